@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The folded-stack model: a multiset of stacks (root first), each a list of
+ * interned frame names with a count. This is the FlameGraph "folded" format
+ * (`frame;frame;frame count`) held in memory. The daemon builds one per
+ * recording; the renderers read it.
+ *
+ * Counts are doubles so that fractional counts (and, later, normalised
+ * differential profiles) need no second model; integral counts below 2^53
+ * are exact.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emit.h"
+
+struct fg_folded;
+
+struct fg_stack {
+	const uint32_t *frames; /* borrowed until the model changes or is freed */
+	size_t n_frames;
+	double count;
+};
+
+/* Caller frees with fg_folded__free(). NULL on ENOMEM. */
+struct fg_folded *fg_folded__new(void);
+struct fg_folded *fg_folded__free(struct fg_folded *f);
+
+/* Interns a frame name. 0 or a negative errno. */
+int fg_folded__intern(struct fg_folded *f, const char *name, size_t len, uint32_t *ret_id);
+/* Borrowed until the model is freed. */
+const char *fg_folded__name(const struct fg_folded *f, uint32_t id);
+size_t fg_folded__n_names(const struct fg_folded *f);
+
+/*
+ * Adds count to the stack frames[0..n) (root first, n >= 1), merging with an
+ * identical stack. -EINVAL for an empty stack or a negative/non-finite count.
+ */
+int fg_folded__add(struct fg_folded *f, const uint32_t *frames, size_t n, double count);
+
+/*
+ * Parses one line of folded text (without its newline; a trailing CR is
+ * ignored) and adds it. Returns 1 if a stack was added, 0 for a blank or '#'
+ * comment line, -EINVAL if the line is malformed, or another negative errno.
+ */
+int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len);
+
+size_t fg_folded__n_stacks(const struct fg_folded *f);
+double fg_folded__total(const struct fg_folded *f);
+
+/*
+ * Orders the stacks deterministically: frame by frame, by byte order of the
+ * names, shorter stack first on a common prefix. Must be called after the
+ * last add and before fg_folded__stack(). 0 or -ENOMEM.
+ */
+int fg_folded__sort(struct fg_folded *f);
+
+/* The i-th stack in sorted order; i < fg_folded__n_stacks(). */
+void fg_folded__stack(const struct fg_folded *f, size_t i, struct fg_stack *ret);
+
+/*
+ * Writes the sorted stacks as folded text, one "a;b;c count\n" line each,
+ * resuming from *cursor (start at 0). Returns 1 when all lines are written,
+ * 0 after at least budget bytes with more to come, or the sink's error.
+ */
+int fg_folded__emit(const struct fg_folded *f, size_t *cursor, fg_write_fn fn, void *ctx,
+		    size_t budget);
+
+/* Formats a count as folded text does: an integer when integral. */
+size_t fg_format_count(double count, char *buf, size_t size);

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * An open-addressing index: maps a 64-bit hash to a uint32_t index into an
+ * array the caller owns. Keys live in the caller's entries, so one index type
+ * serves every intern table (strings, stacks, locations, pids) and entries
+ * stay densely numbered for cheap side arrays.
+ *
+ * Lookups call the caller's equality function only on a 32-bit tag match.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fg_idxmap {
+	uint32_t *slot; /* owned; 0 = empty, else index + 1 */
+	uint32_t *tag;  /* owned; low 32 bits of the entry's hash */
+	size_t mask;
+	size_t count;
+};
+
+/* Returns true when entry idx has the key. */
+typedef bool (*fg_idxmap_eq_fn)(const void *ctx, uint32_t idx, const void *key);
+
+#define FG_IDXMAP_INIT {}
+
+void fg_idxmap_done(struct fg_idxmap *m);
+
+/* Index of the entry equal to key, or -1. */
+static inline int64_t fg_idxmap_find(const struct fg_idxmap *m, uint64_t hash, fg_idxmap_eq_fn eq,
+				     const void *ctx, const void *key)
+{
+	uint32_t tag = (uint32_t)hash;
+	size_t pos;
+
+	if (!m->slot)
+		return -1;
+	for (pos = tag & m->mask;; pos = (pos + 1) & m->mask) {
+		uint32_t s = m->slot[pos];
+
+		if (s == 0)
+			return -1;
+		if (m->tag[pos] == tag && eq(ctx, s - 1, key))
+			return s - 1;
+	}
+}
+
+/* Adds idx under hash; the caller has checked it is absent. 0 or -ENOMEM. */
+int fg_idxmap_insert(struct fg_idxmap *m, uint64_t hash, uint32_t idx);
+
+/* Removes idx, stored under hash. Returns 0, or -ENOENT. */
+int fg_idxmap_remove(struct fg_idxmap *m, uint64_t hash, uint32_t idx);
+
+/* Bytes held by the index itself, for memory accounting. */
+static inline size_t fg_idxmap_bytes(const struct fg_idxmap *m)
+{
+	return m->slot ? (m->mask + 1) * 2 * sizeof(uint32_t) : 0;
+}
