@@ -8,6 +8,7 @@
  * skipped. An assertion prints file:line with both values and ends the test.
  */
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
