@@ -1,2 +1,370 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "proto.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+
+/* ---- incremental reader ---- */
+
+void fg_proto_reader_init(struct fg_proto_reader *r, size_t max_line)
+{
+	*r = (struct fg_proto_reader){ .max_line = max_line };
+}
+
+void fg_proto_reader_done(struct fg_proto_reader *r)
+{
+	free(r->buf);
+	*r = (struct fg_proto_reader){};
+}
+
+int fg_proto_reader_feed(struct fg_proto_reader *r, const void *data, size_t len)
+{
+	int ret;
+
+	/* Reclaim consumed space before growing. */
+	if (r->start > 0 && (r->start + r->len + len > r->cap || r->start > r->cap / 2)) {
+		memmove(r->buf, r->buf + r->start, r->len);
+		r->start = 0;
+	}
+	/* +1 so a complete line can always be NUL-terminated in place. */
+	ret = FG_GROW(r->buf, r->cap, r->start + r->len + len + 1);
+	if (ret < 0)
+		return ret;
+	memcpy(r->buf + r->start + r->len, data, len);
+	r->len += len;
+	return 0;
+}
+
+int fg_proto_reader_next(struct fg_proto_reader *r, struct fg_proto_item *ret)
+{
+	char *p = r->buf + r->start, *nl;
+
+	*ret = (struct fg_proto_item){ .kind = FG_PROTO_NEED_MORE };
+	if (r->data_left > 0) {
+		size_t n = (size_t)MIN((uint64_t)r->len, r->data_left);
+
+		if (n == 0)
+			return 0;
+		*ret = (struct fg_proto_item){ FG_PROTO_DATA, p, n };
+		r->start += n;
+		r->len -= n;
+		r->data_left -= n;
+		return 0;
+	}
+	nl = r->len ? memchr(p, '\n', r->len) : NULL;
+	if (!nl)
+		return r->len > r->max_line ? -EMSGSIZE : 0;
+	if ((size_t)(nl - p) > r->max_line)
+		return -EMSGSIZE;
+	*nl = '\0';
+	*ret = (struct fg_proto_item){ FG_PROTO_MESSAGE, p, (size_t)(nl - p) };
+	r->start += (size_t)(nl - p) + 1;
+	r->len -= (size_t)(nl - p) + 1;
+	return 0;
+}
+
+void fg_proto_reader_expect_data(struct fg_proto_reader *r, uint64_t len)
+{
+	r->data_left = len;
+}
+
+/* ---- messages ---- */
+
+char *fg_proto_format(struct json_object *obj)
+{
+	const char *s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+	size_t len;
+	char *line;
+
+	if (!s)
+		return NULL;
+	/* Plain output escapes control characters, so it never holds a raw newline. */
+	len = strlen(s);
+	line = malloc(len + 2);
+	if (!line)
+		return NULL;
+	memcpy(line, s, len);
+	line[len] = '\n';
+	line[len + 1] = '\0';
+	return line;
+}
+
+int fg_proto_parse(const char *line, size_t len, struct json_object **ret)
+{
+	_cleanup_(json_object_putp) struct json_object *obj = NULL;
+	struct json_tokener *tok;
+	struct json_object *v;
+	enum json_tokener_error err;
+
+	if (len > INT32_MAX)
+		return -EMSGSIZE;
+	tok = json_tokener_new();
+	if (!tok)
+		return -ENOMEM;
+	obj = json_tokener_parse_ex(tok, line, (int)len);
+	err = json_tokener_get_error(tok);
+	/* Everything must be consumed: no trailing garbage, no half object. */
+	if (err == json_tokener_success && json_tokener_get_parse_end(tok) != len)
+		err = json_tokener_error_parse_unexpected;
+	json_tokener_free(tok);
+	if (err != json_tokener_success || !json_object_is_type(obj, json_type_object))
+		return -EBADMSG;
+	if (!json_object_object_get_ex(obj, "fgd", &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) != FG_PROTO_VERSION)
+		return -EPROTO;
+	*ret = TAKE_PTR(obj);
+	return 0;
+}
+
+static struct json_object *new_with(const char *key, const char *value)
+{
+	struct json_object *obj = json_object_new_object();
+
+	if (!obj)
+		return NULL;
+	if (json_object_object_add(obj, "fgd", json_object_new_int(FG_PROTO_VERSION)) < 0 ||
+	    json_object_object_add(obj, key, json_object_new_string(value)) < 0) {
+		json_object_put(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+struct json_object *fg_proto_new_message(const char *type)
+{
+	return new_with("type", type);
+}
+
+struct json_object *fg_proto_new_request(const char *cmd)
+{
+	return new_with("cmd", cmd);
+}
+
+/* ---- requests ---- */
+
+static const char *const cmd_names[] = {
+	[FG_CMD_STATUS] = "status",
+	[FG_CMD_RECORD] = "record",
+	[FG_CMD_STOP] = "stop",
+};
+
+static const char *const format_names[] = {
+	[FG_FORMAT_FOLDED] = "folded",
+	[FG_FORMAT_SVG] = "svg",
+};
+
+const char *fg_format_name(enum fg_format f)
+{
+	return (size_t)f < ELEMENTSOF(format_names) ? format_names[f] : NULL;
+}
+
+int fg_format_from_name(const char *name, enum fg_format *ret)
+{
+	for (size_t i = 0; i < ELEMENTSOF(format_names); i++)
+		if (strcmp(name, format_names[i]) == 0) {
+			*ret = (enum fg_format)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void fg_record_request_init(struct fg_record_request *r)
+{
+	*r = (struct fg_record_request){
+		.format = FG_FORMAT_FOLDED,
+		.kernel_suffix = true,
+	};
+}
+
+#define FAIL(msg)                          \
+	do {                               \
+		if (ret_error)             \
+			*ret_error = (msg); \
+		return -EINVAL;            \
+	} while (0)
+
+/* Optional boolean member. */
+static int get_bool(struct json_object *msg, const char *key, bool *val)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(msg, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean))
+		return -EINVAL;
+	*val = json_object_get_boolean(v);
+	return 0;
+}
+
+/* Optional integer member within [min, max]. */
+static int get_int(struct json_object *msg, const char *key, int64_t min, int64_t max,
+		   int64_t *val)
+{
+	struct json_object *v;
+	int64_t x;
+
+	if (!json_object_object_get_ex(msg, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int))
+		return -EINVAL;
+	errno = 0;
+	x = json_object_get_int64(v);
+	if (errno != 0 || x < min || x > max)
+		return -ERANGE;
+	*val = x;
+	return 0;
+}
+
+static int decode_record(struct json_object *msg, struct fg_record_request *rec,
+			 const char **ret_error)
+{
+	struct json_object *v;
+	int64_t x;
+
+	fg_record_request_init(rec);
+	if (get_bool(msg, "all", &rec->all) < 0)
+		FAIL("'all' must be a boolean");
+	if (json_object_object_get_ex(msg, "pids", &v)) {
+		size_t n;
+
+		if (!json_object_is_type(v, json_type_array))
+			FAIL("'pids' must be an array of process ids");
+		n = json_object_array_length(v);
+		if (n > FG_PROTO_MAX_PIDS)
+			FAIL("too many pids (at most 256)");
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *p = json_object_array_get_idx(v, i);
+
+			if (!json_object_is_type(p, json_type_int))
+				FAIL("'pids' must be an array of process ids");
+			x = json_object_get_int64(p);
+			if (x <= 0 || x > 4194304)
+				FAIL("a pid is out of range");
+			rec->pids[rec->n_pids++] = (pid_t)x;
+		}
+	}
+	if (rec->all == (rec->n_pids > 0))
+		FAIL("give either 'all' or a non-empty 'pids'");
+
+	x = 0;
+	if (get_int(msg, "duration_ms", 0, (int64_t)FG_PROTO_MAX_DURATION_MS, &x) < 0)
+		FAIL("'duration_ms' must be an integer from 0 (until stopped) to a week");
+	rec->duration_ms = (uint64_t)x;
+	x = 0;
+	if (get_int(msg, "frequency", 1, FG_PROTO_MAX_FREQUENCY, &x) < 0)
+		FAIL("'frequency' must be an integer from 1 to 100000 Hz");
+	rec->frequency = (uint32_t)x;
+
+	if (json_object_object_get_ex(msg, "format", &v) &&
+	    (!json_object_is_type(v, json_type_string) ||
+	     fg_format_from_name(json_object_get_string(v), &rec->format) < 0))
+		FAIL("'format' must be \"folded\" or \"svg\"");
+	if (json_object_object_get_ex(msg, "title", &v)) {
+		if (!json_object_is_type(v, json_type_string) ||
+		    (size_t)json_object_get_string_len(v) >= sizeof(rec->title))
+			FAIL("'title' must be a string of at most 255 bytes");
+		memcpy(rec->title, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+		rec->title[json_object_get_string_len(v)] = '\0';
+		if (strlen(rec->title) != (size_t)json_object_get_string_len(v))
+			FAIL("'title' must not contain NUL");
+	}
+	if (get_bool(msg, "kernel_suffix", &rec->kernel_suffix) < 0 ||
+	    get_bool(msg, "with_pid", &rec->with_pid) < 0 ||
+	    get_bool(msg, "with_tid", &rec->with_tid) < 0)
+		FAIL("'kernel_suffix', 'with_pid' and 'with_tid' must be booleans");
+	return 0;
+}
+
+int fg_proto_decode_request(struct json_object *msg, struct fg_request *ret,
+			    const char **ret_error)
+{
+	struct json_object *v;
+	const char *cmd;
+
+	if (!json_object_object_get_ex(msg, "cmd", &v) || !json_object_is_type(v, json_type_string))
+		FAIL("a request needs a string 'cmd'");
+	cmd = json_object_get_string(v);
+	memset(ret, 0, sizeof(*ret));
+	for (size_t i = 0; i < ELEMENTSOF(cmd_names); i++) {
+		if (strcmp(cmd, cmd_names[i]) != 0)
+			continue;
+		ret->cmd = (enum fg_cmd)i;
+		if (ret->cmd == FG_CMD_RECORD)
+			return decode_record(msg, &ret->record, ret_error);
+		return 0;
+	}
+	FAIL("unknown 'cmd' (expected status, record or stop)");
+}
+
+#undef FAIL
+
+struct json_object *fg_proto_encode_request(const struct fg_request *req)
+{
+	_cleanup_(json_object_putp) struct json_object *obj = NULL;
+	const struct fg_record_request *rec = &req->record;
+	struct json_object *pids;
+
+	if ((size_t)req->cmd >= ELEMENTSOF(cmd_names))
+		return NULL;
+	obj = fg_proto_new_request(cmd_names[req->cmd]);
+	if (!obj)
+		return NULL;
+	if (req->cmd != FG_CMD_RECORD)
+		return TAKE_PTR(obj);
+
+	if (rec->all) {
+		json_object_object_add(obj, "all", json_object_new_boolean(true));
+	} else {
+		pids = json_object_new_array();
+		if (!pids)
+			return NULL;
+		json_object_object_add(obj, "pids", pids);
+		for (size_t i = 0; i < rec->n_pids; i++)
+			json_object_array_add(pids, json_object_new_int64(rec->pids[i]));
+	}
+	json_object_object_add(obj, "duration_ms", json_object_new_int64((int64_t)rec->duration_ms));
+	if (rec->frequency)
+		json_object_object_add(obj, "frequency", json_object_new_int64(rec->frequency));
+	json_object_object_add(obj, "format", json_object_new_string(fg_format_name(rec->format)));
+	if (rec->title[0])
+		json_object_object_add(obj, "title", json_object_new_string(rec->title));
+	json_object_object_add(obj, "kernel_suffix", json_object_new_boolean(rec->kernel_suffix));
+	json_object_object_add(obj, "with_pid", json_object_new_boolean(rec->with_pid));
+	json_object_object_add(obj, "with_tid", json_object_new_boolean(rec->with_tid));
+	return TAKE_PTR(obj);
+}
+
+/* ---- errors ---- */
+
+static const struct {
+	int err;
+	const char *name;
+} errno_names[] = {
+#define E(x) { x, #x }
+	E(EPERM), E(ENOENT), E(ESRCH), E(EINTR), E(EIO), E(E2BIG), E(ENOEXEC), E(EBADF),
+	E(EAGAIN), E(ENOMEM), E(EACCES), E(EBUSY), E(EEXIST), E(ENODEV), E(EINVAL),
+	E(ENFILE), E(EMFILE), E(ENOSPC), E(ERANGE), E(ENOSYS), E(EPROTO), E(EBADMSG),
+	E(EOVERFLOW), E(EUSERS), E(EMSGSIZE), E(EOPNOTSUPP), E(ECONNREFUSED), E(ECONNRESET),
+	E(ETIMEDOUT), E(ECANCELED), E(ECHILD),
+#undef E
+};
+
+const char *fg_errno_name(int err)
+{
+	for (size_t i = 0; i < ELEMENTSOF(errno_names); i++)
+		if (errno_names[i].err == err)
+			return errno_names[i].name;
+	return NULL;
+}
+
+int fg_errno_from_name(const char *name)
+{
+	for (size_t i = 0; i < ELEMENTSOF(errno_names); i++)
+		if (strcmp(errno_names[i].name, name) == 0)
+			return errno_names[i].err;
+	return 0;
+}

@@ -1,7 +1,198 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
 #include "test.h"
 
-TEST(not_written_yet)
+static int decode_line(const char *line, struct fg_request *req, const char **err)
 {
-	SKIP("tests for this module are not written yet");
+	struct json_object *msg;
+	int r = fg_proto_parse(line, strlen(line), &msg);
+
+	if (r < 0)
+		return r;
+	r = fg_proto_decode_request(msg, req, err);
+	json_object_put(msg);
+	return r;
+}
+
+TEST(reader_splits_lines_across_feeds)
+{
+	struct fg_proto_reader r;
+	struct fg_proto_item it;
+	const char *in = "{\"a\":1}\n{\"b\":2}\n{\"c\"";
+
+	fg_proto_reader_init(&r, 100);
+	/* Byte by byte: items must come out whole regardless of chunking. */
+	for (size_t i = 0; i < 9; i++)
+		ASSERT_OK(fg_proto_reader_feed(&r, in + i, 1));
+	ASSERT_OK(fg_proto_reader_next(&r, &it));
+	ASSERT_EQ(it.kind, FG_PROTO_MESSAGE);
+	ASSERT_STREQ(it.bytes, "{\"a\":1}");
+	ASSERT_EQ(it.len, 7);
+	ASSERT_OK(fg_proto_reader_next(&r, &it));
+	ASSERT_EQ(it.kind, FG_PROTO_NEED_MORE);
+	ASSERT_OK(fg_proto_reader_feed(&r, in + 9, strlen(in) - 9));
+	ASSERT_OK(fg_proto_reader_next(&r, &it));
+	ASSERT_STREQ(it.bytes, "{\"b\":2}");
+	ASSERT_OK(fg_proto_reader_next(&r, &it));
+	ASSERT_EQ(it.kind, FG_PROTO_NEED_MORE);
+	fg_proto_reader_done(&r);
+}
+
+TEST(reader_data_payload_may_hold_newlines)
+{
+	struct fg_proto_reader r;
+	struct fg_proto_item it;
+	const char *head = "{\"type\":\"data\",\"length\":6}\n";
+	const char *in = "{\"type\":\"data\",\"length\":6}\na\nb\nc\n{\"end\":1}\n";
+	size_t first = strlen(head) + 4; /* the header and 4 of the 6 payload bytes */
+	char got[16] = "";
+
+	fg_proto_reader_init(&r, 100);
+	ASSERT_OK(fg_proto_reader_feed(&r, in, first));
+	ASSERT_OK(fg_proto_reader_next(&r, &it));
+	ASSERT_EQ(it.kind, FG_PROTO_MESSAGE);
+	fg_proto_reader_expect_data(&r, 6);
+	ASSERT_OK(fg_proto_reader_next(&r, &it));
+	ASSERT_EQ(it.kind, FG_PROTO_DATA);
+	ASSERT_EQ(it.len, 4); /* only part has arrived */
+	strncat(got, it.bytes, it.len);
+	ASSERT_OK(fg_proto_reader_next(&r, &it));
+	ASSERT_EQ(it.kind, FG_PROTO_NEED_MORE);
+	ASSERT_OK(fg_proto_reader_feed(&r, in + first, strlen(in) - first));
+	ASSERT_OK(fg_proto_reader_next(&r, &it));
+	ASSERT_EQ(it.kind, FG_PROTO_DATA);
+	ASSERT_EQ(it.len, 2);
+	strncat(got, it.bytes, it.len);
+	ASSERT_STREQ(got, "a\nb\nc\n");
+	ASSERT_OK(fg_proto_reader_next(&r, &it));
+	ASSERT_EQ(it.kind, FG_PROTO_MESSAGE);
+	ASSERT_STREQ(it.bytes, "{\"end\":1}");
+	fg_proto_reader_done(&r);
+}
+
+TEST(reader_refuses_overlong_line)
+{
+	struct fg_proto_reader r;
+	struct fg_proto_item it;
+	char big[200];
+
+	memset(big, 'x', sizeof(big));
+	fg_proto_reader_init(&r, 100);
+	ASSERT_OK(fg_proto_reader_feed(&r, big, sizeof(big)));
+	ASSERT_ERR(fg_proto_reader_next(&r, &it), -EMSGSIZE);
+	fg_proto_reader_done(&r);
+}
+
+TEST(parse_checks_json_and_version)
+{
+	struct json_object *o;
+
+	ASSERT_ERR(fg_proto_parse("nonsense", 8, &o), -EBADMSG);
+	ASSERT_ERR(fg_proto_parse("[1,2]", 5, &o), -EBADMSG);
+	ASSERT_ERR(fg_proto_parse("{\"fgd\":1} trailing", 18, &o), -EBADMSG);
+	ASSERT_ERR(fg_proto_parse("{\"fgd\":1", 8, &o), -EBADMSG);
+	ASSERT_ERR(fg_proto_parse("{\"cmd\":\"status\"}", 16, &o), -EPROTO);
+	ASSERT_ERR(fg_proto_parse("{\"fgd\":2}", 9, &o), -EPROTO);
+	ASSERT_ERR(fg_proto_parse("{\"fgd\":\"1\"}", 11, &o), -EPROTO);
+	ASSERT_OK(fg_proto_parse("{\"fgd\":1}", 9, &o));
+	json_object_put(o);
+}
+
+TEST(record_request_round_trip)
+{
+	struct fg_request req = { .cmd = FG_CMD_RECORD }, back;
+	struct json_object *obj;
+	const char *err = NULL;
+	char *line;
+
+	fg_record_request_init(&req.record);
+	req.record.pids[0] = 1234;
+	req.record.pids[1] = 5678;
+	req.record.n_pids = 2;
+	req.record.duration_ms = 30000;
+	req.record.frequency = 999;
+	req.record.format = FG_FORMAT_SVG;
+	req.record.with_pid = true;
+	strcpy(req.record.title, "a \"quoted\" <title>\n");
+	obj = fg_proto_encode_request(&req);
+	ASSERT_TRUE(obj);
+	line = fg_proto_format(obj);
+	json_object_put(obj);
+	ASSERT_TRUE(line);
+	ASSERT_TRUE(strchr(line, '\n') == line + strlen(line) - 1);
+	line[strlen(line) - 1] = '\0';
+	ASSERT_OK(decode_line(line, &back, &err));
+	free(line);
+	ASSERT_EQ(back.cmd, FG_CMD_RECORD);
+	ASSERT_EQ(back.record.n_pids, 2);
+	ASSERT_EQ(back.record.pids[1], 5678);
+	ASSERT_EQ(back.record.duration_ms, 30000);
+	ASSERT_EQ(back.record.frequency, 999);
+	ASSERT_EQ(back.record.format, FG_FORMAT_SVG);
+	ASSERT_TRUE(back.record.with_pid && !back.record.with_tid && back.record.kernel_suffix);
+	ASSERT_STREQ(back.record.title, req.record.title);
+}
+
+TEST(invalid_requests_say_why)
+{
+	static const char *const bad[] = {
+		"{\"fgd\":1}",
+		"{\"fgd\":1,\"cmd\":42}",
+		"{\"fgd\":1,\"cmd\":\"reboot\"}",
+		"{\"fgd\":1,\"cmd\":\"record\"}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"pids\":[1]}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"pids\":[]}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"pids\":[0]}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"pids\":[-5]}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"pids\":[\"12\"]}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"pids\":12}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":1}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"frequency\":0}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"frequency\":100001}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"frequency\":99.5}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"duration_ms\":-1}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"duration_ms\":99999999999999999999}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"format\":\"png\"}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"title\":7}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"title\":\"a\\u0000b\"}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"with_tid\":\"yes\"}",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fg_request req;
+		const char *err = NULL;
+
+		if (decode_line(bad[i], &req, &err) != -EINVAL || !err)
+			fg_test_fail(__FILE__, __LINE__, "accepted or no reason: %s", bad[i]);
+	}
+}
+
+TEST(too_many_pids)
+{
+	char line[4096] = "{\"fgd\":1,\"cmd\":\"record\",\"pids\":[1";
+	struct fg_request req;
+	const char *err = NULL;
+
+	for (int i = 0; i < FG_PROTO_MAX_PIDS; i++)
+		strcat(line, ",2");
+	strcat(line, "]}");
+	ASSERT_ERR(decode_line(line, &req, &err), -EINVAL);
+	ASSERT_TRUE(strstr(err, "too many"));
+}
+
+TEST(status_and_stop_and_errno_names)
+{
+	struct fg_request req;
+
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"status\",\"future\":true}", &req, NULL));
+	ASSERT_EQ(req.cmd, FG_CMD_STATUS);
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"stop\"}", &req, NULL));
+	ASSERT_EQ(req.cmd, FG_CMD_STOP);
+	ASSERT_STREQ(fg_errno_name(ESRCH), "ESRCH");
+	ASSERT_EQ(fg_errno_from_name("EACCES"), EACCES);
+	ASSERT_EQ(fg_errno_from_name("EWHATEVER"), 0);
+	ASSERT_TRUE(fg_errno_name(4095) == NULL);
 }

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The fgd control protocol (docs/PROTOCOL.md): over a Unix stream socket,
+ * each message is one line of compact JSON ending in '\n' and carrying
+ * "fgd": FG_PROTO_VERSION. A {"type":"data","length":N} message is followed
+ * by exactly N raw bytes of result, so results stream in chunks and are
+ * never JSON-escaped or held whole.
+ *
+ * This module is the only schema shared by the daemon and the CLI: the
+ * incremental reader, request encoding and validation, and errno names.
+ */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FG_PROTO_VERSION 1
+/* Longest request line the daemon accepts. */
+#define FG_PROTO_MAX_REQUEST 65536
+#define FG_PROTO_MAX_PIDS 256
+#define FG_PROTO_MAX_TITLE 256
+#define FG_PROTO_MAX_FREQUENCY 100000
+/* A week: longer recordings are certainly a mistake. */
+#define FG_PROTO_MAX_DURATION_MS (7ULL * 24 * 3600 * 1000)
+
+/* ---- incremental reader ---- */
+
+enum fg_proto_item_kind {
+	FG_PROTO_NEED_MORE, /* feed more bytes */
+	FG_PROTO_MESSAGE,   /* a JSON line */
+	FG_PROTO_DATA,      /* raw bytes following a "data" message */
+};
+
+struct fg_proto_item {
+	enum fg_proto_item_kind kind;
+	const char *bytes; /* borrowed until the next reader call; a message is NUL-terminated */
+	size_t len;
+};
+
+struct fg_proto_reader {
+	char *buf; /* owned */
+	size_t start, len, cap;
+	size_t max_line;
+	uint64_t data_left; /* raw bytes still owed by the current data message */
+};
+
+void fg_proto_reader_init(struct fg_proto_reader *r, size_t max_line);
+void fg_proto_reader_done(struct fg_proto_reader *r);
+
+/* Appends received bytes. 0 or -ENOMEM. */
+int fg_proto_reader_feed(struct fg_proto_reader *r, const void *data, size_t len);
+
+/*
+ * Next complete item. After a MESSAGE that is a data header, call
+ * fg_proto_reader_expect_data() so the following bytes come back as DATA
+ * items (possibly in several pieces). Returns 0, or -EMSGSIZE for a line
+ * longer than max_line.
+ */
+int fg_proto_reader_next(struct fg_proto_reader *r, struct fg_proto_item *ret);
+void fg_proto_reader_expect_data(struct fg_proto_reader *r, uint64_t len);
+
+/* ---- messages ---- */
+
+/*
+ * Serialises obj as one protocol line (compact JSON + '\n'). Returns a string
+ * the caller frees with free(), or NULL on ENOMEM.
+ */
+char *fg_proto_format(struct json_object *obj);
+
+/*
+ * Parses a line into a JSON object and checks the version. Returns 0 and a
+ * new reference in *ret (caller puts it with json_object_put()), -EBADMSG for
+ * anything that is not a JSON object, -EPROTO for a missing or different
+ * version.
+ */
+int fg_proto_parse(const char *line, size_t len, struct json_object **ret);
+
+/* A new message object with the version and "type" (or "cmd") set. NULL on ENOMEM. */
+struct json_object *fg_proto_new_message(const char *type);
+struct json_object *fg_proto_new_request(const char *cmd);
+
+/* ---- requests ---- */
+
+enum fg_cmd {
+	FG_CMD_STATUS,
+	FG_CMD_RECORD,
+	FG_CMD_STOP,
+};
+
+enum fg_format {
+	FG_FORMAT_FOLDED,
+	FG_FORMAT_SVG,
+};
+
+struct fg_record_request {
+	bool all;
+	pid_t pids[FG_PROTO_MAX_PIDS];
+	size_t n_pids;
+	uint64_t duration_ms; /* 0: until stopped */
+	uint32_t frequency;   /* Hz; 0: the daemon's default */
+	enum fg_format format;
+	char title[FG_PROTO_MAX_TITLE]; /* empty: a default */
+	bool kernel_suffix;   /* "_[k]" on kernel frames */
+	bool with_pid, with_tid;
+};
+
+struct fg_request {
+	enum fg_cmd cmd;
+	struct fg_record_request record; /* for FG_CMD_RECORD */
+};
+
+/* Defaults for a record request: folded, kernel suffix on. */
+void fg_record_request_init(struct fg_record_request *r);
+
+/*
+ * Validates a parsed message as a request. On -EINVAL, *ret_error (may be
+ * NULL) points to a static description of what is wrong.
+ */
+int fg_proto_decode_request(struct json_object *msg, struct fg_request *ret,
+			    const char **ret_error);
+/* The inverse, for clients. NULL on ENOMEM. */
+struct json_object *fg_proto_encode_request(const struct fg_request *req);
+
+const char *fg_format_name(enum fg_format f);
+/* 0 and the format, or -EINVAL. */
+int fg_format_from_name(const char *name, enum fg_format *ret);
+
+/* ---- errors ---- */
+
+/* "ESRCH" for ESRCH; NULL for an errno this table lacks. */
+const char *fg_errno_name(int err);
+/* ESRCH for "ESRCH"; 0 if unknown. */
+int fg_errno_from_name(const char *name);
