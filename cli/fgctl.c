@@ -1,1 +1,575 @@
-int main(void) { return 0; }
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fgctl: the command line for fgd. A table of verbs, one function each;
+ * fgctl-client.c speaks the protocol and fgctl-display.c shows the replies.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fgctl-client.h"
+#include "fgctl-display.h"
+#include "macro.h"
+#include "proto.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+
+static const char *arg_socket;
+
+static const char *socket_path(void)
+{
+	const char *env = getenv("FGD_SOCKET");
+
+	if (arg_socket)
+		return arg_socket;
+	return env && *env ? env : FG_DEFAULT_SOCKET;
+}
+
+/* ---- output file ---- */
+
+struct output {
+	const char *path; /* borrowed from argv; "-" is stdout */
+	char *tmp_path;   /* owned; written, then renamed over path */
+	int fd;
+};
+
+static int output_open(struct output *o)
+{
+	struct stat st;
+
+	o->fd = -1;
+	if (strcmp(o->path, "-") == 0) {
+		o->fd = STDOUT_FILENO;
+		return 0;
+	}
+	if (stat(o->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", o->path);
+		return -EISDIR;
+	}
+	/* Write beside the target and rename at the end: no half-written file on failure. */
+	if (asprintf(&o->tmp_path, "%s.fgctl-%d.tmp", o->path, getpid()) < 0)
+		return -ENOMEM;
+	o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (o->fd < 0) {
+		int r = negative_errno();
+
+		fprintf(stderr, "fgctl: cannot write %s: %s\n", o->path, strerror(-r));
+		free(o->tmp_path);
+		o->tmp_path = NULL;
+		return r;
+	}
+	return 0;
+}
+
+static int output_write(struct output *o, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(o->fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Commits (rename) or discards (unlink) the output. */
+static int output_close(struct output *o, bool commit)
+{
+	int r = 0;
+
+	if (o->fd < 0 || o->fd == STDOUT_FILENO)
+		return 0;
+	if (commit && (fsync(o->fd) < 0 || close(o->fd) < 0))
+		r = negative_errno();
+	else if (!commit)
+		close(o->fd);
+	o->fd = -1;
+	if (commit && r == 0 && rename(o->tmp_path, o->path) < 0)
+		r = negative_errno();
+	if (!commit || r < 0)
+		unlink(o->tmp_path);
+	free(o->tmp_path);
+	o->tmp_path = NULL;
+	return r;
+}
+
+/* ---- record ---- */
+
+static void record_help(void)
+{
+	printf("Usage: fgctl record (-p PID[,PID...] | -a) [OPTIONS]\n"
+	       "\n"
+	       "Samples the given processes (all their threads) or the whole machine and\n"
+	       "writes folded stacks or an interactive flame graph.\n"
+	       "\n"
+	       "  -p, --pid PIDS           processes to record, comma-separated\n"
+	       "  -a, --all                the whole machine (root only)\n"
+	       "  -t, --time SECONDS       how long (default: until Ctrl-C or the processes exit);\n"
+	       "                           fractions and s/m/h suffixes work: 0.5, 30s, 5m\n"
+	       "  -F, --frequency HZ       samples per second per CPU (default: fgd's, 99)\n"
+	       "  -o, --output FILE        where to write; '-' for stdout. The format follows\n"
+	       "                           the extension: .svg, or .folded/.txt for folded stacks\n"
+	       "  -f, --format FORMAT      svg or folded, whatever the extension\n"
+	       "      --title TEXT         flame graph title\n"
+	       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid)\n"
+	       "      --tid-frames         root frame 'comm-PID/TID' (stackcollapse-perf.pl --tid)\n"
+	       "      --no-kernel-suffix   no '_[k]' on kernel frames\n"
+	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
+	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
+	       FG_DEFAULT_SOCKET);
+}
+
+static int parse_pids(const char *s, struct fg_record_request *req)
+{
+	_cleanup_free_ char *copy = strdup(s);
+	char *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(tok, &end, 10);
+		if (errno || end == tok || *end || v <= 0 || v > INT_MAX) {
+			fprintf(stderr, "fgctl: invalid pid '%s'\n", tok);
+			return -EINVAL;
+		}
+		if (req->n_pids == FG_PROTO_MAX_PIDS) {
+			fprintf(stderr, "fgctl: too many pids (at most %d)\n", FG_PROTO_MAX_PIDS);
+			return -EINVAL;
+		}
+		req->pids[req->n_pids++] = (pid_t)v;
+	}
+	if (req->n_pids == 0) {
+		fprintf(stderr, "fgctl: -p needs at least one pid\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_duration(const char *s, uint64_t *ret_ms)
+{
+	char *end;
+	double v, mult = 1000;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v <= 0)
+		goto bad;
+	if (strcmp(end, "m") == 0)
+		mult = 60000;
+	else if (strcmp(end, "h") == 0)
+		mult = 3600000;
+	else if (*end && strcmp(end, "s") != 0)
+		goto bad;
+	if (v * mult > (double)FG_PROTO_MAX_DURATION_MS || v * mult < 1)
+		goto bad;
+	*ret_ms = (uint64_t)(v * mult);
+	return 0;
+bad:
+	fprintf(stderr, "fgctl: invalid duration '%s': expected seconds, e.g. 30, 0.5, 30s or 5m\n", s);
+	return -EINVAL;
+}
+
+static int format_for_path(const char *path, enum fg_format *ret)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (dot && strcmp(dot, ".svg") == 0)
+		*ret = FG_FORMAT_SVG;
+	else if (dot && (strcmp(dot, ".folded") == 0 || strcmp(dot, ".txt") == 0))
+		*ret = FG_FORMAT_FOLDED;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void describe_target(const struct fg_record_request *req, char *buf, size_t size)
+{
+	if (req->all)
+		snprintf(buf, size, "all CPUs");
+	else if (req->n_pids == 1)
+		snprintf(buf, size, "pid %d", req->pids[0]);
+	else
+		snprintf(buf, size, "%zu processes", req->n_pids);
+}
+
+/* Runs the conversation of one recording; returns the exit code. */
+static int record_session(struct fgctl_conn *conn, struct fg_request *req, struct output *out,
+			  bool quiet)
+{
+	_cleanup_(json_object_putp) struct json_object *meta = NULL;
+	char target[64], reason[32] = "completed";
+	bool stopping = false, got_end = false;
+	uint64_t duration_ms = req->record.duration_ms;
+	int r;
+
+	describe_target(&req->record, target, sizeof(target));
+	for (;;) {
+		_cleanup_(json_object_putp) struct json_object *msg = NULL;
+		enum fgctl_event ev;
+		const char *data, *type;
+		size_t len;
+
+		r = fgctl_next(conn, &ev, &msg, &data, &len);
+		if (r < 0) {
+			fgctl_end_progress(stderr);
+			fprintf(stderr, "fgctl: lost the conversation with fgd: %s\n", strerror(-r));
+			return FGCTL_EXIT_FAILURE;
+		}
+		if (ev == FGCTL_EV_EOF) {
+			fgctl_end_progress(stderr);
+			if (got_end)
+				break;
+			fprintf(stderr, "fgctl: fgd closed the connection before the result was complete\n");
+			return FGCTL_EXIT_FAILURE;
+		}
+		if (ev == FGCTL_EV_SIGNAL) {
+			if (stopping) {
+				fgctl_end_progress(stderr);
+				fprintf(stderr, "fgctl: interrupted; nothing written\n");
+				return FGCTL_EXIT_INTERRUPTED;
+			}
+			_cleanup_(json_object_putp) struct json_object *stop = fg_proto_new_request("stop");
+
+			stopping = true;
+			fgctl_end_progress(stderr);
+			if (!quiet)
+				fprintf(stderr, "fgctl: stopping; writing what was collected (Ctrl-C again to abandon)\n");
+			if (!stop || fgctl_send(conn, stop) < 0)
+				return FGCTL_EXIT_FAILURE;
+			continue;
+		}
+		if (ev == FGCTL_EV_DATA) {
+			r = output_write(out, data, len);
+			if (r < 0) {
+				fgctl_end_progress(stderr);
+				fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
+				return FGCTL_EXIT_OUTPUT;
+			}
+			continue;
+		}
+		type = fgctl_get_str(msg, "type");
+		if (strcmp(type, "error") == 0) {
+			fgctl_end_progress(stderr);
+			fprintf(stderr, "fgctl: %s\n", fgctl_get_str(msg, "message"));
+			return fgctl_exit_code_for(fgctl_get_str(msg, "error"));
+		} else if (strcmp(type, "started") == 0) {
+			if (!quiet && !isatty(STDERR_FILENO))
+				fprintf(stderr, "fgctl: recording %s with %s at %" PRId64 " Hz\n", target,
+					fgctl_get_str(msg, "event"), fgctl_get_int(msg, "frequency"));
+			fgctl_show_progress(stderr, target, duration_ms, 0, 0, 0);
+		} else if (strcmp(type, "progress") == 0) {
+			if (!quiet)
+				fgctl_show_progress(stderr, target, duration_ms,
+						    (uint64_t)fgctl_get_int(msg, "elapsed_ms"),
+						    (uint64_t)fgctl_get_int(msg, "samples"),
+						    (uint64_t)fgctl_get_int(msg, "lost"));
+		} else if (strcmp(type, "result") == 0) {
+			struct json_object *m;
+
+			fgctl_end_progress(stderr);
+			if (json_object_object_get_ex(msg, "meta", &m))
+				meta = json_object_get(m);
+			snprintf(reason, sizeof(reason), "%s", fgctl_get_str(msg, "reason"));
+		} else if (strcmp(type, "end") == 0) {
+			got_end = true;
+			break;
+		}
+	}
+	r = output_close(out, true);
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
+		return FGCTL_EXIT_OUTPUT;
+	}
+	fgctl_show_summary(stderr, strcmp(out->path, "-") == 0 ? "stdout" : out->path, reason, meta,
+			   quiet);
+	return FGCTL_EXIT_OK;
+}
+
+static int verb_record(int argc, char **argv)
+{
+	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX };
+	static const struct option options[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "time", required_argument, NULL, 't' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "title", required_argument, NULL, ARG_TITLE },
+		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
+		{ "tid-frames", no_argument, NULL, ARG_TID_FRAMES },
+		{ "no-kernel-suffix", no_argument, NULL, ARG_NO_KSUFFIX },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct fg_request req = { .cmd = FG_CMD_RECORD };
+	struct output out = { .fd = -1 };
+	_cleanup_(json_object_putp) struct json_object *msg = NULL;
+	struct fgctl_conn conn;
+	bool quiet = false, format_given = false;
+	int c, r;
+
+	fg_record_request_init(&req.record);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:at:F:o:f:qs:h", options, NULL)) >= 0) {
+		switch (c) {
+		case 'p':
+			if (parse_pids(optarg, &req.record) < 0)
+				return FGCTL_EXIT_USAGE;
+			break;
+		case 'a':
+			req.record.all = true;
+			break;
+		case 't':
+			if (parse_duration(optarg, &req.record.duration_ms) < 0)
+				return FGCTL_EXIT_USAGE;
+			break;
+		case 'F': {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < 1 || v > FG_PROTO_MAX_FREQUENCY) {
+				fprintf(stderr, "fgctl: invalid frequency '%s': expected 1 to %d Hz\n", optarg,
+					FG_PROTO_MAX_FREQUENCY);
+				return FGCTL_EXIT_USAGE;
+			}
+			req.record.frequency = (uint32_t)v;
+			break;
+		}
+		case 'o':
+			out.path = optarg;
+			break;
+		case 'f':
+			if (fg_format_from_name(optarg, &req.record.format) < 0) {
+				fprintf(stderr, "fgctl: unknown format '%s': expected svg or folded\n", optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			format_given = true;
+			break;
+		case ARG_TITLE:
+			if (strlen(optarg) >= sizeof(req.record.title)) {
+				fprintf(stderr, "fgctl: title too long (at most %zu bytes)\n",
+					sizeof(req.record.title) - 1);
+				return FGCTL_EXIT_USAGE;
+			}
+			snprintf(req.record.title, sizeof(req.record.title), "%s", optarg);
+			break;
+		case ARG_PID_FRAMES:
+			req.record.with_pid = true;
+			break;
+		case ARG_TID_FRAMES:
+			req.record.with_tid = true;
+			break;
+		case ARG_NO_KSUFFIX:
+			req.record.kernel_suffix = false;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 's':
+			arg_socket = optarg;
+			break;
+		case 'h':
+			record_help();
+			return FGCTL_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'fgctl record --help'.\n");
+			return FGCTL_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fgctl: unexpected argument '%s'. Try 'fgctl record --help'.\n", argv[optind]);
+		return FGCTL_EXIT_USAGE;
+	}
+	if (req.record.all == (req.record.n_pids > 0)) {
+		fprintf(stderr, "fgctl: say what to record: -p PID[,PID...] or -a for the whole machine\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (!out.path) {
+		if (isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "fgctl: no output: give -o FILE.svg, -o FILE.folded, or -o - for stdout\n");
+			return FGCTL_EXIT_USAGE;
+		}
+		out.path = "-";
+	}
+	if (!format_given && strcmp(out.path, "-") != 0 &&
+	    format_for_path(out.path, &req.record.format) < 0) {
+		fprintf(stderr, "fgctl: cannot tell the format from '%s': name it .svg, .folded or .txt, "
+				"or give --format\n", out.path);
+		return FGCTL_EXIT_USAGE;
+	}
+
+	/* Fail on an unwritable output now, not after a 30 s recording. */
+	if (output_open(&out) < 0)
+		return FGCTL_EXIT_OUTPUT;
+	r = fgctl_connect(socket_path(), &conn);
+	if (r < 0) {
+		output_close(&out, false);
+		return -r;
+	}
+	msg = fg_proto_encode_request(&req);
+	r = msg ? fgctl_send(&conn, msg) : -ENOMEM;
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot send the request to fgd: %s\n", strerror(-r));
+		r = FGCTL_EXIT_FAILURE;
+	} else {
+		r = record_session(&conn, &req, &out, quiet);
+	}
+	output_close(&out, false); /* no-op after a successful commit */
+	fgctl_disconnect(&conn);
+	return r;
+}
+
+/* ---- status ---- */
+
+static int verb_status(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	_cleanup_(json_object_putp) struct json_object *req = NULL, *reply = NULL;
+	struct fgctl_conn conn;
+	enum fgctl_event ev;
+	bool json = false;
+	const char *data;
+	size_t len;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "js:h", options, NULL)) >= 0) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 's':
+			arg_socket = optarg;
+			break;
+		case 'h':
+			printf("Usage: fgctl status [--json]\n\nShows what fgd is doing: the sampling event, "
+			       "recordings, clients, and every\ncounter of lost, dropped or malformed data.\n");
+			return FGCTL_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'fgctl status --help'.\n");
+			return FGCTL_EXIT_USAGE;
+		}
+	}
+	r = fgctl_connect(socket_path(), &conn);
+	if (r < 0)
+		return -r;
+	req = fg_proto_new_request("status");
+	r = req ? fgctl_send(&conn, req) : -ENOMEM;
+	if (r >= 0)
+		r = fgctl_next(&conn, &ev, &reply, &data, &len);
+	fgctl_disconnect(&conn);
+	if (r < 0 || ev != FGCTL_EV_MESSAGE) {
+		fprintf(stderr, "fgctl: no status from fgd: %s\n", r < 0 ? strerror(-r) : "connection closed");
+		return FGCTL_EXIT_FAILURE;
+	}
+	if (strcmp(fgctl_get_str(reply, "type"), "error") == 0) {
+		fprintf(stderr, "fgctl: %s\n", fgctl_get_str(reply, "message"));
+		return fgctl_exit_code_for(fgctl_get_str(reply, "error"));
+	}
+	if (json)
+		printf("%s\n", json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PRETTY));
+	else
+		fgctl_show_status(stdout, reply);
+	return FGCTL_EXIT_OK;
+}
+
+/* ---- main ---- */
+
+static int verb_help(int argc, char **argv);
+
+static int verb_version(int argc, char **argv)
+{
+	printf("fgctl %s\n", FG_VERSION);
+	return FGCTL_EXIT_OK;
+}
+
+static const struct verb {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} verbs[] = {
+	{ "record", verb_record, "sample processes or the whole machine; write a flame graph" },
+	{ "status", verb_status, "show what fgd is doing, with every loss counter" },
+	{ "help", verb_help, "show this help" },
+	{ "version", verb_version, "show the version" },
+};
+
+static int verb_help(int argc, char **argv)
+{
+	printf("Usage: fgctl [--socket PATH] COMMAND [OPTIONS]\n\n"
+	       "Control fgd, the sampling profiler daemon.\n\nCommands:\n");
+	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+		printf("  %-8s %s\n", verbs[i].name, verbs[i].summary);
+	printf("\nExamples:\n"
+	       "  fgctl record -p 1234 -t 30 -o x.svg          30 s of pid 1234 as a flame graph\n"
+	       "  fgctl record -a -t 10 -F 999 -o all.folded   the whole machine, folded stacks\n"
+	       "  fgctl record -p 1234,5678 -t 5 -o -          folded stacks to stdout\n"
+	       "  fgctl status\n"
+	       "\n'fgctl COMMAND --help' describes each command; fgctl(1) has the details.\n"
+	       "The socket is --socket, else $FGD_SOCKET, else %s.\n", FG_DEFAULT_SOCKET);
+	return FGCTL_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	int c;
+
+	/* Global options stop at the verb; the verb parses the rest. */
+	while ((c = getopt_long(argc, argv, "+s:h", options, NULL)) >= 0) {
+		switch (c) {
+		case 's':
+			arg_socket = optarg;
+			break;
+		case 'h':
+			return verb_help(0, NULL);
+		case 'V':
+			return verb_version(0, NULL);
+		default:
+			fprintf(stderr, "Try 'fgctl --help'.\n");
+			return FGCTL_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		verb_help(0, NULL);
+		return FGCTL_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+		if (strcmp(argv[optind], verbs[i].name) == 0)
+			return verbs[i].fn(argc - optind, argv + optind);
+	fprintf(stderr, "fgctl: unknown command '%s'. Try 'fgctl --help'.\n", argv[optind]);
+	return FGCTL_EXIT_USAGE;
+}

@@ -26,6 +26,7 @@ struct fg_folded {
 	size_t n_stacks, cap_stacks;
 	struct fg_idxmap index;
 	double total;
+	size_t max_stacks;
 	uint32_t *order; /* owned; sorted stack indices, valid while sorted */
 	bool sorted;
 	uint32_t *scratch; /* owned; frame ids of the line being parsed */
@@ -43,6 +44,7 @@ struct fg_folded *fg_folded__new(void)
 
 	if (!f)
 		return NULL;
+	f->max_stacks = SIZE_MAX;
 	f->names = fg_strpool__new();
 	if (!f->names)
 		return fg_folded__free(f);
@@ -105,7 +107,7 @@ int fg_folded__add(struct fg_folded *f, const uint32_t *frames, size_t n, double
 		f->total += count;
 		return 0;
 	}
-	if (f->n_stacks >= UINT32_MAX - 1)
+	if (f->n_stacks >= MIN(f->max_stacks, (size_t)UINT32_MAX - 1))
 		return -E2BIG;
 	r = FG_GROW(f->stacks, f->cap_stacks, f->n_stacks + 1);
 	if (r < 0)
@@ -190,6 +192,18 @@ int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len)
 	}
 	r = fg_folded__add(f, f->scratch, n, count);
 	return r < 0 ? r : 1;
+}
+
+void fg_folded__set_max_stacks(struct fg_folded *f, size_t max)
+{
+	f->max_stacks = max;
+}
+
+size_t fg_folded__bytes(const struct fg_folded *f)
+{
+	return sizeof(*f) + fg_strpool__bytes(f->names) + f->cap_frames * sizeof(uint32_t) +
+	       f->cap_stacks * sizeof(struct stack_entry) + fg_idxmap_bytes(&f->index) +
+	       (f->order ? f->n_stacks * sizeof(uint32_t) : 0) + f->cap_scratch * sizeof(uint32_t);
 }
 
 size_t fg_folded__n_stacks(const struct fg_folded *f)

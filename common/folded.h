@@ -38,7 +38,8 @@ size_t fg_folded__n_names(const struct fg_folded *f);
 
 /*
  * Adds count to the stack frames[0..n) (root first, n >= 1), merging with an
- * identical stack. -EINVAL for an empty stack or a negative/non-finite count.
+ * identical stack. -EINVAL for an empty stack or a negative/non-finite count;
+ * -E2BIG when the stack is new and the model holds its maximum already.
  */
 int fg_folded__add(struct fg_folded *f, const uint32_t *frames, size_t n, double count);
 
@@ -49,7 +50,12 @@ int fg_folded__add(struct fg_folded *f, const uint32_t *frames, size_t n, double
  */
 int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len);
 
+/* Caps the number of distinct stacks (default: unlimited up to 2^32 - 2). */
+void fg_folded__set_max_stacks(struct fg_folded *f, size_t max);
+
 size_t fg_folded__n_stacks(const struct fg_folded *f);
+/* Heap bytes held, for memory accounting. */
+size_t fg_folded__bytes(const struct fg_folded *f);
 double fg_folded__total(const struct fg_folded *f);
 
 /*

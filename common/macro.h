@@ -6,7 +6,9 @@
  * spirit of systemd's cleanup-fundamental.h.
  */
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -66,6 +68,18 @@ static inline void closep(int *fd)
 	safe_close(*fd);
 }
 #define _cleanup_close_ _cleanup_(closep)
+
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+static inline void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
 
 /* errno of the last failure as a negative value, never 0. */
 static inline int negative_errno(void)

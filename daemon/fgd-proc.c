@@ -1,2 +1,617 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "fgd-proc.h"
+#include "macro.h"
+#include "u32map.h"
+
+/* Caps on what the machine can make us hold; what they refuse is counted. */
+#define MAX_GENERATIONS 131072
+#define MAX_THREADS 262144
+#define MAX_MAPS_PER_PROCESS 65536
+
+struct thread {
+	pid_t tid, pid;
+	char comm[FG_COMM_LEN];
+	uint64_t dead_since; /* 0 while alive */
+};
+
+struct fg_proctab {
+	struct fg_symbolizer *sym; /* borrowed */
+	struct fg_u32map by_pid;   /* pid -> owned current (newest) struct fg_process */
+	struct fg_u32map by_tid;   /* tid -> owned struct thread */
+	uint64_t next_serial;
+	struct fg_proctab_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int fg_proctab__new(struct fg_symbolizer *sym, struct fg_proctab **ret)
+{
+	struct fg_proctab *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	t->sym = sym;
+	*ret = t;
+	return 0;
+}
+
+static void clear_maps(struct fg_process *p)
+{
+	for (size_t i = 0; i < p->n_maps; i++)
+		fg_dso__unref(p->maps[i].dso);
+	free(p->maps);
+	p->maps = NULL;
+	p->n_maps = p->cap_maps = 0;
+}
+
+/* Frees one generation; returns its older one, which the caller now owns. */
+static struct fg_process *process_free(struct fg_proctab *t, struct fg_process *p)
+{
+	struct fg_process *older = p->older;
+
+	t->stats.maps -= p->n_maps;
+	clear_maps(p);
+	free(p);
+	t->stats.generations--;
+	return older;
+}
+
+static void chain_free(struct fg_proctab *t, struct fg_process *p)
+{
+	while (p)
+		p = process_free(t, p);
+}
+
+struct fg_proctab *fg_proctab__free(struct fg_proctab *t)
+{
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < t->by_pid.n; i++)
+		chain_free(t, t->by_pid.vals[i]);
+	for (size_t i = 0; i < t->by_tid.n; i++)
+		free(t->by_tid.vals[i]);
+	fg_u32map_done(&t->by_pid);
+	fg_u32map_done(&t->by_tid);
+	free(t);
+	return NULL;
+}
+
+/*
+ * Starts a new generation of pid at time, ending the current one there. The
+ * new generation has no maps; the caller fills them.
+ */
+static struct fg_process *new_generation(struct fg_proctab *t, pid_t pid, uint64_t time,
+					 bool from_exec)
+{
+	struct fg_process *cur = fg_u32map_get(&t->by_pid, (uint32_t)pid), *p;
+
+	if (t->stats.generations >= MAX_GENERATIONS) {
+		t->stats.dropped_processes++;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->serial = ++t->next_serial;
+	p->start_time = time;
+	p->end_time = FG_TIME_ALIVE;
+	p->from_exec = from_exec;
+	p->older = cur;
+	if (fg_u32map_set(&t->by_pid, (uint32_t)pid, p) < 0) {
+		free(p);
+		return NULL;
+	}
+	if (cur) {
+		if (cur->end_time == FG_TIME_ALIVE)
+			cur->end_time = time;
+		else
+			t->stats.processes++; /* replacing an ended one: net one more alive */
+	} else {
+		t->stats.processes++;
+	}
+	t->stats.generations++;
+	return p;
+}
+
+int fg_process_add_map(struct fg_process *p, uint64_t start, uint64_t end, uint64_t pgoff,
+		       struct fg_dso *dso)
+{
+	size_t i, first, n_keep_after;
+	struct fg_map split = {};
+	bool have_split = false;
+	int r;
+
+	if (end <= start) {
+		fg_dso__unref(dso);
+		return -EINVAL;
+	}
+	/* first: the first map that ends after start. */
+	for (first = 0; first < p->n_maps && p->maps[first].end <= start; first++)
+		;
+	/* Trim or drop every map overlapping [start, end). */
+	for (i = first; i < p->n_maps && p->maps[i].start < end;) {
+		struct fg_map *m = &p->maps[i];
+
+		if (m->start < start && m->end > end) {
+			/* The new map punches a hole: keep the tail as a split-off piece. */
+			split = (struct fg_map){ end, m->end, m->pgoff + (end - m->start),
+						 fg_dso__ref(m->dso) };
+			have_split = true;
+			m->end = start;
+			i++;
+		} else if (m->start < start) {
+			m->end = start;
+			i++;
+		} else if (m->end > end) {
+			m->pgoff += end - m->start;
+			m->start = end;
+			break;
+		} else {
+			fg_dso__unref(m->dso);
+			memmove(m, m + 1, (p->n_maps - i - 1) * sizeof(*m));
+			p->n_maps--;
+		}
+	}
+	/* Position: after every map starting before start. */
+	for (i = first; i < p->n_maps && p->maps[i].start < start; i++)
+		;
+	if (p->n_maps + 2 > MAX_MAPS_PER_PROCESS) {
+		fg_dso__unref(split.dso);
+		fg_dso__unref(dso);
+		return -E2BIG;
+	}
+	r = FG_GROW(p->maps, p->cap_maps, p->n_maps + 2);
+	if (r < 0) {
+		fg_dso__unref(split.dso);
+		fg_dso__unref(dso);
+		return r;
+	}
+	n_keep_after = p->n_maps - i;
+	memmove(&p->maps[i + 1 + have_split], &p->maps[i], n_keep_after * sizeof(struct fg_map));
+	p->maps[i] = (struct fg_map){ start, end, pgoff, dso };
+	if (have_split)
+		p->maps[i + 1] = split;
+	p->n_maps += 1 + have_split;
+	return 0;
+}
+
+static int copy_maps(struct fg_process *dst, const struct fg_process *src)
+{
+	int r = FG_GROW(dst->maps, dst->cap_maps, src->n_maps);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < src->n_maps; i++) {
+		dst->maps[i] = src->maps[i];
+		fg_dso__ref(dst->maps[i].dso);
+	}
+	dst->n_maps = src->n_maps;
+	return 0;
+}
+
+static struct thread *set_thread(struct fg_proctab *t, pid_t tid, pid_t pid, const char *comm)
+{
+	struct thread *th = fg_u32map_get(&t->by_tid, (uint32_t)tid);
+
+	if (!th) {
+		if (fg_u32map_count(&t->by_tid) >= MAX_THREADS) {
+			t->stats.dropped_threads++;
+			return NULL;
+		}
+		th = calloc(1, sizeof(*th));
+		if (!th || fg_u32map_set(&t->by_tid, (uint32_t)tid, th) < 0) {
+			free(th);
+			return NULL;
+		}
+		t->stats.threads++;
+	}
+	th->tid = tid;
+	th->pid = pid;
+	th->dead_since = 0;
+	snprintf(th->comm, sizeof(th->comm), "%s", comm);
+	return th;
+}
+
+/* Makes a dso key and a reference for a mapping, from a record or a maps line. */
+static struct fg_dso *map_dso(struct fg_proctab *t, pid_t pid, uint64_t start, uint64_t end,
+			      const char *path, const struct fg_dso_key *file_key)
+{
+	struct fg_dso_key key = *file_key;
+	char open_path[64];
+
+	if (strcmp(path, "[vdso]") == 0)
+		key.kind = FG_DSO_VDSO;
+	else if (path[0] != '/' || (key.build_id_len == 0 && key.ino == 0))
+		key.kind = FG_DSO_ANON;
+	else
+		key.kind = FG_DSO_FILE;
+	/* map_files reaches the very file mapped, even if it was replaced or unlinked. */
+	snprintf(open_path, sizeof(open_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start,
+		 end);
+	return fg_symbolizer__get_dso(t->sym, &key, path,
+				      key.kind == FG_DSO_FILE ? open_path : NULL);
+}
+
+static void add_map(struct fg_proctab *t, struct fg_process *p, uint64_t start, uint64_t end,
+		    uint64_t pgoff, const char *path, const struct fg_dso_key *key)
+{
+	struct fg_dso *dso = map_dso(t, p->pid, start, end, path, key);
+	size_t before = p->n_maps;
+
+	/* A NULL dso (cache full) still records the range: its frames say [unknown]. */
+	if (fg_process_add_map(p, start, end, pgoff, dso) < 0)
+		t->stats.dropped_maps++;
+	t->stats.maps += p->n_maps - before;
+}
+
+/* ---- /proc ---- */
+
+static int read_comm(pid_t pid, char comm[FG_COMM_LEN])
+{
+	char path[64], buf[512], *open_paren, *close_paren;
+	_cleanup_(fclosep) FILE *f = NULL;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return negative_errno();
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	/* "pid (comm) state ...": comm may itself hold parentheses. */
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren)
+		return -EINVAL;
+	*close_paren = '\0';
+	snprintf(comm, FG_COMM_LEN, "%s", open_paren + 1);
+	return 0;
+}
+
+static int read_maps(struct fg_proctab *t, struct fg_process *p)
+{
+	_cleanup_(fclosep) FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return negative_errno();
+	while (getline(&line, &cap, f) > 0) {
+		uint64_t start, end, pgoff, ino;
+		unsigned maj, min;
+		char perms[8];
+		int name_at = 0;
+		struct fg_dso_key key = {};
+		size_t len;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &start,
+			   &end, perms, &pgoff, &maj, &min, &ino, &name_at) < 7)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		len = strlen(line);
+		if (len > 0 && line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		key.dev = makedev(maj, min);
+		key.ino = ino;
+		add_map(t, p, start, end, pgoff, name_at > 0 ? line + name_at : "", &key);
+	}
+	return 0;
+}
+
+static void read_threads(struct fg_proctab *t, pid_t pid)
+{
+	_cleanup_(closedirp) DIR *d = NULL;
+	struct dirent *de;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char comm[FG_COMM_LEN] = "", file[96];
+		_cleanup_(fclosep) FILE *f = NULL;
+		pid_t tid = (pid_t)atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		snprintf(file, sizeof(file), "/proc/%d/task/%d/comm", pid, tid);
+		f = fopen(file, "re");
+		if (!f || !fgets(comm, sizeof(comm), f))
+			continue;
+		comm[strcspn(comm, "\n")] = '\0';
+		set_thread(t, tid, pid, comm);
+	}
+}
+
+/* Reads one process from /proc as a new current generation. */
+static struct fg_process *scan_pid(struct fg_proctab *t, pid_t pid)
+{
+	char comm[FG_COMM_LEN];
+	struct fg_process *p;
+	uint64_t now;
+
+	if (read_comm(pid, comm) < 0)
+		return NULL;
+	now = now_ns();
+	/* Start time 0: it has been running since before anything we will see. */
+	p = new_generation(t, pid, 0, false);
+	if (!p)
+		return NULL;
+	memcpy(p->comm, comm, sizeof(comm));
+	p->scanned_at = now;
+	(void)read_maps(t, p); /* a kernel thread or a process that just exited has none */
+	read_threads(t, pid);
+	t->stats.proc_reads++;
+	return p;
+}
+
+int fg_proctab__scan(struct fg_proctab *t)
+{
+	_cleanup_(closedirp) DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return negative_errno();
+	while ((de = readdir(d))) {
+		pid_t pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = (pid_t)atoi(de->d_name);
+		if (pid > 0 && !fg_u32map_get(&t->by_pid, (uint32_t)pid))
+			(void)scan_pid(t, pid);
+	}
+	return 0;
+}
+
+/* ---- records ---- */
+
+/* A scanned generation already reflects everything that happened before its scan. */
+static bool scan_is_newer(const struct fg_process *p, uint64_t time)
+{
+	return p && p->end_time == FG_TIME_ALIVE && p->scanned_at && time <= p->scanned_at;
+}
+
+static void handle_fork(struct fg_proctab *t, const struct fg_task *task)
+{
+	struct fg_process *parent, *child, *cur;
+	const char *comm;
+
+	parent = fg_proctab__find(t, (pid_t)task->ppid, task->time);
+	comm = parent ? fg_proctab__comm(t, (pid_t)task->ptid, parent) : "";
+	if (task->pid == task->ppid) {
+		/* A new thread: it starts with its creator's name. */
+		set_thread(t, (pid_t)task->tid, (pid_t)task->pid, comm);
+		return;
+	}
+	cur = fg_u32map_get(&t->by_pid, task->pid);
+	if (scan_is_newer(cur, task->time))
+		return;
+	child = new_generation(t, (pid_t)task->pid, task->time, false);
+	if (!child)
+		return;
+	if (parent) {
+		memcpy(child->comm, parent->comm, sizeof(child->comm));
+		if (copy_maps(child, parent) == 0)
+			t->stats.maps += child->n_maps;
+	}
+	set_thread(t, (pid_t)task->tid, (pid_t)task->pid, comm);
+}
+
+static void handle_comm(struct fg_proctab *t, const struct fg_comm *c, uint64_t time)
+{
+	struct fg_process *p = fg_u32map_get(&t->by_pid, c->pid);
+
+	if (c->exec && !scan_is_newer(p, time)) {
+		/* The image is replaced: the MMAP2 records that follow rebuild the maps. */
+		p = new_generation(t, (pid_t)c->pid, time, true);
+		if (!p)
+			return;
+	}
+	if (p && c->pid == c->tid)
+		snprintf(p->comm, sizeof(p->comm), "%s", c->comm);
+	set_thread(t, (pid_t)c->tid, (pid_t)c->pid, c->comm);
+}
+
+static void handle_mmap2(struct fg_proctab *t, const struct fg_mmap2 *m, uint64_t time)
+{
+	struct fg_process *p = fg_proctab__find(t, (pid_t)m->pid, time);
+	struct fg_dso_key key = {};
+
+	/* Tracking asks for executable mappings only; be sure. */
+	if (!p || !(m->prot & 0x4 /* PROT_EXEC */) || m->len == 0 || m->addr + m->len < m->addr)
+		return;
+	if (m->has_build_id) {
+		key.build_id_len = m->build_id_size;
+		memcpy(key.build_id, m->build_id, m->build_id_size);
+	} else {
+		key.dev = makedev(m->maj, m->min);
+		key.ino = m->ino;
+	}
+	add_map(t, p, m->addr, m->addr + m->len, m->pgoff, m->filename, &key);
+}
+
+static void handle_exit(struct fg_proctab *t, const struct fg_task *task)
+{
+	struct thread *th = fg_u32map_get(&t->by_tid, task->tid);
+	struct fg_process *p;
+
+	if (th && th->pid == (pid_t)task->pid && !th->dead_since)
+		th->dead_since = task->time ? task->time : 1;
+	if (task->pid != task->tid)
+		return;
+	p = fg_u32map_get(&t->by_pid, task->pid);
+	if (p && p->end_time == FG_TIME_ALIVE && task->time >= p->start_time) {
+		p->end_time = task->time;
+		t->stats.processes--;
+	}
+}
+
+void fg_proctab__handle(struct fg_proctab *t, const struct fg_record *rec)
+{
+	switch (rec->type) {
+	case PERF_RECORD_FORK:
+		handle_fork(t, &rec->task);
+		break;
+	case PERF_RECORD_COMM:
+		handle_comm(t, &rec->comm, rec->sid.time);
+		break;
+	case PERF_RECORD_MMAP2:
+		handle_mmap2(t, &rec->mmap2, rec->sid.time);
+		break;
+	case PERF_RECORD_EXIT:
+		handle_exit(t, &rec->task);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- queries ---- */
+
+struct fg_process *fg_proctab__current(struct fg_proctab *t, pid_t pid)
+{
+	return fg_u32map_get(&t->by_pid, (uint32_t)pid);
+}
+
+struct fg_process *fg_proctab__find(struct fg_proctab *t, pid_t pid, uint64_t time)
+{
+	struct fg_process *p = fg_u32map_get(&t->by_pid, (uint32_t)pid);
+
+	if (!p) {
+		if (pid <= 0)
+			return NULL;
+		/*
+		 * We never saw this pid: tracking records were lost or it raced
+		 * our scan. Read it now; if it is already gone, leave a
+		 * tombstone so we do not retry until the tombstone is reaped.
+		 */
+		p = scan_pid(t, pid);
+		if (!p) {
+			p = new_generation(t, pid, 0, false);
+			if (p) {
+				snprintf(p->comm, sizeof(p->comm), ":%d", pid);
+				p->end_time = now_ns();
+				t->stats.processes--;
+			}
+		}
+		return p;
+	}
+	/* Newest first: the first generation that had started by then. */
+	while (p->start_time > time && p->older)
+		p = p->older;
+	return p;
+}
+
+bool fg_proctab__same_process(struct fg_proctab *t, uint64_t serial, const struct fg_process *gen)
+{
+	for (; gen; gen = gen->older) {
+		if (gen->serial == serial)
+			return true;
+		if (!gen->from_exec)
+			return false;
+	}
+	return false;
+}
+
+const char *fg_proctab__comm(struct fg_proctab *t, pid_t tid, const struct fg_process *proc)
+{
+	const struct thread *th = fg_u32map_get(&t->by_tid, (uint32_t)tid);
+
+	if (th && th->pid == proc->pid && th->comm[0])
+		return th->comm;
+	return proc->comm;
+}
+
+int fg_process_uid(struct fg_process *p, uid_t *ret)
+{
+	_cleanup_(fclosep) FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	char path[64];
+
+	if (p->uid_known) {
+		*ret = p->uid;
+		return 0;
+	}
+	if (p->end_time != FG_TIME_ALIVE)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/status", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	while (getline(&line, &cap, f) > 0) {
+		unsigned real, eff, saved, fs;
+
+		if (sscanf(line, "Uid: %u %u %u %u", &real, &eff, &saved, &fs) != 4)
+			continue;
+		/* Like ptrace's check: a process is someone's only if all its uids are theirs. */
+		if (real != eff || real != saved || real != fs)
+			p->uid = 0;
+		else
+			p->uid = real;
+		p->uid_known = true;
+		*ret = p->uid;
+		return 0;
+	}
+	return -EIO;
+}
+
+void fg_proctab__reap(struct fg_proctab *t, uint64_t now, uint64_t grace_ns)
+{
+	uint64_t horizon = now > grace_ns ? now - grace_ns : 0;
+
+	for (size_t i = 0; i < t->by_pid.n; i++) {
+		struct fg_process *p = t->by_pid.vals[i], *g;
+
+		if (!p)
+			continue;
+		/* Older generations are needed only for samples taken before they ended. */
+		for (g = p; g->older; ) {
+			if (g->older->end_time < horizon)
+				g->older = process_free(t, g->older);
+			else
+				g = g->older;
+		}
+		if (p->end_time < horizon) {
+			fg_u32map_del(&t->by_pid, (uint32_t)p->pid);
+			chain_free(t, p);
+		}
+	}
+	for (size_t i = 0; i < t->by_tid.n; i++) {
+		struct thread *th = t->by_tid.vals[i];
+
+		if (th && th->dead_since && th->dead_since < horizon) {
+			free(fg_u32map_del(&t->by_tid, (uint32_t)th->tid));
+			t->stats.threads--;
+		}
+	}
+}
+
+void fg_proctab__stats(const struct fg_proctab *t, struct fg_proctab_stats *ret)
+{
+	*ret = t->stats;
+}

@@ -1,2 +1,574 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flame.h"
+#include "folded.h"
+#include "fgd-recording.h"
+#include "hash.h"
+#include "idxmap.h"
+#include "macro.h"
+
+/* Bounds on what one recording may hold; what they refuse is counted. */
+#define MAX_STACKS (1U << 20)
+#define MAX_LOCATIONS (1U << 22)
+#define MAX_UNREADABLE_LISTED 32
+#define EMIT_BUDGET_FLOOR 4096
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_recording *, fg_recording__free);
+
+/* What a frame resolved to, for the stack-quality figures. */
+enum frame_kind {
+	FRAME_NAMED,
+	FRAME_OFFSET,
+	FRAME_UNKNOWN,
+	FRAME_KERNEL,
+	FRAME_KERNEL_UNKNOWN,
+	_FRAME_KIND_MAX,
+};
+
+/* A raw code location seen in a callchain, named once when first seen. */
+struct location {
+	struct fg_dso *dso; /* owned reference, keeping the pointer in the key valid; NULL for kernel */
+	uint64_t addr;      /* file offset (user) or address (kernel) */
+	uint32_t name;      /* frame name id in the model */
+	bool kernel;
+	uint8_t kind;       /* enum frame_kind */
+};
+
+struct loc_key {
+	const struct fg_dso *dso;
+	uint64_t addr;
+	bool kernel;
+};
+
+struct target {
+	pid_t pid;
+	uint64_t serial; /* the generation that was current when we started */
+	bool exited;
+};
+
+enum state {
+	RUNNING,
+	STOPPED,
+	FINISHED,
+};
+
+struct fg_recording {
+	struct fg_recording_opts opts; /* hostname not kept */
+	char hostname[256];
+	struct fg_proctab *procs;  /* borrowed */
+	struct fg_symbolizer *sym; /* borrowed */
+	struct fg_evset *events;   /* owned until finish */
+	enum state state;
+
+	struct target *targets; /* owned */
+	size_t n_targets;
+	char target_comm[FG_COMM_LEN];
+
+	struct fg_folded *model; /* owned: the aggregate itself */
+	struct location *locs;   /* owned */
+	size_t n_locs, cap_locs;
+	struct fg_idxmap loc_index;
+	uint32_t *scratch; /* owned: one sample's frames */
+	size_t cap_scratch;
+
+	uint64_t started, stopped; /* CLOCK_MONOTONIC ns */
+	struct fg_cpu_counters totals; /* of the events, at finish */
+	uint64_t samples;          /* kept */
+	uint64_t filtered;         /* other processes' samples */
+	uint64_t dropped_full;     /* refused: a table was full */
+	uint64_t frames[_FRAME_KIND_MAX];
+	uint64_t unreadable_count;
+	struct fg_dso *unreadable[MAX_UNREADABLE_LISTED]; /* owned references */
+	size_t n_unreadable;
+
+	struct fg_flame *flame; /* owned, for SVG output */
+	char title[FG_PROTO_MAX_TITLE], subtitle[512], info[2][256]; /* borrowed by flame */
+	const char *info_lines[3];
+	size_t cursor;          /* for folded output */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct fg_recording *fg_recording__free(struct fg_recording *r)
+{
+	if (!r)
+		return NULL;
+	fg_evset__free(r->events);
+	fg_flame__free(r->flame);
+	fg_folded__free(r->model);
+	for (size_t i = 0; i < r->n_locs; i++)
+		fg_dso__unref(r->locs[i].dso);
+	free(r->locs);
+	fg_idxmap_done(&r->loc_index);
+	for (size_t i = 0; i < r->n_unreadable; i++)
+		fg_dso__unref(r->unreadable[i]);
+	free(r->scratch);
+	free(r->targets);
+	free(r);
+	return NULL;
+}
+
+int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *procs,
+		      struct fg_symbolizer *sym, struct fg_recording **ret, pid_t *ret_bad_pid)
+{
+	_cleanup_(fg_recording__freep) struct fg_recording *r = NULL;
+	struct fg_evset_opts eo = {
+		.kind = FG_EVSET_SAMPLE,
+		.event = opts->event,
+		.frequency = opts->frequency,
+		.max_stack = opts->max_stack,
+		.ring_pages = opts->ring_pages,
+	};
+	int err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->opts = *opts;
+	r->opts.hostname = NULL;
+	snprintf(r->hostname, sizeof(r->hostname), "%s", opts->hostname ? opts->hostname : "");
+	r->procs = procs;
+	r->sym = sym;
+	r->model = fg_folded__new();
+	if (!r->model)
+		return -ENOMEM;
+	fg_folded__set_max_stacks(r->model, MAX_STACKS);
+
+	if (!opts->req.all) {
+		r->targets = calloc(opts->req.n_pids, sizeof(*r->targets));
+		if (!r->targets)
+			return -ENOMEM;
+		for (size_t i = 0; i < opts->req.n_pids; i++) {
+			struct fg_process *p = fg_proctab__current(procs, opts->req.pids[i]);
+
+			if (!p || p->end_time != FG_TIME_ALIVE) {
+				if (ret_bad_pid)
+					*ret_bad_pid = opts->req.pids[i];
+				return -ESRCH;
+			}
+			r->targets[r->n_targets++] = (struct target){ p->pid, p->serial, false };
+			if (i == 0)
+				memcpy(r->target_comm, p->comm, sizeof(r->target_comm));
+		}
+	}
+	(void)fg_symbolizer__refresh_kernel(sym, false);
+	err = fg_evset__open(&eo, &r->events);
+	if (err < 0)
+		return err;
+	err = fg_evset__enable(r->events);
+	if (err < 0)
+		return err;
+	r->started = now_ns();
+	*ret = TAKE_PTR(r);
+	return 0;
+}
+
+struct fg_evset *fg_recording__events(struct fg_recording *r)
+{
+	return r->state == FINISHED ? NULL : r->events;
+}
+
+/* ---- the hot path ---- */
+
+static bool loc_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct location *l = &((const struct fg_recording *)ctx)->locs[idx];
+	const struct loc_key *k = key;
+
+	return l->addr == k->addr && l->dso == k->dso && l->kernel == k->kernel;
+}
+
+/* Copies name into the model, making it safe for the folded format. */
+static int intern_name(struct fg_recording *r, const char *name, const char *suffix, uint32_t *ret)
+{
+	char buf[1024];
+	size_t len = 0;
+
+	for (const char *p = name; *p && len < sizeof(buf) - 8; p++)
+		/* ';' separates frames and newlines separate stacks: neither may appear in a name. */
+		buf[len++] = (*p == ';') ? ':' : ((unsigned char)*p < 0x20 ? '?' : *p);
+	if (len == 0)
+		buf[len++] = '?';
+	if (suffix) {
+		memcpy(buf + len, suffix, strlen(suffix));
+		len += strlen(suffix);
+	}
+	return fg_folded__intern(r->model, buf, len, ret);
+}
+
+static void note_unreadable(struct fg_recording *r, struct fg_dso *dso)
+{
+	for (size_t i = 0; i < r->n_unreadable; i++)
+		if (r->unreadable[i] == dso)
+			return;
+	r->unreadable_count++;
+	if (r->n_unreadable < MAX_UNREADABLE_LISTED)
+		r->unreadable[r->n_unreadable++] = fg_dso__ref(dso);
+}
+
+/* Names a new location. */
+static int name_location(struct fg_recording *r, struct location *l)
+{
+	const char *ksuffix = r->opts.req.kernel_suffix ? "_[k]" : NULL;
+	enum fg_sym_result res;
+	const char *name;
+	char buf[512];
+
+	if (l->kernel) {
+		if (r->opts.hide_kernel)
+			return l->kind = FRAME_KERNEL, intern_name(r, "[kernel]", ksuffix, &l->name);
+		name = fg_symbolizer__name_kernel(r->sym, l->addr);
+		if (!name && fg_symbolizer__refresh_kernel(r->sym, true) > 0)
+			name = fg_symbolizer__name_kernel(r->sym, l->addr);
+		l->kind = name ? FRAME_KERNEL : FRAME_KERNEL_UNKNOWN;
+		return intern_name(r, name ? name : "[unknown]", ksuffix, &l->name);
+	}
+	name = fg_symbolizer__name_user(r->sym, l->dso, l->addr, buf, sizeof(buf), &res);
+	l->kind = res == FG_SYM_NAMED ? FRAME_NAMED : res == FG_SYM_OFFSET ? FRAME_OFFSET : FRAME_UNKNOWN;
+	if (l->dso && fg_dso__state(l->dso) == FG_DSO_FAILED)
+		note_unreadable(r, l->dso);
+	return intern_name(r, name, NULL, &l->name);
+}
+
+/* The location's index; -E2BIG when the table is full. */
+static int64_t location(struct fg_recording *r, struct fg_dso *dso, uint64_t addr, bool kernel)
+{
+	struct loc_key k = { dso, addr, kernel };
+	uint64_t h = fg_hash_combine(fg_hash_mix((uintptr_t)dso ^ kernel), addr);
+	int64_t i = fg_idxmap_find(&r->loc_index, h, loc_eq, r, &k);
+	struct location *l;
+	int err;
+
+	if (i >= 0)
+		return i;
+	if (r->n_locs >= MAX_LOCATIONS)
+		return -E2BIG;
+	err = FG_GROW(r->locs, r->cap_locs, r->n_locs + 1);
+	if (err < 0)
+		return err;
+	l = &r->locs[r->n_locs];
+	*l = (struct location){ .dso = fg_dso__ref(dso), .addr = addr, .kernel = kernel };
+	err = name_location(r, l);
+	if (err >= 0)
+		err = fg_idxmap_insert(&r->loc_index, h, (uint32_t)r->n_locs);
+	if (err < 0) {
+		fg_dso__unref(l->dso);
+		return err;
+	}
+	return (int64_t)r->n_locs++;
+}
+
+static int64_t user_location(struct fg_recording *r, const struct fg_process *proc, uint64_t ip)
+{
+	const struct fg_map *m = proc ? fg_process_find_map(proc, ip) : NULL;
+
+	/* Everything unknown is one location: garbage addresses must not bloat the table. */
+	if (!m || !m->dso)
+		return location(r, NULL, 0, false);
+	return location(r, m->dso, ip - m->start + m->pgoff, false);
+}
+
+static bool wanted(struct fg_recording *r, const struct fg_process *proc)
+{
+	uid_t uid;
+
+	for (size_t i = 0; i < r->n_targets; i++) {
+		if (r->targets[i].pid != proc->pid ||
+		    !fg_proctab__same_process(r->procs, r->targets[i].serial, proc))
+			continue;
+		/* An exec may have made it someone else's (setuid): re-check for non-root clients. */
+		if (r->opts.uid != 0 && proc->serial != r->targets[i].serial &&
+		    (fg_process_uid((struct fg_process *)proc, &uid) < 0 || uid != r->opts.uid))
+			return false;
+		return true;
+	}
+	return false;
+}
+
+static int root_frame(struct fg_recording *r, const struct fg_sample *s,
+		      const struct fg_process *proc, uint32_t *ret)
+{
+	const char *comm = s->sid.pid == 0 ? "swapper" :
+			   proc ? fg_proctab__comm(r->procs, (pid_t)s->sid.tid, proc) : "[unknown]";
+	char buf[64];
+
+	/* The stackcollapse-perf.pl --pid / --tid forms. */
+	if (r->opts.req.with_tid)
+		snprintf(buf, sizeof(buf), "%s-%u/%u", comm, s->sid.pid, s->sid.tid);
+	else if (r->opts.req.with_pid)
+		snprintf(buf, sizeof(buf), "%s-%u", comm, s->sid.pid);
+	else
+		return intern_name(r, comm, NULL, ret);
+	return intern_name(r, buf, NULL, ret);
+}
+
+static void on_sample(struct fg_recording *r, const struct fg_record *rec)
+{
+	const struct fg_sample *s = &rec->sample;
+	struct fg_process *proc = NULL;
+	enum { NONE, KERNEL, USER } ctx = NONE;
+	uint64_t one_ip[2];
+	const uint64_t *ips = s->ips;
+	uint64_t nr = s->nr;
+	bool first = true;
+	size_t n = 0;
+	int err;
+
+	if (s->sid.pid != 0)
+		proc = fg_proctab__find(r->procs, (pid_t)s->sid.pid, s->sid.time);
+	if (r->n_targets && (!proc || !wanted(r, proc))) {
+		r->filtered++;
+		return;
+	}
+	if (FG_GROW(r->scratch, r->cap_scratch, nr + 2) < 0) {
+		r->dropped_full++;
+		return;
+	}
+	if (nr == 0) {
+		/* No callchain (it can fail): the sampled ip alone, in its own context. */
+		bool k = (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+
+		one_ip[0] = k ? PERF_CONTEXT_KERNEL : PERF_CONTEXT_USER;
+		one_ip[1] = s->ip;
+		ips = one_ip;
+		nr = 2;
+	}
+	/* Leaf first; every frame but a context's first is a return address: look up ip - 1. */
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = ips[i];
+		int64_t loc;
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctx = ip == (uint64_t)PERF_CONTEXT_KERNEL ? KERNEL :
+			      ip == (uint64_t)PERF_CONTEXT_USER ? USER : NONE;
+			first = true;
+			continue;
+		}
+		if (ctx == NONE)
+			continue;
+		if (!first)
+			ip--;
+		first = false;
+		if (ctx == KERNEL && r->opts.hide_kernel) {
+			/* One [kernel] frame stands for the whole kernel part. */
+			if (n > 0 && r->locs[r->scratch[n - 1]].kernel)
+				continue;
+			ip = 0;
+		}
+		loc = ctx == KERNEL ? location(r, NULL, ip, true) : user_location(r, proc, ip);
+		if (loc < 0) {
+			r->dropped_full++;
+			return;
+		}
+		r->scratch[n++] = (uint32_t)loc;
+	}
+
+	/* Root first: comm, then user frames outermost first, then kernel frames. */
+	for (size_t i = 0; i < n / 2; i++) {
+		uint32_t t = r->scratch[i];
+
+		r->scratch[i] = r->scratch[n - 1 - i];
+		r->scratch[n - 1 - i] = t;
+	}
+	for (size_t i = 0; i < n; i++) {
+		r->frames[r->locs[r->scratch[i]].kind]++;
+		r->scratch[i] = r->locs[r->scratch[i]].name;
+	}
+	memmove(r->scratch + 1, r->scratch, n * sizeof(uint32_t));
+	err = root_frame(r, s, proc, &r->scratch[0]);
+	if (err >= 0)
+		err = fg_folded__add(r->model, r->scratch, n + 1, 1.0);
+	if (err < 0) {
+		r->dropped_full++;
+		return;
+	}
+	r->samples++;
+}
+
+static void on_record(void *ctx, const struct fg_record *rec)
+{
+	if (rec->type == PERF_RECORD_SAMPLE)
+		on_sample(ctx, rec);
+}
+
+void fg_recording__drain(struct fg_recording *r)
+{
+	if (r->state != FINISHED)
+		fg_evset__drain(r->events, on_record, r);
+}
+
+/* ---- lifecycle ---- */
+
+void fg_recording__stop(struct fg_recording *r)
+{
+	if (r->state != RUNNING)
+		return;
+	(void)fg_evset__disable(r->events);
+	r->stopped = now_ns();
+	r->state = STOPPED;
+}
+
+bool fg_recording__targets_gone(struct fg_recording *r)
+{
+	bool any_alive = false;
+
+	for (size_t i = 0; i < r->n_targets; i++) {
+		struct target *t = &r->targets[i];
+		struct fg_process *cur = fg_proctab__current(r->procs, t->pid);
+
+		if (!t->exited && (!cur || cur->end_time != FG_TIME_ALIVE ||
+				   !fg_proctab__same_process(r->procs, t->serial, cur)))
+			t->exited = true;
+		any_alive |= !t->exited;
+	}
+	return r->n_targets > 0 && !any_alive;
+}
+
+uint64_t fg_recording__samples(const struct fg_recording *r)
+{
+	return r->samples;
+}
+
+uint64_t fg_recording__lost(const struct fg_recording *r)
+{
+	struct fg_cpu_counters c;
+
+	if (r->state == FINISHED)
+		return r->totals.lost + r->totals.lost_samples;
+	fg_evset__totals(r->events, &c);
+	return c.lost + c.lost_samples;
+}
+
+uint64_t fg_recording__started(const struct fg_recording *r)
+{
+	return r->started;
+}
+
+static double duration_s(const struct fg_recording *r)
+{
+	return (double)((r->stopped ? r->stopped : now_ns()) - r->started) / 1e9;
+}
+
+int fg_recording__finish(struct fg_recording *r)
+{
+	struct fg_flame_opts fo;
+	int err;
+
+	fg_recording__stop(r);
+	fg_evset__totals(r->events, &r->totals);
+	r->events = fg_evset__free(r->events);
+	r->state = FINISHED;
+
+	/* The location memo has done its job; release it before the output is built. */
+	for (size_t i = 0; i < r->n_locs; i++)
+		fg_dso__unref(r->locs[i].dso);
+	free(r->locs);
+	r->locs = NULL;
+	r->n_locs = r->cap_locs = 0;
+	fg_idxmap_done(&r->loc_index);
+
+	err = fg_folded__sort(r->model);
+	if (err < 0 || r->opts.req.format != FG_FORMAT_SVG)
+		return err;
+
+	snprintf(r->title, sizeof(r->title), "%s", r->opts.req.title[0] ? r->opts.req.title : "Flame Graph");
+	if (r->n_targets == 1)
+		snprintf(r->subtitle, sizeof(r->subtitle), "%s: pid %d (%s)", r->hostname,
+			 r->targets[0].pid, r->target_comm);
+	else if (r->n_targets > 1)
+		snprintf(r->subtitle, sizeof(r->subtitle), "%s: %zu processes", r->hostname,
+			 r->n_targets);
+	else
+		snprintf(r->subtitle, sizeof(r->subtitle), "%s: all CPUs", r->hostname);
+	snprintf(r->info[0], sizeof(r->info[0]),
+		 "event: %s   frequency: %u Hz   duration: %.1f s   samples: %" PRIu64
+		 "   lost: %" PRIu64 "   throttled: %" PRIu64,
+		 r->opts.event.name, r->opts.frequency, duration_s(r), r->samples,
+		 r->totals.lost + r->totals.lost_samples, r->totals.throttled);
+	snprintf(r->info[1], sizeof(r->info[1]),
+		 "frames: %" PRIu64 " named, %" PRIu64 " module+offset, %" PRIu64
+		 " unknown   unreadable binaries: %" PRIu64 "   dropped (limits): %" PRIu64,
+		 r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL], r->frames[FRAME_OFFSET],
+		 r->frames[FRAME_UNKNOWN] + r->frames[FRAME_KERNEL_UNKNOWN], r->unreadable_count,
+		 r->dropped_full);
+	r->info_lines[0] = r->info[0];
+	r->info_lines[1] = r->info[1];
+	r->info_lines[2] = NULL;
+
+	fg_flame_opts_init(&fo);
+	fo.title = r->title;
+	fo.subtitle = r->subtitle;
+	fo.info = r->info_lines;
+	return fg_flame__new(r->model, &fo, &r->flame);
+}
+
+struct json_object *fg_recording__metadata(struct fg_recording *r)
+{
+	_cleanup_(json_object_putp) struct json_object *m = json_object_new_object();
+	struct json_object *frames, *unreadable, *exited;
+	struct fg_cpu_counters c = r->totals;
+
+	if (!m)
+		return NULL;
+	if (r->state != FINISHED && r->events)
+		fg_evset__totals(r->events, &c);
+	json_object_object_add(m, "event", json_object_new_string(r->opts.event.name));
+	json_object_object_add(m, "frequency", json_object_new_int64(r->opts.frequency));
+	json_object_object_add(m, "duration_ms", json_object_new_int64((int64_t)(duration_s(r) * 1000)));
+	json_object_object_add(m, "samples", json_object_new_int64((int64_t)r->samples));
+	json_object_object_add(m, "samples_seen", json_object_new_int64((int64_t)c.samples));
+	json_object_object_add(m, "other_processes", json_object_new_int64((int64_t)r->filtered));
+	json_object_object_add(m, "lost", json_object_new_int64((int64_t)(c.lost + c.lost_samples)));
+	json_object_object_add(m, "throttled", json_object_new_int64((int64_t)c.throttled));
+	json_object_object_add(m, "malformed", json_object_new_int64((int64_t)c.malformed));
+	json_object_object_add(m, "dropped", json_object_new_int64((int64_t)r->dropped_full));
+	json_object_object_add(m, "stacks", json_object_new_int64((int64_t)fg_folded__n_stacks(r->model)));
+	json_object_object_add(m, "kernel_hidden", json_object_new_boolean(r->opts.hide_kernel));
+
+	frames = json_object_new_object();
+	json_object_object_add(m, "frames", frames);
+	json_object_object_add(frames, "named",
+			       json_object_new_int64((int64_t)(r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL])));
+	json_object_object_add(frames, "module_offset", json_object_new_int64((int64_t)r->frames[FRAME_OFFSET]));
+	json_object_object_add(frames, "unknown",
+			       json_object_new_int64((int64_t)(r->frames[FRAME_UNKNOWN] + r->frames[FRAME_KERNEL_UNKNOWN])));
+
+	unreadable = json_object_new_array();
+	json_object_object_add(m, "unreadable_binaries", unreadable);
+	json_object_object_add(m, "unreadable_count", json_object_new_int64((int64_t)r->unreadable_count));
+	for (size_t i = 0; i < r->n_unreadable; i++) {
+		struct json_object *u = json_object_new_object();
+
+		json_object_object_add(u, "path", json_object_new_string(fg_dso__path(r->unreadable[i])));
+		json_object_object_add(u, "error", json_object_new_string(strerror(-fg_dso__error(r->unreadable[i]))));
+		json_object_array_add(unreadable, u);
+	}
+	exited = json_object_new_array();
+	json_object_object_add(m, "exited", exited);
+	for (size_t i = 0; i < r->n_targets; i++)
+		if (r->targets[i].exited)
+			json_object_array_add(exited, json_object_new_int64(r->targets[i].pid));
+	return TAKE_PTR(m);
+}
+
+int fg_recording__emit(struct fg_recording *r, fg_write_fn fn, void *ctx, size_t budget)
+{
+	budget = MAX(budget, (size_t)EMIT_BUDGET_FLOOR);
+	if (r->opts.req.format == FG_FORMAT_SVG)
+		return fg_flame__emit(r->flame, fn, ctx, budget);
+	return fg_folded__emit(r->model, &r->cursor, fn, ctx, budget);
+}

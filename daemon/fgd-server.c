@@ -1,2 +1,848 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fgd-log.h"
+#include "fgd-recording.h"
+#include "fgd-server.h"
+#include "macro.h"
+#include "proto.h"
+
+/* Every resource a client can make grow has a limit; refusals are counted. */
+#define MAX_CLIENTS 64
+#define MAX_RECORDINGS 8
+#define MAX_RECORDINGS_PER_USER 2
+#define IDLE_TIMEOUT_NS (60ULL * 1000000000ULL)
+#define PROGRESS_INTERVAL_NS (1000000000ULL)
+#define OUT_HIGH_WATER (256 * 1024)
+#define CHUNK_SIZE (64 * 1024)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+
+enum client_state {
+	C_IDLE,      /* waiting for a request */
+	C_RECORDING, /* sampling; "stop" ends it early */
+	C_STREAMING, /* sending the result */
+	C_CLOSING,   /* flushing the last bytes, then closing */
+};
+
+struct client {
+	struct fgd_watch watch; /* first: the loop hands us this pointer */
+	struct fgd_server *server; /* borrowed */
+	struct client *next, *prev;
+	struct ucred cred;
+	enum client_state state;
+	uint32_t epoll_events;
+	uint64_t last_activity;
+
+	struct fg_proto_reader in;
+	bool read_eof;
+	char *out; /* owned queue of bytes to send */
+	size_t out_start, out_len, out_cap;
+	char *chunk; /* owned: one emitted chunk of result */
+	size_t chunk_len, chunk_cap;
+
+	struct fg_recording *rec; /* owned */
+	uint64_t deadline; /* CLOCK_MONOTONIC ns; 0: until stopped */
+	uint64_t next_progress;
+	uint64_t result_bytes;
+};
+
+struct fgd_server {
+	struct fgd *d; /* borrowed */
+	struct fgd_watch listen_watch;
+	char *path; /* owned */
+	struct client *clients;
+	size_t n_clients, n_recordings;
+	uint64_t accepted, rejected_clients, requests, bad_requests, denied;
+	uint64_t recordings_started, recordings_completed, recordings_aborted;
+};
+
+static void client_free(struct client *c);
+static void client_flush(struct client *c);
+static void finish_recording(struct client *c, const char *reason);
+
+/* ---- output ---- */
+
+static int out_append(struct client *c, const void *p, size_t n)
+{
+	int r;
+
+	if (c->out_start > 0 && c->out_start + c->out_len + n > c->out_cap) {
+		memmove(c->out, c->out + c->out_start, c->out_len);
+		c->out_start = 0;
+	}
+	r = FG_GROW(c->out, c->out_cap, c->out_start + c->out_len + n);
+	if (r < 0)
+		return r;
+	memcpy(c->out + c->out_start + c->out_len, p, n);
+	c->out_len += n;
+	return 0;
+}
+
+static void send_json(struct client *c, struct json_object *obj)
+{
+	_cleanup_free_ char *line = obj ? fg_proto_format(obj) : NULL;
+
+	/* Out of memory while talking to one client: that client goes. */
+	if (!line || out_append(c, line, strlen(line)) < 0)
+		c->state = C_CLOSING;
+}
+
+static void send_error(struct client *c, int err, const char *fmt, ...) _printf_(3, 4);
+static void send_error(struct client *c, int err, const char *fmt, ...)
+{
+	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("error");
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (m) {
+		json_object_object_add(m, "error", json_object_new_string(fg_errno_name(err) ?: "EIO"));
+		json_object_object_add(m, "message", json_object_new_string(msg));
+	}
+	send_json(c, m);
+}
+
+static void update_events(struct client *c)
+{
+	uint32_t ev = 0;
+
+	if (!c->read_eof && c->state != C_CLOSING)
+		ev |= EPOLLIN;
+	if (c->out_len > 0)
+		ev |= EPOLLOUT;
+	/* EPOLLHUP and EPOLLERR are always reported. */
+	if (ev != c->epoll_events && fgd_watch_mod(c->server->d, &c->watch, ev) == 0)
+		c->epoll_events = ev;
+}
+
+static int chunk_write(void *ctx, const void *buf, size_t len)
+{
+	struct client *c = ctx;
+	int r = FG_GROW(c->chunk, c->chunk_cap, c->chunk_len + len);
+
+	if (r < 0)
+		return r;
+	memcpy(c->chunk + c->chunk_len, buf, len);
+	c->chunk_len += len;
+	return 0;
+}
+
+static void end_result(struct client *c)
+{
+	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("end");
+
+	if (m)
+		json_object_object_add(m, "bytes", json_object_new_int64((int64_t)c->result_bytes));
+	send_json(c, m);
+	c->rec = fg_recording__free(c->rec);
+	c->server->n_recordings--;
+	c->server->recordings_completed++;
+	if (c->state != C_CLOSING)
+		c->state = c->read_eof ? C_CLOSING : C_IDLE;
+}
+
+/* Produces result chunks while the peer keeps up: the result is never all queued at once. */
+static void pump(struct client *c)
+{
+	while (c->state == C_STREAMING && c->out_len < OUT_HIGH_WATER) {
+		_cleanup_(json_object_putp) struct json_object *m = NULL;
+		int r;
+
+		c->chunk_len = 0;
+		r = fg_recording__emit(c->rec, chunk_write, c, CHUNK_SIZE);
+		if (r < 0) {
+			log_warning("Failed to render a result for uid %u: %s, dropping client",
+				    c->cred.uid, strerror(-r));
+			send_error(c, -r, "rendering the result failed: %s", strerror(-r));
+			c->state = C_CLOSING;
+			return;
+		}
+		if (c->chunk_len > 0) {
+			m = fg_proto_new_message("data");
+			if (m)
+				json_object_object_add(m, "length", json_object_new_int64((int64_t)c->chunk_len));
+			send_json(c, m);
+			if (c->state == C_CLOSING || out_append(c, c->chunk, c->chunk_len) < 0) {
+				c->state = C_CLOSING;
+				return;
+			}
+			c->result_bytes += c->chunk_len;
+		}
+		if (r == 1)
+			end_result(c);
+	}
+}
+
+static void client_flush(struct client *c)
+{
+	while (c->out_len > 0) {
+		ssize_t n = send(c->watch.fd, c->out + c->out_start, c->out_len,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			/* The peer is gone (EPIPE, ECONNRESET): release everything it held. */
+			client_free(c);
+			return;
+		}
+		c->out_start += (size_t)n;
+		c->out_len -= (size_t)n;
+		if (c->out_len == 0)
+			c->out_start = 0;
+	}
+	/* Refill; what does not fit waits for EPOLLOUT. */
+	if (c->state == C_STREAMING)
+		pump(c);
+	if (c->state == C_CLOSING && c->out_len == 0) {
+		client_free(c);
+		return;
+	}
+	update_events(c);
+}
+
+/* ---- requests ---- */
+
+static uint32_t paranoid_level(void)
+{
+	_cleanup_(fclosep) FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int v;
+
+	if (!f || fscanf(f, "%d", &v) != 1)
+		return 2;
+	return v < 0 ? 0 : (uint32_t)v;
+}
+
+static size_t recordings_of(const struct fgd_server *s, uid_t uid)
+{
+	size_t n = 0;
+
+	for (const struct client *c = s->clients; c; c = c->next)
+		n += c->rec && c->cred.uid == uid;
+	return n;
+}
+
+static void send_started(struct client *c, const struct fg_recording_opts *o)
+{
+	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("started");
+	struct fgd *d = c->server->d;
+
+	if (m) {
+		json_object_object_add(m, "event", json_object_new_string(d->event.name));
+		json_object_object_add(m, "frequency", json_object_new_int64(o->frequency));
+		json_object_object_add(m, "cpus", json_object_new_int64((int64_t)fg_evset__n(fg_recording__events(c->rec))));
+		json_object_object_add(m, "duration_ms", json_object_new_int64((int64_t)o->req.duration_ms));
+		json_object_object_add(m, "kernel_hidden", json_object_new_boolean(o->hide_kernel));
+	}
+	send_json(c, m);
+}
+
+static void handle_record(struct client *c, const struct fg_record_request *req)
+{
+	struct fgd_server *s = c->server;
+	struct fgd *d = s->d;
+	struct fg_recording_opts o = {
+		.req = *req,
+		.uid = c->cred.uid,
+		.event = d->event,
+		.frequency = req->frequency ? req->frequency : d->conf.default_frequency,
+		.max_stack = d->max_stack,
+		.ring_pages = d->conf.ring_pages,
+		.hostname = d->hostname,
+	};
+	pid_t bad_pid = 0;
+	int r;
+
+	if (req->all && c->cred.uid != 0) {
+		s->denied++;
+		send_error(c, EPERM, "recording the whole machine (-a) needs root; "
+				     "record your own processes with -p");
+		return;
+	}
+	for (size_t i = 0; i < req->n_pids; i++) {
+		struct fg_process *p = fg_proctab__find(d->procs, req->pids[i], fgd_now());
+		uid_t uid;
+
+		if (!p || p->end_time != FG_TIME_ALIVE) {
+			send_error(c, ESRCH, "no such process: %d", req->pids[i]);
+			return;
+		}
+		if (c->cred.uid == 0)
+			continue;
+		r = fg_process_uid(p, &uid);
+		if (r < 0) {
+			send_error(c, ESRCH, "no such process: %d", req->pids[i]);
+			return;
+		}
+		if (uid != c->cred.uid) {
+			s->denied++;
+			send_error(c, EPERM, "process %d belongs to another user: you may record only "
+					     "your own processes", req->pids[i]);
+			return;
+		}
+	}
+	if (o.frequency > d->max_rate) {
+		send_error(c, EINVAL, "frequency %u Hz is above the kernel's limit "
+				      "(kernel.perf_event_max_sample_rate = %u)", o.frequency, d->max_rate);
+		return;
+	}
+	if (s->n_recordings >= MAX_RECORDINGS ||
+	    (c->cred.uid != 0 && recordings_of(s, c->cred.uid) >= MAX_RECORDINGS_PER_USER)) {
+		send_error(c, EBUSY, "too many recordings in progress (at most %d, %d per user); try again later",
+			   MAX_RECORDINGS, MAX_RECORDINGS_PER_USER);
+		return;
+	}
+	/* What the kernel would refuse an unprivileged user, the daemon does not hand out either. */
+	o.hide_kernel = c->cred.uid != 0 && paranoid_level() >= 2;
+
+	r = fg_recording__new(&o, d->procs, d->sym, &c->rec, &bad_pid);
+	if (r == -ESRCH) {
+		send_error(c, ESRCH, "no such process: %d", bad_pid);
+		return;
+	}
+	if (r >= 0)
+		r = fgd_watch_rings(d, fg_recording__events(c->rec));
+	if (r < 0) {
+		log_warning("Failed to start a recording for uid %u: %s", c->cred.uid, strerror(-r));
+		send_error(c, -r, "could not start sampling: %s", strerror(-r));
+		if (c->rec)
+			fgd_unwatch_rings(d, fg_recording__events(c->rec));
+		c->rec = fg_recording__free(c->rec);
+		return;
+	}
+	s->n_recordings++;
+	s->recordings_started++;
+	c->state = C_RECORDING;
+	c->deadline = req->duration_ms ? fg_recording__started(c->rec) + req->duration_ms * 1000000ULL : 0;
+	c->next_progress = fgd_now() + PROGRESS_INTERVAL_NS;
+	c->result_bytes = 0;
+	send_started(c, &o);
+	log_info("Recording started for uid %u: %s, %u Hz", c->cred.uid,
+		 req->all ? "all processes" : "selected processes", o.frequency);
+}
+
+static void handle_status(struct client *c)
+{
+	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("status");
+	struct fgd *d = c->server->d;
+	struct fg_symbolizer_stats ss;
+	struct fg_proctab_stats ps;
+	struct fg_cpu_counters tc;
+	struct json_object *o, *cpus;
+
+	if (!m) {
+		c->state = C_CLOSING;
+		return;
+	}
+	json_object_object_add(m, "version", json_object_new_string(FG_VERSION));
+	json_object_object_add(m, "pid", json_object_new_int64(getpid()));
+	json_object_object_add(m, "uptime_ms", json_object_new_int64((int64_t)((fgd_now() - d->started) / 1000000)));
+	json_object_object_add(m, "event", json_object_new_string(d->event.name));
+	json_object_object_add(m, "default_frequency", json_object_new_int64(d->conf.default_frequency));
+	json_object_object_add(m, "max_frequency", json_object_new_int64(d->max_rate));
+	json_object_object_add(m, "max_stack", json_object_new_int64(d->max_stack));
+	json_object_object_add(m, "ring_pages", json_object_new_int64((int64_t)d->conf.ring_pages));
+	json_object_object_add(m, "socket", json_object_new_string(c->server->path));
+
+	cpus = json_object_new_array();
+	json_object_object_add(m, "cpus", cpus);
+	for (size_t i = 0; i < d->n_cpu_totals; i++) {
+		const struct fg_cpu_counters *k = &d->cpu_totals[i].c;
+
+		o = json_object_new_object();
+		json_object_object_add(o, "cpu", json_object_new_int64(d->cpu_totals[i].cpu));
+		json_object_object_add(o, "samples", json_object_new_int64((int64_t)k->samples));
+		json_object_object_add(o, "lost", json_object_new_int64((int64_t)(k->lost + k->lost_samples)));
+		json_object_object_add(o, "throttled", json_object_new_int64((int64_t)k->throttled));
+		json_object_object_add(o, "malformed", json_object_new_int64((int64_t)k->malformed));
+		json_object_array_add(cpus, o);
+	}
+
+	fg_evset__totals(d->tracker, &tc);
+	o = json_object_new_object();
+	json_object_object_add(m, "tracking", o);
+	json_object_object_add(o, "records", json_object_new_int64((int64_t)tc.records));
+	json_object_object_add(o, "lost", json_object_new_int64((int64_t)(tc.lost + tc.lost_samples)));
+	json_object_object_add(o, "malformed", json_object_new_int64((int64_t)tc.malformed));
+
+	fg_proctab__stats(d->procs, &ps);
+	o = json_object_new_object();
+	json_object_object_add(m, "processes", o);
+	json_object_object_add(o, "alive", json_object_new_int64((int64_t)ps.processes));
+	json_object_object_add(o, "generations", json_object_new_int64((int64_t)ps.generations));
+	json_object_object_add(o, "threads", json_object_new_int64((int64_t)ps.threads));
+	json_object_object_add(o, "maps", json_object_new_int64((int64_t)ps.maps));
+	json_object_object_add(o, "proc_reads", json_object_new_int64((int64_t)ps.proc_reads));
+	json_object_object_add(o, "dropped_processes", json_object_new_int64((int64_t)ps.dropped_processes));
+	json_object_object_add(o, "dropped_threads", json_object_new_int64((int64_t)ps.dropped_threads));
+	json_object_object_add(o, "dropped_maps", json_object_new_int64((int64_t)ps.dropped_maps));
+
+	fg_symbolizer__stats(d->sym, &ss);
+	o = json_object_new_object();
+	json_object_object_add(m, "symbols", o);
+	json_object_object_add(o, "binaries", json_object_new_int64((int64_t)ss.dsos));
+	json_object_object_add(o, "binaries_loaded", json_object_new_int64((int64_t)ss.dsos_loaded));
+	json_object_object_add(o, "binaries_unreadable", json_object_new_int64((int64_t)ss.dsos_failed));
+	json_object_object_add(o, "binaries_dropped", json_object_new_int64((int64_t)ss.dsos_dropped));
+	json_object_object_add(o, "kernel_symbols", json_object_new_int64((int64_t)ss.kallsyms));
+	json_object_object_add(o, "kernel_reloads", json_object_new_int64((int64_t)ss.kallsyms_loads));
+	json_object_object_add(o, "kernel_restricted", json_object_new_boolean(ss.kernel_restricted));
+
+	fgd_server__status(c->server, m);
+	send_json(c, m);
+}
+
+static void handle_line(struct client *c, const char *line, size_t len)
+{
+	_cleanup_(json_object_putp) struct json_object *msg = NULL;
+	struct fg_request req;
+	const char *why = NULL;
+	int r;
+
+	c->server->requests++;
+	r = fg_proto_parse(line, len, &msg);
+	if (r == -EPROTO) {
+		c->server->bad_requests++;
+		send_error(c, EPROTO, "unsupported protocol version (this fgd speaks version %d)",
+			   FG_PROTO_VERSION);
+		return;
+	}
+	if (r < 0) {
+		c->server->bad_requests++;
+		send_error(c, EBADMSG, "a request must be one JSON object on one line");
+		return;
+	}
+	r = fg_proto_decode_request(msg, &req, &why);
+	if (r < 0) {
+		c->server->bad_requests++;
+		send_error(c, EINVAL, "invalid request: %s", why ? why : "malformed");
+		return;
+	}
+	if (req.cmd == FG_CMD_STOP) {
+		if (c->state == C_RECORDING)
+			finish_recording(c, "stopped");
+		/* A stop that crossed the end of the recording is harmless. */
+		return;
+	}
+	if (c->state != C_IDLE) {
+		send_error(c, EBUSY, "a request is already in progress on this connection");
+		return;
+	}
+	if (req.cmd == FG_CMD_STATUS)
+		handle_status(c);
+	else
+		handle_record(c, &req.record);
+}
+
+static void client_read(struct client *c)
+{
+	char buf[16384];
+
+	for (;;) {
+		struct fg_proto_item it;
+		ssize_t n = recv(c->watch.fd, buf, sizeof(buf), MSG_DONTWAIT);
+		int r;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			client_free(c);
+			return;
+		}
+		if (n == 0) {
+			/* Done sending; it may still wait for our answer. */
+			c->read_eof = true;
+			if (c->state == C_IDLE)
+				c->state = C_CLOSING;
+			break;
+		}
+		c->last_activity = fgd_now();
+		if (fg_proto_reader_feed(&c->in, buf, (size_t)n) < 0) {
+			client_free(c);
+			return;
+		}
+		while ((r = fg_proto_reader_next(&c->in, &it)) == 0 && it.kind == FG_PROTO_MESSAGE) {
+			handle_line(c, it.bytes, it.len);
+			if (c->state == C_CLOSING)
+				break;
+		}
+		if (r == -EMSGSIZE) {
+			c->server->bad_requests++;
+			send_error(c, EMSGSIZE, "request longer than %d bytes", FG_PROTO_MAX_REQUEST);
+			c->state = C_CLOSING;
+		} else if (it.kind == FG_PROTO_DATA) {
+			send_error(c, EBADMSG, "clients do not send data");
+			c->state = C_CLOSING;
+		}
+		if (c->state == C_CLOSING)
+			break;
+	}
+	client_flush(c);
+}
+
+static void client_event(struct fgd_watch *w, uint32_t events)
+{
+	struct client *c = (struct client *)w;
+
+	if (events & (EPOLLERR | EPOLLHUP)) {
+		client_free(c);
+		return;
+	}
+	if (events & EPOLLIN) {
+		client_read(c);
+		return; /* it flushed, and may be gone */
+	}
+	if (events & EPOLLOUT)
+		client_flush(c);
+}
+
+/* ---- recordings ---- */
+
+static void finish_recording(struct client *c, const char *reason)
+{
+	struct fgd *d = c->server->d;
+	_cleanup_(json_object_putp) struct json_object *m = NULL;
+	int r;
+
+	fg_recording__stop(c->rec);
+	/* One last round: whatever the rings hold up to now belongs to this recording. */
+	fgd_drain_round(d);
+	fgd_account_cpus(d, fg_recording__events(c->rec));
+	fgd_unwatch_rings(d, fg_recording__events(c->rec));
+	r = fg_recording__finish(c->rec);
+	if (r < 0) {
+		log_warning("Failed to finish a recording for uid %u: %s", c->cred.uid, strerror(-r));
+		send_error(c, -r, "could not build the result: %s", strerror(-r));
+		c->rec = fg_recording__free(c->rec);
+		c->server->n_recordings--;
+		c->server->recordings_aborted++;
+		c->state = c->read_eof ? C_CLOSING : C_IDLE;
+		return;
+	}
+	m = fg_proto_new_message("result");
+	if (m) {
+		struct json_object *meta = fg_recording__metadata(c->rec);
+
+		json_object_object_add(m, "reason", json_object_new_string(reason));
+		json_object_object_add(m, "meta", meta);
+	}
+	send_json(c, m);
+	if (c->state == C_CLOSING)
+		return;
+	c->state = C_STREAMING;
+	log_info("Recording for uid %u %s: %" PRIu64 " samples, %" PRIu64 " lost", c->cred.uid,
+		 reason, fg_recording__samples(c->rec), fg_recording__lost(c->rec));
+}
+
+void fgd_server__snapshot_recordings(struct fgd_server *s)
+{
+	for (struct client *c = s->clients; c; c = c->next)
+		if (c->rec && fg_recording__events(c->rec))
+			fg_evset__snapshot(fg_recording__events(c->rec));
+}
+
+void fgd_server__drain_recordings(struct fgd_server *s)
+{
+	for (struct client *c = s->clients; c; c = c->next)
+		if (c->rec && fg_recording__events(c->rec))
+			fg_recording__drain(c->rec);
+}
+
+bool fgd_server__busy(const struct fgd_server *s)
+{
+	for (const struct client *c = s->clients; c; c = c->next)
+		if (c->state == C_RECORDING)
+			return true;
+	return false;
+}
+
+static void send_progress(struct client *c, uint64_t now)
+{
+	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("progress");
+
+	if (m) {
+		json_object_object_add(m, "elapsed_ms",
+				       json_object_new_int64((int64_t)((now - fg_recording__started(c->rec)) / 1000000)));
+		json_object_object_add(m, "samples", json_object_new_int64((int64_t)fg_recording__samples(c->rec)));
+		json_object_object_add(m, "lost", json_object_new_int64((int64_t)fg_recording__lost(c->rec)));
+	}
+	send_json(c, m);
+}
+
+void fgd_server__tick(struct fgd_server *s)
+{
+	uint64_t now = fgd_now();
+	struct client *c, *next;
+
+	for (c = s->clients; c; c = next) {
+		next = c->next;
+		if (c->state == C_RECORDING) {
+			if (c->deadline && now >= c->deadline)
+				finish_recording(c, "completed");
+			else if (fg_recording__targets_gone(c->rec))
+				finish_recording(c, "exited");
+			else if (now >= c->next_progress) {
+				send_progress(c, now);
+				c->next_progress = now + PROGRESS_INTERVAL_NS;
+			}
+		} else if (c->state == C_IDLE && now - c->last_activity > IDLE_TIMEOUT_NS) {
+			c->state = C_CLOSING;
+		}
+		/* Flushing may free the client; next was taken before. */
+		client_flush(c);
+	}
+}
+
+/* ---- clients ---- */
+
+static void client_free(struct client *c)
+{
+	struct fgd_server *s = c->server;
+
+	if (c->rec) {
+		log_info("Client (uid %u) went away mid-recording, releasing it", c->cred.uid);
+		if (fg_recording__events(c->rec)) {
+			fgd_account_cpus(s->d, fg_recording__events(c->rec));
+			fgd_unwatch_rings(s->d, fg_recording__events(c->rec));
+		}
+		c->rec = fg_recording__free(c->rec);
+		s->n_recordings--;
+		s->recordings_aborted++;
+	}
+	fgd_watch_del(s->d, &c->watch);
+	safe_close(c->watch.fd);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->n_clients--;
+	fg_proto_reader_done(&c->in);
+	free(c->out);
+	free(c->chunk);
+	free(c);
+}
+
+static void reject(int fd, const char *why)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line),
+			 "{\"fgd\":%d,\"type\":\"error\",\"error\":\"EUSERS\",\"message\":\"%s\"}\n",
+			 FG_PROTO_VERSION, why);
+
+	/* Best effort on a fresh socket: its buffer has room for one line. */
+	(void)!send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+static void accept_event(struct fgd_watch *w, uint32_t events)
+{
+	struct fgd_server *s = (struct fgd_server *)((uint8_t *)w - offsetof(struct fgd_server, listen_watch));
+
+	for (;;) {
+		socklen_t len = sizeof(struct ucred);
+		struct client *c;
+		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN)
+				log_warning("Failed to accept a client: %m, ignoring");
+			return;
+		}
+		if (s->n_clients >= MAX_CLIENTS) {
+			s->rejected_clients++;
+			reject(fd, "too many clients connected to fgd; try again later");
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->watch.fd = fd;
+		c->watch.fn = client_event;
+		c->server = s;
+		c->last_activity = fgd_now();
+		fg_proto_reader_init(&c->in, FG_PROTO_MAX_REQUEST);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0 ||
+		    fgd_watch_add(s->d, &c->watch, EPOLLIN) < 0) {
+			log_warning("Failed to set up a client: %m, dropping it");
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->epoll_events = EPOLLIN;
+		c->next = s->clients;
+		if (s->clients)
+			s->clients->prev = c;
+		s->clients = c;
+		s->n_clients++;
+		s->accepted++;
+	}
+}
+
+/* ---- the socket ---- */
+
+static int socket_in_use(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return negative_errno();
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+}
+
+static int bind_socket(const char *path, const char *group, int *ret_fd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	mode_t old;
+	int r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST; /* never delete something that is not a socket */
+		if (socket_in_use(path) > 0)
+			return -EADDRINUSE;
+		if (unlink(path) < 0)
+			return negative_errno();
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return negative_errno();
+	/* Born 0600: nobody can connect before the group is set. */
+	old = umask(0177);
+	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (r < 0)
+		return negative_errno();
+	if (group) {
+		struct group *g = getgrnam(group);
+
+		if (!g) {
+			unlink(path);
+			return -ENOENT;
+		}
+		if (chown(path, (uid_t)-1, g->gr_gid) < 0 || chmod(path, 0660) < 0) {
+			r = negative_errno();
+			unlink(path);
+			return r;
+		}
+	}
+	if (listen(fd, 64) < 0) {
+		r = negative_errno();
+		unlink(path);
+		return r;
+	}
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int fgd_server__new(struct fgd *d, struct fgd_server **ret)
+{
+	struct fgd_server *s = calloc(1, sizeof(*s));
+	int r, fd;
+
+	if (!s)
+		return -ENOMEM;
+	s->d = d;
+	s->listen_watch.fd = -1;
+	s->path = strdup(d->conf.socket_path);
+	if (!s->path) {
+		free(s);
+		return -ENOMEM;
+	}
+	r = bind_socket(s->path, d->conf.socket_group, &fd);
+	if (r < 0) {
+		free(s->path);
+		free(s);
+		return r;
+	}
+	s->listen_watch.fd = fd;
+	s->listen_watch.fn = accept_event;
+	r = fgd_watch_add(d, &s->listen_watch, EPOLLIN);
+	if (r < 0) {
+		fgd_server__free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+struct fgd_server *fgd_server__free(struct fgd_server *s)
+{
+	if (!s)
+		return NULL;
+	while (s->clients)
+		client_free(s->clients);
+	if (s->listen_watch.fd >= 0) {
+		fgd_watch_del(s->d, &s->listen_watch);
+		close(s->listen_watch.fd);
+		unlink(s->path);
+	}
+	free(s->path);
+	free(s);
+	return NULL;
+}
+
+void fgd_server__status(const struct fgd_server *s, struct json_object *status)
+{
+	struct json_object *o = json_object_new_object(), *active = json_object_new_array();
+	uint64_t now = fgd_now();
+
+	json_object_object_add(status, "server", o);
+	json_object_object_add(o, "clients", json_object_new_int64((int64_t)s->n_clients));
+	json_object_object_add(o, "max_clients", json_object_new_int64(MAX_CLIENTS));
+	json_object_object_add(o, "clients_rejected", json_object_new_int64((int64_t)s->rejected_clients));
+	json_object_object_add(o, "requests", json_object_new_int64((int64_t)s->requests));
+	json_object_object_add(o, "bad_requests", json_object_new_int64((int64_t)s->bad_requests));
+	json_object_object_add(o, "denied", json_object_new_int64((int64_t)s->denied));
+	json_object_object_add(o, "recordings_active", json_object_new_int64((int64_t)s->n_recordings));
+	json_object_object_add(o, "max_recordings", json_object_new_int64(MAX_RECORDINGS));
+	json_object_object_add(o, "recordings_started", json_object_new_int64((int64_t)s->recordings_started));
+	json_object_object_add(o, "recordings_completed", json_object_new_int64((int64_t)s->recordings_completed));
+	json_object_object_add(o, "recordings_aborted", json_object_new_int64((int64_t)s->recordings_aborted));
+	json_object_object_add(status, "recordings", active);
+	for (const struct client *c = s->clients; c; c = c->next) {
+		struct json_object *a;
+
+		if (!c->rec || c->state != C_RECORDING)
+			continue;
+		a = json_object_new_object();
+		json_object_object_add(a, "uid", json_object_new_int64(c->cred.uid));
+		json_object_object_add(a, "elapsed_ms",
+				       json_object_new_int64((int64_t)((now - fg_recording__started(c->rec)) / 1000000)));
+		json_object_object_add(a, "samples", json_object_new_int64((int64_t)fg_recording__samples(c->rec)));
+		json_object_object_add(a, "lost", json_object_new_int64((int64_t)fg_recording__lost(c->rec)));
+		json_object_array_add(active, a);
+	}
+}

@@ -1,1 +1,414 @@
-int main(void) { return 0; }
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fgd: the sampling-profiler daemon. main() sets up the shared state, the
+ * tracking events and the socket, then runs the one epoll loop until
+ * SIGTERM or SIGINT. See docs/ARCHITECTURE.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fgd-log.h"
+#include "fgd-server.h"
+#include "fgd.h"
+#include "macro.h"
+
+#define ROUND_BUSY_NS (100ULL * 1000000ULL)  /* drain interval while recording */
+#define ROUND_IDLE_NS (1000ULL * 1000000ULL) /* only tracking to keep current */
+#define REAP_INTERVAL_NS (1000ULL * 1000000ULL)
+/* Ended processes stay resolvable this long, for samples read after their exit. */
+#define REAP_GRACE_NS (10ULL * 1000000000ULL)
+#define DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: about half a second at 999 Hz */
+#define TRACK_RING_PAGES 64
+
+static const char *arg_socket = FG_DEFAULT_SOCKET;
+static const char *arg_group;
+static uint32_t arg_frequency = 99;
+static size_t arg_ring_pages = DEFAULT_RING_PAGES;
+
+uint64_t fgd_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int fgd_watch_add(struct fgd *d, struct fgd_watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	return epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? negative_errno() : 0;
+}
+
+int fgd_watch_mod(struct fgd *d, struct fgd_watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	return epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, w->fd, &ev) < 0 ? negative_errno() : 0;
+}
+
+void fgd_watch_del(struct fgd *d, struct fgd_watch *w)
+{
+	if (w->fd >= 0)
+		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, w->fd, NULL);
+}
+
+int fgd_watch_rings(struct fgd *d, const struct fg_evset *events)
+{
+	for (size_t i = 0; i < fg_evset__n(events); i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &d->ring_watch };
+
+		if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fg_evset__fd(events, i), &ev) < 0)
+			return negative_errno();
+	}
+	return 0;
+}
+
+void fgd_unwatch_rings(struct fgd *d, const struct fg_evset *events)
+{
+	for (size_t i = 0; i < fg_evset__n(events); i++)
+		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, fg_evset__fd(events, i), NULL);
+}
+
+static void ring_event(struct fgd_watch *w, uint32_t events)
+{
+	struct fgd *d = (struct fgd *)((uint8_t *)w - offsetof(struct fgd, ring_watch));
+
+	d->drain_requested = true;
+}
+
+static void on_tracking_record(void *ctx, const struct fg_record *rec)
+{
+	struct fgd *d = ctx;
+
+	fg_proctab__handle(d->procs, rec);
+}
+
+void fgd_drain_round(struct fgd *d)
+{
+	/*
+	 * Snapshot the sample rings first, then read all tracking up to now:
+	 * every fork, exec and mmap that a snapshotted sample depends on
+	 * happened before the snapshot, so it is applied before the sample.
+	 */
+	fgd_server__snapshot_recordings(d->server);
+	fg_evset__snapshot(d->tracker);
+	fg_evset__drain(d->tracker, on_tracking_record, d);
+	fgd_server__drain_recordings(d->server);
+	d->drain_requested = false;
+}
+
+void fgd_account_cpus(struct fgd *d, const struct fg_evset *events)
+{
+	for (size_t i = 0; events && i < fg_evset__n(events); i++) {
+		const struct fg_cpu_counters *c = fg_evset__counters(events, i);
+
+		for (size_t j = 0; j < d->n_cpu_totals; j++) {
+			struct fg_cpu_counters *t = &d->cpu_totals[j].c;
+
+			if (d->cpu_totals[j].cpu != fg_evset__cpu(events, i))
+				continue;
+			t->records += c->records;
+			t->samples += c->samples;
+			t->lost += c->lost;
+			t->lost_samples += c->lost_samples;
+			t->throttled += c->throttled;
+			t->malformed += c->malformed;
+		}
+	}
+}
+
+static void signal_event(struct fgd_watch *w, uint32_t events)
+{
+	struct fgd *d = (struct fgd *)((uint8_t *)w - offsetof(struct fgd, signal_watch));
+	struct signalfd_siginfo si;
+
+	while (read(w->fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			log_info("Received %s, shutting down", strsignal((int)si.ssi_signo));
+			d->quit = true;
+		}
+	}
+}
+
+static void help(void)
+{
+	printf("Usage: fgd [OPTIONS]\n"
+	       "\n"
+	       "Sampling profiler daemon: samples every CPU with perf_event_open and serves\n"
+	       "folded stacks and flame graphs to fgctl over a Unix socket.\n"
+	       "\n"
+	       "  -s, --socket PATH        control socket (default %s)\n"
+	       "  -g, --socket-group NAME  group allowed to connect (socket mode 0660);\n"
+	       "                           default: 'fgd' if that group exists, else root only\n"
+	       "  -F, --frequency HZ       default sampling frequency (default 99)\n"
+	       "      --ring-pages N       ring buffer pages per CPU, a power of two (default %d)\n"
+	       "  -v, --verbose            log debug messages\n"
+	       "  -h, --help               show this help\n"
+	       "      --version            show the version\n"
+	       "\n"
+	       "fgd runs in the foreground until SIGTERM or SIGINT. See fgd(8).\n",
+	       FG_DEFAULT_SOCKET, DEFAULT_RING_PAGES);
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max || s[0] == '-')
+		return -EINVAL;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	enum { ARG_VERSION = 0x100, ARG_RING_PAGES };
+	static const struct option options[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "socket-group", required_argument, NULL, 'g' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "ring-pages", required_argument, NULL, ARG_RING_PAGES },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{}
+	};
+	uint32_t v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "s:g:F:vh", options, NULL)) >= 0) {
+		switch (c) {
+		case 's':
+			arg_socket = optarg;
+			break;
+		case 'g':
+			arg_group = optarg;
+			break;
+		case 'F':
+			if (parse_u32(optarg, 1, 100000, &arg_frequency) < 0) {
+				fprintf(stderr, "fgd: invalid frequency '%s': expected 1 to 100000 Hz\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_RING_PAGES:
+			if (parse_u32(optarg, 1, 65536, &v) < 0 || (v & (v - 1))) {
+				fprintf(stderr, "fgd: invalid ring size '%s': expected a power of two pages\n", optarg);
+				return -EINVAL;
+			}
+			arg_ring_pages = v;
+			break;
+		case 'v':
+			fg_log_max_level = LOG_DEBUG;
+			break;
+		case 'h':
+			help();
+			return 0;
+		case ARG_VERSION:
+			printf("fgd %s\n", FG_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'fgd --help'.\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fgd: unexpected argument '%s'. Try 'fgd --help'.\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!arg_group && getgrnam("fgd"))
+		arg_group = "fgd";
+	return 1;
+}
+
+/* Creates the socket's directory (one level, like /run/fgd) if missing. */
+static void make_socket_dir(const char *path)
+{
+	_cleanup_free_ char *copy = strdup(path);
+
+	if (copy && mkdir(dirname(copy), 0755) < 0 && errno != EEXIST)
+		log_warning("Failed to create the directory of %s: %m, ignoring", path);
+}
+
+static int setup(struct fgd *d)
+{
+	struct fg_evset_opts track = { .kind = FG_EVSET_TRACK, .ring_pages = TRACK_RING_PAGES };
+	sigset_t mask;
+	int r;
+
+	d->started = fgd_now();
+	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epoll_fd < 0)
+		return log_error("Failed to create the epoll instance: %m"), negative_errno();
+	if (gethostname(d->hostname, sizeof(d->hostname) - 1) < 0)
+		snprintf(d->hostname, sizeof(d->hostname), "localhost");
+	d->ring_watch.fd = -1;
+	d->ring_watch.fn = ring_event;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d->signal_watch.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	d->signal_watch.fn = signal_event;
+	if (d->signal_watch.fd < 0 || fgd_watch_add(d, &d->signal_watch, EPOLLIN) < 0)
+		return log_error("Failed to set up signal handling: %m"), negative_errno();
+
+	r = fg_sampler_probe_event(&d->event);
+	if (r < 0) {
+		log_error("Failed to open a perf event: %s. fgd needs root (or CAP_PERFMON) "
+			  "and a kernel with perf events.", strerror(-r));
+		return r;
+	}
+	d->max_stack = fg_sampler_max_stack();
+	d->max_rate = fg_sampler_max_rate();
+	if (arg_frequency > d->max_rate) {
+		log_error("Default frequency %u Hz is above kernel.perf_event_max_sample_rate (%u)",
+			  arg_frequency, d->max_rate);
+		return -EINVAL;
+	}
+	log_info("Sampling event: %s%s", d->event.name,
+		 d->event.type == PERF_TYPE_SOFTWARE ? " (no hardware PMU here: software clock)" : "");
+
+	r = fg_symbolizer__new(&d->sym);
+	if (r >= 0)
+		r = fg_proctab__new(d->sym, &d->procs);
+	if (r < 0)
+		return log_error("Out of memory"), r;
+
+	/* Tracking first, then the scan: nothing born in between can be missed. */
+	r = fg_evset__open(&track, &d->tracker);
+	if (r >= 0)
+		r = fg_evset__enable(d->tracker);
+	if (r >= 0)
+		r = fgd_watch_rings(d, d->tracker);
+	if (r < 0) {
+		log_error("Failed to open the tracking events: %s", strerror(-r));
+		return r;
+	}
+	d->n_cpu_totals = fg_evset__n(d->tracker);
+	d->cpu_totals = calloc(d->n_cpu_totals, sizeof(*d->cpu_totals));
+	if (!d->cpu_totals)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n_cpu_totals; i++)
+		d->cpu_totals[i].cpu = fg_evset__cpu(d->tracker, i);
+
+	r = fg_proctab__scan(d->procs);
+	if (r < 0)
+		return log_error("Failed to read /proc: %s", strerror(-r)), r;
+	r = fg_symbolizer__refresh_kernel(d->sym, false);
+	if (r < 0)
+		log_warning("Failed to read /proc/kallsyms: %s; kernel frames will show as [unknown]",
+			    strerror(-r));
+	else {
+		struct fg_symbolizer_stats ss;
+
+		fg_symbolizer__stats(d->sym, &ss);
+		if (ss.kernel_restricted)
+			log_warning("Kernel addresses are hidden (kernel.kptr_restrict); kernel frames "
+				    "will show as [unknown]");
+	}
+
+	make_socket_dir(d->conf.socket_path);
+	r = fgd_server__new(d, &d->server);
+	if (r == -EADDRINUSE)
+		return log_error("Another fgd is already serving %s", d->conf.socket_path), r;
+	if (r == -ENOENT && d->conf.socket_group)
+		return log_error("No such group: %s", d->conf.socket_group), r;
+	if (r < 0)
+		return log_error("Failed to listen on %s: %s", d->conf.socket_path, strerror(-r)), r;
+
+	fgd_drain_round(d);
+	return 0;
+}
+
+static void teardown(struct fgd *d)
+{
+	d->server = fgd_server__free(d->server);
+	d->tracker = fg_evset__free(d->tracker);
+	d->procs = fg_proctab__free(d->procs);
+	d->sym = fg_symbolizer__free(d->sym);
+	free(d->cpu_totals);
+	safe_close(d->signal_watch.fd);
+	safe_close(d->epoll_fd);
+}
+
+static int run(struct fgd *d)
+{
+	uint64_t next_round = fgd_now(), next_reap = next_round + REAP_INTERVAL_NS;
+
+	while (!d->quit) {
+		struct epoll_event evs[64];
+		uint64_t now = fgd_now();
+		int64_t wait = next_round > now ? (int64_t)((next_round - now) / 1000000) + 1 : 0;
+		int n = epoll_wait(d->epoll_fd, evs, ELEMENTSOF(evs), (int)wait);
+
+		if (n < 0 && errno != EINTR)
+			return log_error("epoll_wait failed: %m"), negative_errno();
+		for (int i = 0; i < n; i++) {
+			struct fgd_watch *w = evs[i].data.ptr;
+
+			w->fn(w, evs[i].events);
+		}
+		now = fgd_now();
+		if (d->drain_requested || now >= next_round) {
+			fgd_drain_round(d);
+			next_round = now + (fgd_server__busy(d->server) ? ROUND_BUSY_NS : ROUND_IDLE_NS);
+		}
+		fgd_server__tick(d->server);
+		/* A recording may have started: drain soon rather than in a second. */
+		if (fgd_server__busy(d->server) && next_round > now + ROUND_BUSY_NS)
+			next_round = now + ROUND_BUSY_NS;
+		if (now >= next_reap) {
+			fg_proctab__reap(d->procs, now, REAP_GRACE_NS);
+			next_reap = now + REAP_INTERVAL_NS;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct fgd d = { .epoll_fd = -1, .signal_watch.fd = -1 };
+	int r;
+
+	r = parse_args(argc, argv);
+	if (r <= 0)
+		return r < 0 ? 2 : 0;
+	d.conf = (struct fgd_config){
+		.socket_path = arg_socket,
+		.socket_group = arg_group,
+		.default_frequency = arg_frequency,
+		.ring_pages = arg_ring_pages,
+		.track_ring_pages = TRACK_RING_PAGES,
+	};
+	r = setup(&d);
+	if (r >= 0) {
+		log_info("fgd %s ready on %s (%s, %zu CPUs, default %u Hz)", FG_VERSION,
+			 d.conf.socket_path, d.event.name, d.n_cpu_totals, arg_frequency);
+		(void)sd_notifyf(false, "READY=1\nSTATUS=Sampling with %s on %zu CPUs", d.event.name,
+				 d.n_cpu_totals);
+		r = run(&d);
+		(void)sd_notify(false, "STOPPING=1");
+	}
+	teardown(&d);
+	return r < 0 ? 1 : 0;
+}

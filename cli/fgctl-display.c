@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fgctl-display.h"
+
+static bool progress_shown;
+
+int64_t fgctl_get_int(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+
+	if (!obj || !json_object_object_get_ex(obj, key, &v))
+		return 0;
+	return json_object_get_int64(v);
+}
+
+const char *fgctl_get_str(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+
+	if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
+		return "";
+	return json_object_get_string(v);
+}
+
+static struct json_object *get_obj(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+
+	return obj && json_object_object_get_ex(obj, key, &v) ? v : NULL;
+}
+
+static void format_duration(char *buf, size_t size, uint64_t ms)
+{
+	uint64_t s = ms / 1000;
+
+	if (s >= 86400)
+		snprintf(buf, size, "%" PRIu64 "d %" PRIu64 "h", s / 86400, s % 86400 / 3600);
+	else if (s >= 3600)
+		snprintf(buf, size, "%" PRIu64 "h %" PRIu64 "m", s / 3600, s % 3600 / 60);
+	else if (s >= 60)
+		snprintf(buf, size, "%" PRIu64 "m %" PRIu64 "s", s / 60, s % 60);
+	else
+		snprintf(buf, size, "%.1f s", (double)ms / 1000);
+}
+
+void fgctl_show_status(FILE *f, struct json_object *st)
+{
+	struct json_object *server = get_obj(st, "server"), *procs = get_obj(st, "processes");
+	struct json_object *syms = get_obj(st, "symbols"), *track = get_obj(st, "tracking");
+	struct json_object *cpus = get_obj(st, "cpus"), *active = get_obj(st, "recordings");
+	char up[32];
+
+	format_duration(up, sizeof(up), (uint64_t)fgctl_get_int(st, "uptime_ms"));
+	fprintf(f, "fgd %s, pid %" PRId64 ", up %s\n", fgctl_get_str(st, "version"),
+		fgctl_get_int(st, "pid"), up);
+	fprintf(f, "  socket:      %s\n", fgctl_get_str(st, "socket"));
+	fprintf(f, "  event:       %s%s\n", fgctl_get_str(st, "event"),
+		strcmp(fgctl_get_str(st, "event"), "cpu-clock") == 0 ?
+			" (software clock: no hardware PMU events here)" : " (hardware PMU)");
+	fprintf(f, "  frequency:   %" PRId64 " Hz default, %" PRId64 " Hz max; callchains up to %" PRId64
+		   " frames\n", fgctl_get_int(st, "default_frequency"),
+		fgctl_get_int(st, "max_frequency"), fgctl_get_int(st, "max_stack"));
+	fprintf(f, "  recordings:  %" PRId64 " active (max %" PRId64 "), %" PRId64 " completed, %" PRId64
+		   " aborted\n", fgctl_get_int(server, "recordings_active"),
+		fgctl_get_int(server, "max_recordings"), fgctl_get_int(server, "recordings_completed"),
+		fgctl_get_int(server, "recordings_aborted"));
+	for (size_t i = 0; active && i < json_object_array_length(active); i++) {
+		struct json_object *a = json_object_array_get_idx(active, i);
+
+		fprintf(f, "               uid %" PRId64 ": %.1f s, %" PRId64 " samples, %" PRId64 " lost\n",
+			fgctl_get_int(a, "uid"), (double)fgctl_get_int(a, "elapsed_ms") / 1000,
+			fgctl_get_int(a, "samples"), fgctl_get_int(a, "lost"));
+	}
+	fprintf(f, "  clients:     %" PRId64 " connected (max %" PRId64 "), %" PRId64 " rejected; %" PRId64
+		   " requests, %" PRId64 " malformed, %" PRId64 " denied\n",
+		fgctl_get_int(server, "clients"), fgctl_get_int(server, "max_clients"),
+		fgctl_get_int(server, "clients_rejected"), fgctl_get_int(server, "requests"),
+		fgctl_get_int(server, "bad_requests"), fgctl_get_int(server, "denied"));
+	fprintf(f, "  processes:   %" PRId64 " alive, %" PRId64 " threads, %" PRId64 " mappings; read from /proc: %" PRId64
+		   "; dropped at limits: %" PRId64 " processes, %" PRId64 " threads, %" PRId64 " mappings\n",
+		fgctl_get_int(procs, "alive"), fgctl_get_int(procs, "threads"),
+		fgctl_get_int(procs, "maps"), fgctl_get_int(procs, "proc_reads"),
+		fgctl_get_int(procs, "dropped_processes"), fgctl_get_int(procs, "dropped_threads"),
+		fgctl_get_int(procs, "dropped_maps"));
+	fprintf(f, "  symbols:     %" PRId64 " binaries known, %" PRId64 " parsed, %" PRId64
+		   " unreadable, %" PRId64 " dropped; %" PRId64 " kernel symbols%s\n",
+		fgctl_get_int(syms, "binaries"), fgctl_get_int(syms, "binaries_loaded"),
+		fgctl_get_int(syms, "binaries_unreadable"), fgctl_get_int(syms, "binaries_dropped"),
+		fgctl_get_int(syms, "kernel_symbols"),
+		fgctl_get_int(syms, "kernel_restricted") ? " (HIDDEN by kptr_restrict)" : "");
+	fprintf(f, "  tracking:    %" PRId64 " records, %" PRId64 " lost, %" PRId64 " malformed\n",
+		fgctl_get_int(track, "records"), fgctl_get_int(track, "lost"),
+		fgctl_get_int(track, "malformed"));
+	fprintf(f, "  sampling, all recordings so far:\n");
+	fprintf(f, "    %5s %12s %10s %10s %10s\n", "cpu", "samples", "lost", "throttled", "malformed");
+	for (size_t i = 0; cpus && i < json_object_array_length(cpus); i++) {
+		struct json_object *c = json_object_array_get_idx(cpus, i);
+
+		fprintf(f, "    %5" PRId64 " %12" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64 "\n",
+			fgctl_get_int(c, "cpu"), fgctl_get_int(c, "samples"), fgctl_get_int(c, "lost"),
+			fgctl_get_int(c, "throttled"), fgctl_get_int(c, "malformed"));
+	}
+}
+
+void fgctl_show_progress(FILE *f, const char *target, uint64_t duration_ms, uint64_t elapsed_ms,
+			 uint64_t samples, uint64_t lost)
+{
+	char lost_text[48] = "";
+
+	if (!isatty(fileno(f)))
+		return;
+	if (lost)
+		snprintf(lost_text, sizeof(lost_text), ", %" PRIu64 " LOST", lost);
+	if (duration_ms)
+		fprintf(f, "\r\033[Kfgctl: recording %s: %.0f s left, %" PRIu64 " samples%s (Ctrl-C stops early)",
+			target, (double)(duration_ms > elapsed_ms ? duration_ms - elapsed_ms : 0) / 1000,
+			samples, lost_text);
+	else
+		fprintf(f, "\r\033[Kfgctl: recording %s: %.0f s, %" PRIu64 " samples%s (Ctrl-C stops)", target,
+			(double)elapsed_ms / 1000, samples, lost_text);
+	fflush(f);
+	progress_shown = true;
+}
+
+void fgctl_end_progress(FILE *f)
+{
+	if (progress_shown)
+		fprintf(f, "\r\033[K");
+	progress_shown = false;
+}
+
+void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct json_object *meta,
+			bool quiet)
+{
+	struct json_object *frames = get_obj(meta, "frames"), *unreadable = get_obj(meta, "unreadable_binaries");
+	struct json_object *exited = get_obj(meta, "exited");
+	int64_t samples = fgctl_get_int(meta, "samples"), lost = fgctl_get_int(meta, "lost");
+	int64_t dropped = fgctl_get_int(meta, "dropped"), n_unreadable = fgctl_get_int(meta, "unreadable_count");
+
+	fgctl_end_progress(f);
+	if (!quiet)
+		fprintf(f, "fgctl: wrote %s: %" PRId64 " samples in %.1f s (%s, %" PRId64 " Hz), %" PRId64
+			   " stacks; %" PRId64 " lost, %" PRId64 " throttled\n",
+			output, samples, (double)fgctl_get_int(meta, "duration_ms") / 1000,
+			fgctl_get_str(meta, "event"), fgctl_get_int(meta, "frequency"),
+			fgctl_get_int(meta, "stacks"), lost, fgctl_get_int(meta, "throttled"));
+	if (strcmp(reason, "exited") == 0 || (exited && json_object_array_length(exited) > 0)) {
+		for (size_t i = 0; exited && i < json_object_array_length(exited); i++)
+			fprintf(f, "fgctl: note: process %" PRId64 " exited during the recording; its samples "
+				   "until then are kept\n",
+				json_object_get_int64(json_object_array_get_idx(exited, i)));
+	}
+	if (lost > 0)
+		fprintf(f, "fgctl: warning: the kernel lost %" PRId64 " records: the profile is incomplete "
+			   "(lower -F, or start fgd with a bigger --ring-pages)\n", lost);
+	if (dropped > 0)
+		fprintf(f, "fgctl: warning: %" PRId64 " samples were dropped at fgd's limits (too many "
+			   "distinct stacks or locations)\n", dropped);
+	if (fgctl_get_int(meta, "malformed") > 0)
+		fprintf(f, "fgctl: warning: %" PRId64 " malformed records were skipped\n",
+			fgctl_get_int(meta, "malformed"));
+	if (n_unreadable > 0) {
+		fprintf(f, "fgctl: warning: %" PRId64 " binaries could not be read; their frames show as "
+			   "module+offset:\n", n_unreadable);
+		for (size_t i = 0; unreadable && i < json_object_array_length(unreadable); i++) {
+			struct json_object *u = json_object_array_get_idx(unreadable, i);
+
+			fprintf(f, "    %s: %s\n", fgctl_get_str(u, "path"), fgctl_get_str(u, "error"));
+		}
+	}
+	if (fgctl_get_int(meta, "kernel_hidden"))
+		fprintf(f, "fgctl: note: kernel frames are collapsed into [kernel] for unprivileged users "
+			   "(kernel.perf_event_paranoid >= 2)\n");
+	if (samples == 0)
+		fprintf(f, "fgctl: warning: no samples were collected: was the target using CPU?\n");
+	else if (!quiet && frames)
+		fprintf(f, "fgctl: frames: %" PRId64 " named, %" PRId64 " module+offset, %" PRId64 " unknown\n",
+			fgctl_get_int(frames, "named"), fgctl_get_int(frames, "module_offset"),
+			fgctl_get_int(frames, "unknown"));
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* How fgctl shows the daemon's replies to a person. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The status reply as an aligned summary. */
+void fgctl_show_status(FILE *f, struct json_object *status);
+
+/*
+ * The one-line progress of a running recording, redrawn in place on a
+ * terminal. duration_ms 0: until stopped.
+ */
+void fgctl_show_progress(FILE *f, const char *target, uint64_t duration_ms, uint64_t elapsed_ms,
+			 uint64_t samples, uint64_t lost);
+/* Ends the progress line, if one is showing. */
+void fgctl_end_progress(FILE *f);
+
+/*
+ * The summary and warnings after a recording: what was written, how many
+ * samples, and anything lost, dropped, unreadable or exited.
+ */
+void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct json_object *meta,
+			bool quiet);
+
+/* A JSON member as an integer, or 0. */
+int64_t fgctl_get_int(struct json_object *obj, const char *key);
+/* A JSON member as a string, or "". Borrowed from obj. */
+const char *fgctl_get_str(struct json_object *obj, const char *key);

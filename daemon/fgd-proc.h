@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The machine's processes, their executable mappings and their threads'
+ * names: built from /proc at start and kept current by the tracking records
+ * (FORK, COMM, MMAP2, EXIT).
+ *
+ * A pid's life is a chain of generations. Exec and pid reuse each start a
+ * new one, and samples are matched to the generation that was alive at the
+ * sample's timestamp. So a sample read after its process exec'd, exited or
+ * had its pid recycled still resolves against the maps it ran with, and a
+ * new process is never given an old one's maps. Ended generations are kept
+ * for a grace period, then reaped.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fgd-symbols.h"
+#include "record.h"
+
+#define FG_COMM_LEN 16
+#define FG_TIME_ALIVE UINT64_MAX
+
+struct fg_map {
+	uint64_t start, end, pgoff;
+	struct fg_dso *dso; /* owned reference */
+};
+
+struct fg_process {
+	pid_t pid;
+	uint64_t serial;     /* unique for the daemon's lifetime */
+	uint64_t start_time; /* CLOCK_MONOTONIC ns; 0 = before we started watching */
+	uint64_t end_time;   /* exit or exec; FG_TIME_ALIVE while current */
+	uint64_t scanned_at; /* when /proc was read for it; 0 if built from records */
+	bool from_exec;      /* began when the previous generation exec'd */
+	bool uid_known;
+	uid_t uid;
+	char comm[FG_COMM_LEN];
+	struct fg_map *maps; /* owned; sorted by start, non-overlapping */
+	size_t n_maps, cap_maps;
+	struct fg_process *older; /* owned: the previous generation of this pid */
+};
+
+struct fg_proctab_stats {
+	uint64_t processes;       /* current generations */
+	uint64_t generations;     /* current and ended, not yet reaped */
+	uint64_t threads;
+	uint64_t maps;
+	uint64_t proc_reads;      /* processes read from /proc */
+	uint64_t dropped_processes; /* refused at the cap */
+	uint64_t dropped_threads;
+	uint64_t dropped_maps;
+};
+
+struct fg_proctab;
+
+/* sym is borrowed and must outlive the table. Caller frees *ret with fg_proctab__free(). */
+int fg_proctab__new(struct fg_symbolizer *sym, struct fg_proctab **ret);
+struct fg_proctab *fg_proctab__free(struct fg_proctab *t);
+
+/* Reads every process in /proc. Processes that vanish meanwhile are skipped. */
+int fg_proctab__scan(struct fg_proctab *t);
+
+/* Applies one tracking record (other record types are ignored). */
+void fg_proctab__handle(struct fg_proctab *t, const struct fg_record *rec);
+
+/*
+ * The generation of pid alive at time (CLOCK_MONOTONIC ns). If the pid was
+ * never seen, it is read from /proc once (a process we missed the birth
+ * of). NULL if it cannot be known. Borrowed until the next reap.
+ */
+struct fg_process *fg_proctab__find(struct fg_proctab *t, pid_t pid, uint64_t time);
+
+/* The current generation of pid, without consulting /proc. Borrowed until the next reap. */
+struct fg_process *fg_proctab__current(struct fg_proctab *t, pid_t pid);
+
+/*
+ * True if gen is, or exec'd into, the generation of its pid current at
+ * time: the same process in the sense of `perf record -p`.
+ */
+bool fg_proctab__same_process(struct fg_proctab *t, uint64_t serial, const struct fg_process *gen);
+
+/* The thread's name at the time of the sample, else the process's; never NULL. */
+const char *fg_proctab__comm(struct fg_proctab *t, pid_t tid, const struct fg_process *proc);
+
+/* The owner of the process, read from /proc/PID/status on first use. -errno if gone. */
+int fg_process_uid(struct fg_process *p, uid_t *ret);
+
+/* The mapping containing addr, or NULL. */
+static inline const struct fg_map *fg_process_find_map(const struct fg_process *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n_maps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= p->maps[lo - 1].end)
+		return NULL;
+	return &p->maps[lo - 1];
+}
+
+/* Frees generations and thread names that ended before now - grace_ns. */
+void fg_proctab__reap(struct fg_proctab *t, uint64_t now, uint64_t grace_ns);
+
+void fg_proctab__stats(const struct fg_proctab *t, struct fg_proctab_stats *ret);
+
+/* Inserts a mapping, trimming or splitting what it overlaps (exported for tests). */
+int fg_process_add_map(struct fg_process *p, uint64_t start, uint64_t end, uint64_t pgoff,
+		       struct fg_dso *dso);

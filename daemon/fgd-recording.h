@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * One recording: its own per-CPU sampling events at its frequency, a filter
+ * (the whole machine, or a set of processes), and the aggregate.
+ *
+ * The hot path stores only interned code locations (binary, file offset)
+ * and interned stacks of them with counts: nothing is named while sampling.
+ * When the recording ends, each unique location is symbolized once, the
+ * stacks become a folded model, and the result streams out as folded text
+ * or an SVG flame graph.
+ *
+ * Lifecycle: new -> (snapshot, handle samples)* -> stop -> last drain ->
+ * finish -> emit until done -> free.
+ */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "emit.h"
+#include "fgd-proc.h"
+#include "fgd-sampler.h"
+#include "fgd-symbols.h"
+#include "proto.h"
+
+struct fg_recording_opts {
+	struct fg_record_request req; /* what the client asked for, validated */
+	uid_t uid;                    /* the client's; 0 = root */
+	bool hide_kernel;             /* kernel frames collapse to one "[kernel]" frame */
+	struct fg_event_choice event;
+	uint32_t frequency;           /* resolved: never 0 */
+	uint32_t max_stack;
+	size_t ring_pages;
+	const char *hostname;         /* borrowed for the call */
+};
+
+struct fg_recording;
+
+/*
+ * Opens and enables the events. For a pid list, each pid's current process
+ * is the target; one that does not exist fails the recording with -ESRCH
+ * and its pid stored in *ret_bad_pid. procs and sym are borrowed and must
+ * outlive the recording. Caller frees *ret with fg_recording__free().
+ */
+int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *procs,
+		      struct fg_symbolizer *sym, struct fg_recording **ret, pid_t *ret_bad_pid);
+struct fg_recording *fg_recording__free(struct fg_recording *r);
+
+/* The events, for epoll registration; NULL after finish. Borrowed. */
+struct fg_evset *fg_recording__events(struct fg_recording *r);
+
+/* Drains what the last snapshot of the events saw into the aggregate. */
+void fg_recording__drain(struct fg_recording *r);
+
+/* Stops sampling. Call one more drain round after it, then finish. */
+void fg_recording__stop(struct fg_recording *r);
+
+/* True once every target process has exited (never for whole-machine recordings). */
+bool fg_recording__targets_gone(struct fg_recording *r);
+
+uint64_t fg_recording__samples(const struct fg_recording *r);
+uint64_t fg_recording__lost(const struct fg_recording *r);
+/* CLOCK_MONOTONIC ns when sampling started; and when it stopped (0 while running). */
+uint64_t fg_recording__started(const struct fg_recording *r);
+
+/* Closes the events, symbolizes and prepares the output. 0 or a negative errno. */
+int fg_recording__finish(struct fg_recording *r);
+
+/* The recording's metadata (see docs/PROTOCOL.md). Caller puts the reference. */
+struct json_object *fg_recording__metadata(struct fg_recording *r);
+
+/* Streams the output (see emit.h): 0 while more remains, 1 when done, or an error. */
+int fg_recording__emit(struct fg_recording *r, fg_write_fn fn, void *ctx, size_t budget);

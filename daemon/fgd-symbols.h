@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Symbol resolution for the whole machine.
+ *
+ * Binaries ("dsos") are cached by identity: the GNU build-id when known,
+ * else device and inode. The kernel hands us build-ids in MMAP2 records;
+ * mappings found by scanning /proc are keyed by inode and aliased to the
+ * build-id entry once the file's note is read, so one libc is parsed once
+ * however many processes map it and however we learned of them.
+ *
+ * Symbols load lazily, on the first lookup, which happens when a recording
+ * ends: the sampling hot path only records (dso, file offset) pairs.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FG_BUILD_ID_MAX 20
+
+enum fg_dso_kind {
+	FG_DSO_FILE, /* an ELF file on disk */
+	FG_DSO_VDSO, /* the kernel's vDSO, read from our own address space */
+	FG_DSO_ANON, /* executable memory with no file: JIT code and the like */
+};
+
+struct fg_dso_key {
+	enum fg_dso_kind kind;
+	uint8_t build_id_len; /* 0: unknown */
+	uint8_t build_id[FG_BUILD_ID_MAX];
+	uint64_t dev, ino; /* ino 0: unknown */
+};
+
+enum fg_dso_state {
+	FG_DSO_UNLOADED,
+	FG_DSO_LOADED,
+	FG_DSO_FAILED, /* see fg_dso__error() */
+};
+
+struct fg_dso;
+struct fg_symbolizer;
+
+struct fg_symbolizer_stats {
+	uint64_t dsos;          /* in the cache now */
+	uint64_t dsos_loaded;   /* symbol tables parsed, ever */
+	uint64_t dsos_failed;   /* binaries that could not be read, ever */
+	uint64_t dsos_dropped;  /* refused because the cache was full */
+	uint64_t kallsyms;      /* kernel symbols */
+	uint64_t kallsyms_loads;
+	bool kernel_restricted; /* kptr_restrict hides kernel addresses */
+};
+
+int fg_symbolizer__new(struct fg_symbolizer **ret);
+struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s);
+
+/*
+ * Returns a new reference to the dso for key (caller drops it with
+ * fg_dso__unref()), creating it from path if it is not cached. A key with
+ * only dev/ino is completed with the file's build-id, read through
+ * open_path (which may differ from path, e.g. /proc/PID/map_files/...).
+ * NULL when the cache is full (counted) or on ENOMEM.
+ */
+struct fg_dso *fg_symbolizer__get_dso(struct fg_symbolizer *s, const struct fg_dso_key *key,
+				      const char *path, const char *open_path);
+
+struct fg_dso *fg_dso__ref(struct fg_dso *d);
+struct fg_dso *fg_dso__unref(struct fg_dso *d);
+/* Borrowed until the dso is freed. */
+const char *fg_dso__path(const struct fg_dso *d);
+enum fg_dso_state fg_dso__state(const struct fg_dso *d);
+/* Negative errno of the failed load; 0 otherwise. */
+int fg_dso__error(const struct fg_dso *d);
+
+enum fg_sym_result {
+	FG_SYM_NAMED,  /* a symbol name */
+	FG_SYM_OFFSET, /* module+0xoffset: the binary is known, the symbol is not */
+	FG_SYM_UNKNOWN, /* "[unknown]" */
+};
+
+/*
+ * Names the code at file offset `offset` of dso (loading its symbols on
+ * first use). Returns the name, borrowed until the dso is freed or, for
+ * FG_SYM_OFFSET, formatted into buf; stores which in *ret_result.
+ */
+const char *fg_symbolizer__name_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
+				     char *buf, size_t size, enum fg_sym_result *ret_result);
+
+/*
+ * Names a kernel address, or returns NULL. Borrowed until the next
+ * fg_symbolizer__refresh_kernel().
+ */
+const char *fg_symbolizer__name_kernel(struct fg_symbolizer *s, uint64_t addr);
+
+/*
+ * (Re)loads /proc/kallsyms if it was never loaded, if the module list
+ * changed, or if force is set and the last load is older than a few
+ * seconds (new BPF programs and trampolines show up without module
+ * changes). Returns 1 if reloaded, 0 if not, or a negative errno.
+ */
+int fg_symbolizer__refresh_kernel(struct fg_symbolizer *s, bool force);
+
+void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_symbolizer_stats *ret);

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The daemon's shared state and its one epoll loop. Components register
+ * file descriptors with a struct fgd_watch; the loop calls the watch's
+ * handler with the epoll events.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fgd-proc.h"
+#include "fgd-sampler.h"
+#include "fgd-symbols.h"
+
+struct fgd;
+struct fgd_watch;
+typedef void (*fgd_watch_fn)(struct fgd_watch *w, uint32_t events);
+
+struct fgd_watch {
+	int fd;
+	fgd_watch_fn fn;
+};
+
+/*
+ * Perf ring fds wake the loop when past their watermark. They all share the
+ * daemon's one ring watch, so an event still pending for a ring whose
+ * recording was just freed cannot point at freed memory.
+ */
+int fgd_watch_rings(struct fgd *d, const struct fg_evset *events);
+void fgd_unwatch_rings(struct fgd *d, const struct fg_evset *events);
+
+/* Accumulated per-CPU figures of every recording, finished or not. */
+struct fgd_cpu_totals {
+	int cpu;
+	struct fg_cpu_counters c;
+};
+
+struct fgd_config {
+	const char *socket_path; /* borrowed from argv */
+	const char *socket_group; /* borrowed; NULL: none */
+	uint32_t default_frequency;
+	size_t ring_pages;       /* per CPU, for sampling */
+	size_t track_ring_pages; /* per CPU, for tracking */
+};
+
+struct fgd_server;
+
+struct fgd {
+	struct fgd_config conf;
+	int epoll_fd;
+	bool quit;
+	bool drain_requested;
+	uint64_t started; /* CLOCK_MONOTONIC ns */
+	char hostname[256];
+
+	struct fg_event_choice event;
+	uint32_t max_stack;
+	uint32_t max_rate;
+
+	struct fg_symbolizer *sym;   /* owned */
+	struct fg_proctab *procs;    /* owned */
+	struct fg_evset *tracker;    /* owned */
+	struct fgd_watch ring_watch; /* shared by every perf ring fd */
+	struct fgd_watch signal_watch;
+	struct fgd_server *server;   /* owned */
+
+	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
+	size_t n_cpu_totals;
+};
+
+uint64_t fgd_now(void);
+
+/* Adds/changes/removes w->fd in the loop. 0 or a negative errno. */
+int fgd_watch_add(struct fgd *d, struct fgd_watch *w, uint32_t events);
+int fgd_watch_mod(struct fgd *d, struct fgd_watch *w, uint32_t events);
+void fgd_watch_del(struct fgd *d, struct fgd_watch *w);
+
+/* Runs one drain round now: tracking first, then every recording. */
+void fgd_drain_round(struct fgd *d);
+
+/* Adds a finished recording's per-CPU counters to the daemon totals. */
+void fgd_account_cpus(struct fgd *d, const struct fg_evset *events);
