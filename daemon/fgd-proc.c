@@ -22,6 +22,7 @@
 struct thread {
 	pid_t tid, pid;
 	char comm[FG_COMM_LEN];
+	uint64_t named_at;   /* time of the record that set comm */
 	uint64_t dead_since; /* 0 while alive */
 };
 
@@ -93,18 +94,36 @@ struct fg_proctab *fg_proctab__free(struct fg_proctab *t)
 	return NULL;
 }
 
+/* The generation of pid that had started by time, without consulting /proc. */
+static struct fg_process *gen_at(struct fg_proctab *t, pid_t pid, uint64_t time)
+{
+	struct fg_process *p = fg_u32map_get(&t->by_pid, (uint32_t)pid);
+
+	while (p && p->start_time > time && p->older)
+		p = p->older;
+	return p;
+}
+
 /*
- * Starts a new generation of pid at time, ending the current one there. The
- * new generation has no maps; the caller fills them.
+ * Starts a generation of pid at time, ending the one before it there. The
+ * chain stays ordered by start time even when records arrive late (a fork
+ * read after the exec that followed it), so the newest generation is always
+ * the current one. The new generation has no maps; the caller fills them.
  */
 static struct fg_process *new_generation(struct fg_proctab *t, pid_t pid, uint64_t time,
 					 bool from_exec)
 {
-	struct fg_process *cur = fg_u32map_get(&t->by_pid, (uint32_t)pid), *p;
+	struct fg_process *newest = fg_u32map_get(&t->by_pid, (uint32_t)pid), *p, *after = NULL;
+	struct fg_process *before = newest;
 
 	if (t->stats.generations >= MAX_GENERATIONS) {
 		t->stats.dropped_processes++;
 		return NULL;
+	}
+	/* after: the oldest generation that started later than time. */
+	while (before && before->start_time > time) {
+		after = before;
+		before = before->older;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -112,21 +131,22 @@ static struct fg_process *new_generation(struct fg_proctab *t, pid_t pid, uint64
 	p->pid = pid;
 	p->serial = ++t->next_serial;
 	p->start_time = time;
-	p->end_time = FG_TIME_ALIVE;
+	p->end_time = after ? after->start_time : FG_TIME_ALIVE;
 	p->from_exec = from_exec;
-	p->older = cur;
-	if (fg_u32map_set(&t->by_pid, (uint32_t)pid, p) < 0) {
+	p->older = before;
+	if (after) {
+		after->older = p;
+	} else if (fg_u32map_set(&t->by_pid, (uint32_t)pid, p) < 0) {
 		free(p);
 		return NULL;
 	}
-	if (cur) {
-		if (cur->end_time == FG_TIME_ALIVE)
-			cur->end_time = time;
-		else
-			t->stats.processes++; /* replacing an ended one: net one more alive */
-	} else {
-		t->stats.processes++;
+	if (before && before->end_time > time) {
+		if (before->end_time == FG_TIME_ALIVE && !after)
+			t->stats.processes--; /* it stops being current */
+		before->end_time = time;
 	}
+	if (!after)
+		t->stats.processes++;
 	t->stats.generations++;
 	return p;
 }
@@ -207,10 +227,14 @@ static int copy_maps(struct fg_process *dst, const struct fg_process *src)
 	return 0;
 }
 
-static struct thread *set_thread(struct fg_proctab *t, pid_t tid, pid_t pid, const char *comm)
+/* Names a thread as of time; a record older than the current name is ignored. */
+static struct thread *set_thread(struct fg_proctab *t, pid_t tid, pid_t pid, const char *comm,
+				 uint64_t time)
 {
 	struct thread *th = fg_u32map_get(&t->by_tid, (uint32_t)tid);
 
+	if (th && th->pid == pid && th->named_at > time)
+		return th;
 	if (!th) {
 		if (fg_u32map_count(&t->by_tid) >= MAX_THREADS) {
 			t->stats.dropped_threads++;
@@ -225,6 +249,7 @@ static struct thread *set_thread(struct fg_proctab *t, pid_t tid, pid_t pid, con
 	}
 	th->tid = tid;
 	th->pid = pid;
+	th->named_at = time;
 	th->dead_since = 0;
 	snprintf(th->comm, sizeof(th->comm), "%s", comm);
 	return th;
@@ -320,7 +345,7 @@ static int read_maps(struct fg_proctab *t, struct fg_process *p)
 	return 0;
 }
 
-static void read_threads(struct fg_proctab *t, pid_t pid)
+static void read_threads(struct fg_proctab *t, pid_t pid, uint64_t now)
 {
 	_cleanup_(closedirp) DIR *d = NULL;
 	struct dirent *de;
@@ -342,7 +367,7 @@ static void read_threads(struct fg_proctab *t, pid_t pid)
 		if (!f || !fgets(comm, sizeof(comm), f))
 			continue;
 		comm[strcspn(comm, "\n")] = '\0';
-		set_thread(t, tid, pid, comm);
+		set_thread(t, tid, pid, comm, now);
 	}
 }
 
@@ -363,7 +388,7 @@ static struct fg_process *scan_pid(struct fg_proctab *t, pid_t pid)
 	memcpy(p->comm, comm, sizeof(comm));
 	p->scanned_at = now;
 	(void)read_maps(t, p); /* a kernel thread or a process that just exited has none */
-	read_threads(t, pid);
+	read_threads(t, pid, now);
 	t->stats.proc_reads++;
 	return p;
 }
@@ -404,7 +429,7 @@ static void handle_fork(struct fg_proctab *t, const struct fg_task *task)
 	comm = parent ? fg_proctab__comm(t, (pid_t)task->ptid, parent) : "";
 	if (task->pid == task->ppid) {
 		/* A new thread: it starts with its creator's name. */
-		set_thread(t, (pid_t)task->tid, (pid_t)task->pid, comm);
+		set_thread(t, (pid_t)task->tid, (pid_t)task->pid, comm, task->time);
 		return;
 	}
 	cur = fg_u32map_get(&t->by_pid, task->pid);
@@ -418,12 +443,12 @@ static void handle_fork(struct fg_proctab *t, const struct fg_task *task)
 		if (copy_maps(child, parent) == 0)
 			t->stats.maps += child->n_maps;
 	}
-	set_thread(t, (pid_t)task->tid, (pid_t)task->pid, comm);
+	set_thread(t, (pid_t)task->tid, (pid_t)task->pid, comm, task->time);
 }
 
 static void handle_comm(struct fg_proctab *t, const struct fg_comm *c, uint64_t time)
 {
-	struct fg_process *p = fg_u32map_get(&t->by_pid, c->pid);
+	struct fg_process *p = gen_at(t, (pid_t)c->pid, time);
 
 	if (c->exec && !scan_is_newer(p, time)) {
 		/* The image is replaced: the MMAP2 records that follow rebuild the maps. */
@@ -433,7 +458,7 @@ static void handle_comm(struct fg_proctab *t, const struct fg_comm *c, uint64_t 
 	}
 	if (p && c->pid == c->tid)
 		snprintf(p->comm, sizeof(p->comm), "%s", c->comm);
-	set_thread(t, (pid_t)c->tid, (pid_t)c->pid, c->comm);
+	set_thread(t, (pid_t)c->tid, (pid_t)c->pid, c->comm, time);
 }
 
 static void handle_mmap2(struct fg_proctab *t, const struct fg_mmap2 *m, uint64_t time)
@@ -463,8 +488,8 @@ static void handle_exit(struct fg_proctab *t, const struct fg_task *task)
 		th->dead_since = task->time ? task->time : 1;
 	if (task->pid != task->tid)
 		return;
-	p = fg_u32map_get(&t->by_pid, task->pid);
-	if (p && p->end_time == FG_TIME_ALIVE && task->time >= p->start_time) {
+	p = gen_at(t, (pid_t)task->pid, task->time);
+	if (p && p->end_time == FG_TIME_ALIVE) {
 		p->end_time = task->time;
 		t->stats.processes--;
 	}
@@ -520,10 +545,7 @@ struct fg_process *fg_proctab__find(struct fg_proctab *t, pid_t pid, uint64_t ti
 		}
 		return p;
 	}
-	/* Newest first: the first generation that had started by then. */
-	while (p->start_time > time && p->older)
-		p = p->older;
-	return p;
+	return gen_at(t, pid, time);
 }
 
 bool fg_proctab__same_process(struct fg_proctab *t, uint64_t serial, const struct fg_process *gen)

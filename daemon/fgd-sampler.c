@@ -31,10 +31,20 @@ struct cpu_event {
 	struct fg_cpu_counters counters;
 };
 
+/* A record copied out of a ring for ordered delivery. */
+struct held {
+	uint64_t time;
+	size_t offset; /* into the arena, in u64 units */
+};
+
 struct fg_evset {
 	struct fg_record_fmt fmt;
 	struct cpu_event *events; /* owned */
 	size_t n;
+	uint64_t *arena; /* owned: copies of records awaiting ordered delivery */
+	size_t arena_len, arena_cap;
+	struct held *held; /* owned */
+	size_t n_held, cap_held;
 };
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
@@ -224,6 +234,8 @@ struct fg_evset *fg_evset__free(struct fg_evset *s)
 	for (size_t i = 0; i < s->n; i++)
 		close_one(&s->events[i]);
 	free(s->events);
+	free(s->arena);
+	free(s->held);
 	free(s);
 	return NULL;
 }
@@ -267,7 +279,13 @@ void fg_evset__snapshot(struct fg_evset *s)
 		fg_ring_read_init(&s->events[i].ring);
 }
 
-void fg_evset__drain(struct fg_evset *s, fg_record_fn fn, void *ctx)
+/*
+ * Reads every CPU's ring up to its snapshot, counts what it sees, and passes
+ * each decoded record other than loss and throttling to fn with its header.
+ */
+typedef void (*raw_fn)(void *ctx, const struct fg_record *rec, const struct perf_event_header *h);
+
+static void drain_rings(struct fg_evset *s, raw_fn fn, void *ctx)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		struct cpu_event *ev = &s->events[i];
@@ -284,10 +302,6 @@ void fg_evset__drain(struct fg_evset *s, fg_record_fn fn, void *ctx)
 			}
 			c->records++;
 			switch (rec.type) {
-			case PERF_RECORD_SAMPLE:
-				c->samples++;
-				fn(ctx, &rec);
-				break;
 			case PERF_RECORD_LOST:
 				c->lost += rec.lost;
 				break;
@@ -300,11 +314,70 @@ void fg_evset__drain(struct fg_evset *s, fg_record_fn fn, void *ctx)
 			case PERF_RECORD_UNTHROTTLE:
 				break;
 			default:
-				fn(ctx, &rec);
+				c->samples += rec.type == PERF_RECORD_SAMPLE;
+				fn(ctx, &rec, h);
 				break;
 			}
 		}
 		fg_ring_read_done(&ev->ring);
+	}
+}
+
+struct direct {
+	fg_record_fn fn;
+	void *ctx;
+};
+
+static void deliver(void *ctx, const struct fg_record *rec, const struct perf_event_header *h)
+{
+	struct direct *d = ctx;
+
+	d->fn(d->ctx, rec);
+}
+
+void fg_evset__drain(struct fg_evset *s, fg_record_fn fn, void *ctx)
+{
+	drain_rings(s, deliver, &(struct direct){ fn, ctx });
+}
+
+static void hold(void *ctx, const struct fg_record *rec, const struct perf_event_header *h)
+{
+	struct fg_evset *s = ctx;
+	size_t words = h->size / 8;
+
+	/* Out of memory: the record is lost, and counted as such. */
+	if (FG_GROW(s->arena, s->arena_cap, s->arena_len + words) < 0 ||
+	    FG_GROW(s->held, s->cap_held, s->n_held + 1) < 0) {
+		s->events[0].counters.lost++;
+		return;
+	}
+	memcpy(s->arena + s->arena_len, h, h->size);
+	s->held[s->n_held++] = (struct held){ rec->sid.time, s->arena_len };
+	s->arena_len += words;
+}
+
+static int cmp_held(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	/* Same time: keep ring order, which offset reflects. */
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+void fg_evset__drain_ordered(struct fg_evset *s, fg_record_fn fn, void *ctx)
+{
+	s->n_held = s->arena_len = 0;
+	drain_rings(s, hold, s);
+	qsort(s->held, s->n_held, sizeof(*s->held), cmp_held);
+	for (size_t i = 0; i < s->n_held; i++) {
+		struct fg_record rec;
+
+		/* Decoded once already; the copy decodes the same. */
+		if (fg_record_parse((const struct perf_event_header *)(s->arena + s->held[i].offset),
+				    &s->fmt, &rec) == 0)
+			fn(ctx, &rec);
 	}
 }
 

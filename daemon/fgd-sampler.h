@@ -84,5 +84,12 @@ void fg_evset__snapshot(struct fg_evset *s);
 typedef void (*fg_record_fn)(void *ctx, const struct fg_record *rec);
 void fg_evset__drain(struct fg_evset *s, fg_record_fn fn, void *ctx);
 
+/*
+ * The same, but hands records to fn in timestamp order across all CPUs.
+ * Tracking needs it: a fork is written on the parent's CPU and the child's
+ * exec on another, and the exec must not be applied first.
+ */
+void fg_evset__drain_ordered(struct fg_evset *s, fg_record_fn fn, void *ctx);
+
 const struct fg_cpu_counters *fg_evset__counters(const struct fg_evset *s, size_t i);
 void fg_evset__totals(const struct fg_evset *s, struct fg_cpu_counters *ret);

@@ -107,7 +107,7 @@ void fgd_drain_round(struct fgd *d)
 	 */
 	fgd_server__snapshot_recordings(d->server);
 	fg_evset__snapshot(d->tracker);
-	fg_evset__drain(d->tracker, on_tracking_record, d);
+	fg_evset__drain_ordered(d->tracker, on_tracking_record, d);
 	fgd_server__drain_recordings(d->server);
 	d->drain_requested = false;
 }

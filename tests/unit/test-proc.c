@@ -1,7 +1,269 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fgd-proc.h"
+#include "fgd-symbols.h"
 #include "test.h"
 
-TEST(not_written_yet)
+/* Pids far above any pid_max, so /proc never has them. */
+#define P1 5000001
+#define P2 5000002
+#define P3 5000003
+
+struct fixture {
+	struct fg_symbolizer *sym;
+	struct fg_proctab *t;
+};
+
+static void setup(struct fixture *f)
 {
-	SKIP("tests for this module are not written yet");
+	ASSERT_OK(fg_symbolizer__new(&f->sym));
+	ASSERT_OK(fg_proctab__new(f->sym, &f->t));
+}
+
+static void teardown(struct fixture *f)
+{
+	fg_proctab__free(f->t);
+	fg_symbolizer__free(f->sym);
+}
+
+static void fork_rec(struct fixture *f, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
+		     uint64_t time)
+{
+	struct fg_record r = { .type = PERF_RECORD_FORK };
+
+	r.task = (struct fg_task){ pid, ppid, tid, ptid, time };
+	r.sid.time = time;
+	fg_proctab__handle(f->t, &r);
+}
+
+static void exit_rec(struct fixture *f, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct fg_record r = { .type = PERF_RECORD_EXIT };
+
+	r.task = (struct fg_task){ pid, pid, tid, tid, time };
+	r.sid.time = time;
+	fg_proctab__handle(f->t, &r);
+}
+
+static void comm_rec(struct fixture *f, uint32_t pid, uint32_t tid, const char *comm, bool exec,
+		     uint64_t time)
+{
+	struct fg_record r = { .type = PERF_RECORD_COMM };
+
+	r.comm = (struct fg_comm){ pid, tid, exec, comm };
+	r.sid.time = time;
+	fg_proctab__handle(f->t, &r);
+}
+
+static void mmap_rec(struct fixture *f, uint32_t pid, uint64_t start, uint64_t len, uint64_t ino,
+		     const char *path, uint64_t time)
+{
+	struct fg_record r = { .type = PERF_RECORD_MMAP2 };
+
+	r.mmap2 = (struct fg_mmap2){ .pid = pid, .tid = pid, .addr = start, .len = len,
+				     .maj = 254, .min = 1, .ino = ino, .prot = PROT_READ | PROT_EXEC,
+				     .filename = path };
+	r.sid.time = time;
+	fg_proctab__handle(f->t, &r);
+}
+
+static const char *map_path(struct fg_process *p, uint64_t addr)
+{
+	const struct fg_map *m = fg_process_find_map(p, addr);
+
+	return m && m->dso ? fg_dso__path(m->dso) : NULL;
+}
+
+TEST(exec_fork_exit_and_pid_reuse_by_time)
+{
+	struct fixture f;
+	struct fg_process *g1, *g2, *g3;
+
+	setup(&f);
+	comm_rec(&f, P1, P1, "parent", true, 100);
+	mmap_rec(&f, P1, 0x1000, 0x1000, 11, "/nonexistent/a", 101);
+	fork_rec(&f, P2, P1, P2, P1, 200);          /* child: a copy of parent */
+	exit_rec(&f, P2, P2, 300);
+	fork_rec(&f, P2, P1, P2, P1, 400);          /* the pid is reused */
+	comm_rec(&f, P2, P2, "newbie", true, 410);   /* and it execs */
+	mmap_rec(&f, P2, 0x1000, 0x2000, 22, "/nonexistent/b", 411);
+
+	g1 = fg_proctab__find(f.t, P2, 250);
+	ASSERT_TRUE(g1);
+	ASSERT_STREQ(g1->comm, "parent");
+	ASSERT_STREQ(map_path(g1, 0x1800), "/nonexistent/a");
+	ASSERT_EQ(g1->end_time, 300);
+
+	g2 = fg_proctab__find(f.t, P2, 405); /* after the fork, before the exec */
+	ASSERT_TRUE(g2 && g2 != g1);
+	ASSERT_STREQ(map_path(g2, 0x1800), "/nonexistent/a");
+
+	g3 = fg_proctab__find(f.t, P2, 500);
+	ASSERT_TRUE(g3 && g3 != g2);
+	ASSERT_STREQ(g3->comm, "newbie");
+	ASSERT_STREQ(map_path(g3, 0x2800), "/nonexistent/b");
+	ASSERT_TRUE(fg_proctab__current(f.t, P2) == g3);
+
+	/* An exec is the same process; a reused pid is not. */
+	ASSERT_TRUE(fg_proctab__same_process(f.t, g2->serial, g3));
+	ASSERT_TRUE(!fg_proctab__same_process(f.t, g1->serial, g3));
+	ASSERT_TRUE(!fg_proctab__same_process(f.t, g1->serial, g2));
+	teardown(&f);
+}
+
+TEST(exec_read_before_its_fork_keeps_the_exec_current)
+{
+	struct fixture f;
+	struct fg_process *p;
+
+	setup(&f);
+	comm_rec(&f, P1, P1, "shell", true, 10);
+	mmap_rec(&f, P1, 0x1000, 0x1000, 11, "/nonexistent/sh", 11);
+	/* The child's exec was on another CPU and got read first. */
+	comm_rec(&f, P2, P2, "workload", true, 30);
+	mmap_rec(&f, P2, 0x5000, 0x1000, 33, "/nonexistent/work", 31);
+	fork_rec(&f, P2, P1, P2, P1, 20);
+
+	p = fg_proctab__find(f.t, P2, 40);
+	ASSERT_STREQ(p->comm, "workload");
+	ASSERT_STREQ(map_path(p, 0x5000), "/nonexistent/work");
+	ASSERT_STREQ(fg_proctab__comm(f.t, P2, p), "workload");
+	ASSERT_TRUE(fg_proctab__current(f.t, P2) == p);
+	p = fg_proctab__find(f.t, P2, 25); /* between fork and exec: the shell's copy */
+	ASSERT_STREQ(map_path(p, 0x1000), "/nonexistent/sh");
+	ASSERT_EQ(p->end_time, 30);
+	teardown(&f);
+}
+
+TEST(exit_read_after_the_pid_was_reused)
+{
+	struct fixture f;
+
+	setup(&f);
+	comm_rec(&f, P1, P1, "first", true, 10);
+	comm_rec(&f, P1, P1, "second", true, 50); /* stands in for the reuse's start */
+	exit_rec(&f, P1, P1, 40);                 /* the first one's exit, read late */
+	ASSERT_TRUE(fg_proctab__current(f.t, P1)->end_time == FG_TIME_ALIVE);
+	ASSERT_STREQ(fg_proctab__current(f.t, P1)->comm, "second");
+	teardown(&f);
+}
+
+TEST(threads_have_their_own_names)
+{
+	struct fixture f;
+	struct fg_process *p;
+
+	setup(&f);
+	comm_rec(&f, P1, P1, "server", true, 10);
+	fork_rec(&f, P1, P1, P3, P1, 20); /* a thread: pid == ppid */
+	p = fg_proctab__find(f.t, P1, 30);
+	ASSERT_STREQ(fg_proctab__comm(f.t, P3, p), "server"); /* inherited */
+	comm_rec(&f, P1, P3, "worker", false, 25);
+	ASSERT_STREQ(fg_proctab__comm(f.t, P3, p), "worker");
+	ASSERT_STREQ(fg_proctab__comm(f.t, P1, p), "server");
+	ASSERT_STREQ(p->comm, "server");
+	teardown(&f);
+}
+
+TEST(mappings_overlap_split_and_replace)
+{
+	struct fixture f;
+	struct fg_process *p;
+	const struct fg_map *m;
+
+	setup(&f);
+	comm_rec(&f, P1, P1, "x", true, 1);
+	mmap_rec(&f, P1, 0x1000, 0x4000, 1, "/nonexistent/big", 2);
+	mmap_rec(&f, P1, 0x2000, 0x1000, 2, "/nonexistent/hole", 3);
+	p = fg_proctab__find(f.t, P1, 10);
+	ASSERT_EQ(p->n_maps, 3);
+	ASSERT_STREQ(map_path(p, 0x1fff), "/nonexistent/big");
+	ASSERT_STREQ(map_path(p, 0x2000), "/nonexistent/hole");
+	m = fg_process_find_map(p, 0x3000);
+	ASSERT_STREQ(fg_dso__path(m->dso), "/nonexistent/big");
+	ASSERT_EQ(m->start, 0x3000);
+	ASSERT_EQ(m->pgoff, 0x2000); /* the tail keeps its file offset */
+	ASSERT_TRUE(fg_process_find_map(p, 0x5000) == NULL);
+	ASSERT_TRUE(fg_process_find_map(p, 0xfff) == NULL);
+
+	/* Covering everything replaces everything. */
+	mmap_rec(&f, P1, 0x800, 0x8000, 3, "/nonexistent/all", 4);
+	ASSERT_EQ(p->n_maps, 1);
+	ASSERT_STREQ(map_path(p, 0x4000), "/nonexistent/all");
+	/* Overlapping the start of an existing map trims it. */
+	mmap_rec(&f, P1, 0x0, 0x1000, 4, "/nonexistent/low", 5);
+	ASSERT_EQ(p->n_maps, 2);
+	m = fg_process_find_map(p, 0x1000);
+	ASSERT_EQ(m->start, 0x1000);
+	ASSERT_EQ(m->pgoff, 0x800);
+	teardown(&f);
+}
+
+TEST(reap_frees_ended_generations_after_grace)
+{
+	struct fixture f;
+	struct fg_proctab_stats st;
+
+	setup(&f);
+	comm_rec(&f, P1, P1, "short", true, 100);
+	exit_rec(&f, P1, P1, 200);
+	fg_proctab__reap(f.t, 1000, 500); /* ended at 200 < 1000 - 500 */
+	fg_proctab__stats(f.t, &st);
+	ASSERT_EQ(st.generations, 0);
+	ASSERT_EQ(st.processes, 0);
+	ASSERT_TRUE(fg_proctab__current(f.t, P1) == NULL);
+	teardown(&f);
+}
+
+TEST(unknown_pid_becomes_a_tombstone)
+{
+	struct fixture f;
+	struct fg_process *p;
+	struct fg_proctab_stats st;
+
+	setup(&f);
+	p = fg_proctab__find(f.t, P3, 5);
+	ASSERT_TRUE(p);
+	ASSERT_EQ(p->n_maps, 0);
+	ASSERT_TRUE(p->end_time != FG_TIME_ALIVE);
+	ASSERT_TRUE(fg_proctab__find(f.t, P3, 6) == p); /* no second /proc read */
+	fg_proctab__stats(f.t, &st);
+	ASSERT_EQ(st.processes, 0);
+	teardown(&f);
+}
+
+__attribute__((noinline)) static int marker(void)
+{
+	return 42;
+}
+
+TEST(scan_finds_this_process)
+{
+	struct fixture f;
+	struct fg_process *p;
+	const struct fg_map *m;
+	char exe[4096];
+	ssize_t n;
+	uid_t uid;
+
+	setup(&f);
+	ASSERT_OK(fg_proctab__scan(f.t));
+	p = fg_proctab__current(f.t, getpid());
+	ASSERT_TRUE(p);
+	ASSERT_STREQ(p->comm, "test-proc");
+	m = fg_process_find_map(p, (uint64_t)(uintptr_t)&marker);
+	ASSERT_TRUE(m && m->dso);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_TRUE(n > 0);
+	exe[n] = '\0';
+	ASSERT_STREQ(fg_dso__path(m->dso), exe);
+	ASSERT_OK(fg_process_uid(p, &uid));
+	ASSERT_EQ(uid, getuid());
+	ASSERT_EQ(marker(), 42);
+	teardown(&f);
 }

@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The integration-test harness: a real fgd on a temporary socket, real workloads.
+
+Every process a test starts is stopped by it (context managers), and readiness
+is awaited through sd_notify (a NOTIFY_SOCKET the harness owns) or a line the
+workload prints, never through a fixed sleep.
+"""
+
+import contextlib
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+FGD = os.environ.get("FGD", "fgd")
+FGCTL = os.environ.get("FGCTL", "fgctl")
+PROGRAMS = os.environ.get("FG_TEST_PROGRAMS", ".")
+SKIP = 77
+
+
+class TestFailure(Exception):
+    pass
+
+
+def skip(reason):
+    print(f"SKIP: {reason}")
+    sys.exit(SKIP)
+
+
+def require_root():
+    if os.geteuid() != 0:
+        skip("integration tests need root (perf_event_open system-wide)")
+
+
+def check(cond, message):
+    if not cond:
+        raise TestFailure(message)
+
+
+def program(name):
+    path = os.path.join(PROGRAMS, name)
+    check(os.access(path, os.X_OK), f"test program {path} is missing: build with meson first")
+    return path
+
+
+class Daemon:
+    """fgd started for one test, ready once it sent READY=1."""
+
+    def __init__(self, extra_args=(), timeout=60):
+        self.extra_args = list(extra_args)
+        self.timeout = timeout
+        self.proc = None
+
+    def __enter__(self):
+        self.dir = tempfile.mkdtemp(prefix="fgd-test-")
+        # Other users must reach the socket (the access-control test).
+        os.chmod(self.dir, 0o755)
+        self.socket = os.path.join(self.dir, "fgd.sock")
+        notify_path = os.path.join(self.dir, "notify")
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(notify_path)
+        self.log_path = os.path.join(self.dir, "fgd.log")
+        self.log = open(self.log_path, "w+")
+        env = dict(os.environ, NOTIFY_SOCKET=notify_path)
+        self.proc = subprocess.Popen([FGD, "--socket", self.socket] + self.extra_args,
+                                     stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise TestFailure(f"fgd exited with {self.proc.returncode} before READY=1:\n{self.logs()}")
+            ready, _, _ = select.select([self.notify], [], [], 0.5)
+            if ready:
+                msg = self.notify.recv(4096).decode()
+                if "READY=1" in msg.split("\n"):
+                    check(os.path.exists(self.socket), "READY=1 sent before the socket exists")
+                    return
+        raise TestFailure(f"fgd not ready within {self.timeout} s:\n{self.logs()}")
+
+    def logs(self):
+        self.log.flush()
+        with open(self.log_path) as f:
+            return f.read()
+
+    def fgctl(self, *args, user=None, timeout=120, input=None, check_rc=None):
+        cmd = [FGCTL, "--socket", self.socket] + [str(a) for a in args]
+        if user:
+            cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"] + cmd
+        r = subprocess.run(cmd, capture_output=True, timeout=timeout, input=input)
+        if check_rc is not None and r.returncode != check_rc:
+            raise TestFailure(f"{' '.join(cmd)} exited {r.returncode}, expected {check_rc}\n"
+                              f"stderr: {r.stderr.decode(errors='replace')}\nfgd log:\n{self.logs()}")
+        return r
+
+    def fd_count(self):
+        return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise TestFailure(f"fgd did not exit on SIGTERM:\n{self.logs()}")
+        return self.proc.returncode
+
+    def __exit__(self, exc_type, exc, tb):
+        rc = self.stop()
+        self.notify.close()
+        logs = self.logs()
+        self.log.close()
+        with contextlib.suppress(OSError):
+            for name in os.listdir(self.dir):
+                os.unlink(os.path.join(self.dir, name))
+            os.rmdir(self.dir)
+        if exc_type is None and rc != 0:
+            raise TestFailure(f"fgd exited with {rc} on SIGTERM:\n{logs}")
+        if exc_type is not None:
+            print(f"--- fgd log ---\n{logs}", file=sys.stderr)
+        return False
+
+
+@contextlib.contextmanager
+def workload(name, *args, user=None):
+    """Starts a test program and waits for the "ready" line it prints."""
+    cmd = [program(name)] + [str(a) for a in args]
+    if user:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"] + cmd
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        check(line.strip() == "ready", f"{name} did not start: {line!r}")
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+def parse_folded(text):
+    """Folded text to {stack: count}; fails on any malformed line."""
+    stacks = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        m = re.fullmatch(r"(.+) (\d+)", line)
+        check(m is not None, f"line {n} is not folded format: {line!r}")
+        check(m.group(1) not in stacks, f"line {n} repeats a stack: {line!r}")
+        stacks[m.group(1)] = int(m.group(2))
+    return stacks
+
+
+def run(test):
+    """Runs a test function: exit 0, 1 on failure, 77 on skip."""
+    try:
+        test()
+    except TestFailure as e:
+        print(f"FAIL: {e}", file=sys.stderr)
+        sys.exit(1)
+    print("PASS")
+    sys.exit(0)

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Access control from SO_PEERCRED: a second user may profile their own
+processes only, never root's, and never the whole machine; a denied request
+does not stop fgd serving everyone else. The socket is root-only by default."""
+
+import grp
+import os
+import pwd
+import stat
+import subprocess
+
+from fgdtest import Daemon, check, parse_folded, require_root, run, workload
+
+USER = "fgd-test-user"
+GROUP = "fgd-test-group"
+
+
+def ensure_user():
+    created = []
+    try:
+        grp.getgrnam(GROUP)
+    except KeyError:
+        subprocess.run(["groupadd", "--system", GROUP], check=True)
+        created.append("group")
+    try:
+        pwd.getpwnam(USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                        "--groups", GROUP, USER], check=True)
+        created.append("user")
+    subprocess.run(["usermod", "-a", "-G", GROUP, USER], check=True)
+    return created
+
+
+def remove_user(created):
+    if "user" in created:
+        subprocess.run(["userdel", USER], check=False)
+    if "group" in created:
+        subprocess.run(["groupdel", GROUP], check=False)
+
+
+def test():
+    require_root()
+    created = ensure_user()
+    try:
+        # Default: only root may connect.
+        with Daemon() as d:
+            mode = stat.S_IMODE(os.stat(d.socket).st_mode)
+            check(mode == 0o600, f"default socket mode is {oct(mode)}, expected 0600")
+            r = d.fgctl("status", user=USER, check_rc=4)
+            check(b"permission denied" in r.stderr, f"unclear refusal: {r.stderr!r}")
+
+        with Daemon(["--socket-group", GROUP]) as d, workload("fgtest-burn") as root_burn, \
+                workload("fgtest-burn", user=USER) as user_burn:
+            st = os.stat(d.socket)
+            check(stat.S_IMODE(st.st_mode) == 0o660, f"group socket mode is {oct(st.st_mode)}")
+            check(st.st_gid == grp.getgrnam(GROUP).gr_gid, "socket group not set")
+
+            r = d.fgctl("record", "-p", root_burn.pid, "-t", "1", "-o", "-", user=USER, check_rc=4)
+            check(b"another user" in r.stderr, f"unclear refusal: {r.stderr!r}")
+            check(r.stdout == b"", "a denied recording wrote output")
+            r = d.fgctl("record", "-a", "-t", "1", "-o", "-", user=USER, check_rc=4)
+            check(b"needs root" in r.stderr, f"unclear refusal of -a: {r.stderr!r}")
+            # A list with one foreign pid is refused whole.
+            d.fgctl("record", "-p", f"{user_burn.pid},{root_burn.pid}", "-t", "1", "-o", "-",
+                    user=USER, check_rc=4)
+
+            # fgd keeps serving everyone: root, and the user for their own process.
+            d.fgctl("status", check_rc=0)
+            r = d.fgctl("record", "-p", user_burn.pid, "-t", "2", "-o", "-", user=USER, check_rc=0)
+            stacks = parse_folded(r.stdout.decode())
+            check(any(s.endswith(";hot_a") for s in stacks), "user's own recording lacks hot_a")
+            r = d.fgctl("status", "--json", check_rc=0)
+            check(b'"denied":3' in r.stdout.replace(b" ", b""), f"denials not counted: {r.stdout[:2000]!r}")
+    finally:
+        remove_user(created)
+
+
+run(test)

@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""A syscall-heavy workload shows kernel frames (with the _[k] suffix) above its
+user frames: ...;main;do_reads;<kernel frames>_[k]."""
+
+from fgdtest import Daemon, check, parse_folded, require_root, run, workload
+
+
+def test():
+    require_root()
+    with Daemon() as d, workload("fgtest-syscall") as w:
+        r = d.fgctl("record", "-p", w.pid, "-t", "3", "-F", "499", "-o", "-", check_rc=0)
+        stacks = parse_folded(r.stdout.decode())
+        total = sum(stacks.values())
+        check(total > 300, f"too few samples: {total}")
+        in_kernel = 0
+        for stack, count in stacks.items():
+            frames = stack.split(";")
+            check(frames[0] == "fgtest-syscall", f"root frame is {frames[0]!r}")
+            if "do_reads" not in frames:
+                continue
+            below = frames[frames.index("do_reads") + 1:]
+            if below and all(f.endswith("_[k]") for f in below):
+                in_kernel += count
+            # User frames never appear above kernel frames.
+            seen_kernel = False
+            for f in frames[1:]:
+                seen_kernel |= f.endswith("_[k]")
+                check(not seen_kernel or f.endswith("_[k]"), f"user frame above kernel frames: {stack}")
+        print(f"{total} samples, {in_kernel / total:.1%} in the kernel under do_reads")
+        check(in_kernel / total > 0.5, f"only {in_kernel}/{total} samples in the kernel under do_reads")
+        names = {f for s in stacks for f in s.split(";")}
+        check(any(n.startswith("__x64_sys_read") or n.startswith("ksys_read") or n.startswith("vfs_read")
+                  for n in names), f"no read syscall frame among {sorted(names)[:40]}")
+
+        r = d.fgctl("record", "-p", w.pid, "-t", "1", "--no-kernel-suffix", "-o", "-", check_rc=0)
+        text = r.stdout.decode()
+        check("_[k]" not in text, "--no-kernel-suffix still wrote _[k]")
+        check("vfs_read" in text or "ksys_read" in text or "read_zero" in text,
+              "kernel frames missing without the suffix")
+
+
+run(test)

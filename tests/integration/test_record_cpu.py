@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""fgtest-burn spends 75% of its CPU in hot_a and 25% in hot_b, both called from
+main: the folded output must show those call paths in those proportions."""
+
+from fgdtest import Daemon, check, parse_folded, require_root, run, workload
+
+
+def test():
+    require_root()
+    with Daemon() as d, workload("fgtest-burn") as w:
+        r = d.fgctl("record", "-p", w.pid, "-t", "5", "-F", "999", "-o", "-", check_rc=0)
+        stacks = parse_folded(r.stdout.decode())
+        total = sum(stacks.values())
+        # One busy thread at 999 Hz for 5 s is ~5000 samples; allow a loaded machine.
+        check(total > 2000, f"too few samples: {total}")
+        check(all(s.startswith("fgtest-burn;") for s in stacks),
+              f"a stack without the process name at its root: {list(stacks)[:3]}")
+        a = sum(c for s, c in stacks.items() if s.endswith(";main;hot_a"))
+        b = sum(c for s, c in stacks.items() if s.endswith(";main;hot_b"))
+        print(f"{total} samples: hot_a {a / total:.1%}, hot_b {b / total:.1%}")
+        check(abs(a / total - 0.75) < 0.05, f"hot_a has {a / total:.1%} of samples, expected 75%")
+        check(abs(b / total - 0.25) < 0.05, f"hot_b has {b / total:.1%} of samples, expected 25%")
+        # Deterministic order: sorted, one line per stack.
+        lines = r.stdout.decode().splitlines()
+        check(lines == sorted(lines, key=lambda l: l.rsplit(" ", 1)[0].split(";")),
+              "folded lines are not in sorted order")
+        err = r.stderr.decode()
+        check("samples" in err and "lost" in err, f"no summary on stderr: {err!r}")
+
+        # The same with pid/tid root frames, as stackcollapse-perf.pl --pid/--tid write them.
+        r = d.fgctl("record", "-p", w.pid, "-t", "1", "--tid-frames", "-o", "-", check_rc=0)
+        stacks = parse_folded(r.stdout.decode())
+        check(stacks and all(s.startswith(f"fgtest-burn-{w.pid}/{w.pid};") for s in stacks),
+              f"--tid-frames root frames wrong: {list(stacks)[:2]}")
+        r = d.fgctl("record", "-p", w.pid, "-t", "1", "--pid-frames", "-o", "-", check_rc=0)
+        stacks = parse_folded(r.stdout.decode())
+        check(stacks and all(s.startswith(f"fgtest-burn-{w.pid};") for s in stacks),
+              f"--pid-frames root frames wrong: {list(stacks)[:2]}")
+
+
+run(test)
