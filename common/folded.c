@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,10 +285,16 @@ size_t fg_format_count(double count, char *buf, size_t size)
 {
 	int n;
 
-	if (count == floor(count) && count < 9007199254740992.0)
-		n = snprintf(buf, size, "%" PRIu64, (uint64_t)count);
-	else
-		n = snprintf(buf, size, "%.17g", count);
+	/* Always plain digits: folded readers accept \d+(\.\d*)?, never exponents. */
+	if (count == floor(count)) {
+		n = snprintf(buf, size, "%.0f", count);
+	} else {
+		n = snprintf(buf, size, "%.6f", count);
+		while (n > 0 && (size_t)n < size && buf[n - 1] == '0')
+			buf[--n] = '\0';
+		if (n > 0 && (size_t)n < size && buf[n - 1] == '.')
+			buf[--n] = '\0';
+	}
 	if (n < 0)
 		return 0;
 	return MIN((size_t)n, size - 1);

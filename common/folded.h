@@ -76,5 +76,5 @@ void fg_folded__stack(const struct fg_folded *f, size_t i, struct fg_stack *ret)
 int fg_folded__emit(const struct fg_folded *f, size_t *cursor, fg_write_fn fn, void *ctx,
 		    size_t budget);
 
-/* Formats a count as folded text does: an integer when integral. */
+/* Formats a count as folded text does: all digits when integral, else up to 6 decimals. */
 size_t fg_format_count(double count, char *buf, size_t size);
