@@ -1,0 +1,30 @@
+#!/bin/sh
+# Installs, from Debian's archive, whatever fgd needs to build and test that
+# is not installed yet. Needs root. Usage: scripts/install-deps.sh [--tests]
+set -eu
+
+build="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev libbpf-dev libsystemd-dev libjson-c-dev"
+# clang builds the frame-pointer workloads and the libFuzzer targets; chromium drives the
+# browser tests; setpriv/useradd run the access-control test as a second user.
+tests="clang libclang-rt-14-dev python3 chromium chromium-driver util-linux passwd procps"
+
+want=$build
+[ "${1:-}" = "--tests" ] && want="$build $tests"
+
+missing=""
+for pkg in $want; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing="$missing $pkg"
+done
+if [ -z "$missing" ]; then
+	echo "install-deps: everything is installed"
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing:$missing; run as root to install them" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

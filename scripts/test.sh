@@ -1,0 +1,62 @@
+#!/bin/sh
+# Installs what is missing, builds fgd three ways and runs every test:
+#   build/        the normal build: unit, integration and fuzz-corpus tests
+#   build-asan/   the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   build-fuzz/   clang + libFuzzer: each fuzz target fuzzes for FUZZ_SECONDS (default 30)
+# Ends with "N passed, N failed, N skipped". Needs root for the integration tests.
+set -u
+cd "$(dirname "$0")/.."
+fuzz_seconds=${FUZZ_SECONDS:-30}
+
+./scripts/install-deps.sh --tests || exit 1
+
+setup() { # dir, options...
+	dir=$1
+	shift
+	if [ -d "$dir" ]; then
+		meson configure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$@" >/dev/null
+	fi || { echo "test: meson setup $dir failed" >&2; exit 1; }
+}
+
+setup build
+CC=gcc setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+CC=clang setup build-fuzz -Dfuzz=true -Dfuzz_seconds="$fuzz_seconds" \
+	-Db_sanitize=address,undefined -Db_lundef=false
+
+for dir in build build-asan build-fuzz; do
+	ninja -C "$dir" || { echo "test: the $dir build failed"; echo "0 passed, 1 failed"; exit 1; }
+done
+
+# Sanitizers abort on the first report, so a report is a failed test.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+meson test -C build --print-errorlogs
+meson test -C build-asan --print-errorlogs --suite unit --suite integration --suite fuzz \
+	--timeout-multiplier 3
+meson test -C build-fuzz --print-errorlogs --suite fuzz
+
+python3 - build build-asan build-fuzz <<'PY'
+import json, os, sys
+passed = failed = skipped = 0
+for d in sys.argv[1:]:
+    path = os.path.join(d, "meson-logs", "testlog.json")
+    if not os.path.exists(path):
+        failed += 1
+        print(f"test: no results from {d}")
+        continue
+    for line in open(path):
+        t = json.loads(line)
+        result = t["result"]
+        if result in ("OK", "EXPECTEDFAIL"):
+            passed += 1
+        elif result == "SKIP":
+            skipped += 1
+        else:
+            failed += 1
+            print(f"test: {d}: {t['name']}: {result}")
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+sys.exit(1 if failed else 0)
+PY
