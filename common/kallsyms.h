@@ -5,11 +5,41 @@
  * Kernel symbol table from the text of /proc/kallsyms ("addr type name
  * [module]" lines): function symbols only, sorted by address, looked up by
  * binary search.
+ *
+ * What is kept. Symbols of type t, T, w and W are functions. Every other
+ * symbol with an address (data, rodata, bss; not absolute 'a'/'A' or
+ * undefined 'U') is kept only as a boundary: it names nothing but ends the
+ * function below it. The core kernel's region-end markers "_etext",
+ * "_einittext" and "__*text_end" are boundaries too, so the last function of
+ * the core text ends at _etext. Address 0 is never a function.
+ *
+ * Aliases. Several functions at one address collapse to one entry, chosen
+ * deterministically whatever the input order: T over t over W over w, then
+ * the name with fewer leading underscores (the function rather than a linker
+ * marker: srso_alias_untrain_ret over _stext), then the shorter name, then
+ * byte order of name and module.
+ *
+ * Extents. /proc/kallsyms has no sizes, so a function covers [start, end)
+ * where end is the first of: the next function or boundary above start, and
+ * start + 1 MiB (FG_KALLSYMS_MAX_EXTENT). The cap keeps the last function of
+ * a module, or of any region without a trailing boundary, from claiming
+ * unrelated memory such as a JIT area. A lookup outside every extent, below
+ * the first function, or in a restricted table returns -1: a missing name is
+ * better than a wrong one.
+ *
+ * Malformed lines (bad or missing address, type or name, an unbracketed
+ * fourth field, more fields, a NUL byte, overlong names) are skipped and
+ * counted, as are lines past FG_KALLSYMS_MAX_SYMBOLS. A trailing CR is
+ * accepted and empty lines are ignored.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define FG_KALLSYMS_MAX_EXTENT (UINT32_C(1) << 20)
+/* A kernel has about 150k functions and 4k modules add maybe as many again. */
+#define FG_KALLSYMS_MAX_SYMBOLS (UINT32_C(1) << 23)
 
 struct fg_kallsyms;
 
