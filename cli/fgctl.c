@@ -42,18 +42,19 @@ struct output {
 	int fd;
 };
 
-static int output_open(struct output *o)
+static bool is_directory(const char *path)
 {
 	struct stat st;
 
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int output_open(struct output *o)
+{
 	o->fd = -1;
 	if (strcmp(o->path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
 		return 0;
-	}
-	if (stat(o->path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", o->path);
-		return -EISDIR;
 	}
 	/* Write beside the target and rename at the end: no half-written file on failure. */
 	if (asprintf(&o->tmp_path, "%s.fgctl-%d.tmp", o->path, getpid()) < 0)
@@ -413,6 +414,10 @@ static int verb_record(int argc, char **argv)
 			return FGCTL_EXIT_USAGE;
 		}
 		out.path = "-";
+	}
+	if (strcmp(out.path, "-") != 0 && is_directory(out.path)) {
+		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", out.path);
+		return FGCTL_EXIT_OUTPUT;
 	}
 	if (!format_given && strcmp(out.path, "-") != 0 &&
 	    format_for_path(out.path, &req.record.format) < 0) {
