@@ -1,2 +1,921 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+
+/*
+ * Flame-graph SVG renderer.
+ *
+ * fg_flame__new() merges the sorted stacks into a call tree, elides frames
+ * narrower than min_width and keeps the rest as a flat array in pre-order
+ * (a parent before its children, children in the model's byte order).
+ * fg_flame__emit() then writes the SVG one "item" at a time from that array,
+ * so the daemon can stream a graph of any size through a small buffer.
+ *
+ * Markup that tests and the embedded script rely on:
+ *   <svg>                      root; width/height in px, font on the root
+ *   <g id="frames">            every frame, in pre-order, and nothing else
+ *   <g class="func_g">         one frame: <title>, <rect>, <text>, in that order
+ *   <title>                    "name (1,234 samples, 56.78%)"; the count name
+ *                              is opts.count_name
+ *   <text id="title">          opts.title; id="subtitle" for opts.subtitle,
+ *                              class="info" for each opts.info line
+ *   <text id="details">        hover line, bottom left; carries data-name-type
+ *                              and data-count-name for the script
+ *   <text id="unzoom">         "Reset Zoom", top left; class "hide" until zoomed
+ *   <text id="search">         "Search" / "Reset Search", top right
+ *   <text id="matched">        "Matched: 12.3%", bottom right, after a search
+ *   <text id="nosamples">      only in a graph of an empty model
+ * Zoomed-out frames get class "hide", the zoomed frame's ancestors class
+ * "parent"; a search paints matching rects with SEARCH_FILL.
+ *
+ * The script finds a frame's depth from its rect's y and rebuilds the tree
+ * from the pre-order, so no per-frame structure is written beyond what
+ * flamegraph.pl writes. No frame data goes into the script's CDATA section:
+ * strings reach it only through escaped attributes and text nodes.
+ */
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame.h"
+#include "hash.h"
+#include "macro.h"
+
+#define XPAD 10.0
+#define FONT_WIDTH 0.59 /* average glyph width per px of font size, as flamegraph.pl */
+#define ROOT_NAME UINT32_MAX
+#define SEARCH_FILL "rgb(230,0,230)"
+
+/* Limits on options, so a request cannot ask for absurd allocations or coordinates. */
+#define MAX_WIDTH 1000000u
+#define MAX_FRAME_HEIGHT 1000u
+#define MAX_FONT_SIZE 1000.0
+
+struct node {
+	double start;  /* samples left of this frame */
+	double value;  /* samples in this frame and below */
+	uint32_t name; /* id in the model, or ROOT_NAME */
+	uint32_t depth;
+	uint32_t end; /* one past this subtree's last node; valid only while building */
+};
+
+/* The output is this sequence of items; frames fill the middle. */
+enum {
+	ITEM_HEAD,
+	ITEM_SCRIPT,
+	ITEM_LABELS,
+	ITEM_FRAMES, /* first frame, or the "No samples" note */
+};
+
+struct fg_flame {
+	const struct fg_folded *model; /* borrowed until fg_flame__free() */
+	struct fg_flame_opts opts;     /* strings borrowed until fg_flame__free() */
+	size_t n_info;
+
+	struct node *nodes; /* owned; the emitted frames, pre-order */
+	size_t n_nodes, cap_nodes;
+	double total;
+	uint32_t max_depth;
+
+	/* Geometry, in px. */
+	double scale; /* per sample */
+	double height, ypad1, ypad2, frame_pad;
+	double subtitle_y, info_y0, info_step;
+
+	size_t cursor;  /* next item */
+	size_t n_items;
+	char *buf;      /* owned; the chunk being assembled */
+	size_t cap_buf, used;
+	int buf_err;    /* sticky error of the put functions */
+};
+
+void fg_flame_opts_init(struct fg_flame_opts *o)
+{
+	*o = (struct fg_flame_opts){
+		.title = "Flame Graph",
+		.width = 1200,
+		.frame_height = 16,
+		.font_size = 12,
+		.font_type = "Verdana",
+		.min_width = 0.1,
+		.count_name = "samples",
+		.name_type = "Function:",
+	};
+}
+
+struct fg_flame *fg_flame__free(struct fg_flame *fl)
+{
+	if (!fl)
+		return NULL;
+	free(fl->nodes);
+	free(fl->buf);
+	free(fl);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame *, fg_flame__free);
+
+/* NULL opts, or NULL strings in them, take the defaults, so a caller may set only what it needs. */
+static int normalize_opts(const struct fg_flame_opts *in, struct fg_flame_opts *ret)
+{
+	struct fg_flame_opts o, d;
+
+	fg_flame_opts_init(&d);
+	o = in ? *in : d;
+	if (!o.title)
+		o.title = d.title;
+	if (!o.font_type)
+		o.font_type = d.font_type;
+	if (!o.count_name)
+		o.count_name = d.count_name;
+	if (!o.name_type)
+		o.name_type = d.name_type;
+
+	if (o.width <= 2 * XPAD || o.width > MAX_WIDTH)
+		return -EINVAL;
+	if (o.frame_height < 1 || o.frame_height > MAX_FRAME_HEIGHT)
+		return -EINVAL;
+	if (!isfinite(o.font_size) || o.font_size <= 0 || o.font_size > MAX_FONT_SIZE)
+		return -EINVAL;
+	if (!isfinite(o.min_width) || o.min_width < 0)
+		return -EINVAL;
+	*ret = o;
+	return 0;
+}
+
+static int add_node(struct fg_flame *fl, uint32_t name, uint32_t depth, double start,
+		    uint32_t *ret_idx)
+{
+	int r;
+
+	if (fl->n_nodes >= UINT32_MAX - 1)
+		return -E2BIG;
+	r = FG_GROW(fl->nodes, fl->cap_nodes, fl->n_nodes + 1);
+	if (r < 0)
+		return r;
+	fl->nodes[fl->n_nodes] = (struct node){
+		.start = start,
+		.name = name,
+		.depth = depth,
+		.end = UINT32_MAX,
+	};
+	*ret_idx = (uint32_t)fl->n_nodes++;
+	return 0;
+}
+
+/*
+ * The tree is built by walking the stacks in order, which is only correct if
+ * they are sorted: every subtree's stacks must be contiguous. The model keeps
+ * no "sorted" flag we can read, so check the order itself: a prefix comes
+ * before its extensions, and at the first differing frame the names ascend
+ * in byte order. Stores the length of the common prefix.
+ */
+static int check_order(const struct fg_folded *m, const struct fg_stack *prev,
+		       const struct fg_stack *cur, size_t *ret_common)
+{
+	size_t n = MIN(prev->n_frames, cur->n_frames), k = 0;
+
+	while (k < n && prev->frames[k] == cur->frames[k])
+		k++;
+	if (k < n) {
+		/* Names with an embedded NUL can tie here; their ranks are arbitrary, so let them pass. */
+		if (strcmp(fg_folded__name(m, prev->frames[k]), fg_folded__name(m, cur->frames[k])) > 0)
+			return -EINVAL;
+	} else if (prev->n_frames > cur->n_frames) {
+		return -EINVAL;
+	}
+	*ret_common = k;
+	return 0;
+}
+
+/* Builds the full merged tree in pre-order; nodes[0] is the root "all". */
+static int build_tree(struct fg_flame *fl)
+{
+	const struct fg_folded *m = fl->model;
+	size_t n_stacks = fg_folded__n_stacks(m);
+	_cleanup_free_ uint32_t *path = NULL; /* node per depth of the previous stack */
+	size_t cap_path = 0, n_path;
+	struct fg_stack prev = {}, cur;
+	double offset = 0;
+	uint32_t idx;
+	int r;
+
+	r = FG_GROW(path, cap_path, 1);
+	if (r < 0)
+		return r;
+	r = add_node(fl, ROOT_NAME, 0, 0, &idx);
+	if (r < 0)
+		return r;
+	path[0] = idx;
+	n_path = 1;
+
+	for (size_t i = 0; i < n_stacks; i++) {
+		size_t common = 0;
+
+		fg_folded__stack(m, i, &cur);
+		if (cur.n_frames >= UINT32_MAX)
+			return -E2BIG;
+		if (i > 0) {
+			r = check_order(m, &prev, &cur, &common);
+			if (r < 0)
+				return r;
+		}
+		/* Subtrees of the previous stack below the common prefix are complete. */
+		for (size_t d = n_path; d > common + 1; d--)
+			fl->nodes[path[d - 1]].end = (uint32_t)fl->n_nodes;
+		n_path = common + 1;
+
+		r = FG_GROW(path, cap_path, cur.n_frames + 1);
+		if (r < 0)
+			return r;
+		for (size_t d = common; d < cur.n_frames; d++) {
+			r = add_node(fl, cur.frames[d], (uint32_t)d + 1, offset, &idx);
+			if (r < 0)
+				return r;
+			path[n_path++] = idx;
+		}
+		for (size_t d = 0; d < n_path; d++)
+			fl->nodes[path[d]].value += cur.count;
+		offset += cur.count;
+		prev = cur;
+	}
+	for (size_t d = 0; d < n_path; d++)
+		fl->nodes[path[d]].end = (uint32_t)fl->n_nodes;
+	fl->total = offset;
+	return 0;
+}
+
+/*
+ * Drops frames narrower than min_width, and with them their subtrees, which
+ * are narrower still; this is what keeps big profiles small. Zero-sample
+ * frames go too: they are invisible and cannot be zoomed into. The root
+ * stays whenever there are samples.
+ */
+static void prune(struct fg_flame *fl)
+{
+	size_t j = 0;
+
+	fl->max_depth = 0;
+	if (!(fl->total > 0)) {
+		fl->n_nodes = 0;
+		return;
+	}
+	/* Writes go to j <= i, so nodes not yet read are never overwritten. */
+	for (size_t i = 0; i < fl->n_nodes;) {
+		const struct node *n = &fl->nodes[i];
+
+		if (i > 0 && (!(n->value > 0) || n->value * fl->scale < fl->opts.min_width)) {
+			i = n->end;
+			continue;
+		}
+		fl->max_depth = MAX(fl->max_depth, n->depth);
+		fl->nodes[j++] = *n;
+		i++;
+	}
+	fl->n_nodes = j;
+	if (j < fl->cap_nodes) {
+		/* The layout lives as long as the stream; give back what pruning freed. */
+		struct node *p = realloc(fl->nodes, MAX(j, (size_t)1) * sizeof(*p));
+
+		if (p) {
+			fl->nodes = p;
+			fl->cap_nodes = MAX(j, (size_t)1);
+		}
+	}
+}
+
+static void layout(struct fg_flame *fl)
+{
+	const struct fg_flame_opts *o = &fl->opts;
+	double fs = o->font_size, y;
+
+	/* As flamegraph.pl: title baseline at 2 font sizes, subtitle at 4. */
+	y = fs * 2;
+	if (o->subtitle) {
+		y = fs * 4;
+		fl->subtitle_y = y;
+	}
+	fl->info_step = fs * 1.25;
+	fl->info_y0 = y + fl->info_step;
+	y += (double)fl->n_info * fl->info_step;
+	fl->ypad1 = y + fs;
+	fl->ypad2 = fs * 2 + 10;
+	fl->frame_pad = o->frame_height >= 4 ? 1 : 0;
+	fl->height = ceil(fl->ypad1 + ((double)fl->max_depth + 1) * o->frame_height + fl->ypad2);
+}
+
+int fg_flame__new(const struct fg_folded *model, const struct fg_flame_opts *opts,
+		  struct fg_flame **ret_flame)
+{
+	_cleanup_(fg_flame__freep) struct fg_flame *fl = NULL;
+	struct fg_flame_opts o;
+	int r;
+
+	if (!model || !ret_flame)
+		return -EINVAL;
+	r = normalize_opts(opts, &o);
+	if (r < 0)
+		return r;
+
+	fl = calloc(1, sizeof(*fl));
+	if (!fl)
+		return -ENOMEM;
+	fl->model = model;
+	fl->opts = o;
+	for (const char *const *l = o.info; l && *l; l++)
+		fl->n_info++;
+
+	r = build_tree(fl);
+	if (r < 0)
+		return r;
+	fl->scale = fl->total > 0 ? (o.width - 2 * XPAD) / fl->total : 0;
+	prune(fl);
+	layout(fl);
+	fl->n_items = ITEM_FRAMES + MAX(fl->n_nodes, (size_t)1) + 1;
+
+	*ret_flame = TAKE_PTR(fl);
+	return 0;
+}
+
+/*
+ * Output assembly. The put functions append to fl->buf and keep the first
+ * error in fl->buf_err, so an item is written straight through and checked
+ * once at its end.
+ */
+
+static void put(struct fg_flame *fl, const char *s, size_t len)
+{
+	int r;
+
+	if (fl->buf_err < 0)
+		return;
+	r = FG_GROW(fl->buf, fl->cap_buf, fl->used + len);
+	if (r < 0) {
+		fl->buf_err = r;
+		return;
+	}
+	memcpy(fl->buf + fl->used, s, len);
+	fl->used += len;
+}
+
+static void put_raw(struct fg_flame *fl, const char *s)
+{
+	put(fl, s, strlen(s));
+}
+
+_printf_(2, 3) static void putf(struct fg_flame *fl, const char *fmt, ...)
+{
+	va_list ap;
+	int n, r;
+
+	if (fl->buf_err < 0)
+		return;
+	for (;;) {
+		size_t room = fl->cap_buf - fl->used;
+
+		va_start(ap, fmt);
+		n = vsnprintf(fl->buf ? fl->buf + fl->used : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			fl->buf_err = -EINVAL;
+			return;
+		}
+		if ((size_t)n < room) {
+			fl->used += (size_t)n;
+			return;
+		}
+		r = FG_GROW(fl->buf, fl->cap_buf, fl->used + (size_t)n + 1);
+		if (r < 0) {
+			fl->buf_err = r;
+			return;
+		}
+	}
+}
+
+/*
+ * Decodes one code point of s[0..len) (len >= 1). Returns the bytes used and
+ * stores the code point, or U+FFFD for a byte that is not valid UTF-8 or a
+ * character XML 1.0 forbids or that only disturbs display (C0 and C1
+ * controls, DEL, U+FFFE, U+FFFF). Each bad byte becomes one U+FFFD.
+ */
+static size_t utf8_next(const unsigned char *s, size_t len, uint32_t *ret_cp)
+{
+	uint32_t cp;
+	size_t n;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	*ret_cp = 0xfffd;
+	if (s[0] < 0x80) {
+		if (s[0] >= 0x20 && s[0] != 0x7f)
+			*ret_cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		cp = s[0] & 0x0f;
+		if (s[0] == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (s[0] == 0xed)
+			hi = 0x9f; /* surrogates */
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		cp = s[0] & 0x07;
+		if (s[0] == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (s[0] == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+	} else {
+		return 1;
+	}
+	if (len < n || s[1] < lo || s[1] > hi)
+		return 1;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 1;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((cp >= 0x80 && cp <= 0x9f) || cp == 0xfffe || cp == 0xffff)
+		return n;
+	*ret_cp = cp;
+	return n;
+}
+
+static size_t count_code_points(const char *s, size_t len)
+{
+	size_t n = 0;
+	uint32_t cp;
+
+	for (size_t i = 0; i < len; n++)
+		i += utf8_next((const unsigned char *)s + i, len - i, &cp);
+	return n;
+}
+
+/*
+ * Appends s[0..len) as XML character data that is valid both in text and in
+ * double-quoted attribute values. Writes at most max_cps code points: a
+ * longer s is cut to max_cps - 2 of them followed by "..", as flamegraph.pl
+ * labels frames (max_cps >= 3, or SIZE_MAX for no limit).
+ */
+static void put_text(struct fg_flame *fl, const char *s, size_t len, size_t max_cps)
+{
+	size_t limit = SIZE_MAX, done = 0, i = 0;
+
+	if (max_cps != SIZE_MAX && count_code_points(s, len) > max_cps)
+		limit = max_cps - 2;
+	while (i < len && done < limit) {
+		const unsigned char *p = (const unsigned char *)s + i;
+		uint32_t cp;
+		size_t n = utf8_next(p, len - i, &cp);
+
+		switch (cp) {
+		case '&':
+			put_raw(fl, "&amp;");
+			break;
+		case '<':
+			put_raw(fl, "&lt;");
+			break;
+		case '>':
+			put_raw(fl, "&gt;"); /* keeps "]]>" out of any context */
+			break;
+		case '"':
+			put_raw(fl, "&quot;");
+			break;
+		case '\'':
+			put_raw(fl, "&apos;");
+			break;
+		case 0xfffd:
+			put_raw(fl, "\xef\xbf\xbd");
+			break;
+		default:
+			put(fl, (const char *)p, n);
+			break;
+		}
+		i += n;
+		done++;
+	}
+	if (limit != SIZE_MAX)
+		put_raw(fl, "..");
+}
+
+static void put_escaped(struct fg_flame *fl, const char *s)
+{
+	put_text(fl, s, strlen(s), SIZE_MAX);
+}
+
+/* A count as flamegraph.pl shows it: thousands separated by commas, "1,234" or "1,234.50". */
+static void format_count(double count, char *buf, size_t size)
+{
+	char digits[400];
+	size_t n_int = 0, len, o = 0;
+	int n;
+
+	n = snprintf(digits, sizeof(digits), "%.*f", count == floor(count) ? 0 : 2, count);
+	if (n < 0 || (size_t)n >= sizeof(digits)) {
+		snprintf(buf, size, "%g", count);
+		return;
+	}
+	len = (size_t)n;
+	while (n_int < len && digits[n_int] >= '0' && digits[n_int] <= '9')
+		n_int++;
+	for (size_t i = 0; i < len && o + 2 < size; i++) {
+		if (i > 0 && i < n_int && (n_int - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+}
+
+/*
+ * Frame colours come from a hash of the name, so a function has the same
+ * colour in every graph (flamegraph.pl's --hash, not its random default).
+ *
+ * User frames take flamegraph.pl's "hot" range: saturated red through
+ * orange to yellow, with almost no blue (b <= 55). Kernel frames ("_[k]")
+ * are orange, as in flamegraph.pl's java palette, but in a pale band no user
+ * frame can reach (b 95-125, g about 70 above b, r >= 245): a light apricot
+ * that reads as its own colour beside the saturated user frames, where a
+ * saturated orange would blend into their orange shades. JIT frames ("_[j]")
+ * are green, as flamegraph.pl draws them.
+ */
+static void frame_color(const char *name, size_t len, int *r, int *g, int *b)
+{
+	uint64_t h = fg_hash_bytes(name, len, 0);
+	double v1 = (double)(h & 0xffff) / 65535.0;
+	double v2 = (double)((h >> 16) & 0xffff) / 65535.0;
+	double v3 = (double)((h >> 32) & 0xffff) / 65535.0;
+
+	if (len >= 4 && memcmp(name + len - 4, "_[k]", 4) == 0) {
+		*b = 95 + (int)(30 * v1);
+		*g = *b + 70 + (int)(10 * v2);
+		*r = 245 + (int)(10 * v3);
+	} else if (len >= 4 && memcmp(name + len - 4, "_[j]", 4) == 0) {
+		*r = 50 + (int)(60 * v1);
+		*g = 165 + (int)(55 * v2);
+		*b = 50 + (int)(60 * v1);
+	} else {
+		*r = 205 + (int)(50 * v3);
+		*g = (int)(230 * v1);
+		*b = (int)(55 * v2);
+	}
+}
+
+static void emit_head(struct fg_flame *fl)
+{
+	const struct fg_flame_opts *o = &fl->opts;
+
+	putf(fl, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+		 "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%.0f\""
+		 " viewBox=\"0 0 %u %.0f\" onload=\"init(evt)\" font-family=\"",
+	     o->width, fl->height, o->width, fl->height);
+	put_escaped(fl, o->font_type);
+	putf(fl, "\" font-size=\"%.2f\">\n", o->font_size);
+	put_raw(fl, "<!-- Flame graph rendered by fgd. Click a frame to zoom, Ctrl-F to search. -->\n"
+		  "<defs>\n"
+		  "<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">\n"
+		  "<stop stop-color=\"#eeeeee\" offset=\"5%\"/>\n"
+		  "<stop stop-color=\"#eeeeb0\" offset=\"95%\"/>\n"
+		  "</linearGradient>\n"
+		  "</defs>\n"
+		  "<style type=\"text/css\"><![CDATA[\n"
+		  "#search, #unzoom { cursor: pointer; }\n"
+		  "#search { opacity: 0.1; }\n"
+		  "#search:hover, #search.show { opacity: 1; }\n"
+		  "#subtitle, .info { fill: rgb(110,110,110); white-space: pre; }\n"
+		  "#frames > g { cursor: pointer; }\n"
+		  "#frames > g:hover > rect { stroke: black; stroke-width: 0.5; }\n"
+		  ".hide { display: none; }\n"
+		  ".parent { opacity: 0.5; }\n"
+		  "]]></style>\n");
+}
+
+/*
+ * The script: zoom, reset, search and hover. It is written verbatim; the
+ * few parameters it needs are printed before it, and only as numbers, so
+ * nothing from the model or the options can reach its CDATA section.
+ */
+static const char script_body[] =
+	"var svg, framesg, details, unzoombtn, searchbtn, matchedtxt, nametype, countname;\n"
+	"var nodes = [], total = 0, searching = false;\n"
+	"\n"
+	"/* \"name (1,234 samples, 5.00%)\": cut from the end, the name may hold anything. */\n"
+	"function parse_title(s) {\n"
+	"\tvar p = s.lastIndexOf(\" \" + countname + \", \");\n"
+	"\tvar head = p >= 0 ? s.substring(0, p) : s;\n"
+	"\tvar q = head.lastIndexOf(\" (\");\n"
+	"\tif (q < 0)\n"
+	"\t\treturn { name: s, count: 0 };\n"
+	"\treturn { name: head.substring(0, q),\n"
+	"\t\t count: parseFloat(head.substring(q + 2).replace(/,/g, \"\")) || 0 };\n"
+	"}\n"
+	"\n"
+	"function init(evt) {\n"
+	"\tsvg = document.documentElement;\n"
+	"\tframesg = document.getElementById(\"frames\");\n"
+	"\tdetails = document.getElementById(\"details\");\n"
+	"\tunzoombtn = document.getElementById(\"unzoom\");\n"
+	"\tsearchbtn = document.getElementById(\"search\");\n"
+	"\tmatchedtxt = document.getElementById(\"matched\");\n"
+	"\tnametype = details.getAttribute(\"data-name-type\");\n"
+	"\tcountname = details.getAttribute(\"data-count-name\");\n"
+	"\n"
+	"\t/* Frames come in pre-order; depth follows from y, so a stack of open\n"
+	"\t * frames gives each its parent and the end of its subtree. */\n"
+	"\tvar gs = framesg.children, open = [], rooty = 0;\n"
+	"\tfor (var i = 0; i < gs.length; i++) {\n"
+	"\t\tvar g = gs[i];\n"
+	"\t\tvar r = g.getElementsByTagName(\"rect\")[0];\n"
+	"\t\tvar t = g.getElementsByTagName(\"text\")[0];\n"
+	"\t\tvar ti = g.getElementsByTagName(\"title\")[0];\n"
+	"\t\tif (!r || !t || !ti)\n"
+	"\t\t\tcontinue;\n"
+	"\t\tvar pt = parse_title(ti.textContent);\n"
+	"\t\tvar y = parseFloat(r.getAttribute(\"y\"));\n"
+	"\t\tvar k = nodes.length;\n"
+	"\t\tif (k === 0)\n"
+	"\t\t\trooty = y;\n"
+	"\t\tvar depth = Math.max(0, Math.round((rooty - y) / frameheight));\n"
+	"\t\twhile (open.length > depth)\n"
+	"\t\t\tnodes[open.pop()].end = k;\n"
+	"\t\tnodes.push({ g: g, rect: r, text: t, title: ti.textContent,\n"
+	"\t\t\tname: pt.name, count: pt.count,\n"
+	"\t\t\tx: parseFloat(r.getAttribute(\"x\")), w: parseFloat(r.getAttribute(\"width\")),\n"
+	"\t\t\tx_attr: r.getAttribute(\"x\"), w_attr: r.getAttribute(\"width\"),\n"
+	"\t\t\ttx_attr: t.getAttribute(\"x\"), label: t.textContent,\n"
+	"\t\t\tfill: r.getAttribute(\"fill\"),\n"
+	"\t\t\tparent: open.length ? open[open.length - 1] : -1, end: 0 });\n"
+	"\t\tg.fg_index = k;\n"
+	"\t\topen.push(k);\n"
+	"\t}\n"
+	"\twhile (open.length)\n"
+	"\t\tnodes[open.pop()].end = nodes.length;\n"
+	"\ttotal = nodes.length ? nodes[0].count : 0;\n"
+	"\n"
+	"\tframesg.addEventListener(\"click\", function (e) {\n"
+	"\t\tvar k = frame_of(e.target);\n"
+	"\t\tif (k >= 0)\n"
+	"\t\t\tzoom(k);\n"
+	"\t});\n"
+	"\tframesg.addEventListener(\"mouseover\", function (e) {\n"
+	"\t\tvar k = frame_of(e.target);\n"
+	"\t\tif (k >= 0)\n"
+	"\t\t\tdetails.textContent = nametype + \" \" + nodes[k].title;\n"
+	"\t});\n"
+	"\tframesg.addEventListener(\"mouseout\", function (e) {\n"
+	"\t\tdetails.textContent = \" \";\n"
+	"\t});\n"
+	"\tunzoombtn.addEventListener(\"click\", unzoom);\n"
+	"\tsearchbtn.addEventListener(\"click\", search_toggle);\n"
+	"\twindow.addEventListener(\"keydown\", function (e) {\n"
+	"\t\t/* Ctrl-F and F3 search here instead of the browser's find bar. */\n"
+	"\t\tif (e.keyCode === 114 || (e.ctrlKey && (e.keyCode === 70 || e.key === \"f\" || e.key === \"F\"))) {\n"
+	"\t\t\te.preventDefault();\n"
+	"\t\t\tsearch_prompt();\n"
+	"\t\t}\n"
+	"\t});\n"
+	"}\n"
+	"\n"
+	"function frame_of(el) {\n"
+	"\tfor (; el && el !== framesg; el = el.parentNode)\n"
+	"\t\tif (el.fg_index !== undefined)\n"
+	"\t\t\treturn el.fg_index;\n"
+	"\treturn -1;\n"
+	"}\n"
+	"\n"
+	"/* The label for a frame w px wide, cut as the renderer cuts it. */\n"
+	"function fit(name, w) {\n"
+	"\tvar chars = Math.floor(w / (fontsize * fontwidth));\n"
+	"\tif (chars < 3)\n"
+	"\t\treturn \"\";\n"
+	"\tvar cps = Array.from(name);\n"
+	"\tif (cps.length <= chars)\n"
+	"\t\treturn name;\n"
+	"\treturn cps.slice(0, chars - 2).join(\"\") + \"..\";\n"
+	"}\n"
+	"\n"
+	"function place(n, x, w) {\n"
+	"\tn.rect.setAttribute(\"x\", x.toFixed(2));\n"
+	"\tn.rect.setAttribute(\"width\", w.toFixed(2));\n"
+	"\tn.text.setAttribute(\"x\", (x + 3).toFixed(2));\n"
+	"\tn.text.textContent = fit(n.name, w);\n"
+	"}\n"
+	"\n"
+	"/* The frame takes the full width, its descendants scale with it, its\n"
+	" * ancestors stay as faded full-width bars and everything else hides. */\n"
+	"function zoom(k) {\n"
+	"\tif (k === 0) {\n"
+	"\t\tunzoom();\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\tvar z = nodes[k], x0 = nodes[0].x, full = nodes[0].w;\n"
+	"\tvar scale = full / z.w, anc = {};\n"
+	"\tfor (var p = z.parent; p >= 0; p = nodes[p].parent)\n"
+	"\t\tanc[p] = true;\n"
+	"\tfor (var j = 0; j < nodes.length; j++) {\n"
+	"\t\tvar n = nodes[j];\n"
+	"\t\tif (anc[j]) {\n"
+	"\t\t\tn.g.classList.remove(\"hide\");\n"
+	"\t\t\tn.g.classList.add(\"parent\");\n"
+	"\t\t\tplace(n, x0, full);\n"
+	"\t\t} else if (j >= k && j < z.end) {\n"
+	"\t\t\tn.g.classList.remove(\"hide\", \"parent\");\n"
+	"\t\t\tplace(n, x0 + (n.x - z.x) * scale, n.w * scale);\n"
+	"\t\t} else {\n"
+	"\t\t\tn.g.classList.add(\"hide\");\n"
+	"\t\t}\n"
+	"\t}\n"
+	"\tunzoombtn.classList.remove(\"hide\");\n"
+	"}\n"
+	"\n"
+	"function unzoom() {\n"
+	"\tfor (var j = 0; j < nodes.length; j++) {\n"
+	"\t\tvar n = nodes[j];\n"
+	"\t\tn.g.classList.remove(\"hide\", \"parent\");\n"
+	"\t\tn.rect.setAttribute(\"x\", n.x_attr);\n"
+	"\t\tn.rect.setAttribute(\"width\", n.w_attr);\n"
+	"\t\tn.text.setAttribute(\"x\", n.tx_attr);\n"
+	"\t\tn.text.textContent = n.label;\n"
+	"\t}\n"
+	"\tunzoombtn.classList.add(\"hide\");\n"
+	"}\n"
+	"\n"
+	"function search_toggle() {\n"
+	"\tif (searching)\n"
+	"\t\treset_search();\n"
+	"\telse\n"
+	"\t\tsearch_prompt();\n"
+	"}\n"
+	"\n"
+	"function search_prompt() {\n"
+	"\tvar term = prompt(\"Enter a search term (regexp allowed, eg: ^ext4_)\", \"\");\n"
+	"\tif (term !== null && term !== \"\")\n"
+	"\t\tsearch(term);\n"
+	"}\n"
+	"\n"
+	"function reset_search() {\n"
+	"\tfor (var j = 0; j < nodes.length; j++)\n"
+	"\t\tnodes[j].rect.setAttribute(\"fill\", nodes[j].fill);\n"
+	"\tsearching = false;\n"
+	"\tsearchbtn.classList.remove(\"show\");\n"
+	"\tsearchbtn.textContent = \"Search\";\n"
+	"\tmatchedtxt.textContent = \" \";\n"
+	"}\n"
+	"\n"
+	"/* Highlights every match; the percentage counts each sample once, so a\n"
+	" * match inside a matched frame's subtree adds nothing. */\n"
+	"function search(term) {\n"
+	"\tvar re;\n"
+	"\ttry {\n"
+	"\t\tre = new RegExp(term);\n"
+	"\t} catch (err) {\n"
+	"\t\tmatchedtxt.textContent = \"Invalid regexp\";\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\treset_search();\n"
+	"\tvar sum = 0, until = 0;\n"
+	"\tfor (var j = 0; j < nodes.length; j++) {\n"
+	"\t\tvar n = nodes[j];\n"
+	"\t\tif (!re.test(n.name))\n"
+	"\t\t\tcontinue;\n"
+	"\t\tn.rect.setAttribute(\"fill\", \"" SEARCH_FILL "\");\n"
+	"\t\tif (j >= until) {\n"
+	"\t\t\tsum += n.count;\n"
+	"\t\t\tuntil = n.end;\n"
+	"\t\t}\n"
+	"\t}\n"
+	"\tsearching = true;\n"
+	"\tsearchbtn.classList.add(\"show\");\n"
+	"\tsearchbtn.textContent = \"Reset Search\";\n"
+	"\tvar pct = total > 0 ? 100 * sum / total : 0;\n"
+	"\tmatchedtxt.textContent = \"Matched: \" + pct.toFixed(1) + \"%\";\n"
+	"}\n";
+
+static void emit_script(struct fg_flame *fl)
+{
+	put_raw(fl, "<script type=\"text/ecmascript\"><![CDATA[\n\"use strict\";\n");
+	putf(fl, "var fontsize = %.2f, fontwidth = %.2f, frameheight = %u;\n",
+	     fl->opts.font_size, FONT_WIDTH, fl->opts.frame_height);
+	put(fl, script_body, sizeof(script_body) - 1);
+	put_raw(fl, "]]></script>\n");
+}
+
+static void emit_labels(struct fg_flame *fl)
+{
+	const struct fg_flame_opts *o = &fl->opts;
+	double fs = o->font_size, bottom = fl->height - fl->ypad2 / 2;
+	size_t i = 0;
+
+	putf(fl, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%.0f\" fill=\"url(#background)\"/>\n",
+	     o->width, fl->height);
+	putf(fl, "<text id=\"title\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"%.2f\">",
+	     o->width / 2.0, fs * 2, fs + 5);
+	put_escaped(fl, o->title);
+	put_raw(fl, "</text>\n");
+	if (o->subtitle) {
+		putf(fl, "<text id=\"subtitle\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">",
+		     o->width / 2.0, fl->subtitle_y);
+		put_escaped(fl, o->subtitle);
+		put_raw(fl, "</text>\n");
+	}
+	for (const char *const *l = o->info; l && *l; l++, i++) {
+		putf(fl, "<text class=\"info\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\""
+			 " font-size=\"%.2f\" xml:space=\"preserve\">",
+		     o->width / 2.0, fl->info_y0 + (double)i * fl->info_step, fs * 0.85);
+		put_escaped(fl, *l);
+		put_raw(fl, "</text>\n");
+	}
+	putf(fl, "<text id=\"unzoom\" class=\"hide\" x=\"%.2f\" y=\"%.1f\">Reset Zoom</text>\n",
+	     XPAD, fs * 2);
+	putf(fl, "<text id=\"search\" x=\"%.2f\" y=\"%.1f\">Search</text>\n",
+	     o->width - XPAD - 100, fs * 2);
+	putf(fl, "<text id=\"details\" x=\"%.2f\" y=\"%.1f\" data-name-type=\"", XPAD, bottom);
+	put_escaped(fl, o->name_type);
+	put_raw(fl, "\" data-count-name=\"");
+	put_escaped(fl, o->count_name);
+	put_raw(fl, "\"> </text>\n");
+	putf(fl, "<text id=\"matched\" x=\"%.2f\" y=\"%.1f\"> </text>\n",
+	     o->width - XPAD - 100, bottom);
+	put_raw(fl, "<g id=\"frames\">\n");
+}
+
+static void emit_no_samples(struct fg_flame *fl)
+{
+	double y = fl->height - fl->ypad2 - fl->opts.frame_height / 2.0 + fl->opts.font_size / 3;
+
+	putf(fl, "<text id=\"nosamples\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">No samples</text>\n",
+	     fl->opts.width / 2.0, y);
+}
+
+static void emit_frame(struct fg_flame *fl, const struct node *n)
+{
+	const struct fg_flame_opts *o = &fl->opts;
+	const char *name = n->name == ROOT_NAME ? "all" : fg_folded__name(fl->model, n->name);
+	size_t len = strlen(name), chars;
+	double x = XPAD + n->start * fl->scale, w = n->value * fl->scale;
+	double y2 = fl->height - fl->ypad2 - (double)n->depth * o->frame_height;
+	double y1 = y2 - o->frame_height + fl->frame_pad;
+	char count[512];
+	int r, g, b;
+
+	format_count(n->value, count, sizeof(count));
+	frame_color(name, len, &r, &g, &b);
+
+	put_raw(fl, "<g class=\"func_g\"><title>");
+	put_text(fl, name, len, SIZE_MAX);
+	putf(fl, " (%s ", count);
+	put_escaped(fl, o->count_name);
+	putf(fl, ", %.2f%%)</title>", 100 * n->value / fl->total);
+	putf(fl, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"rgb(%d,%d,%d)\""
+		 " rx=\"2\" ry=\"2\"/>",
+	     x, y1, w, y2 - y1, r, g, b);
+	putf(fl, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, (y1 + y2) / 2 + o->font_size / 4);
+	/* The script's fit() must cut labels the same way. */
+	chars = (size_t)floor(w / (o->font_size * FONT_WIDTH));
+	if (chars >= 3)
+		put_text(fl, name, len, chars);
+	put_raw(fl, "</text></g>\n");
+}
+
+static void emit_item(struct fg_flame *fl, size_t item)
+{
+	if (item == ITEM_HEAD)
+		emit_head(fl);
+	else if (item == ITEM_SCRIPT)
+		emit_script(fl);
+	else if (item == ITEM_LABELS)
+		emit_labels(fl);
+	else if (item == fl->n_items - 1)
+		put_raw(fl, "</g>\n</svg>\n");
+	else if (fl->n_nodes == 0)
+		emit_no_samples(fl);
+	else
+		emit_frame(fl, &fl->nodes[item - ITEM_FRAMES]);
+}
+
+int fg_flame__emit(struct fg_flame *fl, fg_write_fn fn, void *ctx, size_t budget)
+{
+	size_t item = fl->cursor;
+	int r;
+
+	if (item >= fl->n_items)
+		return 1;
+	fl->used = 0;
+	fl->buf_err = 0;
+	/* Always make progress, even with a budget of 0. */
+	do
+		emit_item(fl, item++);
+	while (item < fl->n_items && fl->used < budget && fl->buf_err >= 0);
+	if (fl->buf_err < 0)
+		return fl->buf_err;
+	r = fn(ctx, fl->buf, fl->used);
+	if (r < 0)
+		return r;
+	/* Advance only once the sink took the chunk, so a failed write can be retried. */
+	fl->cursor = item;
+	return item >= fl->n_items ? 1 : 0;
+}

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,18 @@ struct fgd_server {
 };
 
 static void client_free(struct client *c);
+
+/*
+ * A recording's tables are big and short-lived: give their memory back to
+ * the system when it goes, or a daemon that ran one long recording keeps
+ * its peak RSS for months.
+ */
+static struct fg_recording *recording_free(struct fg_recording *rec)
+{
+	fg_recording__free(rec);
+	malloc_trim(0);
+	return NULL;
+}
 static void client_flush(struct client *c);
 static void finish_recording(struct client *c, const char *reason);
 
@@ -150,7 +163,7 @@ static void end_result(struct client *c)
 	if (m)
 		json_object_object_add(m, "bytes", json_object_new_int64((int64_t)c->result_bytes));
 	send_json(c, m);
-	c->rec = fg_recording__free(c->rec);
+	c->rec = recording_free(c->rec);
 	c->server->n_recordings--;
 	c->server->recordings_completed++;
 	if (c->state != C_CLOSING)
@@ -325,7 +338,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		send_error(c, -r, "could not start sampling: %s", strerror(-r));
 		if (c->rec)
 			fgd_unwatch_rings(d, fg_recording__events(c->rec));
-		c->rec = fg_recording__free(c->rec);
+		c->rec = recording_free(c->rec);
 		return;
 	}
 	s->n_recordings++;
@@ -533,7 +546,7 @@ static void finish_recording(struct client *c, const char *reason)
 	if (r < 0) {
 		log_warning("Failed to finish a recording for uid %u: %s", c->cred.uid, strerror(-r));
 		send_error(c, -r, "could not build the result: %s", strerror(-r));
-		c->rec = fg_recording__free(c->rec);
+		c->rec = recording_free(c->rec);
 		c->server->n_recordings--;
 		c->server->recordings_aborted++;
 		c->state = c->read_eof ? C_CLOSING : C_IDLE;
@@ -625,7 +638,7 @@ static void client_free(struct client *c)
 			fgd_account_cpus(s->d, fg_recording__events(c->rec));
 			fgd_unwatch_rings(s->d, fg_recording__events(c->rec));
 		}
-		c->rec = fg_recording__free(c->rec);
+		c->rec = recording_free(c->rec);
 		s->n_recordings--;
 		s->recordings_aborted++;
 	}

@@ -3,7 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "record.h"
+#include "ring.h"
 #include "test.h"
 
 /* Builds records the way the kernel lays them out: u64 slots, 8-byte padding. */
@@ -337,4 +340,79 @@ TEST(garbage_never_reads_out_of_bounds)
 		(void)fg_record_parse((struct perf_event_header *)copy, &fgd_fmt, &rec);
 		free(copy);
 	}
+}
+
+/* Walks a ring captured from this kernel by tests/fuzz/tools/capture-ring.c. */
+struct captured {
+	unsigned records, failures, samples, chains, forks, exits, exec_comms, mmaps_with_id;
+};
+
+static void walk_captured(const char *name, const struct fg_record_fmt *fmt, struct captured *c)
+{
+	static uint8_t mem[4096 + 65536] __attribute__((aligned(4096)));
+	struct perf_event_mmap_page *meta = (struct perf_event_mmap_page *)mem;
+	const struct perf_event_header *h;
+	struct fg_ring ring;
+	char path[4096];
+	size_t n;
+	FILE *f;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", fg_test_data_dir(), name);
+	f = fopen(path, "re");
+	ASSERT_TRUE(f);
+	memset(mem, 0, sizeof(mem));
+	ASSERT_EQ(fread(mem + 4096, 1, 8, f), 8); /* the start offset, 0 */
+	n = fread(mem + 4096, 1, 65536, f);
+	fclose(f);
+	meta->data_head = n;
+	ASSERT_OK(fg_ring_init(&ring, mem, 4096, 65536));
+	fg_ring_read_init(&ring);
+	memset(c, 0, sizeof(*c));
+	while ((r = fg_ring_read_event(&ring, &h)) == 1) {
+		struct fg_record rec;
+
+		c->records++;
+		if (fg_record_parse(h, fmt, &rec) < 0) {
+			c->failures++;
+			continue;
+		}
+		c->samples += rec.type == PERF_RECORD_SAMPLE;
+		c->chains += rec.type == PERF_RECORD_SAMPLE && rec.sample.nr > 1 &&
+			     rec.sample.ips[0] >= (uint64_t)PERF_CONTEXT_MAX;
+		c->forks += rec.type == PERF_RECORD_FORK;
+		c->exits += rec.type == PERF_RECORD_EXIT;
+		c->exec_comms += rec.type == PERF_RECORD_COMM && rec.comm.exec;
+		c->mmaps_with_id += rec.type == PERF_RECORD_MMAP2 && rec.mmap2.has_build_id &&
+				    rec.mmap2.filename[0] == '/';
+	}
+	ASSERT_EQ(r, 0);
+	fg_ring_done(&ring);
+}
+
+TEST(recorded_tracking_ring_decodes_whole)
+{
+	static const struct fg_record_fmt track = {
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU,
+		.sample_id_all = true,
+	};
+	struct captured c;
+
+	walk_captured("ring-track.bin", &track, &c);
+	ASSERT_TRUE(c.records > 10);
+	ASSERT_EQ(c.failures, 0);
+	ASSERT_TRUE(c.forks >= 1);
+	ASSERT_TRUE(c.exits >= 1);
+	ASSERT_TRUE(c.exec_comms >= 1);
+	ASSERT_TRUE(c.mmaps_with_id >= 1);
+}
+
+TEST(recorded_sampling_ring_decodes_whole)
+{
+	struct captured c;
+
+	walk_captured("ring-sample.bin", &fgd_fmt, &c);
+	ASSERT_TRUE(c.samples > 10);
+	ASSERT_EQ(c.failures, 0);
+	ASSERT_EQ(c.chains, c.samples); /* every callchain starts with a context marker */
 }

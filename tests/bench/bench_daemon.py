@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Daemon cost per sample, loss and memory, against perf record as reference.
+
+Loads every CPU with fgtest-burn, then:
+  1. warms fgd up with a short whole-machine recording (symbols, tables);
+  2. records the whole machine at 999 Hz for --seconds and divides fgd's own
+     CPU time (utime + stime, and on-CPU ns from schedstat) by the samples it
+     read from the rings;
+  3. reports lost samples with the default ring size, and fgd's RSS idle and
+     after the recording;
+  4. runs `perf record -F 999 -a -g` for the same time under the same load and
+     divides perf's CPU time by its samples.
+
+Prints figures; it asserts nothing (machines are noisy). Needs root and a build.
+usage: tests/bench/bench_daemon.py [--build build] [--seconds 30] [--long 60]
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    """(utime + stime in s, on-CPU ns) of a process, all its threads."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])
+    ns = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        ns += int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
+    return ticks / HZ, ns
+
+
+def rss_kib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def hwm_kib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def start_fgd(build, sock, env_notify):
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(env_notify)
+    proc = subprocess.Popen([os.path.join(build, "daemon/fgd"), "--socket", sock],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, NOTIFY_SOCKET=env_notify))
+    notify.settimeout(60)
+    while b"READY=1" not in notify.recv(4096):
+        pass
+    notify.close()
+    return proc
+
+
+def record(build, sock, seconds, freq=999):
+    r = subprocess.run([os.path.join(build, "cli/fgctl"), "--socket", sock, "record", "-a",
+                        "-t", str(seconds), "-F", str(freq), "-o", "-", "-q"],
+                       capture_output=True, check=True)
+    st = subprocess.run([os.path.join(build, "cli/fgctl"), "--socket", sock, "status", "--json"],
+                        capture_output=True, check=True)
+    return r.stdout, json.loads(st.stdout)
+
+
+def perf_reference(seconds, tmp):
+    out = os.path.join(tmp, "perf.data")
+    p = subprocess.Popen(["perf", "record", "-F", "999", "-a", "-g", "-o", out, "--", "sleep",
+                          str(seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # perf's own CPU time, sampled just before it exits.
+    last = (0.0, 0)
+    while p.poll() is None:
+        try:
+            last = cpu_seconds(p.pid)
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        time.sleep(0.2)
+    err = p.communicate()[1].decode()
+    samples = 0
+    for line in err.splitlines():
+        if "samples" in line and "(" in line:
+            samples = int(line.split("(")[1].split()[0])
+    return last, samples
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--seconds", type=int, default=30)
+    ap.add_argument("--long", type=int, default=60)
+    ap.add_argument("--no-perf", action="store_true")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench: needs root")
+    ncpu = os.cpu_count()
+    burners = [subprocess.Popen([os.path.join(args.build, "tests/programs/fgtest-burn")],
+                                stdout=subprocess.DEVNULL) for _ in range(ncpu)]
+    fgd = None
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            sock = os.path.join(tmp, "fgd.sock")
+            fgd = start_fgd(args.build, sock, os.path.join(tmp, "notify"))
+            time.sleep(2)  # settle: the figure is the RSS of a daemon at rest
+            idle_rss = rss_kib(fgd.pid)
+
+            record(args.build, sock, 5)  # warm-up
+            _, st0 = record(args.build, sock, 1)
+            seen0 = sum(c["samples"] for c in st0["cpus"])
+            before_cpu, before_ns = cpu_seconds(fgd.pid)
+            folded, st1 = record(args.build, sock, args.seconds)
+            after_cpu, after_ns = cpu_seconds(fgd.pid)
+            seen = sum(c["samples"] for c in st1["cpus"]) - seen0
+            lost = sum(c["lost"] for c in st1["cpus"]) - sum(c["lost"] for c in st0["cpus"])
+            us_ticks = (after_cpu - before_cpu) * 1e6 / max(seen, 1)
+            us_sched = (after_ns - before_ns) / 1e3 / max(seen, 1)
+
+            _, st2 = record(args.build, sock, args.long)
+            long_rss, peak = rss_kib(fgd.pid), hwm_kib(fgd.pid)
+            lost_long = sum(c["lost"] for c in st2["cpus"]) - sum(c["lost"] for c in st1["cpus"])
+
+            print(f"machine: {ncpu} CPUs, all busy with fgtest-burn; event {st1['event']}")
+            print(f"fgd, {args.seconds} s at 999 Hz on all CPUs: {seen} samples, {lost} lost, "
+                  f"{len(folded.splitlines())} distinct stacks")
+            print(f"fgd CPU per sample: {us_ticks:.2f} us (utime+stime), {us_sched:.2f} us (schedstat)")
+            print(f"fgd lost over a further {args.long} s: {lost_long}")
+            print(f"fgd RSS: idle {idle_rss} KiB, after a {args.long} s whole-machine recording "
+                  f"{long_rss} KiB (peak {peak} KiB)")
+            fgd.terminate()
+            fgd.wait()
+            fgd = None
+
+            if not args.no_perf:
+                (pcpu, pns), psamples = perf_reference(args.seconds, tmp)
+                if psamples:
+                    print(f"perf record -F 999 -a -g, {args.seconds} s: {psamples} samples, "
+                          f"{pcpu * 1e6 / psamples:.2f} us (utime+stime), "
+                          f"{pns / 1e3 / psamples:.2f} us (schedstat) per sample")
+    finally:
+        if fgd:
+            fgd.kill()
+        for b in burners:
+            b.kill()
+            b.wait()
+
+
+if __name__ == "__main__":
+    main()

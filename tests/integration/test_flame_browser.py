@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The flame graph's script, driven in headless chromium.
+
+Renders tests/data/flame-browser.folded with fgtest-render, loads the SVG
+from a file:// URL and checks the DOM after each step: load, zoom, reset,
+search through the Search control, search through Ctrl-F. Every expected
+number is computed here from the fixture.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import webdriver  # noqa: E402
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+WIDTH = 1200
+XPAD = 10
+FULL = WIDTH - 2 * XPAD
+HIGHLIGHT = "rgb(230,0,230)"
+TITLE = "Browser <test> & co"
+
+ZOOM_TO = "compute"
+ZOOM_SIBLINGS = ["io", "operator<<(std::ostream&, Foo const&)"]
+ZOOM_ANCESTORS = ["all", "main", "run", "process"]
+ZOOM_UNRELATED = ["init", "idle", "shutdown", "sys_read_[k]"]
+TRUNCATED = "std::vector<int>::push_back"
+SEARCH_BUTTON_TERM = "compute|hot_"  # hot_a, hot_b nest in compute; hot_c does not
+CTRL_F_TERM = "^sys_"
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def close(a, b, tol):
+    return abs(a - b) <= tol
+
+
+# --- the fixture, read independently of the renderer ---
+
+def read_fixture(path):
+    stacks = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            frames, count = line.rsplit(" ", 1)
+            stacks.append((frames.split(";"), int(count)))
+    return stacks
+
+
+def tree_totals(stacks):
+    """{path tuple: samples} for every frame, with the root "all" as ()."""
+    totals = {(): 0}
+    for frames, count in stacks:
+        totals[()] += count
+        for d in range(1, len(frames) + 1):
+            totals[tuple(frames[:d])] = totals.get(tuple(frames[:d]), 0) + count
+    return totals
+
+
+def title_for(name, samples, total):
+    return f"{name} ({samples:,} samples, {100 * samples / total:.2f}%)"
+
+
+def expected_titles(stacks):
+    totals = tree_totals(stacks)
+    total = totals[()]
+    return sorted(title_for(path[-1] if path else "all", n, total) for path, n in totals.items())
+
+
+def samples_of(stacks, name):
+    return sum(n for path, n in tree_totals(stacks).items() if (path[-1] if path else "all") == name)
+
+
+def matched_percent(stacks, term):
+    """Each sample once: a stack counts if any of its frames (or the root) matches."""
+    rx = re.compile(term)
+    total = sum(n for _, n in stacks)
+    hit = sum(n for frames, n in stacks if rx.search("all") or any(rx.search(f) for f in frames))
+    return 100 * hit / total
+
+
+def fit(name, width, font_size=12.0, font_width=0.59):
+    chars = int(width // (font_size * font_width))
+    if chars < 3:
+        return ""
+    return name if len(name) <= chars else name[:chars - 2] + ".."
+
+
+# --- the DOM ---
+
+FRAMES_JS = """
+return Array.from(document.querySelectorAll("#frames > g.func_g")).map(function (g) {
+    var r = g.querySelector("rect"), t = g.querySelector("text");
+    var title = g.querySelector("title").textContent;
+    return { title: title, name: title.substring(0, title.lastIndexOf(" (")),
+             x: parseFloat(r.getAttribute("x")), width: parseFloat(r.getAttribute("width")),
+             fill: r.getAttribute("fill"), label: t.textContent,
+             display: getComputedStyle(g).display, cls: g.getAttribute("class") };
+});
+"""
+
+CONTROL_JS = """
+var e = document.getElementById(arguments[0]);
+return { text: e.textContent, cls: e.getAttribute("class") || "",
+         display: getComputedStyle(e).display };
+"""
+
+FIND_FRAME_JS = """
+var gs = document.querySelectorAll("#frames > g.func_g");
+for (var i = 0; i < gs.length; i++)
+    if (gs[i].querySelector("title").textContent.indexOf(arguments[0] + " (") === 0)
+        return gs[i];
+return null;
+"""
+
+
+def frames(s):
+    out = {}
+    for f in s.execute(FRAMES_JS):
+        check(f["name"] not in out, f"frame name {f['name']!r} appears twice; the fixture should avoid that")
+        out[f["name"]] = f
+    return out
+
+
+def control(s, ident):
+    return s.execute(CONTROL_JS, ident)
+
+
+def frame_element(s, name):
+    el = s.execute(FIND_FRAME_JS, name)
+    check(el is not None, f"no frame {name!r} in the DOM")
+    return el
+
+
+def shown(f):
+    return f["display"] != "none"
+
+
+def step_load(s, stacks, initial):
+    want = expected_titles(stacks)
+    got = sorted(f["title"] for f in initial.values())
+    missing = sorted(set(want) - set(got))
+    extra = sorted(set(got) - set(want))
+    check(not missing and not extra, f"titles differ from the fixture: missing {missing}, unexpected {extra}")
+    check(all(shown(f) for f in initial.values()), "a frame is hidden before any zoom")
+    check(close(initial["all"]["width"], FULL, 0.01) and close(initial["all"]["x"], XPAD, 0.01),
+          f"root frame is not full width: {initial['all']}")
+    total = tree_totals(stacks)[()]
+    for name, f in initial.items():
+        expect = FULL * samples_of(stacks, name) / total
+        check(close(f["width"], expect, 0.011), f"{name!r} is {f['width']} px wide, expected {expect:.2f}")
+    check(initial[TRUNCATED]["label"].endswith(".."),
+          f"label of {TRUNCATED!r} should be cut at {initial[TRUNCATED]['width']} px, is {initial[TRUNCATED]['label']!r}")
+    check(s.execute("return document.getElementById('title').textContent;") == TITLE, "title text is wrong")
+    unzoom = control(s, "unzoom")
+    check(unzoom["display"] == "none", f"Reset Zoom is visible before zooming: {unzoom}")
+
+    # Hovering shows the frame in the details line.
+    s.hover(frame_element(s, "hot_a"))
+    details = control(s, "details")["text"]
+    want_details = "Function: " + title_for("hot_a", samples_of(stacks, "hot_a"), total)
+    check(details == want_details, f"details line after hovering hot_a is {details!r}, expected {want_details!r}")
+
+
+def step_zoom(s, stacks, initial):
+    frame_element(s, ZOOM_TO).click()
+    after = frames(s)
+    z = after[ZOOM_TO]
+    check(shown(z), f"zoomed frame {ZOOM_TO!r} is hidden")
+    check(close(z["x"], XPAD, 0.01) and close(z["width"], FULL, 0.01),
+          f"zoomed frame {ZOOM_TO!r} is at x={z['x']} width={z['width']}, expected x={XPAD} width={FULL}")
+    for name in ZOOM_SIBLINGS + ZOOM_UNRELATED:
+        check(not shown(after[name]), f"{name!r} should be hidden after zooming into {ZOOM_TO!r}")
+    for name in ZOOM_ANCESTORS:
+        check(shown(after[name]), f"ancestor {name!r} should stay shown after zooming into {ZOOM_TO!r}")
+        check(close(after[name]["width"], FULL, 0.01), f"ancestor {name!r} should span the width: {after[name]}")
+    # Descendants rescale by the zoomed frame's share.
+    zs = samples_of(stacks, ZOOM_TO)
+    for name in ["hot_a", "hot_b", TRUNCATED]:
+        expect = FULL * samples_of(stacks, name) / zs
+        check(shown(after[name]), f"descendant {name!r} is hidden after zoom")
+        check(close(after[name]["width"], expect, 0.05),
+              f"descendant {name!r} is {after[name]['width']} px wide after zoom, expected {expect:.2f}")
+    check(close(after["hot_b"]["x"], after["hot_a"]["x"] + after["hot_a"]["width"], 0.05),
+          "hot_b does not follow hot_a after zoom")
+    # Labels are cut again for the new width.
+    label = after[TRUNCATED]["label"]
+    check(label == fit(TRUNCATED, after[TRUNCATED]["width"]) and len(label) > len(initial[TRUNCATED]["label"]),
+          f"label of {TRUNCATED!r} after zoom is {label!r}, was {initial[TRUNCATED]['label']!r}")
+    unzoom = control(s, "unzoom")
+    check(unzoom["display"] != "none" and "hide" not in unzoom["cls"].split(),
+          f"Reset Zoom is not visible after zooming: {unzoom}")
+
+
+def step_reset(s, initial):
+    s.find("#unzoom").click()
+    after = frames(s)
+    for name, f in initial.items():
+        a = after[name]
+        check(shown(a), f"{name!r} is still hidden after Reset Zoom")
+        check(a["x"] == f["x"] and a["width"] == f["width"] and a["label"] == f["label"],
+              f"{name!r} not restored by Reset Zoom: now {a}, was {f}")
+    check(control(s, "unzoom")["display"] == "none", "Reset Zoom still visible after resetting")
+
+
+def answer_search_prompt(s, term):
+    try:
+        text = s.wait_for_alert()
+    except webdriver.WebDriverError as e:
+        raise Failure(f"no search prompt opened ({e.error})") from None
+    check("search" in text.lower(), f"the prompt does not ask for a search term: {text!r}")
+    s.send_alert_text(term)
+    s.accept_alert()
+
+
+def check_search(s, stacks, initial, term, how):
+    after = frames(s)
+    rx = re.compile(term)
+    for name, f in after.items():
+        if rx.search(name):
+            check(f["fill"] == HIGHLIGHT, f"{how}: {name!r} matches {term!r} but has fill {f['fill']}")
+        else:
+            check(f["fill"] == initial[name]["fill"],
+                  f"{how}: {name!r} does not match {term!r} but has fill {f['fill']}")
+    want = f"Matched: {matched_percent(stacks, term):.1f}%"
+    got = control(s, "matched")["text"]
+    m = re.fullmatch(r"Matched: ([0-9.]+)%", got)
+    # JS rounds halves up where Python rounds them to even; allow that last digit.
+    check(m and close(float(m.group(1)), matched_percent(stacks, term), 0.051),
+          f"{how}: #matched shows {got!r}, expected {want!r}")
+    check(control(s, "search")["text"] == "Reset Search", f"{how}: Search control not showing 'Reset Search'")
+
+
+def step_search(s, stacks, initial):
+    s.find("#search").click()
+    answer_search_prompt(s, SEARCH_BUTTON_TERM)
+    check_search(s, stacks, initial, SEARCH_BUTTON_TERM, "search via the Search control")
+    # A second click clears the search.
+    s.find("#search").click()
+    after = frames(s)
+    for name, f in after.items():
+        check(f["fill"] == initial[name]["fill"], f"{name!r} still highlighted after clearing the search")
+    check(control(s, "matched")["text"].strip() == "", "#matched not cleared with the search")
+    check(control(s, "search")["text"] == "Search", "Search control not back to 'Search'")
+
+
+def step_ctrl_f(s, stacks, initial):
+    s.press_keys(webdriver.KEY_CONTROL, "f")
+    answer_search_prompt(s, CTRL_F_TERM)
+    check_search(s, stacks, initial, CTRL_F_TERM, "search via Ctrl-F")
+
+
+def main():
+    programs = os.environ.get("FG_TEST_PROGRAMS")
+    if not programs:
+        webdriver.skip("FG_TEST_PROGRAMS is not set; run through meson test")
+    render = os.path.join(programs, "fgtest-render")
+    data_dir = os.environ.get("FG_TEST_DATA_DIR",
+                              os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
+    fixture = os.path.join(data_dir, "flame-browser.folded")
+    stacks = read_fixture(fixture)
+
+    with tempfile.TemporaryDirectory(prefix="fg-flame-browser-") as tmp:
+        svg = os.path.join(tmp, "flame.svg")
+        with open(svg, "wb") as out:
+            p = subprocess.run([render, "-t", TITLE, "-i", "event: cpu-clock  frequency: 99 Hz", fixture],
+                               stdout=out, stderr=subprocess.PIPE, timeout=60)
+        if p.returncode != 0 or p.stderr:
+            print(f"FAIL: fgtest-render exited {p.returncode}: {p.stderr.decode(errors='replace')}",
+                  file=sys.stderr)
+            return 1
+        # A strict XML parser must accept it.
+        try:
+            root = ET.parse(svg).getroot()
+        except ET.ParseError as e:
+            print(f"FAIL: the SVG is not well-formed XML: {e}", file=sys.stderr)
+            return 1
+        if root.tag != SVG_NS + "svg":
+            print(f"FAIL: root element is {root.tag}", file=sys.stderr)
+            return 1
+
+        steps = [
+            ("(a) load", lambda s, i: step_load(s, stacks, i)),
+            ("(b) zoom", lambda s, i: step_zoom(s, stacks, i)),
+            ("(c) reset zoom", lambda s, i: step_reset(s, i)),
+            ("(d) search control", lambda s, i: step_search(s, stacks, i)),
+            ("(e) Ctrl-F", lambda s, i: step_ctrl_f(s, stacks, i)),
+        ]
+        with webdriver.chromium_session() as s:
+            s.set_window_size(1400, 900)
+            s.navigate("file://" + svg)
+            initial = frames(s)
+            for name, step in steps:
+                try:
+                    step(s, initial)
+                except (Failure, webdriver.WebDriverError) as e:
+                    print(f"FAIL {name}: {e}", file=sys.stderr)
+                    return 1
+                print(f"ok   {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
