@@ -100,12 +100,16 @@ def main():
     ap.add_argument("--seconds", type=int, default=30)
     ap.add_argument("--long", type=int, default=60)
     ap.add_argument("--no-perf", action="store_true")
+    ap.add_argument("--churn", action="store_true",
+                    help="replace one burner with a loop of short-lived processes (exec, mmap, new stacks)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root")
     ncpu = os.cpu_count()
     burners = [subprocess.Popen([os.path.join(args.build, "tests/programs/fgtest-burn")],
-                                stdout=subprocess.DEVNULL) for _ in range(ncpu)]
+                                stdout=subprocess.DEVNULL) for _ in range(ncpu - args.churn)]
+    if args.churn:
+        burners.append(subprocess.Popen(["sh", "-c", "while :; do ls -lR /usr/share/doc >/dev/null; done"]))
     fgd = None
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -129,7 +133,8 @@ def main():
             long_rss, peak = rss_kib(fgd.pid), hwm_kib(fgd.pid)
             lost_long = sum(c["lost"] for c in st2["cpus"]) - sum(c["lost"] for c in st1["cpus"])
 
-            print(f"machine: {ncpu} CPUs, all busy with fgtest-burn; event {st1['event']}")
+            load = "fgtest-burn" + (" and a loop of short-lived ls processes" if args.churn else "")
+            print(f"machine: {ncpu} CPUs, all busy with {load}; event {st1['event']}")
             print(f"fgd, {args.seconds} s at 999 Hz on all CPUs: {seen} samples, {lost} lost, "
                   f"{len(folded.splitlines())} distinct stacks")
             print(f"fgd CPU per sample: {us_ticks:.2f} us (utime+stime), {us_sched:.2f} us (schedstat)")
