@@ -63,7 +63,8 @@ int fg_ring_read_event(struct fg_ring *r, const struct perf_event_header **ret)
 
 	if (avail == 0)
 		return 0;
-	if (avail < sizeof(hdr) || avail > size)
+	/* The kernel keeps both ends 8-aligned; anything else would let a header straddle the end. */
+	if (avail < sizeof(hdr) || avail > size || (r->tail | r->head) % 8)
 		goto corrupt;
 
 	/* Records are 8-aligned and the area a multiple of 8: a header never wraps. */

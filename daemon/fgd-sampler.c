@@ -370,7 +370,8 @@ void fg_evset__drain_ordered(struct fg_evset *s, fg_record_fn fn, void *ctx)
 {
 	s->n_held = s->arena_len = 0;
 	drain_rings(s, hold, s);
-	qsort(s->held, s->n_held, sizeof(*s->held), cmp_held);
+	if (s->n_held > 1)
+		qsort(s->held, s->n_held, sizeof(*s->held), cmp_held);
 	for (size_t i = 0; i < s->n_held; i++) {
 		struct fg_record rec;
 

@@ -185,3 +185,16 @@ TEST(init_rejects_bad_sizes)
 	ASSERT_OK(fg_ring_init(&r, mem, PAGE, DATA));
 	fg_ring_done(&r);
 }
+
+TEST(misaligned_positions_are_corrupt)
+{
+	struct fake f;
+	const struct perf_event_header *h;
+
+	/* A tail 2 bytes before the end: reading a header there would run past the area. */
+	fake_init(&f, DATA - 2);
+	meta(&f)->data_head = DATA - 2 + 16;
+	fg_ring_read_init(&f.ring);
+	ASSERT_ERR(fg_ring_read_event(&f.ring, &h), -EBADMSG);
+	fg_ring_done(&f.ring);
+}
