@@ -30,5 +30,5 @@ until ./build/cli/fgctl --socket "$sock" status >/dev/null 2>&1; do
 	sleep 0.1
 done
 
-./build/cli/fgctl --socket "$sock" record -a -t "$seconds" -o "$out"
+./build/cli/fgctl --socket "$sock" record -a -t "$seconds" -F 999 -o "$out"
 echo "demo: open $out in a browser: click to zoom, Ctrl-F to search"
