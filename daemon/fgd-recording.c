@@ -81,6 +81,9 @@ struct fg_recording {
 
 	uint64_t started, stopped; /* CLOCK_MONOTONIC ns */
 	struct fg_cpu_counters totals; /* of the events, at finish */
+	struct fg_cpu_counters *per_cpu; /* owned: each CPU's, at finish */
+	int *cpu_ids;                    /* owned */
+	size_t n_cpus;
 	uint64_t samples;          /* kept */
 	uint64_t filtered;         /* other processes' samples */
 	uint64_t dropped_full;     /* refused: a table was full */
@@ -118,6 +121,8 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 		fg_dso__unref(r->unreadable[i]);
 	free(r->scratch);
 	free(r->targets);
+	free(r->per_cpu);
+	free(r->cpu_ids);
 	free(r);
 	return NULL;
 }
@@ -470,6 +475,16 @@ int fg_recording__finish(struct fg_recording *r)
 
 	fg_recording__stop(r);
 	fg_evset__totals(r->events, &r->totals);
+	/* Keep each CPU's figures for the metadata; the events go now. */
+	r->n_cpus = fg_evset__n(r->events);
+	r->per_cpu = calloc(r->n_cpus, sizeof(*r->per_cpu));
+	r->cpu_ids = calloc(r->n_cpus, sizeof(*r->cpu_ids));
+	if (!r->per_cpu || !r->cpu_ids)
+		r->n_cpus = 0;
+	for (size_t i = 0; i < r->n_cpus; i++) {
+		r->per_cpu[i] = *fg_evset__counters(r->events, i);
+		r->cpu_ids[i] = fg_evset__cpu(r->events, i);
+	}
 	r->events = fg_evset__free(r->events);
 	r->state = FINISHED;
 
@@ -519,7 +534,7 @@ int fg_recording__finish(struct fg_recording *r)
 struct json_object *fg_recording__metadata(struct fg_recording *r)
 {
 	_cleanup_(json_object_putp) struct json_object *m = json_object_new_object();
-	struct json_object *frames, *unreadable, *exited;
+	struct json_object *frames, *unreadable, *exited, *cpus;
 	struct fg_cpu_counters c = r->totals;
 
 	if (!m)
@@ -556,6 +571,19 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 		json_object_object_add(u, "path", json_object_new_string(fg_dso__path(r->unreadable[i])));
 		json_object_object_add(u, "error", json_object_new_string(strerror(-fg_dso__error(r->unreadable[i]))));
 		json_object_array_add(unreadable, u);
+	}
+	cpus = json_object_new_array();
+	json_object_object_add(m, "cpus", cpus);
+	for (size_t i = 0; i < r->n_cpus; i++) {
+		struct json_object *o = json_object_new_object();
+		const struct fg_cpu_counters *k = &r->per_cpu[i];
+
+		json_object_object_add(o, "cpu", json_object_new_int64(r->cpu_ids[i]));
+		json_object_object_add(o, "samples", json_object_new_int64((int64_t)k->samples));
+		json_object_object_add(o, "lost", json_object_new_int64((int64_t)(k->lost + k->lost_samples)));
+		json_object_object_add(o, "throttled", json_object_new_int64((int64_t)k->throttled));
+		json_object_object_add(o, "malformed", json_object_new_int64((int64_t)k->malformed));
+		json_object_array_add(cpus, o);
 	}
 	exited = json_object_new_array();
 	json_object_object_add(m, "exited", exited);

@@ -26,6 +26,8 @@
 #define MAX_RECORDINGS 8
 #define MAX_RECORDINGS_PER_USER 2
 #define IDLE_TIMEOUT_NS (60ULL * 1000000000ULL)
+/* A client that stops reading its result loses it, and its recording slot. */
+#define STALL_TIMEOUT_NS (60ULL * 1000000000ULL)
 #define PROGRESS_INTERVAL_NS (1000000000ULL)
 #define OUT_HIGH_WATER (256 * 1024)
 #define CHUNK_SIZE (64 * 1024)
@@ -219,6 +221,7 @@ static void client_flush(struct client *c)
 		}
 		c->out_start += (size_t)n;
 		c->out_len -= (size_t)n;
+		c->last_activity = fgd_now();
 		if (c->out_len == 0)
 			c->out_start = 0;
 	}
@@ -620,6 +623,11 @@ void fgd_server__tick(struct fgd_server *s)
 			}
 		} else if (c->state == C_IDLE && now - c->last_activity > IDLE_TIMEOUT_NS) {
 			c->state = C_CLOSING;
+		} else if (c->out_len > 0 && now - c->last_activity > STALL_TIMEOUT_NS) {
+			log_warning("Client (uid %u) stopped reading for %llu s, dropping it", c->cred.uid,
+				    STALL_TIMEOUT_NS / 1000000000ULL);
+			client_free(c);
+			continue;
 		}
 		/* Flushing may free the client; next was taken before. */
 		client_flush(c);
