@@ -19,6 +19,7 @@
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "macro.h"
+#include "parse.h"
 #include "proto.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
@@ -142,12 +143,9 @@ static int parse_pids(const char *s, struct fg_record_request *req)
 	if (!copy)
 		return -ENOMEM;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v;
+		uint32_t v;
 
-		errno = 0;
-		v = strtol(tok, &end, 10);
-		if (errno || end == tok || *end || v <= 0 || v > INT_MAX) {
+		if (fg_parse_u32(tok, 1, INT_MAX, &v) < 0) {
 			fprintf(stderr, "fgctl: invalid pid '%s'\n", tok);
 			return -EINVAL;
 		}
@@ -345,20 +343,13 @@ static int verb_record(int argc, char **argv)
 			if (parse_duration(optarg, &req.record.duration_ms) < 0)
 				return FGCTL_EXIT_USAGE;
 			break;
-		case 'F': {
-			char *end;
-			long v;
-
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || v < 1 || v > FG_PROTO_MAX_FREQUENCY) {
+		case 'F':
+			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_FREQUENCY, &req.record.frequency) < 0) {
 				fprintf(stderr, "fgctl: invalid frequency '%s': expected 1 to %d Hz\n", optarg,
 					FG_PROTO_MAX_FREQUENCY);
 				return FGCTL_EXIT_USAGE;
 			}
-			req.record.frequency = (uint32_t)v;
 			break;
-		}
 		case 'o':
 			out.path = optarg;
 			break;

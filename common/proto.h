@@ -83,6 +83,22 @@ int fg_proto_parse(const char *line, size_t len, struct json_object **ret);
 struct json_object *fg_proto_new_message(const char *type);
 struct json_object *fg_proto_new_request(const char *cmd);
 
+/* Adds a member to a JSON object being built; errors surface as a missing member. */
+static inline void fg_json_add_int(struct json_object *o, const char *key, int64_t v)
+{
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+static inline void fg_json_add_str(struct json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, json_object_new_string(v));
+}
+
+static inline void fg_json_add_bool(struct json_object *o, const char *key, bool v)
+{
+	json_object_object_add(o, key, json_object_new_boolean(v));
+}
+
 /* ---- requests ---- */
 
 enum fg_cmd {

@@ -2,6 +2,26 @@
 #include <stdint.h>
 
 #include "macro.h"
+#include "parse.h"
+
+int fg_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
+{
+	unsigned long long v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (unsigned)(*s - '0');
+		if (v > max)
+			return -EINVAL;
+	}
+	if (v < min)
+		return -EINVAL;
+	*ret = (uint32_t)v;
+	return 0;
+}
 
 int fg_grow(void **array, size_t *cap, size_t need, size_t elem)
 {

@@ -541,50 +541,39 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 		return NULL;
 	if (r->state != FINISHED && r->events)
 		fg_evset__totals(r->events, &c);
-	json_object_object_add(m, "event", json_object_new_string(r->opts.event.name));
-	json_object_object_add(m, "frequency", json_object_new_int64(r->opts.frequency));
-	json_object_object_add(m, "duration_ms", json_object_new_int64((int64_t)(duration_s(r) * 1000)));
-	json_object_object_add(m, "samples", json_object_new_int64((int64_t)r->samples));
-	json_object_object_add(m, "samples_seen", json_object_new_int64((int64_t)c.samples));
-	json_object_object_add(m, "other_processes", json_object_new_int64((int64_t)r->filtered));
-	json_object_object_add(m, "lost", json_object_new_int64((int64_t)(c.lost + c.lost_samples)));
-	json_object_object_add(m, "throttled", json_object_new_int64((int64_t)c.throttled));
-	json_object_object_add(m, "malformed", json_object_new_int64((int64_t)c.malformed));
-	json_object_object_add(m, "dropped", json_object_new_int64((int64_t)r->dropped_full));
-	json_object_object_add(m, "stacks", json_object_new_int64((int64_t)fg_folded__n_stacks(r->model)));
-	json_object_object_add(m, "kernel_hidden", json_object_new_boolean(r->opts.hide_kernel));
+	fg_json_add_str(m, "event", r->opts.event.name);
+	fg_json_add_int(m, "frequency", r->opts.frequency);
+	fg_json_add_int(m, "duration_ms", (int64_t)(duration_s(r) * 1000));
+	fg_json_add_int(m, "samples", (int64_t)r->samples);
+	fg_json_add_int(m, "samples_seen", (int64_t)c.samples);
+	fg_json_add_int(m, "other_processes", (int64_t)r->filtered);
+	fg_json_add_int(m, "lost", (int64_t)(c.lost + c.lost_samples));
+	fg_json_add_int(m, "throttled", (int64_t)c.throttled);
+	fg_json_add_int(m, "malformed", (int64_t)c.malformed);
+	fg_json_add_int(m, "dropped", (int64_t)r->dropped_full);
+	fg_json_add_int(m, "stacks", (int64_t)fg_folded__n_stacks(r->model));
+	fg_json_add_bool(m, "kernel_hidden", r->opts.hide_kernel);
 
 	frames = json_object_new_object();
 	json_object_object_add(m, "frames", frames);
-	json_object_object_add(frames, "named",
-			       json_object_new_int64((int64_t)(r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL])));
-	json_object_object_add(frames, "module_offset", json_object_new_int64((int64_t)r->frames[FRAME_OFFSET]));
-	json_object_object_add(frames, "unknown",
-			       json_object_new_int64((int64_t)(r->frames[FRAME_UNKNOWN] + r->frames[FRAME_KERNEL_UNKNOWN])));
+	fg_json_add_int(frames, "named", (int64_t)(r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL]));
+	fg_json_add_int(frames, "module_offset", (int64_t)r->frames[FRAME_OFFSET]);
+	fg_json_add_int(frames, "unknown", (int64_t)(r->frames[FRAME_UNKNOWN] + r->frames[FRAME_KERNEL_UNKNOWN]));
 
 	unreadable = json_object_new_array();
 	json_object_object_add(m, "unreadable_binaries", unreadable);
-	json_object_object_add(m, "unreadable_count", json_object_new_int64((int64_t)r->unreadable_count));
+	fg_json_add_int(m, "unreadable_count", (int64_t)r->unreadable_count);
 	for (size_t i = 0; i < r->n_unreadable; i++) {
 		struct json_object *u = json_object_new_object();
 
-		json_object_object_add(u, "path", json_object_new_string(fg_dso__path(r->unreadable[i])));
-		json_object_object_add(u, "error", json_object_new_string(strerror(-fg_dso__error(r->unreadable[i]))));
+		fg_json_add_str(u, "path", fg_dso__path(r->unreadable[i]));
+		fg_json_add_str(u, "error", strerror(-fg_dso__error(r->unreadable[i])));
 		json_object_array_add(unreadable, u);
 	}
 	cpus = json_object_new_array();
 	json_object_object_add(m, "cpus", cpus);
-	for (size_t i = 0; i < r->n_cpus; i++) {
-		struct json_object *o = json_object_new_object();
-		const struct fg_cpu_counters *k = &r->per_cpu[i];
-
-		json_object_object_add(o, "cpu", json_object_new_int64(r->cpu_ids[i]));
-		json_object_object_add(o, "samples", json_object_new_int64((int64_t)k->samples));
-		json_object_object_add(o, "lost", json_object_new_int64((int64_t)(k->lost + k->lost_samples)));
-		json_object_object_add(o, "throttled", json_object_new_int64((int64_t)k->throttled));
-		json_object_object_add(o, "malformed", json_object_new_int64((int64_t)k->malformed));
-		json_object_array_add(cpus, o);
-	}
+	for (size_t i = 0; i < r->n_cpus; i++)
+		json_object_array_add(cpus, fg_cpu_counters_json(r->cpu_ids[i], &r->per_cpu[i]));
 	exited = json_object_new_array();
 	json_object_object_add(m, "exited", exited);
 	for (size_t i = 0; i < r->n_targets; i++)

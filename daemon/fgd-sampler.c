@@ -14,6 +14,7 @@
 #include "cpulist.h"
 #include "fgd-sampler.h"
 #include "macro.h"
+#include "proto.h"
 #include "ring.h"
 
 #define SAMPLE_TYPE                                                                     \
@@ -390,14 +391,20 @@ const struct fg_cpu_counters *fg_evset__counters(const struct fg_evset *s, size_
 void fg_evset__totals(const struct fg_evset *s, struct fg_cpu_counters *ret)
 {
 	*ret = (struct fg_cpu_counters){};
-	for (size_t i = 0; i < s->n; i++) {
-		const struct fg_cpu_counters *c = &s->events[i].counters;
+	for (size_t i = 0; i < s->n; i++)
+		fg_cpu_counters_add(ret, &s->events[i].counters);
+}
 
-		ret->records += c->records;
-		ret->samples += c->samples;
-		ret->lost += c->lost;
-		ret->lost_samples += c->lost_samples;
-		ret->throttled += c->throttled;
-		ret->malformed += c->malformed;
-	}
+struct json_object *fg_cpu_counters_json(int cpu, const struct fg_cpu_counters *c)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	fg_json_add_int(o, "cpu", cpu);
+	fg_json_add_int(o, "samples", (int64_t)c->samples);
+	fg_json_add_int(o, "lost", (int64_t)(c->lost + c->lost_samples));
+	fg_json_add_int(o, "throttled", (int64_t)c->throttled);
+	fg_json_add_int(o, "malformed", (int64_t)c->malformed);
+	return o;
 }

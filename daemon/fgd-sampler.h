@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #include "record.h"
 
 struct fg_event_choice {
@@ -54,6 +56,19 @@ struct fg_cpu_counters {
 	uint64_t throttled;    /* PERF_RECORD_THROTTLE */
 	uint64_t malformed;    /* records that failed to decode, or ring resyncs */
 };
+
+static inline void fg_cpu_counters_add(struct fg_cpu_counters *dst, const struct fg_cpu_counters *src)
+{
+	dst->records += src->records;
+	dst->samples += src->samples;
+	dst->lost += src->lost;
+	dst->lost_samples += src->lost_samples;
+	dst->throttled += src->throttled;
+	dst->malformed += src->malformed;
+}
+
+/* One CPU's figures as status and metadata report them. NULL on ENOMEM. */
+struct json_object *fg_cpu_counters_json(int cpu, const struct fg_cpu_counters *c);
 
 struct fg_evset;
 

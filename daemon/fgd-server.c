@@ -127,8 +127,8 @@ static void send_error(struct client *c, int err, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (m) {
-		json_object_object_add(m, "error", json_object_new_string(fg_errno_name(err) ?: "EIO"));
-		json_object_object_add(m, "message", json_object_new_string(msg));
+		fg_json_add_str(m, "error", fg_errno_name(err) ?: "EIO");
+		fg_json_add_str(m, "message", msg);
 	}
 	send_json(c, m);
 }
@@ -163,7 +163,7 @@ static void end_result(struct client *c)
 	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("end");
 
 	if (m)
-		json_object_object_add(m, "bytes", json_object_new_int64((int64_t)c->result_bytes));
+		fg_json_add_int(m, "bytes", (int64_t)c->result_bytes);
 	send_json(c, m);
 	c->rec = recording_free(c->rec);
 	c->server->n_recordings--;
@@ -191,7 +191,7 @@ static void pump(struct client *c)
 		if (c->chunk_len > 0) {
 			m = fg_proto_new_message("data");
 			if (m)
-				json_object_object_add(m, "length", json_object_new_int64((int64_t)c->chunk_len));
+				fg_json_add_int(m, "length", (int64_t)c->chunk_len);
 			send_json(c, m);
 			if (c->state == C_CLOSING || out_append(c, c->chunk, c->chunk_len) < 0) {
 				c->state = C_CLOSING;
@@ -262,11 +262,11 @@ static void send_started(struct client *c, const struct fg_recording_opts *o)
 	struct fgd *d = c->server->d;
 
 	if (m) {
-		json_object_object_add(m, "event", json_object_new_string(d->event.name));
-		json_object_object_add(m, "frequency", json_object_new_int64(o->frequency));
-		json_object_object_add(m, "cpus", json_object_new_int64((int64_t)fg_evset__n(fg_recording__events(c->rec))));
-		json_object_object_add(m, "duration_ms", json_object_new_int64((int64_t)o->req.duration_ms));
-		json_object_object_add(m, "kernel_hidden", json_object_new_boolean(o->hide_kernel));
+		fg_json_add_str(m, "event", d->event.name);
+		fg_json_add_int(m, "frequency", o->frequency);
+		fg_json_add_int(m, "cpus", (int64_t)fg_evset__n(fg_recording__events(c->rec)));
+		fg_json_add_int(m, "duration_ms", (int64_t)o->req.duration_ms);
+		fg_json_add_bool(m, "kernel_hidden", o->hide_kernel);
 	}
 	send_json(c, m);
 }
@@ -368,59 +368,50 @@ static void handle_status(struct client *c)
 		c->state = C_CLOSING;
 		return;
 	}
-	json_object_object_add(m, "version", json_object_new_string(FG_VERSION));
-	json_object_object_add(m, "pid", json_object_new_int64(getpid()));
-	json_object_object_add(m, "uptime_ms", json_object_new_int64((int64_t)((fgd_now() - d->started) / 1000000)));
-	json_object_object_add(m, "event", json_object_new_string(d->event.name));
-	json_object_object_add(m, "default_frequency", json_object_new_int64(d->conf.default_frequency));
-	json_object_object_add(m, "max_frequency", json_object_new_int64(d->max_rate));
-	json_object_object_add(m, "max_stack", json_object_new_int64(d->max_stack));
-	json_object_object_add(m, "ring_pages", json_object_new_int64((int64_t)d->conf.ring_pages));
-	json_object_object_add(m, "socket", json_object_new_string(c->server->path));
+	fg_json_add_str(m, "version", FG_VERSION);
+	fg_json_add_int(m, "pid", getpid());
+	fg_json_add_int(m, "uptime_ms", (int64_t)((fgd_now() - d->started) / 1000000));
+	fg_json_add_str(m, "event", d->event.name);
+	fg_json_add_int(m, "default_frequency", d->conf.default_frequency);
+	fg_json_add_int(m, "max_frequency", d->max_rate);
+	fg_json_add_int(m, "max_stack", d->max_stack);
+	fg_json_add_int(m, "ring_pages", (int64_t)d->conf.ring_pages);
+	fg_json_add_str(m, "socket", c->server->path);
 
 	cpus = json_object_new_array();
 	json_object_object_add(m, "cpus", cpus);
-	for (size_t i = 0; i < d->n_cpu_totals; i++) {
-		const struct fg_cpu_counters *k = &d->cpu_totals[i].c;
-
-		o = json_object_new_object();
-		json_object_object_add(o, "cpu", json_object_new_int64(d->cpu_totals[i].cpu));
-		json_object_object_add(o, "samples", json_object_new_int64((int64_t)k->samples));
-		json_object_object_add(o, "lost", json_object_new_int64((int64_t)(k->lost + k->lost_samples)));
-		json_object_object_add(o, "throttled", json_object_new_int64((int64_t)k->throttled));
-		json_object_object_add(o, "malformed", json_object_new_int64((int64_t)k->malformed));
-		json_object_array_add(cpus, o);
-	}
+	for (size_t i = 0; i < d->n_cpu_totals; i++)
+		json_object_array_add(cpus, fg_cpu_counters_json(d->cpu_totals[i].cpu, &d->cpu_totals[i].c));
 
 	fg_evset__totals(d->tracker, &tc);
 	o = json_object_new_object();
 	json_object_object_add(m, "tracking", o);
-	json_object_object_add(o, "records", json_object_new_int64((int64_t)tc.records));
-	json_object_object_add(o, "lost", json_object_new_int64((int64_t)(tc.lost + tc.lost_samples)));
-	json_object_object_add(o, "malformed", json_object_new_int64((int64_t)tc.malformed));
+	fg_json_add_int(o, "records", (int64_t)tc.records);
+	fg_json_add_int(o, "lost", (int64_t)(tc.lost + tc.lost_samples));
+	fg_json_add_int(o, "malformed", (int64_t)tc.malformed);
 
 	fg_proctab__stats(d->procs, &ps);
 	o = json_object_new_object();
 	json_object_object_add(m, "processes", o);
-	json_object_object_add(o, "alive", json_object_new_int64((int64_t)ps.processes));
-	json_object_object_add(o, "generations", json_object_new_int64((int64_t)ps.generations));
-	json_object_object_add(o, "threads", json_object_new_int64((int64_t)ps.threads));
-	json_object_object_add(o, "maps", json_object_new_int64((int64_t)ps.maps));
-	json_object_object_add(o, "proc_reads", json_object_new_int64((int64_t)ps.proc_reads));
-	json_object_object_add(o, "dropped_processes", json_object_new_int64((int64_t)ps.dropped_processes));
-	json_object_object_add(o, "dropped_threads", json_object_new_int64((int64_t)ps.dropped_threads));
-	json_object_object_add(o, "dropped_maps", json_object_new_int64((int64_t)ps.dropped_maps));
+	fg_json_add_int(o, "alive", (int64_t)ps.processes);
+	fg_json_add_int(o, "generations", (int64_t)ps.generations);
+	fg_json_add_int(o, "threads", (int64_t)ps.threads);
+	fg_json_add_int(o, "maps", (int64_t)ps.maps);
+	fg_json_add_int(o, "proc_reads", (int64_t)ps.proc_reads);
+	fg_json_add_int(o, "dropped_processes", (int64_t)ps.dropped_processes);
+	fg_json_add_int(o, "dropped_threads", (int64_t)ps.dropped_threads);
+	fg_json_add_int(o, "dropped_maps", (int64_t)ps.dropped_maps);
 
 	fg_symbolizer__stats(d->sym, &ss);
 	o = json_object_new_object();
 	json_object_object_add(m, "symbols", o);
-	json_object_object_add(o, "binaries", json_object_new_int64((int64_t)ss.dsos));
-	json_object_object_add(o, "binaries_loaded", json_object_new_int64((int64_t)ss.dsos_loaded));
-	json_object_object_add(o, "binaries_unreadable", json_object_new_int64((int64_t)ss.dsos_failed));
-	json_object_object_add(o, "binaries_dropped", json_object_new_int64((int64_t)ss.dsos_dropped));
-	json_object_object_add(o, "kernel_symbols", json_object_new_int64((int64_t)ss.kallsyms));
-	json_object_object_add(o, "kernel_reloads", json_object_new_int64((int64_t)ss.kallsyms_loads));
-	json_object_object_add(o, "kernel_restricted", json_object_new_boolean(ss.kernel_restricted));
+	fg_json_add_int(o, "binaries", (int64_t)ss.dsos);
+	fg_json_add_int(o, "binaries_loaded", (int64_t)ss.dsos_loaded);
+	fg_json_add_int(o, "binaries_unreadable", (int64_t)ss.dsos_failed);
+	fg_json_add_int(o, "binaries_dropped", (int64_t)ss.dsos_dropped);
+	fg_json_add_int(o, "kernel_symbols", (int64_t)ss.kallsyms);
+	fg_json_add_int(o, "kernel_reloads", (int64_t)ss.kallsyms_loads);
+	fg_json_add_bool(o, "kernel_restricted", ss.kernel_restricted);
 
 	fgd_server__status(c->server, m);
 	send_json(c, m);
@@ -559,7 +550,7 @@ static void finish_recording(struct client *c, const char *reason)
 	if (m) {
 		struct json_object *meta = fg_recording__metadata(c->rec);
 
-		json_object_object_add(m, "reason", json_object_new_string(reason));
+		fg_json_add_str(m, "reason", reason);
 		json_object_object_add(m, "meta", meta);
 	}
 	send_json(c, m);
@@ -597,10 +588,9 @@ static void send_progress(struct client *c, uint64_t now)
 	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("progress");
 
 	if (m) {
-		json_object_object_add(m, "elapsed_ms",
-				       json_object_new_int64((int64_t)((now - fg_recording__started(c->rec)) / 1000000)));
-		json_object_object_add(m, "samples", json_object_new_int64((int64_t)fg_recording__samples(c->rec)));
-		json_object_object_add(m, "lost", json_object_new_int64((int64_t)fg_recording__lost(c->rec)));
+		fg_json_add_int(m, "elapsed_ms", (int64_t)((now - fg_recording__started(c->rec)) / 1000000));
+		fg_json_add_int(m, "samples", (int64_t)fg_recording__samples(c->rec));
+		fg_json_add_int(m, "lost", (int64_t)fg_recording__lost(c->rec));
 	}
 	send_json(c, m);
 }
@@ -841,17 +831,17 @@ void fgd_server__status(const struct fgd_server *s, struct json_object *status)
 	uint64_t now = fgd_now();
 
 	json_object_object_add(status, "server", o);
-	json_object_object_add(o, "clients", json_object_new_int64((int64_t)s->n_clients));
-	json_object_object_add(o, "max_clients", json_object_new_int64(MAX_CLIENTS));
-	json_object_object_add(o, "clients_rejected", json_object_new_int64((int64_t)s->rejected_clients));
-	json_object_object_add(o, "requests", json_object_new_int64((int64_t)s->requests));
-	json_object_object_add(o, "bad_requests", json_object_new_int64((int64_t)s->bad_requests));
-	json_object_object_add(o, "denied", json_object_new_int64((int64_t)s->denied));
-	json_object_object_add(o, "recordings_active", json_object_new_int64((int64_t)s->n_recordings));
-	json_object_object_add(o, "max_recordings", json_object_new_int64(MAX_RECORDINGS));
-	json_object_object_add(o, "recordings_started", json_object_new_int64((int64_t)s->recordings_started));
-	json_object_object_add(o, "recordings_completed", json_object_new_int64((int64_t)s->recordings_completed));
-	json_object_object_add(o, "recordings_aborted", json_object_new_int64((int64_t)s->recordings_aborted));
+	fg_json_add_int(o, "clients", (int64_t)s->n_clients);
+	fg_json_add_int(o, "max_clients", MAX_CLIENTS);
+	fg_json_add_int(o, "clients_rejected", (int64_t)s->rejected_clients);
+	fg_json_add_int(o, "requests", (int64_t)s->requests);
+	fg_json_add_int(o, "bad_requests", (int64_t)s->bad_requests);
+	fg_json_add_int(o, "denied", (int64_t)s->denied);
+	fg_json_add_int(o, "recordings_active", (int64_t)s->n_recordings);
+	fg_json_add_int(o, "max_recordings", MAX_RECORDINGS);
+	fg_json_add_int(o, "recordings_started", (int64_t)s->recordings_started);
+	fg_json_add_int(o, "recordings_completed", (int64_t)s->recordings_completed);
+	fg_json_add_int(o, "recordings_aborted", (int64_t)s->recordings_aborted);
 	json_object_object_add(status, "recordings", active);
 	for (const struct client *c = s->clients; c; c = c->next) {
 		struct json_object *a;
@@ -859,11 +849,10 @@ void fgd_server__status(const struct fgd_server *s, struct json_object *status)
 		if (!c->rec || c->state != C_RECORDING)
 			continue;
 		a = json_object_new_object();
-		json_object_object_add(a, "uid", json_object_new_int64(c->cred.uid));
-		json_object_object_add(a, "elapsed_ms",
-				       json_object_new_int64((int64_t)((now - fg_recording__started(c->rec)) / 1000000)));
-		json_object_object_add(a, "samples", json_object_new_int64((int64_t)fg_recording__samples(c->rec)));
-		json_object_object_add(a, "lost", json_object_new_int64((int64_t)fg_recording__lost(c->rec)));
+		fg_json_add_int(a, "uid", c->cred.uid);
+		fg_json_add_int(a, "elapsed_ms", (int64_t)((now - fg_recording__started(c->rec)) / 1000000));
+		fg_json_add_int(a, "samples", (int64_t)fg_recording__samples(c->rec));
+		fg_json_add_int(a, "lost", (int64_t)fg_recording__lost(c->rec));
 		json_object_array_add(active, a);
 	}
 }

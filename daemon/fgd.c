@@ -25,6 +25,7 @@
 #include "fgd-server.h"
 #include "fgd.h"
 #include "macro.h"
+#include "parse.h"
 
 #define ROUND_BUSY_NS (100ULL * 1000000ULL)  /* drain interval while recording */
 #define ROUND_IDLE_NS (1000ULL * 1000000ULL) /* only tracking to keep current */
@@ -117,18 +118,9 @@ void fgd_account_cpus(struct fgd *d, const struct fg_evset *events)
 	for (size_t i = 0; events && i < fg_evset__n(events); i++) {
 		const struct fg_cpu_counters *c = fg_evset__counters(events, i);
 
-		for (size_t j = 0; j < d->n_cpu_totals; j++) {
-			struct fg_cpu_counters *t = &d->cpu_totals[j].c;
-
-			if (d->cpu_totals[j].cpu != fg_evset__cpu(events, i))
-				continue;
-			t->records += c->records;
-			t->samples += c->samples;
-			t->lost += c->lost;
-			t->lost_samples += c->lost_samples;
-			t->throttled += c->throttled;
-			t->malformed += c->malformed;
-		}
+		for (size_t j = 0; j < d->n_cpu_totals; j++)
+			if (d->cpu_totals[j].cpu == fg_evset__cpu(events, i))
+				fg_cpu_counters_add(&d->cpu_totals[j].c, c);
 	}
 }
 
@@ -165,19 +157,6 @@ static void help(void)
 	       FG_DEFAULT_SOCKET, DEFAULT_RING_PAGES);
 }
 
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max || s[0] == '-')
-		return -EINVAL;
-	*ret = (uint32_t)v;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv)
 {
 	enum { ARG_VERSION = 0x100, ARG_RING_PAGES };
@@ -203,13 +182,13 @@ static int parse_args(int argc, char **argv)
 			arg_group = optarg;
 			break;
 		case 'F':
-			if (parse_u32(optarg, 1, 100000, &arg_frequency) < 0) {
+			if (fg_parse_u32(optarg, 1, 100000, &arg_frequency) < 0) {
 				fprintf(stderr, "fgd: invalid frequency '%s': expected 1 to 100000 Hz\n", optarg);
 				return -EINVAL;
 			}
 			break;
 		case ARG_RING_PAGES:
-			if (parse_u32(optarg, 1, 65536, &v) < 0 || (v & (v - 1))) {
+			if (fg_parse_u32(optarg, 1, 65536, &v) < 0 || (v & (v - 1))) {
 				fprintf(stderr, "fgd: invalid ring size '%s': expected a power of two pages\n", optarg);
 				return -EINVAL;
 			}

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdlib.h>
 
-#include "cpulist.h"
 #include "hash.h"
 #include "idxmap.h"
 #include "u32map.h"
@@ -85,28 +84,4 @@ TEST(u32map_set_get_del_reuses_slots)
 	ASSERT_TRUE(fg_u32map_get(&m, 30) == &vals[0]);
 	ASSERT_TRUE(fg_u32map_get(&m, 20) == &vals[1]);
 	fg_u32map_done(&m);
-}
-
-TEST(cpulist_parses_kernel_lists)
-{
-	int *cpus;
-	size_t n;
-
-	ASSERT_OK(fg_cpulist_parse("0-1\n", &cpus, &n));
-	ASSERT_EQ(n, 2);
-	ASSERT_EQ(cpus[1], 1);
-	free(cpus);
-	ASSERT_OK(fg_cpulist_parse("0,2-4,7", &cpus, &n));
-	ASSERT_EQ(n, 5);
-	ASSERT_EQ(cpus[0], 0);
-	ASSERT_EQ(cpus[1], 2);
-	ASSERT_EQ(cpus[3], 4);
-	ASSERT_EQ(cpus[4], 7);
-	free(cpus);
-	ASSERT_ERR(fg_cpulist_parse("", &cpus, &n), -EINVAL);
-	ASSERT_ERR(fg_cpulist_parse("3-1", &cpus, &n), -EINVAL);
-	ASSERT_ERR(fg_cpulist_parse("1,1", &cpus, &n), -EINVAL);
-	ASSERT_ERR(fg_cpulist_parse("0-", &cpus, &n), -EINVAL);
-	ASSERT_ERR(fg_cpulist_parse("a", &cpus, &n), -EINVAL);
-	ASSERT_ERR(fg_cpulist_parse("0-99999999", &cpus, &n), -EINVAL);
 }
