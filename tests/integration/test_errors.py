@@ -138,7 +138,8 @@ def test():
                                  stderr=subprocess.PIPE)
             line = p.stderr.readline()
             check(b"recording" in line, f"no start line: {line!r}")
-            time.sleep(1)  # let samples accumulate; the test waits for the result below
+            wait_for(lambda: any(a["samples"] > 20 for a in status(d)["recordings"]),
+                     "the interrupted recording to collect samples")
             p.send_signal(signal.SIGINT)
             _, err = p.communicate(timeout=30)
             check(p.returncode == 0, f"fgctl after Ctrl-C exited {p.returncode}: {err!r}")
