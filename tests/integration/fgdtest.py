@@ -100,8 +100,16 @@ class Daemon:
                               f"stderr: {r.stderr.decode(errors='replace')}\nfgd log:\n{self.logs()}")
         return r
 
-    def fd_count(self):
-        return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
+    def fd_count(self, kind=""):
+        """fgd's open fds whose target contains kind (e.g. "perf_event"), or all."""
+        fd_dir = f"/proc/{self.proc.pid}/fd"
+        n = 0
+        for fd in os.listdir(fd_dir):
+            try:
+                n += kind in os.readlink(os.path.join(fd_dir, fd))
+            except FileNotFoundError:
+                pass
+        return n
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

@@ -94,7 +94,9 @@ def test():
         stacks = parse_folded(r.stdout.decode())
         check(sum(c for s, c in stacks.items() if "hot_a" in s) > 100, "samples before the exit lost")
 
-        baseline_fds = d.fd_count()
+        # Only the tracking events are open between recordings: one per CPU.
+        baseline_events = d.fd_count("perf_event")
+        check(baseline_events == os.cpu_count(), f"{baseline_events} perf events open while idle")
         # Malformed requests get an error; the connection and the daemon carry on.
         s = raw(d.socket)
         s.sendall(b"this is not json\n")
@@ -129,7 +131,9 @@ def test():
         s.close()
         wait_for(lambda: status(d)["server"]["recordings_active"] == 0, "the recording to be released")
         check(status(d)["server"]["recordings_aborted"] >= 1, "abort not counted")
-        wait_for(lambda: d.fd_count() == baseline_fds, f"fds back to {baseline_fds}")
+        wait_for(lambda: d.fd_count("perf_event") == baseline_events, "the recording's perf events to close")
+        # The only client left is the status query asking.
+        wait_for(lambda: status(d)["server"]["clients"] == 1, "the vanished client's socket to close")
 
         # Ctrl-C stops early and still writes what was collected.
         with workload("fgtest-burn") as w:
