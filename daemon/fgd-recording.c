@@ -225,13 +225,14 @@ static void note_unreadable(struct fg_recording *r, struct fg_dso *dso)
 		r->unreadable[r->n_unreadable++] = fg_dso__ref(dso);
 }
 
-/* Names a new location. */
-static int name_location(struct fg_recording *r, struct location *l)
+/* Names a new location; for user code, proc and m say where it was sampled. */
+static int name_location(struct fg_recording *r, struct location *l, const struct fg_process *proc,
+			 const struct fg_map *m)
 {
 	const char *ksuffix = r->opts.req.kernel_suffix ? "_[k]" : NULL;
 	enum fg_sym_result res;
 	const char *name;
-	char buf[512];
+	char buf[512], hint[80];
 
 	if (l->kernel) {
 		if (r->opts.hide_kernel)
@@ -242,15 +243,24 @@ static int name_location(struct fg_recording *r, struct location *l)
 		l->kind = name ? FRAME_KERNEL : FRAME_KERNEL_UNKNOWN;
 		return intern_name(r, name ? name : "[unknown]", ksuffix, &l->name);
 	}
-	name = fg_symbolizer__name_user(r->sym, l->dso, l->addr, buf, sizeof(buf), &res);
+	/* The sampled process reaches the very file it mapped, while it lives. */
+	if (proc && m)
+		snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, proc->pid,
+			 m->start, m->end);
+	name = fg_symbolizer__name_user(r->sym, l->dso, l->addr, proc && m ? hint : NULL, buf,
+					sizeof(buf), &res);
 	l->kind = res == FG_SYM_NAMED ? FRAME_NAMED : res == FG_SYM_OFFSET ? FRAME_OFFSET : FRAME_UNKNOWN;
 	if (l->dso && fg_dso__state(l->dso) == FG_DSO_FAILED)
 		note_unreadable(r, l->dso);
 	return intern_name(r, name, NULL, &l->name);
 }
 
-/* The location's index; -E2BIG when the table is full. */
-static int64_t location(struct fg_recording *r, struct fg_dso *dso, uint64_t addr, bool kernel)
+/*
+ * The location's index; -E2BIG when the table is full. proc and m (user code
+ * only, else NULL) are used only to name a location seen for the first time.
+ */
+static int64_t location(struct fg_recording *r, struct fg_dso *dso, uint64_t addr, bool kernel,
+			const struct fg_process *proc, const struct fg_map *m)
 {
 	struct loc_key k = { dso, addr, kernel };
 	uint64_t h = fg_hash_combine(fg_hash_mix((uintptr_t)dso ^ kernel), addr);
@@ -267,7 +277,7 @@ static int64_t location(struct fg_recording *r, struct fg_dso *dso, uint64_t add
 		return err;
 	l = &r->locs[r->n_locs];
 	*l = (struct location){ .dso = fg_dso__ref(dso), .addr = addr, .kernel = kernel };
-	err = name_location(r, l);
+	err = name_location(r, l, proc, m);
 	if (err >= 0)
 		err = fg_idxmap_insert(&r->loc_index, h, (uint32_t)r->n_locs);
 	if (err < 0) {
@@ -283,8 +293,8 @@ static int64_t user_location(struct fg_recording *r, const struct fg_process *pr
 
 	/* Everything unknown is one location: garbage addresses must not bloat the table. */
 	if (!m || !m->dso)
-		return location(r, NULL, 0, false);
-	return location(r, m->dso, ip - m->start + m->pgoff, false);
+		return location(r, NULL, 0, false, NULL, NULL);
+	return location(r, m->dso, ip - m->start + m->pgoff, false, proc, m);
 }
 
 static bool wanted(struct fg_recording *r, const struct fg_process *proc)
@@ -374,7 +384,7 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 				continue;
 			ip = 0;
 		}
-		loc = ctx == KERNEL ? location(r, NULL, ip, true) : user_location(r, proc, ip);
+		loc = ctx == KERNEL ? location(r, NULL, ip, true, NULL, NULL) : user_location(r, proc, ip);
 		if (loc < 0) {
 			r->dropped_full++;
 			return;

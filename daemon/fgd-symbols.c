@@ -20,6 +20,8 @@
 
 /* Every binary mapped on a big host fits; past this, frames show as [unknown]. */
 #define MAX_DSOS 65536
+/* A binary that failed to load for a reason that may pass is retried this often at most. */
+#define DSO_RETRY_NS (5ULL * 1000000000ULL)
 /* Kernel reloads forced by unresolved addresses are at most this frequent. */
 #define KALLSYMS_MIN_INTERVAL_NS (10ULL * 1000000000ULL)
 
@@ -34,6 +36,7 @@ struct fg_dso {
 	const char *basename;         /* borrowed from path */
 	enum fg_dso_state state;
 	int error;
+	uint64_t failed_at;           /* CLOCK_MONOTONIC ns of the last failed load */
 	struct fg_elf_syms *syms;     /* owned once loaded */
 };
 
@@ -136,16 +139,35 @@ static struct fg_dso *find(struct fg_symbolizer *s, const struct fg_dso_key *k)
 	return i >= 0 ? s->dsos[i] : NULL;
 }
 
+/*
+ * Opens path for reading if it is a regular file. Never blocks: paths come
+ * from other users' processes, and a FIFO or a device there must not stall
+ * the daemon. Returns the fd or a negative errno (-EINVAL: not a regular file).
+ */
+static int open_regular(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return negative_errno();
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	return TAKE_FD(fd);
+}
+
 /* Reads the GNU build-id note of an ELF file. Returns its length, 0 if none, or -errno. */
 static int read_build_id(const char *path, uint8_t *buf, size_t size)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = open_regular(path);
 	Elf *elf;
 	size_t n_phdrs;
 	int r = 0;
 
 	if (fd < 0)
-		return negative_errno();
+		return fd;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
@@ -279,8 +301,18 @@ struct fg_dso *fg_symbolizer__get_dso(struct fg_symbolizer *s, const struct fg_d
 		k.ino = k.kind;
 	}
 	d = find(s, &k);
-	if (d)
+	if (d) {
+		/* The newest mapper is the likeliest to be alive when the file is read. */
+		if (open_path && d->state != FG_DSO_LOADED) {
+			char *p = strdup(open_path);
+
+			if (p) {
+				free(d->open_path);
+				d->open_path = p;
+			}
+		}
 		return fg_dso__ref(d);
+	}
 
 	if (k.kind == FG_DSO_FILE && k.build_id_len == 0 && k.ino) {
 		/* Learn the build-id so this file meets its MMAP2-keyed twin. */
@@ -358,20 +390,21 @@ static int load_vdso(struct fg_elf_syms **ret)
 	return -ENOENT;
 }
 
-static int load_file(struct fg_dso *d)
+static int load_file(struct fg_dso *d, const char *hint)
 {
-	_cleanup_close_ int fd = -1;
+	const char *tries[] = { hint, d->open_path, d->path };
+	_cleanup_close_ int fd = -ENOENT;
 	struct fg_elf_syms *syms = NULL;
 	const uint8_t *id;
 	struct stat st;
 	size_t id_len;
 	int r;
 
-	fd = open(d->open_path ? d->open_path : d->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && d->open_path)
-		fd = open(d->path, O_RDONLY | O_CLOEXEC);
+	for (size_t i = 0; i < ELEMENTSOF(tries) && fd < 0; i++)
+		if (tries[i])
+			fd = open_regular(tries[i]);
 	if (fd < 0)
-		return negative_errno();
+		return fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
 	r = fg_elf_syms__load_fd(fd, &syms);
@@ -393,25 +426,54 @@ static int load_file(struct fg_dso *d)
 	return 0;
 }
 
-static void ensure_loaded(struct fg_symbolizer *s, struct fg_dso *d)
+/* Failures that another try, through another process or later, may not meet. */
+static bool transient(int err)
 {
+	switch (-err) {
+	case ENOENT:
+	case ESTALE:
+	case ESRCH:
+	case EMFILE:
+	case ENFILE:
+	case ENOMEM:
+	case EAGAIN:
+	case EINTR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void ensure_loaded(struct fg_symbolizer *s, struct fg_dso *d, const char *hint)
+{
+	uint64_t now;
 	int r;
 
-	if (d->state != FG_DSO_UNLOADED)
+	if (d->state == FG_DSO_LOADED)
 		return;
-	r = d->key.kind == FG_DSO_VDSO ? load_vdso(&d->syms) : load_file(d);
+	if (d->state == FG_DSO_FAILED) {
+		now = now_ns();
+		if (!transient(d->error) || now - d->failed_at < DSO_RETRY_NS)
+			return;
+	}
+	r = d->key.kind == FG_DSO_VDSO ? load_vdso(&d->syms) : load_file(d, hint);
 	if (r < 0) {
+		/* Count each binary once, however often it is retried. */
+		if (d->state != FG_DSO_FAILED)
+			s->stats.dsos_failed++;
 		d->state = FG_DSO_FAILED;
 		d->error = r;
-		s->stats.dsos_failed++;
+		d->failed_at = now_ns();
 		return;
 	}
 	d->state = FG_DSO_LOADED;
+	d->error = 0;
 	s->stats.dsos_loaded++;
 }
 
 const char *fg_symbolizer__name_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
-				     char *buf, size_t size, enum fg_sym_result *ret_result)
+				     const char *open_hint, char *buf, size_t size,
+				     enum fg_sym_result *ret_result)
 {
 	uint64_t vaddr = offset;
 	int64_t idx;
@@ -420,7 +482,7 @@ const char *fg_symbolizer__name_user(struct fg_symbolizer *s, struct fg_dso *d, 
 		*ret_result = FG_SYM_UNKNOWN;
 		return "[unknown]";
 	}
-	ensure_loaded(s, d);
+	ensure_loaded(s, d, open_hint);
 	if (d->state == FG_DSO_LOADED &&
 	    fg_elf_syms__offset_to_vaddr(d->syms, offset, &vaddr) == 0) {
 		idx = fg_elf_syms__lookup(d->syms, vaddr);

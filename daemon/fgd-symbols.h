@@ -82,11 +82,20 @@ enum fg_sym_result {
 
 /*
  * Names the code at file offset `offset` of dso (loading its symbols on
- * first use). Returns the name, borrowed until the dso is freed or, for
+ * first use). open_hint (may be NULL) is where the file is best read now:
+ * the sampled process's /proc/PID/map_files/START-END, which reaches the
+ * mapped file even if it was replaced, unlinked or is in another mount
+ * namespace. Returns the name, borrowed until the dso is freed or, for
  * FG_SYM_OFFSET, formatted into buf; stores which in *ret_result.
+ *
+ * Only regular files are read, opened without blocking: a FIFO or device
+ * planted at a binary's path cannot stall the daemon. A failure that may be
+ * transient (the file gone, the process gone, out of fds) is retried, at
+ * most every few seconds, on later lookups.
  */
 const char *fg_symbolizer__name_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
-				     char *buf, size_t size, enum fg_sym_result *ret_result);
+				     const char *open_hint, char *buf, size_t size,
+				     enum fg_sym_result *ret_result);
 
 /*
  * Names a kernel address, or returns NULL. Borrowed until the next

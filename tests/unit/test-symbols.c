@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -58,7 +59,7 @@ TEST(names_a_function_of_this_process)
 	m = fg_process_find_map(p, addr + 4);
 	ASSERT_TRUE(m && m->dso);
 	/* Middle of the function, as a return address would be. */
-	ASSERT_STREQ(fg_symbolizer__name_user(sym, m->dso, addr + 4 - m->start + m->pgoff, buf,
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, m->dso, addr + 4 - m->start + m->pgoff, NULL, buf,
 					      sizeof(buf), &res),
 		     "fgtest_symbols_marker");
 	ASSERT_EQ(res, FG_SYM_NAMED);
@@ -112,7 +113,7 @@ TEST(replaced_binary_is_never_named)
 	key.build_id[0] ^= 0xff; /* what was mapped is not what is on disk now */
 	d = fg_symbolizer__get_dso(sym, &key, path, NULL);
 	ASSERT_TRUE(d);
-	name = fg_symbolizer__name_user(sym, d, 0x1000, buf, sizeof(buf), &res);
+	name = fg_symbolizer__name_user(sym, d, 0x1000, NULL, buf, sizeof(buf), &res);
 	ASSERT_EQ(res, FG_SYM_OFFSET);
 	ASSERT_TRUE(strstr(name, "test-symbols+0x") == name);
 	ASSERT_EQ(fg_dso__state(d), FG_DSO_FAILED);
@@ -134,13 +135,13 @@ TEST(unreadable_and_anonymous_code)
 	ASSERT_OK(fg_symbolizer__new(&sym));
 	f = fg_symbolizer__get_dso(sym, &fkey, "/nonexistent/libgone.so (deleted)", NULL);
 	ASSERT_STREQ(fg_dso__path(f), "/nonexistent/libgone.so");
-	ASSERT_STREQ(fg_symbolizer__name_user(sym, f, 0x1a2b, buf, sizeof(buf), &res), "libgone.so+0x1a2b");
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, f, 0x1a2b, NULL, buf, sizeof(buf), &res), "libgone.so+0x1a2b");
 	ASSERT_EQ(res, FG_SYM_OFFSET);
 	ASSERT_EQ(fg_dso__error(f), -ENOENT);
 	a = fg_symbolizer__get_dso(sym, &akey, "//anon", NULL);
-	ASSERT_STREQ(fg_symbolizer__name_user(sym, a, 0x10, buf, sizeof(buf), &res), "[unknown]");
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, a, 0x10, NULL, buf, sizeof(buf), &res), "[unknown]");
 	ASSERT_EQ(res, FG_SYM_UNKNOWN);
-	ASSERT_STREQ(fg_symbolizer__name_user(sym, NULL, 0x10, buf, sizeof(buf), &res), "[unknown]");
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, NULL, 0x10, NULL, buf, sizeof(buf), &res), "[unknown]");
 	fg_symbolizer__stats(sym, &st);
 	ASSERT_EQ(st.dsos_failed, 1);
 	fg_dso__unref(f);
@@ -166,6 +167,74 @@ static size_t vdso_size(unsigned long base)
 	return size;
 }
 
+TEST(a_fifo_at_the_path_cannot_stall_us)
+{
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX", path[64];
+	struct fg_dso_key key = { .kind = FG_DSO_FILE, .dev = 1, .ino = 4242 };
+	struct fg_symbolizer *sym;
+	enum fg_sym_result res;
+	struct fg_dso *d;
+	char buf[256];
+
+	ASSERT_TRUE(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/lib.so", dir);
+	ASSERT_TRUE(mkfifo(path, 0600) == 0);
+	ASSERT_OK(fg_symbolizer__new(&sym));
+	/* Opening a FIFO for reading blocks until a writer comes: it must not even be tried. */
+	d = fg_symbolizer__get_dso(sym, &key, path, NULL);
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, d, 0x10, path, buf, sizeof(buf), &res), "lib.so+0x10");
+	ASSERT_EQ(fg_dso__error(d), -EINVAL);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* The line of /proc/self/maps that maps addr: its start, end and file offset. */
+static void find_self_map(uint64_t addr, uint64_t *start, uint64_t *end, uint64_t *pgoff)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	ASSERT_TRUE(f);
+	*start = *end = 0;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t s, e, o;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &s, &e, &o) == 3 && s <= addr &&
+		    addr < e) {
+			*start = s;
+			*end = e;
+			*pgoff = o;
+		}
+	}
+	fclose(f);
+	ASSERT_TRUE(*end > 0);
+}
+
+TEST(the_sampled_process_path_wins)
+{
+	struct fg_symbolizer *sym;
+	struct fg_dso_key key;
+	enum fg_sym_result res;
+	char path[4096], buf[256], hint[128];
+	struct fg_dso *d;
+	uint64_t addr = (uint64_t)(uintptr_t)&fgtest_symbols_marker, start, end, pgoff;
+
+	/* The binary's recorded path is gone: only the hint, the live mapping, reaches it. */
+	ASSERT_OK(fg_symbolizer__new(&sym));
+	self_key(&key, path, sizeof(path));
+	d = fg_symbolizer__get_dso(sym, &key, "/nonexistent/test-symbols", NULL);
+	find_self_map(addr, &start, &end, &pgoff);
+	snprintf(hint, sizeof(hint), "/proc/self/map_files/%" PRIx64 "-%" PRIx64, start, end);
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, d, addr - start + pgoff, hint, buf, sizeof(buf),
+					      &res),
+		     "fgtest_symbols_marker");
+	ASSERT_EQ(res, FG_SYM_NAMED);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+}
+
 TEST(vdso_symbols)
 {
 	struct fg_symbolizer *sym;
@@ -186,7 +255,8 @@ TEST(vdso_symbols)
 	i = fg_elf_syms__find(img, "__vdso_clock_gettime");
 	ASSERT_TRUE(i >= 0);
 	d = fg_symbolizer__get_dso(sym, &key, "[vdso]", NULL);
-	name = fg_symbolizer__name_user(sym, d, fg_elf_syms__addr(img, (size_t)i) + 1, buf, sizeof(buf), &res);
+	name = fg_symbolizer__name_user(sym, d, fg_elf_syms__addr(img, (size_t)i) + 1, NULL, buf,
+					sizeof(buf), &res);
 	ASSERT_EQ(res, FG_SYM_NAMED);
 	ASSERT_TRUE(strcmp(name, "__vdso_clock_gettime") == 0 || strcmp(name, "clock_gettime") == 0);
 	fg_elf_syms__free(img);
