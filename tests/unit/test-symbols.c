@@ -197,7 +197,7 @@ static void find_self_map(uint64_t addr, uint64_t *start, uint64_t *end, uint64_
 	FILE *f = fopen("/proc/self/maps", "re");
 
 	ASSERT_TRUE(f);
-	*start = *end = 0;
+	*start = *end = *pgoff = 0;
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t s, e, o;
 
