@@ -171,6 +171,31 @@ int fgctl_next(struct fgctl_conn *c, enum fgctl_event *ret_ev, struct json_objec
 	}
 }
 
+int fgctl_send_failed(struct fgctl_conn *c, int err)
+{
+	char buf[4096];
+	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	struct fg_proto_item it;
+
+	if (n > 0 && fg_proto_reader_feed(&c->in, buf, (size_t)n) == 0 &&
+	    fg_proto_reader_next(&c->in, &it) == 0 && it.kind == FG_PROTO_MESSAGE) {
+		struct json_object *msg, *v;
+
+		if (fg_proto_parse(it.bytes, it.len, &msg) == 0) {
+			int code = FGCTL_EXIT_FAILURE;
+
+			if (json_object_object_get_ex(msg, "message", &v))
+				fprintf(stderr, "fgctl: %s\n", json_object_get_string(v));
+			if (json_object_object_get_ex(msg, "error", &v))
+				code = fgctl_exit_code_for(json_object_get_string(v));
+			json_object_put(msg);
+			return code;
+		}
+	}
+	fprintf(stderr, "fgctl: cannot send the request to fgd: %s\n", strerror(-err));
+	return FGCTL_EXIT_FAILURE;
+}
+
 int fgctl_exit_code_for(const char *name)
 {
 	switch (fg_errno_from_name(name ? name : "")) {

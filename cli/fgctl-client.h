@@ -54,5 +54,12 @@ enum fgctl_event {
 int fgctl_next(struct fgctl_conn *c, enum fgctl_event *ret_ev, struct json_object **ret_msg,
 	       const char **ret_data, size_t *ret_len);
 
+/*
+ * After a failed send: fgd may have refused the connection with a reason
+ * before closing it. Prints that reason and returns its exit code, or prints
+ * the send error and returns FGCTL_EXIT_FAILURE.
+ */
+int fgctl_send_failed(struct fgctl_conn *c, int err);
+
 /* Exit code for an error reply's errno name. */
 int fgctl_exit_code_for(const char *errno_name);

@@ -251,8 +251,9 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 			fgctl_end_progress(stderr);
 			if (!quiet)
 				fprintf(stderr, "fgctl: stopping; writing what was collected (Ctrl-C again to abandon)\n");
-			if (!stop || fgctl_send(conn, stop) < 0)
-				return FGCTL_EXIT_FAILURE;
+			r = stop ? fgctl_send(conn, stop) : -ENOMEM;
+			if (r < 0)
+				return fgctl_send_failed(conn, r);
 			continue;
 		}
 		if (ev == FGCTL_EV_DATA) {
@@ -427,12 +428,10 @@ static int verb_record(int argc, char **argv)
 	}
 	msg = fg_proto_encode_request(&req);
 	r = msg ? fgctl_send(&conn, msg) : -ENOMEM;
-	if (r < 0) {
-		fprintf(stderr, "fgctl: cannot send the request to fgd: %s\n", strerror(-r));
-		r = FGCTL_EXIT_FAILURE;
-	} else {
+	if (r < 0)
+		r = fgctl_send_failed(&conn, r);
+	else
 		r = record_session(&conn, &req, &out, quiet);
-	}
 	output_close(&out, false); /* no-op after a successful commit */
 	fgctl_disconnect(&conn);
 	return r;
@@ -479,8 +478,12 @@ static int verb_status(int argc, char **argv)
 		return -r;
 	req = fg_proto_new_request("status");
 	r = req ? fgctl_send(&conn, req) : -ENOMEM;
-	if (r >= 0)
-		r = fgctl_next(&conn, &ev, &reply, &data, &len);
+	if (r < 0) {
+		r = fgctl_send_failed(&conn, r);
+		fgctl_disconnect(&conn);
+		return r;
+	}
+	r = fgctl_next(&conn, &ev, &reply, &data, &len);
 	fgctl_disconnect(&conn);
 	if (r < 0 || ev != FGCTL_EV_MESSAGE) {
 		fprintf(stderr, "fgctl: no status from fgd: %s\n", r < 0 ? strerror(-r) : "connection closed");

@@ -23,6 +23,8 @@
 
 /* Every resource a client can make grow has a limit; refusals are counted. */
 #define MAX_CLIENTS 64
+#define MAX_CLIENTS_PER_USER 8   /* for everyone but root */
+#define ROOT_RESERVED_CLIENTS 8  /* slots other users cannot take */
 #define MAX_RECORDINGS 8
 #define MAX_RECORDINGS_PER_USER 2
 #define IDLE_TIMEOUT_NS (60ULL * 1000000000ULL)
@@ -48,7 +50,8 @@ struct client {
 	struct ucred cred;
 	enum client_state state;
 	uint32_t epoll_events;
-	uint64_t last_activity;
+	uint64_t last_request; /* a complete request, or becoming idle: for the idle timeout */
+	uint64_t stall_since;  /* the last send that made progress, while output waits */
 
 	struct fg_proto_reader in;
 	bool read_eof;
@@ -87,6 +90,7 @@ static struct fg_recording *recording_free(struct fg_recording *rec)
 	return NULL;
 }
 static void client_flush(struct client *c);
+static void process_input(struct client *c);
 static void finish_recording(struct client *c, const char *reason);
 
 /* ---- output ---- */
@@ -95,6 +99,8 @@ static int out_append(struct client *c, const void *p, size_t n)
 {
 	int r;
 
+	if (c->out_len == 0)
+		c->stall_since = fgd_now();
 	if (c->out_start > 0 && c->out_start + c->out_len + n > c->out_cap) {
 		memmove(c->out, c->out + c->out_start, c->out_len);
 		c->out_start = 0;
@@ -137,13 +143,24 @@ static void update_events(struct client *c)
 {
 	uint32_t ev = 0;
 
-	if (!c->read_eof && c->state != C_CLOSING)
+	/* Read no more while answers pile up unread: that is the backpressure. */
+	if (!c->read_eof && c->state != C_CLOSING && c->state != C_STREAMING &&
+	    c->out_len < OUT_HIGH_WATER)
 		ev |= EPOLLIN;
 	if (c->out_len > 0)
 		ev |= EPOLLOUT;
 	/* EPOLLHUP and EPOLLERR are always reported. */
 	if (ev != c->epoll_events && fgd_watch_mod(c->server->d, &c->watch, ev) == 0)
 		c->epoll_events = ev;
+}
+
+/* Back to waiting for a request, or closing once the client has finished sending. */
+static void become_idle(struct client *c)
+{
+	if (c->state == C_CLOSING)
+		return;
+	c->state = c->read_eof ? C_CLOSING : C_IDLE;
+	c->last_request = fgd_now();
 }
 
 static int chunk_write(void *ctx, const void *buf, size_t len)
@@ -168,8 +185,7 @@ static void end_result(struct client *c)
 	c->rec = recording_free(c->rec);
 	c->server->n_recordings--;
 	c->server->recordings_completed++;
-	if (c->state != C_CLOSING)
-		c->state = c->read_eof ? C_CLOSING : C_IDLE;
+	become_idle(c);
 }
 
 /* Produces result chunks while the peer keeps up: the result is never all queued at once. */
@@ -221,11 +237,12 @@ static void client_flush(struct client *c)
 		}
 		c->out_start += (size_t)n;
 		c->out_len -= (size_t)n;
-		c->last_activity = fgd_now();
+		c->stall_since = fgd_now();
 		if (c->out_len == 0)
 			c->out_start = 0;
 	}
-	/* Refill; what does not fit waits for EPOLLOUT. */
+	/* Refill: requests waiting for room, or result chunks; the rest waits for EPOLLOUT. */
+	process_input(c);
 	if (c->state == C_STREAMING)
 		pump(c);
 	if (c->state == C_CLOSING && c->out_len == 0) {
@@ -459,40 +476,17 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		handle_record(c, &req.record);
 }
 
-static void client_read(struct client *c)
+/*
+ * Handles the complete requests already received, while there is room to
+ * answer them: a client that sends faster than it reads waits, with its
+ * socket unwatched, instead of growing our memory.
+ */
+static void process_input(struct client *c)
 {
-	char buf[16384];
-
-	for (;;) {
+	while (c->state != C_CLOSING && c->state != C_STREAMING && c->out_len < OUT_HIGH_WATER) {
 		struct fg_proto_item it;
-		ssize_t n = recv(c->watch.fd, buf, sizeof(buf), MSG_DONTWAIT);
-		int r;
+		int r = fg_proto_reader_next(&c->in, &it);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				break;
-			client_free(c);
-			return;
-		}
-		if (n == 0) {
-			/* Done sending; it may still wait for our answer. */
-			c->read_eof = true;
-			if (c->state == C_IDLE)
-				c->state = C_CLOSING;
-			break;
-		}
-		c->last_activity = fgd_now();
-		if (fg_proto_reader_feed(&c->in, buf, (size_t)n) < 0) {
-			client_free(c);
-			return;
-		}
-		while ((r = fg_proto_reader_next(&c->in, &it)) == 0 && it.kind == FG_PROTO_MESSAGE) {
-			handle_line(c, it.bytes, it.len);
-			if (c->state == C_CLOSING)
-				break;
-		}
 		if (r == -EMSGSIZE) {
 			c->server->bad_requests++;
 			send_error(c, EMSGSIZE, "request longer than %d bytes", FG_PROTO_MAX_REQUEST);
@@ -500,10 +494,36 @@ static void client_read(struct client *c)
 		} else if (it.kind == FG_PROTO_DATA) {
 			send_error(c, EBADMSG, "clients do not send data");
 			c->state = C_CLOSING;
+		} else if (it.kind == FG_PROTO_MESSAGE) {
+			c->last_request = fgd_now();
+			handle_line(c, it.bytes, it.len);
+			continue;
 		}
-		if (c->state == C_CLOSING)
-			break;
+		break;
 	}
+	if (c->read_eof && c->state == C_IDLE)
+		c->state = C_CLOSING;
+}
+
+/* One read per wakeup, so no client can keep the loop to itself. */
+static void client_read(struct client *c)
+{
+	char buf[16384];
+	ssize_t n = recv(c->watch.fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (n < 0) {
+		if (errno != EINTR && errno != EAGAIN) {
+			client_free(c);
+			return;
+		}
+	} else if (n == 0) {
+		/* Done sending; it may still wait for our answers. */
+		c->read_eof = true;
+	} else if (fg_proto_reader_feed(&c->in, buf, (size_t)n) < 0) {
+		client_free(c);
+		return;
+	}
+	process_input(c);
 	client_flush(c);
 }
 
@@ -543,7 +563,7 @@ static void finish_recording(struct client *c, const char *reason)
 		c->rec = recording_free(c->rec);
 		c->server->n_recordings--;
 		c->server->recordings_aborted++;
-		c->state = c->read_eof ? C_CLOSING : C_IDLE;
+		become_idle(c);
 		return;
 	}
 	m = fg_proto_new_message("result");
@@ -611,9 +631,9 @@ void fgd_server__tick(struct fgd_server *s)
 				send_progress(c, now);
 				c->next_progress = now + PROGRESS_INTERVAL_NS;
 			}
-		} else if (c->state == C_IDLE && now - c->last_activity > IDLE_TIMEOUT_NS) {
+		} else if (c->state == C_IDLE && now - c->last_request > IDLE_TIMEOUT_NS) {
 			c->state = C_CLOSING;
-		} else if (c->out_len > 0 && now - c->last_activity > STALL_TIMEOUT_NS) {
+		} else if (c->out_len > 0 && now - c->stall_since > STALL_TIMEOUT_NS) {
 			log_warning("Client (uid %u) stopped reading for %llu s, dropping it", c->cred.uid,
 				    STALL_TIMEOUT_NS / 1000000000ULL);
 			client_free(c);
@@ -667,13 +687,36 @@ static void reject(int fd, const char *why)
 	close(fd);
 }
 
+static size_t clients_of(const struct fgd_server *s, uid_t uid)
+{
+	size_t n = 0;
+
+	for (const struct client *c = s->clients; c; c = c->next)
+		n += c->cred.uid == uid;
+	return n;
+}
+
+/* Why a new client may not stay, or NULL. Root keeps a reserve of slots for itself. */
+static const char *refusal(const struct fgd_server *s, uid_t uid)
+{
+	if (s->n_clients >= MAX_CLIENTS)
+		return "too many clients connected to fgd; try again later";
+	if (uid != 0 && s->n_clients >= MAX_CLIENTS - ROOT_RESERVED_CLIENTS)
+		return "too many clients connected to fgd; the remaining slots are root's";
+	if (uid != 0 && clients_of(s, uid) >= MAX_CLIENTS_PER_USER)
+		return "too many connections from this user; close some and try again";
+	return NULL;
+}
+
 static void accept_event(struct fgd_watch *w, uint32_t events)
 {
 	struct fgd_server *s = (struct fgd_server *)((uint8_t *)w - offsetof(struct fgd_server, listen_watch));
 
 	for (;;) {
 		socklen_t len = sizeof(struct ucred);
+		struct ucred cred;
 		struct client *c;
+		const char *why;
 		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -683,9 +726,15 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 				log_warning("Failed to accept a client: %m, ignoring");
 			return;
 		}
-		if (s->n_clients >= MAX_CLIENTS) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			log_warning("Failed to read a client's credentials: %m, dropping it");
+			close(fd);
+			continue;
+		}
+		why = refusal(s, cred.uid);
+		if (why) {
 			s->rejected_clients++;
-			reject(fd, "too many clients connected to fgd; try again later");
+			reject(fd, why);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
@@ -696,11 +745,11 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 		c->watch.fd = fd;
 		c->watch.fn = client_event;
 		c->server = s;
-		c->last_activity = fgd_now();
+		c->cred = cred;
+		c->last_request = fgd_now();
 		fg_proto_reader_init(&c->in, FG_PROTO_MAX_REQUEST);
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0 ||
-		    fgd_watch_add(s->d, &c->watch, EPOLLIN) < 0) {
-			log_warning("Failed to set up a client: %m, dropping it");
+		if (fgd_watch_add(s->d, &c->watch, EPOLLIN) < 0) {
+			log_warning("Failed to watch a client: %m, dropping it");
 			close(fd);
 			free(c);
 			continue;

@@ -8,6 +8,7 @@ import os
 import pwd
 import stat
 import subprocess
+import sys
 
 from fgdtest import Daemon, check, parse_folded, require_root, run, workload
 
@@ -72,6 +73,26 @@ def test():
             check(any(s.endswith(";hot_a") for s in stacks), "user's own recording lacks hot_a")
             r = d.fgctl("status", "--json", check_rc=0)
             check(b'"denied":3' in r.stdout.replace(b" ", b""), f"denials not counted: {r.stdout[:2000]!r}")
+
+            # One user cannot take every connection: past their share, fgd says no, root still gets in.
+            hog = subprocess.Popen(
+                ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups", "--", sys.executable, "-c",
+                 "import socket, sys\n"
+                 "socks = []\n"
+                 "for i in range(20):\n"
+                 "    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.send(b'{'); socks.append(s)\n"
+                 "print('connected', flush=True)\n"
+                 "sys.stdin.read()\n", d.socket],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            try:
+                check(hog.stdout.readline().strip() == "connected", "the connecting user failed")
+                r = d.fgctl("status", user=USER, check_rc=1)
+                check(b"too many connections from this user" in r.stderr, f"refusal not explained: {r.stderr!r}")
+                st = d.fgctl("status", "--json", check_rc=0).stdout.decode()
+                check('"clients_rejected":' in st.replace(" ", ""), "rejections not counted")
+            finally:
+                hog.stdin.close()
+                hog.wait(timeout=30)
     finally:
         remove_user(created)
 
