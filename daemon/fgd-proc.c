@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 
@@ -105,6 +106,22 @@ static struct fg_process *gen_at(struct fg_proctab *t, pid_t pid, uint64_t time)
 }
 
 /*
+ * A generation inserted below newer ones (its record arrived late) begins the
+ * lineage of the exec generations directly above it. Walks the chain from
+ * newest down to p, remembering where the run of exec generations just above
+ * p began, then gives that run p's lineage.
+ */
+static void relineage_above(struct fg_process *newest, struct fg_process *p)
+{
+	struct fg_process *run = NULL;
+
+	for (struct fg_process *g = newest; g && g != p; g = g->older)
+		run = g->from_exec ? (run ? run : g) : NULL;
+	for (struct fg_process *g = run; g && g != p; g = g->older)
+		g->lineage = p->lineage;
+}
+
+/*
  * Starts a generation of pid at time, ending the one before it there. The
  * chain stays ordered by start time even when records arrive late (a fork
  * read after the exec that followed it), so the newest generation is always
@@ -130,12 +147,14 @@ static struct fg_process *new_generation(struct fg_proctab *t, pid_t pid, uint64
 		return NULL;
 	p->pid = pid;
 	p->serial = ++t->next_serial;
+	p->lineage = from_exec && before ? before->lineage : p->serial;
 	p->start_time = time;
 	p->end_time = after ? after->start_time : FG_TIME_ALIVE;
 	p->from_exec = from_exec;
 	p->older = before;
 	if (after) {
 		after->older = p;
+		relineage_above(newest, p);
 	} else if (fg_u32map_set(&t->by_pid, (uint32_t)pid, p) < 0) {
 		free(p);
 		return NULL;
@@ -162,6 +181,12 @@ int fg_process_add_map(struct fg_process *p, uint64_t start, uint64_t end, uint6
 	if (end <= start) {
 		fg_dso__unref(dso);
 		return -EINVAL;
+	}
+	/* Make room first: failing half-way would leave a hole where the old map was. */
+	r = p->n_maps + 2 > MAX_MAPS_PER_PROCESS ? -E2BIG : FG_GROW(p->maps, p->cap_maps, p->n_maps + 2);
+	if (r < 0) {
+		fg_dso__unref(dso);
+		return r;
 	}
 	/* first: the first map that ends after start. */
 	for (first = 0; first < p->n_maps && p->maps[first].end <= start; first++)
@@ -193,17 +218,6 @@ int fg_process_add_map(struct fg_process *p, uint64_t start, uint64_t end, uint6
 	/* Position: after every map starting before start. */
 	for (i = first; i < p->n_maps && p->maps[i].start < start; i++)
 		;
-	if (p->n_maps + 2 > MAX_MAPS_PER_PROCESS) {
-		fg_dso__unref(split.dso);
-		fg_dso__unref(dso);
-		return -E2BIG;
-	}
-	r = FG_GROW(p->maps, p->cap_maps, p->n_maps + 2);
-	if (r < 0) {
-		fg_dso__unref(split.dso);
-		fg_dso__unref(dso);
-		return r;
-	}
 	n_keep_after = p->n_maps - i;
 	memmove(&p->maps[i + 1 + have_split], &p->maps[i], n_keep_after * sizeof(struct fg_map));
 	p->maps[i] = (struct fg_map){ start, end, pgoff, dso };
@@ -372,17 +386,44 @@ static void read_threads(struct fg_proctab *t, pid_t pid, uint64_t now)
 }
 
 /* Reads one process from /proc as a new current generation. */
+/* The process a task id belongs to (its own id for a process), or -errno. */
+static int read_tgid(pid_t tid, pid_t *ret)
+{
+	_cleanup_(fclosep) FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	char path[64];
+	int tgid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	while (getline(&line, &cap, f) > 0)
+		if (sscanf(line, "Tgid: %d", &tgid) == 1) {
+			*ret = tgid;
+			return 0;
+		}
+	return -EIO;
+}
+
 static struct fg_process *scan_pid(struct fg_proctab *t, pid_t pid)
 {
+	struct fg_process *p, *newest = fg_u32map_get(&t->by_pid, (uint32_t)pid);
 	char comm[FG_COMM_LEN];
-	struct fg_process *p;
-	uint64_t now;
+	uint64_t now, start;
+	pid_t tgid;
 
-	if (read_comm(pid, comm) < 0)
+	/* /proc/TID exists for threads too: only a process may become one. */
+	if (read_tgid(pid, &tgid) < 0 || tgid != pid || read_comm(pid, comm) < 0)
 		return NULL;
 	now = now_ns();
-	/* Start time 0: it has been running since before anything we will see. */
-	p = new_generation(t, pid, 0, false);
+	/*
+	 * Unknown pid: it has been running since before anything we will see
+	 * (start 0). After an ended generation, it began no earlier than that.
+	 */
+	start = !newest ? 0 : newest->end_time != FG_TIME_ALIVE ? newest->end_time : now;
+	p = new_generation(t, pid, start, false);
 	if (!p)
 		return NULL;
 	memcpy(p->comm, comm, sizeof(comm));
@@ -426,7 +467,7 @@ static void handle_fork(struct fg_proctab *t, const struct fg_task *task)
 	const char *comm;
 
 	parent = fg_proctab__find(t, (pid_t)task->ppid, task->time);
-	comm = parent ? fg_proctab__comm(t, (pid_t)task->ptid, parent) : "";
+	comm = parent ? fg_proctab__comm(t, (pid_t)task->ptid, parent, task->time) : "";
 	if (task->pid == task->ppid) {
 		/* A new thread: it starts with its creator's name. */
 		set_thread(t, (pid_t)task->tid, (pid_t)task->pid, comm, task->time);
@@ -466,8 +507,9 @@ static void handle_mmap2(struct fg_proctab *t, const struct fg_mmap2 *m, uint64_
 	struct fg_process *p = fg_proctab__find(t, (pid_t)m->pid, time);
 	struct fg_dso_key key = {};
 
-	/* Tracking asks for executable mappings only; be sure. */
-	if (!p || !(m->prot & 0x4 /* PROT_EXEC */) || m->len == 0 || m->addr + m->len < m->addr)
+	/* Tracking asks for executable mappings only; be sure. A scan already has older ones. */
+	if (!p || scan_is_newer(p, time) || !(m->prot & 0x4 /* PROT_EXEC */) || m->len == 0 ||
+	    m->addr + m->len < m->addr)
 		return;
 	if (m->has_build_id) {
 		key.build_id_len = m->build_id_size;
@@ -548,35 +590,51 @@ struct fg_process *fg_proctab__find(struct fg_proctab *t, pid_t pid, uint64_t ti
 	return gen_at(t, pid, time);
 }
 
-bool fg_proctab__same_process(struct fg_proctab *t, uint64_t serial, const struct fg_process *gen)
+int fg_proctab__get_live(struct fg_proctab *t, pid_t pid, struct fg_process **ret, pid_t *ret_tgid)
 {
-	for (; gen; gen = gen->older) {
-		if (gen->serial == serial)
-			return true;
-		if (!gen->from_exec)
-			return false;
+	struct fg_process *p = fg_u32map_get(&t->by_pid, (uint32_t)pid);
+	pid_t tgid;
+
+	if (p && p->end_time == FG_TIME_ALIVE) {
+		*ret = p;
+		return 0;
 	}
-	return false;
+	if (pid <= 0 || read_tgid(pid, &tgid) < 0)
+		return -ESRCH;
+	if (tgid != pid) {
+		*ret_tgid = tgid;
+		return -ESRCH;
+	}
+	p = scan_pid(t, pid);
+	if (!p)
+		return -ESRCH;
+	*ret = p;
+	return 0;
 }
 
-const char *fg_proctab__comm(struct fg_proctab *t, pid_t tid, const struct fg_process *proc)
+const char *fg_proctab__comm(struct fg_proctab *t, pid_t tid, const struct fg_process *proc,
+			     uint64_t time)
 {
 	const struct thread *th = fg_u32map_get(&t->by_tid, (uint32_t)tid);
 
-	if (th && th->pid == proc->pid && th->comm[0])
+	if (th && th->pid == proc->pid && th->comm[0] && th->named_at <= time)
 		return th->comm;
 	return proc->comm;
 }
 
-int fg_process_uid(struct fg_process *p, uid_t *ret)
+int fg_process_owner(struct fg_process *p, uid_t *ret)
 {
 	_cleanup_(fclosep) FILE *f = NULL;
 	_cleanup_free_ char *line = NULL;
+	unsigned uid[4], gid[4];
+	bool have_uid = false, have_gid = false, have_cap = false, caps = true;
+	unsigned long long cap_eff;
 	size_t cap = 0;
 	char path[64];
+	struct stat st;
 
-	if (p->uid_known) {
-		*ret = p->uid;
+	if (p->owner_known) {
+		*ret = p->owner;
 		return 0;
 	}
 	if (p->end_time != FG_TIME_ALIVE)
@@ -586,20 +644,28 @@ int fg_process_uid(struct fg_process *p, uid_t *ret)
 	if (!f)
 		return errno == ENOENT ? -ESRCH : negative_errno();
 	while (getline(&line, &cap, f) > 0) {
-		unsigned real, eff, saved, fs;
-
-		if (sscanf(line, "Uid: %u %u %u %u", &real, &eff, &saved, &fs) != 4)
-			continue;
-		/* Like ptrace's check: a process is someone's only if all its uids are theirs. */
-		if (real != eff || real != saved || real != fs)
-			p->uid = 0;
-		else
-			p->uid = real;
-		p->uid_known = true;
-		*ret = p->uid;
-		return 0;
+		if (sscanf(line, "Uid: %u %u %u %u", &uid[0], &uid[1], &uid[2], &uid[3]) == 4)
+			have_uid = true;
+		else if (sscanf(line, "Gid: %u %u %u %u", &gid[0], &gid[1], &gid[2], &gid[3]) == 4)
+			have_gid = true;
+		else if (sscanf(line, "CapEff: %llx", &cap_eff) == 1)
+			have_cap = true, caps = cap_eff != 0;
 	}
-	return -EIO;
+	/*
+	 * A non-dumpable process (it changed credentials, or asked) has its
+	 * /proc files owned by root; the /proc/PID directory itself is not.
+	 */
+	if (!have_uid || !have_gid || !have_cap || fstat(fileno(f), &st) < 0)
+		return -ESRCH;
+	p->owner = uid[0];
+	for (int i = 1; i < 4; i++)
+		if (uid[i] != uid[0] || gid[i] != gid[0])
+			p->owner = 0;
+	if (caps || st.st_uid != uid[0])
+		p->owner = 0;
+	p->owner_known = true;
+	*ret = p->owner;
+	return 0;
 }
 
 void fg_proctab__reap(struct fg_proctab *t, uint64_t now, uint64_t grace_ns)

@@ -33,12 +33,13 @@ struct fg_map {
 struct fg_process {
 	pid_t pid;
 	uint64_t serial;     /* unique for the daemon's lifetime */
+	uint64_t lineage;    /* serial of the generation that began this process (exec keeps it) */
 	uint64_t start_time; /* CLOCK_MONOTONIC ns; 0 = before we started watching */
 	uint64_t end_time;   /* exit or exec; FG_TIME_ALIVE while current */
 	uint64_t scanned_at; /* when /proc was read for it; 0 if built from records */
 	bool from_exec;      /* began when the previous generation exec'd */
-	bool uid_known;
-	uid_t uid;
+	bool owner_known;
+	uid_t owner;         /* see fg_process_owner() */
 	char comm[FG_COMM_LEN];
 	struct fg_map *maps; /* owned; sorted by start, non-overlapping */
 	size_t n_maps, cap_maps;
@@ -79,16 +80,38 @@ struct fg_process *fg_proctab__find(struct fg_proctab *t, pid_t pid, uint64_t ti
 struct fg_process *fg_proctab__current(struct fg_proctab *t, pid_t pid);
 
 /*
- * True if gen is, or exec'd into, the generation of its pid current at
- * time: the same process in the sense of `perf record -p`.
+ * The live process pid, for a client's request: its current generation, read
+ * from /proc if we have none. Unlike find(), it leaves nothing behind for a
+ * pid that does not exist. Returns 0, or -ESRCH; for the id of a thread
+ * rather than a process, also stores the thread's process in *ret_tgid.
  */
-bool fg_proctab__same_process(struct fg_proctab *t, uint64_t serial, const struct fg_process *gen);
+int fg_proctab__get_live(struct fg_proctab *t, pid_t pid, struct fg_process **ret, pid_t *ret_tgid);
 
-/* The thread's name at the time of the sample, else the process's; never NULL. */
-const char *fg_proctab__comm(struct fg_proctab *t, pid_t tid, const struct fg_process *proc);
+/*
+ * True if gen belongs to the process whose lineage is given: the same
+ * process in the sense of `perf record -p`, which follows it through exec.
+ * Lineages outlive the generations they were read from.
+ */
+static inline bool fg_process_is(const struct fg_process *gen, uint64_t lineage)
+{
+	return gen && gen->lineage == lineage;
+}
 
-/* The owner of the process, read from /proc/PID/status on first use. -errno if gone. */
-int fg_process_uid(struct fg_process *p, uid_t *ret);
+/*
+ * The thread's name at time (CLOCK_MONOTONIC ns), else the process's; never
+ * NULL. A name set after the sample does not rename it.
+ */
+const char *fg_proctab__comm(struct fg_proctab *t, pid_t tid, const struct fg_process *proc,
+			     uint64_t time);
+
+/*
+ * Who may profile the process, as ptrace would see it: its uid if its real,
+ * effective, saved and filesystem uids are that one uid, its gids likewise
+ * agree, it holds no effective capabilities and it is dumpable (its /proc
+ * files are owned by it); else 0, root only. Read from /proc on first use per
+ * generation (privileges change only at exec). -ESRCH if it is gone.
+ */
+int fg_process_owner(struct fg_process *p, uid_t *ret);
 
 /* The mapping containing addr, or NULL. */
 static inline const struct fg_map *fg_process_find_map(const struct fg_process *p, uint64_t addr)

@@ -50,7 +50,8 @@ struct loc_key {
 
 struct target {
 	pid_t pid;
-	uint64_t serial; /* the generation that was current when we started */
+	uint64_t lineage; /* the process, through any exec */
+	uint64_t serial;  /* the generation current when we started: its owner was checked */
 	bool exited;
 };
 
@@ -78,6 +79,8 @@ struct fg_recording {
 	struct fg_idxmap loc_index;
 	uint32_t *scratch; /* owned: one sample's frames */
 	size_t cap_scratch;
+	size_t max_locs;   /* lowered to the current count when memory runs out */
+	bool memory_limited;
 
 	uint64_t started, stopped; /* CLOCK_MONOTONIC ns */
 	struct fg_cpu_counters totals; /* of the events, at finish */
@@ -152,6 +155,7 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 	if (!r->model)
 		return -ENOMEM;
 	fg_folded__set_max_stacks(r->model, MAX_STACKS);
+	r->max_locs = MAX_LOCATIONS;
 
 	if (!opts->req.all) {
 		r->targets = calloc(opts->req.n_pids, sizeof(*r->targets));
@@ -165,7 +169,7 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 					*ret_bad_pid = opts->req.pids[i];
 				return -ESRCH;
 			}
-			r->targets[r->n_targets++] = (struct target){ p->pid, p->serial, false };
+			r->targets[r->n_targets++] = (struct target){ p->pid, p->lineage, p->serial, false };
 			if (i == 0)
 				memcpy(r->target_comm, p->comm, sizeof(r->target_comm));
 		}
@@ -270,7 +274,7 @@ static int64_t location(struct fg_recording *r, struct fg_dso *dso, uint64_t add
 
 	if (i >= 0)
 		return i;
-	if (r->n_locs >= MAX_LOCATIONS)
+	if (r->n_locs >= r->max_locs)
 		return -E2BIG;
 	err = FG_GROW(r->locs, r->cap_locs, r->n_locs + 1);
 	if (err < 0)
@@ -302,12 +306,11 @@ static bool wanted(struct fg_recording *r, const struct fg_process *proc)
 	uid_t uid;
 
 	for (size_t i = 0; i < r->n_targets; i++) {
-		if (r->targets[i].pid != proc->pid ||
-		    !fg_proctab__same_process(r->procs, r->targets[i].serial, proc))
+		if (r->targets[i].pid != proc->pid || !fg_process_is(proc, r->targets[i].lineage))
 			continue;
 		/* An exec may have made it someone else's (setuid): re-check for non-root clients. */
 		if (r->opts.uid != 0 && proc->serial != r->targets[i].serial &&
-		    (fg_process_uid((struct fg_process *)proc, &uid) < 0 || uid != r->opts.uid))
+		    (fg_process_owner((struct fg_process *)proc, &uid) < 0 || uid != r->opts.uid))
 			return false;
 		return true;
 	}
@@ -318,7 +321,7 @@ static int root_frame(struct fg_recording *r, const struct fg_sample *s,
 		      const struct fg_process *proc, uint32_t *ret)
 {
 	const char *comm = s->sid.pid == 0 ? "swapper" :
-			   proc ? fg_proctab__comm(r->procs, (pid_t)s->sid.tid, proc) : "[unknown]";
+			   proc ? fg_proctab__comm(r->procs, (pid_t)s->sid.tid, proc, s->sid.time) : "[unknown]";
 	char buf[64];
 
 	/* The stackcollapse-perf.pl --pid / --tid forms. */
@@ -420,10 +423,27 @@ static void on_record(void *ctx, const struct fg_record *rec)
 		on_sample(ctx, rec);
 }
 
+/* Bytes the aggregate holds. */
+static uint64_t aggregate_bytes(const struct fg_recording *r)
+{
+	return fg_folded__bytes(r->model) + r->cap_locs * sizeof(struct location) +
+	       fg_idxmap_bytes(&r->loc_index);
+}
+
 void fg_recording__drain(struct fg_recording *r)
 {
-	if (r->state != FINISHED)
-		fg_evset__drain(r->events, on_record, r);
+	if (r->state == FINISHED)
+		return;
+	fg_evset__drain(r->events, on_record, r);
+	/*
+	 * Checked once a round, not per sample: past the budget the tables stop
+	 * growing. Known stacks keep counting; new ones are dropped, and counted.
+	 */
+	if (!r->memory_limited && aggregate_bytes(r) > r->opts.max_bytes) {
+		r->memory_limited = true;
+		r->max_locs = r->n_locs;
+		fg_folded__set_max_stacks(r->model, fg_folded__n_stacks(r->model));
+	}
 }
 
 /* ---- lifecycle ---- */
@@ -446,7 +466,7 @@ bool fg_recording__targets_gone(struct fg_recording *r)
 		struct fg_process *cur = fg_proctab__current(r->procs, t->pid);
 
 		if (!t->exited && (!cur || cur->end_time != FG_TIME_ALIVE ||
-				   !fg_proctab__same_process(r->procs, t->serial, cur)))
+				   !fg_process_is(cur, t->lineage)))
 			t->exited = true;
 		any_alive |= !t->exited;
 	}
@@ -563,6 +583,7 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 	fg_json_add_int(m, "dropped", (int64_t)r->dropped_full);
 	fg_json_add_int(m, "stacks", (int64_t)fg_folded__n_stacks(r->model));
 	fg_json_add_bool(m, "kernel_hidden", r->opts.hide_kernel);
+	fg_json_add_bool(m, "memory_limited", r->memory_limited);
 
 	frames = json_object_new_object();
 	json_object_object_add(m, "frames", frames);

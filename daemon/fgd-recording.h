@@ -34,6 +34,7 @@ struct fg_recording_opts {
 	uint32_t frequency;           /* resolved: never 0 */
 	uint32_t max_stack;
 	size_t ring_pages;
+	uint64_t max_bytes;           /* the aggregate's memory; past it, new stacks are dropped */
 	const char *hostname;         /* borrowed for the call */
 };
 

@@ -27,6 +27,10 @@
 #define ROOT_RESERVED_CLIENTS 8  /* slots other users cannot take */
 #define MAX_RECORDINGS 8
 #define MAX_RECORDINGS_PER_USER 2
+#define USER_MAX_FREQUENCY 1000
+/* Memory one recording's tables may use: a non-root user's share is smaller. */
+#define RECORDING_MAX_BYTES (512ULL << 20)
+#define USER_RECORDING_MAX_BYTES (64ULL << 20)
 #define IDLE_TIMEOUT_NS (60ULL * 1000000000ULL)
 /* A client that stops reading its result loses it, and its recording slot. */
 #define STALL_TIMEOUT_NS (60ULL * 1000000000ULL)
@@ -299,6 +303,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		.frequency = req->frequency ? req->frequency : d->conf.default_frequency,
 		.max_stack = d->max_stack,
 		.ring_pages = d->conf.ring_pages,
+		.max_bytes = c->cred.uid == 0 ? RECORDING_MAX_BYTES : USER_RECORDING_MAX_BYTES,
 		.hostname = d->hostname,
 	};
 	pid_t bad_pid = 0;
@@ -311,26 +316,40 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		return;
 	}
 	for (size_t i = 0; i < req->n_pids; i++) {
-		struct fg_process *p = fg_proctab__find(d->procs, req->pids[i], fgd_now());
-		uid_t uid;
+		struct fg_process *p;
+		pid_t tgid = 0;
+		uid_t owner;
 
-		if (!p || p->end_time != FG_TIME_ALIVE) {
+		r = fg_proctab__get_live(d->procs, req->pids[i], &p, &tgid);
+		if (r < 0 && tgid > 0) {
+			send_error(c, ESRCH, "%d is a thread of process %d: record the process with -p %d",
+				   req->pids[i], tgid, tgid);
+			return;
+		}
+		if (r < 0) {
 			send_error(c, ESRCH, "no such process: %d", req->pids[i]);
 			return;
 		}
 		if (c->cred.uid == 0)
 			continue;
-		r = fg_process_uid(p, &uid);
+		r = fg_process_owner(p, &owner);
 		if (r < 0) {
 			send_error(c, ESRCH, "no such process: %d", req->pids[i]);
 			return;
 		}
-		if (uid != c->cred.uid) {
+		if (owner != c->cred.uid) {
 			s->denied++;
-			send_error(c, EPERM, "process %d belongs to another user: you may record only "
-					     "your own processes", req->pids[i]);
+			send_error(c, EPERM, "process %d belongs to another user or runs with privileges "
+					     "(setuid, setgid, capabilities): you may record only your own "
+					     "processes", req->pids[i]);
 			return;
 		}
+	}
+	/* Sampling is system-wide whatever the target: what a user may ask for is capped. */
+	if (c->cred.uid != 0 && o.frequency > USER_MAX_FREQUENCY) {
+		send_error(c, EINVAL, "frequency %u Hz is above the %d Hz allowed to non-root users",
+			   o.frequency, USER_MAX_FREQUENCY);
+		return;
 	}
 	if (o.frequency > d->max_rate) {
 		send_error(c, EINVAL, "frequency %u Hz is above the kernel's limit "

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -110,9 +115,9 @@ TEST(exec_fork_exit_and_pid_reuse_by_time)
 	ASSERT_TRUE(fg_proctab__current(f.t, P2) == g3);
 
 	/* An exec is the same process; a reused pid is not. */
-	ASSERT_TRUE(fg_proctab__same_process(f.t, g2->serial, g3));
-	ASSERT_TRUE(!fg_proctab__same_process(f.t, g1->serial, g3));
-	ASSERT_TRUE(!fg_proctab__same_process(f.t, g1->serial, g2));
+	ASSERT_TRUE(fg_process_is(g3, g2->lineage));
+	ASSERT_TRUE(!fg_process_is(g3, g1->lineage));
+	ASSERT_TRUE(!fg_process_is(g2, g1->lineage));
 	teardown(&f);
 }
 
@@ -132,7 +137,9 @@ TEST(exec_read_before_its_fork_keeps_the_exec_current)
 	p = fg_proctab__find(f.t, P2, 40);
 	ASSERT_STREQ(p->comm, "workload");
 	ASSERT_STREQ(map_path(p, 0x5000), "/nonexistent/work");
-	ASSERT_STREQ(fg_proctab__comm(f.t, P2, p), "workload");
+	ASSERT_STREQ(fg_proctab__comm(f.t, P2, p, 40), "workload");
+	/* The exec's lineage was repaired to the fork's when the fork arrived. */
+	ASSERT_TRUE(fg_process_is(p, fg_proctab__find(f.t, P2, 25)->lineage));
 	ASSERT_TRUE(fg_proctab__current(f.t, P2) == p);
 	p = fg_proctab__find(f.t, P2, 25); /* between fork and exec: the shell's copy */
 	ASSERT_STREQ(map_path(p, 0x1000), "/nonexistent/sh");
@@ -162,10 +169,12 @@ TEST(threads_have_their_own_names)
 	comm_rec(&f, P1, P1, "server", true, 10);
 	fork_rec(&f, P1, P1, P3, P1, 20); /* a thread: pid == ppid */
 	p = fg_proctab__find(f.t, P1, 30);
-	ASSERT_STREQ(fg_proctab__comm(f.t, P3, p), "server"); /* inherited */
+	ASSERT_STREQ(fg_proctab__comm(f.t, P3, p, 30), "server"); /* inherited */
 	comm_rec(&f, P1, P3, "worker", false, 25);
-	ASSERT_STREQ(fg_proctab__comm(f.t, P3, p), "worker");
-	ASSERT_STREQ(fg_proctab__comm(f.t, P1, p), "server");
+	ASSERT_STREQ(fg_proctab__comm(f.t, P3, p, 30), "worker");
+	ASSERT_STREQ(fg_proctab__comm(f.t, P1, p, 30), "server");
+	/* A sample from before the rename keeps the old name. */
+	ASSERT_STREQ(fg_proctab__comm(f.t, P3, p, 24), "server");
 	ASSERT_STREQ(p->comm, "server");
 	teardown(&f);
 }
@@ -262,8 +271,122 @@ TEST(scan_finds_this_process)
 	ASSERT_TRUE(n > 0);
 	exe[n] = '\0';
 	ASSERT_STREQ(fg_dso__path(m->dso), exe);
-	ASSERT_OK(fg_process_uid(p, &uid));
+	ASSERT_OK(fg_process_owner(p, &uid));
 	ASSERT_EQ(uid, getuid());
 	ASSERT_EQ(marker(), 42);
+	teardown(&f);
+}
+
+TEST(lineage_outlives_the_generation_it_came_from)
+{
+	struct fixture f;
+	struct fg_process *before, *after;
+	uint64_t lineage;
+
+	setup(&f);
+	comm_rec(&f, P1, P1, "shell", true, 100);
+	before = fg_proctab__find(f.t, P1, 150);
+	lineage = before->lineage;
+	comm_rec(&f, P1, P1, "python3", true, 200); /* exec */
+	fg_proctab__reap(f.t, 100000, 1000);        /* the pre-exec generation is gone */
+	after = fg_proctab__current(f.t, P1);
+	ASSERT_STREQ(after->comm, "python3");
+	ASSERT_TRUE(after->older == NULL);
+	ASSERT_TRUE(fg_process_is(after, lineage));
+	teardown(&f);
+}
+
+static int pipe_fds[2];
+static volatile pid_t thread_tid;
+
+static void *blocked_thread(void *arg)
+{
+	char c;
+
+	thread_tid = (pid_t)syscall(SYS_gettid);
+	(void)!read(pipe_fds[0], &c, 1);
+	return arg;
+}
+
+TEST(get_live_refuses_threads_and_leaves_nothing_for_bogus_pids)
+{
+	struct fixture f;
+	struct fg_proctab_stats st;
+	struct fg_process *p = NULL;
+	pthread_t th;
+	pid_t tgid = 0;
+
+	setup(&f);
+	ASSERT_TRUE(pipe(pipe_fds) == 0);
+	ASSERT_TRUE(pthread_create(&th, NULL, blocked_thread, NULL) == 0);
+	while (!thread_tid)
+		sched_yield();
+	ASSERT_ERR(fg_proctab__get_live(f.t, thread_tid, &p, &tgid), -ESRCH);
+	ASSERT_EQ(tgid, getpid());
+	ASSERT_ERR(fg_proctab__get_live(f.t, P3, &p, &tgid), -ESRCH);
+	fg_proctab__stats(f.t, &st);
+	ASSERT_EQ(st.generations, 0); /* no tombstones, no fake process for the thread */
+	ASSERT_OK(fg_proctab__get_live(f.t, getpid(), &p, &tgid));
+	ASSERT_EQ(p->pid, getpid());
+	ASSERT_TRUE(write(pipe_fds[1], "x", 1) == 1);
+	pthread_join(th, NULL);
+	close(pipe_fds[0]);
+	close(pipe_fds[1]);
+	teardown(&f);
+}
+
+/* A child that becomes nobody, optionally dumpable again, and waits to be examined. */
+static pid_t nobody_child(bool dumpable, int *ready_fd)
+{
+	int fds[2];
+	pid_t pid;
+
+	ASSERT_TRUE(pipe(fds) == 0);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(1);
+		if (dumpable)
+			prctl(PR_SET_DUMPABLE, 1);
+		(void)!write(fds[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	*ready_fd = fds[0];
+	return pid;
+}
+
+TEST(owner_as_ptrace_sees_it)
+{
+	struct fixture f;
+	struct fg_process *p;
+	pid_t tgid, kid;
+	uid_t owner;
+	int fd;
+	char c;
+
+	if (geteuid() != 0)
+		SKIP("needs root to make a child change users");
+	setup(&f);
+	/* Dropped root but still marked non-dumpable: not the new user's to profile. */
+	kid = nobody_child(false, &fd);
+	ASSERT_EQ(read(fd, &c, 1), 1);
+	ASSERT_OK(fg_proctab__get_live(f.t, kid, &p, &tgid));
+	ASSERT_OK(fg_process_owner(p, &owner));
+	ASSERT_EQ(owner, 0);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	close(fd);
+	/* Dumpable again: now it is nobody's own. */
+	kid = nobody_child(true, &fd);
+	ASSERT_EQ(read(fd, &c, 1), 1);
+	ASSERT_OK(fg_proctab__get_live(f.t, kid, &p, &tgid));
+	ASSERT_OK(fg_process_owner(p, &owner));
+	ASSERT_EQ(owner, 65534);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	close(fd);
 	teardown(&f);
 }
