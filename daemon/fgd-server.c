@@ -641,22 +641,25 @@ void fgd_server__tick(struct fgd_server *s)
 
 	for (c = s->clients; c; c = next) {
 		next = c->next;
+		if (c->out_len > 0 && now - c->stall_since > STALL_TIMEOUT_NS) {
+			log_warning("Client (uid %u) stopped reading for %llu s, dropping it", c->cred.uid,
+				    STALL_TIMEOUT_NS / 1000000000ULL);
+			client_free(c);
+			continue;
+		}
 		if (c->state == C_RECORDING) {
 			if (c->deadline && now >= c->deadline)
 				finish_recording(c, "completed");
 			else if (fg_recording__targets_gone(c->rec))
 				finish_recording(c, "exited");
 			else if (now >= c->next_progress) {
-				send_progress(c, now);
+				/* Progress is news, not history: none queues behind unread output. */
+				if (c->out_len == 0)
+					send_progress(c, now);
 				c->next_progress = now + PROGRESS_INTERVAL_NS;
 			}
 		} else if (c->state == C_IDLE && now - c->last_request > IDLE_TIMEOUT_NS) {
 			c->state = C_CLOSING;
-		} else if (c->out_len > 0 && now - c->stall_since > STALL_TIMEOUT_NS) {
-			log_warning("Client (uid %u) stopped reading for %llu s, dropping it", c->cred.uid,
-				    STALL_TIMEOUT_NS / 1000000000ULL);
-			client_free(c);
-			continue;
 		}
 		/* Flushing may free the client; next was taken before. */
 		client_flush(c);
