@@ -360,33 +360,31 @@ static pid_t nobody_child(bool dumpable, int *ready_fd)
 
 TEST(owner_as_ptrace_sees_it)
 {
+	/* Dropped root but still non-dumpable: not the new user's. Dumpable again: nobody's own. */
+	static const struct {
+		bool dumpable;
+		uid_t owner;
+	} cases[] = { { false, 0 }, { true, 65534 } };
 	struct fixture f;
-	struct fg_process *p;
-	pid_t tgid, kid;
-	uid_t owner;
-	int fd;
-	char c;
 
 	if (geteuid() != 0)
 		SKIP("needs root to make a child change users");
 	setup(&f);
-	/* Dropped root but still marked non-dumpable: not the new user's to profile. */
-	kid = nobody_child(false, &fd);
-	ASSERT_EQ(read(fd, &c, 1), 1);
-	ASSERT_OK(fg_proctab__get_live(f.t, kid, &p, &tgid));
-	ASSERT_OK(fg_process_owner(p, &owner));
-	ASSERT_EQ(owner, 0);
-	kill(kid, SIGKILL);
-	waitpid(kid, NULL, 0);
-	close(fd);
-	/* Dumpable again: now it is nobody's own. */
-	kid = nobody_child(true, &fd);
-	ASSERT_EQ(read(fd, &c, 1), 1);
-	ASSERT_OK(fg_proctab__get_live(f.t, kid, &p, &tgid));
-	ASSERT_OK(fg_process_owner(p, &owner));
-	ASSERT_EQ(owner, 65534);
-	kill(kid, SIGKILL);
-	waitpid(kid, NULL, 0);
-	close(fd);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fg_process *p;
+		pid_t tgid, kid;
+		uid_t owner;
+		int fd;
+		char c;
+
+		kid = nobody_child(cases[i].dumpable, &fd);
+		ASSERT_EQ(read(fd, &c, 1), 1);
+		ASSERT_OK(fg_proctab__get_live(f.t, kid, &p, &tgid));
+		ASSERT_OK(fg_process_owner(p, &owner));
+		ASSERT_EQ(owner, cases[i].owner);
+		kill(kid, SIGKILL);
+		waitpid(kid, NULL, 0);
+		close(fd);
+	}
 	teardown(&f);
 }
