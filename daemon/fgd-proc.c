@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include "fgd-clock.h"
 #include "fgd-proc.h"
 #include "macro.h"
 #include "u32map.h"
@@ -34,14 +35,6 @@ struct fg_proctab {
 	uint64_t next_serial;
 	struct fg_proctab_stats stats;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 int fg_proctab__new(struct fg_symbolizer *sym, struct fg_proctab **ret)
 {
@@ -417,7 +410,7 @@ static struct fg_process *scan_pid(struct fg_proctab *t, pid_t pid)
 	/* /proc/TID exists for threads too: only a process may become one. */
 	if (read_tgid(pid, &tgid) < 0 || tgid != pid || read_comm(pid, comm) < 0)
 		return NULL;
-	now = now_ns();
+	now = fgd_now();
 	/*
 	 * Unknown pid: it has been running since before anything we will see
 	 * (start 0). After an ended generation, it began no earlier than that.
@@ -581,7 +574,7 @@ struct fg_process *fg_proctab__find(struct fg_proctab *t, pid_t pid, uint64_t ti
 			p = new_generation(t, pid, 0, false);
 			if (p) {
 				snprintf(p->comm, sizeof(p->comm), ":%d", pid);
-				p->end_time = now_ns();
+				p->end_time = fgd_now();
 				t->stats.processes--;
 			}
 		}

@@ -9,6 +9,7 @@
 
 #include "flame.h"
 #include "folded.h"
+#include "fgd-clock.h"
 #include "fgd-recording.h"
 #include "hash.h"
 #include "idxmap.h"
@@ -101,14 +102,6 @@ struct fg_recording {
 	size_t cursor;          /* for folded output */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 struct fg_recording *fg_recording__free(struct fg_recording *r)
 {
 	if (!r)
@@ -181,7 +174,7 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 	err = fg_evset__enable(r->events);
 	if (err < 0)
 		return err;
-	r->started = now_ns();
+	r->started = fgd_now();
 	*ret = TAKE_PTR(r);
 	return 0;
 }
@@ -453,7 +446,7 @@ void fg_recording__stop(struct fg_recording *r)
 	if (r->state != RUNNING)
 		return;
 	(void)fg_evset__disable(r->events);
-	r->stopped = now_ns();
+	r->stopped = fgd_now();
 	r->state = STOPPED;
 }
 
@@ -495,7 +488,7 @@ uint64_t fg_recording__started(const struct fg_recording *r)
 
 static double duration_s(const struct fg_recording *r)
 {
-	return (double)((r->stopped ? r->stopped : now_ns()) - r->started) / 1e9;
+	return (double)((r->stopped ? r->stopped : fgd_now()) - r->started) / 1e9;
 }
 
 int fg_recording__finish(struct fg_recording *r)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "fgd-clock.h"
 #include "fgd-elf.h"
 #include "fgd-symbols.h"
 #include "hash.h"
@@ -54,14 +55,6 @@ struct fg_symbolizer {
 
 	struct fg_symbolizer_stats stats;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 int fg_symbolizer__new(struct fg_symbolizer **ret)
 {
@@ -452,7 +445,7 @@ static void ensure_loaded(struct fg_symbolizer *s, struct fg_dso *d, const char 
 	if (d->state == FG_DSO_LOADED)
 		return;
 	if (d->state == FG_DSO_FAILED) {
-		now = now_ns();
+		now = fgd_now();
 		if (!transient(d->error) || now - d->failed_at < DSO_RETRY_NS)
 			return;
 	}
@@ -463,7 +456,7 @@ static void ensure_loaded(struct fg_symbolizer *s, struct fg_dso *d, const char 
 			s->stats.dsos_failed++;
 		d->state = FG_DSO_FAILED;
 		d->error = r;
-		d->failed_at = now_ns();
+		d->failed_at = fgd_now();
 		return;
 	}
 	d->state = FG_DSO_LOADED;
@@ -551,7 +544,7 @@ int fg_symbolizer__refresh_kernel(struct fg_symbolizer *s, bool force)
 {
 	_cleanup_free_ char *text = NULL;
 	struct fg_kallsyms *k;
-	uint64_t now = now_ns(), mh = modules_hash();
+	uint64_t now = fgd_now(), mh = modules_hash();
 	size_t len;
 	int r;
 

@@ -40,14 +40,6 @@ static const char *arg_group;
 static uint32_t arg_frequency = 99;
 static size_t arg_ring_pages = DEFAULT_RING_PAGES;
 
-uint64_t fgd_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int fgd_watch_add(struct fgd *d, struct fgd_watch *w, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = w };
@@ -228,7 +220,7 @@ static void make_socket_dir(const char *path)
 
 static int setup(struct fgd *d)
 {
-	struct fg_evset_opts track = { .kind = FG_EVSET_TRACK, .ring_pages = TRACK_RING_PAGES };
+	struct fg_evset_opts track = { .kind = FG_EVSET_TRACK, .ring_pages = d->conf.track_ring_pages };
 	sigset_t mask;
 	int r;
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fgd-clock.h"
 #include "fgd-proc.h"
 #include "fgd-sampler.h"
 #include "fgd-symbols.h"
@@ -70,8 +71,6 @@ struct fgd {
 	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
 	size_t n_cpu_totals;
 };
-
-uint64_t fgd_now(void);
 
 /* Adds/changes/removes w->fd in the loop. 0 or a negative errno. */
 int fgd_watch_add(struct fgd *d, struct fgd_watch *w, uint32_t events);

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+#include <time.h>
+
+/*
+ * The daemon's one clock: CLOCK_MONOTONIC in ns, the clock every perf event
+ * is told to stamp its records with (use_clockid), so record times and our
+ * own times compare directly.
+ */
+static inline uint64_t fgd_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
