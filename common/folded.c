@@ -15,6 +15,7 @@ struct stack_entry {
 	size_t offset; /* into frames[] */
 	uint32_t n;
 	double count;
+	double before;
 };
 
 struct fg_folded {
@@ -24,7 +25,8 @@ struct fg_folded {
 	struct stack_entry *stacks; /* owned */
 	size_t n_stacks, cap_stacks;
 	struct fg_idxmap index;
-	double total;
+	double total, total_before;
+	bool is_diff;
 	size_t max_stacks;
 	uint32_t *order; /* owned; sorted stack indices, valid while sorted */
 	bool sorted;
@@ -90,20 +92,28 @@ static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
 	return e->n == k->n && memcmp(f->frames + e->offset, k->frames, k->n * sizeof(uint32_t)) == 0;
 }
 
-int fg_folded__add(struct fg_folded *f, const uint32_t *frames, size_t n, double count)
+static bool valid_count(double c)
+{
+	return isfinite(c) && c >= 0;
+}
+
+static int add_stack(struct fg_folded *f, const uint32_t *frames, size_t n, double before,
+		     double count)
 {
 	struct stack_key k = { frames, n };
 	uint64_t h;
 	int64_t found;
 	int r;
 
-	if (n == 0 || n > UINT32_MAX || !isfinite(count) || count < 0)
+	if (n == 0 || n > UINT32_MAX || !valid_count(count) || !valid_count(before))
 		return -EINVAL;
 	h = fg_hash_bytes(frames, n * sizeof(uint32_t), 0);
 	found = fg_idxmap_find(&f->index, h, stack_eq, f, &k);
 	if (found >= 0) {
 		f->stacks[found].count += count;
+		f->stacks[found].before += before;
 		f->total += count;
+		f->total_before += before;
 		return 0;
 	}
 	if (f->n_stacks >= MIN(f->max_stacks, (size_t)UINT32_MAX - 1))
@@ -118,18 +128,34 @@ int fg_folded__add(struct fg_folded *f, const uint32_t *frames, size_t n, double
 	if (r < 0)
 		return r;
 	memcpy(f->frames + f->n_frames, frames, n * sizeof(uint32_t));
-	f->stacks[f->n_stacks++] = (struct stack_entry){ f->n_frames, (uint32_t)n, count };
+	f->stacks[f->n_stacks++] = (struct stack_entry){ f->n_frames, (uint32_t)n, count, before };
 	f->n_frames += n;
 	f->total += count;
+	f->total_before += before;
 	f->sorted = false;
 	return 0;
+}
+
+int fg_folded__add(struct fg_folded *f, const uint32_t *frames, size_t n, double count)
+{
+	return add_stack(f, frames, n, count, count);
+}
+
+int fg_folded__add_pair(struct fg_folded *f, const uint32_t *frames, size_t n, double before,
+			double count)
+{
+	int r = add_stack(f, frames, n, before, count);
+
+	if (r >= 0)
+		f->is_diff = true;
+	return r;
 }
 
 /* Parses a count as flamegraph.pl accepts it: digits, optionally '.' digits. */
 static int parse_count(const char *s, size_t len, double *ret)
 {
 	size_t i = 0, digits = 0;
-	char buf[64];
+	char buf[512]; /* DBL_MAX has 309 digits */
 
 	while (i < len && s[i] >= '0' && s[i] <= '9')
 		i++, digits++;
@@ -138,38 +164,68 @@ static int parse_count(const char *s, size_t len, double *ret)
 		while (i < len && s[i] >= '0' && s[i] <= '9')
 			i++;
 	}
-	if (digits == 0 || i != len || len >= sizeof(buf))
+	if (digits == 0 || i != len)
 		return -EINVAL;
+	if (len >= sizeof(buf))
+		return -ERANGE;
 	memcpy(buf, s, len);
 	buf[len] = '\0';
 	*ret = strtod(buf, NULL);
 	return isfinite(*ret) ? 0 : -ERANGE;
 }
 
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/*
+ * Splits the last blank-separated token off line[0..*len) (trailing blanks
+ * already trimmed) as a count. On success *len is the length of what
+ * precedes it, trailing blanks trimmed. -EINVAL when there is no such token
+ * or it is not a count.
+ */
+static int split_count(const char *line, size_t *len, double *ret)
+{
+	size_t sep = *len;
+	int r;
+
+	while (sep > 0 && !is_blank(line[sep - 1]))
+		sep--;
+	if (sep == 0)
+		return -EINVAL;
+	r = parse_count(line + sep, *len - sep, ret);
+	if (r < 0)
+		return r;
+	while (sep > 0 && is_blank(line[sep - 1]))
+		sep--;
+	*len = sep;
+	return 0;
+}
+
 int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len)
 {
-	size_t sep, start, n = 0;
-	double count;
+	size_t start, n = 0, rest;
+	double count, before;
+	bool pair;
 	int r;
 
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
-	while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+	while (len > 0 && is_blank(line[len - 1]))
 		len--;
 	if (len == 0 || line[0] == '#')
 		return 0;
 
-	/* The count is the last whitespace-separated token; frames may hold spaces. */
-	for (sep = len; sep > 0 && line[sep - 1] != ' ' && line[sep - 1] != '\t'; sep--)
-		;
-	if (sep == 0)
-		return -EINVAL; /* no count */
-	r = parse_count(line + sep, len - sep, &count);
+	/* The count is the last blank-separated token; frames may hold spaces. */
+	r = split_count(line, &len, &count);
 	if (r < 0)
 		return r;
-	len = sep - 1;
-	while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t'))
-		len--;
+	/* A second count before it makes a differential pair, as in flamegraph.pl. */
+	rest = len;
+	pair = split_count(line, &rest, &before) == 0 && rest > 0;
+	if (pair)
+		len = rest;
 	if (len == 0)
 		return -EINVAL; /* a count but no stack */
 
@@ -189,7 +245,10 @@ int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len)
 			break;
 		start = end + 1;
 	}
-	r = fg_folded__add(f, f->scratch, n, count);
+	if (pair)
+		r = fg_folded__add_pair(f, f->scratch, n, before, count);
+	else
+		r = fg_folded__add(f, f->scratch, n, count);
 	return r < 0 ? r : 1;
 }
 
@@ -213,6 +272,16 @@ size_t fg_folded__n_stacks(const struct fg_folded *f)
 double fg_folded__total(const struct fg_folded *f)
 {
 	return f->total;
+}
+
+double fg_folded__total_before(const struct fg_folded *f)
+{
+	return f->total_before;
+}
+
+bool fg_folded__is_diff(const struct fg_folded *f)
+{
+	return f->is_diff;
 }
 
 struct sort_ctx {
@@ -278,6 +347,7 @@ void fg_folded__stack(const struct fg_folded *f, size_t i, struct fg_stack *ret)
 		.frames = f->frames + e->offset,
 		.n_frames = e->n,
 		.count = e->count,
+		.before = e->before,
 	};
 }
 
@@ -309,11 +379,13 @@ int fg_folded__emit(const struct fg_folded *f, size_t *cursor, fg_write_fn fn, v
 
 	while (*cursor < f->n_stacks) {
 		struct fg_stack s;
-		char num[40];
+		char num[400], num_before[400]; /* DBL_MAX has 309 digits */
 		size_t need;
 
 		fg_folded__stack(f, *cursor, &s);
 		need = fg_format_count(s.count, num, sizeof(num)) + 2;
+		if (f->is_diff)
+			need += fg_format_count(s.before, num_before, sizeof(num_before)) + 1;
 		for (size_t i = 0; i < s.n_frames; i++)
 			need += fg_strpool__len(f->names, s.frames[i]) + 1;
 		r = FG_GROW(buf, cap, used + need);
@@ -327,6 +399,8 @@ int fg_folded__emit(const struct fg_folded *f, size_t *cursor, fg_write_fn fn, v
 			memcpy(buf + used, fg_strpool__str(f->names, s.frames[i]), l);
 			used += l;
 		}
+		if (f->is_diff)
+			used += (size_t)sprintf(buf + used, " %s", num_before);
 		used += (size_t)sprintf(buf + used, " %s\n", num);
 		(*cursor)++;
 		if (used >= budget)

@@ -7,9 +7,13 @@
  * (`frame;frame;frame count`) held in memory. The daemon builds one per
  * recording; the renderers read it.
  *
- * Counts are doubles so that fractional counts (and, later, normalised
- * differential profiles) need no second model; integral counts below 2^53
- * are exact.
+ * Counts are doubles so that fractional counts and normalised differential
+ * profiles need no second model; integral counts below 2^53 are exact.
+ *
+ * A differential model carries a second count per stack, the "before"
+ * profile, as flamegraph.pl reads it from `frame;frame before after` lines:
+ * the count is the "after" profile and gives the widths. A stack added with
+ * one count has before == count, no change.
  */
 
 #include <stdbool.h>
@@ -23,7 +27,8 @@ struct fg_folded;
 struct fg_stack {
 	const uint32_t *frames; /* borrowed until the model changes or is freed */
 	size_t n_frames;
-	double count;
+	double count;  /* the profile, or "after" in a differential one */
+	double before; /* equal to count unless added as a pair */
 };
 
 /* Caller frees with fg_folded__free(). NULL on ENOMEM. */
@@ -44,9 +49,19 @@ size_t fg_folded__n_names(const struct fg_folded *f);
 int fg_folded__add(struct fg_folded *f, const uint32_t *frames, size_t n, double count);
 
 /*
+ * As fg_folded__add(), with separate before and after counts; marks the
+ * model differential. Both counts must be finite and >= 0.
+ */
+int fg_folded__add_pair(struct fg_folded *f, const uint32_t *frames, size_t n, double before,
+			double count);
+
+/*
  * Parses one line of folded text (without its newline; a trailing CR is
- * ignored) and adds it. Returns 1 if a stack was added, 0 for a blank or '#'
- * comment line, -EINVAL if the line is malformed, or another negative errno.
+ * ignored) and adds it. A line ending in two counts is a differential pair,
+ * "stack before after", as flamegraph.pl reads it. Returns 1 if a stack was
+ * added, 0 for a blank or '#' comment line, -EINVAL if the line is
+ * malformed (no count, or no frames), -ERANGE for a count too large for a
+ * double, or another negative errno.
  */
 int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len);
 
@@ -57,6 +72,10 @@ size_t fg_folded__n_stacks(const struct fg_folded *f);
 /* Heap bytes held, for memory accounting. */
 size_t fg_folded__bytes(const struct fg_folded *f);
 double fg_folded__total(const struct fg_folded *f);
+/* The sum of the before counts; equal to the total unless pairs were added. */
+double fg_folded__total_before(const struct fg_folded *f);
+/* True once a stack was added as a pair. */
+bool fg_folded__is_diff(const struct fg_folded *f);
 
 /*
  * Orders the stacks deterministically: frame by frame, by byte order of the
@@ -69,7 +88,8 @@ int fg_folded__sort(struct fg_folded *f);
 void fg_folded__stack(const struct fg_folded *f, size_t i, struct fg_stack *ret);
 
 /*
- * Writes the sorted stacks as folded text, one "a;b;c count\n" line each,
+ * Writes the sorted stacks as folded text, one "a;b;c count\n" line each
+ * ("a;b;c before after\n" in a differential model),
  * resuming from *cursor (start at 0). Returns 1 when all lines are written,
  * 0 after at least budget bytes with more to come, or the sink's error.
  */

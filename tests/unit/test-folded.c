@@ -128,6 +128,45 @@ TEST(line_edge_cases)
 	fg_folded__free(f);
 }
 
+TEST(two_counts_make_a_differential_pair)
+{
+	struct fg_folded *f = fg_folded__new();
+	struct fg_stack st;
+	struct sink s;
+
+	ASSERT_TRUE(!fg_folded__is_diff(f));
+	ASSERT_EQ(add(f, "a;b 3 5"), 1);
+	ASSERT_TRUE(fg_folded__is_diff(f));
+	ASSERT_EQ(add(f, "a;b\t1   2\r"), 1); /* merges */
+	ASSERT_EQ(add(f, "a;c 4"), 1);      /* one count: unchanged */
+	ASSERT_EQ(add(f, "x 2.5 0"), 1);
+	/* Two numbers: a frame named "1" and a count, never a pair without frames. */
+	ASSERT_EQ(add(f, "1 2"), 1);
+	ASSERT_TRUE(fg_folded__total(f) == 13);
+	ASSERT_TRUE(fg_folded__total_before(f) == 12.5);
+	ASSERT_OK(fg_folded__sort(f));
+	fg_folded__stack(f, 1, &st);
+	ASSERT_TRUE(st.before == 4 && st.count == 7);
+	emit_all(f, 1 << 20, &s);
+	ASSERT_STREQ(s.buf, "1 2 2\na;b 4 7\na;c 4 4\nx 2.5 0\n");
+	fg_folded__free(f);
+}
+
+TEST(a_count_beyond_double_range_is_erange)
+{
+	struct fg_folded *f = fg_folded__new();
+	char line[700] = "big ";
+
+	memset(line + 4, '9', 600);
+	line[604] = '\0';
+	ASSERT_ERR(add(f, line), -ERANGE);
+	memset(line + 4, '9', 400);
+	line[404] = '\0';
+	ASSERT_ERR(add(f, line), -ERANGE);
+	ASSERT_EQ(fg_folded__n_stacks(f), 0);
+	fg_folded__free(f);
+}
+
 TEST(streaming_in_small_budgets_gives_the_same_bytes)
 {
 	struct fg_folded *f = fg_folded__new();
