@@ -3,28 +3,34 @@
 /*
  * Flame-graph SVG renderer.
  *
- * fg_flame__new() merges the sorted stacks into a call tree, elides frames
- * narrower than min_width and keeps the rest as a flat array in pre-order
- * (a parent before its children, children in the model's byte order).
- * fg_flame__emit() then writes the SVG one "item" at a time from that array,
- * so the daemon can stream a graph of any size through a small buffer.
+ * fg_flame__new() merges the stacks into a call tree (flametree.c), which
+ * drops frames narrower than min_width as it goes, and keeps the rest as a
+ * flat array in pre-order. fg_flame__emit() then writes the SVG one "item"
+ * at a time from that array, so the daemon can stream a graph of any size
+ * through a small buffer.
  *
  * Markup that tests and the embedded script rely on:
  *   <svg>                      root; width/height in px, font on the root
  *   <g id="frames">            every frame, in pre-order, and nothing else
  *   <g class="func_g">         one frame: <title>, <rect>, <text>, in that order
- *   <title>                    "name (1,234 samples, 56.78%)"; the count name
- *                              is opts.count_name
+ *   <title>                    "name (1,234 samples, 56.78%)", the count name
+ *                              being opts.count_name; a differential graph
+ *                              adds "; before: 1,000, 45.00%; change +1.23%"
+ *                              inside the parentheses. The name is all before
+ *                              the last " (", annotations ("_[k]") stripped.
  *   <text id="title">          opts.title; id="subtitle" for opts.subtitle,
  *                              class="info" for each opts.info line
  *   <text id="details">        hover line, bottom left; carries data-name-type
  *                              and data-count-name for the script
  *   <text id="unzoom">         "Reset Zoom", top left; class "hide" until zoomed
  *   <text id="search">         "Search" / "Reset Search", top right
+ *   <text id="ignorecase">     "ic", left of it: toggles case-insensitive search
  *   <text id="matched">        "Matched: 12.3%", bottom right, after a search
  *   <text id="nosamples">      only in a graph of an empty model
  * Zoomed-out frames get class "hide", the zoomed frame's ancestors class
- * "parent"; a search paints matching rects with SEARCH_FILL.
+ * "parent"; a search paints matching rects with SEARCH_FILL. The zoomed
+ * frame (its rect's x and y) and the search are kept in the URL as
+ * ?x=..&y=..&s=..&i=1, and restored from it on load.
  *
  * The script finds a frame's depth from its rect's y and rebuilds the tree
  * from the pre-order, so no per-frame structure is written beyond what
@@ -41,26 +47,18 @@
 #include <string.h>
 
 #include "flame.h"
+#include "flametree.h"
 #include "hash.h"
 #include "macro.h"
 
 #define XPAD 10.0
 #define FONT_WIDTH 0.59 /* average glyph width per px of font size, as flamegraph.pl */
-#define ROOT_NAME UINT32_MAX
 #define SEARCH_FILL "rgb(230,0,230)"
 
 /* Limits on options, so a request cannot ask for absurd allocations or coordinates. */
 #define MAX_WIDTH 1000000u
 #define MAX_FRAME_HEIGHT 1000u
 #define MAX_FONT_SIZE 1000.0
-
-struct node {
-	double start;  /* samples left of this frame */
-	double value;  /* samples in this frame and below */
-	uint32_t name; /* id in the model, or ROOT_NAME */
-	uint32_t depth;
-	uint32_t end; /* one past this subtree's last node; valid only while building */
-};
 
 /* The output is this sequence of items; frames fill the middle. */
 enum {
@@ -72,37 +70,39 @@ enum {
 
 struct fg_flame {
 	const struct fg_folded *model; /* borrowed until fg_flame__free() */
-	struct fg_flame_opts opts;     /* strings borrowed until fg_flame__free() */
+	struct fg_flame_opts opts;     /* pointers borrowed until fg_flame__free() */
 	size_t n_info;
+	bool diff;
 
-	struct node *nodes; /* owned; the emitted frames, pre-order */
-	size_t n_nodes, cap_nodes;
-	double total;
-	uint32_t max_depth;
+	struct fg_flametree tree; /* owned */
+	struct fg_flame_colorer colorer;
+	double total; /* the 100% figure: the tree's, or opts.total if larger */
+	char bg_top[8], bg_bottom[8];
 
 	/* Geometry, in px. */
 	double scale; /* per sample */
 	double height, ypad1, ypad2, frame_pad;
 	double subtitle_y, info_y0, info_step;
 
-	size_t cursor;  /* next item */
+	size_t cursor; /* next item */
 	size_t n_items;
-	char *buf;      /* owned; the chunk being assembled */
+	char *buf; /* owned; the chunk being assembled */
 	size_t cap_buf, used;
-	int buf_err;    /* sticky error of the put functions */
+	int buf_err; /* sticky error of the put functions */
 };
 
 void fg_flame_opts_init(struct fg_flame_opts *o)
 {
 	*o = (struct fg_flame_opts){
-		.title = "Flame Graph",
 		.width = 1200,
 		.frame_height = 16,
 		.font_size = 12,
+		.font_width = FONT_WIDTH,
 		.font_type = "Verdana",
 		.min_width = 0.1,
 		.count_name = "samples",
 		.name_type = "Function:",
+		.palette = FG_PALETTE_HOT,
 	};
 }
 
@@ -110,7 +110,7 @@ struct fg_flame *fg_flame__free(struct fg_flame *fl)
 {
 	if (!fl)
 		return NULL;
-	free(fl->nodes);
+	fg_flametree_done(&fl->tree);
 	free(fl->buf);
 	free(fl);
 	return NULL;
@@ -118,21 +118,26 @@ struct fg_flame *fg_flame__free(struct fg_flame *fl)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame *, fg_flame__free);
 
-/* NULL opts, or NULL strings in them, take the defaults, so a caller may set only what it needs. */
-static int normalize_opts(const struct fg_flame_opts *in, struct fg_flame_opts *ret)
+int fg_flame_opts_normalize(const struct fg_flame_opts *in, bool diff, struct fg_flame_opts *ret)
 {
 	struct fg_flame_opts o, d;
+	char top[8], bottom[8];
 
 	fg_flame_opts_init(&d);
 	o = in ? *in : d;
 	if (!o.title)
-		o.title = d.title;
+		o.title = o.flamechart ? "Flame Chart"
+			  : o.inverted ? "Icicle Graph"
+			  : diff       ? "Differential Flame Graph"
+				       : "Flame Graph";
 	if (!o.font_type)
 		o.font_type = d.font_type;
 	if (!o.count_name)
 		o.count_name = d.count_name;
 	if (!o.name_type)
 		o.name_type = d.name_type;
+	if (o.font_width == 0)
+		o.font_width = d.font_width;
 
 	if (o.width <= 2 * XPAD || o.width > MAX_WIDTH)
 		return -EINVAL;
@@ -140,152 +145,95 @@ static int normalize_opts(const struct fg_flame_opts *in, struct fg_flame_opts *
 		return -EINVAL;
 	if (!isfinite(o.font_size) || o.font_size <= 0 || o.font_size > MAX_FONT_SIZE)
 		return -EINVAL;
-	if (!isfinite(o.min_width) || o.min_width < 0)
+	if (!isfinite(o.font_width) || o.font_width <= 0 || o.font_width > 10)
+		return -EINVAL;
+	if (!isfinite(o.min_width) || o.min_width < 0 || (o.min_width_pct && o.min_width > 100))
+		return -EINVAL;
+	if (!isfinite(o.total) || o.total < 0)
+		return -EINVAL;
+	if ((unsigned)o.palette >= _FG_PALETTE_MAX)
+		return -EINVAL;
+	if (o.bgcolors && fg_bgcolors_parse(o.bgcolors, top, bottom) < 0)
 		return -EINVAL;
 	*ret = o;
 	return 0;
 }
 
-static int add_node(struct fg_flame *fl, uint32_t name, uint32_t depth, double start,
-		    uint32_t *ret_idx)
-{
-	int r;
+/*
+ * Colours.
+ */
 
-	if (fl->n_nodes >= UINT32_MAX - 1)
-		return -E2BIG;
-	r = FG_GROW(fl->nodes, fl->cap_nodes, fl->n_nodes + 1);
-	if (r < 0)
-		return r;
-	fl->nodes[fl->n_nodes] = (struct node){
-		.start = start,
-		.name = name,
-		.depth = depth,
-		.end = UINT32_MAX,
+const char *fg_flame_node_name(const struct fg_folded *m, const struct fg_flame_node *n,
+			       size_t *ret_len)
+{
+	const char *name;
+
+	if (n->name == FG_FLAME_ROOT) {
+		*ret_len = 3;
+		return "all";
+	}
+	name = fg_folded__name(m, n->name);
+	*ret_len = fg_name_display_len(name, strlen(name));
+	return name;
+}
+
+double fg_flame_self_delta(const struct fg_flametree *t, const struct fg_flame_node *n)
+{
+	double mine = t->total > 0 ? n->self / t->total : 0;
+	double theirs = t->total_other > 0 ? n->self_other / t->total_other : 0;
+
+	return t->other_is_after ? theirs - mine : mine - theirs;
+}
+
+void fg_flame_colorer_init(struct fg_flame_colorer *c, const struct fg_flame_opts *opts,
+			   const struct fg_folded *model, const struct fg_flametree *t)
+{
+	*c = (struct fg_flame_colorer){
+		.opts = opts,
+		.model = model,
+		.diff = fg_folded__is_diff(model),
+		.rng = opts->seed ^ 0x9e3779b97f4a7c15ULL,
 	};
-	*ret_idx = (uint32_t)fl->n_nodes++;
+	if (c->diff)
+		for (size_t i = 0; i < t->n; i++)
+			c->max_delta = MAX(c->max_delta, fabs(fg_flame_self_delta(t, &t->nodes[i])));
+}
+
+static double next_random(uint64_t *state)
+{
+	*state += 0x9e3779b97f4a7c15ULL;
+	return (double)(fg_hash_mix(*state) >> 11) / (double)(1ULL << 53);
+}
+
+int fg_flame_colorer_color(struct fg_flame_colorer *c, const struct fg_flametree *t,
+			   const struct fg_flame_node *n, struct fg_rgb *ret)
+{
+	const char *name = n->name == FG_FLAME_ROOT ? "all" : fg_folded__name(c->model, n->name);
+	size_t len = strlen(name), shown = fg_name_display_len(name, len);
+	double v[3];
+
+	if (c->diff) {
+		fg_diff_color(fg_flame_self_delta(t, n), c->max_delta, ret);
+		return 0;
+	}
+	if (c->opts->palette_map && fg_palette_map__get(c->opts->palette_map, name, len, ret))
+		return 0;
+	if (c->opts->random) {
+		for (int i = 0; i < 3; i++)
+			v[i] = next_random(&c->rng);
+	} else {
+		/* The hash of the name as shown, so "f" and "f_[k]" vary alike within their hues. */
+		fg_color_values_hash(name, shown, v);
+	}
+	fg_palette_color(c->opts->palette, name, len, v, ret);
+	if (c->opts->palette_map)
+		return fg_palette_map__set(c->opts->palette_map, name, len, ret);
 	return 0;
 }
 
 /*
- * The tree is built by walking the stacks in order, which is only correct if
- * they are sorted: every subtree's stacks must be contiguous. The model keeps
- * no "sorted" flag we can read, so check the order itself: a prefix comes
- * before its extensions, and at the first differing frame the names ascend
- * in byte order. Stores the length of the common prefix.
+ * Layout.
  */
-static int check_order(const struct fg_folded *m, const struct fg_stack *prev,
-		       const struct fg_stack *cur, size_t *ret_common)
-{
-	size_t n = MIN(prev->n_frames, cur->n_frames), k = 0;
-
-	while (k < n && prev->frames[k] == cur->frames[k])
-		k++;
-	if (k < n) {
-		/* Names with an embedded NUL can tie here; their ranks are arbitrary, so let them pass. */
-		if (strcmp(fg_folded__name(m, prev->frames[k]), fg_folded__name(m, cur->frames[k])) > 0)
-			return -EINVAL;
-	} else if (prev->n_frames > cur->n_frames) {
-		return -EINVAL;
-	}
-	*ret_common = k;
-	return 0;
-}
-
-/* Builds the full merged tree in pre-order; nodes[0] is the root "all". */
-static int build_tree(struct fg_flame *fl)
-{
-	const struct fg_folded *m = fl->model;
-	size_t n_stacks = fg_folded__n_stacks(m);
-	_cleanup_free_ uint32_t *path = NULL; /* node per depth of the previous stack */
-	size_t cap_path = 0, n_path;
-	struct fg_stack prev = {}, cur;
-	double offset = 0;
-	uint32_t idx;
-	int r;
-
-	r = FG_GROW(path, cap_path, 1);
-	if (r < 0)
-		return r;
-	r = add_node(fl, ROOT_NAME, 0, 0, &idx);
-	if (r < 0)
-		return r;
-	path[0] = idx;
-	n_path = 1;
-
-	for (size_t i = 0; i < n_stacks; i++) {
-		size_t common = 0;
-
-		fg_folded__stack(m, i, &cur);
-		if (cur.n_frames >= UINT32_MAX)
-			return -E2BIG;
-		if (i > 0) {
-			r = check_order(m, &prev, &cur, &common);
-			if (r < 0)
-				return r;
-		}
-		/* Subtrees of the previous stack below the common prefix are complete. */
-		for (size_t d = n_path; d > common + 1; d--)
-			fl->nodes[path[d - 1]].end = (uint32_t)fl->n_nodes;
-		n_path = common + 1;
-
-		r = FG_GROW(path, cap_path, cur.n_frames + 1);
-		if (r < 0)
-			return r;
-		for (size_t d = common; d < cur.n_frames; d++) {
-			r = add_node(fl, cur.frames[d], (uint32_t)d + 1, offset, &idx);
-			if (r < 0)
-				return r;
-			path[n_path++] = idx;
-		}
-		for (size_t d = 0; d < n_path; d++)
-			fl->nodes[path[d]].value += cur.count;
-		offset += cur.count;
-		prev = cur;
-	}
-	for (size_t d = 0; d < n_path; d++)
-		fl->nodes[path[d]].end = (uint32_t)fl->n_nodes;
-	fl->total = offset;
-	return 0;
-}
-
-/*
- * Drops frames narrower than min_width, and with them their subtrees, which
- * are narrower still; this is what keeps big profiles small. Zero-sample
- * frames go too: they are invisible and cannot be zoomed into. The root
- * stays whenever there are samples.
- */
-static void prune(struct fg_flame *fl)
-{
-	size_t j = 0;
-
-	fl->max_depth = 0;
-	if (!(fl->total > 0)) {
-		fl->n_nodes = 0;
-		return;
-	}
-	/* Writes go to j <= i, so nodes not yet read are never overwritten. */
-	for (size_t i = 0; i < fl->n_nodes;) {
-		const struct node *n = &fl->nodes[i];
-
-		if (i > 0 && (!(n->value > 0) || n->value * fl->scale < fl->opts.min_width)) {
-			i = n->end;
-			continue;
-		}
-		fl->max_depth = MAX(fl->max_depth, n->depth);
-		fl->nodes[j++] = *n;
-		i++;
-	}
-	fl->n_nodes = j;
-	if (j < fl->cap_nodes) {
-		/* The layout lives as long as the stream; give back what pruning freed. */
-		struct node *p = realloc(fl->nodes, MAX(j, (size_t)1) * sizeof(*p));
-
-		if (p) {
-			fl->nodes = p;
-			fl->cap_nodes = MAX(j, (size_t)1);
-		}
-	}
-}
 
 static void layout(struct fg_flame *fl)
 {
@@ -304,40 +252,76 @@ static void layout(struct fg_flame *fl)
 	fl->ypad1 = y + fs;
 	fl->ypad2 = fs * 2 + 10;
 	fl->frame_pad = o->frame_height >= 4 ? 1 : 0;
-	fl->height = ceil(fl->ypad1 + ((double)fl->max_depth + 1) * o->frame_height + fl->ypad2);
+	fl->height = ceil(fl->ypad1 + ((double)fl->tree.max_depth + 1) * o->frame_height + fl->ypad2);
+}
+
+/* The top and bottom of a frame at depth. */
+static void frame_y(const struct fg_flame *fl, uint32_t depth, double *y1, double *y2)
+{
+	double fh = fl->opts.frame_height;
+
+	if (fl->opts.inverted) {
+		*y1 = fl->ypad1 + (double)depth * fh;
+		*y2 = *y1 + fh - fl->frame_pad;
+	} else {
+		*y2 = fl->height - fl->ypad2 - (double)depth * fh;
+		*y1 = *y2 - fh + fl->frame_pad;
+	}
 }
 
 int fg_flame__new(const struct fg_folded *model, const struct fg_flame_opts *opts,
 		  struct fg_flame **ret_flame)
 {
 	_cleanup_(fg_flame__freep) struct fg_flame *fl = NULL;
+	struct fg_flametree_opts topts = {};
 	struct fg_flame_opts o;
+	double model_total;
 	int r;
 
 	if (!model || !ret_flame)
 		return -EINVAL;
-	r = normalize_opts(opts, &o);
+	r = fg_flame_opts_normalize(opts, fg_folded__is_diff(model), &o);
 	if (r < 0)
 		return r;
+	if (o.flamechart != fg_folded__is_sequence(model))
+		return -EINVAL;
 
 	fl = calloc(1, sizeof(*fl));
 	if (!fl)
 		return -ENOMEM;
 	fl->model = model;
 	fl->opts = o;
+	fl->diff = fg_folded__is_diff(model);
 	for (const char *const *l = o.info; l && *l; l++)
 		fl->n_info++;
+	if (o.bgcolors)
+		(void)fg_bgcolors_parse(o.bgcolors, fl->bg_top, fl->bg_bottom);
+	else
+		fg_bgcolors_default(o.palette, fl->bg_top, fl->bg_bottom);
 
-	r = build_tree(fl);
+	topts.use_before = fl->diff && o.negate;
+	topts.sequence = o.flamechart;
+	model_total = topts.use_before ? fg_folded__total_before(model) : fg_folded__total(model);
+	fl->total = MAX(model_total, o.total);
+	fl->scale = fl->total > 0 ? (o.width - 2 * XPAD) / fl->total : 0;
+	if (o.min_width_pct)
+		topts.min_value = fl->total * o.min_width / 100;
+	else
+		topts.min_value = fl->scale > 0 ? o.min_width / fl->scale : 0;
+	r = fg_flametree_build(model, &topts, &fl->tree);
 	if (r < 0)
 		return r;
-	fl->scale = fl->total > 0 ? (o.width - 2 * XPAD) / fl->total : 0;
-	prune(fl);
+	fg_flame_colorer_init(&fl->colorer, &fl->opts, model, &fl->tree);
 	layout(fl);
-	fl->n_items = ITEM_FRAMES + MAX(fl->n_nodes, (size_t)1) + 1;
+	fl->n_items = ITEM_FRAMES + MAX(fl->tree.n, (size_t)1) + 1;
 
 	*ret_flame = TAKE_PTR(fl);
 	return 0;
+}
+
+size_t fg_flame__n_elided(const struct fg_flame *fl)
+{
+	return fl->tree.n_dropped;
 }
 
 /*
@@ -532,38 +516,8 @@ static void format_count(double count, char *buf, size_t size)
 }
 
 /*
- * Frame colours come from a hash of the name, so a function has the same
- * colour in every graph (flamegraph.pl's --hash, not its random default).
- *
- * User frames take flamegraph.pl's "hot" range: saturated red through
- * orange to yellow, with almost no blue (b <= 55). Kernel frames ("_[k]")
- * are orange, as in flamegraph.pl's java palette, but in a pale band no user
- * frame can reach (b 95-125, g about 70 above b, r >= 245): a light apricot
- * that reads as its own colour beside the saturated user frames, where a
- * saturated orange would blend into their orange shades. JIT frames ("_[j]")
- * are green, as flamegraph.pl draws them.
+ * Output.
  */
-static void frame_color(const char *name, size_t len, int *r, int *g, int *b)
-{
-	uint64_t h = fg_hash_bytes(name, len, 0);
-	double v1 = (double)(h & 0xffff) / 65535.0;
-	double v2 = (double)((h >> 16) & 0xffff) / 65535.0;
-	double v3 = (double)((h >> 32) & 0xffff) / 65535.0;
-
-	if (len >= 4 && memcmp(name + len - 4, "_[k]", 4) == 0) {
-		*b = 95 + (int)(30 * v1);
-		*g = *b + 70 + (int)(10 * v2);
-		*r = 245 + (int)(10 * v3);
-	} else if (len >= 4 && memcmp(name + len - 4, "_[j]", 4) == 0) {
-		*r = 50 + (int)(60 * v1);
-		*g = 165 + (int)(55 * v2);
-		*b = 50 + (int)(60 * v1);
-	} else {
-		*r = 205 + (int)(50 * v3);
-		*g = (int)(230 * v1);
-		*b = (int)(55 * v2);
-	}
-}
 
 static void emit_head(struct fg_flame *fl)
 {
@@ -575,17 +529,24 @@ static void emit_head(struct fg_flame *fl)
 	     o->width, fl->height, o->width, fl->height);
 	put_escaped(fl, o->font_type);
 	putf(fl, "\" font-size=\"%.2f\">\n", o->font_size);
-	put_raw(fl, "<!-- Flame graph rendered by fgd. Click a frame to zoom, Ctrl-F to search. -->\n"
-		  "<defs>\n"
-		  "<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">\n"
-		  "<stop stop-color=\"#eeeeee\" offset=\"5%\"/>\n"
-		  "<stop stop-color=\"#eeeeb0\" offset=\"95%\"/>\n"
-		  "</linearGradient>\n"
-		  "</defs>\n"
-		  "<style type=\"text/css\"><![CDATA[\n"
-		  "#search, #unzoom { cursor: pointer; }\n"
-		  "#search { opacity: 0.1; }\n"
-		  "#search:hover, #search.show { opacity: 1; }\n"
+	put_raw(fl, "<!-- Flame graph rendered by fgd. Click a frame to zoom, Ctrl-F to search. -->\n");
+	if (o->notes) {
+		/* Escaped character data, so notes can hold anything, "--" and "]]>" too. */
+		put_raw(fl, "<desc id=\"notes\">NOTES: ");
+		put_escaped(fl, o->notes);
+		put_raw(fl, "</desc>\n");
+	}
+	putf(fl, "<defs>\n"
+		 "<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">\n"
+		 "<stop stop-color=\"%s\" offset=\"5%%\"/>\n"
+		 "<stop stop-color=\"%s\" offset=\"95%%\"/>\n"
+		 "</linearGradient>\n"
+		 "</defs>\n",
+	     fl->bg_top, fl->bg_bottom);
+	put_raw(fl, "<style type=\"text/css\"><![CDATA[\n"
+		  "#search, #ignorecase, #unzoom { cursor: pointer; }\n"
+		  "#search, #ignorecase { opacity: 0.1; }\n"
+		  "#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity: 1; }\n"
 		  "#subtitle, .info { fill: rgb(110,110,110); white-space: pre; }\n"
 		  "#frames > g { cursor: pointer; }\n"
 		  "#frames > g:hover > rect { stroke: black; stroke-width: 0.5; }\n"
@@ -595,23 +556,22 @@ static void emit_head(struct fg_flame *fl)
 }
 
 /*
- * The script: zoom, reset, search and hover. It is written verbatim; the
- * few parameters it needs are printed before it, and only as numbers, so
- * nothing from the model or the options can reach its CDATA section.
+ * The script: zoom, reset, search, hover and the URL state. It is written
+ * verbatim; the few parameters it needs are printed before it, and only as
+ * numbers, so nothing from the model or the options can reach its CDATA.
  */
 static const char script_body[] =
-	"var svg, framesg, details, unzoombtn, searchbtn, matchedtxt, nametype, countname;\n"
-	"var nodes = [], total = 0, searching = false;\n"
+	"var svg, framesg, details, unzoombtn, searchbtn, icbtn, matchedtxt, nametype, countname;\n"
+	"var nodes = [], total = 0, zoomed = 0, searching = null, ignorecase = false;\n"
 	"\n"
-	"/* \"name (1,234 samples, 5.00%)\": cut from the end, the name may hold anything. */\n"
+	"/* \"name (1,234 samples, ...)\": the name is all before the last \" (\",\n"
+	" * the count the first number after it. */\n"
 	"function parse_title(s) {\n"
-	"\tvar p = s.lastIndexOf(\" \" + countname + \", \");\n"
-	"\tvar head = p >= 0 ? s.substring(0, p) : s;\n"
-	"\tvar q = head.lastIndexOf(\" (\");\n"
+	"\tvar q = s.lastIndexOf(\" (\");\n"
 	"\tif (q < 0)\n"
 	"\t\treturn { name: s, count: 0 };\n"
-	"\treturn { name: head.substring(0, q),\n"
-	"\t\t count: parseFloat(head.substring(q + 2).replace(/,/g, \"\")) || 0 };\n"
+	"\tvar m = /^[0-9,]+(\\.[0-9]+)?/.exec(s.substring(q + 2));\n"
+	"\treturn { name: s.substring(0, q), count: m ? parseFloat(m[0].replace(/,/g, \"\")) : 0 };\n"
 	"}\n"
 	"\n"
 	"function init(evt) {\n"
@@ -620,6 +580,7 @@ static const char script_body[] =
 	"\tdetails = document.getElementById(\"details\");\n"
 	"\tunzoombtn = document.getElementById(\"unzoom\");\n"
 	"\tsearchbtn = document.getElementById(\"search\");\n"
+	"\ticbtn = document.getElementById(\"ignorecase\");\n"
 	"\tmatchedtxt = document.getElementById(\"matched\");\n"
 	"\tnametype = details.getAttribute(\"data-name-type\");\n"
 	"\tcountname = details.getAttribute(\"data-count-name\");\n"
@@ -639,15 +600,15 @@ static const char script_body[] =
 	"\t\tvar k = nodes.length;\n"
 	"\t\tif (k === 0)\n"
 	"\t\t\trooty = y;\n"
-	"\t\tvar depth = Math.max(0, Math.round((rooty - y) / frameheight));\n"
+	"\t\tvar depth = Math.max(0, Math.round((inverted ? y - rooty : rooty - y) / frameheight));\n"
 	"\t\twhile (open.length > depth)\n"
 	"\t\t\tnodes[open.pop()].end = k;\n"
-	"\t\tnodes.push({ g: g, rect: r, text: t, title: ti.textContent,\n"
+	"\t\tnodes.push({ g: g, rect: r, text: t, ti: ti, title: ti.textContent,\n"
 	"\t\t\tname: pt.name, count: pt.count,\n"
 	"\t\t\tx: parseFloat(r.getAttribute(\"x\")), w: parseFloat(r.getAttribute(\"width\")),\n"
-	"\t\t\tx_attr: r.getAttribute(\"x\"), w_attr: r.getAttribute(\"width\"),\n"
-	"\t\t\ttx_attr: t.getAttribute(\"x\"), label: t.textContent,\n"
-	"\t\t\tfill: r.getAttribute(\"fill\"),\n"
+	"\t\t\tx_attr: r.getAttribute(\"x\"), y_attr: r.getAttribute(\"y\"),\n"
+	"\t\t\tw_attr: r.getAttribute(\"width\"), tx_attr: t.getAttribute(\"x\"),\n"
+	"\t\t\tlabel: t.textContent, fill: r.getAttribute(\"fill\"),\n"
 	"\t\t\tparent: open.length ? open[open.length - 1] : -1, end: 0 });\n"
 	"\t\tg.fg_index = k;\n"
 	"\t\topen.push(k);\n"
@@ -658,26 +619,36 @@ static const char script_body[] =
 	"\n"
 	"\tframesg.addEventListener(\"click\", function (e) {\n"
 	"\t\tvar k = frame_of(e.target);\n"
-	"\t\tif (k >= 0)\n"
+	"\t\tif (k >= 0) {\n"
 	"\t\t\tzoom(k);\n"
+	"\t\t\tupdate_url();\n"
+	"\t\t}\n"
 	"\t});\n"
 	"\tframesg.addEventListener(\"mouseover\", function (e) {\n"
 	"\t\tvar k = frame_of(e.target);\n"
 	"\t\tif (k >= 0)\n"
-	"\t\t\tdetails.textContent = nametype + \" \" + nodes[k].title;\n"
+	"\t\t\tdetails.textContent = nametype + \" \" + nodes[k].ti.textContent;\n"
 	"\t});\n"
 	"\tframesg.addEventListener(\"mouseout\", function (e) {\n"
 	"\t\tdetails.textContent = \" \";\n"
 	"\t});\n"
-	"\tunzoombtn.addEventListener(\"click\", unzoom);\n"
+	"\tunzoombtn.addEventListener(\"click\", function () {\n"
+	"\t\tunzoom();\n"
+	"\t\tupdate_url();\n"
+	"\t});\n"
 	"\tsearchbtn.addEventListener(\"click\", search_toggle);\n"
+	"\ticbtn.addEventListener(\"click\", toggle_ignorecase);\n"
 	"\twindow.addEventListener(\"keydown\", function (e) {\n"
-	"\t\t/* Ctrl-F and F3 search here instead of the browser's find bar. */\n"
+	"\t\t/* Ctrl-F and F3 search here instead of the browser's find bar; Ctrl-I toggles case. */\n"
 	"\t\tif (e.keyCode === 114 || (e.ctrlKey && (e.keyCode === 70 || e.key === \"f\" || e.key === \"F\"))) {\n"
 	"\t\t\te.preventDefault();\n"
 	"\t\t\tsearch_prompt();\n"
+	"\t\t} else if (e.ctrlKey && (e.keyCode === 73 || e.key === \"i\" || e.key === \"I\")) {\n"
+	"\t\t\te.preventDefault();\n"
+	"\t\t\ttoggle_ignorecase();\n"
 	"\t\t}\n"
 	"\t});\n"
+	"\trestore_url();\n"
 	"}\n"
 	"\n"
 	"function frame_of(el) {\n"
@@ -685,6 +656,55 @@ static const char script_body[] =
 	"\t\tif (el.fg_index !== undefined)\n"
 	"\t\t\treturn el.fg_index;\n"
 	"\treturn -1;\n"
+	"}\n"
+	"\n"
+	"/* The view lives in the URL, ?x=..&y=..&s=..&i=1, so a link shares it.\n"
+	" * x and y are the zoomed frame's rect attributes, as written. */\n"
+	"function url_params() {\n"
+	"\ttry {\n"
+	"\t\treturn new URLSearchParams(window.location.search);\n"
+	"\t} catch (err) {\n"
+	"\t\treturn null;\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"function update_url() {\n"
+	"\tvar p = url_params();\n"
+	"\tif (!p)\n"
+	"\t\treturn;\n"
+	"\t[\"x\", \"y\", \"s\", \"i\"].forEach(function (k) { p.delete(k); });\n"
+	"\tif (zoomed > 0) {\n"
+	"\t\tp.set(\"x\", nodes[zoomed].x_attr);\n"
+	"\t\tp.set(\"y\", nodes[zoomed].y_attr);\n"
+	"\t}\n"
+	"\tif (searching !== null)\n"
+	"\t\tp.set(\"s\", searching);\n"
+	"\tif (ignorecase)\n"
+	"\t\tp.set(\"i\", \"1\");\n"
+	"\tvar q = p.toString();\n"
+	"\ttry {\n"
+	"\t\thistory.replaceState(null, \"\", window.location.pathname + (q ? \"?\" + q : \"\") +\n"
+	"\t\t\t\t    window.location.hash);\n"
+	"\t} catch (err) {\n"
+	"\t\t/* Some viewers forbid it; the view still works. */\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"function restore_url() {\n"
+	"\tvar p = url_params();\n"
+	"\tif (!p)\n"
+	"\t\treturn;\n"
+	"\tignorecase = p.get(\"i\") === \"1\";\n"
+	"\ticbtn.classList.toggle(\"show\", ignorecase);\n"
+	"\tif (p.has(\"x\") && p.has(\"y\")) {\n"
+	"\t\tfor (var j = 1; j < nodes.length; j++)\n"
+	"\t\t\tif (nodes[j].x_attr === p.get(\"x\") && nodes[j].y_attr === p.get(\"y\")) {\n"
+	"\t\t\t\tzoom(j);\n"
+	"\t\t\t\tbreak;\n"
+	"\t\t\t}\n"
+	"\t}\n"
+	"\tif (p.get(\"s\"))\n"
+	"\t\tsearch(p.get(\"s\"));\n"
 	"}\n"
 	"\n"
 	"/* The label for a frame w px wide, cut as the renderer cuts it. */\n"
@@ -706,7 +726,8 @@ static const char script_body[] =
 	"}\n"
 	"\n"
 	"/* The frame takes the full width, its descendants scale with it, its\n"
-	" * ancestors stay as faded full-width bars and everything else hides. */\n"
+	" * ancestors stay as faded full-width bars and everything else hides.\n"
+	" * Tooltips in the zoomed subtree add their share of the zoomed frame. */\n"
 	"function zoom(k) {\n"
 	"\tif (k === 0) {\n"
 	"\t\tunzoom();\n"
@@ -722,13 +743,18 @@ static const char script_body[] =
 	"\t\t\tn.g.classList.remove(\"hide\");\n"
 	"\t\t\tn.g.classList.add(\"parent\");\n"
 	"\t\t\tplace(n, x0, full);\n"
+	"\t\t\tn.ti.textContent = n.title;\n"
 	"\t\t} else if (j >= k && j < z.end) {\n"
 	"\t\t\tn.g.classList.remove(\"hide\", \"parent\");\n"
 	"\t\t\tplace(n, x0 + (n.x - z.x) * scale, n.w * scale);\n"
+	"\t\t\tvar pct = z.count > 0 ? 100 * n.count / z.count : 0;\n"
+	"\t\t\tn.ti.textContent = n.title.substring(0, n.title.length - 1) + \", \" +\n"
+	"\t\t\t\tpct.toFixed(2) + \"% of zoomed frame)\";\n"
 	"\t\t} else {\n"
 	"\t\t\tn.g.classList.add(\"hide\");\n"
 	"\t\t}\n"
 	"\t}\n"
+	"\tzoomed = k;\n"
 	"\tunzoombtn.classList.remove(\"hide\");\n"
 	"}\n"
 	"\n"
@@ -740,27 +766,42 @@ static const char script_body[] =
 	"\t\tn.rect.setAttribute(\"width\", n.w_attr);\n"
 	"\t\tn.text.setAttribute(\"x\", n.tx_attr);\n"
 	"\t\tn.text.textContent = n.label;\n"
+	"\t\tn.ti.textContent = n.title;\n"
 	"\t}\n"
+	"\tzoomed = 0;\n"
 	"\tunzoombtn.classList.add(\"hide\");\n"
 	"}\n"
 	"\n"
 	"function search_toggle() {\n"
-	"\tif (searching)\n"
+	"\tif (searching !== null) {\n"
 	"\t\treset_search();\n"
-	"\telse\n"
+	"\t\tupdate_url();\n"
+	"\t} else {\n"
 	"\t\tsearch_prompt();\n"
+	"\t}\n"
 	"}\n"
 	"\n"
 	"function search_prompt() {\n"
-	"\tvar term = prompt(\"Enter a search term (regexp allowed, eg: ^ext4_)\", \"\");\n"
-	"\tif (term !== null && term !== \"\")\n"
+	"\tvar term = prompt(\"Enter a search term (regexp allowed, eg: ^ext4_)\" +\n"
+	"\t\t\t  (ignorecase ? \", ignoring case\" : \"\") + \"; Ctrl-I toggles case\", \"\");\n"
+	"\tif (term !== null && term !== \"\") {\n"
 	"\t\tsearch(term);\n"
+	"\t\tupdate_url();\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"function toggle_ignorecase() {\n"
+	"\tignorecase = !ignorecase;\n"
+	"\ticbtn.classList.toggle(\"show\", ignorecase);\n"
+	"\tif (searching !== null)\n"
+	"\t\tsearch(searching);\n"
+	"\tupdate_url();\n"
 	"}\n"
 	"\n"
 	"function reset_search() {\n"
 	"\tfor (var j = 0; j < nodes.length; j++)\n"
 	"\t\tnodes[j].rect.setAttribute(\"fill\", nodes[j].fill);\n"
-	"\tsearching = false;\n"
+	"\tsearching = null;\n"
 	"\tsearchbtn.classList.remove(\"show\");\n"
 	"\tsearchbtn.textContent = \"Search\";\n"
 	"\tmatchedtxt.textContent = \" \";\n"
@@ -771,7 +812,7 @@ static const char script_body[] =
 	"function search(term) {\n"
 	"\tvar re;\n"
 	"\ttry {\n"
-	"\t\tre = new RegExp(term);\n"
+	"\t\tre = new RegExp(term, ignorecase ? \"i\" : \"\");\n"
 	"\t} catch (err) {\n"
 	"\t\tmatchedtxt.textContent = \"Invalid regexp\";\n"
 	"\t\treturn;\n"
@@ -788,7 +829,7 @@ static const char script_body[] =
 	"\t\t\tuntil = n.end;\n"
 	"\t\t}\n"
 	"\t}\n"
-	"\tsearching = true;\n"
+	"\tsearching = term;\n"
 	"\tsearchbtn.classList.add(\"show\");\n"
 	"\tsearchbtn.textContent = \"Reset Search\";\n"
 	"\tvar pct = total > 0 ? 100 * sum / total : 0;\n"
@@ -798,8 +839,9 @@ static const char script_body[] =
 static void emit_script(struct fg_flame *fl)
 {
 	put_raw(fl, "<script type=\"text/ecmascript\"><![CDATA[\n\"use strict\";\n");
-	putf(fl, "var fontsize = %.2f, fontwidth = %.2f, frameheight = %u;\n",
-	     fl->opts.font_size, FONT_WIDTH, fl->opts.frame_height);
+	putf(fl, "var fontsize = %.2f, fontwidth = %.4f, frameheight = %u, inverted = %s;\n",
+	     fl->opts.font_size, fl->opts.font_width, fl->opts.frame_height,
+	     fl->opts.inverted ? "true" : "false");
 	put(fl, script_body, sizeof(script_body) - 1);
 	put_raw(fl, "]]></script>\n");
 }
@@ -833,6 +875,8 @@ static void emit_labels(struct fg_flame *fl)
 	     XPAD, fs * 2);
 	putf(fl, "<text id=\"search\" x=\"%.2f\" y=\"%.1f\">Search</text>\n",
 	     o->width - XPAD - 100, fs * 2);
+	putf(fl, "<text id=\"ignorecase\" x=\"%.2f\" y=\"%.1f\">ic</text>\n",
+	     o->width - XPAD - 16, fs * 2);
 	putf(fl, "<text id=\"details\" x=\"%.2f\" y=\"%.1f\" data-name-type=\"", XPAD, bottom);
 	put_escaped(fl, o->name_type);
 	put_raw(fl, "\" data-count-name=\"");
@@ -845,37 +889,58 @@ static void emit_labels(struct fg_flame *fl)
 
 static void emit_no_samples(struct fg_flame *fl)
 {
-	double y = fl->height - fl->ypad2 - fl->opts.frame_height / 2.0 + fl->opts.font_size / 3;
+	double y1, y2;
 
+	frame_y(fl, 0, &y1, &y2);
 	putf(fl, "<text id=\"nosamples\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">No samples</text>\n",
-	     fl->opts.width / 2.0, y);
+	     fl->opts.width / 2.0, (y1 + y2) / 2 + fl->opts.font_size / 3);
 }
 
-static void emit_frame(struct fg_flame *fl, const struct node *n)
+/* " (1,234 samples, 12.34%" and, in a differential graph, the other profile and the change. */
+static void put_figures(struct fg_flame *fl, const struct fg_flame_node *n)
 {
-	const struct fg_flame_opts *o = &fl->opts;
-	const char *name = n->name == ROOT_NAME ? "all" : fg_folded__name(fl->model, n->name);
-	size_t len = strlen(name), chars;
-	double x = XPAD + n->start * fl->scale, w = n->value * fl->scale;
-	double y2 = fl->height - fl->ypad2 - (double)n->depth * o->frame_height;
-	double y1 = y2 - o->frame_height + fl->frame_pad;
+	const struct fg_flametree *t = &fl->tree;
 	char count[512];
-	int r, g, b;
 
 	format_count(n->value, count, sizeof(count));
-	frame_color(name, len, &r, &g, &b);
+	putf(fl, " (%s ", count);
+	put_escaped(fl, fl->opts.count_name);
+	putf(fl, ", %.2f%%", fl->total > 0 ? 100 * n->value / fl->total : 0);
+	if (fl->diff) {
+		double mine = t->total > 0 ? n->value / t->total : 0;
+		double theirs = t->total_other > 0 ? n->other / t->total_other : 0;
+		double change = 100 * (t->other_is_after ? theirs - mine : mine - theirs);
+
+		format_count(n->other, count, sizeof(count));
+		putf(fl, "; %s: %s, %.2f%%; change %+.2f%%", t->other_is_after ? "after" : "before",
+		     count, 100 * theirs, change);
+	}
+	put_raw(fl, ")");
+}
+
+static void emit_frame(struct fg_flame *fl, const struct fg_flame_node *n)
+{
+	const struct fg_flame_opts *o = &fl->opts;
+	size_t len, chars;
+	const char *name = fg_flame_node_name(fl->model, n, &len);
+	double x = XPAD + n->start * fl->scale, w = n->value * fl->scale, y1, y2;
+	struct fg_rgb c;
+	int r;
+
+	frame_y(fl, n->depth, &y1, &y2);
+	r = fg_flame_colorer_color(&fl->colorer, &fl->tree, n, &c);
+	if (r < 0 && fl->buf_err >= 0)
+		fl->buf_err = r;
 
 	put_raw(fl, "<g class=\"func_g\"><title>");
 	put_text(fl, name, len, SIZE_MAX);
-	putf(fl, " (%s ", count);
-	put_escaped(fl, o->count_name);
-	putf(fl, ", %.2f%%)</title>", 100 * n->value / fl->total);
-	putf(fl, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"rgb(%d,%d,%d)\""
-		 " rx=\"2\" ry=\"2\"/>",
-	     x, y1, w, y2 - y1, r, g, b);
+	put_figures(fl, n);
+	putf(fl, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\""
+		 " fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/>",
+	     x, y1, w, y2 - y1, c.r, c.g, c.b);
 	putf(fl, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, (y1 + y2) / 2 + o->font_size / 4);
 	/* The script's fit() must cut labels the same way. */
-	chars = (size_t)floor(w / (o->font_size * FONT_WIDTH));
+	chars = (size_t)floor(w / (o->font_size * o->font_width));
 	if (chars >= 3)
 		put_text(fl, name, len, chars);
 	put_raw(fl, "</text></g>\n");
@@ -891,10 +956,10 @@ static void emit_item(struct fg_flame *fl, size_t item)
 		emit_labels(fl);
 	else if (item == fl->n_items - 1)
 		put_raw(fl, "</g>\n</svg>\n");
-	else if (fl->n_nodes == 0)
+	else if (fl->tree.n == 0)
 		emit_no_samples(fl);
 	else
-		emit_frame(fl, &fl->nodes[item - ITEM_FRAMES]);
+		emit_frame(fl, &fl->tree.nodes[item - ITEM_FRAMES]);
 }
 
 int fg_flame__emit(struct fg_flame *fl, fg_write_fn fn, void *ctx, size_t budget)

@@ -27,6 +27,7 @@ struct fg_folded {
 	struct fg_idxmap index;
 	double total, total_before;
 	bool is_diff;
+	bool sequence; /* merge only with the last stack; never reorder */
 	size_t max_stacks;
 	uint32_t *order; /* owned; sorted stack indices, valid while sorted */
 	bool sorted;
@@ -107,8 +108,15 @@ static int add_stack(struct fg_folded *f, const uint32_t *frames, size_t n, doub
 
 	if (n == 0 || n > UINT32_MAX || !valid_count(count) || !valid_count(before))
 		return -EINVAL;
-	h = fg_hash_bytes(frames, n * sizeof(uint32_t), 0);
-	found = fg_idxmap_find(&f->index, h, stack_eq, f, &k);
+	if (f->sequence) {
+		h = 0;
+		found = f->n_stacks > 0 && stack_eq(f, (uint32_t)f->n_stacks - 1, &k)
+				? (int64_t)f->n_stacks - 1
+				: -1;
+	} else {
+		h = fg_hash_bytes(frames, n * sizeof(uint32_t), 0);
+		found = fg_idxmap_find(&f->index, h, stack_eq, f, &k);
+	}
 	if (found >= 0) {
 		f->stacks[found].count += count;
 		f->stacks[found].before += before;
@@ -124,9 +132,11 @@ static int add_stack(struct fg_folded *f, const uint32_t *frames, size_t n, doub
 	r = FG_GROW(f->frames, f->cap_frames, f->n_frames + n);
 	if (r < 0)
 		return r;
-	r = fg_idxmap_insert(&f->index, h, (uint32_t)f->n_stacks);
-	if (r < 0)
-		return r;
+	if (!f->sequence) {
+		r = fg_idxmap_insert(&f->index, h, (uint32_t)f->n_stacks);
+		if (r < 0)
+			return r;
+	}
 	memcpy(f->frames + f->n_frames, frames, n * sizeof(uint32_t));
 	f->stacks[f->n_stacks++] = (struct stack_entry){ f->n_frames, (uint32_t)n, count, before };
 	f->n_frames += n;
@@ -252,6 +262,16 @@ int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len)
 	return r < 0 ? r : 1;
 }
 
+void fg_folded__set_sequence(struct fg_folded *f)
+{
+	f->sequence = true;
+}
+
+bool fg_folded__is_sequence(const struct fg_folded *f)
+{
+	return f->sequence;
+}
+
 void fg_folded__set_max_stacks(struct fg_folded *f, size_t max)
 {
 	f->max_stacks = max;
@@ -317,7 +337,7 @@ int fg_folded__sort(struct fg_folded *f)
 	_cleanup_free_ uint32_t *by_name = NULL, *rank = NULL;
 	uint32_t *order;
 
-	if (f->sorted)
+	if (f->sorted || f->sequence)
 		return 0;
 	/* Rank names once so stack comparison is integer-only. */
 	by_name = malloc(MAX(n_names, (size_t)1) * sizeof(uint32_t));

@@ -65,6 +65,14 @@ int fg_folded__add_pair(struct fg_folded *f, const uint32_t *frames, size_t n, d
  */
 int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len);
 
+/*
+ * Makes the model a sequence, for flame charts: a stack merges only with
+ * the one added just before it, and fg_folded__sort() keeps the order of
+ * addition. Call before the first add.
+ */
+void fg_folded__set_sequence(struct fg_folded *f);
+bool fg_folded__is_sequence(const struct fg_folded *f);
+
 /* Caps the number of distinct stacks (default: unlimited up to 2^32 - 2). */
 void fg_folded__set_max_stacks(struct fg_folded *f, size_t max);
 

@@ -28,7 +28,7 @@ TITLE = "Browser <test> & co"
 ZOOM_TO = "compute"
 ZOOM_SIBLINGS = ["io", "operator<<(std::ostream&, Foo const&)"]
 ZOOM_ANCESTORS = ["all", "main", "run", "process"]
-ZOOM_UNRELATED = ["init", "idle", "shutdown", "sys_read_[k]"]
+ZOOM_UNRELATED = ["init", "idle", "shutdown", "sys_read"]
 TRUNCATED = "std::vector<int>::push_back"
 SEARCH_BUTTON_TERM = "compute|hot_"  # hot_a, hot_b nest in compute; hot_c does not
 CTRL_F_TERM = "^sys_"
@@ -57,7 +57,8 @@ def read_fixture(path):
             if not line.strip() or line.startswith("#"):
                 continue
             frames, count = line.rsplit(" ", 1)
-            stacks.append((frames.split(";"), int(count)))
+            # Annotations such as _[k] colour a frame but are not shown, as in flamegraph.pl.
+            stacks.append(([re.sub(r"_\[[kjiw]\]$", "", f) for f in frames.split(";")], int(count)))
     return stacks
 
 

@@ -152,6 +152,23 @@ TEST(two_counts_make_a_differential_pair)
 	fg_folded__free(f);
 }
 
+TEST(a_sequence_merges_only_neighbours_and_keeps_its_order)
+{
+	struct fg_folded *f = fg_folded__new();
+	struct sink s;
+
+	fg_folded__set_sequence(f);
+	ASSERT_EQ(add(f, "main;b 1"), 1);
+	ASSERT_EQ(add(f, "main;b 2"), 1); /* merges with its neighbour */
+	ASSERT_EQ(add(f, "main;a 1"), 1);
+	ASSERT_EQ(add(f, "main;b 4"), 1); /* a new run */
+	ASSERT_EQ(fg_folded__n_stacks(f), 3);
+	ASSERT_OK(fg_folded__sort(f));
+	emit_all(f, 1 << 20, &s);
+	ASSERT_STREQ(s.buf, "main;b 3\nmain;a 1\nmain;b 4\n");
+	fg_folded__free(f);
+}
+
 TEST(a_count_beyond_double_range_is_erange)
 {
 	struct fg_folded *f = fg_folded__new();
