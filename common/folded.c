@@ -84,6 +84,11 @@ size_t fg_folded__n_names(const struct fg_folded *f)
 	return fg_strpool__count(f->names);
 }
 
+size_t fg_folded__name_len(const struct fg_folded *f, uint32_t id)
+{
+	return fg_strpool__len(f->names, id);
+}
+
 static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct fg_folded *f = ctx;
@@ -302,6 +307,11 @@ double fg_folded__total_before(const struct fg_folded *f)
 bool fg_folded__is_diff(const struct fg_folded *f)
 {
 	return f->is_diff;
+}
+
+void fg_folded__mark_diff(struct fg_folded *f)
+{
+	f->is_diff = true;
 }
 
 struct sort_ctx {

@@ -40,6 +40,8 @@ int fg_folded__intern(struct fg_folded *f, const char *name, size_t len, uint32_
 /* Borrowed until the model is freed. */
 const char *fg_folded__name(const struct fg_folded *f, uint32_t id);
 size_t fg_folded__n_names(const struct fg_folded *f);
+/* Length of the name in bytes; a name read from text may hold NUL bytes. */
+size_t fg_folded__name_len(const struct fg_folded *f, uint32_t id);
 
 /*
  * Adds count to the stack frames[0..n) (root first, n >= 1), merging with an
@@ -82,8 +84,10 @@ size_t fg_folded__bytes(const struct fg_folded *f);
 double fg_folded__total(const struct fg_folded *f);
 /* The sum of the before counts; equal to the total unless pairs were added. */
 double fg_folded__total_before(const struct fg_folded *f);
-/* True once a stack was added as a pair. */
+/* True once a stack was added as a pair, or after fg_folded__mark_diff(). */
 bool fg_folded__is_diff(const struct fg_folded *f);
+/* Marks the model differential with no pair added, e.g. one built empty from a differential one. */
+void fg_folded__mark_diff(struct fg_folded *f);
 
 /*
  * Orders the stacks deterministically: frame by frame, by byte order of the

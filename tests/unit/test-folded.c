@@ -243,3 +243,22 @@ TEST(format_count)
 	fg_format_count(1e-9, buf, sizeof(buf));
 	ASSERT_STREQ(buf, "0");
 }
+
+TEST(name_length_covers_nul_bytes_and_an_empty_model_can_be_differential)
+{
+	struct fg_folded *f = fg_folded__new();
+	struct fg_stack st;
+
+	ASSERT_EQ(fg_folded__add_line(f, "a\0b;c 1", 7), 1);
+	fg_folded__stack(f, 0, &st);
+	ASSERT_EQ(fg_folded__name_len(f, st.frames[0]), 3);
+	ASSERT_EQ(fg_folded__name_len(f, st.frames[1]), 1);
+	fg_folded__free(f);
+
+	f = fg_folded__new();
+	ASSERT_TRUE(!fg_folded__is_diff(f));
+	fg_folded__mark_diff(f);
+	ASSERT_TRUE(fg_folded__is_diff(f));
+	ASSERT_EQ(fg_folded__n_stacks(f), 0);
+	fg_folded__free(f);
+}
