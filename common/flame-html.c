@@ -598,6 +598,10 @@ static void put_html(struct fg_flame_html *h, const char *s, size_t len)
 		case '\'':
 			put_raw(h, "&#39;");
 			break;
+		case 0x2028:
+		case 0x2029:
+			putf(h, "&#x%x;", (unsigned)cp); /* harmless here, but never raw anywhere */
+			break;
 		case 0xfffd:
 			put_raw(h, "\xef\xbf\xbd");
 			break;
