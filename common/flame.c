@@ -50,6 +50,7 @@
 #include "flametree.h"
 #include "hash.h"
 #include "macro.h"
+#include "utf8.h"
 
 #define XPAD 10.0
 #define FONT_WIDTH 0.59 /* average glyph width per px of font size, as flamegraph.pl */
@@ -379,64 +380,13 @@ _printf_(2, 3) static void putf(struct fg_flame *fl, const char *fmt, ...)
 	}
 }
 
-/*
- * Decodes one code point of s[0..len) (len >= 1). Returns the bytes used and
- * stores the code point, or U+FFFD for a byte that is not valid UTF-8 or a
- * character XML 1.0 forbids or that only disturbs display (C0 and C1
- * controls, DEL, U+FFFE, U+FFFF). Each bad byte becomes one U+FFFD.
- */
-static size_t utf8_next(const unsigned char *s, size_t len, uint32_t *ret_cp)
-{
-	uint32_t cp;
-	size_t n;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	*ret_cp = 0xfffd;
-	if (s[0] < 0x80) {
-		if (s[0] >= 0x20 && s[0] != 0x7f)
-			*ret_cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		cp = s[0] & 0x0f;
-		if (s[0] == 0xe0)
-			lo = 0xa0; /* overlong */
-		else if (s[0] == 0xed)
-			hi = 0x9f; /* surrogates */
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		cp = s[0] & 0x07;
-		if (s[0] == 0xf0)
-			lo = 0x90; /* overlong */
-		else if (s[0] == 0xf4)
-			hi = 0x8f; /* above U+10FFFF */
-	} else {
-		return 1;
-	}
-	if (len < n || s[1] < lo || s[1] > hi)
-		return 1;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 1;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((cp >= 0x80 && cp <= 0x9f) || cp == 0xfffe || cp == 0xffff)
-		return n;
-	*ret_cp = cp;
-	return n;
-}
-
 static size_t count_code_points(const char *s, size_t len)
 {
 	size_t n = 0;
 	uint32_t cp;
 
 	for (size_t i = 0; i < len; n++)
-		i += utf8_next((const unsigned char *)s + i, len - i, &cp);
+		i += fg_utf8_next((const unsigned char *)s + i, len - i, &cp);
 	return n;
 }
 
@@ -455,7 +405,7 @@ static void put_text(struct fg_flame *fl, const char *s, size_t len, size_t max_
 	while (i < len && done < limit) {
 		const unsigned char *p = (const unsigned char *)s + i;
 		uint32_t cp;
-		size_t n = utf8_next(p, len - i, &cp);
+		size_t n = fg_utf8_next(p, len - i, &cp);
 
 		switch (cp) {
 		case '&':

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * fgtest-render: folded stacks in, flame-graph SVG out. A test helper for
- * the renderer until `fgctl render` exists.
+ * fgtest-render: folded stacks in, flame graph out, as SVG or (-f html) as
+ * the canvas HTML page. A test helper for the renderers until `fgctl render`
+ * exists.
  *
- *   fgtest-render [-t TITLE] [-s SUBTITLE] [-i INFO]... [-w WIDTH] [-m MINWIDTH]
- *                 [-c COUNTNAME] [FILE]
+ *   fgtest-render [-f svg|html] [-t TITLE] [-s SUBTITLE] [-i INFO]... [-w WIDTH]
+ *                 [-m MINWIDTH] [-c COUNTNAME] [FILE]
  *
  * Reads FILE or stdin. Malformed lines are reported with their line number
  * and skipped, as flamegraph.pl skips them; the exit status is then still 0
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "flame-html.h"
 #include "flame.h"
 #include "folded.h"
 #include "macro.h"
@@ -29,6 +31,7 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame *, fg_flame__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame_html *, fg_flame_html__free);
 
 /* Like fclosep() from macro.h, but leaves stdin open. */
 static void close_inputp(FILE **f)
@@ -80,27 +83,38 @@ static int parse_unsigned(const char *s, unsigned *ret)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: fgtest-render [-t TITLE] [-s SUBTITLE] [-i INFO]... [-w WIDTH]\n"
-		     "                     [-m MINWIDTH] [-c COUNTNAME] [-S] [FILE]\n");
+	fprintf(out, "Usage: fgtest-render [-f svg|html] [-t TITLE] [-s SUBTITLE] [-i INFO]...\n"
+		     "                     [-w WIDTH] [-m MINWIDTH] [-c COUNTNAME] [-S] [FILE]\n");
 }
 
 int main(int argc, char **argv)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *model = NULL;
 	_cleanup_(fg_flame__freep) struct fg_flame *flame = NULL;
+	_cleanup_(fg_flame_html__freep) struct fg_flame_html *html = NULL;
 	_cleanup_(close_inputp) FILE *in = NULL;
 	_cleanup_free_ char *line = NULL;
 	const char *info[MAX_INFO + 1] = {};
 	const char *path = "-";
 	struct fg_flame_opts opts;
 	size_t cap = 0, n_info = 0, lineno = 0, bad = 0;
-	bool strict = false;
+	bool strict = false, as_html = false;
 	ssize_t len;
 	int fd = STDOUT_FILENO, c, r;
 
 	fg_flame_opts_init(&opts);
-	while ((c = getopt(argc, argv, "t:s:i:w:m:c:Sh")) >= 0) {
+	while ((c = getopt(argc, argv, "f:t:s:i:w:m:c:Sh")) >= 0) {
 		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "html") == 0) {
+				as_html = true;
+			} else if (strcmp(optarg, "svg") == 0) {
+				as_html = false;
+			} else {
+				fprintf(stderr, "fgtest-render: unknown format '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 't':
 			opts.title = optarg;
 			break;
@@ -186,13 +200,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fgtest-render: failed to sort stacks: %s\n", strerror(-r));
 		return 1;
 	}
-	r = fg_flame__new(model, &opts, &flame);
+	if (as_html)
+		r = fg_flame_html__new(model, &opts, &html);
+	else
+		r = fg_flame__new(model, &opts, &flame);
 	if (r < 0) {
 		fprintf(stderr, "fgtest-render: failed to lay out the graph: %s\n", strerror(-r));
 		return r == -EINVAL ? 2 : 1;
 	}
 	do
-		r = fg_flame__emit(flame, write_all, &fd, 64 * 1024);
+		r = html ? fg_flame_html__emit(html, write_all, &fd, 64 * 1024)
+			 : fg_flame__emit(flame, write_all, &fd, 64 * 1024);
 	while (r == 0);
 	if (r < 0) {
 		fprintf(stderr, "fgtest-render: failed to write the graph: %s\n", strerror(-r));
