@@ -22,6 +22,7 @@ enum {
 	FGCTL_EXIT_DENIED = 4,
 	FGCTL_EXIT_NO_PROCESS = 5,
 	FGCTL_EXIT_OUTPUT = 6,
+	FGCTL_EXIT_INPUT = 7, /* unreadable, malformed (--strict) or empty input */
 	FGCTL_EXIT_INTERRUPTED = 130,
 };
 

@@ -18,6 +18,8 @@
 #include "config.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
+#include "fgctl-output.h"
+#include "fgctl-render.h"
 #include "macro.h"
 #include "parse.h"
 #include "proto.h"
@@ -33,80 +35,6 @@ static const char *socket_path(void)
 	if (arg_socket)
 		return arg_socket;
 	return env && *env ? env : FG_DEFAULT_SOCKET;
-}
-
-/* ---- output file ---- */
-
-struct output {
-	const char *path; /* borrowed from argv; "-" is stdout */
-	char *tmp_path;   /* owned; written, then renamed over path */
-	int fd;
-};
-
-static bool is_directory(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int output_open(struct output *o)
-{
-	o->fd = -1;
-	if (strcmp(o->path, "-") == 0) {
-		o->fd = STDOUT_FILENO;
-		return 0;
-	}
-	/* Write beside the target and rename at the end: no half-written file on failure. */
-	if (asprintf(&o->tmp_path, "%s.fgctl-%d.tmp", o->path, getpid()) < 0)
-		return -ENOMEM;
-	o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	if (o->fd < 0) {
-		int r = negative_errno();
-
-		fprintf(stderr, "fgctl: cannot write %s: %s\n", o->path, strerror(-r));
-		free(o->tmp_path);
-		o->tmp_path = NULL;
-		return r;
-	}
-	return 0;
-}
-
-static int output_write(struct output *o, const char *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(o->fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return negative_errno();
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Commits (rename) or discards (unlink) the output. */
-static int output_close(struct output *o, bool commit)
-{
-	int r = 0;
-
-	if (o->fd < 0 || o->fd == STDOUT_FILENO)
-		return 0;
-	if (commit && (fsync(o->fd) < 0 || close(o->fd) < 0))
-		r = negative_errno();
-	else if (!commit)
-		close(o->fd);
-	o->fd = -1;
-	if (commit && r == 0 && rename(o->tmp_path, o->path) < 0)
-		r = negative_errno();
-	if (!commit || r < 0)
-		unlink(o->tmp_path);
-	free(o->tmp_path);
-	o->tmp_path = NULL;
-	return r;
 }
 
 /* ---- record ---- */
@@ -210,7 +138,7 @@ static void describe_target(const struct fg_record_request *req, char *buf, size
 }
 
 /* Runs the conversation of one recording; returns the exit code. */
-static int record_session(struct fgctl_conn *conn, struct fg_request *req, struct output *out,
+static int record_session(struct fgctl_conn *conn, struct fg_request *req, struct fgctl_output *out,
 			  bool quiet)
 {
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
@@ -257,7 +185,7 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 			continue;
 		}
 		if (ev == FGCTL_EV_DATA) {
-			r = output_write(out, data, len);
+			r = fgctl_output_write(out, data, len);
 			if (r < 0) {
 				fgctl_end_progress(stderr);
 				fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
@@ -293,7 +221,7 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 			break;
 		}
 	}
-	r = output_close(out, true);
+	r = fgctl_output_close(out, true);
 	if (r < 0) {
 		fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
 		return FGCTL_EXIT_OUTPUT;
@@ -323,7 +251,7 @@ static int verb_record(int argc, char **argv)
 		{}
 	};
 	struct fg_request req = { .cmd = FG_CMD_RECORD };
-	struct output out = { .fd = -1 };
+	struct fgctl_output out = { .fd = -1 };
 	_cleanup_(json_object_putp) struct json_object *msg = NULL;
 	struct fgctl_conn conn;
 	bool quiet = false, format_given = false;
@@ -407,7 +335,7 @@ static int verb_record(int argc, char **argv)
 		}
 		out.path = "-";
 	}
-	if (strcmp(out.path, "-") != 0 && is_directory(out.path)) {
+	if (strcmp(out.path, "-") != 0 && fgctl_is_directory(out.path)) {
 		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", out.path);
 		return FGCTL_EXIT_OUTPUT;
 	}
@@ -419,11 +347,11 @@ static int verb_record(int argc, char **argv)
 	}
 
 	/* Fail on an unwritable output now, not after a 30 s recording. */
-	if (output_open(&out) < 0)
+	if (fgctl_output_open(&out) < 0)
 		return FGCTL_EXIT_OUTPUT;
 	r = fgctl_connect(socket_path(), &conn);
 	if (r < 0) {
-		output_close(&out, false);
+		fgctl_output_close(&out, false);
 		return -r;
 	}
 	msg = fg_proto_encode_request(&req);
@@ -432,7 +360,7 @@ static int verb_record(int argc, char **argv)
 		r = fgctl_send_failed(&conn, r);
 	else
 		r = record_session(&conn, &req, &out, quiet);
-	output_close(&out, false); /* no-op after a successful commit */
+	fgctl_output_close(&out, false); /* no-op after a successful commit */
 	fgctl_disconnect(&conn);
 	return r;
 }
@@ -517,6 +445,8 @@ static const struct verb {
 } verbs[] = {
 	{ "record", verb_record, "sample processes or the whole machine; write a flame graph" },
 	{ "status", verb_status, "show what fgd is doing, with every loss counter" },
+	{ "render", fgctl_verb_render, "draw a flame graph from folded stacks or perf script output" },
+	{ "diff", fgctl_verb_diff, "draw a differential flame graph of two profiles" },
 	{ "help", verb_help, "show this help" },
 	{ "version", verb_version, "show the version" },
 };
@@ -532,6 +462,9 @@ static int verb_help(int argc, char **argv)
 	       "  fgctl record -a -t 10 -F 999 -o all.folded   the whole machine, folded stacks\n"
 	       "  fgctl record -p 1234,5678 -t 5 -o -          folded stacks to stdout\n"
 	       "  fgctl status\n"
+	       "  fgctl render in.folded -o out.svg            offline, no daemon needed\n"
+	       "  perf script | fgctl render --from perf -o out.svg\n"
+	       "  fgctl diff before.folded after.folded -o diff.svg\n"
 	       "\n'fgctl COMMAND --help' describes each command; fgctl(1) has the details.\n"
 	       "The socket is --socket, else $FGD_SOCKET, else %s.\n", FG_DEFAULT_SOCKET);
 	return FGCTL_EXIT_OK;

@@ -306,6 +306,9 @@ int fg_transform(const struct fg_folded *in, const struct fg_transform_opts *opt
 	memset(t.map, 0xff, n_names * sizeof(*t.map));
 	if (fg_folded__is_diff(in))
 		fg_folded__mark_diff(t.out);
+	/* A flame chart stays a sequence: stacks keep their order, neighbours merge. */
+	if (fg_folded__is_sequence(in))
+		fg_folded__set_sequence(t.out);
 
 	for (size_t i = 0; i < fg_folded__n_stacks(in); i++) {
 		struct fg_stack s;

@@ -5,7 +5,9 @@
  * Rewrites of a folded-stack model before it is rendered: the filters of
  * `fgctl render`, and the differential merge of two profiles that
  * difffolded.pl performs on text. Each call builds a new model and leaves
- * its inputs unchanged, so one recording can be rendered several ways.
+ * its inputs unchanged, so one recording can be rendered several ways. A
+ * differential model stays differential, and a sequence (a flame chart)
+ * stays a sequence.
  */
 
 #include <stdbool.h>
