@@ -3,9 +3,11 @@
 """The flame graph's script, driven in headless chromium.
 
 Renders tests/data/flame-browser.folded with fgtest-render, loads the SVG
-from a file:// URL and checks the DOM after each step: load, zoom, reset,
-search through the Search control, search through Ctrl-F. Every expected
-number is computed here from the fixture.
+from a file:// URL and checks the DOM after each step: load, zoom (with each
+tooltip's share of the zoomed frame), reset, search through the Search
+control, search through Ctrl-F, the case toggle, the view kept in the URL and
+restored from it, and an icicle graph from fgctl render --inverted. Every
+expected number is computed here from the fixture.
 """
 
 import os
@@ -265,6 +267,97 @@ def step_ctrl_f(s, stacks, initial):
     check_search(s, stacks, initial, CTRL_F_TERM, "search via Ctrl-F")
 
 
+def step_zoom_shares(s, stacks):
+    """While zoomed, tooltips add their share of the zoomed frame; reset removes it."""
+    frame_element(s, ZOOM_TO).click()
+    after = frames(s)
+    total = tree_totals(stacks)[()]
+    zs = samples_of(stacks, ZOOM_TO)
+    for name in ["hot_a", ZOOM_TO]:
+        n = samples_of(stacks, name)
+        want = f"{name} ({n:,} samples, {100 * n / total:.2f}%, {100 * n / zs:.2f}% of zoomed frame)"
+        check(after[name]["title"] == want, f"zoomed tooltip of {name!r} is {after[name]['title']!r}, "
+                                            f"expected {want!r}")
+    # Ancestors keep their plain tooltip.
+    check(after["main"]["title"] == title_for("main", samples_of(stacks, "main"), total),
+          f"ancestor tooltip changed: {after['main']['title']!r}")
+    s.hover(frame_element(s, "hot_b"))
+    check("% of zoomed frame)" in control(s, "details")["text"], "details line lacks the zoomed share")
+    s.find("#unzoom").click()
+    check(frames(s)["hot_a"]["title"] == title_for("hot_a", samples_of(stacks, "hot_a"), total),
+          "tooltip not restored by Reset Zoom")
+
+
+def step_ignore_case(s, stacks, initial):
+    # Clear any search from the previous step first.
+    if control(s, "search")["text"] == "Reset Search":
+        s.find("#search").click()
+    s.press_keys(webdriver.KEY_CONTROL, "f")
+    answer_search_prompt(s, "HOT_")
+    check(control(s, "matched")["text"] == "Matched: 0.0%", "case-sensitive search matched 'HOT_'")
+    s.find("#ignorecase").click()
+    check("show" in control(s, "ignorecase")["cls"].split(), "ic control not shown as on")
+    after = frames(s)
+    for name, f in after.items():
+        hit = re.search("hot_", name, re.I) is not None
+        check((f["fill"] == HIGHLIGHT) == hit, f"ignore-case search: {name!r} fill {f['fill']}")
+    got = control(s, "matched")["text"]
+    want = matched_percent(stacks, "(?i)hot_")
+    check(close(float(re.fullmatch(r"Matched: ([0-9.]+)%", got).group(1)), want, 0.051),
+          f"ignore-case matched {got!r}, expected {want:.1f}%")
+    # Ctrl-I turns it off again, and the search re-runs case-sensitively.
+    s.press_keys(webdriver.KEY_CONTROL, "i")
+    check("show" not in control(s, "ignorecase")["cls"].split(), "Ctrl-I did not toggle ic off")
+    check(control(s, "matched")["text"] == "Matched: 0.0%", "search not re-run after Ctrl-I")
+    s.find("#search").click()
+
+
+def step_url_state(s, stacks, svg):
+    """Zoom and search land in the URL; loading that URL shows the same view."""
+    frame_element(s, ZOOM_TO).click()
+    s.find("#search").click()
+    answer_search_prompt(s, "hot_")
+    url = s.execute("return window.location.href;")
+    q = dict(p.split("=", 1) for p in url.split("?", 1)[1].split("&")) if "?" in url else {}
+    zoomed = frames(s)[ZOOM_TO]
+    check(q.get("s") == "hot_" and "x" in q and "y" in q, f"URL does not hold the view: {url}")
+    s.navigate("file://" + svg)  # a fresh page without the query
+    check(frames(s)["init"]["display"] != "none", "a plain load is zoomed")
+    s.navigate(url)
+    after = frames(s)
+    check(close(after[ZOOM_TO]["x"], XPAD, 0.01) and close(after[ZOOM_TO]["width"], FULL, 0.01),
+          f"zoom not restored from {url}: {after[ZOOM_TO]}")
+    check(not shown(after["init"]), "unrelated frames shown after restoring the zoom")
+    check(after["hot_a"]["fill"] == HIGHLIGHT and control(s, "search")["text"] == "Reset Search",
+          "search not restored from the URL")
+    check(zoomed["width"] == after[ZOOM_TO]["width"], "restored zoom differs")
+    s.find("#unzoom").click()
+    s.find("#search").click()
+    url = s.execute("return window.location.href;")
+    check("?" not in url, f"URL keeps state after reset: {url}")
+
+
+def step_icicle(s, stacks, tmp, fixture):
+    svg = os.path.join(tmp, "icicle.svg")
+    fgctl = os.environ.get("FGCTL", "fgctl")
+    p = subprocess.run([fgctl, "render", "--inverted", "-q", fixture, "-o", svg], capture_output=True, timeout=60)
+    check(p.returncode == 0, f"fgctl render --inverted failed: {p.stderr!r}")
+    s.navigate("file://" + svg)
+    init = frames(s)
+    ys = {n: s.execute("var g = arguments[0]; return parseFloat(g.querySelector('rect').getAttribute('y'));",
+                       frame_element(s, n)) for n in ("all", "main", "run", "process", ZOOM_TO)}
+    check(ys["all"] < ys["main"] < ys["run"] < ys["process"] < ys[ZOOM_TO], f"icicle is not top-down: {ys}")
+    frame_element(s, ZOOM_TO).click()
+    after = frames(s)
+    check(close(after[ZOOM_TO]["width"], FULL, 0.01), "zoom in the icicle graph")
+    for name in ZOOM_UNRELATED:
+        check(not shown(after[name]), f"{name!r} shown after zooming the icicle graph")
+    check(shown(after["hot_a"]) and close(after["hot_a"]["width"],
+                                          FULL * samples_of(stacks, "hot_a") / samples_of(stacks, ZOOM_TO), 0.05),
+          "hot_a not rescaled in the icicle graph")
+    check(init["all"]["title"] == after["all"]["title"], "root tooltip changed")
+
+
 def main():
     programs = os.environ.get("FG_TEST_PROGRAMS")
     if not programs:
@@ -300,6 +393,10 @@ def main():
             ("(c) reset zoom", lambda s, i: step_reset(s, i)),
             ("(d) search control", lambda s, i: step_search(s, stacks, i)),
             ("(e) Ctrl-F", lambda s, i: step_ctrl_f(s, stacks, i)),
+            ("(f) zoomed shares", lambda s, i: step_zoom_shares(s, stacks)),
+            ("(g) ignore case", lambda s, i: step_ignore_case(s, stacks, i)),
+            ("(h) URL state", lambda s, i: step_url_state(s, stacks, svg)),
+            ("(i) icicle", lambda s, i: step_icicle(s, stacks, tmp, fixture)),
         ]
         with webdriver.chromium_session() as s:
             s.set_window_size(1400, 900)
