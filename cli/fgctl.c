@@ -52,8 +52,9 @@ static void record_help(void)
 	       "                           fractions and s/m/h suffixes work: 0.5, 30s, 5m\n"
 	       "  -F, --frequency HZ       samples per second per CPU (default: fgd's, 99)\n"
 	       "  -o, --output FILE        where to write; '-' for stdout. The format follows\n"
-	       "                           the extension: .svg, or .folded/.txt for folded stacks\n"
-	       "  -f, --format FORMAT      svg or folded, whatever the extension\n"
+	       "                           the extension: .svg, .html, or .folded/.txt for folded\n"
+	       "                           stacks\n"
+	       "  -f, --format FORMAT      svg, html or folded, whatever the extension\n"
 	       "      --title TEXT         flame graph title\n"
 	       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid)\n"
 	       "      --tid-frames         root frame 'comm-PID/TID' (stackcollapse-perf.pl --tid)\n"
@@ -120,6 +121,8 @@ static int format_for_path(const char *path, enum fg_format *ret)
 
 	if (dot && strcmp(dot, ".svg") == 0)
 		*ret = FG_FORMAT_SVG;
+	else if (dot && strcmp(dot, ".html") == 0)
+		*ret = FG_FORMAT_HTML;
 	else if (dot && (strcmp(dot, ".folded") == 0 || strcmp(dot, ".txt") == 0))
 		*ret = FG_FORMAT_FOLDED;
 	else
@@ -284,7 +287,8 @@ static int verb_record(int argc, char **argv)
 			break;
 		case 'f':
 			if (fg_format_from_name(optarg, &req.record.format) < 0) {
-				fprintf(stderr, "fgctl: unknown format '%s': expected svg or folded\n", optarg);
+				fprintf(stderr, "fgctl: unknown format '%s': expected svg, html or folded\n",
+					optarg);
 				return FGCTL_EXIT_USAGE;
 			}
 			format_given = true;
@@ -341,8 +345,8 @@ static int verb_record(int argc, char **argv)
 	}
 	if (!format_given && strcmp(out.path, "-") != 0 &&
 	    format_for_path(out.path, &req.record.format) < 0) {
-		fprintf(stderr, "fgctl: cannot tell the format from '%s': name it .svg, .folded or .txt, "
-				"or give --format\n", out.path);
+		fprintf(stderr, "fgctl: cannot tell the format from '%s': name it .svg, .html, .folded or "
+				".txt, or give --format\n", out.path);
 		return FGCTL_EXIT_USAGE;
 	}
 

@@ -110,6 +110,7 @@ enum fg_cmd {
 enum fg_format {
 	FG_FORMAT_FOLDED,
 	FG_FORMAT_SVG,
+	FG_FORMAT_HTML,
 };
 
 struct fg_record_request {

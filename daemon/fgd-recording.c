@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "flame-html.h"
 #include "flame.h"
 #include "folded.h"
 #include "fgd-clock.h"
@@ -96,7 +97,8 @@ struct fg_recording {
 	struct fg_dso *unreadable[MAX_UNREADABLE_LISTED]; /* owned references */
 	size_t n_unreadable;
 
-	struct fg_flame *flame; /* owned, for SVG output */
+	struct fg_flame *flame;     /* owned, for SVG output */
+	struct fg_flame_html *html; /* owned, for HTML output */
 	char title[FG_PROTO_MAX_TITLE], subtitle[512], info[2][256]; /* borrowed by flame */
 	const char *info_lines[3];
 	size_t cursor;          /* for folded output */
@@ -108,6 +110,7 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 		return NULL;
 	fg_evset__free(r->events);
 	fg_flame__free(r->flame);
+	fg_flame_html__free(r->html);
 	fg_folded__free(r->model);
 	for (size_t i = 0; i < r->n_locs; i++)
 		fg_dso__unref(r->locs[i].dso);
@@ -520,7 +523,7 @@ int fg_recording__finish(struct fg_recording *r)
 	fg_idxmap_done(&r->loc_index);
 
 	err = fg_folded__sort(r->model);
-	if (err < 0 || r->opts.req.format != FG_FORMAT_SVG)
+	if (err < 0 || r->opts.req.format == FG_FORMAT_FOLDED)
 		return err;
 
 	snprintf(r->title, sizeof(r->title), "%s", r->opts.req.title[0] ? r->opts.req.title : "Flame Graph");
@@ -551,6 +554,8 @@ int fg_recording__finish(struct fg_recording *r)
 	fo.title = r->title;
 	fo.subtitle = r->subtitle;
 	fo.info = r->info_lines;
+	if (r->opts.req.format == FG_FORMAT_HTML)
+		return fg_flame_html__new(r->model, &fo, &r->html);
 	return fg_flame__new(r->model, &fo, &r->flame);
 }
 
@@ -611,5 +616,7 @@ int fg_recording__emit(struct fg_recording *r, fg_write_fn fn, void *ctx, size_t
 	budget = MAX(budget, (size_t)EMIT_BUDGET_FLOOR);
 	if (r->opts.req.format == FG_FORMAT_SVG)
 		return fg_flame__emit(r->flame, fn, ctx, budget);
+	if (r->opts.req.format == FG_FORMAT_HTML)
+		return fg_flame_html__emit(r->html, fn, ctx, budget);
 	return fg_folded__emit(r->model, &r->cursor, fn, ctx, budget);
 }

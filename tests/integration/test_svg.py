@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """fgctl record -o x.svg writes a well-formed, self-contained SVG naming the hot
-functions, with the recording's details in it."""
+functions, with the recording's details in it; -o x.html the HTML page."""
 
+import json
 import os
+import re
 import tempfile
 import xml.etree.ElementTree as ET
 
@@ -40,6 +42,18 @@ def test():
         out3 = os.path.join(tmp, "y.txt")
         d.fgctl("record", "-p", w.pid, "-t", "1", "-o", out3, "--format", "svg", check_rc=0)
         check(open(out3).read().lstrip().startswith("<?xml"), "--format svg ignored")
+
+        # The HTML page, rendered by the daemon from the same recording model.
+        out4 = os.path.join(tmp, "x.html")
+        d.fgctl("record", "-p", w.pid, "-t", "1", "-F", "999", "-o", out4, check_rc=0)
+        page = open(out4, encoding="utf-8").read()
+        check(page.lstrip().lower().startswith("<!doctype html>"), "x.html is not an HTML page")
+        check("http://" not in page and "https://" not in page, "the page refers to an external resource")
+        m = re.search(r'<script type="application/json" id="fg-data">(.*?)</script>', page, re.S)
+        check(m is not None, "no embedded data in the page")
+        data = json.loads(m.group(1))
+        check("hot_a" in data["names"] and "main" in data["names"], "hot_a or main missing from the page")
+        check("cpu-clock" in page or "cycles" in page, "the event is not in the page's details")
 
 
 run(test)
