@@ -33,7 +33,8 @@ struct fg_perfscript {
 	size_t n_ids, cap_ids;
 	uint32_t *stack;   /* owned; the sample root first, as added to the model */
 	size_t cap_stack;
-	size_t pending_inline; /* ids pushed by an "(inlined)" line, dropped if the next IP matches */
+	/* Ids pushed by an "(inlined)" line, dropped if the next line has its IP. */
+	size_t pending_inline;
 	struct buf pending_ip;
 	struct buf frame;  /* owned scratch for building one frame name */
 	struct fg_perfscript_stats stats;
@@ -381,7 +382,9 @@ static bool mod_is_kernel(const char *mod, size_t len)
 
 	if (mem_has(mod, len, "unknown"))
 		return false;
-	return (len > 0 && mod[0] == '[') || (len >= vl && memcmp(mod + len - vl, vmlinux, vl) == 0);
+	if (len > 0 && mod[0] == '[')
+		return true;
+	return len >= vl && memcmp(mod + len - vl, vmlinux, vl) == 0;
 }
 
 /* One "->"-separated piece of a symbol, tidied and annotated as the script does. */

@@ -92,9 +92,11 @@ struct fg_perfscript_opts {
 	bool annotate_kernel; /* --kernel: kernel frames get "_[k]" */
 	bool annotate_jit;    /* --jit: JIT frames (perf-PID.map) get "_[j]" */
 	bool addrs;           /* --addrs: unknown symbols shown as their address */
-	bool no_inline;       /* drop the inline frames perf script prints; default: keep them as frames */
-	bool count_samples;   /* each sample counts 1; default: its period, as the script */
-	const char *event_filter; /* borrowed for the call of __new(); NULL: the first event type seen */
+	/* Drop the inline frames perf script prints; default: keep them as frames. */
+	bool no_inline;
+	bool count_samples; /* each sample counts 1; default: its period, as the script */
+	/* Borrowed for the call of __new(); NULL: the first event type seen, as the script. */
+	const char *event_filter;
 };
 
 struct fg_perfscript_stats {

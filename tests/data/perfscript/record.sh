@@ -7,6 +7,10 @@
 # Each excerpt keeps the first few samples of every thread, to stay small.
 #
 #   tests/data/perfscript/record.sh build/tests/programs/fgtest-perfscript
+#
+# perf 6.1 here sometimes aborts while writing build-ids ("assertion failed
+# at util/build-id.c", then "stack smashing detected"); run it again.
+# Recording with -B avoids that but loses the inlined frames.
 set -eu
 prog=${1:?usage: record.sh path/to/fgtest-perfscript}
 out=$(cd "$(dirname "$0")" && pwd)
