@@ -60,14 +60,31 @@ static long peak_rss_kib(void)
 	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
+/*
+ * The peak RSS of this program's own address space. ru_maxrss also counts
+ * the address space the process had before exec (its parent's, copied by
+ * fork), so under a big parent such as Python it never reads below the
+ * parent's RSS; VmHWM starts afresh at exec.
+ */
+static long vm_hwm_kib(void)
+{
+	_cleanup_(fclosep) FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long v = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &v) == 1)
+			break;
+	return v;
+}
+
+/* CPU time of this process: on a busy machine, steadier than the wall clock. */
 static double cpu_seconds(void)
 {
-	struct rusage ru;
+	struct timespec ts;
 
-	if (getrusage(RUSAGE_SELF, &ru) < 0)
-		return 0;
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int on_line(void *ctx, const char *line, size_t len, uint64_t lineno)
@@ -121,8 +138,8 @@ int main(int argc, char **argv)
 	struct input in = {};
 	struct output out = {};
 	struct stat st;
-	double t0, t_read, t_sort, t_layout, t_emit, cpu;
-	long rss_read, rss_sort, rss_layout, rss_emit;
+	double t0, t_read, t_sort, t_layout, t_emit, c0, c_read, c_sort, c_layout, c_emit;
+	long rss_read, rss_sort, rss_layout, rss_emit, hwm;
 	uint64_t in_bytes = 0;
 	char *end;
 	int c, r;
@@ -178,6 +195,7 @@ int main(int argc, char **argv)
 	out.fd = out_fd;
 
 	t0 = now();
+	c0 = cpu_seconds();
 	model = fg_folded__new();
 	if (!model) {
 		fprintf(stderr, "bench-render: out of memory\n");
@@ -192,6 +210,7 @@ int main(int argc, char **argv)
 	if (fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode))
 		in_bytes = (uint64_t)st.st_size;
 	t_read = now();
+	c_read = cpu_seconds();
 	rss_read = peak_rss_kib();
 
 	r = fg_folded__sort(model);
@@ -200,6 +219,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t_sort = now();
+	c_sort = cpu_seconds();
 	rss_sort = peak_rss_kib();
 
 	r = fg_flame__new(model, &opts, &flame);
@@ -208,6 +228,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t_layout = now();
+	c_layout = cpu_seconds();
 	rss_layout = peak_rss_kib();
 
 	do
@@ -218,8 +239,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t_emit = now();
+	c_emit = cpu_seconds();
 	rss_emit = peak_rss_kib();
-	cpu = cpu_seconds();
+	hwm = vm_hwm_kib();
 
 	printf("input: %s\n", path);
 	printf("input bytes: %llu\n", (unsigned long long)in_bytes);
@@ -232,12 +254,17 @@ int main(int argc, char **argv)
 	printf("layout s: %.4f\n", t_layout - t_sort);
 	printf("emit s: %.4f\n", t_emit - t_layout);
 	printf("total s: %.4f\n", t_emit - t0);
-	printf("cpu s: %.4f\n", cpu);
+	printf("read+parse cpu s: %.4f\n", c_read - c0);
+	printf("sort cpu s: %.4f\n", c_sort - c_read);
+	printf("layout cpu s: %.4f\n", c_layout - c_sort);
+	printf("emit cpu s: %.4f\n", c_emit - c_layout);
+	printf("total cpu s: %.4f\n", c_emit - c0);
 	printf("output bytes: %llu\n", (unsigned long long)out.bytes);
 	printf("peak rss KiB after read+parse / sort / layout / emit: %ld %ld %ld %ld\n", rss_read,
 	       rss_sort, rss_layout, rss_emit);
 	printf("peak rss KiB: %ld\n", rss_emit);
+	printf("VmHWM KiB: %ld\n", hwm);
 	if (in_bytes > 0)
-		printf("peak rss / input: %.2f\n", (double)rss_emit * 1024 / (double)in_bytes);
+		printf("VmHWM / input: %.2f\n", (double)hwm * 1024 / (double)in_bytes);
 	return 0;
 }
