@@ -38,6 +38,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame *, fg_flame__free);
 struct input {
 	struct fg_folded *model; /* borrowed */
 	uint64_t lines, stacks, malformed;
+	uint64_t bytes; /* as read, newlines counted */
 };
 
 struct output {
@@ -93,6 +94,7 @@ static int on_line(void *ctx, const char *line, size_t len, uint64_t lineno)
 	int r;
 
 	in->lines = lineno;
+	in->bytes += len + 1;
 	r = fg_folded__add_line(in->model, line, len);
 	if (r == -EINVAL || r == -ERANGE) {
 		in->malformed++;
@@ -207,6 +209,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-render: failed to read %s: %s\n", path, strerror(-r));
 		return 1;
 	}
+	/* A pipe has no size; the lines' bytes are as good, but for a missing final newline. */
+	in_bytes = in.bytes;
 	if (fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode))
 		in_bytes = (uint64_t)st.st_size;
 	t_read = now();
@@ -264,7 +268,9 @@ int main(int argc, char **argv)
 	       rss_sort, rss_layout, rss_emit);
 	printf("peak rss KiB: %ld\n", rss_emit);
 	printf("VmHWM KiB: %ld\n", hwm);
-	if (in_bytes > 0)
+	if (in_bytes > 0) {
+		printf("peak rss / input: %.2f\n", (double)rss_emit * 1024 / (double)in_bytes);
 		printf("VmHWM / input: %.2f\n", (double)hwm * 1024 / (double)in_bytes);
+	}
 	return 0;
 }
