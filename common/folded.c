@@ -33,6 +33,7 @@ struct fg_folded {
 	bool sorted;
 	uint32_t *scratch; /* owned; frame ids of the line being parsed */
 	size_t cap_scratch;
+	size_t n_prev; /* leading ids in scratch that are the previous line's frames */
 };
 
 struct stack_key {
@@ -98,6 +99,19 @@ static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
 	return e->n == k->n && memcmp(f->frames + e->offset, k->frames, k->n * sizeof(uint32_t)) == 0;
 }
 
+/*
+ * Stacks are hashed by their frame ids, not their bytes: one multiply per
+ * frame, then a full mix so the index's low bits are good.
+ */
+static uint64_t stack_hash(const uint32_t *frames, size_t n)
+{
+	uint64_t h = n;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ frames[i]) * 0x9e3779b97f4a7c15ULL;
+	return fg_hash_mix(h);
+}
+
 static bool valid_count(double c)
 {
 	return isfinite(c) && c >= 0;
@@ -119,7 +133,7 @@ static int add_stack(struct fg_folded *f, const uint32_t *frames, size_t n, doub
 				? (int64_t)f->n_stacks - 1
 				: -1;
 	} else {
-		h = fg_hash_bytes(frames, n * sizeof(uint32_t), 0);
+		h = stack_hash(frames, n);
 		found = fg_idxmap_find(&f->index, h, stack_eq, f, &k);
 	}
 	if (found >= 0) {
@@ -131,12 +145,16 @@ static int add_stack(struct fg_folded *f, const uint32_t *frames, size_t n, doub
 	}
 	if (f->n_stacks >= MIN(f->max_stacks, (size_t)UINT32_MAX - 1))
 		return -E2BIG;
-	r = FG_GROW(f->stacks, f->cap_stacks, f->n_stacks + 1);
-	if (r < 0)
-		return r;
-	r = FG_GROW(f->frames, f->cap_frames, f->n_frames + n);
-	if (r < 0)
-		return r;
+	if (f->n_stacks >= f->cap_stacks) {
+		r = FG_GROW(f->stacks, f->cap_stacks, f->n_stacks + 1);
+		if (r < 0)
+			return r;
+	}
+	if (n > f->cap_frames - f->n_frames) {
+		r = FG_GROW(f->frames, f->cap_frames, f->n_frames + n);
+		if (r < 0)
+			return r;
+	}
 	if (!f->sequence) {
 		r = fg_idxmap_insert(&f->index, h, (uint32_t)f->n_stacks);
 		if (r < 0)
@@ -181,6 +199,15 @@ static int parse_count(const char *s, size_t len, double *ret)
 	}
 	if (digits == 0 || i != len)
 		return -EINVAL;
+	if (digits == len && len <= 15) {
+		/* Below 10^15 < 2^53 an integer is exact, as strtod() would give it. */
+		uint64_t v = 0;
+
+		for (i = 0; i < len; i++)
+			v = v * 10 + (uint64_t)(s[i] - '0');
+		*ret = (double)v;
+		return 0;
+	}
 	if (len >= sizeof(buf))
 		return -ERANGE;
 	memcpy(buf, s, len);
@@ -194,6 +221,11 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t';
 }
 
+static bool is_count_char(char c)
+{
+	return (c >= '0' && c <= '9') || c == '.';
+}
+
 /*
  * Splits the last blank-separated token off line[0..*len) (trailing blanks
  * already trimmed) as a count. On success *len is the length of what
@@ -205,9 +237,14 @@ static int split_count(const char *line, size_t *len, double *ret)
 	size_t sep = *len;
 	int r;
 
-	while (sep > 0 && !is_blank(line[sep - 1]))
+	/*
+	 * Only digits and '.' can make a count, so stop at anything else: a
+	 * token holding it would be refused anyway, and the pair check then
+	 * costs a few bytes, not a scan back over a whole frame without blanks.
+	 */
+	while (sep > 0 && is_count_char(line[sep - 1]))
 		sep--;
-	if (sep == 0)
+	if (sep == 0 || !is_blank(line[sep - 1]))
 		return -EINVAL;
 	r = parse_count(line + sep, *len - sep, ret);
 	if (r < 0)
@@ -218,9 +255,75 @@ static int split_count(const char *line, size_t *len, double *ret)
 	return 0;
 }
 
+/*
+ * Position of the first ';' in s[pos..len), or len. Frames are short (tens
+ * of bytes), so a call of memchr() per frame costs more than its scan: look
+ * at 8 bytes at a time inline instead.
+ */
+static size_t find_semi(const char *s, size_t pos, size_t len)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; pos + 8 <= len; pos += 8) {
+		uint64_t w, x;
+
+		memcpy(&w, s + pos, 8);
+		x = w ^ 0x3b3b3b3b3b3b3b3bULL; /* ';' bytes become 0 */
+		/* The lowest flagged byte is the first zero; higher flags may be false. */
+		x = (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
+		if (x)
+			return pos + (size_t)(__builtin_ctzll(x) / 8);
+	}
+#endif
+	while (pos < len && s[pos] != ';')
+		pos++;
+	return pos;
+}
+
+/*
+ * Splits line[0..len) at ';' and interns each frame into f->scratch; stores
+ * the number of frames. Input is often sorted (stackcollapse and fgd write
+ * it so), and then a line shares most of its frames with the one before: a
+ * frame equal to the previous line's at the same depth takes its id after a
+ * byte comparison, without hashing or a table lookup. Any ids in scratch are
+ * valid, so this is correct whatever the previous line was.
+ */
+static int intern_frames(struct fg_folded *f, const char *line, size_t len, size_t *ret_n)
+{
+	size_t start = 0, n = 0;
+	bool same = true;
+	int r;
+
+	for (;;) {
+		size_t end = find_semi(line, start, len);
+
+		if (_unlikely_(n >= f->cap_scratch)) {
+			r = FG_GROW(f->scratch, f->cap_scratch, n + 1);
+			if (r < 0)
+				goto fail;
+		}
+		if (!same || n >= f->n_prev ||
+		    !fg_strpool__is(f->names, f->scratch[n], line + start, end - start)) {
+			same = false;
+			r = fg_strpool__intern(f->names, line + start, end - start, &f->scratch[n]);
+			if (r < 0)
+				goto fail;
+		}
+		n++;
+		if (end == len)
+			break;
+		start = end + 1;
+	}
+	f->n_prev = n;
+	*ret_n = n;
+	return 0;
+fail:
+	f->n_prev = n;
+	return r;
+}
+
 int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len)
 {
-	size_t start, n = 0, rest;
+	size_t n = 0, rest;
 	double count, before;
 	bool pair;
 	int r;
@@ -244,22 +347,9 @@ int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len)
 	if (len == 0)
 		return -EINVAL; /* a count but no stack */
 
-	for (start = 0;;) {
-		const char *semi = memchr(line + start, ';', len - start);
-		size_t end = semi ? (size_t)(semi - line) : len;
-		uint32_t id;
-
-		r = FG_GROW(f->scratch, f->cap_scratch, n + 1);
-		if (r < 0)
-			return r;
-		r = fg_folded__intern(f, line + start, end - start, &id);
-		if (r < 0)
-			return r;
-		f->scratch[n++] = id;
-		if (!semi)
-			break;
-		start = end + 1;
-	}
+	r = intern_frames(f, line, len, &n);
+	if (r < 0)
+		return r;
 	if (pair)
 		r = fg_folded__add_pair(f, f->scratch, n, before, count);
 	else
@@ -314,11 +404,6 @@ void fg_folded__mark_diff(struct fg_folded *f)
 	f->is_diff = true;
 }
 
-struct sort_ctx {
-	const struct fg_folded *f;
-	const uint32_t *rank; /* frame id -> position of its name in byte order */
-};
-
 static int cmp_name_ids(const void *a, const void *b, void *arg)
 {
 	const struct fg_strpool *names = arg;
@@ -327,18 +412,143 @@ static int cmp_name_ids(const void *a, const void *b, void *arg)
 		      fg_strpool__str(names, *(const uint32_t *)b));
 }
 
-static int cmp_stacks(const void *a, const void *b, void *arg)
-{
-	const struct sort_ctx *c = arg;
-	const struct stack_entry *x = &c->f->stacks[*(const uint32_t *)a];
-	const struct stack_entry *y = &c->f->stacks[*(const uint32_t *)b];
-	const uint32_t *fx = c->f->frames + x->offset, *fy = c->f->frames + y->offset;
-	uint32_t n = MIN(x->n, y->n);
+/* A stack and the ranks of some of its frames, packed so integer order is frame order. */
+struct sort_item {
+	uint64_t key;
+	uint32_t idx;
+};
 
-	for (uint32_t i = 0; i < n; i++)
-		if (fx[i] != fy[i])
-			return c->rank[fx[i]] < c->rank[fy[i]] ? -1 : 1;
-	return (x->n > y->n) - (x->n < y->n);
+#define RADIX_MIN 64
+#define SWAP(a, b)                         \
+	do {                               \
+		__typeof__(a) _swap_ = (a); \
+		(a) = (b);                 \
+		(b) = _swap_;              \
+	} while (0)
+
+/*
+ * Sorts a[0..n) by key: insertion sort when short, else a least-significant
+ * digit radix sort through tmp (room for n items), skipping the bytes in
+ * which all keys agree. Linear in n whatever the input, unlike a quicksort.
+ */
+static void sort_items(struct sort_item *a, struct sort_item *tmp, size_t n)
+{
+	size_t count[8][256];
+	struct sort_item *src = a, *dst = tmp;
+
+	if (n < RADIX_MIN) {
+		for (size_t i = 1; i < n; i++) {
+			struct sort_item x = a[i];
+			size_t j = i;
+
+			for (; j > 0 && a[j - 1].key > x.key; j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+		return;
+	}
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++)
+		for (unsigned d = 0; d < 8; d++)
+			count[d][(a[i].key >> (8 * d)) & 0xff]++;
+	for (unsigned d = 0; d < 8; d++) {
+		size_t sum = 0;
+
+		if (count[d][(src[0].key >> (8 * d)) & 0xff] == n)
+			continue;
+		for (unsigned b = 0; b < 256; b++) {
+			size_t c = count[d][b];
+
+			count[d][b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[d][(src[i].key >> (8 * d)) & 0xff]++] = src[i];
+		SWAP(src, dst);
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+}
+
+struct sort_range {
+	size_t lo, hi;  /* items[lo..hi) share their first depth frames */
+	size_t depth;
+};
+
+/*
+ * The key of stack idx at depth d: rank + 1 of each of its frames
+ * d..d+per_key-1, bits bits each, first frame highest; 0 past its end, so a
+ * stack sorts before its extensions.
+ */
+static uint64_t stack_key(const struct fg_folded *f, const uint32_t *rank, uint32_t idx, size_t d,
+			  unsigned bits, unsigned per_key)
+{
+	const struct stack_entry *e = &f->stacks[idx];
+	const uint32_t *fr = f->frames + e->offset;
+	uint64_t key = 0;
+
+	for (unsigned j = 0; j < per_key; j++, d++)
+		key = key << bits | (d < e->n ? (uint64_t)rank[fr[d]] + 1 : 0);
+	return key;
+}
+
+/*
+ * Most-significant-digit sort of the stacks: sort all by the ranks of their
+ * first few frames packed in one integer, then each run of equal keys by the
+ * next few frames, and so on. Every comparison is of two integers in a
+ * contiguous array, and a stack's frames are read once per few levels, not
+ * once per comparison.
+ */
+static int sort_stacks(const struct fg_folded *f, const uint32_t *rank, size_t n_names,
+		       uint32_t *order)
+{
+	_cleanup_free_ struct sort_item *items = NULL, *tmp = NULL;
+	_cleanup_free_ struct sort_range *todo = NULL;
+	size_t n_todo = 0, cap_todo = 0;
+	unsigned bits = 1, per_key;
+	uint64_t slot_mask;
+	int r;
+
+	while ((n_names >> bits) != 0)
+		bits++; /* rank + 1 <= n_names < 2^32 fits */
+	per_key = 64 / bits;
+	slot_mask = ((uint64_t)1 << bits) - 1;
+
+	items = malloc(MAX(f->n_stacks, (size_t)1) * sizeof(*items));
+	tmp = malloc(MAX(f->n_stacks, (size_t)1) * sizeof(*tmp));
+	if (!items || !tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_stacks; i++)
+		items[i].idx = (uint32_t)i;
+	r = FG_GROW(todo, cap_todo, 1);
+	if (r < 0)
+		return r;
+	todo[n_todo++] = (struct sort_range){ 0, f->n_stacks, 0 };
+
+	while (n_todo > 0) {
+		struct sort_range g = todo[--n_todo];
+
+		for (size_t i = g.lo; i < g.hi; i++)
+			items[i].key = stack_key(f, rank, items[i].idx, g.depth, bits, per_key);
+		sort_items(items + g.lo, tmp, g.hi - g.lo);
+		for (size_t a = g.lo, b; a < g.hi; a = b) {
+			for (b = a + 1; b < g.hi && items[b].key == items[a].key; b++)
+				;
+			/*
+			 * Equal keys that reach past the end of a stack would be equal
+			 * stacks, which were merged; only full keys continue.
+			 */
+			if (b - a < 2 || (items[a].key & slot_mask) == 0)
+				continue;
+			r = FG_GROW(todo, cap_todo, n_todo + 1);
+			if (r < 0)
+				return r;
+			todo[n_todo++] = (struct sort_range){ a, b, g.depth + per_key };
+		}
+	}
+	for (size_t i = 0; i < f->n_stacks; i++)
+		order[i] = items[i].idx;
+	return 0;
 }
 
 int fg_folded__sort(struct fg_folded *f)
@@ -346,6 +556,7 @@ int fg_folded__sort(struct fg_folded *f)
 	size_t n_names = fg_strpool__count(f->names);
 	_cleanup_free_ uint32_t *by_name = NULL, *rank = NULL;
 	uint32_t *order;
+	int r;
 
 	if (f->sorted || f->sequence)
 		return 0;
@@ -361,17 +572,32 @@ int fg_folded__sort(struct fg_folded *f)
 	qsort_r(by_name, n_names, sizeof(uint32_t), cmp_name_ids, f->names);
 	for (size_t i = 0; i < n_names; i++)
 		rank[by_name[i]] = (uint32_t)i;
-	for (size_t i = 0; i < f->n_stacks; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, f->n_stacks, sizeof(uint32_t), cmp_stacks,
-		&(struct sort_ctx){ .f = f, .rank = rank });
+	r = sort_stacks(f, rank, n_names, order);
+	if (r < 0)
+		return r;
 	f->sorted = true;
 	return 0;
 }
 
+#define AHEAD 8
+
 void fg_folded__stack(const struct fg_folded *f, size_t i, struct fg_stack *ret)
 {
 	const struct stack_entry *e = &f->stacks[f->sorted ? f->order[i] : i];
+
+	/*
+	 * Renderers walk the sorted stacks in order, which the sort scattered
+	 * over memory: fetch the entries and frames of the stacks a few calls
+	 * ahead, so each call finds its own in cache. Only hints: a caller
+	 * reading in another order pays a few loads for nothing.
+	 */
+	if (f->sorted && i + 2 * AHEAD < f->n_stacks) {
+		const struct stack_entry *next = &f->stacks[f->order[i + AHEAD]];
+
+		__builtin_prefetch(&f->stacks[f->order[i + 2 * AHEAD]]);
+		__builtin_prefetch(f->frames + next->offset);
+		__builtin_prefetch(f->frames + next->offset + next->n - 1);
+	}
 
 	*ret = (struct fg_stack){
 		.frames = f->frames + e->offset,

@@ -8,6 +8,8 @@
  * stay densely numbered for cheap side arrays.
  *
  * Lookups call the caller's equality function only on a 32-bit tag match.
+ * A slot holds the tag and the index together, so a probe touches one cache
+ * line, not two.
  */
 
 #include <stdbool.h>
@@ -15,8 +17,7 @@
 #include <stdint.h>
 
 struct fg_idxmap {
-	uint32_t *slot; /* owned; 0 = empty, else index + 1 */
-	uint32_t *tag;  /* owned; low 32 bits of the entry's hash */
+	uint64_t *slots; /* owned; 0 = empty, else tag << 32 | (index + 1) */
 	size_t mask;
 	size_t count;
 };
@@ -28,6 +29,17 @@ typedef bool (*fg_idxmap_eq_fn)(const void *ctx, uint32_t idx, const void *key);
 
 void fg_idxmap_done(struct fg_idxmap *m);
 
+/* The tag is the hash's low 32 bits; it also picks the home slot. */
+static inline uint32_t fg_idxmap_slot_index(uint64_t s)
+{
+	return (uint32_t)s - 1;
+}
+
+static inline uint32_t fg_idxmap_slot_tag(uint64_t s)
+{
+	return (uint32_t)(s >> 32);
+}
+
 /* Index of the entry equal to key, or -1. */
 static inline int64_t fg_idxmap_find(const struct fg_idxmap *m, uint64_t hash, fg_idxmap_eq_fn eq,
 				     const void *ctx, const void *key)
@@ -35,15 +47,15 @@ static inline int64_t fg_idxmap_find(const struct fg_idxmap *m, uint64_t hash, f
 	uint32_t tag = (uint32_t)hash;
 	size_t pos;
 
-	if (!m->slot)
+	if (!m->slots)
 		return -1;
 	for (pos = tag & m->mask;; pos = (pos + 1) & m->mask) {
-		uint32_t s = m->slot[pos];
+		uint64_t s = m->slots[pos];
 
 		if (s == 0)
 			return -1;
-		if (m->tag[pos] == tag && eq(ctx, s - 1, key))
-			return s - 1;
+		if (fg_idxmap_slot_tag(s) == tag && eq(ctx, fg_idxmap_slot_index(s), key))
+			return fg_idxmap_slot_index(s);
 	}
 }
 
@@ -56,5 +68,5 @@ int fg_idxmap_remove(struct fg_idxmap *m, uint64_t hash, uint32_t idx);
 /* Bytes held by the index itself, for memory accounting. */
 static inline size_t fg_idxmap_bytes(const struct fg_idxmap *m)
 {
-	return m->slot ? (m->mask + 1) * 2 * sizeof(uint32_t) : 0;
+	return m->slots ? (m->mask + 1) * sizeof(*m->slots) : 0;
 }

@@ -91,13 +91,13 @@ int64_t fg_strpool__find(const struct fg_strpool *p, const char *s, size_t len)
 {
 	struct key k = { s, len };
 
-	return fg_idxmap_find(&p->index, fg_hash_bytes(s, len, 0), entry_eq, p, &k);
+	return fg_idxmap_find(&p->index, fg_hash_str(s, len), entry_eq, p, &k);
 }
 
 int fg_strpool__intern(struct fg_strpool *p, const char *s, size_t len, uint32_t *ret_id)
 {
 	struct key k = { s, len };
-	uint64_t h = fg_hash_bytes(s, len, 0);
+	uint64_t h = fg_hash_str(s, len);
 	int64_t found;
 	char *dst;
 	int r;
@@ -121,6 +121,11 @@ int fg_strpool__intern(struct fg_strpool *p, const char *s, size_t len, uint32_t
 	p->entries[p->n_entries] = (struct entry){ dst, (uint32_t)len };
 	*ret_id = (uint32_t)p->n_entries++;
 	return 1;
+}
+
+bool fg_strpool__is(const struct fg_strpool *p, uint32_t id, const char *s, size_t len)
+{
+	return p->entries[id].len == len && memcmp(p->entries[id].str, s, len) == 0;
 }
 
 const char *fg_strpool__str(const struct fg_strpool *p, uint32_t id)

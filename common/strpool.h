@@ -7,6 +7,7 @@
  * returned by fg_strpool__str() stay valid until the pool is freed.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,8 @@ int64_t fg_strpool__find(const struct fg_strpool *p, const char *s, size_t len);
 /* Borrowed until the pool is freed. id must be < fg_strpool__count(). */
 const char *fg_strpool__str(const struct fg_strpool *p, uint32_t id);
 size_t fg_strpool__len(const struct fg_strpool *p, uint32_t id);
+/* True when id's string is s[0..len); id must be < fg_strpool__count(). */
+bool fg_strpool__is(const struct fg_strpool *p, uint32_t id, const char *s, size_t len);
 
 size_t fg_strpool__count(const struct fg_strpool *p);
 /* Heap bytes held, for memory accounting. */
