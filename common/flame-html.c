@@ -87,6 +87,7 @@
 #include "flame-html-js.h"
 #include "flametree.h"
 #include "macro.h"
+#include "outbuf.h"
 #include "strpool.h"
 #include "utf8.h"
 
@@ -158,9 +159,7 @@ struct fg_flame_html {
 	size_t n_funcs, n_funcs_all;
 
 	size_t section, index; /* the next element to write */
-	char *buf;             /* owned; the chunk being assembled */
-	size_t cap_buf, used;
-	int buf_err; /* sticky error of the put functions */
+	struct fg_outbuf out;  /* the chunk being assembled */
 };
 
 struct fg_flame_html *fg_flame_html__free(struct fg_flame_html *h)
@@ -175,7 +174,7 @@ struct fg_flame_html *fg_flame_html__free(struct fg_flame_html *h)
 	free(h->colors);
 	free(h->names);
 	free(h->funcs);
-	free(h->buf);
+	fg_outbuf_done(&h->out);
 	free(h);
 	return NULL;
 }
@@ -493,61 +492,6 @@ int fg_flame_html__new(const struct fg_folded *model, const struct fg_flame_opts
 	return 0;
 }
 
-/*
- * Output assembly. The put functions append to h->buf and keep the first
- * error in h->buf_err, so a piece is written straight through and checked
- * once at its end.
- */
-
-static void put(struct fg_flame_html *h, const char *s, size_t len)
-{
-	int r;
-
-	if (h->buf_err < 0)
-		return;
-	r = FG_GROW(h->buf, h->cap_buf, h->used + len);
-	if (r < 0) {
-		h->buf_err = r;
-		return;
-	}
-	memcpy(h->buf + h->used, s, len);
-	h->used += len;
-}
-
-static void put_raw(struct fg_flame_html *h, const char *s)
-{
-	put(h, s, strlen(s));
-}
-
-_printf_(2, 3) static void putf(struct fg_flame_html *h, const char *fmt, ...)
-{
-	char small[64];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		h->buf_err = h->buf_err < 0 ? h->buf_err : -EINVAL;
-		return;
-	}
-	if ((size_t)n < sizeof(small)) {
-		put(h, small, (size_t)n);
-		return;
-	}
-	if (h->buf_err < 0)
-		return;
-	if (FG_GROW(h->buf, h->cap_buf, h->used + (size_t)n + 1) < 0) {
-		h->buf_err = -ENOMEM;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(h->buf + h->used, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	h->used += (size_t)n;
-}
-
 /* The shortest "%.Ng" that reads back as v. */
 static void put_shortest(struct fg_flame_html *h, double v)
 {
@@ -556,66 +500,27 @@ static void put_shortest(struct fg_flame_html *h, double v)
 	for (int prec = 15; prec < 17; prec++) {
 		snprintf(s, sizeof(s), "%.*g", prec, v);
 		if (strtod(s, NULL) == v) {
-			put_raw(h, s);
+			fg_outbuf_puts(&h->out, s);
 			return;
 		}
 	}
-	putf(h, "%.17g", v);
+	fg_outbuf_printf(&h->out, "%.17g", v);
 }
 
 /* A number as JSON: integers in full, anything else so that it reads back exactly. */
 static void put_num(struct fg_flame_html *h, double v)
 {
 	if (v == 0)
-		put_raw(h, "0"); /* not "-0" */
+		fg_outbuf_puts(&h->out, "0"); /* not "-0" */
 	else if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		putf(h, "%.0f", v);
+		fg_outbuf_printf(&h->out, "%.0f", v);
 	else
 		put_shortest(h, v);
 }
 
-/* s[0..len) as HTML text, valid in element content and in quoted attribute values. */
-static void put_html(struct fg_flame_html *h, const char *s, size_t len)
-{
-	for (size_t i = 0; i < len;) {
-		const unsigned char *p = (const unsigned char *)s + i;
-		uint32_t cp;
-		size_t n = fg_utf8_next(p, len - i, &cp);
-
-		switch (cp) {
-		case '&':
-			put_raw(h, "&amp;");
-			break;
-		case '<':
-			put_raw(h, "&lt;");
-			break;
-		case '>':
-			put_raw(h, "&gt;");
-			break;
-		case '"':
-			put_raw(h, "&quot;");
-			break;
-		case '\'':
-			put_raw(h, "&#39;");
-			break;
-		case 0x2028:
-		case 0x2029:
-			putf(h, "&#x%x;", (unsigned)cp); /* harmless here, but never raw anywhere */
-			break;
-		case 0xfffd:
-			put_raw(h, "\xef\xbf\xbd");
-			break;
-		default:
-			put(h, (const char *)p, n);
-			break;
-		}
-		i += n;
-	}
-}
-
 static void put_html_str(struct fg_flame_html *h, const char *s)
 {
-	put_html(h, s, strlen(s));
+	fg_outbuf_put_markup(&h->out, s, strlen(s), SIZE_MAX);
 }
 
 /*
@@ -626,7 +531,7 @@ static void put_html_str(struct fg_flame_html *h, const char *s)
  */
 static void put_json(struct fg_flame_html *h, const char *s, size_t len)
 {
-	put_raw(h, "\"");
+	fg_outbuf_puts(&h->out, "\"");
 	for (size_t i = 0; i < len;) {
 		const unsigned char *p = (const unsigned char *)s + i;
 		uint32_t cp;
@@ -634,28 +539,28 @@ static void put_json(struct fg_flame_html *h, const char *s, size_t len)
 
 		switch (cp) {
 		case '"':
-			put_raw(h, "\\\"");
+			fg_outbuf_puts(&h->out, "\\\"");
 			break;
 		case '\\':
-			put_raw(h, "\\\\");
+			fg_outbuf_puts(&h->out, "\\\\");
 			break;
 		case '<':
 		case '>':
 		case '&':
 		case 0x2028:
 		case 0x2029:
-			putf(h, "\\u%04x", (unsigned)cp);
+			fg_outbuf_printf(&h->out, "\\u%04x", (unsigned)cp);
 			break;
 		case 0xfffd:
-			put_raw(h, "\\ufffd");
+			fg_outbuf_puts(&h->out, "\\ufffd");
 			break;
 		default:
-			put(h, (const char *)p, n);
+			fg_outbuf_put(&h->out, (const char *)p, n);
 			break;
 		}
 		i += n;
 	}
-	put_raw(h, "\"");
+	fg_outbuf_puts(&h->out, "\"");
 }
 
 static void put_json_str(struct fg_flame_html *h, const char *s)
@@ -702,42 +607,42 @@ static void emit_head(struct fg_flame_html *h)
 {
 	const struct fg_flame_opts *o = &h->opts;
 
-	put_raw(h, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	fg_outbuf_puts(&h->out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		   /* Self-contained: nothing may be fetched, whatever a name holds. */
 		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"
 		   " script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n"
 		   "<meta name=\"generator\" content=\"fgd\">\n<title>");
 	put_html_str(h, o->title);
-	put_raw(h, "</title>\n<style>\n");
-	put(h, style, sizeof(style) - 1);
-	put_raw(h, "</style>\n</head>\n<body>\n"
+	fg_outbuf_puts(&h->out, "</title>\n<style>\n");
+	fg_outbuf_put(&h->out, style, sizeof(style) - 1);
+	fg_outbuf_puts(&h->out, "</style>\n</head>\n<body>\n"
 		   "<!-- Flame graph rendered by fgd. Click a frame to zoom, Ctrl-F to search. -->\n"
 		   "<h1 id=\"title\">");
 	put_html_str(h, o->title);
-	put_raw(h, "</h1>\n");
+	fg_outbuf_puts(&h->out, "</h1>\n");
 	if (o->subtitle) {
-		put_raw(h, "<p id=\"subtitle\">");
+		fg_outbuf_puts(&h->out, "<p id=\"subtitle\">");
 		put_html_str(h, o->subtitle);
-		put_raw(h, "</p>\n");
+		fg_outbuf_puts(&h->out, "</p>\n");
 	}
 	for (const char *const *l = o->info; l && *l; l++) {
-		put_raw(h, "<p class=\"info\">");
+		fg_outbuf_puts(&h->out, "<p class=\"info\">");
 		put_html_str(h, *l);
-		put_raw(h, "</p>\n");
+		fg_outbuf_puts(&h->out, "</p>\n");
 	}
 	if (o->notes) {
-		put_raw(h, "<div id=\"notes\" hidden>NOTES: ");
+		fg_outbuf_puts(&h->out, "<div id=\"notes\" hidden>NOTES: ");
 		put_html_str(h, o->notes);
-		put_raw(h, "</div>\n");
+		fg_outbuf_puts(&h->out, "</div>\n");
 	}
-	putf(h, "<div id=\"layout\">\n<div id=\"graph\" style=\"width: %upx\">\n", o->width);
-	put_raw(h, "<div id=\"controls\"><span><button id=\"unzoom\" type=\"button\" hidden>"
+	fg_outbuf_printf(&h->out, "<div id=\"layout\">\n<div id=\"graph\" style=\"width: %upx\">\n", o->width);
+	fg_outbuf_puts(&h->out, "<div id=\"controls\"><span><button id=\"unzoom\" type=\"button\" hidden>"
 		   "Reset Zoom</button></span><span><button id=\"search\" type=\"button\">Search"
 		   "</button> <button id=\"ignorecase\" type=\"button\" aria-pressed=\"false\""
 		   " title=\"Ignore case (Ctrl-I)\">ic</button></span></div>\n");
 	if (h->tree.n == 0)
-		put_raw(h, "<p id=\"nosamples\">No samples</p>\n");
-	put_raw(h, "<canvas id=\"flame\"></canvas>\n"
+		fg_outbuf_puts(&h->out, "<p id=\"nosamples\">No samples</p>\n");
+	fg_outbuf_puts(&h->out, "<canvas id=\"flame\"></canvas>\n"
 		   "<div id=\"status\"><span id=\"details\"> </span><span id=\"matched\"> </span></div>\n"
 		   "</div>\n"
 		   "<div id=\"functions\">\n"
@@ -747,34 +652,34 @@ static void emit_head(struct fg_flame_html *h)
 		   "<div id=\"tablenote\"></div>\n"
 		   "</div>\n</div>\n"
 		   "<script type=\"application/json\" id=\"fg-data\">\n");
-	put_raw(h, "{\"meta\":{\"title\":");
+	fg_outbuf_puts(&h->out, "{\"meta\":{\"title\":");
 	put_json_str(h, o->title);
-	put_raw(h, ",\"countName\":");
+	fg_outbuf_puts(&h->out, ",\"countName\":");
 	put_json_str(h, o->count_name);
-	put_raw(h, ",\"nameType\":");
+	fg_outbuf_puts(&h->out, ",\"nameType\":");
 	put_json_str(h, o->name_type);
-	put_raw(h, ",\"fontType\":");
+	fg_outbuf_puts(&h->out, ",\"fontType\":");
 	put_json_str(h, o->font_type);
-	put_raw(h, ",\"fontSize\":");
+	fg_outbuf_puts(&h->out, ",\"fontSize\":");
 	put_num(h, o->font_size);
-	put_raw(h, ",\"fontWidth\":");
+	fg_outbuf_puts(&h->out, ",\"fontWidth\":");
 	put_num(h, o->font_width);
-	putf(h, ",\"width\":%u,\"frameHeight\":%u", o->width, o->frame_height);
-	putf(h, ",\"inverted\":%s,\"flamechart\":%s,\"diff\":%s,\"otherIsAfter\":%s",
+	fg_outbuf_printf(&h->out, ",\"width\":%u,\"frameHeight\":%u", o->width, o->frame_height);
+	fg_outbuf_printf(&h->out, ",\"inverted\":%s,\"flamechart\":%s,\"diff\":%s,\"otherIsAfter\":%s",
 	     o->inverted ? "true" : "false", o->flamechart ? "true" : "false",
 	     h->diff ? "true" : "false", h->tree.other_is_after ? "true" : "false");
-	put_raw(h, ",\"total\":");
+	fg_outbuf_puts(&h->out, ",\"total\":");
 	put_num(h, h->total);
-	put_raw(h, ",\"treeTotal\":");
+	fg_outbuf_puts(&h->out, ",\"treeTotal\":");
 	put_num(h, h->tree.total);
-	put_raw(h, ",\"totalOther\":");
+	fg_outbuf_puts(&h->out, ",\"totalOther\":");
 	put_num(h, h->tree.total_other);
-	putf(h, ",\"maxDepth\":%u", h->tree.max_depth);
-	put_raw(h, ",\"bgTop\":");
+	fg_outbuf_printf(&h->out, ",\"maxDepth\":%u", h->tree.max_depth);
+	fg_outbuf_puts(&h->out, ",\"bgTop\":");
 	put_json_str(h, h->bg_top);
-	put_raw(h, ",\"bgBottom\":");
+	fg_outbuf_puts(&h->out, ",\"bgBottom\":");
 	put_json_str(h, h->bg_bottom);
-	putf(h, ",\"elided\":%zu,\"functions\":%zu}", h->n_elided, h->n_funcs_all);
+	fg_outbuf_printf(&h->out, ",\"elided\":%zu,\"functions\":%zu}", h->n_elided, h->n_funcs_all);
 }
 
 static bool section_present(const struct fg_flame_html *h, size_t sec)
@@ -813,10 +718,10 @@ static void emit_element(struct fg_flame_html *h, size_t sec, size_t i)
 			 fg_strpool__len(h->pool, h->names[i]));
 		break;
 	case SEC_NAME:
-		putf(h, "%u", h->node_name[i]);
+		fg_outbuf_printf(&h->out, "%u", h->node_name[i]);
 		break;
 	case SEC_DEPTH:
-		putf(h, "%u", n->depth);
+		fg_outbuf_printf(&h->out, "%u", n->depth);
 		break;
 	case SEC_GAP:
 		put_num(h, h->node_gap[i]);
@@ -828,13 +733,13 @@ static void emit_element(struct fg_flame_html *h, size_t sec, size_t i)
 		put_num(h, n->other);
 		break;
 	case SEC_COLOR:
-		putf(h, "%u", h->node_color[i]);
+		fg_outbuf_printf(&h->out, "%u", h->node_color[i]);
 		break;
 	case SEC_COLORS:
-		putf(h, "%u", h->colors[i]);
+		fg_outbuf_printf(&h->out, "%u", h->colors[i]);
 		break;
 	case SEC_FN:
-		putf(h, "%u", f->group);
+		fg_outbuf_printf(&h->out, "%u", f->group);
 		break;
 	case SEC_FSELF:
 		put_num(h, f->self);
@@ -853,9 +758,9 @@ static void emit_element(struct fg_flame_html *h, size_t sec, size_t i)
 
 static void emit_tail(struct fg_flame_html *h)
 {
-	put_raw(h, "}\n</script>\n<script>\n");
-	put(h, flame_html_js, sizeof(flame_html_js) - 1);
-	put_raw(h, "</script>\n</body>\n</html>\n");
+	fg_outbuf_puts(&h->out, "}\n</script>\n<script>\n");
+	fg_outbuf_put(&h->out, flame_html_js, sizeof(flame_html_js) - 1);
+	fg_outbuf_puts(&h->out, "</script>\n</body>\n</html>\n");
 }
 
 /*
@@ -881,13 +786,13 @@ static void emit_piece(struct fg_flame_html *h)
 	}
 	len = section_len(h, sec);
 	if (h->index == 0) {
-		putf(h, ",\n\"%s\":[", section_key[sec]);
+		fg_outbuf_printf(&h->out, ",\n\"%s\":[", section_key[sec]);
 	} else if (h->index <= len) {
 		if (h->index > 1)
-			put_raw(h, ",");
+			fg_outbuf_puts(&h->out, ",");
 		emit_element(h, sec, h->index - 1);
 	} else {
-		put_raw(h, "]");
+		fg_outbuf_puts(&h->out, "]");
 		h->section++;
 		h->index = 0;
 		return;
@@ -901,19 +806,18 @@ int fg_flame_html__emit(struct fg_flame_html *h, fg_write_fn fn, void *ctx, size
 
 	if (h->section >= _SEC_MAX)
 		return 1;
-	h->used = 0;
-	h->buf_err = 0;
+	fg_outbuf_reset(&h->out);
 	/* Always make progress, even with a budget of 0. */
 	do
 		emit_piece(h);
-	while (h->section < _SEC_MAX && (h->used < budget || h->used == 0) && h->buf_err >= 0);
-	if (h->buf_err >= 0 && h->used > 0)
-		h->buf_err = fn(ctx, h->buf, h->used);
-	if (h->buf_err < 0) {
+	while (h->section < _SEC_MAX && (h->out.used < budget || h->out.used == 0) && h->out.err >= 0);
+	if (h->out.err >= 0 && h->out.used > 0)
+		h->out.err = fn(ctx, h->out.data, h->out.used);
+	if (h->out.err < 0) {
 		/* Only a chunk the sink took moves the cursor, so a failed write can be retried. */
 		h->section = section;
 		h->index = index;
-		return h->buf_err;
+		return h->out.err;
 	}
 	return h->section >= _SEC_MAX ? 1 : 0;
 }

@@ -50,6 +50,7 @@
 #include "flametree.h"
 #include "hash.h"
 #include "macro.h"
+#include "outbuf.h"
 #include "utf8.h"
 
 #define XPAD 10.0
@@ -87,9 +88,7 @@ struct fg_flame {
 
 	size_t cursor; /* next item */
 	size_t n_items;
-	char *buf; /* owned; the chunk being assembled */
-	size_t cap_buf, used;
-	int buf_err; /* sticky error of the put functions */
+	struct fg_outbuf out; /* the chunk being assembled */
 };
 
 void fg_flame_opts_init(struct fg_flame_opts *o)
@@ -112,7 +111,7 @@ struct fg_flame *fg_flame__free(struct fg_flame *fl)
 	if (!fl)
 		return NULL;
 	fg_flametree_done(&fl->tree);
-	free(fl->buf);
+	fg_outbuf_done(&fl->out);
 	free(fl);
 	return NULL;
 }
@@ -325,121 +324,9 @@ size_t fg_flame__n_elided(const struct fg_flame *fl)
 	return fl->tree.n_dropped;
 }
 
-/*
- * Output assembly. The put functions append to fl->buf and keep the first
- * error in fl->buf_err, so an item is written straight through and checked
- * once at its end.
- */
-
-static void put(struct fg_flame *fl, const char *s, size_t len)
-{
-	int r;
-
-	if (fl->buf_err < 0)
-		return;
-	r = FG_GROW(fl->buf, fl->cap_buf, fl->used + len);
-	if (r < 0) {
-		fl->buf_err = r;
-		return;
-	}
-	memcpy(fl->buf + fl->used, s, len);
-	fl->used += len;
-}
-
-static void put_raw(struct fg_flame *fl, const char *s)
-{
-	put(fl, s, strlen(s));
-}
-
-_printf_(2, 3) static void putf(struct fg_flame *fl, const char *fmt, ...)
-{
-	va_list ap;
-	int n, r;
-
-	if (fl->buf_err < 0)
-		return;
-	for (;;) {
-		size_t room = fl->cap_buf - fl->used;
-
-		va_start(ap, fmt);
-		n = vsnprintf(fl->buf ? fl->buf + fl->used : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			fl->buf_err = -EINVAL;
-			return;
-		}
-		if ((size_t)n < room) {
-			fl->used += (size_t)n;
-			return;
-		}
-		r = FG_GROW(fl->buf, fl->cap_buf, fl->used + (size_t)n + 1);
-		if (r < 0) {
-			fl->buf_err = r;
-			return;
-		}
-	}
-}
-
-static size_t count_code_points(const char *s, size_t len)
-{
-	size_t n = 0;
-	uint32_t cp;
-
-	for (size_t i = 0; i < len; n++)
-		i += fg_utf8_next((const unsigned char *)s + i, len - i, &cp);
-	return n;
-}
-
-/*
- * Appends s[0..len) as XML character data that is valid both in text and in
- * double-quoted attribute values. Writes at most max_cps code points: a
- * longer s is cut to max_cps - 2 of them followed by "..", as flamegraph.pl
- * labels frames (max_cps >= 3, or SIZE_MAX for no limit).
- */
-static void put_text(struct fg_flame *fl, const char *s, size_t len, size_t max_cps)
-{
-	size_t limit = SIZE_MAX, done = 0, i = 0;
-
-	if (max_cps != SIZE_MAX && count_code_points(s, len) > max_cps)
-		limit = max_cps - 2;
-	while (i < len && done < limit) {
-		const unsigned char *p = (const unsigned char *)s + i;
-		uint32_t cp;
-		size_t n = fg_utf8_next(p, len - i, &cp);
-
-		switch (cp) {
-		case '&':
-			put_raw(fl, "&amp;");
-			break;
-		case '<':
-			put_raw(fl, "&lt;");
-			break;
-		case '>':
-			put_raw(fl, "&gt;"); /* keeps "]]>" out of any context */
-			break;
-		case '"':
-			put_raw(fl, "&quot;");
-			break;
-		case '\'':
-			put_raw(fl, "&apos;");
-			break;
-		case 0xfffd:
-			put_raw(fl, "\xef\xbf\xbd");
-			break;
-		default:
-			put(fl, (const char *)p, n);
-			break;
-		}
-		i += n;
-		done++;
-	}
-	if (limit != SIZE_MAX)
-		put_raw(fl, "..");
-}
-
 static void put_escaped(struct fg_flame *fl, const char *s)
 {
-	put_text(fl, s, strlen(s), SIZE_MAX);
+	fg_outbuf_put_markup(&fl->out, s, strlen(s), SIZE_MAX);
 }
 
 /* A count as flamegraph.pl shows it: thousands separated by commas, "1,234" or "1,234.50". */
@@ -473,27 +360,27 @@ static void emit_head(struct fg_flame *fl)
 {
 	const struct fg_flame_opts *o = &fl->opts;
 
-	putf(fl, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+	fg_outbuf_printf(&fl->out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
 		 "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%.0f\""
 		 " viewBox=\"0 0 %u %.0f\" onload=\"init(evt)\" font-family=\"",
 	     o->width, fl->height, o->width, fl->height);
 	put_escaped(fl, o->font_type);
-	putf(fl, "\" font-size=\"%.2f\">\n", o->font_size);
-	put_raw(fl, "<!-- Flame graph rendered by fgd. Click a frame to zoom, Ctrl-F to search. -->\n");
+	fg_outbuf_printf(&fl->out, "\" font-size=\"%.2f\">\n", o->font_size);
+	fg_outbuf_puts(&fl->out, "<!-- Flame graph rendered by fgd. Click a frame to zoom, Ctrl-F to search. -->\n");
 	if (o->notes) {
 		/* Escaped character data, so notes can hold anything, "--" and "]]>" too. */
-		put_raw(fl, "<desc id=\"notes\">NOTES: ");
+		fg_outbuf_puts(&fl->out, "<desc id=\"notes\">NOTES: ");
 		put_escaped(fl, o->notes);
-		put_raw(fl, "</desc>\n");
+		fg_outbuf_puts(&fl->out, "</desc>\n");
 	}
-	putf(fl, "<defs>\n"
+	fg_outbuf_printf(&fl->out, "<defs>\n"
 		 "<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">\n"
 		 "<stop stop-color=\"%s\" offset=\"5%%\"/>\n"
 		 "<stop stop-color=\"%s\" offset=\"95%%\"/>\n"
 		 "</linearGradient>\n"
 		 "</defs>\n",
 	     fl->bg_top, fl->bg_bottom);
-	put_raw(fl, "<style type=\"text/css\"><![CDATA[\n"
+	fg_outbuf_puts(&fl->out, "<style type=\"text/css\"><![CDATA[\n"
 		  "#search, #ignorecase, #unzoom { cursor: pointer; }\n"
 		  "#search, #ignorecase { opacity: 0.1; }\n"
 		  "#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity: 1; }\n"
@@ -788,12 +675,12 @@ static const char script_body[] =
 
 static void emit_script(struct fg_flame *fl)
 {
-	put_raw(fl, "<script type=\"text/ecmascript\"><![CDATA[\n\"use strict\";\n");
-	putf(fl, "var fontsize = %.2f, fontwidth = %.4f, frameheight = %u, inverted = %s;\n",
+	fg_outbuf_puts(&fl->out, "<script type=\"text/ecmascript\"><![CDATA[\n\"use strict\";\n");
+	fg_outbuf_printf(&fl->out, "var fontsize = %.2f, fontwidth = %.4f, frameheight = %u, inverted = %s;\n",
 	     fl->opts.font_size, fl->opts.font_width, fl->opts.frame_height,
 	     fl->opts.inverted ? "true" : "false");
-	put(fl, script_body, sizeof(script_body) - 1);
-	put_raw(fl, "]]></script>\n");
+	fg_outbuf_put(&fl->out, script_body, sizeof(script_body) - 1);
+	fg_outbuf_puts(&fl->out, "]]></script>\n");
 }
 
 static void emit_labels(struct fg_flame *fl)
@@ -802,39 +689,39 @@ static void emit_labels(struct fg_flame *fl)
 	double fs = o->font_size, bottom = fl->height - fl->ypad2 / 2;
 	size_t i = 0;
 
-	putf(fl, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%.0f\" fill=\"url(#background)\"/>\n",
+	fg_outbuf_printf(&fl->out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%.0f\" fill=\"url(#background)\"/>\n",
 	     o->width, fl->height);
-	putf(fl, "<text id=\"title\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"%.2f\">",
+	fg_outbuf_printf(&fl->out, "<text id=\"title\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"%.2f\">",
 	     o->width / 2.0, fs * 2, fs + 5);
 	put_escaped(fl, o->title);
-	put_raw(fl, "</text>\n");
+	fg_outbuf_puts(&fl->out, "</text>\n");
 	if (o->subtitle) {
-		putf(fl, "<text id=\"subtitle\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">",
+		fg_outbuf_printf(&fl->out, "<text id=\"subtitle\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">",
 		     o->width / 2.0, fl->subtitle_y);
 		put_escaped(fl, o->subtitle);
-		put_raw(fl, "</text>\n");
+		fg_outbuf_puts(&fl->out, "</text>\n");
 	}
 	for (const char *const *l = o->info; l && *l; l++, i++) {
-		putf(fl, "<text class=\"info\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\""
+		fg_outbuf_printf(&fl->out, "<text class=\"info\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\""
 			 " font-size=\"%.2f\" xml:space=\"preserve\">",
 		     o->width / 2.0, fl->info_y0 + (double)i * fl->info_step, fs * 0.85);
 		put_escaped(fl, *l);
-		put_raw(fl, "</text>\n");
+		fg_outbuf_puts(&fl->out, "</text>\n");
 	}
-	putf(fl, "<text id=\"unzoom\" class=\"hide\" x=\"%.2f\" y=\"%.1f\">Reset Zoom</text>\n",
+	fg_outbuf_printf(&fl->out, "<text id=\"unzoom\" class=\"hide\" x=\"%.2f\" y=\"%.1f\">Reset Zoom</text>\n",
 	     XPAD, fs * 2);
-	putf(fl, "<text id=\"search\" x=\"%.2f\" y=\"%.1f\">Search</text>\n",
+	fg_outbuf_printf(&fl->out, "<text id=\"search\" x=\"%.2f\" y=\"%.1f\">Search</text>\n",
 	     o->width - XPAD - 100, fs * 2);
-	putf(fl, "<text id=\"ignorecase\" x=\"%.2f\" y=\"%.1f\">ic</text>\n",
+	fg_outbuf_printf(&fl->out, "<text id=\"ignorecase\" x=\"%.2f\" y=\"%.1f\">ic</text>\n",
 	     o->width - XPAD - 16, fs * 2);
-	putf(fl, "<text id=\"details\" x=\"%.2f\" y=\"%.1f\" data-name-type=\"", XPAD, bottom);
+	fg_outbuf_printf(&fl->out, "<text id=\"details\" x=\"%.2f\" y=\"%.1f\" data-name-type=\"", XPAD, bottom);
 	put_escaped(fl, o->name_type);
-	put_raw(fl, "\" data-count-name=\"");
+	fg_outbuf_puts(&fl->out, "\" data-count-name=\"");
 	put_escaped(fl, o->count_name);
-	put_raw(fl, "\"> </text>\n");
-	putf(fl, "<text id=\"matched\" x=\"%.2f\" y=\"%.1f\"> </text>\n",
+	fg_outbuf_puts(&fl->out, "\"> </text>\n");
+	fg_outbuf_printf(&fl->out, "<text id=\"matched\" x=\"%.2f\" y=\"%.1f\"> </text>\n",
 	     o->width - XPAD - 100, bottom);
-	put_raw(fl, "<g id=\"frames\">\n");
+	fg_outbuf_puts(&fl->out, "<g id=\"frames\">\n");
 }
 
 static void emit_no_samples(struct fg_flame *fl)
@@ -842,7 +729,7 @@ static void emit_no_samples(struct fg_flame *fl)
 	double y1, y2;
 
 	frame_y(fl, 0, &y1, &y2);
-	putf(fl, "<text id=\"nosamples\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">No samples</text>\n",
+	fg_outbuf_printf(&fl->out, "<text id=\"nosamples\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">No samples</text>\n",
 	     fl->opts.width / 2.0, (y1 + y2) / 2 + fl->opts.font_size / 3);
 }
 
@@ -853,19 +740,19 @@ static void put_figures(struct fg_flame *fl, const struct fg_flame_node *n)
 	char count[512];
 
 	format_count(n->value, count, sizeof(count));
-	putf(fl, " (%s ", count);
+	fg_outbuf_printf(&fl->out, " (%s ", count);
 	put_escaped(fl, fl->opts.count_name);
-	putf(fl, ", %.2f%%", fl->total > 0 ? 100 * n->value / fl->total : 0);
+	fg_outbuf_printf(&fl->out, ", %.2f%%", fl->total > 0 ? 100 * n->value / fl->total : 0);
 	if (fl->diff) {
 		double mine = t->total > 0 ? n->value / t->total : 0;
 		double theirs = t->total_other > 0 ? n->other / t->total_other : 0;
 		double change = 100 * (t->other_is_after ? theirs - mine : mine - theirs);
 
 		format_count(n->other, count, sizeof(count));
-		putf(fl, "; %s: %s, %.2f%%; change %+.2f%%", t->other_is_after ? "after" : "before",
+		fg_outbuf_printf(&fl->out, "; %s: %s, %.2f%%; change %+.2f%%", t->other_is_after ? "after" : "before",
 		     count, 100 * theirs, change);
 	}
-	put_raw(fl, ")");
+	fg_outbuf_puts(&fl->out, ")");
 }
 
 static void emit_frame(struct fg_flame *fl, const struct fg_flame_node *n)
@@ -879,21 +766,21 @@ static void emit_frame(struct fg_flame *fl, const struct fg_flame_node *n)
 
 	frame_y(fl, n->depth, &y1, &y2);
 	r = fg_flame_colorer_color(&fl->colorer, &fl->tree, n, &c);
-	if (r < 0 && fl->buf_err >= 0)
-		fl->buf_err = r;
+	if (r < 0 && fl->out.err >= 0)
+		fl->out.err = r;
 
-	put_raw(fl, "<g class=\"func_g\"><title>");
-	put_text(fl, name, len, SIZE_MAX);
+	fg_outbuf_puts(&fl->out, "<g class=\"func_g\"><title>");
+	fg_outbuf_put_markup(&fl->out, name, len, SIZE_MAX);
 	put_figures(fl, n);
-	putf(fl, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\""
+	fg_outbuf_printf(&fl->out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\""
 		 " fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/>",
 	     x, y1, w, y2 - y1, c.r, c.g, c.b);
-	putf(fl, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, (y1 + y2) / 2 + o->font_size / 4);
+	fg_outbuf_printf(&fl->out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, (y1 + y2) / 2 + o->font_size / 4);
 	/* The script's fit() must cut labels the same way. */
 	chars = (size_t)floor(w / (o->font_size * o->font_width));
 	if (chars >= 3)
-		put_text(fl, name, len, chars);
-	put_raw(fl, "</text></g>\n");
+		fg_outbuf_put_markup(&fl->out, name, len, chars);
+	fg_outbuf_puts(&fl->out, "</text></g>\n");
 }
 
 static void emit_item(struct fg_flame *fl, size_t item)
@@ -905,7 +792,7 @@ static void emit_item(struct fg_flame *fl, size_t item)
 	else if (item == ITEM_LABELS)
 		emit_labels(fl);
 	else if (item == fl->n_items - 1)
-		put_raw(fl, "</g>\n</svg>\n");
+		fg_outbuf_puts(&fl->out, "</g>\n</svg>\n");
 	else if (fl->tree.n == 0)
 		emit_no_samples(fl);
 	else
@@ -919,15 +806,14 @@ int fg_flame__emit(struct fg_flame *fl, fg_write_fn fn, void *ctx, size_t budget
 
 	if (item >= fl->n_items)
 		return 1;
-	fl->used = 0;
-	fl->buf_err = 0;
+	fg_outbuf_reset(&fl->out);
 	/* Always make progress, even with a budget of 0. */
 	do
 		emit_item(fl, item++);
-	while (item < fl->n_items && fl->used < budget && fl->buf_err >= 0);
-	if (fl->buf_err < 0)
-		return fl->buf_err;
-	r = fn(ctx, fl->buf, fl->used);
+	while (item < fl->n_items && fl->out.used < budget && fl->out.err >= 0);
+	if (fl->out.err < 0)
+		return fl->out.err;
+	r = fn(ctx, fl->out.data, fl->out.used);
 	if (r < 0)
 		return r;
 	/* Advance only once the sink took the chunk, so a failed write can be retried. */

@@ -46,3 +46,13 @@ size_t fg_utf8_next(const unsigned char *s, size_t len, uint32_t *ret_cp)
 	*ret_cp = cp;
 	return n;
 }
+
+size_t fg_utf8_count(const char *s, size_t len)
+{
+	size_t n = 0;
+	uint32_t cp;
+
+	for (size_t i = 0; i < len; n++)
+		i += fg_utf8_next((const unsigned char *)s + i, len - i, &cp);
+	return n;
+}

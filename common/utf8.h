@@ -17,3 +17,6 @@
  * controls, DEL, U+FFFE, U+FFFF). Each bad byte becomes one U+FFFD.
  */
 size_t fg_utf8_next(const unsigned char *s, size_t len, uint32_t *ret_cp);
+
+/* The code points in s[0..len), each bad byte counting as one, as fg_utf8_next() reads them. */
+size_t fg_utf8_count(const char *s, size_t len);

@@ -479,7 +479,7 @@ TEST(escaping)
 	ASSERT_CONTAINS(m.data, "<title>std::vector&lt;int&gt;::push_back (5 samples");
 	ASSERT_CONTAINS(m.data, ">std::vector&lt;int&gt;::push_back</text>");
 	ASSERT_CONTAINS(m.data, "<title>operator&lt;&lt;(std::ostream&amp;, Foo const&amp;) (4 samples");
-	ASSERT_CONTAINS(m.data, "<title>say &quot;hi&quot; &apos;there&apos; (3 samples");
+	ASSERT_CONTAINS(m.data, "<title>say &quot;hi&quot; &#39;there&#39; (3 samples");
 	ASSERT_CONTAINS(m.data, "<title>x]]&gt;y&lt;/script&gt; (2 samples");
 	ASSERT_LACKS(m.data, "<int>");
 	ASSERT_LACKS(m.data, "y</script>");

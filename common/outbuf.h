@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The chunk buffer the renderers assemble their output in. The put
+ * functions append and keep the first error in err, so a piece of output is
+ * written straight through and checked once at its end.
+ */
+
+#include <stddef.h>
+
+#include "macro.h"
+
+struct fg_outbuf {
+	char *data; /* owned */
+	size_t cap, used;
+	int err; /* sticky: 0 or the first negative errno */
+};
+
+/* Empties the buffer for the next chunk and clears the error; keeps the memory. */
+void fg_outbuf_reset(struct fg_outbuf *b);
+void fg_outbuf_done(struct fg_outbuf *b);
+
+void fg_outbuf_put(struct fg_outbuf *b, const void *s, size_t len);
+void fg_outbuf_puts(struct fg_outbuf *b, const char *s);
+_printf_(2, 3) void fg_outbuf_printf(struct fg_outbuf *b, const char *fmt, ...);
+
+/*
+ * Appends s[0..len) as markup character data, valid in XML and HTML text
+ * and in quoted attribute values: & < > " ' escaped, U+2028 and U+2029 as
+ * character references, bytes that are not UTF-8 and control characters as
+ * U+FFFD (see utf8.h). Writes at most
+ * max_cps code points: a longer s is cut to max_cps - 2 of them and "..",
+ * as flamegraph.pl labels frames (max_cps >= 3, or SIZE_MAX for no limit).
+ */
+void fg_outbuf_put_markup(struct fg_outbuf *b, const char *s, size_t len, size_t max_cps);
