@@ -330,26 +330,38 @@ static void put_escaped(struct fg_flame *fl, const char *s)
 }
 
 /* A count as flamegraph.pl shows it: thousands separated by commas, "1,234" or "1,234.50". */
-static void format_count(double count, char *buf, size_t size)
+static void put_count(struct fg_outbuf *b, double count)
 {
-	char digits[400];
+	char digits[400], out[600];
 	size_t n_int = 0, len, o = 0;
 	int n;
 
-	n = snprintf(digits, sizeof(digits), "%.*f", count == floor(count) ? 0 : 2, count);
-	if (n < 0 || (size_t)n >= sizeof(digits)) {
-		snprintf(buf, size, "%g", count);
-		return;
+	if (count == floor(count) && count >= 0 && count < 9007199254740992.0) {
+		/* The usual case, without printf. */
+		uint64_t v = (uint64_t)count;
+		char *p = digits + sizeof(digits);
+
+		do
+			*--p = (char)('0' + v % 10);
+		while ((v /= 10) > 0);
+		len = (size_t)(digits + sizeof(digits) - p);
+		memmove(digits, p, len);
+	} else {
+		n = snprintf(digits, sizeof(digits), "%.*f", count == floor(count) ? 0 : 2, count);
+		if (n < 0 || (size_t)n >= sizeof(digits)) {
+			fg_outbuf_printf(b, "%g", count);
+			return;
+		}
+		len = (size_t)n;
 	}
-	len = (size_t)n;
 	while (n_int < len && digits[n_int] >= '0' && digits[n_int] <= '9')
 		n_int++;
-	for (size_t i = 0; i < len && o + 2 < size; i++) {
+	for (size_t i = 0; i < len; i++) {
 		if (i > 0 && i < n_int && (n_int - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
+			out[o++] = ',';
+		out[o++] = digits[i];
 	}
-	buf[o] = '\0';
+	fg_outbuf_put(b, out, o);
 }
 
 /*
@@ -737,27 +749,35 @@ static void emit_no_samples(struct fg_flame *fl)
 static void put_figures(struct fg_flame *fl, const struct fg_flame_node *n)
 {
 	const struct fg_flametree *t = &fl->tree;
-	char count[512];
+	struct fg_outbuf *b = &fl->out;
 
-	format_count(n->value, count, sizeof(count));
-	fg_outbuf_printf(&fl->out, " (%s ", count);
+	fg_outbuf_puts(b, " (");
+	put_count(b, n->value);
+	fg_outbuf_puts(b, " ");
 	put_escaped(fl, fl->opts.count_name);
-	fg_outbuf_printf(&fl->out, ", %.2f%%", fl->total > 0 ? 100 * n->value / fl->total : 0);
+	fg_outbuf_puts(b, ", ");
+	fg_outbuf_put_fixed(b, fl->total > 0 ? 100 * n->value / fl->total : 0, 2);
+	fg_outbuf_puts(b, "%");
 	if (fl->diff) {
 		double mine = t->total > 0 ? n->value / t->total : 0;
 		double theirs = t->total_other > 0 ? n->other / t->total_other : 0;
 		double change = 100 * (t->other_is_after ? theirs - mine : mine - theirs);
 
-		format_count(n->other, count, sizeof(count));
-		fg_outbuf_printf(&fl->out, "; %s: %s, %.2f%%; change %+.2f%%", t->other_is_after ? "after" : "before",
-		     count, 100 * theirs, change);
+		fg_outbuf_printf(b, "; %s: ", t->other_is_after ? "after" : "before");
+		put_count(b, n->other);
+		fg_outbuf_printf(b, ", %.2f%%; change %+.2f%%", 100 * theirs, change);
 	}
-	fg_outbuf_puts(&fl->out, ")");
+	fg_outbuf_puts(b, ")");
 }
 
+/*
+ * One frame. This runs for every frame of a graph, so numbers go through
+ * fg_outbuf_put_fixed(), which writes what printf would, without its cost.
+ */
 static void emit_frame(struct fg_flame *fl, const struct fg_flame_node *n)
 {
 	const struct fg_flame_opts *o = &fl->opts;
+	struct fg_outbuf *b = &fl->out;
 	size_t len, chars;
 	const char *name = fg_flame_node_name(fl->model, n, &len);
 	double x = XPAD + n->start * fl->scale, w = n->value * fl->scale, y1, y2;
@@ -766,21 +786,36 @@ static void emit_frame(struct fg_flame *fl, const struct fg_flame_node *n)
 
 	frame_y(fl, n->depth, &y1, &y2);
 	r = fg_flame_colorer_color(&fl->colorer, &fl->tree, n, &c);
-	if (r < 0 && fl->out.err >= 0)
-		fl->out.err = r;
+	if (r < 0 && b->err >= 0)
+		b->err = r;
 
-	fg_outbuf_puts(&fl->out, "<g class=\"func_g\"><title>");
-	fg_outbuf_put_markup(&fl->out, name, len, SIZE_MAX);
+	fg_outbuf_puts(b, "<g class=\"func_g\"><title>");
+	fg_outbuf_put_markup(b, name, len, SIZE_MAX);
 	put_figures(fl, n);
-	fg_outbuf_printf(&fl->out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\""
-		 " fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/>",
-	     x, y1, w, y2 - y1, c.r, c.g, c.b);
-	fg_outbuf_printf(&fl->out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, (y1 + y2) / 2 + o->font_size / 4);
+	fg_outbuf_puts(b, "</title><rect x=\"");
+	fg_outbuf_put_fixed(b, x, 2);
+	fg_outbuf_puts(b, "\" y=\"");
+	fg_outbuf_put_fixed(b, y1, 1);
+	fg_outbuf_puts(b, "\" width=\"");
+	fg_outbuf_put_fixed(b, w, 2);
+	fg_outbuf_puts(b, "\" height=\"");
+	fg_outbuf_put_fixed(b, y2 - y1, 1);
+	fg_outbuf_puts(b, "\" fill=\"rgb(");
+	fg_outbuf_put_fixed(b, c.r, 0);
+	fg_outbuf_puts(b, ",");
+	fg_outbuf_put_fixed(b, c.g, 0);
+	fg_outbuf_puts(b, ",");
+	fg_outbuf_put_fixed(b, c.b, 0);
+	fg_outbuf_puts(b, ")\" rx=\"2\" ry=\"2\"/><text x=\"");
+	fg_outbuf_put_fixed(b, x + 3, 2);
+	fg_outbuf_puts(b, "\" y=\"");
+	fg_outbuf_put_fixed(b, (y1 + y2) / 2 + o->font_size / 4, 1);
+	fg_outbuf_puts(b, "\">");
 	/* The script's fit() must cut labels the same way. */
 	chars = (size_t)floor(w / (o->font_size * o->font_width));
 	if (chars >= 3)
-		fg_outbuf_put_markup(&fl->out, name, len, chars);
-	fg_outbuf_puts(&fl->out, "</text></g>\n");
+		fg_outbuf_put_markup(b, name, len, chars);
+	fg_outbuf_puts(b, "</text></g>\n");
 }
 
 static void emit_item(struct fg_flame *fl, size_t item)

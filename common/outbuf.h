@@ -26,6 +26,13 @@ void fg_outbuf_puts(struct fg_outbuf *b, const char *s);
 _printf_(2, 3) void fg_outbuf_printf(struct fg_outbuf *b, const char *fmt, ...);
 
 /*
+ * Appends v with exactly `decimals` (0 to 3) digits after the point, the
+ * same bytes as printf("%.*f") in the default rounding mode, without its
+ * cost for the usual values (finite, |v| < 2^40); others go through printf.
+ */
+void fg_outbuf_put_fixed(struct fg_outbuf *b, double v, int decimals);
+
+/*
  * Appends s[0..len) as markup character data, valid in XML and HTML text
  * and in quoted attribute values: & < > " ' escaped, U+2028 and U+2029 as
  * character references, bytes that are not UTF-8 and control characters as

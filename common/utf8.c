@@ -52,7 +52,11 @@ size_t fg_utf8_count(const char *s, size_t len)
 	size_t n = 0;
 	uint32_t cp;
 
-	for (size_t i = 0; i < len; n++)
-		i += fg_utf8_next((const unsigned char *)s + i, len - i, &cp);
+	for (size_t i = 0; i < len; n++) {
+		if ((unsigned char)s[i] < 0x80)
+			i++; /* ASCII, controls too, is one code point a byte */
+		else
+			i += fg_utf8_next((const unsigned char *)s + i, len - i, &cp);
+	}
 	return n;
 }
