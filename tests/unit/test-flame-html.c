@@ -9,6 +9,7 @@
 #include "flame-html.h"
 #include "folded.h"
 #include "macro.h"
+#include "render-test.h"
 #include "test.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
@@ -17,84 +18,24 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
 #define DATA_OPEN "<script type=\"application/json\" id=\"fg-data\">"
 
-struct membuf {
-	char *data; /* owned; NUL-terminated */
-	size_t len, cap;
-	int fail; /* negative errno to return instead of storing */
-};
-
-static void membuf_done(struct membuf *m)
+static int emit_one(void *renderer, fg_write_fn fn, void *ctx, size_t budget)
 {
-	free(m->data);
-	*m = (struct membuf){};
+	return fg_flame_html__emit(renderer, fn, ctx, budget);
 }
 
-static int membuf_write(void *ctx, const void *buf, size_t len)
-{
-	struct membuf *m = ctx;
-	int r;
-
-	if (m->fail < 0)
-		return m->fail;
-	if (len == 0)
-		return -EINVAL; /* the renderer never writes empty chunks */
-	r = FG_GROW(m->data, m->cap, m->len + len + 1);
-	if (r < 0)
-		return r;
-	memcpy(m->data + m->len, buf, len);
-	m->len += len;
-	m->data[m->len] = '\0';
-	return 0;
-}
-
-static struct fg_folded *model_new(const char *const *lines, bool sort)
-{
-	struct fg_folded *f = fg_folded__new();
-
-	ASSERT_TRUE(f);
-	for (; *lines; lines++)
-		ASSERT_EQ(fg_folded__add_line(f, *lines, strlen(*lines)), 1);
-	if (sort)
-		ASSERT_OK(fg_folded__sort(f));
-	return f;
-}
-
-/* Renders to m in chunks of budget; checks the emit contract on the way. Returns the calls. */
+/* Renders to m with the given budget; returns the number of emit calls. */
 static size_t render_budget(const struct fg_folded *f, const struct fg_flame_opts *o,
 			    size_t budget, struct membuf *m)
 {
 	_cleanup_(fg_flame_html__freep) struct fg_flame_html *h = NULL;
-	size_t calls = 0;
-	int r;
 
 	ASSERT_OK(fg_flame_html__new(f, o, &h));
-	do {
-		size_t before = m->len;
-
-		r = fg_flame_html__emit(h, membuf_write, m, budget);
-		ASSERT_OK(r);
-		calls++;
-		if (r == 0)
-			ASSERT_TRUE(m->len - before >= MAX(budget, (size_t)1));
-	} while (r == 0);
-	ASSERT_EQ(r, 1);
-	ASSERT_EQ(fg_flame_html__emit(h, membuf_write, m, budget), 1);
-	ASSERT_TRUE(m->data);
-	return calls;
+	return emit_all(emit_one, h, budget, m);
 }
 
 static void render(const struct fg_folded *f, const struct fg_flame_opts *o, struct membuf *m)
 {
 	render_budget(f, o, SIZE_MAX, m);
-}
-
-static size_t count_str(const char *hay, const char *needle)
-{
-	size_t n = 0, l = strlen(needle);
-
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + l, needle))
-		n++;
-	return n;
 }
 
 static size_t count_str_nocase(const char *hay, const char *needle)
@@ -106,50 +47,7 @@ static size_t count_str_nocase(const char *hay, const char *needle)
 	return n;
 }
 
-/* True if s[0..len) is valid UTF-8 (no overlongs, surrogates or C0 controls but \n). */
-static bool valid_utf8(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
 
-	for (size_t i = 0; i < len;) {
-		unsigned char c = p[i];
-		size_t n;
-		uint32_t cp;
-
-		if (c < 0x80) {
-			if (c < 0x20 && c != '\n' && c != '\t')
-				return false;
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 2, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 3, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 4, cp = c & 0x07;
-		else
-			return false;
-		if (i + n > len)
-			return false;
-		for (size_t k = 1; k < n; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[i + k] & 0x3f);
-		}
-		if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n;
-	}
-	return true;
-}
-
-#define ASSERT_CONTAINS(hay, needle)                                                 \
-	do {                                                                         \
-		if (!strstr((hay), (needle)))                                        \
-			fg_test_fail(__FILE__, __LINE__, "output lacks \"%s\"", (needle)); \
-	} while (0)
 
 #define ASSERT_LACKS(hay, needle)                                                    \
 	do {                                                                         \
@@ -329,7 +227,7 @@ TEST(page_structure)
 	o.info = info;
 	render(f, &o, &m);
 	ASSERT_TRUE(strncmp(m.data, "<!DOCTYPE html>\n", 16) == 0);
-	ASSERT_TRUE(valid_utf8(m.data, m.len));
+	ASSERT_TRUE(valid_utf8_xml(m.data, m.len));
 	ASSERT_TRUE(strlen(m.data) == m.len);
 	static const char *const ids[] = {
 		"<h1 id=\"title\">Flame Graph</h1>", "<p id=\"subtitle\">pid 42</p>",
@@ -488,7 +386,7 @@ TEST(hostile_names_are_escaped)
 	ASSERT_EQ(count_str(m.data, "<!--"), 1);
 	ASSERT_LACKS(m.data, "\xe2\x80\xa8");
 	ASSERT_LACKS(m.data, "\xe2\x80\xa9");
-	ASSERT_TRUE(valid_utf8(m.data, m.len));
+	ASSERT_TRUE(valid_utf8_xml(m.data, m.len));
 	ASSERT_TRUE(strlen(m.data) == m.len);
 	ASSERT_CONTAINS(m.data, "<h1 id=\"title\">&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;</h1>");
 	ASSERT_CONTAINS(m.data, "<p id=\"subtitle\">&lt;!-- &quot;q&quot; &#39;a&#39; &amp; \xef\xbf\xbd</p>");

@@ -7,54 +7,15 @@
 #include "flame.h"
 #include "folded.h"
 #include "macro.h"
+#include "render-test.h"
 #include "test.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame *, fg_flame__free);
 
-struct membuf {
-	char *data; /* owned; NUL-terminated after render() */
-	size_t len, cap;
-	size_t calls;
-	int fail; /* negative errno to return instead of storing */
-};
-
-static void membuf_done(struct membuf *m)
+static int emit_one(void *renderer, fg_write_fn fn, void *ctx, size_t budget)
 {
-	free(m->data);
-	*m = (struct membuf){};
-}
-
-static int membuf_write(void *ctx, const void *buf, size_t len)
-{
-	struct membuf *m = ctx;
-	int r;
-
-	if (m->fail < 0)
-		return m->fail;
-	if (len == 0)
-		return -EINVAL; /* the renderer never writes empty chunks */
-	r = FG_GROW(m->data, m->cap, m->len + len + 1);
-	if (r < 0)
-		return r;
-	memcpy(m->data + m->len, buf, len);
-	m->len += len;
-	m->data[m->len] = '\0';
-	m->calls++;
-	return 0;
-}
-
-/* Builds a sorted model from folded lines. */
-static struct fg_folded *model_new(const char *const *lines, bool sort)
-{
-	struct fg_folded *f = fg_folded__new();
-
-	ASSERT_TRUE(f);
-	for (; *lines; lines++)
-		ASSERT_EQ(fg_folded__add_line(f, *lines, strlen(*lines)), 1);
-	if (sort)
-		ASSERT_OK(fg_folded__sort(f));
-	return f;
+	return fg_flame__emit(renderer, fn, ctx, budget);
 }
 
 /* Renders to m with the given budget; returns the number of emit calls. */
@@ -62,25 +23,9 @@ static size_t render_budget(const struct fg_folded *f, const struct fg_flame_opt
 			    size_t budget, struct membuf *m)
 {
 	_cleanup_(fg_flame__freep) struct fg_flame *fl = NULL;
-	size_t calls = 0;
-	int r;
 
 	ASSERT_OK(fg_flame__new(f, o, &fl));
-	do {
-		size_t before = m->len;
-
-		r = fg_flame__emit(fl, membuf_write, m, budget);
-		ASSERT_OK(r);
-		calls++;
-		/* Every call that is not the last one writes at least budget bytes. */
-		if (r == 0)
-			ASSERT_TRUE(m->len - before >= MAX(budget, (size_t)1));
-	} while (r == 0);
-	ASSERT_EQ(r, 1);
-	/* Once done it stays done and writes nothing. */
-	ASSERT_EQ(fg_flame__emit(fl, membuf_write, m, budget), 1);
-	ASSERT_TRUE(m->data);
-	return calls;
+	return emit_all(emit_one, fl, budget, m);
 }
 
 static void render(const struct fg_folded *f, const struct fg_flame_opts *o, struct membuf *m)
@@ -88,53 +33,6 @@ static void render(const struct fg_folded *f, const struct fg_flame_opts *o, str
 	render_budget(f, o, SIZE_MAX, m);
 }
 
-static size_t count_str(const char *hay, const char *needle)
-{
-	size_t n = 0, l = strlen(needle);
-
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + l, needle))
-		n++;
-	return n;
-}
-
-/* True if s[0..len) is valid UTF-8 without XML-forbidden control characters. */
-static bool valid_utf8_xml(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (size_t i = 0; i < len;) {
-		unsigned char c = p[i];
-		size_t n;
-		uint32_t cp;
-
-		if (c < 0x80) {
-			if (c < 0x20 && c != '\n' && c != '\t')
-				return false;
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 2, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 3, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 4, cp = c & 0x07;
-		else
-			return false;
-		if (i + n > len)
-			return false;
-		for (size_t k = 1; k < n; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[i + k] & 0x3f);
-		}
-		if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
-			return false;
-		i += n;
-	}
-	return true;
-}
 
 static bool is_name_char(char c)
 {
@@ -275,11 +173,6 @@ static const char *xml_problem(const char *s, size_t len)
 			fg_test_fail(__FILE__, __LINE__, "not well-formed: %s", _why); \
 	} while (0)
 
-#define ASSERT_CONTAINS(hay, needle)                                                 \
-	do {                                                                         \
-		if (!strstr((hay), (needle)))                                        \
-			fg_test_fail(__FILE__, __LINE__, "output lacks \"%s\"", (needle)); \
-	} while (0)
 
 #define ASSERT_LACKS(hay, needle)                                                    \
 	do {                                                                         \
