@@ -19,6 +19,10 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webdriver  # noqa: E402
+from flamefixture import (  # noqa: E402
+    CTRL_F_TERM, SEARCH_BUTTON_TERM, TRUNCATED, ZOOM_ANCESTORS, ZOOM_SIBLINGS, ZOOM_TO,
+    ZOOM_UNRELATED, Failure, check, close, matched_percent, read_fixture, samples_of,
+    tree_totals)
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 WIDTH = 1200
@@ -27,52 +31,9 @@ FULL = WIDTH - 2 * XPAD
 HIGHLIGHT = "rgb(230,0,230)"
 TITLE = "Browser <test> & co"
 
-ZOOM_TO = "compute"
-ZOOM_SIBLINGS = ["io", "operator<<(std::ostream&, Foo const&)"]
-ZOOM_ANCESTORS = ["all", "main", "run", "process"]
-ZOOM_UNRELATED = ["init", "idle", "shutdown", "sys_read"]
-TRUNCATED = "std::vector<int>::push_back"
-SEARCH_BUTTON_TERM = "compute|hot_"  # hot_a, hot_b nest in compute; hot_c does not
-CTRL_F_TERM = "^sys_"
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
-
-def close(a, b, tol):
-    return abs(a - b) <= tol
 
 
 # --- the fixture, read independently of the renderer ---
-
-def read_fixture(path):
-    stacks = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            frames, count = line.rsplit(" ", 1)
-            # Annotations such as _[k] colour a frame but are not shown, as in flamegraph.pl.
-            stacks.append(([re.sub(r"_\[[kjiw]\]$", "", f) for f in frames.split(";")], int(count)))
-    return stacks
-
-
-def tree_totals(stacks):
-    """{path tuple: samples} for every frame, with the root "all" as ()."""
-    totals = {(): 0}
-    for frames, count in stacks:
-        totals[()] += count
-        for d in range(1, len(frames) + 1):
-            totals[tuple(frames[:d])] = totals.get(tuple(frames[:d]), 0) + count
-    return totals
-
 
 def title_for(name, samples, total):
     return f"{name} ({samples:,} samples, {100 * samples / total:.2f}%)"
@@ -82,18 +43,6 @@ def expected_titles(stacks):
     totals = tree_totals(stacks)
     total = totals[()]
     return sorted(title_for(path[-1] if path else "all", n, total) for path, n in totals.items())
-
-
-def samples_of(stacks, name):
-    return sum(n for path, n in tree_totals(stacks).items() if (path[-1] if path else "all") == name)
-
-
-def matched_percent(stacks, term):
-    """Each sample once: a stack counts if any of its frames (or the root) matches."""
-    rx = re.compile(term)
-    total = sum(n for _, n in stacks)
-    hit = sum(n for frames, n in stacks if rx.search("all") or any(rx.search(f) for f in frames))
-    return 100 * hit / total
 
 
 def fit(name, width, font_size=12.0, font_width=0.59):

@@ -25,6 +25,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webdriver  # noqa: E402
+from flamefixture import (  # noqa: E402
+    CTRL_F_TERM, SEARCH_BUTTON_TERM, TRUNCATED, ZOOM_ANCESTORS, ZOOM_SIBLINGS, ZOOM_TO,
+    ZOOM_UNRELATED, Failure, check, close, matched_percent, read_fixture, samples_of,
+    tree_totals)
 
 WIDTH = 1200
 XPAD = 10
@@ -32,13 +36,6 @@ FULL = WIDTH - 2 * XPAD
 HIGHLIGHT = "rgb(230,0,230)"
 TITLE = "Browser <test> & co"
 
-ZOOM_TO = "compute"
-ZOOM_SIBLINGS = ["io", "operator<<(std::ostream&, Foo const&)"]
-ZOOM_ANCESTORS = ["all", "main", "run", "process"]
-ZOOM_UNRELATED = ["init", "idle", "shutdown", "sys_read"]
-TRUNCATED = "std::vector<int>::push_back"
-SEARCH_BUTTON_TERM = "compute|hot_"
-CTRL_F_TERM = "^sys_"
 CASE_TERM = "HOT_"
 ROW_CLICK = "hot_b"
 FILTER = "HOT"
@@ -47,46 +44,7 @@ BIG_STACKS = 200000
 BIG_LOAD_BOUND_S = 60
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
-
-def close(a, b, tol):
-    return abs(a - b) <= tol
-
-
 # --- the fixture, read independently of the renderer ---
-
-def read_fixture(path):
-    stacks = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            frames, count = line.rsplit(" ", 1)
-            stacks.append(([re.sub(r"_\[[kjiw]\]$", "", f) for f in frames.split(";")], int(count)))
-    return stacks
-
-
-def tree_totals(stacks):
-    totals = {(): 0}
-    for frames, count in stacks:
-        totals[()] += count
-        for d in range(1, len(frames) + 1):
-            totals[tuple(frames[:d])] = totals.get(tuple(frames[:d]), 0) + count
-    return totals
-
-
-def samples_of(stacks, name):
-    """Samples of the frames named name (the fixture has each name at one place)."""
-    return sum(n for path, n in tree_totals(stacks).items() if (path[-1] if path else "all") == name)
-
 
 def function_table(stacks):
     """{name: (self, total)}, a sample counted once in a total however often the name recurs."""
@@ -98,13 +56,6 @@ def function_table(stacks):
         s, t = out[frames[-1]]
         out[frames[-1]] = (s + n, t)
     return out
-
-
-def matched_percent(stacks, term, flags=0):
-    rx = re.compile(term, flags)
-    total = sum(n for _, n in stacks)
-    hit = sum(n for frames, n in stacks if rx.search("all") or any(rx.search(f) for f in frames))
-    return 100 * hit / total
 
 
 def fit(name, width, font_size=12.0, font_width=0.59):
