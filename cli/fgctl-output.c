@@ -17,24 +17,59 @@ bool fgctl_is_directory(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Prints why path cannot be written and returns r. */
+static int open_failed(const struct fgctl_output *o, int r)
+{
+	fprintf(stderr, "fgctl: cannot write %s: %s\n", o->path, strerror(-r));
+	return r;
+}
+
 int fgctl_output_open(struct fgctl_output *o)
 {
+	struct stat st, lst;
+	bool exists;
+
 	o->fd = -1;
 	if (strcmp(o->path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
 		return 0;
 	}
-	/* Write beside the target and rename at the end: no half-written file on failure. */
-	if (asprintf(&o->tmp_path, "%s.fgctl-%d.tmp", o->path, getpid()) < 0)
-		return -ENOMEM;
+	exists = stat(o->path, &st) == 0;
+	if ((exists && !S_ISREG(st.st_mode)) ||
+	    (!exists && lstat(o->path, &lst) == 0 && S_ISLNK(lst.st_mode))) {
+		/*
+		 * A device, a FIFO or a dangling symlink (-o /dev/null, -o
+		 * /dev/stdout): write to it as it is. Renaming over it would
+		 * replace the device node or the link.
+		 */
+		o->direct = true;
+		o->fd = open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+		return o->fd < 0 ? open_failed(o, negative_errno()) : 0;
+	}
+	/*
+	 * A regular file, or none yet: write beside it and rename at the end, so
+	 * a failure never leaves half a file. Through a symlink, the file it
+	 * points to is replaced, not the link; an existing file keeps its mode.
+	 */
+	o->target = exists ? realpath(o->path, NULL) : strdup(o->path);
+	if (!o->target || asprintf(&o->tmp_path, "%s.fgctl-%d.tmp", o->target, getpid()) < 0) {
+		free(o->target);
+		o->target = NULL;
+		return open_failed(o, -ENOMEM);
+	}
 	o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (o->fd >= 0 && exists && fchmod(o->fd, st.st_mode & 07777) < 0) {
+		close(o->fd);
+		unlink(o->tmp_path);
+		o->fd = -1;
+	}
 	if (o->fd < 0) {
 		int r = negative_errno();
 
-		fprintf(stderr, "fgctl: cannot write %s: %s\n", o->path, strerror(-r));
 		free(o->tmp_path);
-		o->tmp_path = NULL;
-		return r;
+		free(o->target);
+		o->tmp_path = o->target = NULL;
+		return open_failed(o, r);
 	}
 	return 0;
 }
@@ -61,16 +96,19 @@ int fgctl_output_close(struct fgctl_output *o, bool commit)
 
 	if (o->fd < 0 || o->fd == STDOUT_FILENO)
 		return 0;
-	if (commit && (fsync(o->fd) < 0 || close(o->fd) < 0))
+	if (commit && !o->direct && fsync(o->fd) < 0)
 		r = negative_errno();
-	else if (!commit)
-		close(o->fd);
+	if (close(o->fd) < 0 && commit && r == 0 && errno != EINTR)
+		r = negative_errno();
 	o->fd = -1;
-	if (commit && r == 0 && rename(o->tmp_path, o->path) < 0)
+	if (o->direct)
+		return r;
+	if (commit && r == 0 && rename(o->tmp_path, o->target) < 0)
 		r = negative_errno();
 	if (!commit || r < 0)
 		unlink(o->tmp_path);
 	free(o->tmp_path);
-	o->tmp_path = NULL;
+	free(o->target);
+	o->tmp_path = o->target = NULL;
 	return r;
 }

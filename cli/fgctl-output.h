@@ -2,9 +2,11 @@
 #pragma once
 
 /*
- * fgctl's output files: written beside the target under a temporary name
- * and renamed over it at the end, so a failed or interrupted run never
- * leaves a half-written file. "-" is stdout.
+ * fgctl's output files: a regular file is written beside the target under a
+ * temporary name and renamed over it at the end, so a failed or interrupted
+ * run never leaves a half-written file; through a symlink the file it
+ * points to is replaced, keeping its mode. Anything else (a device such as
+ * /dev/null, a FIFO) is written as it is. "-" is stdout.
  */
 
 #include <stdbool.h>
@@ -12,7 +14,9 @@
 
 struct fgctl_output {
 	const char *path; /* borrowed from argv; "-" is stdout */
-	char *tmp_path;   /* owned; written, then renamed over path */
+	char *target;     /* owned; the regular file to replace: path, symlinks resolved */
+	char *tmp_path;   /* owned; written, then renamed over target */
+	bool direct;      /* writing to path itself: not a regular file */
 	int fd;
 };
 

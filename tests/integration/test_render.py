@@ -112,6 +112,32 @@ def test_stdin_and_formats(tmp):
     check(b"cannot tell the format" in p.stderr, f"bad extension message: {p.stderr!r}")
 
 
+def test_output_targets(tmp):
+    """Devices and FIFOs are written as they are, symlinks followed, modes kept."""
+    import stat
+    if os.geteuid() == 0:  # a device node of our own, not the system's /dev/null
+        dev = os.path.join(tmp, "null")
+        os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        fgctl("render", BASIC, "-f", "svg", "-o", dev)
+        check(stat.S_ISCHR(os.stat(dev).st_mode), "-o to a device replaced the device node")
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
+    fgctl("render", BASIC, "-f", "folded", "-o", fifo)
+    out, _ = reader.communicate(timeout=30)
+    check(stat.S_ISFIFO(os.stat(fifo).st_mode) and out.startswith(b"main;"), "-o to a FIFO")
+    real, link = os.path.join(tmp, "real.svg"), os.path.join(tmp, "link.svg")
+    with open(real, "w") as f:
+        f.write("old")
+    os.chmod(real, 0o600)
+    os.symlink(real, link)
+    fgctl("render", BASIC, "-o", link)
+    check(os.path.islink(link), "-o through a symlink replaced the link")
+    check(stat.S_IMODE(os.stat(real).st_mode) == 0o600, "the file's mode was not kept")
+    with open(real, "rb") as f:
+        check(f.read(5) == b"<?xml", "the symlink's target was not written")
+
+
 def test_input_conventions(tmp):
     text = ("# comment\r\n"
             "\r\n"
@@ -327,7 +353,8 @@ def test_perf_script(tmp):
 
 def main():
     with tempfile.TemporaryDirectory(prefix="fg-render-") as tmp:
-        for t in (test_basic, test_stdin_and_formats, test_input_conventions, test_options,
+        for t in (test_basic, test_stdin_and_formats, test_output_targets, test_input_conventions,
+                  test_options,
                   test_palette_file, test_reverse_and_flamechart, test_filters, test_diff,
                   test_perf_script):
             t(tmp)
