@@ -217,9 +217,9 @@ function detailsOf(i) {
 	var s = M.nameType + " " + names[nameOf[i]] + " (" + fmtCount(value[i]) + " " + M.countName +
 		", " + pct(value[i], M.total) + "%";
 	if (M.diff) {
-		var mine = M.treeTotal > 0 ? value[i] / M.treeTotal : 0;
 		var theirs = M.totalOther > 0 ? other[i] / M.totalOther : 0;
-		var change = 100 * (M.otherIsAfter ? theirs - mine : mine - theirs);
+		var grown = M.otherIsAfter ? other[i] - value[i] : value[i] - other[i];
+		var change = M.treeTotal > 0 ? 100 * grown / M.treeTotal : 0;
 		s += "; " + (M.otherIsAfter ? "after" : "before") + ": " + fmtCount(other[i]) + ", " +
 			(100 * theirs).toFixed(2) + "%; change " + (change >= 0 ? "+" : "") + change.toFixed(2) + "%";
 	}

@@ -179,10 +179,10 @@ const char *fg_flame_node_name(const struct fg_folded *m, const struct fg_flame_
 
 double fg_flame_self_delta(const struct fg_flametree *t, const struct fg_flame_node *n)
 {
-	double mine = t->total > 0 ? n->self / t->total : 0;
-	double theirs = t->total_other > 0 ? n->self_other / t->total_other : 0;
+	double after = t->other_is_after ? n->self_other : n->self;
+	double before = t->other_is_after ? n->self : n->self_other;
 
-	return t->other_is_after ? theirs - mine : mine - theirs;
+	return t->total > 0 ? (after - before) / t->total : 0;
 }
 
 void fg_flame_colorer_init(struct fg_flame_colorer *c, const struct fg_flame_opts *opts,
@@ -759,9 +759,10 @@ static void put_figures(struct fg_flame *fl, const struct fg_flame_node *n)
 	fg_outbuf_put_fixed(b, fl->total > 0 ? 100 * n->value / fl->total : 0, 2);
 	fg_outbuf_puts(b, "%");
 	if (fl->diff) {
-		double mine = t->total > 0 ? n->value / t->total : 0;
 		double theirs = t->total_other > 0 ? n->other / t->total_other : 0;
-		double change = 100 * (t->other_is_after ? theirs - mine : mine - theirs);
+		double change = t->total > 0 ? 100 * (t->other_is_after ? n->other - n->value
+								       : n->value - n->other) / t->total
+					     : 0;
 
 		fg_outbuf_printf(b, "; %s: ", t->other_is_after ? "after" : "before");
 		put_count(b, n->other);

@@ -80,7 +80,7 @@ struct fg_flame_colorer {
 	const struct fg_flame_opts *opts; /* borrowed */
 	const struct fg_folded *model;    /* borrowed */
 	bool diff;
-	double max_delta; /* the largest change in a frame's self share */
+	double max_delta; /* the largest |fg_flame_self_delta()| */
 	uint64_t rng;
 };
 
@@ -94,8 +94,11 @@ int fg_flame_colorer_color(struct fg_flame_colorer *c, const struct fg_flametree
 			   const struct fg_flame_node *n, struct fg_rgb *ret);
 
 /*
- * The share of the total by which n's own samples changed, in [-1, 1]:
- * positive for growth. 0 outside differential trees.
+ * How much n's own samples grew from before to after, as a share of the
+ * drawn total: positive for growth, 0 outside differential trees. Counts are
+ * compared as they are, as flamegraph.pl does; fg_folded_diff() scales the
+ * before profile to the after total first unless told not to, which makes
+ * this the change in share.
  */
 double fg_flame_self_delta(const struct fg_flametree *t, const struct fg_flame_node *n);
 
