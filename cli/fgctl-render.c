@@ -69,7 +69,7 @@ static const char *describe_line_error(int r)
 {
 	switch (r) {
 	case -ERANGE:
-		return "count too large";
+		return "count out of range";
 	case -E2BIG:
 		return "too many distinct stacks";
 	default:

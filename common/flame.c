@@ -411,16 +411,18 @@ static void emit_head(struct fg_flame *fl)
  */
 static const char script_body[] =
 	"var svg, framesg, details, unzoombtn, searchbtn, icbtn, matchedtxt, nametype, countname;\n"
-	"var nodes = [], total = 0, zoomed = 0, searching = null, ignorecase = false;\n"
+	"var nodes = [], zoomed = 0, searching = null, ignorecase = false;\n"
 	"\n"
-	"/* \"name (1,234 samples, ...)\": the name is all before the last \" (\",\n"
-	" * the count the first number after it. */\n"
+	"/* \"name (1,234 samples, ...)\": cut at the last \" COUNTNAME, \", then at the\n"
+	" * last \" (\" before it; names and the count name may hold anything. */\n"
 	"function parse_title(s) {\n"
-	"\tvar q = s.lastIndexOf(\" (\");\n"
+	"\tvar p = s.lastIndexOf(\" \" + countname + \", \");\n"
+	"\tvar head = p >= 0 ? s.substring(0, p) : s;\n"
+	"\tvar q = head.lastIndexOf(\" (\");\n"
 	"\tif (q < 0)\n"
 	"\t\treturn { name: s, count: 0 };\n"
-	"\tvar m = /^[0-9,]+(\\.[0-9]+)?/.exec(s.substring(q + 2));\n"
-	"\treturn { name: s.substring(0, q), count: m ? parseFloat(m[0].replace(/,/g, \"\")) : 0 };\n"
+	"\treturn { name: head.substring(0, q),\n"
+	"\t\t count: parseFloat(head.substring(q + 2).replace(/,/g, \"\")) || 0 };\n"
 	"}\n"
 	"\n"
 	"function init(evt) {\n"
@@ -464,7 +466,7 @@ static const char script_body[] =
 	"\t}\n"
 	"\twhile (open.length)\n"
 	"\t\tnodes[open.pop()].end = nodes.length;\n"
-	"\ttotal = nodes.length ? nodes[0].count : 0;\n"
+
 	"\n"
 	"\tframesg.addEventListener(\"click\", function (e) {\n"
 	"\t\tvar k = frame_of(e.target);\n"
@@ -582,7 +584,7 @@ static const char script_body[] =
 	"\t\tunzoom();\n"
 	"\t\treturn;\n"
 	"\t}\n"
-	"\tvar z = nodes[k], x0 = nodes[0].x, full = nodes[0].w;\n"
+	"\tvar z = nodes[k], x0 = xpad, full = fullwidth;\n"
 	"\tvar scale = full / z.w, anc = {};\n"
 	"\tfor (var p = z.parent; p >= 0; p = nodes[p].parent)\n"
 	"\t\tanc[p] = true;\n"
@@ -688,9 +690,13 @@ static const char script_body[] =
 static void emit_script(struct fg_flame *fl)
 {
 	fg_outbuf_puts(&fl->out, "<script type=\"text/ecmascript\"><![CDATA[\n\"use strict\";\n");
-	fg_outbuf_printf(&fl->out, "var fontsize = %.2f, fontwidth = %.4f, frameheight = %u, inverted = %s;\n",
-	     fl->opts.font_size, fl->opts.font_width, fl->opts.frame_height,
-	     fl->opts.inverted ? "true" : "false");
+	/* total is the 100 % figure (--total), fullwidth what a zoomed frame spans. */
+	fg_outbuf_printf(&fl->out,
+			 "var fontsize = %.2f, fontwidth = %.4f, frameheight = %u, inverted = %s,\n"
+			 "    total = %.17g, xpad = %.2f, fullwidth = %.2f;\n",
+			 fl->opts.font_size, fl->opts.font_width, fl->opts.frame_height,
+			 fl->opts.inverted ? "true" : "false", fl->total, XPAD,
+			 fl->opts.width - 2 * XPAD);
 	fg_outbuf_put(&fl->out, script_body, sizeof(script_body) - 1);
 	fg_outbuf_puts(&fl->out, "]]></script>\n");
 }

@@ -127,6 +127,9 @@ static int add_stack(struct fg_folded *f, const uint32_t *frames, size_t n, doub
 
 	if (n == 0 || n > UINT32_MAX || !valid_count(count) || !valid_count(before))
 		return -EINVAL;
+	/* Every stack's count is at most the total, so finite totals keep them all finite. */
+	if (!isfinite(f->total + count) || !isfinite(f->total_before + before))
+		return -ERANGE;
 	if (f->sequence) {
 		h = 0;
 		found = f->n_stacks > 0 && stack_eq(f, (uint32_t)f->n_stacks - 1, &k)
@@ -213,7 +216,9 @@ static int parse_count(const char *s, size_t len, double *ret)
 	memcpy(buf, s, len);
 	buf[len] = '\0';
 	*ret = strtod(buf, NULL);
-	return isfinite(*ret) ? 0 : -ERANGE;
+	if (!isfinite(*ret) || (*ret != 0 && *ret < FG_FOLDED_MIN_COUNT))
+		return -ERANGE;
+	return 0;
 }
 
 static bool is_blank(char c)
@@ -609,13 +614,16 @@ void fg_folded__stack(const struct fg_folded *f, size_t i, struct fg_stack *ret)
 
 size_t fg_format_count(double count, char *buf, size_t size)
 {
-	int n;
+	int n, decimals = 6;
 
 	/* Always plain digits: folded readers accept \d+(\.\d*)?, never exponents. */
 	if (count == floor(count)) {
 		n = snprintf(buf, size, "%.0f", count);
 	} else {
-		n = snprintf(buf, size, "%.6f", count);
+		/* Six significant digits at least, so small fractions do not print as 0. */
+		if (count > 0 && count < 0.1)
+			decimals = MIN(6 + (int)ceil(-log10(count)), 330);
+		n = snprintf(buf, size, "%.*f", decimals, count);
 		while (n > 0 && (size_t)n < size && buf[n - 1] == '0')
 			buf[--n] = '\0';
 		if (n > 0 && (size_t)n < size && buf[n - 1] == '.')

@@ -24,6 +24,9 @@
 
 struct fg_folded;
 
+/* Counts below this (but above 0) are refused: their widths would not be finite. */
+#define FG_FOLDED_MIN_COUNT 1e-9
+
 struct fg_stack {
 	const uint32_t *frames; /* borrowed until the model changes or is freed */
 	size_t n_frames;
@@ -46,7 +49,8 @@ size_t fg_folded__name_len(const struct fg_folded *f, uint32_t id);
 /*
  * Adds count to the stack frames[0..n) (root first, n >= 1), merging with an
  * identical stack. -EINVAL for an empty stack or a negative/non-finite count;
- * -E2BIG when the stack is new and the model holds its maximum already.
+ * -ERANGE when the total would no longer be finite; -E2BIG when the stack is
+ * new and the model holds its maximum already.
  */
 int fg_folded__add(struct fg_folded *f, const uint32_t *frames, size_t n, double count);
 
@@ -63,7 +67,8 @@ int fg_folded__add_pair(struct fg_folded *f, const uint32_t *frames, size_t n, d
  * "stack before after", as flamegraph.pl reads it. Returns 1 if a stack was
  * added, 0 for a blank or '#' comment line, -EINVAL if the line is
  * malformed (no count, or no frames), -ERANGE for a count too large for a
- * double, or another negative errno.
+ * double or below FG_FOLDED_MIN_COUNT, or one that would make the total
+ * infinite, or another negative errno.
  */
 int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len);
 
@@ -108,5 +113,9 @@ void fg_folded__stack(const struct fg_folded *f, size_t i, struct fg_stack *ret)
 int fg_folded__emit(const struct fg_folded *f, size_t *cursor, fg_write_fn fn, void *ctx,
 		    size_t budget);
 
-/* Formats a count as folded text does: all digits when integral, else up to 6 decimals. */
+/*
+ * Formats a count as folded text does: all digits when integral, else with
+ * six decimals or six significant digits, whichever is more, trailing
+ * zeros dropped.
+ */
 size_t fg_format_count(double count, char *buf, size_t size);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,17 @@ TEST(a_count_beyond_double_range_is_erange)
 	line[404] = '\0';
 	ASSERT_ERR(add(f, line), -ERANGE);
 	ASSERT_EQ(fg_folded__n_stacks(f), 0);
+	/* Each count finite, but not their sum: the third is refused, the total stays finite. */
+	line[4] = '1';
+	memset(line + 5, '0', 307); /* 10^307 */
+	line[312] = '\0';
+	for (int i = 0; i < 17; i++)
+		ASSERT_EQ(add(f, line), 1);
+	ASSERT_ERR(add(f, line), -ERANGE); /* 1.8e308 > DBL_MAX */
+	ASSERT_TRUE(isfinite(fg_folded__total(f)));
+	/* Too small to draw: its width would divide by almost nothing. */
+	ASSERT_ERR(add(f, "tiny 0.0000000000001"), -ERANGE);
+	ASSERT_EQ(add(f, "small 0.000000002"), 1);
 	fg_folded__free(f);
 }
 
@@ -240,8 +252,10 @@ TEST(format_count)
 	ASSERT_STREQ(buf, "0.25");
 	fg_format_count(1.0 / 3, buf, sizeof(buf));
 	ASSERT_STREQ(buf, "0.333333");
-	fg_format_count(1e-9, buf, sizeof(buf));
-	ASSERT_STREQ(buf, "0");
+	fg_format_count(2e-9, buf, sizeof(buf));
+	ASSERT_STREQ(buf, "0.000000002");
+	fg_format_count(0.0123456789, buf, sizeof(buf));
+	ASSERT_STREQ(buf, "0.01234568");
 }
 
 TEST(name_length_covers_nul_bytes_and_an_empty_model_can_be_differential)
