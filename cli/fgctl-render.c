@@ -86,18 +86,35 @@ static int folded_line(void *ctx, const char *line, size_t len, uint64_t lineno)
 		return 0;
 	if (r != -EINVAL && r != -ERANGE)
 		return r; /* out of memory or the stack cap: not the line's fault */
-	if (++rd->n_bad <= MAX_REPORTED_ERRORS || rd->args->strict)
-		fprintf(stderr, "fgctl: %s:%llu: malformed line (%s): %.*s%s\n", rd->name,
-			(unsigned long long)lineno, describe_line_error(r), (int)MIN(len, (size_t)80),
-			line, len > 80 ? "..." : "");
+	if (++rd->n_bad <= MAX_REPORTED_ERRORS || rd->args->strict) {
+		char shown[81];
+		size_t n = MIN(len, sizeof(shown) - 1);
+
+		/* The line as printable ASCII: a hostile file must not drive the terminal. */
+		for (size_t i = 0; i < n; i++)
+			shown[i] = line[i] >= 0x20 && line[i] < 0x7f ? line[i] : '?';
+		shown[n] = '\0';
+		fprintf(stderr, "fgctl: %s:%llu: malformed line (%s): %s%s\n", rd->name,
+			(unsigned long long)lineno, describe_line_error(r), shown,
+			len > n ? "..." : "");
+	}
 	return rd->args->strict ? -EBADMSG : 0;
 }
 
 static int perf_line(void *ctx, const char *line, size_t len, uint64_t lineno)
 {
 	struct reader *rd = ctx;
+	struct fg_perfscript_stats st;
+	int r = fg_perfscript__feed(rd->perf, line, len, lineno);
 
-	return fg_perfscript__feed(rd->perf, line, len, lineno);
+	if (r < 0 || !rd->args->strict)
+		return r;
+	fg_perfscript__stats(rd->perf, &st);
+	if (st.malformed == 0)
+		return 0;
+	fprintf(stderr, "fgctl: %s:%llu: not understood as perf script output\n", rd->name,
+		(unsigned long long)st.first_bad_line);
+	return -EBADMSG;
 }
 
 /* Reads the named input ("-" for stdin) into model. Returns 0 or an exit code. */
@@ -297,6 +314,7 @@ static int emit(const struct render_args *args, const struct fg_folded *model,
 			return r;
 		while ((r = fg_flame_html__emit(html, output_sink, out, EMIT_BUDGET)) == 0)
 			;
+		*ret_elided = fg_flame_html__n_elided(html);
 		fg_flame_html__free(html);
 		return r < 0 ? r : 0;
 	}
@@ -325,6 +343,15 @@ static int finish(struct render_args *args, struct fg_folded **model)
 						  fg_folded__total_before(*model) > 0)) {
 		fprintf(stderr, "fgctl: no samples to draw%s\n",
 			wants_transform(&args->transform) ? " after the filters" : " in the input");
+		return FGCTL_EXIT_INPUT;
+	}
+	if (fg_folded__is_diff(*model) && args->to != TO_FOLDED &&
+	    !((args->flame.negate ? fg_folded__total_before(*model) : fg_folded__total(*model)) > 0)) {
+		/* The widths come from that profile: there would be nothing to see. */
+		fprintf(stderr, "fgctl: the %s profile has no samples%s; --negate draws the %s one\n",
+			args->flame.negate ? "before" : "after",
+			wants_transform(&args->transform) ? " after the filters" : "",
+			args->flame.negate ? "after" : "before");
 		return FGCTL_EXIT_INPUT;
 	}
 	r = fg_folded__sort(*model);
@@ -363,9 +390,13 @@ static int finish(struct render_args *args, struct fg_folded **model)
 			return r;
 	}
 	if (!args->quiet && strcmp(args->output, "-") != 0) {
-		char count[64];
+		char count[400]; /* DBL_MAX has 309 digits */
 
-		fg_format_count(fg_folded__total(*model), count, sizeof(count));
+		/* The profile the widths come from. */
+		fg_format_count(fg_folded__is_diff(*model) && args->flame.negate
+					? fg_folded__total_before(*model)
+					: fg_folded__total(*model),
+				count, sizeof(count));
 		fprintf(stderr, "fgctl: wrote %s: %zu stacks, %s %s", args->output,
 			fg_folded__n_stacks(*model), count, args->flame.count_name);
 		if (elided > 0)

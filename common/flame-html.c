@@ -219,11 +219,22 @@ static int build_tree(struct fg_flame_html *h, struct fg_flametree_opts *topts)
 	for (size_t i = 0; i < h->tree.n; i++)
 		values[i] = h->tree.nodes[i].value;
 	qsort(values, h->tree.n, sizeof(*values), cmp_double_desc);
-	/* Keep the frames wider than the first one that does not fit; ties go together. */
+	/*
+	 * Keep the frames wider than the first one that does not fit; ties go
+	 * together. When dropping the ties would leave less than half the cap
+	 * (one very deep stack has every frame tied with the root), keep them
+	 * instead: a graph over the cap beats an empty one.
+	 */
 	cut = values[HTML_MAX_FRAMES];
 	dropped = h->tree.n_dropped;
 	fg_flametree_done(&h->tree);
-	topts->min_value = nextafter(cut, INFINITY);
+	{
+		size_t wider = 0;
+
+		while (wider < HTML_MAX_FRAMES && values[wider] > cut)
+			wider++;
+		topts->min_value = wider < HTML_MAX_FRAMES / 2 ? cut : nextafter(cut, INFINITY);
+	}
 	r = fg_flametree_build(h->model, topts, &h->tree);
 	if (r < 0)
 		return r;

@@ -49,7 +49,9 @@ static void close_path(struct builder *b, size_t keep)
 		const struct fg_flame_node *n = &t->nodes[idx];
 
 		if (idx > 0 && (!(n->value > 0) || n->value < b->o->min_value)) {
-			t->n_dropped += t->n - idx;
+			/* Frames with no samples in the drawn profile are not "too narrow". */
+			if (n->value > 0)
+				t->n_dropped += t->n - idx;
 			t->n = idx;
 		}
 	}

@@ -263,7 +263,7 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 	if (json_object_object_get_ex(msg, "format", &v) &&
 	    (!json_object_is_type(v, json_type_string) ||
 	     fg_format_from_name(json_object_get_string(v), &rec->format) < 0))
-		FAIL("'format' must be \"folded\" or \"svg\"");
+		FAIL("'format' must be \"folded\", \"svg\" or \"html\"");
 	if (json_object_object_get_ex(msg, "title", &v)) {
 		if (!json_object_is_type(v, json_type_string) ||
 		    (size_t)json_object_get_string_len(v) >= sizeof(rec->title))
