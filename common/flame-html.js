@@ -46,6 +46,11 @@ var colors = D.colors.map(function (c) {
 })();
 
 var W = M.width, FULL = W - 2 * XPAD, FH = M.frameHeight, FPAD = FH >= 4 ? 1 : 0;
+
+/* What the full width stands for: a zoomed frame, or the 100% figure (--total). */
+function span(z) {
+	return z > 0 ? value[z] : Math.max(value[0], M.total);
+}
 var H = (N ? M.maxDepth + 1 : 1) * FH + 4;
 var FONT = M.fontSize + "px " + M.fontType;
 
@@ -145,7 +150,7 @@ function draw() {
 		/* The zoomed frame's ancestors stay as faded full-width bars. */
 		for (var p = parent[zoomed]; p >= 0; p = parent[p])
 			drawFrame(p, XPAD, FULL, true);
-		var z0 = start[zoomed], scale = FULL / value[zoomed];
+		var z0 = start[zoomed], scale = FULL / span(zoomed);
 		for (var j = zoomed, e = end[zoomed]; j < e;) {
 			var w = value[j] * scale;
 			if (!(w >= MIN_DRAW)) {
@@ -196,7 +201,7 @@ function hit(px, py) {
 			a = parent[a];
 		return a;
 	}
-	var scale = FULL / value[zoomed], x = start[zoomed] + (px - XPAD) / scale, n = zoomed;
+	var scale = FULL / span(zoomed), x = start[zoomed] + (px - XPAD) / scale, n = zoomed;
 	while (depth[n] < d) {
 		var c = n + 1, found = -1;
 		while (c < end[n]) {
@@ -325,7 +330,7 @@ function search(term, redrawNow) {
 	searching = term;
 	searchBtn.classList.add("show");
 	searchBtn.textContent = "Reset Search";
-	matchedEl.textContent = "Matched: " + (N && value[0] > 0 ? 100 * sum / value[0] : 0).toFixed(1) + "%";
+	matchedEl.textContent = "Matched: " + (N && M.total > 0 ? 100 * sum / M.total : 0).toFixed(1) + "%";
 	if (redrawNow !== false)
 		draw();
 }
