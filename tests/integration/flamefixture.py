@@ -2,7 +2,10 @@
 """tests/data/flame-browser.folded, read independently of the renderers, and
 the figures the browser tests expect from it."""
 
+import os
 import re
+
+import webdriver
 
 # What the browser tests do with the fixture.
 ZOOM_TO = "compute"
@@ -62,3 +65,14 @@ def matched_percent(stacks, term, flags=0):
     total = sum(n for _, n in stacks)
     hit = sum(n for frames, n in stacks if rx.search("all") or any(rx.search(f) for f in frames))
     return 100 * hit / total
+
+
+def fixture_and_renderer():
+    """(fgtest-render's path, the fixture's path, its stacks); skips outside meson test."""
+    programs = os.environ.get("FG_TEST_PROGRAMS")
+    if not programs:
+        webdriver.skip("FG_TEST_PROGRAMS is not set; run through meson test")
+    data_dir = os.environ.get("FG_TEST_DATA_DIR",
+                              os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
+    fixture = os.path.join(data_dir, "flame-browser.folded")
+    return os.path.join(programs, "fgtest-render"), fixture, read_fixture(fixture)

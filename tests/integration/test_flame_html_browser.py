@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webdriver  # noqa: E402
 from flamefixture import (  # noqa: E402
     CTRL_F_TERM, SEARCH_BUTTON_TERM, TRUNCATED, ZOOM_ANCESTORS, ZOOM_SIBLINGS, ZOOM_TO,
-    ZOOM_UNRELATED, Failure, check, close, matched_percent, read_fixture, samples_of,
+    ZOOM_UNRELATED, Failure, check, close, fixture_and_renderer, matched_percent, samples_of,
     tree_totals)
 
 WIDTH = 1200
@@ -390,14 +390,7 @@ def step_big(s, render, tmp):
 
 
 def main():
-    programs = os.environ.get("FG_TEST_PROGRAMS")
-    if not programs:
-        webdriver.skip("FG_TEST_PROGRAMS is not set; run through meson test")
-    render = os.path.join(programs, "fgtest-render")
-    data_dir = os.environ.get("FG_TEST_DATA_DIR",
-                              os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
-    fixture = os.path.join(data_dir, "flame-browser.folded")
-    stacks = read_fixture(fixture)
+    render, fixture, stacks = fixture_and_renderer()
 
     with tempfile.TemporaryDirectory(prefix="fg-flame-html-browser-") as tmp:
         page = os.path.join(tmp, "flame.html")
