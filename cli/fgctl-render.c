@@ -447,6 +447,7 @@ enum {
 	OPT_ADDRS,
 	OPT_NO_INLINE,
 	OPT_EVENT_FILTER,
+	OPT_COUNT_SAMPLES,
 	OPT_NO_NORMALIZE,
 };
 
@@ -494,6 +495,7 @@ static const struct option render_options[] = {
 	{ "addrs", no_argument, NULL, OPT_ADDRS },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "event-filter", required_argument, NULL, OPT_EVENT_FILTER },
+	{ "count-samples", no_argument, NULL, OPT_COUNT_SAMPLES },
 	{ "no-normalize", no_argument, NULL, OPT_NO_NORMALIZE },
 	{}
 };
@@ -517,6 +519,8 @@ static const char render_help_text[] =
 	"      --no-inline          leave out the inlined frames perf script prints\n"
 	"      --event-filter EVENT the event to keep when the input holds several\n"
 	"                           (default: the first one seen)\n"
+	"      --count-samples      count each sample once; by default a sample counts\n"
+	"                           its period (ns for cpu-clock), as stackcollapse-perf.pl\n"
 	"\n"
 	"Output:\n"
 	"  -o, --output FILE        where to write; '-' for stdout (the default when it is\n"
@@ -805,6 +809,9 @@ static int parse_render_options(int argc, char **argv, struct render_args *args,
 			break;
 		case OPT_EVENT_FILTER:
 			args->perf.event_filter = optarg;
+			break;
+		case OPT_COUNT_SAMPLES:
+			args->perf.count_samples = true;
 			break;
 		case OPT_NO_NORMALIZE:
 			args->normalize = false;

@@ -323,6 +323,10 @@ def test_perf_script(tmp):
     check(n > 200 and a + b > 0, f"too few fgtest-burn samples: {n}, hot_a {a}, hot_b {b}")
     share = a / (a + b)
     check(abs(share - 0.75) < 0.05, f"hot_a has {100 * share:.1f}% of hot_a + hot_b, expected 75%")
+    # --count-samples counts samples, not periods: as many as perf script printed.
+    folded = fgctl("render", "--from", "perf", "--count-samples", "-f", "folded", stdin=text).stdout.decode()
+    total = sum(int(l.rsplit(" ", 1)[1]) for l in folded.splitlines())
+    check(total == len(re.findall(rb"^\S.*cpu-clock:", text, re.M)), f"--count-samples: {total} samples")
     # --pid puts the pid in the root frame; perf script's default output has only the
     # tid, so stackcollapse-perf.pl writes "comm-?", and so do we.
     folded = fgctl("render", "--from", "perf", "--pid", "-f", "folded", stdin=text).stdout.decode()
