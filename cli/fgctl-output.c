@@ -112,3 +112,18 @@ int fgctl_output_close(struct fgctl_output *o, bool commit)
 	o->tmp_path = o->target = NULL;
 	return r;
 }
+
+int fgctl_format_for_path(const char *path, enum fg_format *ret)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (dot && strcmp(dot, ".svg") == 0)
+		*ret = FG_FORMAT_SVG;
+	else if (dot && strcmp(dot, ".html") == 0)
+		*ret = FG_FORMAT_HTML;
+	else if (dot && (strcmp(dot, ".folded") == 0 || strcmp(dot, ".txt") == 0))
+		*ret = FG_FORMAT_FOLDED;
+	else
+		return -EINVAL;
+	return 0;
+}

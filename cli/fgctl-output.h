@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "proto.h"
+
 struct fgctl_output {
 	const char *path; /* borrowed from argv; "-" is stdout */
 	char *target;     /* owned; the regular file to replace: path, symlinks resolved */
@@ -28,3 +30,6 @@ int fgctl_output_open(struct fgctl_output *o);
 int fgctl_output_write(struct fgctl_output *o, const char *p, size_t len);
 /* Commits (fsync and rename) or discards (unlink) the output. 0 or a negative errno. */
 int fgctl_output_close(struct fgctl_output *o, bool commit);
+
+/* The format an output file's extension names: .svg, .html, .folded or .txt. 0 or -EINVAL. */
+int fgctl_format_for_path(const char *path, enum fg_format *ret);

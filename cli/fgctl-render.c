@@ -36,16 +36,16 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_palette_map *, fg_palette_map__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfscript *, fg_perfscript__free);
 
 enum input_format { FROM_FOLDED, FROM_PERF };
-enum output_format { TO_SVG, TO_HTML, TO_FOLDED };
 
 struct render_args {
 	struct fg_flame_opts flame;
 	struct fg_transform_opts transform;
 	struct fg_perfscript_opts perf;
 	enum input_format from;
-	enum output_format to;
+	enum fg_format to; /* svg unless -f or -o's extension says otherwise */
 	bool to_given;
 	bool strict, quiet;
 	bool normalize;          /* diff */
@@ -121,8 +121,8 @@ static int perf_line(void *ctx, const char *line, size_t len, uint64_t lineno)
 static int read_input(const struct render_args *args, const char *path, struct fg_folded *model)
 {
 	_cleanup_close_ int fd = -1;
+	_cleanup_(fg_perfscript__freep) struct fg_perfscript *perf = NULL;
 	struct reader rd = { .args = args, .name = path, .model = model };
-	struct fg_perfscript *perf = NULL;
 	int r;
 
 	if (strcmp(path, "-") == 0) {
@@ -150,20 +150,17 @@ static int read_input(const struct render_args *args, const char *path, struct f
 	}
 	if (r == -EBADMSG) {
 		fprintf(stderr, "fgctl: stopping at the first malformed line (--strict)\n");
-		fg_perfscript__free(perf);
 		return FGCTL_EXIT_INPUT;
 	}
 	if (r < 0) {
 		fprintf(stderr, "fgctl: cannot read %s: %s\n", rd.name,
 			r == -E2BIG ? "a line longer than 64 MiB" : strerror(-r));
-		fg_perfscript__free(perf);
 		return FGCTL_EXIT_INPUT;
 	}
 	if (perf) {
 		struct fg_perfscript_stats st;
 
 		fg_perfscript__stats(perf, &st);
-		fg_perfscript__free(perf);
 		if (st.multiple_events && !args->perf.event_filter)
 			fprintf(stderr, "fgctl: %s holds several events; using '%s' (%llu samples of other "
 					"events skipped; choose with --event-filter)\n",
@@ -303,12 +300,12 @@ static int emit(const struct render_args *args, const struct fg_folded *model,
 	int r;
 
 	*ret_elided = 0;
-	if (args->to == TO_FOLDED) {
+	if (args->to == FG_FORMAT_FOLDED) {
 		while ((r = fg_folded__emit(model, &cursor, output_sink, out, EMIT_BUDGET)) == 0)
 			;
 		return r < 0 ? r : 0;
 	}
-	if (args->to == TO_HTML) {
+	if (args->to == FG_FORMAT_HTML) {
 		r = fg_flame_html__new(model, &args->flame, &html);
 		if (r < 0)
 			return r;
@@ -345,7 +342,7 @@ static int finish(struct render_args *args, struct fg_folded **model)
 			wants_transform(&args->transform) ? " after the filters" : " in the input");
 		return FGCTL_EXIT_INPUT;
 	}
-	if (fg_folded__is_diff(*model) && args->to != TO_FOLDED &&
+	if (fg_folded__is_diff(*model) && args->to != FG_FORMAT_FOLDED &&
 	    !((args->flame.negate ? fg_folded__total_before(*model) : fg_folded__total(*model)) > 0)) {
 		/* The widths come from that profile: there would be nothing to see. */
 		fprintf(stderr, "fgctl: the %s profile has no samples%s; --negate draws the %s one\n",
@@ -610,30 +607,6 @@ static int parse_number(const char *s, double min, double max, double *ret)
 	return 0;
 }
 
-static int parse_output_format(const char *s, enum output_format *ret)
-{
-	if (strcmp(s, "svg") == 0)
-		*ret = TO_SVG;
-	else if (strcmp(s, "html") == 0)
-		*ret = TO_HTML;
-	else if (strcmp(s, "folded") == 0)
-		*ret = TO_FOLDED;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-static int format_from_extension(const char *path, enum output_format *ret)
-{
-	const char *dot = strrchr(path, '.');
-
-	if (!dot)
-		return -EINVAL;
-	if (strcmp(dot, ".txt") == 0)
-		return parse_output_format("folded", ret);
-	return parse_output_format(dot + 1, ret);
-}
-
 /*
  * Parses the options shared by render and diff into args; stops at the
  * first non-option's position in optind. Returns -1 to go on, or an exit
@@ -647,6 +620,7 @@ static int parse_render_options(int argc, char **argv, struct render_args *args,
 
 	fg_flame_opts_init(&args->flame);
 	args->output = NULL;
+	args->to = FG_FORMAT_SVG;
 	args->normalize = true;
 	/* 0, not 1: glibc then re-reads the option string, so options may follow the files. */
 	optind = 0;
@@ -656,7 +630,7 @@ static int parse_render_options(int argc, char **argv, struct render_args *args,
 			args->output = optarg;
 			break;
 		case 'f':
-			if (parse_output_format(optarg, &args->to) < 0)
+			if (fg_format_from_name(optarg, &args->to) < 0)
 				return bad_value("format", optarg, "svg, html or folded");
 			args->to_given = true;
 			break;
@@ -837,12 +811,12 @@ static int parse_render_options(int argc, char **argv, struct render_args *args,
 		return FGCTL_EXIT_OUTPUT;
 	}
 	if (!args->to_given && strcmp(args->output, "-") != 0 &&
-	    format_from_extension(args->output, &args->to) < 0) {
+	    fgctl_format_for_path(args->output, &args->to) < 0) {
 		fprintf(stderr, "fgctl: cannot tell the format from '%s': name it .svg, .html, .folded "
 				"or .txt, or give --format\n", args->output);
 		return FGCTL_EXIT_USAGE;
 	}
-	if (args->flame.flamechart && args->to == TO_FOLDED) {
+	if (args->flame.flamechart && args->to == FG_FORMAT_FOLDED) {
 		fprintf(stderr, "fgctl: --flamechart draws a graph; it has no folded form\n");
 		return FGCTL_EXIT_USAGE;
 	}

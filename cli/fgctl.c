@@ -115,21 +115,6 @@ bad:
 	return -EINVAL;
 }
 
-static int format_for_path(const char *path, enum fg_format *ret)
-{
-	const char *dot = strrchr(path, '.');
-
-	if (dot && strcmp(dot, ".svg") == 0)
-		*ret = FG_FORMAT_SVG;
-	else if (dot && strcmp(dot, ".html") == 0)
-		*ret = FG_FORMAT_HTML;
-	else if (dot && (strcmp(dot, ".folded") == 0 || strcmp(dot, ".txt") == 0))
-		*ret = FG_FORMAT_FOLDED;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 static void describe_target(const struct fg_record_request *req, char *buf, size_t size)
 {
 	if (req->all)
@@ -344,7 +329,7 @@ static int verb_record(int argc, char **argv)
 		return FGCTL_EXIT_OUTPUT;
 	}
 	if (!format_given && strcmp(out.path, "-") != 0 &&
-	    format_for_path(out.path, &req.record.format) < 0) {
+	    fgctl_format_for_path(out.path, &req.record.format) < 0) {
 		fprintf(stderr, "fgctl: cannot tell the format from '%s': name it .svg, .html, .folded or "
 				".txt, or give --format\n", out.path);
 		return FGCTL_EXIT_USAGE;
