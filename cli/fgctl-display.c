@@ -91,6 +91,10 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 		fgctl_get_int(syms, "binaries_unreadable"), fgctl_get_int(syms, "binaries_dropped"),
 		fgctl_get_int(syms, "kernel_symbols"),
 		fgctl_get_int(syms, "kernel_restricted") ? " (HIDDEN by kptr_restrict)" : "");
+	fprintf(f, "  debug info:  %" PRId64 " separate debug files, %" PRId64 " MiniDebugInfo, %" PRId64
+		   " with DWARF; DWARF dropped at limits: %" PRId64 "\n",
+		fgctl_get_int(syms, "binaries_debug_file"), fgctl_get_int(syms, "binaries_minidebuginfo"),
+		fgctl_get_int(syms, "binaries_dwarf"), fgctl_get_int(syms, "dwarf_dropped"));
 	fprintf(f, "  tracking:    %" PRId64 " records, %" PRId64 " lost, %" PRId64 " malformed\n",
 		fgctl_get_int(track, "records"), fgctl_get_int(track, "lost"),
 		fgctl_get_int(track, "malformed"));

@@ -59,6 +59,10 @@ static void record_help(void)
 	       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid)\n"
 	       "      --tid-frames         root frame 'comm-PID/TID' (stackcollapse-perf.pl --tid)\n"
 	       "      --no-kernel-suffix   no '_[k]' on kernel frames\n"
+	       "      --no-inline          no frames for inlined functions (by default each\n"
+	       "                           function inlined at a sampled address is a frame of\n"
+	       "                           its own, when the binary has debug info)\n"
+	       "      --no-demangle        C++ and Rust names as the symbol table spells them\n"
 	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
 	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
 	       FG_DEFAULT_SOCKET);
@@ -221,7 +225,8 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 
 static int verb_record(int argc, char **argv)
 {
-	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX };
+	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX, ARG_NO_INLINE,
+	       ARG_NO_DEMANGLE };
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
@@ -233,6 +238,8 @@ static int verb_record(int argc, char **argv)
 		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
 		{ "tid-frames", no_argument, NULL, ARG_TID_FRAMES },
 		{ "no-kernel-suffix", no_argument, NULL, ARG_NO_KSUFFIX },
+		{ "no-inline", no_argument, NULL, ARG_NO_INLINE },
+		{ "no-demangle", no_argument, NULL, ARG_NO_DEMANGLE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -294,6 +301,12 @@ static int verb_record(int argc, char **argv)
 			break;
 		case ARG_NO_KSUFFIX:
 			req.record.kernel_suffix = false;
+			break;
+		case ARG_NO_INLINE:
+			req.record.inline_frames = false;
+			break;
+		case ARG_NO_DEMANGLE:
+			req.record.demangle = false;
 			break;
 		case 'q':
 			quiet = true;

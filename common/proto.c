@@ -178,6 +178,8 @@ void fg_record_request_init(struct fg_record_request *r)
 	*r = (struct fg_record_request){
 		.format = FG_FORMAT_FOLDED,
 		.kernel_suffix = true,
+		.inline_frames = true,
+		.demangle = true,
 	};
 }
 
@@ -277,6 +279,9 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 	    get_bool(msg, "with_pid", &rec->with_pid) < 0 ||
 	    get_bool(msg, "with_tid", &rec->with_tid) < 0)
 		FAIL("'kernel_suffix', 'with_pid' and 'with_tid' must be booleans");
+	if (get_bool(msg, "inline", &rec->inline_frames) < 0 ||
+	    get_bool(msg, "demangle", &rec->demangle) < 0)
+		FAIL("'inline' and 'demangle' must be booleans");
 	return 0;
 }
 
@@ -336,6 +341,8 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 	json_object_object_add(obj, "kernel_suffix", json_object_new_boolean(rec->kernel_suffix));
 	json_object_object_add(obj, "with_pid", json_object_new_boolean(rec->with_pid));
 	json_object_object_add(obj, "with_tid", json_object_new_boolean(rec->with_tid));
+	json_object_object_add(obj, "inline", json_object_new_boolean(rec->inline_frames));
+	json_object_object_add(obj, "demangle", json_object_new_boolean(rec->demangle));
 	return TAKE_PTR(obj);
 }
 

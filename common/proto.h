@@ -123,6 +123,8 @@ struct fg_record_request {
 	char title[FG_PROTO_MAX_TITLE]; /* empty: a default */
 	bool kernel_suffix;   /* "_[k]" on kernel frames */
 	bool with_pid, with_tid;
+	bool inline_frames;   /* inlined functions as frames of their own (DWARF) */
+	bool demangle;        /* C++ and Rust names demangled */
 };
 
 struct fg_request {
@@ -130,7 +132,7 @@ struct fg_request {
 	struct fg_record_request record; /* for FG_CMD_RECORD */
 };
 
-/* Defaults for a record request: folded, kernel suffix on. */
+/* Defaults for a record request: folded; kernel suffix, inline frames and demangling on. */
 void fg_record_request_init(struct fg_record_request *r);
 
 /*

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <lzma.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -19,6 +20,14 @@
 /* A note segment holding a build-id is tiny; do not read megabytes looking for one. */
 #define MAX_NOTE_SIZE (1u << 20)
 #define MAX_SECTIONS (1u << 20)
+/*
+ * MiniDebugInfo (.gnu_debugdata) holds an xz-compressed ELF with only a
+ * symbol table: a few hundred KiB for the biggest libraries. The caps bound
+ * what a crafted section costs to inflate.
+ */
+#define MAX_DEBUGDATA_IN (16u << 20)
+#define MAX_DEBUGDATA_OUT (64u << 20)
+#define MAX_XZ_MEMORY (64u << 20)
 
 struct load {
 	uint64_t offset, filesz, vaddr;
@@ -38,6 +47,10 @@ struct fg_elf_syms {
 	size_t n_loads;
 	uint8_t build_id[MAX_BUILD_ID];
 	size_t build_id_len;
+	char debuglink[FG_ELF_MAX_DEBUGLINK]; /* empty: none */
+	uint32_t debuglink_crc;
+	bool has_dwarf;
+	enum fg_elf_source source;
 };
 
 /* What the symbol pass needs of each section. */
@@ -58,8 +71,10 @@ struct pending {
 
 struct loader {
 	Elf *elf; /* borrowed */
+	bool debug_file; /* a separate debug file: its code sections are SHT_NOBITS */
 	struct section *sections; /* owned */
 	size_t n_sections;
+	Elf_Scn *debugdata; /* borrowed from elf: .gnu_debugdata, or NULL */
 	struct pending *syms; /* owned */
 	size_t n_syms, cap_syms;
 	char *arena; /* owned */
@@ -202,18 +217,62 @@ static int read_segments(Elf *elf, const GElf_Ehdr *eh, struct fg_elf_syms *s)
 }
 
 /*
+ * .gnu_debuglink: a file name, NUL, padding to 4 bytes, then the CRC32 of
+ * the debug file in the object's byte order. The name is only ever looked
+ * up in debug directories, so one that could leave them is refused.
+ */
+static void read_debuglink(Elf *elf, Elf_Scn *scn, struct fg_elf_syms *s)
+{
+	const unsigned char *ident;
+	const uint8_t *p, *crc;
+	Elf_Data *d;
+	size_t len;
+
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf) {
+		(void)elf_errno();
+		return;
+	}
+	p = d->d_buf;
+	len = strnlen((const char *)p, MIN(d->d_size, sizeof(s->debuglink)));
+	if (len == 0 || len >= sizeof(s->debuglink) || len >= d->d_size)
+		return;
+	if (memchr(p, '/', len) || strcmp((const char *)p, ".") == 0 || strcmp((const char *)p, "..") == 0)
+		return;
+	if (ALIGN_TO(len + 1, (size_t)4) + 4 > d->d_size)
+		return;
+	ident = (const unsigned char *)elf_getident(elf, NULL);
+	if (!ident)
+		return;
+	crc = p + ALIGN_TO(len + 1, (size_t)4);
+	if (ident[EI_DATA] == ELFDATA2MSB)
+		s->debuglink_crc = (uint32_t)crc[0] << 24 | (uint32_t)crc[1] << 16 |
+				   (uint32_t)crc[2] << 8 | crc[3];
+	else
+		s->debuglink_crc = (uint32_t)crc[3] << 24 | (uint32_t)crc[2] << 16 |
+				   (uint32_t)crc[1] << 8 | crc[0];
+	memcpy(s->debuglink, p, len + 1);
+}
+
+/*
  * Section table, the symbol tables, and (if the segments had none) the
- * build-id from SHT_NOTE sections.
+ * build-id from SHT_NOTE sections; also the optional sections that lead to
+ * more symbols: .gnu_debuglink, .gnu_debugdata and .debug_info.
  */
 static int read_sections(struct loader *l, const GElf_Ehdr *eh, struct fg_elf_syms *s,
 			 Elf_Scn **ret_symtab, Elf_Scn **ret_dynsym)
 {
 	Elf_Scn *symtab = NULL, *dynsym = NULL, *scn = NULL;
-	size_t shnum;
+	size_t shnum, shstrndx;
+	bool names;
 
 	errno = 0;
 	if (elf_getshdrnum(l->elf, &shnum) < 0)
 		return elf_error();
+	/* Section names only find optional sections: without them, those are just absent. */
+	names = elf_getshdrstrndx(l->elf, &shstrndx) == 0;
+	if (!names)
+		(void)elf_errno();
 	/* libelf reports a section table cut off by the end of the file as no table at all. */
 	if ((shnum == 0 && eh->e_shoff != 0) || shnum < eh->e_shnum)
 		return -EINVAL;
@@ -235,8 +294,10 @@ static int read_sections(struct loader *l, const GElf_Ehdr *eh, struct fg_elf_sy
 			return elf_error();
 		if (idx >= shnum)
 			return -EINVAL;
+		/* A debug file keeps the section headers of the code it describes, not the code. */
 		if ((sh.sh_flags & SHF_EXECINSTR) && (sh.sh_flags & SHF_ALLOC) &&
-		    sh.sh_type != SHT_NOBITS && !add_overflows(sh.sh_addr, sh.sh_size))
+		    (sh.sh_type != SHT_NOBITS || l->debug_file) &&
+		    !add_overflows(sh.sh_addr, sh.sh_size))
 			l->sections[idx] = (struct section){
 				.addr = sh.sh_addr,
 				.end = sh.sh_addr + sh.sh_size,
@@ -253,6 +314,17 @@ static int read_sections(struct loader *l, const GElf_Ehdr *eh, struct fg_elf_sy
 				(void)build_id_from_notes(d, s);
 			else
 				(void)elf_errno();
+		} else if (names && sh.sh_type != SHT_NOBITS) {
+			const char *name = elf_strptr(l->elf, shstrndx, sh.sh_name);
+
+			if (!name)
+				(void)elf_errno();
+			else if (strcmp(name, ".gnu_debuglink") == 0 && !s->debuglink[0])
+				read_debuglink(l->elf, scn, s);
+			else if (strcmp(name, ".gnu_debugdata") == 0 && !l->debugdata)
+				l->debugdata = scn;
+			else if (strcmp(name, ".debug_info") == 0 && sh.sh_size > 0)
+				s->has_dwarf = true;
 		}
 	}
 	*ret_symtab = symtab;
@@ -464,13 +536,146 @@ static int build(struct loader *l, struct fg_elf_syms *s)
 	return 0;
 }
 
-static int load(Elf *elf, struct fg_elf_syms **ret)
+/* Inflates one xz stream into *ret (caller frees), refusing more than MAX_DEBUGDATA_OUT bytes. */
+static int xz_decode(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len)
 {
-	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
-	_cleanup_(loader_done) struct loader l = { .elf = elf };
+	lzma_stream strm = LZMA_STREAM_INIT;
+	_cleanup_free_ uint8_t *out = NULL;
+	size_t cap = 0;
+	lzma_ret lr;
+	int r = 0;
+
+	if (len == 0 || len > MAX_DEBUGDATA_IN)
+		return -EINVAL;
+	/* The memory limit bounds the dictionary a crafted header can ask for. */
+	lr = lzma_stream_decoder(&strm, MAX_XZ_MEMORY, 0);
+	if (lr != LZMA_OK)
+		return lr == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
+	strm.next_in = in;
+	strm.avail_in = len;
+	for (;;) {
+		if (strm.avail_out == 0) {
+			size_t ncap = cap ? MIN(cap * 2, (size_t)MAX_DEBUGDATA_OUT) :
+					    MIN(len * 4 + 4096, (size_t)MAX_DEBUGDATA_OUT);
+			uint8_t *n;
+
+			if (ncap <= cap) {
+				r = -E2BIG;
+				break;
+			}
+			n = realloc(out, ncap);
+			if (!n) {
+				r = -ENOMEM;
+				break;
+			}
+			out = n;
+			strm.next_out = out + cap;
+			strm.avail_out = ncap - cap;
+			cap = ncap;
+		}
+		lr = lzma_code(&strm, LZMA_FINISH);
+		if (lr == LZMA_STREAM_END)
+			break;
+		if (lr != LZMA_OK) {
+			r = lr == LZMA_MEM_ERROR ? -ENOMEM : lr == LZMA_MEMLIMIT_ERROR ? -E2BIG : -EINVAL;
+			break;
+		}
+	}
+	*ret_len = (size_t)strm.total_out;
+	lzma_end(&strm);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(out);
+	return 0;
+}
+
+static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s);
+
+/*
+ * Reads the symbol table of the ELF image an xz stream inflates to into m
+ * (a loader for a debug file). Returns how many function symbols, or a
+ * negative errno.
+ */
+static int collect_xz(const uint8_t *xz, size_t len, struct loader *m)
+{
+	/* Declared before elf so it is freed after elf_end(). */
+	_cleanup_free_ uint8_t *image = NULL;
+	_cleanup_(elf_endp) Elf *elf = NULL;
+	struct fg_elf_syms scratch = {}; /* the image's build-id and links are not ours */
+	size_t image_len = 0;
+	int r;
+
+	r = xz_decode(xz, len, &image, &image_len);
+	if (r < 0)
+		return r;
+	if (image_len == 0)
+		return -ENOEXEC;
+	errno = 0;
+	elf = elf_memory((char *)image, image_len);
+	if (!elf)
+		return elf_error();
+	m->elf = elf;
+	r = collect(elf, m, &scratch);
+	m->elf = NULL;
+	return r < 0 ? r : (int)m->n_syms;
+}
+
+/* Appends m's function symbols to l's. */
+static int merge(struct loader *l, const struct loader *m)
+{
+	int r;
+
+	if (l->n_syms + m->n_syms > FG_ELF_MAX_SYMS)
+		return -E2BIG;
+	if (l->arena_len + m->arena_len > UINT32_MAX)
+		return -E2BIG;
+	r = FG_GROW(l->arena, l->arena_cap, l->arena_len + m->arena_len);
+	if (r < 0)
+		return r;
+	r = FG_GROW(l->syms, l->cap_syms, l->n_syms + m->n_syms);
+	if (r < 0)
+		return r;
+	if (m->arena_len)
+		memcpy(l->arena + l->arena_len, m->arena, m->arena_len);
+	for (size_t i = 0; i < m->n_syms; i++) {
+		l->syms[l->n_syms] = m->syms[i];
+		l->syms[l->n_syms++].name += (uint32_t)l->arena_len;
+	}
+	l->arena_len += m->arena_len;
+	return 0;
+}
+
+/*
+ * MiniDebugInfo: the local functions .dynsym lacks, as the .symtab of an
+ * xz-compressed ELF image in .gnu_debugdata. Returns how many, or a
+ * negative errno.
+ */
+static int read_minidebuginfo(struct loader *l)
+{
+	_cleanup_(loader_done) struct loader m = { .debug_file = true };
+	Elf_Data *d;
+	GElf_Shdr sh;
+	int r;
+
+	if (!gelf_getshdr(l->debugdata, &sh) || sh.sh_size == 0 || sh.sh_size > MAX_DEBUGDATA_IN)
+		return -EINVAL;
+	errno = 0;
+	d = elf_getdata(l->debugdata, NULL);
+	if (!d || !d->d_buf)
+		return elf_error();
+	r = collect_xz(d->d_buf, d->d_size, &m);
+	if (r <= 0)
+		return r;
+	r = merge(l, &m);
+	return r < 0 ? r : (int)m.n_syms;
+}
+
+/* Everything of one object but the final table: segments, sections, symbols into l. */
+static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
+{
 	Elf_Scn *symtab, *dynsym;
 	GElf_Ehdr eh;
-	int r = 0;
+	int r;
 
 	if (elf_kind(elf) != ELF_K_ELF)
 		return -ENOEXEC;
@@ -480,27 +685,53 @@ static int load(Elf *elf, struct fg_elf_syms **ret)
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
 		return -ENOEXEC;
 
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	r = read_segments(elf, &eh, s);
-	if (r < 0)
-		return r;
-	r = read_sections(&l, &eh, s, &symtab, &dynsym);
+	/*
+	 * A debug file's program headers describe the object it came from, not
+	 * its own bytes: its build-id is read from its note sections instead.
+	 */
+	if (!l->debug_file) {
+		r = read_segments(elf, &eh, s);
+		if (r < 0)
+			return r;
+	}
+	r = read_sections(l, &eh, s, &symtab, &dynsym);
 	if (r < 0)
 		return r;
 	r = 0;
 	if (symtab) {
-		r = read_symbols(&l, symtab);
+		r = read_symbols(l, symtab);
 		if (r < 0)
 			return r;
 	}
+	if (r > 0)
+		s->source = FG_ELF_SYMTAB;
 	/* Stripped objects keep only .dynsym; a .symtab with no function counts as stripped. */
 	if (r == 0 && dynsym) {
-		r = read_symbols(&l, dynsym);
+		r = read_symbols(l, dynsym);
 		if (r < 0)
 			return r;
+		if (r > 0)
+			s->source = FG_ELF_DYNSYM;
 	}
+	/* A damaged .gnu_debugdata costs only the names it would have added. */
+	if (s->source != FG_ELF_SYMTAB && l->debugdata && !l->debug_file &&
+	    read_minidebuginfo(l) > 0)
+		s->source = FG_ELF_MINIDEBUGINFO;
+	return 0;
+}
+
+static int load(Elf *elf, bool debug_file, struct fg_elf_syms **ret)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	_cleanup_(loader_done) struct loader l = { .elf = elf, .debug_file = debug_file };
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	r = collect(elf, &l, s);
+	if (r < 0)
+		return r;
 	r = build(&l, s);
 	if (r < 0)
 		return r;
@@ -508,10 +739,10 @@ static int load(Elf *elf, struct fg_elf_syms **ret)
 	return 0;
 }
 
-int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret)
+static int begin_fd(int fd, Elf **ret)
 {
-	_cleanup_(elf_endp) Elf *elf = NULL;
 	struct stat st;
+	Elf *elf;
 
 	pthread_once(&elf_once, elf_init);
 	if (!elf_ok)
@@ -526,7 +757,18 @@ int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret)
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return elf_error();
-	return load(elf, ret);
+	*ret = elf;
+	return 0;
+}
+
+int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret)
+{
+	_cleanup_(elf_endp) Elf *elf = NULL;
+	int r = begin_fd(fd, &elf);
+
+	if (r < 0)
+		return r;
+	return load(elf, false, ret);
 }
 
 int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret)
@@ -549,7 +791,67 @@ int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **r
 	elf = elf_memory(copy, size);
 	if (!elf)
 		return elf_error();
-	return load(elf, ret);
+	return load(elf, false, ret);
+}
+
+int fg_elf_syms__load_debugdata_mem(const void *xz, size_t size, struct fg_elf_syms **ret)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	_cleanup_(loader_done) struct loader m = { .debug_file = true };
+	int r;
+
+	pthread_once(&elf_once, elf_init);
+	if (!elf_ok)
+		return -ENOSYS;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	r = collect_xz(xz, size, &m);
+	if (r < 0)
+		return r;
+	r = build(&m, s);
+	if (r < 0)
+		return r;
+	s->source = m.n_syms > 0 ? FG_ELF_SYMTAB : FG_ELF_NONE;
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_id)
+{
+	_cleanup_(elf_endp) Elf *elf = NULL;
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *d = NULL;
+	int r = begin_fd(fd, &elf);
+
+	if (r < 0)
+		return r;
+	r = load(elf, true, &d);
+	if (r < 0)
+		return r;
+	/* Never a wrong name: two build-ids that differ mean two different builds. */
+	if ((need_build_id || (s->build_id_len && d->build_id_len)) &&
+	    (s->build_id_len == 0 || d->build_id_len != s->build_id_len ||
+	     memcmp(d->build_id, s->build_id, s->build_id_len) != 0))
+		return -ESTALE;
+	if (d->source != FG_ELF_SYMTAB)
+		return -ENOENT;
+#define SWAP(f)                                   \
+	do {                                      \
+		__typeof__(s->f) _t = s->f;       \
+		s->f = d->f;                      \
+		d->f = _t;                        \
+	} while (0)
+	SWAP(start);
+	SWAP(end);
+	SWAP(name);
+	SWAP(n);
+	SWAP(alias_name);
+	SWAP(alias_sym);
+	SWAP(n_aliases);
+	SWAP(names);
+#undef SWAP
+	s->source = FG_ELF_DEBUG_FILE;
+	return (int)MIN(s->n, (size_t)INT32_MAX);
 }
 
 size_t fg_elf_syms__build_id(const struct fg_elf_syms *s, const uint8_t **ret)
@@ -626,4 +928,22 @@ int64_t fg_elf_syms__find(const struct fg_elf_syms *s, const char *name)
 		if (strcmp(s->names + s->alias_name[i], name) == 0)
 			return s->alias_sym[i];
 	return -1;
+}
+
+const char *fg_elf_syms__debuglink(const struct fg_elf_syms *s, uint32_t *ret_crc)
+{
+	if (!s->debuglink[0])
+		return NULL;
+	*ret_crc = s->debuglink_crc;
+	return s->debuglink;
+}
+
+bool fg_elf_syms__has_dwarf(const struct fg_elf_syms *s)
+{
+	return s->has_dwarf;
+}
+
+enum fg_elf_source fg_elf_syms__source(const struct fg_elf_syms *s)
+{
+	return s->source;
 }

@@ -36,14 +36,38 @@
  * allocation inside libelf -EIO or -ENOMEM. The loaded object keeps no fd
  * and no Elf handle.
  *
+ * Separate debug information. A stripped object names only its exported
+ * functions. Two things lead to the rest, and this module reads both but
+ * finds no files itself (fgd-debuginfo does, and checks them):
+ *   - .gnu_debuglink names a separate debug file and its CRC32;
+ *     fg_elf_syms__adopt_debug_fd() takes that file's .symtab (its code
+ *     sections are SHT_NOBITS, which is accepted there only).
+ *   - .gnu_debugdata ("MiniDebugInfo", Fedora and others) is an
+ *     xz-compressed ELF image whose .symtab holds the functions .dynsym
+ *     lacks; it is read with .dynsym when .symtab is missing. The image is
+ *     untrusted like the rest: its size is capped before and after
+ *     inflating, and it goes through the same checked reader.
+ *
  * No logging and no global state beyond libelf's version handshake.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* A large C++ binary has about a million functions. */
 #define FG_ELF_MAX_SYMS (UINT32_C(1) << 23)
+/* Longest .gnu_debuglink file name kept, with its NUL. */
+#define FG_ELF_MAX_DEBUGLINK 256
+
+/* Where the function symbols came from. */
+enum fg_elf_source {
+	FG_ELF_NONE,           /* no function symbols */
+	FG_ELF_SYMTAB,         /* the object's .symtab: every function */
+	FG_ELF_DYNSYM,         /* .dynsym only: exported functions */
+	FG_ELF_MINIDEBUGINFO,  /* .dynsym and the .symtab inside .gnu_debugdata */
+	FG_ELF_DEBUG_FILE,     /* a separate debug file's .symtab */
+};
 
 struct fg_elf_syms;
 
@@ -52,6 +76,28 @@ int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret);
 /* Reads an image in memory (copied; e.g. the vDSO). Same contract. */
 int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret);
 struct fg_elf_syms *fg_elf_syms__free(struct fg_elf_syms *s);
+
+/*
+ * Replaces s's symbols with the .symtab of the separate debug file fd
+ * (borrowed; not closed). The debug file's build-id must equal s's when
+ * need_build_id is set, and whenever both have one: otherwise -ESTALE. A
+ * debug file without function symbols gives -ENOENT. On any failure s is
+ * unchanged. Returns the number of symbols now in s.
+ */
+int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_id);
+
+/*
+ * The symbol table of the ELF image an xz stream inflates to, as found in
+ * .gnu_debugdata (no segments, no build-id). For tests and the fuzzer;
+ * fg_elf_syms__load_*() read .gnu_debugdata themselves.
+ */
+int fg_elf_syms__load_debugdata_mem(const void *xz, size_t size, struct fg_elf_syms **ret);
+
+/* The .gnu_debuglink file name (borrowed until free; never contains '/') and its CRC32, or NULL. */
+const char *fg_elf_syms__debuglink(const struct fg_elf_syms *s, uint32_t *ret_crc);
+/* Whether the object itself has DWARF (.debug_info). */
+bool fg_elf_syms__has_dwarf(const struct fg_elf_syms *s);
+enum fg_elf_source fg_elf_syms__source(const struct fg_elf_syms *s);
 
 /* Length of the GNU build-id and a pointer to it (borrowed until free), or 0. */
 size_t fg_elf_syms__build_id(const struct fg_elf_syms *s, const uint8_t **ret);

@@ -35,13 +35,20 @@ enum frame_kind {
 	_FRAME_KIND_MAX,
 };
 
-/* A raw code location seen in a callchain, named once when first seen. */
+/*
+ * A raw code location seen in a callchain, named once when first seen. It
+ * stands for one frame or several: the function containing it, then each
+ * function inlined there, outermost first. Their name ids are a range of
+ * the recording's loc_names, so a sample copies ranges and never looks
+ * anything up again.
+ */
 struct location {
 	struct fg_dso *dso; /* owned reference, keeping the pointer in the key valid; NULL for kernel */
 	uint64_t addr;      /* file offset (user) or address (kernel) */
-	uint32_t name;      /* frame name id in the model */
+	uint32_t names;     /* index of its first frame name id in loc_names */
+	uint8_t n_names;    /* >= 1; at most FG_SYM_MAX_FRAMES */
 	bool kernel;
-	uint8_t kind;       /* enum frame_kind */
+	uint8_t kind;       /* enum frame_kind, of its outermost frame */
 };
 
 struct loc_key {
@@ -79,8 +86,12 @@ struct fg_recording {
 	struct location *locs;   /* owned */
 	size_t n_locs, cap_locs;
 	struct fg_idxmap loc_index;
-	uint32_t *scratch; /* owned: one sample's frames */
+	uint32_t *loc_names; /* owned: frame name ids of every location, in ranges */
+	size_t n_loc_names, cap_loc_names;
+	uint32_t *scratch; /* owned: one sample's locations, leaf first */
 	size_t cap_scratch;
+	uint32_t *stack;   /* owned: one sample's frame name ids, root first */
+	size_t cap_stack;
 	size_t max_locs;   /* lowered to the current count when memory runs out */
 	bool memory_limited;
 
@@ -93,6 +104,7 @@ struct fg_recording {
 	uint64_t filtered;         /* other processes' samples */
 	uint64_t dropped_full;     /* refused: a table was full */
 	uint64_t frames[_FRAME_KIND_MAX];
+	uint64_t inlined_frames; /* frames added for inlined functions */
 	uint64_t unreadable_count;
 	struct fg_dso *unreadable[MAX_UNREADABLE_LISTED]; /* owned references */
 	size_t n_unreadable;
@@ -116,9 +128,11 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 		fg_dso__unref(r->locs[i].dso);
 	free(r->locs);
 	fg_idxmap_done(&r->loc_index);
+	free(r->loc_names);
 	for (size_t i = 0; i < r->n_unreadable; i++)
 		fg_dso__unref(r->unreadable[i]);
 	free(r->scratch);
+	free(r->stack);
 	free(r->targets);
 	free(r->per_cpu);
 	free(r->cpu_ids);
@@ -225,34 +239,63 @@ static void note_unreadable(struct fg_recording *r, struct fg_dso *dso)
 		r->unreadable[r->n_unreadable++] = fg_dso__ref(dso);
 }
 
+/* Interns one more frame name of the location being named: its ids are the last of loc_names. */
+static int add_loc_name(struct fg_recording *r, const char *name, const char *suffix)
+{
+	uint32_t id;
+	int err;
+
+	err = FG_GROW(r->loc_names, r->cap_loc_names, r->n_loc_names + 1);
+	if (err < 0)
+		return err;
+	err = intern_name(r, name, suffix, &id);
+	if (err < 0)
+		return err;
+	r->loc_names[r->n_loc_names++] = id;
+	return 0;
+}
+
 /* Names a new location; for user code, proc and m say where it was sampled. */
 static int name_location(struct fg_recording *r, struct location *l, const struct fg_process *proc,
 			 const struct fg_map *m)
 {
 	const char *ksuffix = r->opts.req.kernel_suffix ? "_[k]" : NULL;
-	enum fg_sym_result res;
+	unsigned flags = (r->opts.req.inline_frames ? FG_SYM_INLINE : 0) |
+			 (r->opts.req.demangle ? FG_SYM_DEMANGLE : 0);
+	struct fg_sym_frames fr;
 	const char *name;
-	char buf[512], hint[80];
+	char hint[80];
+	int err;
 
+	l->names = (uint32_t)r->n_loc_names;
+	l->n_names = 1;
 	if (l->kernel) {
 		if (r->opts.hide_kernel)
-			return l->kind = FRAME_KERNEL, intern_name(r, "[kernel]", ksuffix, &l->name);
+			return l->kind = FRAME_KERNEL, add_loc_name(r, "[kernel]", ksuffix);
 		name = fg_symbolizer__name_kernel(r->sym, l->addr);
 		if (!name && fg_symbolizer__refresh_kernel(r->sym, true) > 0)
 			name = fg_symbolizer__name_kernel(r->sym, l->addr);
 		l->kind = name ? FRAME_KERNEL : FRAME_KERNEL_UNKNOWN;
-		return intern_name(r, name ? name : "[unknown]", ksuffix, &l->name);
+		return add_loc_name(r, name ? name : "[unknown]", ksuffix);
 	}
 	/* The sampled process reaches the very file it mapped, while it lives. */
 	if (proc && m)
 		snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, proc->pid,
 			 m->start, m->end);
-	name = fg_symbolizer__name_user(r->sym, l->dso, l->addr, proc && m ? hint : NULL, buf,
-					sizeof(buf), &res);
-	l->kind = res == FG_SYM_NAMED ? FRAME_NAMED : res == FG_SYM_OFFSET ? FRAME_OFFSET : FRAME_UNKNOWN;
+	fg_symbolizer__frames_user(r->sym, l->dso, l->addr, proc && m ? hint : NULL, flags, &fr);
+	l->kind = fr.result == FG_SYM_NAMED ? FRAME_NAMED :
+		  fr.result == FG_SYM_OFFSET ? FRAME_OFFSET : FRAME_UNKNOWN;
 	if (l->dso && fg_dso__state(l->dso) == FG_DSO_FAILED)
 		note_unreadable(r, l->dso);
-	return intern_name(r, name, NULL, &l->name);
+	for (size_t i = 0; i < fr.n; i++) {
+		err = add_loc_name(r, fr.names[i], NULL);
+		if (err < 0) {
+			r->n_loc_names = l->names;
+			return err;
+		}
+	}
+	l->n_names = (uint8_t)fr.n;
+	return 0;
 }
 
 /*
@@ -278,8 +321,11 @@ static int64_t location(struct fg_recording *r, struct fg_dso *dso, uint64_t add
 	l = &r->locs[r->n_locs];
 	*l = (struct location){ .dso = fg_dso__ref(dso), .addr = addr, .kernel = kernel };
 	err = name_location(r, l, proc, m);
-	if (err >= 0)
+	if (err >= 0) {
 		err = fg_idxmap_insert(&r->loc_index, h, (uint32_t)r->n_locs);
+		if (err < 0)
+			r->n_loc_names = l->names;
+	}
 	if (err < 0) {
 		fg_dso__unref(l->dso);
 		return err;
@@ -339,7 +385,7 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 	const uint64_t *ips = s->ips;
 	uint64_t nr = s->nr;
 	bool first = true;
-	size_t n = 0;
+	size_t n = 0, total;
 	int err;
 
 	if (s->sid.pid != 0)
@@ -391,21 +437,28 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 		r->scratch[n++] = (uint32_t)loc;
 	}
 
-	/* Root first: comm, then user frames outermost first, then kernel frames. */
-	for (size_t i = 0; i < n / 2; i++) {
-		uint32_t t = r->scratch[i];
+	/*
+	 * Root first: comm, then user frames outermost first, then kernel
+	 * frames; each location expands into its precomputed range of names.
+	 */
+	total = 1;
+	for (size_t i = 0; i < n; i++)
+		total += r->locs[r->scratch[i]].n_names;
+	if (FG_GROW(r->stack, r->cap_stack, total) < 0) {
+		r->dropped_full++;
+		return;
+	}
+	for (size_t i = n, k = 1; i-- > 0;) {
+		const struct location *l = &r->locs[r->scratch[i]];
 
-		r->scratch[i] = r->scratch[n - 1 - i];
-		r->scratch[n - 1 - i] = t;
+		r->frames[l->kind]++;
+		r->inlined_frames += l->n_names - 1u;
+		memcpy(r->stack + k, r->loc_names + l->names, l->n_names * sizeof(uint32_t));
+		k += l->n_names;
 	}
-	for (size_t i = 0; i < n; i++) {
-		r->frames[r->locs[r->scratch[i]].kind]++;
-		r->scratch[i] = r->locs[r->scratch[i]].name;
-	}
-	memmove(r->scratch + 1, r->scratch, n * sizeof(uint32_t));
-	err = root_frame(r, s, proc, &r->scratch[0]);
+	err = root_frame(r, s, proc, &r->stack[0]);
 	if (err >= 0)
-		err = fg_folded__add(r->model, r->scratch, n + 1, 1.0);
+		err = fg_folded__add(r->model, r->stack, total, 1.0);
 	if (err < 0) {
 		r->dropped_full++;
 		return;
@@ -423,7 +476,7 @@ static void on_record(void *ctx, const struct fg_record *rec)
 static uint64_t aggregate_bytes(const struct fg_recording *r)
 {
 	return fg_folded__bytes(r->model) + r->cap_locs * sizeof(struct location) +
-	       fg_idxmap_bytes(&r->loc_index);
+	       r->cap_loc_names * sizeof(uint32_t) + fg_idxmap_bytes(&r->loc_index);
 }
 
 void fg_recording__drain(struct fg_recording *r)
@@ -521,6 +574,9 @@ int fg_recording__finish(struct fg_recording *r)
 	r->locs = NULL;
 	r->n_locs = r->cap_locs = 0;
 	fg_idxmap_done(&r->loc_index);
+	free(r->loc_names);
+	r->loc_names = NULL;
+	r->n_loc_names = r->cap_loc_names = 0;
 
 	err = fg_folded__sort(r->model);
 	if (err < 0 || r->opts.req.format == FG_FORMAT_FOLDED)
@@ -588,6 +644,9 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 	fg_json_add_int(frames, "named", (int64_t)(r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL]));
 	fg_json_add_int(frames, "module_offset", (int64_t)r->frames[FRAME_OFFSET]);
 	fg_json_add_int(frames, "unknown", (int64_t)(r->frames[FRAME_UNKNOWN] + r->frames[FRAME_KERNEL_UNKNOWN]));
+	fg_json_add_int(frames, "inlined", (int64_t)r->inlined_frames);
+	fg_json_add_bool(m, "inline", r->opts.req.inline_frames);
+	fg_json_add_bool(m, "demangle", r->opts.req.demangle);
 
 	unreadable = json_object_new_array();
 	json_object_object_add(m, "unreadable_binaries", unreadable);

@@ -445,6 +445,10 @@ static void handle_status(struct client *c)
 	fg_json_add_int(o, "binaries_loaded", (int64_t)ss.dsos_loaded);
 	fg_json_add_int(o, "binaries_unreadable", (int64_t)ss.dsos_failed);
 	fg_json_add_int(o, "binaries_dropped", (int64_t)ss.dsos_dropped);
+	fg_json_add_int(o, "binaries_debug_file", (int64_t)ss.dsos_debug_file);
+	fg_json_add_int(o, "binaries_minidebuginfo", (int64_t)ss.dsos_minidebuginfo);
+	fg_json_add_int(o, "binaries_dwarf", (int64_t)ss.dsos_dwarf);
+	fg_json_add_int(o, "dwarf_dropped", (int64_t)ss.dwarf_dropped);
 	fg_json_add_int(o, "kernel_symbols", (int64_t)ss.kallsyms);
 	fg_json_add_int(o, "kernel_reloads", (int64_t)ss.kallsyms_loads);
 	fg_json_add_bool(o, "kernel_restricted", ss.kernel_restricted);

@@ -12,6 +12,9 @@
 #include <time.h>
 
 #include "fgd-clock.h"
+#include "fgd-debuginfo.h"
+#include "fgd-demangle.h"
+#include "fgd-dwarf.h"
 #include "fgd-elf.h"
 #include "fgd-symbols.h"
 #include "hash.h"
@@ -25,6 +28,9 @@
 #define DSO_RETRY_NS (5ULL * 1000000000ULL)
 /* Kernel reloads forced by unresolved addresses are at most this frequent. */
 #define KALLSYMS_MIN_INTERVAL_NS (10ULL * 1000000000ULL)
+/* DWARF is held in memory (see fgd-dwarf.h); past this total, binaries get no inline frames. */
+#define MAX_DWARF_BYTES (UINT64_C(2) << 30)
+#define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 
 struct fg_dso {
 	unsigned refs;
@@ -39,6 +45,7 @@ struct fg_dso {
 	int error;
 	uint64_t failed_at;           /* CLOCK_MONOTONIC ns of the last failed load */
 	struct fg_elf_syms *syms;     /* owned once loaded */
+	struct fg_dwarf *dwarf;       /* owned once loaded; NULL: no DWARF */
 };
 
 struct fg_symbolizer {
@@ -48,6 +55,9 @@ struct fg_symbolizer {
 	size_t n_free, cap_free;
 	struct fg_idxmap by_build_id, by_inode;
 	size_t live;
+
+	char *debug_dir; /* owned */
+	uint64_t dwarf_bytes; /* held by the dsos' DWARF */
 
 	struct fg_kallsyms *kallsyms; /* owned */
 	uint64_t modules_hash;
@@ -62,12 +72,31 @@ int fg_symbolizer__new(struct fg_symbolizer **ret)
 
 	if (!s)
 		return -ENOMEM;
+	s->debug_dir = strdup(DEFAULT_DEBUG_DIR);
+	if (!s->debug_dir) {
+		free(s);
+		return -ENOMEM;
+	}
 	*ret = s;
+	return 0;
+}
+
+int fg_symbolizer__set_debug_dir(struct fg_symbolizer *s, const char *dir)
+{
+	char *copy = strdup(dir);
+
+	if (!copy)
+		return -ENOMEM;
+	free(s->debug_dir);
+	s->debug_dir = copy;
 	return 0;
 }
 
 static void dso_free(struct fg_dso *d)
 {
+	if (d->dwarf)
+		d->owner->dwarf_bytes -= fg_dwarf__bytes(d->dwarf);
+	fg_dwarf__free(d->dwarf);
 	fg_elf_syms__free(d->syms);
 	free(d->path);
 	free(d->open_path);
@@ -87,6 +116,7 @@ struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s)
 	fg_idxmap_done(&s->by_build_id);
 	fg_idxmap_done(&s->by_inode);
 	fg_kallsyms__free(s->kallsyms);
+	free(s->debug_dir);
 	free(s);
 	return NULL;
 }
@@ -362,6 +392,11 @@ int fg_dso__error(const struct fg_dso *d)
 	return d->error;
 }
 
+struct fg_dwarf *fg_dso__dwarf(struct fg_dso *d)
+{
+	return d->state == FG_DSO_LOADED ? d->dwarf : NULL;
+}
+
 /* The vDSO image in our own address space, and its size from /proc/self/maps. */
 static int load_vdso(struct fg_elf_syms **ret)
 {
@@ -381,6 +416,67 @@ static int load_vdso(struct fg_elf_syms **ret)
 			return fg_elf_syms__load_mem((const void *)start, end - start, ret);
 	}
 	return -ENOENT;
+}
+
+/*
+ * The root of the sampled process's mount namespace, when the hint reaches
+ * the file through /proc/PID/map_files and that root is not ours: a
+ * container's debug files are inside it.
+ */
+static bool hint_root(const char *hint, char *buf, size_t size)
+{
+	struct stat a, b;
+	int pid, n = 0;
+
+	if (!hint || sscanf(hint, "/proc/%d/map_files/%n", &pid, &n) != 1 || n == 0)
+		return false;
+	snprintf(buf, size, "/proc/%d/root", pid);
+	if (stat(buf, &a) < 0 || stat("/", &b) < 0)
+		return false;
+	return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
+/*
+ * Separate debug information, then DWARF for inline frames. Both only add
+ * to what the binary itself gave, so a failure here is not the dso's.
+ */
+static void load_debug(struct fg_dso *d, int fd, const char *hint)
+{
+	struct fg_symbolizer *s = d->owner;
+	_cleanup_close_ int dfd = -1;
+	enum fg_debuginfo_how how;
+	char root[64];
+	struct stat st;
+	int r;
+
+	/* A binary with every symbol and its DWARF needs nothing more. */
+	if (fg_elf_syms__source(d->syms) != FG_ELF_SYMTAB || !fg_elf_syms__has_dwarf(d->syms)) {
+		if (hint_root(hint, root, sizeof(root)))
+			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ root, s->debug_dir, d->path },
+						d->syms, &how);
+		if (dfd < 0)
+			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ "", s->debug_dir, d->path },
+						d->syms, &how);
+		if (dfd >= 0)
+			s->stats.dsos_debug_file++;
+	}
+	if (fg_elf_syms__source(d->syms) == FG_ELF_MINIDEBUGINFO)
+		s->stats.dsos_minidebuginfo++;
+	if (dfd < 0 && !fg_elf_syms__has_dwarf(d->syms))
+		return;
+	if (fstat(dfd >= 0 ? dfd : fd, &st) < 0)
+		return;
+	if (s->dwarf_bytes + (uint64_t)st.st_size > MAX_DWARF_BYTES) {
+		s->stats.dwarf_dropped++;
+		return;
+	}
+	r = fg_dwarf__new(dfd >= 0 ? dfd : fd, &d->dwarf);
+	if (r == -EFBIG)
+		s->stats.dwarf_dropped++;
+	if (r < 0)
+		return;
+	s->dwarf_bytes += fg_dwarf__bytes(d->dwarf);
+	s->stats.dsos_dwarf++;
 }
 
 static int load_file(struct fg_dso *d, const char *hint)
@@ -416,6 +512,7 @@ static int load_file(struct fg_dso *d, const char *hint)
 		return -ESTALE;
 	}
 	d->syms = syms;
+	load_debug(d, fd, hint);
 	return 0;
 }
 
@@ -464,30 +561,89 @@ static void ensure_loaded(struct fg_symbolizer *s, struct fg_dso *d, const char 
 	s->stats.dsos_loaded++;
 }
 
+/* The symbol covering file offset `offset` of d (loading it first), and its ELF address. */
+static int64_t lookup_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
+			   const char *open_hint, uint64_t *ret_vaddr)
+{
+	*ret_vaddr = offset;
+	ensure_loaded(s, d, open_hint);
+	if (d->state != FG_DSO_LOADED ||
+	    fg_elf_syms__offset_to_vaddr(d->syms, offset, ret_vaddr) < 0)
+		return -1;
+	return fg_elf_syms__lookup(d->syms, *ret_vaddr);
+}
+
 const char *fg_symbolizer__name_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
 				     const char *open_hint, char *buf, size_t size,
 				     enum fg_sym_result *ret_result)
 {
-	uint64_t vaddr = offset;
+	uint64_t vaddr;
 	int64_t idx;
 
 	if (!d || d->key.kind == FG_DSO_ANON) {
 		*ret_result = FG_SYM_UNKNOWN;
 		return "[unknown]";
 	}
-	ensure_loaded(s, d, open_hint);
-	if (d->state == FG_DSO_LOADED &&
-	    fg_elf_syms__offset_to_vaddr(d->syms, offset, &vaddr) == 0) {
-		idx = fg_elf_syms__lookup(d->syms, vaddr);
-		if (idx >= 0) {
-			*ret_result = FG_SYM_NAMED;
-			return fg_elf_syms__name(d->syms, (size_t)idx);
-		}
+	idx = lookup_user(s, d, offset, open_hint, &vaddr);
+	if (idx >= 0) {
+		*ret_result = FG_SYM_NAMED;
+		return fg_elf_syms__name(d->syms, (size_t)idx);
 	}
 	/* The address addr2line would want, or the file offset when the ELF is unreadable. */
 	snprintf(buf, size, "%s+0x%" PRIx64, d->basename, vaddr);
 	*ret_result = FG_SYM_OFFSET;
 	return buf;
+}
+
+/* name, demangled into ret's buffer when asked and when it is a mangled name. */
+static const char *frame_name(struct fg_sym_frames *ret, const char *name, unsigned flags)
+{
+	size_t left = sizeof(ret->buf) - ret->used;
+	char *out = ret->buf + ret->used;
+	int n;
+
+	if (!(flags & FG_SYM_DEMANGLE) || left < 2)
+		return name;
+	n = fg_demangle(name, out, left);
+	if (n <= 0)
+		return name;
+	ret->used += (size_t)n + 1;
+	return out;
+}
+
+void fg_symbolizer__frames_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
+				const char *open_hint, unsigned flags, struct fg_sym_frames *ret)
+{
+	const char *inlined[FG_SYM_MAX_FRAMES - 1];
+	uint64_t vaddr;
+	int64_t idx;
+	size_t k;
+
+	ret->n = 1;
+	ret->used = 0;
+	ret->inlined = 0;
+	if (!d || d->key.kind == FG_DSO_ANON) {
+		ret->result = FG_SYM_UNKNOWN;
+		ret->names[0] = "[unknown]";
+		return;
+	}
+	idx = lookup_user(s, d, offset, open_hint, &vaddr);
+	if (idx < 0) {
+		snprintf(ret->buf, sizeof(ret->buf), "%s+0x%" PRIx64, d->basename, vaddr);
+		ret->used = strlen(ret->buf) + 1;
+		ret->result = FG_SYM_OFFSET;
+		ret->names[0] = ret->buf;
+		return;
+	}
+	ret->result = FG_SYM_NAMED;
+	ret->names[0] = frame_name(ret, fg_elf_syms__name(d->syms, (size_t)idx), flags);
+	if (!(flags & FG_SYM_INLINE) || !d->dwarf)
+		return;
+	/* The symbol table names the real function; DWARF adds what was inlined into it. */
+	k = fg_dwarf__inlines(d->dwarf, vaddr, inlined, ELEMENTSOF(inlined));
+	for (size_t i = 0; i < k; i++)
+		ret->names[ret->n++] = frame_name(ret, inlined[i], flags);
+	ret->inlined = k;
 }
 
 const char *fg_symbolizer__name_kernel(struct fg_symbolizer *s, uint64_t addr)

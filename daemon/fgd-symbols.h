@@ -10,8 +10,12 @@
  * build-id entry once the file's note is read, so one libc is parsed once
  * however many processes map it and however we learned of them.
  *
- * Symbols load lazily, on the first lookup, which happens when a recording
- * ends: the sampling hot path only records (dso, file offset) pairs.
+ * Symbols load lazily, on the first lookup of an address in the binary (a
+ * recording names each code location the first time it sees it). Loading
+ * reads the ELF symbol table, then looks for separate debug information
+ * (fgd-debuginfo.h: build-id and .gnu_debuglink files, MiniDebugInfo) for
+ * the names a stripped binary lacks, and keeps the binary's DWARF, if any,
+ * for inline frames.
  */
 
 #include <stdbool.h>
@@ -48,6 +52,10 @@ struct fg_symbolizer_stats {
 	uint64_t dsos_loaded;   /* symbol tables parsed, ever */
 	uint64_t dsos_failed;   /* binaries that could not be read, ever */
 	uint64_t dsos_dropped;  /* refused because the cache was full */
+	uint64_t dsos_debug_file;   /* with a separate debug file found, ever */
+	uint64_t dsos_minidebuginfo; /* with symbols from .gnu_debugdata, ever */
+	uint64_t dsos_dwarf;    /* with DWARF read (inline frames), ever */
+	uint64_t dwarf_dropped; /* DWARF not read: the file or the total too large */
 	uint64_t kallsyms;      /* kernel symbols */
 	uint64_t kallsyms_loads;
 	bool kernel_restricted; /* kptr_restrict hides kernel addresses */
@@ -55,6 +63,13 @@ struct fg_symbolizer_stats {
 
 int fg_symbolizer__new(struct fg_symbolizer **ret);
 struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s);
+
+/*
+ * Where separate debug files are looked for (fgd-debuginfo.h); default
+ * /usr/lib/debug. Binaries loaded before the change keep what they found.
+ * dir is copied. 0 or -ENOMEM.
+ */
+int fg_symbolizer__set_debug_dir(struct fg_symbolizer *s, const char *dir);
 
 /*
  * Returns a new reference to the dso for key (caller drops it with
@@ -73,6 +88,12 @@ const char *fg_dso__path(const struct fg_dso *d);
 enum fg_dso_state fg_dso__state(const struct fg_dso *d);
 /* Negative errno of the failed load; 0 otherwise. */
 int fg_dso__error(const struct fg_dso *d);
+/*
+ * The binary's DWARF (its own, or its separate debug file's), once its
+ * symbols are loaded; NULL if it has none. Borrowed until the dso is freed.
+ * For DWARF users beyond inline frames, e.g. CFI through fg_dwarf__handle().
+ */
+struct fg_dwarf *fg_dso__dwarf(struct fg_dso *d);
 
 enum fg_sym_result {
 	FG_SYM_NAMED,  /* a symbol name */
@@ -96,6 +117,33 @@ enum fg_sym_result {
 const char *fg_symbolizer__name_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
 				     const char *open_hint, char *buf, size_t size,
 				     enum fg_sym_result *ret_result);
+
+/* Options of fg_symbolizer__frames_user(). */
+#define FG_SYM_INLINE (1u << 0)   /* functions inlined at the address are frames too */
+#define FG_SYM_DEMANGLE (1u << 1) /* C++ and Rust names demangled (fgd-demangle.h) */
+
+/* Deepest inline chain kept, with the function it was inlined into; deeper keeps the outermost. */
+#define FG_SYM_MAX_FRAMES 16
+
+/* The frames one code address stands for. */
+struct fg_sym_frames {
+	size_t n;                             /* >= 1 */
+	const char *names[FG_SYM_MAX_FRAMES]; /* outermost first; see fg_symbolizer__frames_user() */
+	size_t inlined;                       /* how many of them are inlined functions: n - 1 */
+	enum fg_sym_result result;            /* of names[0]; inline frames are always named */
+	char buf[8192];                       /* demangled and module+0x names */
+	size_t used;
+};
+
+/*
+ * Like fg_symbolizer__name_user(), but the address may stand for several
+ * frames: with FG_SYM_INLINE, the function the symbol table names, then
+ * each function inlined there down to the innermost, as `addr2line -i` and
+ * `perf report --inline` show them (needs DWARF: the binary's or its debug
+ * file's). Names are borrowed until ret is reused or the dso is freed.
+ */
+void fg_symbolizer__frames_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
+				const char *open_hint, unsigned flags, struct fg_sym_frames *ret);
 
 /*
  * Names a kernel address, or returns NULL. Borrowed until the next

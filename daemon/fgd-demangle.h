@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * C++ and Rust symbol names made readable, with libiberty's cplus_demangle:
+ * the demangler of binutils and gdb, maintained with GCC, which knows the
+ * Itanium C++ ABI, Rust's legacy scheme (_ZN...17h<hash>E) and Rust v0
+ * (_R...). Writing our own would only get these wrong in new ways.
+ *
+ * The form is the one `perf report` shows by default (perf adds parameter
+ * lists only with -v): namespaces, classes and template arguments, but no
+ * parameter list and no return type. A flame graph merges frames by name,
+ * and overloads of one function are one frame there, as in perf.
+ * Rust legacy names lose their hash suffix (the ::h0123456789abcdef that
+ * rustc adds to every symbol), and v0 names their crate disambiguators,
+ * which is what rustfilt and perf print. GCC's clone suffixes go too
+ * (foo.cold, foo.isra.0 are "foo"), as in perf: the split-off cold part of
+ * a function is that function.
+ *
+ * Pure: no logging, no state. libiberty bounds its own recursion, and names
+ * longer than FG_DEMANGLE_MAX_IN are left alone.
+ */
+
+#include <stddef.h>
+
+#define FG_DEMANGLE_MAX_IN 8192
+
+/*
+ * Writes the demangled form of name into buf (NUL-terminated, cut to
+ * size - 1 bytes). Returns its length; 0 if name is not a C++ or Rust
+ * mangled name, or does not demangle (buf untouched: keep name); -ENOMEM.
+ */
+int fg_demangle(const char *name, char *buf, size_t size);
