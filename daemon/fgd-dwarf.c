@@ -2,7 +2,9 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "fgd-dwarf.h"
@@ -11,10 +13,27 @@
 /* Deeper inline nesting than this is not real code; it bounds the walk. */
 #define MAX_SCOPES 256
 
+/* Compile units can be many; past this, addresses beyond the table find no inline frames. */
+#define MAX_CU_RANGES (1u << 22)
+
+/* One address range of a compile unit. */
+struct cu_range {
+	uint64_t lo, hi; /* [lo, hi) */
+	Dwarf_Off cu;    /* the CU DIE's offset */
+};
+
 struct fg_dwarf {
 	Elf *elf;   /* owned; its bytes are in memory, no fd behind it */
 	Dwarf *dbg; /* owned */
 	uint64_t bytes;
+	/*
+	 * Which CU covers an address. .debug_aranges says so when present, but
+	 * clang does not emit it by default: then the CUs' own ranges, sorted
+	 * once, on first use.
+	 */
+	struct cu_range *ranges; /* owned */
+	size_t n_ranges, cap_ranges;
+	bool ranges_built;
 };
 
 struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d)
@@ -25,6 +44,7 @@ struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d)
 		dwarf_end(d->dbg);
 	if (d->elf)
 		elf_end(d->elf);
+	free(d->ranges);
 	free(d);
 	return NULL;
 }
@@ -66,8 +86,146 @@ uint64_t fg_dwarf__bytes(const struct fg_dwarf *d)
 	return d->bytes;
 }
 
+static int range_cmp(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void build_ranges(struct fg_dwarf *d)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	d->ranges_built = true;
+	while (dwarf_next_unit(d->dbg, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) == 0) {
+		Dwarf_Addr base, lo, hi;
+		Dwarf_Die cu;
+		ptrdiff_t it = 0;
+
+		if (next <= off)
+			break;
+		if (dwarf_offdie(d->dbg, off + hsize, &cu)) {
+			while ((it = dwarf_ranges(&cu, it, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				if (d->n_ranges >= MAX_CU_RANGES ||
+				    FG_GROW(d->ranges, d->cap_ranges, d->n_ranges + 1) < 0)
+					goto done;
+				d->ranges[d->n_ranges++] = (struct cu_range){ lo, hi, off + hsize };
+			}
+		}
+		off = next;
+	}
+done:
+	qsort(d->ranges, d->n_ranges, sizeof(*d->ranges), range_cmp);
+}
+
+/* The CU containing vaddr. */
+static bool find_cu(struct fg_dwarf *d, uint64_t vaddr, Dwarf_Die *ret)
+{
+	size_t lo = 0, hi;
+
+	if (dwarf_addrdie(d->dbg, vaddr, ret))
+		return true;
+	if (!d->ranges_built)
+		build_ranges(d);
+	/* Ranges of different CUs do not overlap in sane DWARF; check the last few that start below. */
+	hi = d->n_ranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->ranges[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, tries = 0; i-- > 0 && tries < 16; tries++)
+		if (vaddr < d->ranges[i].hi)
+			return dwarf_offdie(d->dbg, d->ranges[i].cu, ret) != NULL;
+	return false;
+}
+
+/* Languages whose plain DWARF names need their namespaces and classes to be recognised. */
+static bool qualified_language(Dwarf_Die *cu)
+{
+	switch (dwarf_srclang(cu)) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+	case DW_LANG_Rust:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Appends s to the name being built in out; false when it does not fit. */
+static bool append(struct fg_dwarf_names *out, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (out->used + *len + n + 1 > out->size)
+		return false;
+	memcpy(out->buf + out->used + *len, s, n + 1);
+	*len += n;
+	return true;
+}
+
+/*
+ * name with the namespaces and classes around the function's declaration,
+ * "ns::Class::name" as a demangled linkage name reads. C++ functions with
+ * internal linkage, for one, have no linkage name in DWARF.
+ */
+static const char *qualify(Dwarf_Die *die, const char *name, struct fg_dwarf_names *out)
+{
+	_cleanup_free_ Dwarf_Die *scopes = NULL;
+	Dwarf_Die decl = *die, next;
+	Dwarf_Attribute attr;
+	size_t len = 0;
+	int n;
+
+	/* The inlined instance points at the abstract function, which may point at its declaration. */
+	for (int i = 0; i < 4; i++) {
+		if ((dwarf_attr(&decl, DW_AT_abstract_origin, &attr) ||
+		     dwarf_attr(&decl, DW_AT_specification, &attr)) &&
+		    dwarf_formref_die(&attr, &next))
+			decl = next;
+		else
+			break;
+	}
+	n = dwarf_getscopes_die(&decl, &scopes);
+	if (n <= 1)
+		return name;
+	n = MIN(n, MAX_SCOPES);
+	for (int i = n - 1; i >= 1; i--) {
+		const char *scope;
+
+		switch (dwarf_tag(&scopes[i])) {
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			scope = dwarf_diename(&scopes[i]);
+			if (!append(out, &len, scope ? scope : "(anonymous namespace)") ||
+			    !append(out, &len, "::"))
+				return name;
+			break;
+		default:
+			break;
+		}
+	}
+	if (len == 0 || !append(out, &len, name))
+		return name;
+	name = out->buf + out->used;
+	out->used += len + 1;
+	return name;
+}
+
 /* What addr2line prints: the linkage name, else the plain name; both through abstract origins. */
-static const char *die_name(Dwarf_Die *die)
+static const char *die_name(Dwarf_Die *die, bool qualified, struct fg_dwarf_names *out)
 {
 	Dwarf_Attribute attr;
 	const char *name;
@@ -75,27 +233,33 @@ static const char *die_name(Dwarf_Die *die)
 	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 	if (!name)
 		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	if (!name)
-		name = dwarf_diename(die);
-	return name && name[0] ? name : NULL;
+	if (name && name[0])
+		return name;
+	name = dwarf_diename(die);
+	if (!name || !name[0])
+		return NULL;
+	return qualified ? qualify(die, name, out) : name;
 }
 
-size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, const char **ret_names, size_t max)
+size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_names *out)
 {
+	const char **ret_names = out->names;
+	size_t max = out->max;
+	bool qualified;
 	_cleanup_free_ Dwarf_Die *scopes = NULL;
 	Dwarf_Die cudie, innermost;
 	size_t k = 0, n_inlined = 0;
 	int n, fn;
 
-	if (max == 0 || !dwarf_addrdie(d->dbg, vaddr, &cudie))
+	if (max == 0 || !find_cu(d, vaddr, &cudie))
 		return 0;
 	n = dwarf_getscopes(&cudie, vaddr, &scopes);
 	if (n <= 0)
 		return 0;
 	/*
-	 * getscopes continues past an inlined instance into its abstract
-	 * definition's scopes; the inlined-into chain is the innermost DIE's
-	 * own nesting in the tree, as eu-addr2line -i takes it.
+	 * Past an inlined instance, getscopes may go on with the scopes of its
+	 * abstract definition; the inlined-into chain is the innermost DIE's
+	 * own nesting in the tree, which is how eu-addr2line -i takes it.
 	 */
 	innermost = scopes[0];
 	free(TAKE_PTR(scopes));
@@ -108,12 +272,13 @@ size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, const char **ret_na
 		n_inlined += dwarf_tag(&scopes[fn]) == DW_TAG_inlined_subroutine;
 	if (fn == n || n_inlined == 0)
 		return 0;
+	qualified = qualified_language(&cudie);
 	for (int i = fn - 1; i >= 0 && k < max; i--) {
 		const char *name;
 
 		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
 			continue;
-		name = die_name(&scopes[i]);
+		name = die_name(&scopes[i], qualified, out);
 		ret_names[k++] = name ? name : "[inlined]";
 	}
 	return k;

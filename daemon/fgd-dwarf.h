@@ -39,16 +39,27 @@ struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d);
 /* The memory it holds: the file's size. */
 uint64_t fg_dwarf__bytes(const struct fg_dwarf *d);
 
+/* Where fg_dwarf__inlines() puts its answer. */
+struct fg_dwarf_names {
+	const char **names; /* the caller's array of max entries */
+	size_t max;
+	char *buf;          /* the caller's; names built here (qualified ones) */
+	size_t size, used;  /* used grows by what was built */
+};
+
 /*
  * The functions inlined at ELF virtual address vaddr, outermost first: the
  * first was inlined into the function that contains vaddr (the one the
  * symbol table names, not included), each next one into the one before.
- * Stores up to max names (linkage names where DWARF has them, so C++ and
- * Rust come mangled; borrowed until d is freed) and returns how many it
- * stored: 0 when nothing is inlined there or DWARF does not cover vaddr.
- * A chain deeper than max keeps its outermost frames.
+ * Each name is the linkage name where DWARF has one (so C++ and Rust come
+ * mangled, as symbols do), else the plain name, qualified with its
+ * namespaces and classes for C++ and Rust ("ns::Class::f"). Names point
+ * into the DWARF (borrowed until d is freed) or into out->buf. Stores up
+ * to out->max of them and returns how many: 0 when nothing is inlined there
+ * or DWARF does not cover vaddr. A chain deeper than max keeps its
+ * outermost frames.
  */
-size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, const char **ret_names, size_t max);
+size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_names *out);
 
 /* The libdw handle, for other DWARF users; borrowed until d is freed. */
 Dwarf *fg_dwarf__handle(struct fg_dwarf *d);

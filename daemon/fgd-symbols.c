@@ -615,6 +615,7 @@ void fg_symbolizer__frames_user(struct fg_symbolizer *s, struct fg_dso *d, uint6
 				const char *open_hint, unsigned flags, struct fg_sym_frames *ret)
 {
 	const char *inlined[FG_SYM_MAX_FRAMES - 1];
+	struct fg_dwarf_names dn;
 	uint64_t vaddr;
 	int64_t idx;
 	size_t k;
@@ -640,7 +641,15 @@ void fg_symbolizer__frames_user(struct fg_symbolizer *s, struct fg_dso *d, uint6
 	if (!(flags & FG_SYM_INLINE) || !d->dwarf)
 		return;
 	/* The symbol table names the real function; DWARF adds what was inlined into it. */
-	k = fg_dwarf__inlines(d->dwarf, vaddr, inlined, ELEMENTSOF(inlined));
+	dn = (struct fg_dwarf_names){
+		.names = inlined,
+		.max = ELEMENTSOF(inlined),
+		.buf = ret->buf,
+		.size = sizeof(ret->buf),
+		.used = ret->used,
+	};
+	k = fg_dwarf__inlines(d->dwarf, vaddr, &dn);
+	ret->used = dn.used;
 	for (size_t i = 0; i < k; i++)
 		ret->names[ret->n++] = frame_name(ret, inlined[i], flags);
 	ret->inlined = k;

@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "elf-test.h"
 #include "fgd-elf.h"
 #include "fgd-proc.h"
 #include "fgd-symbols.h"
@@ -294,4 +295,316 @@ TEST(kernel_symbols_from_kallsyms)
 	fg_symbolizer__stats(sym, &st);
 	ASSERT_TRUE(st.kallsyms > 1000);
 	fg_symbolizer__free(sym);
+}
+
+/* ---- debug files, inline frames, demangling ---- */
+
+/* A dso for a file, keyed by its build-id as an MMAP2 record gives it. */
+static struct fg_dso *file_dso(struct fg_symbolizer *sym, const char *path)
+{
+	struct fg_dso_key key = { .kind = FG_DSO_FILE };
+	struct fg_elf_syms *syms;
+	const uint8_t *id;
+	struct fg_dso *d;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_OK(fg_elf_syms__load_fd(fd, &syms));
+	close(fd);
+	key.build_id_len = (uint8_t)fg_elf_syms__build_id(syms, &id);
+	ASSERT_TRUE(key.build_id_len > 0);
+	memcpy(key.build_id, id, key.build_id_len);
+	fg_elf_syms__free(syms);
+	d = fg_symbolizer__get_dso(sym, &key, path, NULL);
+	ASSERT_TRUE(d);
+	return d;
+}
+
+/* The frames the code at vaddr of program stands for, joined by ';' (valid until the next call). */
+static const char *frames_at(struct fg_symbolizer *sym, struct fg_dso *d, uint64_t vaddr,
+			     unsigned flags)
+{
+	static char out[8192];
+	struct fg_sym_frames fr;
+	size_t len = 0;
+
+	fg_symbolizer__frames_user(sym, d, vaddr_to_offset(fg_dso__path(d), vaddr), NULL, flags, &fr);
+	ASSERT_TRUE(fr.n >= 1 && fr.n <= FG_SYM_MAX_FRAMES);
+	ASSERT_EQ(fr.inlined, fr.n - 1);
+	out[0] = '\0';
+	for (size_t i = 0; i < fr.n; i++)
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", i ? ";" : "", fr.names[i]);
+	return out;
+}
+
+#define ALL (FG_SYM_INLINE | FG_SYM_DEMANGLE)
+#define INLINE_CHAIN "fgtest_outer;fgtest_middle;fgtest_inner"
+
+/* A symbolizer whose debug directory is an empty temporary one: no system debug files. */
+static struct fg_symbolizer *isolated(char *dir)
+{
+	struct fg_symbolizer *sym;
+
+	ASSERT_TRUE(mkdtemp(dir));
+	ASSERT_OK(fg_symbolizer__new(&sym));
+	ASSERT_OK(fg_symbolizer__set_debug_dir(sym, dir));
+	return sym;
+}
+
+TEST(inline_frames_from_the_binary_dwarf)
+{
+	const char *path = program_path("fgtest-inline");
+	uint64_t mark = symbol_value(path, "fgtest_inline_mark");
+	uint64_t outer = symbol_value(path, "fgtest_outer");
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
+	struct fg_symbolizer *sym = isolated(dir);
+	struct fg_symbolizer_stats st;
+	struct fg_dso *d = file_dso(sym, path);
+
+	ASSERT_STREQ(frames_at(sym, d, mark, ALL), INLINE_CHAIN);
+	/* Off, the address is its real function alone. */
+	ASSERT_STREQ(frames_at(sym, d, mark, FG_SYM_DEMANGLE), "fgtest_outer");
+	/* The entry, before anything inlined runs, is the function itself. */
+	ASSERT_STREQ(frames_at(sym, d, outer, ALL), "fgtest_outer");
+	ASSERT_TRUE(fg_dso__dwarf(d) != NULL);
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.dsos_dwarf, 1);
+	ASSERT_EQ(st.dsos_debug_file, 0);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+	remove_tree(dir);
+}
+
+TEST(stripped_binary_with_debuglink)
+{
+	const char *path = program_path("fgtest-inline-debuglink");
+	uint64_t mark = symbol_value(program_path("fgtest-inline"), "fgtest_inline_mark");
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
+	struct fg_symbolizer *sym = isolated(dir);
+	struct fg_symbolizer_stats st;
+	struct fg_dso *d = file_dso(sym, path);
+
+	/* fgtest_outer is in no table of the stripped binary: the names come from the debug file. */
+	ASSERT_STREQ(frames_at(sym, d, mark, ALL), INLINE_CHAIN);
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.dsos_debug_file, 1);
+	ASSERT_EQ(st.dsos_dwarf, 1);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+	remove_tree(dir);
+}
+
+TEST(build_id_tree_in_the_debug_dir)
+{
+	const char *path = program_path("fgtest-inline-stripped");
+	uint64_t mark = symbol_value(program_path("fgtest-inline"), "fgtest_inline_mark");
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX", debug[PATH_MAX], hex[41];
+	struct fg_symbolizer *sym = isolated(dir);
+	struct fg_elf_syms *syms;
+	const uint8_t *id;
+	struct fg_dso *d;
+	size_t n;
+	int fd;
+
+	/* Without a debug file: the stripped binary has no name for this address. */
+	d = file_dso(sym, path);
+	ASSERT_TRUE(strncmp(frames_at(sym, d, mark, ALL), "fgtest-inline-stripped+0x", 25) == 0);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+
+	/* DEBUG_DIR/.build-id/xx/yyyy.debug, as -dbgsym packages install them. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_OK(fg_elf_syms__load_fd(fd, &syms));
+	close(fd);
+	n = fg_elf_syms__build_id(syms, &id);
+	ASSERT_TRUE(n == 20);
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	fg_elf_syms__free(syms);
+	snprintf(debug, sizeof(debug), "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
+	copy_file(program_path("fgtest-inline.debug"), debug);
+	ASSERT_OK(fg_symbolizer__new(&sym));
+	ASSERT_OK(fg_symbolizer__set_debug_dir(sym, dir));
+	d = file_dso(sym, path);
+	ASSERT_STREQ(frames_at(sym, d, mark, ALL), INLINE_CHAIN);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+
+	/* Another build's debug file under this build-id is refused: no name beats a wrong one. */
+	if (program_exists("fgtest-cxx.debug")) {
+		copy_file(program_path("fgtest-cxx.debug"), debug);
+		ASSERT_OK(fg_symbolizer__new(&sym));
+		ASSERT_OK(fg_symbolizer__set_debug_dir(sym, dir));
+		d = file_dso(sym, path);
+		ASSERT_TRUE(strncmp(frames_at(sym, d, mark, ALL), "fgtest-inline-stripped+0x", 25) == 0);
+		fg_dso__unref(d);
+		fg_symbolizer__free(sym);
+	}
+	remove_tree(dir);
+}
+
+TEST(debug_dir_mirrors_the_binary_path)
+{
+	const char *path = program_path("fgtest-inline-stripped");
+	uint64_t mark = symbol_value(program_path("fgtest-inline"), "fgtest_inline_mark");
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX", debug[2 * PATH_MAX], real[PATH_MAX];
+	struct fg_symbolizer *sym = isolated(dir);
+	struct fg_dso *d;
+
+	ASSERT_TRUE(realpath(path, real));
+	snprintf(debug, sizeof(debug), "%s%s.debug", dir, real);
+	copy_file(program_path("fgtest-inline.debug"), debug);
+	d = file_dso(sym, real);
+	ASSERT_STREQ(frames_at(sym, d, mark, ALL), INLINE_CHAIN);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+	remove_tree(dir);
+}
+
+TEST(debuglink_with_a_wrong_crc_is_refused)
+{
+	uint64_t mark = symbol_value(program_path("fgtest-inline"), "fgtest_inline_mark");
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX", bin[PATH_MAX], debug[PATH_MAX];
+	struct fg_symbolizer *sym = isolated(dir);
+	struct fg_dso *d;
+
+	if (!program_exists("fgtest-cxx.debug"))
+		SKIP("no C++ compiler: fgtest-cxx.debug was not built");
+	/* The link's name, beside the binary, but another file. */
+	snprintf(bin, sizeof(bin), "%s/bin/fgtest-inline-debuglink", dir);
+	snprintf(debug, sizeof(debug), "%s/bin/fgtest-inline.debug", dir);
+	copy_file(program_path("fgtest-inline-debuglink"), bin);
+	copy_file(program_path("fgtest-cxx.debug"), debug);
+	d = file_dso(sym, bin);
+	ASSERT_TRUE(strncmp(frames_at(sym, d, mark, ALL), "fgtest-inline-debuglink+0x", 26) == 0);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+
+	/* The right file in .debug/ beside the binary is found. */
+	snprintf(debug, sizeof(debug), "%s/bin/.debug/fgtest-inline.debug", dir);
+	copy_file(program_path("fgtest-inline.debug"), debug);
+	ASSERT_OK(fg_symbolizer__new(&sym));
+	ASSERT_OK(fg_symbolizer__set_debug_dir(sym, dir));
+	d = file_dso(sym, bin);
+	ASSERT_STREQ(frames_at(sym, d, mark, ALL), INLINE_CHAIN);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+	remove_tree(dir);
+}
+
+TEST(minidebuginfo_names_local_functions)
+{
+	const char *path = program_path("fgtest-inline-minidebuginfo");
+	uint64_t mark = symbol_value(program_path("fgtest-inline"), "fgtest_inline_mark");
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
+	struct fg_symbolizer *sym;
+	struct fg_symbolizer_stats st;
+	struct fg_dso *d;
+
+	if (!program_exists("fgtest-inline-minidebuginfo"))
+		SKIP("xz not installed: no MiniDebugInfo fixture");
+	sym = isolated(dir);
+	d = file_dso(sym, path);
+	/* Names only: MiniDebugInfo has no DWARF, so no inline frames. */
+	ASSERT_STREQ(frames_at(sym, d, mark, ALL), "fgtest_outer");
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.dsos_minidebuginfo, 1);
+	ASSERT_EQ(st.dsos_dwarf, 0);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+	remove_tree(dir);
+}
+
+TEST(cxx_names_demangled_or_raw)
+{
+	const char *path = program_path("fgtest-cxx");
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
+	struct fg_symbolizer *sym;
+	struct fg_dso *d;
+	uint64_t add, mark;
+
+	if (!program_exists("fgtest-cxx"))
+		SKIP("no C++ compiler: fgtest-cxx was not built");
+	add = symbol_value(path, "_ZN6fgtest6shapes11AccumulatorIiE3addEi");
+	mark = symbol_value(path, "fgtest_cxx_mark");
+	sym = isolated(dir);
+	d = file_dso(sym, path);
+	ASSERT_STREQ(frames_at(sym, d, add, ALL), "fgtest::shapes::Accumulator<int>::add");
+	ASSERT_STREQ(frames_at(sym, d, add, FG_SYM_INLINE), "_ZN6fgtest6shapes11AccumulatorIiE3addEi");
+	/* The inlined function's DWARF linkage name, demangled like a symbol. */
+	ASSERT_STREQ(frames_at(sym, d, mark, ALL),
+		     "fgtest::shapes::Accumulator<int>::add;fgtest::shapes::mix");
+	ASSERT_STREQ(frames_at(sym, d, mark, FG_SYM_DEMANGLE), "fgtest::shapes::Accumulator<int>::add");
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+	remove_tree(dir);
+}
+
+/* The path and build-id (hex) of the libc this test runs with. */
+static void own_libc(char *path, size_t size, char *hex)
+{
+	struct fg_elf_syms *syms;
+	const uint8_t *id;
+	char line[1024];
+	FILE *f = fopen("/proc/self/maps", "re");
+	size_t n;
+	int fd;
+
+	path[0] = '\0';
+	ASSERT_TRUE(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so.6")) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(path, size, "%s", p);
+			break;
+		}
+	}
+	fclose(f);
+	ASSERT_TRUE(path[0]);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_OK(fg_elf_syms__load_fd(fd, &syms));
+	close(fd);
+	n = fg_elf_syms__build_id(syms, &id);
+	ASSERT_TRUE(n > 0 && n <= 20);
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	fg_elf_syms__free(syms);
+}
+
+TEST(libc_local_function_from_libc6_dbg)
+{
+	char libc[PATH_MAX], hex[41], debug[PATH_MAX], dir[] = "/tmp/fg-test-symbols-XXXXXX";
+	struct fg_symbolizer *sym;
+	struct fg_elf_syms *dyn;
+	struct fg_dso *d;
+	uint64_t addr;
+	int fd;
+
+	own_libc(libc, sizeof(libc), hex);
+	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	if (access(debug, R_OK) != 0)
+		SKIP("libc6-dbg is not installed");
+	/* A static function of glibc: in the debug file's .symtab, not in libc's .dynsym. */
+	addr = symbol_value(debug, "__libc_start_call_main");
+	fd = open(libc, O_RDONLY | O_CLOEXEC);
+	ASSERT_OK(fg_elf_syms__load_fd(fd, &dyn));
+	close(fd);
+	ASSERT_EQ(fg_elf_syms__find(dyn, "__libc_start_call_main"), -1);
+	fg_elf_syms__free(dyn);
+
+	ASSERT_OK(fg_symbolizer__new(&sym));
+	d = file_dso(sym, libc);
+	ASSERT_TRUE(strncmp(frames_at(sym, d, addr + 1, ALL), "__libc_start_call_main", 22) == 0);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+
+	/* The same without the system's debug directory: not that name. */
+	sym = isolated(dir);
+	d = file_dso(sym, libc);
+	ASSERT_TRUE(strncmp(frames_at(sym, d, addr + 1, ALL), "__libc_start_call_main", 22) != 0);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+	remove_tree(dir);
 }

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * What the symbol unit tests share: paths of the programs meson built, the
+ * address of any symbol (labels included) read straight from a file with
+ * libelf, the file offset a mapping would give for an address, and small
+ * file helpers for building debug directory trees.
+ */
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "test.h"
+
+/* Path of a program in the build's tests/programs; valid for the next 15 calls. */
+static inline const char *program_path(const char *name)
+{
+	static char paths[16][PATH_MAX];
+	static unsigned slot;
+	char *p = paths[slot++ % 16];
+
+	snprintf(p, PATH_MAX, "%s/programs/%s", fg_test_build_dir(), name);
+	return p;
+}
+
+static inline bool program_exists(const char *name)
+{
+	return access(program_path(name), R_OK) == 0;
+}
+
+/* The value of the symbol called name in path's .symtab (any type), or fails the test. */
+static inline uint64_t symbol_value(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	uint64_t value = 0;
+	bool found = false;
+	Elf *elf;
+
+	ASSERT_TRUE(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	ASSERT_TRUE(elf);
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && strcmp(n, name) == 0 && sym.st_shndx != SHN_UNDEF) {
+				value = sym.st_value;
+				found = true;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	if (!found)
+		fg_test_fail(__FILE__, __LINE__, "no symbol %s in %s", name, path);
+	return value;
+}
+
+/* The file offset at which vaddr is loaded (what ip - start + pgoff gives), or fails the test. */
+static inline uint64_t vaddr_to_offset(const char *path, uint64_t vaddr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t off = UINT64_MAX;
+	size_t n = 0;
+	Elf *elf;
+
+	ASSERT_TRUE(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	ASSERT_TRUE(elf && elf_getphdrnum(elf, &n) == 0);
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr < ph.p_vaddr + ph.p_filesz)
+			off = vaddr - ph.p_vaddr + ph.p_offset;
+	}
+	elf_end(elf);
+	close(fd);
+	if (off == UINT64_MAX)
+		fg_test_fail(__FILE__, __LINE__, "0x%" PRIx64 " is not loaded from %s", vaddr, path);
+	return off;
+}
+
+/* Copies a file; mkdir -p of its directory first. */
+static inline void copy_file(const char *from, const char *to)
+{
+	char dir[PATH_MAX], buf[65536];
+	int in, out;
+	ssize_t n;
+
+	snprintf(dir, sizeof(dir), "%s", to);
+	for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		(void)mkdir(dir, 0755);
+		*p = '/';
+	}
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ASSERT_TRUE(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ASSERT_TRUE(write(out, buf, (size_t)n) == n);
+	ASSERT_TRUE(n == 0);
+	close(in);
+	close(out);
+}
+
+/* rm -rf of a test's temporary directory. */
+static inline void remove_tree(const char *path)
+{
+	char cmd[PATH_MAX + 32];
+
+	ASSERT_TRUE(strncmp(path, "/tmp/fg-test-", 13) == 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	ASSERT_TRUE(system(cmd) == 0);
+}
