@@ -106,7 +106,7 @@ static inline uint64_t vaddr_to_offset(const char *path, uint64_t vaddr)
 /* Copies a file; mkdir -p of its directory first. */
 static inline void copy_file(const char *from, const char *to)
 {
-	char dir[PATH_MAX], buf[65536];
+	char dir[2 * PATH_MAX + 64], buf[65536];
 	int in, out;
 	ssize_t n;
 

@@ -723,3 +723,81 @@ TEST(bad_input)
 		ASSERT_ERR(load_path("/usr/lib/x86_64-linux-gnu/crt1.o", &s), -ENOEXEC);
 	ASSERT_TRUE(s == NULL);
 }
+
+/* ---- separate debug information ---- */
+
+TEST(minidebuginfo_adds_the_symtab_to_dynsym)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *plain = NULL;
+
+	if (access(fixture("fgtest-inline-minidebuginfo"), R_OK) != 0)
+		SKIP("xz not installed: no MiniDebugInfo fixture");
+	plain = load_ok(fixture("fgtest-inline-stripped"));
+	ASSERT_EQ(fg_elf_syms__find(plain, "fgtest_outer"), -1);
+	s = load_ok(fixture("fgtest-inline-minidebuginfo"));
+	ASSERT_EQ(fg_elf_syms__source(s), FG_ELF_MINIDEBUGINFO);
+	check_table(s);
+	check_extent(s, "fgtest_outer");
+	check_extent(s, "main");
+}
+
+TEST(debugdata_image_alone)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	_cleanup_free_ uint8_t *xz = NULL;
+	size_t len = 0;
+
+	if (access(fixture("fgtest-inline-minidebuginfo.xz"), R_OK) != 0)
+		SKIP("xz not installed: no MiniDebugInfo fixture");
+	xz = read_all(fixture("fgtest-inline-minidebuginfo.xz"), &len);
+	ASSERT_TRUE(xz && len > 32);
+	ASSERT_OK(fg_elf_syms__load_debugdata_mem(xz, len, &s));
+	check_extent(s, "fgtest_outer");
+	s = fg_elf_syms__free(s);
+	/* Cut short, or damaged: refused, never a partial table. */
+	ASSERT_TRUE(fg_elf_syms__load_debugdata_mem(xz, len / 2, &s) < 0);
+	ASSERT_TRUE(s == NULL);
+	xz[len / 2] ^= 0x55;
+	ASSERT_TRUE(fg_elf_syms__load_debugdata_mem(xz, len, &s) < 0);
+	ASSERT_TRUE(fg_elf_syms__load_debugdata_mem("not xz at all", 13, &s) < 0);
+	ASSERT_TRUE(fg_elf_syms__load_debugdata_mem("", 0, &s) < 0);
+	ASSERT_TRUE(s == NULL);
+}
+
+TEST(adopting_a_debug_file)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	_cleanup_close_ int fd = -1, other = -1;
+	uint32_t crc;
+
+	s = load_ok(fixture("fgtest-inline-debuglink"));
+	ASSERT_STREQ(fg_elf_syms__debuglink(s, &crc), "fgtest-inline.debug");
+	ASSERT_TRUE(!fg_elf_syms__has_dwarf(s));
+	ASSERT_EQ(fg_elf_syms__find(s, "fgtest_outer"), -1);
+	/* Another build's debug file: refused, s unchanged. */
+	if (access(fixture("fgtest-cxx.debug"), R_OK) == 0) {
+		other = open(fixture("fgtest-cxx.debug"), O_RDONLY | O_CLOEXEC);
+		ASSERT_EQ(fg_elf_syms__adopt_debug_fd(s, other, true), -ESTALE);
+		ASSERT_EQ(fg_elf_syms__adopt_debug_fd(s, other, false), -ESTALE);
+		ASSERT_EQ(fg_elf_syms__find(s, "fgtest_outer"), -1);
+	}
+	fd = open(fixture("fgtest-inline.debug"), O_RDONLY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(fg_elf_syms__adopt_debug_fd(s, fd, true) > 0);
+	ASSERT_EQ(fg_elf_syms__source(s), FG_ELF_DEBUG_FILE);
+	check_table(s);
+	check_extent(s, "fgtest_outer");
+	/* The binary's own layout still maps offsets: the debug file's is not used. */
+	ASSERT_OK(fg_elf_syms__offset_to_vaddr(s, 0x1000, &(uint64_t){ 0 }));
+}
+
+TEST(debug_file_is_not_an_object_to_profile)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+
+	/* Its code sections are SHT_NOBITS: loaded as an object, it names nothing. */
+	s = load_ok(fixture("fgtest-inline.debug"));
+	ASSERT_EQ(fg_elf_syms__count(s), 0);
+	ASSERT_TRUE(fg_elf_syms__has_dwarf(s));
+}
