@@ -134,6 +134,36 @@ TEST(record_request_round_trip)
 	ASSERT_EQ(back.record.format, FG_FORMAT_SVG);
 	ASSERT_TRUE(back.record.with_pid && !back.record.with_tid && back.record.kernel_suffix);
 	ASSERT_STREQ(back.record.title, req.record.title);
+	/* Inline frames and demangling are on unless turned off. */
+	ASSERT_TRUE(back.record.inline_frames && back.record.demangle);
+}
+
+TEST(inline_and_demangle_options)
+{
+	struct fg_request req = { .cmd = FG_CMD_RECORD }, back;
+	struct json_object *obj;
+	const char *err = NULL;
+	char *line;
+
+	/* An older client sends neither: both default to on. */
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"all\":true}", &back, &err));
+	ASSERT_TRUE(back.record.inline_frames && back.record.demangle);
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"inline\":false}", &back,
+			      &err));
+	ASSERT_TRUE(!back.record.inline_frames && back.record.demangle);
+
+	fg_record_request_init(&req.record);
+	req.record.all = true;
+	req.record.demangle = false;
+	obj = fg_proto_encode_request(&req);
+	ASSERT_TRUE(obj);
+	line = fg_proto_format(obj);
+	json_object_put(obj);
+	ASSERT_TRUE(line);
+	line[strlen(line) - 1] = '\0';
+	ASSERT_OK(decode_line(line, &back, &err));
+	free(line);
+	ASSERT_TRUE(back.record.inline_frames && !back.record.demangle);
 }
 
 TEST(invalid_requests_say_why)
@@ -159,6 +189,8 @@ TEST(invalid_requests_say_why)
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"title\":7}",
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"title\":\"a\\u0000b\"}",
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"with_tid\":\"yes\"}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"inline\":0}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"demangle\":\"no\"}",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
