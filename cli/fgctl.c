@@ -59,6 +59,12 @@ static void record_help(void)
 	       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid)\n"
 	       "      --tid-frames         root frame 'comm-PID/TID' (stackcollapse-perf.pl --tid)\n"
 	       "      --no-kernel-suffix   no '_[k]' on kernel frames\n"
+	       "      --call-graph MODE    how user stacks are walked: dwarf (unwind a copy of\n"
+	       "                           the stack with DWARF CFI: complete stacks without\n"
+	       "                           frame pointers) or fp (frame pointers; cheaper).\n"
+	       "                           Default: fgd's, dwarf unless configured otherwise\n"
+	       "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a\n"
+	       "                           multiple of 8 up to 65528 (default: fgd's, 8192)\n"
 	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
 	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
 	       FG_DEFAULT_SOCKET);
@@ -221,7 +227,8 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 
 static int verb_record(int argc, char **argv)
 {
-	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX };
+	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX, ARG_CALL_GRAPH,
+	       ARG_STACK_DUMP };
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
@@ -233,6 +240,8 @@ static int verb_record(int argc, char **argv)
 		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
 		{ "tid-frames", no_argument, NULL, ARG_TID_FRAMES },
 		{ "no-kernel-suffix", no_argument, NULL, ARG_NO_KSUFFIX },
+		{ "call-graph", required_argument, NULL, ARG_CALL_GRAPH },
+		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -294,6 +303,21 @@ static int verb_record(int argc, char **argv)
 			break;
 		case ARG_NO_KSUFFIX:
 			req.record.kernel_suffix = false;
+			break;
+		case ARG_CALL_GRAPH:
+			if (fg_call_graph_from_name(optarg, &req.record.call_graph) < 0) {
+				fprintf(stderr, "fgctl: unknown call graph mode '%s': expected fp or dwarf\n",
+					optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_STACK_DUMP:
+			if (fg_parse_u32(optarg, 8, FG_PROTO_MAX_STACK_DUMP, &req.record.stack_dump) < 0 ||
+			    fg_stack_dump_check(req.record.stack_dump) < 0) {
+				fprintf(stderr, "fgctl: invalid stack dump size '%s': expected a multiple of 8 "
+						"from 8 to %d bytes\n", optarg, FG_PROTO_MAX_STACK_DUMP);
+				return FGCTL_EXIT_USAGE;
+			}
 			break;
 		case 'q':
 			quiet = true;

@@ -464,7 +464,7 @@ static int build(struct loader *l, struct fg_elf_syms *s)
 	return 0;
 }
 
-static int load(Elf *elf, struct fg_elf_syms **ret)
+static int load(Elf *elf, bool layout_only, struct fg_elf_syms **ret)
 {
 	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
 	_cleanup_(loader_done) struct loader l = { .elf = elf };
@@ -489,6 +489,8 @@ static int load(Elf *elf, struct fg_elf_syms **ret)
 	r = read_sections(&l, &eh, s, &symtab, &dynsym);
 	if (r < 0)
 		return r;
+	if (layout_only)
+		symtab = dynsym = NULL;
 	r = 0;
 	if (symtab) {
 		r = read_symbols(&l, symtab);
@@ -526,7 +528,15 @@ int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret)
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return elf_error();
-	return load(elf, ret);
+	return load(elf, false, ret);
+}
+
+int fg_elf_syms__load_layout(Elf *elf, struct fg_elf_syms **ret)
+{
+	pthread_once(&elf_once, elf_init);
+	if (!elf_ok)
+		return -ENOSYS;
+	return load(elf, true, ret);
 }
 
 int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret)
@@ -549,7 +559,7 @@ int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **r
 	elf = elf_memory(copy, size);
 	if (!elf)
 		return elf_error();
-	return load(elf, ret);
+	return load(elf, false, ret);
 }
 
 size_t fg_elf_syms__build_id(const struct fg_elf_syms *s, const uint8_t **ret)

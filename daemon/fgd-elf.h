@@ -39,6 +39,7 @@
  * No logging and no global state beyond libelf's version handshake.
  */
 
+#include <libelf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,12 @@ struct fg_elf_syms;
 int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret);
 /* Reads an image in memory (copied; e.g. the vDSO). Same contract. */
 int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret);
+/*
+ * Only the layout (PT_LOAD segments and build-id), no symbols, from an Elf
+ * handle the caller opened (borrowed). The unwinder reads CFI from the same
+ * handle, so the layout and the CFI come from one file. Same errors.
+ */
+int fg_elf_syms__load_layout(Elf *elf, struct fg_elf_syms **ret);
 struct fg_elf_syms *fg_elf_syms__free(struct fg_elf_syms *s);
 
 /* Length of the GNU build-id and a pointer to it (borrowed until free), or 0. */
