@@ -250,6 +250,9 @@ static int apply_row(const struct fg_unwind_row *row, const struct fg_unwind_reg
 	uint64_t cfa;
 	int r;
 
+	/* Rows come from parsed files: trust none of their counts. */
+	if (row->n_ops > FG_UNWIND_MAX_OPS)
+		return -EINVAL;
 	if (row->cfa.kind == FG_RULE_VAL_OFFSET) {
 		r = reg_value(regs, row->cfa.reg, &cfa);
 		if (r < 0)

@@ -29,9 +29,9 @@ struct binary {
 	uint64_t failed_at;       /* CLOCK_MONOTONIC ns */
 	Elf *elf;                 /* owned */
 	void *image;              /* owned: the copy elf reads, for the vDSO */
-	Dwarf *dwarf;             /* owned, for .debug_frame only */
-	Dwarf_CFI *cfi;           /* owned when from .eh_frame (dwarf_getcfi_elf); else the Dwarf's */
-	bool cfi_owned;
+	Dwarf_CFI *eh;            /* owned: .eh_frame, what the program itself unwinds with */
+	Dwarf *dwarf;             /* owned, only to reach .debug_frame */
+	Dwarf_CFI *debug;         /* owned by dwarf: .debug_frame, for code .eh_frame omits */
 	struct fg_elf_syms *layout; /* owned: PT_LOAD segments and build-id */
 	uint64_t bytes;           /* what reading it cost, roughly: the CFI sections' sizes */
 };
@@ -85,8 +85,8 @@ static bool eq_dso(const void *ctx, uint32_t idx, const void *key)
 
 static void binary_clear(struct fg_unwinder *u, struct binary *b)
 {
-	if (b->cfi && b->cfi_owned)
-		dwarf_cfi_end(b->cfi);
+	if (b->eh)
+		dwarf_cfi_end(b->eh);
 	if (b->dwarf)
 		dwarf_end(b->dwarf);
 	if (b->elf)
@@ -113,13 +113,14 @@ struct fg_unwinder *fg_unwinder__free(struct fg_unwinder *u)
 	return NULL;
 }
 
-/* Bytes of the sections CFI lookups read. */
-static uint64_t cfi_bytes(Elf *elf)
+/* Bytes of the sections CFI lookups read; whether there is a .debug_frame. */
+static uint64_t cfi_bytes(Elf *elf, bool *ret_debug_frame)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	uint64_t sum = 0;
 
+	*ret_debug_frame = false;
 	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
 		return 0;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -129,8 +130,12 @@ static uint64_t cfi_bytes(Elf *elf)
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && (!strcmp(name, ".eh_frame") || !strcmp(name, ".eh_frame_hdr") ||
-			     !strcmp(name, ".debug_frame")))
+		if (!name)
+			continue;
+		if (!strcmp(name, ".debug_frame"))
+			*ret_debug_frame = sh.sh_type != SHT_NOBITS;
+		if (!strcmp(name, ".eh_frame") || !strcmp(name, ".eh_frame_hdr") ||
+		    !strcmp(name, ".debug_frame"))
 			sum += sh.sh_size;
 	}
 	return sum;
@@ -139,23 +144,26 @@ static uint64_t cfi_bytes(Elf *elf)
 /* Reads the CFI of an opened ELF handle into b, which takes the handle. */
 static int binary_read(struct binary *b, Elf *elf)
 {
+	bool debug_frame;
 	int r;
 
 	b->elf = elf;
 	r = fg_elf_syms__load_layout(elf, &b->layout);
 	if (r < 0)
 		return r;
-	b->bytes = cfi_bytes(elf);
+	b->bytes = cfi_bytes(elf, &debug_frame);
 	/* .eh_frame is what the program itself unwinds with: the usual source. */
-	b->cfi = dwarf_getcfi_elf(elf);
-	b->cfi_owned = b->cfi != NULL;
-	if (!b->cfi) {
-		/* Built without unwind tables but with -g: .debug_frame, through libdw's Dwarf. */
+	b->eh = dwarf_getcfi_elf(elf);
+	/*
+	 * Code built without unwind tables but with -g has only .debug_frame,
+	 * even when the startup files linked in bring an .eh_frame.
+	 */
+	if (debug_frame) {
 		b->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		if (b->dwarf)
-			b->cfi = dwarf_getcfi(b->dwarf);
+			b->debug = dwarf_getcfi(b->dwarf);
 	}
-	return b->cfi ? 0 : -ENODATA;
+	return b->eh || b->debug ? 0 : -ENODATA;
 }
 
 static int load_vdso(struct binary *b)
@@ -391,7 +399,8 @@ static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 		return 0;
 	}
 	u->stats.row_misses++;
-	if (dwarf_cfi_addrframe(b->cfi, vaddr, &frame) < 0)
+	if ((!b->eh || dwarf_cfi_addrframe(b->eh, vaddr, &frame) < 0) &&
+	    (!b->debug || dwarf_cfi_addrframe(b->debug, vaddr, &frame) < 0))
 		return -ENOENT;
 	r = convert(frame, ret);
 	free(frame);
