@@ -231,23 +231,36 @@ static bool transient(int err)
 	       err == -ENFILE || err == -ENOMEM || err == -EAGAIN;
 }
 
-/* Makes room for one more binary: a free entry, or the least recently used one. */
-static struct binary *free_entry(struct fg_unwinder *u)
+/* Drops the least recently used binary other than keep; false if there is none. */
+static bool evict_one(struct fg_unwinder *u, const struct binary *keep)
 {
 	struct binary *victim = NULL;
 
+	for (size_t i = 0; i < u->n_bins; i++)
+		if (u->bins[i].dso && &u->bins[i] != keep &&
+		    (!victim || u->bins[i].last_used < victim->last_used))
+			victim = &u->bins[i];
+	if (!victim)
+		return false;
+	binary_clear(u, victim);
+	u->stats.binaries--;
+	u->stats.binaries_evicted++;
+	return true;
+}
+
+/* Makes room for one more binary: a free entry, or the least recently used one's. */
+static struct binary *free_entry(struct fg_unwinder *u)
+{
 	for (size_t i = 0; i < u->n_bins; i++)
 		if (!u->bins[i].dso)
 			return &u->bins[i];
 	if (u->n_bins < FG_UNWIND_MAX_BINARIES)
 		return &u->bins[u->n_bins++];
+	evict_one(u, NULL);
 	for (size_t i = 0; i < u->n_bins; i++)
-		if (!victim || u->bins[i].last_used < victim->last_used)
-			victim = &u->bins[i];
-	binary_clear(u, victim);
-	u->stats.binaries--;
-	u->stats.binaries_evicted++;
-	return victim;
+		if (!u->bins[i].dso)
+			return &u->bins[i];
+	return NULL;
 }
 
 /* The binary's entry, its CFI loaded (or its failure recorded). NULL on ENOMEM. */
@@ -267,6 +280,8 @@ static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, cons
 		u->stats.binaries--;
 	} else {
 		b = free_entry(u);
+		if (!b)
+			return NULL;
 	}
 	*b = (struct binary){ .serial = ++u->next_serial, .last_used = ++u->clock };
 	if (b->serial == 0)
@@ -290,6 +305,8 @@ static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, cons
 	}
 	u->stats.bytes += b->bytes;
 	u->stats.binaries_loaded++;
+	while (u->stats.bytes > FG_UNWIND_MAX_BYTES && evict_one(u, b))
+		;
 	return b;
 }
 

@@ -17,10 +17,11 @@
  * state is the process table's maps, which MMAP2, exec and exit records
  * already keep current.
  *
- * Bounds. At most FG_UNWIND_MAX_BINARIES binaries hold CFI (least recently
- * used go first) and the row cache has FG_UNWIND_ROW_CACHE entries, so the
- * memory is capped whatever runs on the machine (see unwinder_bytes in the
- * stats).
+ * Bounds. At most FG_UNWIND_MAX_BINARIES binaries, with at most
+ * FG_UNWIND_MAX_BYTES of CFI sections between them, hold CFI (the least
+ * recently used go first), and the row cache has FG_UNWIND_ROW_CACHE
+ * entries, so the memory is capped whatever runs on the machine (the stats'
+ * bytes; libdw's own index of the entries looked up comes on top).
  */
 
 #include <stdint.h>
@@ -30,6 +31,7 @@
 #include "unwind.h"
 
 #define FG_UNWIND_MAX_BINARIES 1024
+#define FG_UNWIND_MAX_BYTES (256ULL << 20) /* of CFI sections held */
 #define FG_UNWIND_ROW_CACHE 8192
 
 struct fg_unwinder_stats {
