@@ -46,6 +46,46 @@ static void format_duration(char *buf, size_t size, uint64_t ms)
 		snprintf(buf, size, "%.1f s", (double)ms / 1000);
 }
 
+static double pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* "N user stacks: X% complete, Y% truncated, Z% failed" of a stack_quality object. */
+static void show_stack_quality(FILE *f, struct json_object *q)
+{
+	int64_t n = fgctl_get_int(q, "user_stacks");
+
+	fprintf(f, "%" PRId64 " user stacks: %.1f%% complete, %.1f%% truncated, %.1f%% failed", n,
+		pct(fgctl_get_int(q, "complete"), n), pct(fgctl_get_int(q, "truncated"), n),
+		pct(fgctl_get_int(q, "failed"), n));
+}
+
+static void show_unwinding(FILE *f, struct json_object *st)
+{
+	struct json_object *unw = get_obj(st, "unwinding"), *quality = get_obj(st, "stack_quality");
+	int64_t hits = fgctl_get_int(unw, "row_hits"), misses = fgctl_get_int(unw, "row_misses");
+
+	fprintf(f, "  stacks:      %s by default", fgctl_get_str(st, "call_graph"));
+	if (strcmp(fgctl_get_str(st, "call_graph"), "dwarf") == 0)
+		fprintf(f, " (%" PRId64 "-byte stack dumps)", fgctl_get_int(st, "stack_dump"));
+	fprintf(f, "\n");
+	for (const char *const *m = (const char *const[]){ "dwarf", "fp", NULL }; *m; m++) {
+		struct json_object *q = get_obj(quality, *m);
+
+		if (fgctl_get_int(q, "user_stacks") == 0)
+			continue;
+		fprintf(f, "    %-5s      ", *m);
+		show_stack_quality(f, q);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "  unwinding:   CFI of %" PRId64 " binaries held (%" PRId64 " read, %" PRId64
+		   " without CFI, %" PRId64 " evicted), %.1f MiB; row cache %.1f%% hits\n",
+		fgctl_get_int(unw, "binaries"), fgctl_get_int(unw, "binaries_loaded"),
+		fgctl_get_int(unw, "binaries_without_cfi"), fgctl_get_int(unw, "binaries_evicted"),
+		(double)fgctl_get_int(unw, "bytes") / (1 << 20), pct(hits, hits + misses));
+}
+
 void fgctl_show_status(FILE *f, struct json_object *st)
 {
 	struct json_object *server = get_obj(st, "server"), *procs = get_obj(st, "processes");
@@ -95,6 +135,7 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 		   " with DWARF; DWARF dropped at limits: %" PRId64 "\n",
 		fgctl_get_int(syms, "binaries_debug_file"), fgctl_get_int(syms, "binaries_minidebuginfo"),
 		fgctl_get_int(syms, "binaries_dwarf"), fgctl_get_int(syms, "dwarf_dropped"));
+	show_unwinding(f, st);
 	fprintf(f, "  tracking:    %" PRId64 " records, %" PRId64 " lost, %" PRId64 " malformed\n",
 		fgctl_get_int(track, "records"), fgctl_get_int(track, "lost"),
 		fgctl_get_int(track, "malformed"));
@@ -180,8 +221,12 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			   "(kernel.perf_event_paranoid >= 2)\n");
 	if (samples == 0)
 		fprintf(f, "fgctl: warning: no samples were collected: was the target using CPU?\n");
-	else if (!quiet && frames)
+	else if (!quiet && frames) {
 		fprintf(f, "fgctl: frames: %" PRId64 " named, %" PRId64 " module+offset, %" PRId64 " unknown\n",
 			fgctl_get_int(frames, "named"), fgctl_get_int(frames, "module_offset"),
 			fgctl_get_int(frames, "unknown"));
+		fprintf(f, "fgctl: stacks (%s): ", fgctl_get_str(meta, "call_graph"));
+		show_stack_quality(f, get_obj(meta, "stack_quality"));
+		fprintf(f, "\n");
+	}
 }

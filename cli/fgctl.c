@@ -63,6 +63,14 @@ static void record_help(void)
 	       "                           function inlined at a sampled address is a frame of\n"
 	       "                           its own, when the binary has debug info)\n"
 	       "      --no-demangle        C++ and Rust names as the symbol table spells them\n"
+	       "      --call-graph MODE    how user stacks are walked: dwarf (unwind a copy of\n"
+	       "                           the stack with DWARF CFI: complete stacks without\n"
+	       "                           frame pointers) or fp (frame pointers; cheaper).\n"
+	       "                           Default: fgd's, dwarf unless configured otherwise\n"
+	       "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a\n"
+	       "                           multiple of 8 up to 65528 (default: fgd's, 8192)\n"
+	       "      --metadata FILE      also write the recording's figures as JSON: samples,\n"
+	       "                           losses, frames named, stack quality (docs/PROTOCOL.md)\n"
 	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
 	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
 	       FG_DEFAULT_SOCKET);
@@ -130,8 +138,26 @@ static void describe_target(const struct fg_record_request *req, char *buf, size
 }
 
 /* Runs the conversation of one recording; returns the exit code. */
+/* Writes the recording's metadata as JSON to path (replaced atomically). */
+static int write_metadata(const char *path, struct json_object *meta)
+{
+	struct fgctl_output o = { .path = path, .fd = -1 };
+	const char *text;
+	int r;
+
+	text = json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!text)
+		return -ENOMEM;
+	r = fgctl_output_open(&o);
+	if (r >= 0)
+		r = fgctl_output_write(&o, text, strlen(text));
+	if (r >= 0)
+		r = fgctl_output_write(&o, "\n", 1);
+	return fgctl_output_close(&o, r >= 0) < 0 ? -EIO : r;
+}
+
 static int record_session(struct fgctl_conn *conn, struct fg_request *req, struct fgctl_output *out,
-			  bool quiet)
+			  const char *meta_path, bool quiet)
 {
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
 	char target[64], reason[32] = "completed";
@@ -220,13 +246,20 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 	}
 	fgctl_show_summary(stderr, strcmp(out->path, "-") == 0 ? "stdout" : out->path, reason, meta,
 			   quiet);
+	if (meta_path) {
+		r = meta ? write_metadata(meta_path, meta) : -ENODATA;
+		if (r < 0) {
+			fprintf(stderr, "fgctl: cannot write the metadata to %s: %s\n", meta_path, strerror(-r));
+			return FGCTL_EXIT_OUTPUT;
+		}
+	}
 	return FGCTL_EXIT_OK;
 }
 
 static int verb_record(int argc, char **argv)
 {
-	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX, ARG_NO_INLINE,
-	       ARG_NO_DEMANGLE };
+	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX, ARG_CALL_GRAPH,
+	       ARG_STACK_DUMP, ARG_METADATA, ARG_NO_INLINE, ARG_NO_DEMANGLE };
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
@@ -240,6 +273,9 @@ static int verb_record(int argc, char **argv)
 		{ "no-kernel-suffix", no_argument, NULL, ARG_NO_KSUFFIX },
 		{ "no-inline", no_argument, NULL, ARG_NO_INLINE },
 		{ "no-demangle", no_argument, NULL, ARG_NO_DEMANGLE },
+		{ "call-graph", required_argument, NULL, ARG_CALL_GRAPH },
+		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
+		{ "metadata", required_argument, NULL, ARG_METADATA },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -250,6 +286,7 @@ static int verb_record(int argc, char **argv)
 	_cleanup_(json_object_putp) struct json_object *msg = NULL;
 	struct fgctl_conn conn;
 	bool quiet = false, format_given = false;
+	const char *meta_path = NULL;
 	int c, r;
 
 	fg_record_request_init(&req.record);
@@ -308,6 +345,24 @@ static int verb_record(int argc, char **argv)
 		case ARG_NO_DEMANGLE:
 			req.record.demangle = false;
 			break;
+		case ARG_CALL_GRAPH:
+			if (fg_call_graph_from_name(optarg, &req.record.call_graph) < 0) {
+				fprintf(stderr, "fgctl: unknown call graph mode '%s': expected fp or dwarf\n",
+					optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_METADATA:
+			meta_path = optarg;
+			break;
+		case ARG_STACK_DUMP:
+			if (fg_parse_u32(optarg, 8, FG_PROTO_MAX_STACK_DUMP, &req.record.stack_dump) < 0 ||
+			    fg_stack_dump_check(req.record.stack_dump) < 0) {
+				fprintf(stderr, "fgctl: invalid stack dump size '%s': expected a multiple of 8 "
+						"from 8 to %d bytes\n", optarg, FG_PROTO_MAX_STACK_DUMP);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -361,7 +416,7 @@ static int verb_record(int argc, char **argv)
 	if (r < 0)
 		r = fgctl_send_failed(&conn, r);
 	else
-		r = record_session(&conn, &req, &out, quiet);
+		r = record_session(&conn, &req, &out, meta_path, quiet);
 	fgctl_output_close(&out, false); /* no-op after a successful commit */
 	fgctl_disconnect(&conn);
 	return r;

@@ -173,6 +173,33 @@ int fg_format_from_name(const char *name, enum fg_format *ret)
 	return -EINVAL;
 }
 
+static const char *const call_graph_names[] = {
+	[FG_CALL_GRAPH_DEFAULT] = "default",
+	[FG_CALL_GRAPH_FP] = "fp",
+	[FG_CALL_GRAPH_DWARF] = "dwarf",
+};
+
+const char *fg_call_graph_name(enum fg_call_graph g)
+{
+	return (size_t)g < ELEMENTSOF(call_graph_names) ? call_graph_names[g] : NULL;
+}
+
+int fg_call_graph_from_name(const char *name, enum fg_call_graph *ret)
+{
+	/* "default" is what an absent choice means, not a name a user gives. */
+	for (size_t i = FG_CALL_GRAPH_FP; i < ELEMENTSOF(call_graph_names); i++)
+		if (strcmp(name, call_graph_names[i]) == 0) {
+			*ret = (enum fg_call_graph)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int fg_stack_dump_check(uint64_t n)
+{
+	return n >= 8 && n <= FG_PROTO_MAX_STACK_DUMP && n % 8 == 0 ? 0 : -EINVAL;
+}
+
 void fg_record_request_init(struct fg_record_request *r)
 {
 	*r = (struct fg_record_request){
@@ -282,6 +309,15 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 	if (get_bool(msg, "inline", &rec->inline_frames) < 0 ||
 	    get_bool(msg, "demangle", &rec->demangle) < 0)
 		FAIL("'inline' and 'demangle' must be booleans");
+	if (json_object_object_get_ex(msg, "call_graph", &v) &&
+	    (!json_object_is_type(v, json_type_string) ||
+	     fg_call_graph_from_name(json_object_get_string(v), &rec->call_graph) < 0))
+		FAIL("'call_graph' must be \"fp\" or \"dwarf\"");
+	x = 0;
+	if (get_int(msg, "stack_dump", 0, FG_PROTO_MAX_STACK_DUMP, &x) < 0 ||
+	    (x != 0 && fg_stack_dump_check((uint64_t)x) < 0))
+		FAIL("'stack_dump' must be a multiple of 8 from 8 to 65528 bytes");
+	rec->stack_dump = (uint32_t)x;
 	return 0;
 }
 
@@ -343,6 +379,11 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 	json_object_object_add(obj, "with_tid", json_object_new_boolean(rec->with_tid));
 	json_object_object_add(obj, "inline", json_object_new_boolean(rec->inline_frames));
 	json_object_object_add(obj, "demangle", json_object_new_boolean(rec->demangle));
+	if (rec->call_graph != FG_CALL_GRAPH_DEFAULT)
+		json_object_object_add(obj, "call_graph",
+				       json_object_new_string(fg_call_graph_name(rec->call_graph)));
+	if (rec->stack_dump)
+		json_object_object_add(obj, "stack_dump", json_object_new_int64(rec->stack_dump));
 	return TAKE_PTR(obj);
 }
 

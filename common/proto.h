@@ -113,6 +113,17 @@ enum fg_format {
 	FG_FORMAT_HTML,
 };
 
+/* How user stacks are walked (docs/PERFORMANCE.md says which to pick). */
+enum fg_call_graph {
+	FG_CALL_GRAPH_DEFAULT, /* the daemon's configured mode */
+	FG_CALL_GRAPH_FP,      /* the kernel follows frame pointers */
+	FG_CALL_GRAPH_DWARF,   /* the daemon unwinds a copy of the stack with DWARF CFI */
+};
+
+/* Bytes of user stack copied per sample in dwarf mode: a multiple of 8. */
+#define FG_PROTO_DEFAULT_STACK_DUMP 8192
+#define FG_PROTO_MAX_STACK_DUMP 65528
+
 struct fg_record_request {
 	bool all;
 	pid_t pids[FG_PROTO_MAX_PIDS];
@@ -125,6 +136,8 @@ struct fg_record_request {
 	bool with_pid, with_tid;
 	bool inline_frames;   /* inlined functions as frames of their own (DWARF) */
 	bool demangle;        /* C++ and Rust names demangled */
+	enum fg_call_graph call_graph;
+	uint32_t stack_dump;  /* dwarf mode's dump size; 0: the daemon's default */
 };
 
 struct fg_request {
@@ -147,6 +160,13 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req);
 const char *fg_format_name(enum fg_format f);
 /* 0 and the format, or -EINVAL. */
 int fg_format_from_name(const char *name, enum fg_format *ret);
+
+/* "fp" or "dwarf" ("default" for FG_CALL_GRAPH_DEFAULT). */
+const char *fg_call_graph_name(enum fg_call_graph g);
+/* 0 and the mode ("fp" or "dwarf"), or -EINVAL. */
+int fg_call_graph_from_name(const char *name, enum fg_call_graph *ret);
+/* 0 if n is a valid dump size (a multiple of 8 from 8 to FG_PROTO_MAX_STACK_DUMP), else -EINVAL. */
+int fg_stack_dump_check(uint64_t n);
 
 /* ---- errors ---- */
 

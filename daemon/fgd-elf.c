@@ -72,6 +72,7 @@ struct pending {
 struct loader {
 	Elf *elf; /* borrowed */
 	bool debug_file; /* a separate debug file: its code sections are SHT_NOBITS */
+	bool layout_only; /* segments and build-id, no symbols */
 	struct section *sections; /* owned */
 	size_t n_sections;
 	Elf_Scn *debugdata; /* borrowed from elf: .gnu_debugdata, or NULL */
@@ -420,7 +421,13 @@ static int read_symbols(struct loader *l, Elf_Scn *scn)
 			(void)elf_errno();
 			continue;
 		}
-		len = strlen(name);
+		/*
+		 * A static symbol table spells symbol versions into the name
+		 * (glibc's "__libc_start_main@@GLIBC_2.34"); the function is the
+		 * part before them, as .dynsym names it. Versions of one function
+		 * then meet as aliases.
+		 */
+		len = strcspn(name, "@");
 		if (len == 0)
 			continue;
 
@@ -434,7 +441,8 @@ static int read_symbols(struct loader *l, Elf_Scn *scn)
 		r = FG_GROW(l->syms, l->cap_syms, l->n_syms + 1);
 		if (r < 0)
 			return r;
-		memcpy(l->arena + l->arena_len, name, len + 1);
+		memcpy(l->arena + l->arena_len, name, len);
+		l->arena[l->arena_len + len] = '\0';
 		while (us < len && us < UINT8_MAX && name[us] == '_')
 			us++;
 
@@ -697,6 +705,9 @@ static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
 	r = read_sections(l, &eh, s, &symtab, &dynsym);
 	if (r < 0)
 		return r;
+	/* The unwinder wants only where the segments are, not the names. */
+	if (l->layout_only)
+		symtab = dynsym = NULL;
 	r = 0;
 	if (symtab) {
 		r = read_symbols(l, symtab);
@@ -714,16 +725,20 @@ static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
 			s->source = FG_ELF_DYNSYM;
 	}
 	/* A damaged .gnu_debugdata costs only the names it would have added. */
-	if (s->source != FG_ELF_SYMTAB && l->debugdata && !l->debug_file &&
+	if (s->source != FG_ELF_SYMTAB && l->debugdata && !l->debug_file && !l->layout_only &&
 	    read_minidebuginfo(l) > 0)
 		s->source = FG_ELF_MINIDEBUGINFO;
 	return 0;
 }
 
-static int load(Elf *elf, bool debug_file, struct fg_elf_syms **ret)
+static int load(Elf *elf, bool debug_file, bool layout_only, struct fg_elf_syms **ret)
 {
 	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
-	_cleanup_(loader_done) struct loader l = { .elf = elf, .debug_file = debug_file };
+	_cleanup_(loader_done) struct loader l = {
+		.elf = elf,
+		.debug_file = debug_file,
+		.layout_only = layout_only,
+	};
 	int r;
 
 	s = calloc(1, sizeof(*s));
@@ -768,7 +783,15 @@ int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret)
 
 	if (r < 0)
 		return r;
-	return load(elf, false, ret);
+	return load(elf, false, false, ret);
+}
+
+int fg_elf_syms__load_layout(Elf *elf, struct fg_elf_syms **ret)
+{
+	pthread_once(&elf_once, elf_init);
+	if (!elf_ok)
+		return -ENOSYS;
+	return load(elf, false, true, ret);
 }
 
 int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret)
@@ -791,7 +814,7 @@ int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **r
 	elf = elf_memory(copy, size);
 	if (!elf)
 		return elf_error();
-	return load(elf, false, ret);
+	return load(elf, false, false, ret);
 }
 
 int fg_elf_syms__load_debugdata_mem(const void *xz, size_t size, struct fg_elf_syms **ret)
@@ -825,7 +848,7 @@ int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_i
 
 	if (r < 0)
 		return r;
-	r = load(elf, true, &d);
+	r = load(elf, true, false, &d);
 	if (r < 0)
 		return r;
 	/* Never a wrong name: two build-ids that differ mean two different builds. */

@@ -20,6 +20,9 @@
  * (a gap, or the tail of a symbol that another one nested inside), so a
  * missing name is preferred to a wrong one.
  *
+ * Names. A symbol version spelled into a .symtab name ("f@@VER_1",
+ * "f@VER_0") is dropped: it is "f", as in .dynsym.
+ *
  * Aliases. Several names at one address keep one entry, chosen whatever the
  * symbol table order: a sized symbol over a zero-size one, then global over
  * weak over local, then fewer leading underscores, then the shorter name,
@@ -51,6 +54,7 @@
  * No logging and no global state beyond libelf's version handshake.
  */
 
+#include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,6 +79,12 @@ struct fg_elf_syms;
 int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret);
 /* Reads an image in memory (copied; e.g. the vDSO). Same contract. */
 int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret);
+/*
+ * Only the layout (PT_LOAD segments and build-id), no symbols, from an Elf
+ * handle the caller opened (borrowed). The unwinder reads CFI from the same
+ * handle, so the layout and the CFI come from one file. Same errors.
+ */
+int fg_elf_syms__load_layout(Elf *elf, struct fg_elf_syms **ret);
 struct fg_elf_syms *fg_elf_syms__free(struct fg_elf_syms *s);
 
 /*

@@ -48,6 +48,7 @@ struct location {
 	uint32_t names;     /* index of its first frame name id in loc_names */
 	uint8_t n_names;    /* >= 1; at most FG_SYM_MAX_FRAMES */
 	bool kernel;
+	bool outermost;     /* named like a process's or thread's first function */
 	uint8_t kind;       /* enum frame_kind, of its outermost frame */
 };
 
@@ -75,6 +76,7 @@ struct fg_recording {
 	char hostname[256];
 	struct fg_proctab *procs;  /* borrowed */
 	struct fg_symbolizer *sym; /* borrowed */
+	struct fg_unwinder *unwinder; /* borrowed; DWARF mode only */
 	struct fg_evset *events;   /* owned until finish */
 	enum state state;
 
@@ -92,6 +94,9 @@ struct fg_recording {
 	size_t cap_scratch;
 	uint32_t *stack;   /* owned: one sample's frame name ids, root first */
 	size_t cap_stack;
+	uint64_t *chain;   /* owned: DWARF mode: one sample's kernel callchain and unwound user pcs */
+	size_t cap_chain;
+	struct fg_stack_quality quality;
 	size_t max_locs;   /* lowered to the current count when memory runs out */
 	bool memory_limited;
 
@@ -111,8 +116,8 @@ struct fg_recording {
 
 	struct fg_flame *flame;     /* owned, for SVG output */
 	struct fg_flame_html *html; /* owned, for HTML output */
-	char title[FG_PROTO_MAX_TITLE], subtitle[512], info[2][256]; /* borrowed by flame */
-	const char *info_lines[3];
+	char title[FG_PROTO_MAX_TITLE], subtitle[512], info[3][256]; /* borrowed by flame */
+	const char *info_lines[4];
 	size_t cursor;          /* for folded output */
 };
 
@@ -133,6 +138,7 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 		fg_dso__unref(r->unreadable[i]);
 	free(r->scratch);
 	free(r->stack);
+	free(r->chain);
 	free(r->targets);
 	free(r->per_cpu);
 	free(r->cpu_ids);
@@ -141,7 +147,8 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 }
 
 int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *procs,
-		      struct fg_symbolizer *sym, struct fg_recording **ret, pid_t *ret_bad_pid)
+		      struct fg_symbolizer *sym, struct fg_unwinder *unwinder,
+		      struct fg_recording **ret, pid_t *ret_bad_pid)
 {
 	_cleanup_(fg_recording__freep) struct fg_recording *r = NULL;
 	struct fg_evset_opts eo = {
@@ -149,6 +156,8 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 		.event = opts->event,
 		.frequency = opts->frequency,
 		.max_stack = opts->max_stack,
+		.call_graph = opts->call_graph,
+		.stack_dump = opts->stack_dump,
 		.ring_pages = opts->ring_pages,
 	};
 	int err;
@@ -156,6 +165,9 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	if (opts->call_graph == FG_CALL_GRAPH_DWARF && !unwinder)
+		return -EINVAL;
+	r->unwinder = unwinder;
 	r->opts = *opts;
 	r->opts.hostname = NULL;
 	snprintf(r->hostname, sizeof(r->hostname), "%s", opts->hostname ? opts->hostname : "");
@@ -255,6 +267,23 @@ static int add_loc_name(struct fg_recording *r, const char *name, const char *su
 	return 0;
 }
 
+/*
+ * Where a process's or a thread's user stack begins: a frame-pointer chain
+ * that reaches one of these is complete. (DWARF mode knows from the CFI.)
+ */
+static bool is_outermost_name(const char *name)
+{
+	static const char *const names[] = {
+		"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_call_main",
+		"start_thread", "clone", "clone3", "__clone", "__clone3", "__clone_internal",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Names a new location; for user code, proc and m say where it was sampled. */
 static int name_location(struct fg_recording *r, struct location *l, const struct fg_process *proc,
 			 const struct fg_map *m)
@@ -285,6 +314,8 @@ static int name_location(struct fg_recording *r, struct location *l, const struc
 	fg_symbolizer__frames_user(r->sym, l->dso, l->addr, proc && m ? hint : NULL, flags, &fr);
 	l->kind = fr.result == FG_SYM_NAMED ? FRAME_NAMED :
 		  fr.result == FG_SYM_OFFSET ? FRAME_OFFSET : FRAME_UNKNOWN;
+	/* The real function, not what was inlined into it; C names, never demangled. */
+	l->outermost = fr.result == FG_SYM_NAMED && is_outermost_name(fr.names[0]);
 	if (l->dso && fg_dso__state(l->dso) == FG_DSO_FAILED)
 		note_unreadable(r, l->dso);
 	for (size_t i = 0; i < fr.n; i++) {
@@ -376,14 +407,73 @@ static int root_frame(struct fg_recording *r, const struct fg_sample *s,
 	return intern_name(r, buf, NULL, ret);
 }
 
+/*
+ * DWARF mode: the kernel callchain holds only kernel frames; the user part
+ * is unwound from the sample's registers and stack dump. Builds the same
+ * PERF_CONTEXT_*-marked chain the kernel would have, in r->chain, and
+ * accounts how the user part ended. Returns its length, or -ENOMEM.
+ */
+static int64_t dwarf_chain(struct fg_recording *r, const struct fg_record *rec,
+			   const struct fg_process *proc)
+{
+	const struct fg_sample *s = &rec->sample;
+	size_t max_user = r->opts.max_stack, n = 0;
+	struct fg_unwind_result res;
+
+	if (FG_GROW(r->chain, r->cap_chain, s->nr + 3 + max_user) < 0)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < s->nr && s->ips[i] != (uint64_t)PERF_CONTEXT_USER; i++)
+		r->chain[n++] = s->ips[i];
+	if (n == 0 && (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+		r->chain[n++] = PERF_CONTEXT_KERNEL;
+		r->chain[n++] = s->ip;
+	}
+	/* Kernel threads and the idle task have no user part. */
+	if (!proc || s->regs_abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return (int64_t)n;
+	r->quality.user_stacks++;
+	r->chain[n++] = PERF_CONTEXT_USER;
+	if (fg_unwinder__unwind(r->unwinder, proc, s, r->chain + n, max_user, &res) < 0) {
+		/* A 32-bit process: its registers are not the ones asked for. */
+		r->quality.failed++;
+		return (int64_t)n;
+	}
+	n += res.n;
+	r->quality.fp_frames += res.fp_frames;
+	if (res.end == FG_UNWIND_OUTERMOST)
+		r->quality.complete++;
+	else if (res.end == FG_UNWIND_FAILED)
+		r->quality.failed++;
+	else
+		r->quality.truncated++;
+	return (int64_t)n;
+}
+
+/* Frame-pointer mode: how far the kernel's walk of the user stack got. */
+static void account_fp_chain(struct fg_recording *r, int64_t outermost_user, size_t user_frames)
+{
+	if (outermost_user < 0)
+		return;
+	r->quality.user_stacks++;
+	if (r->locs[outermost_user].outermost)
+		r->quality.complete++;
+	else if (user_frames >= r->opts.max_stack)
+		r->quality.truncated++;
+	else
+		r->quality.failed++;
+}
+
 static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 {
 	const struct fg_sample *s = &rec->sample;
+	bool dwarf = r->opts.call_graph == FG_CALL_GRAPH_DWARF;
 	struct fg_process *proc = NULL;
 	enum { NONE, KERNEL, USER } ctx = NONE;
 	uint64_t one_ip[2];
 	const uint64_t *ips = s->ips;
 	uint64_t nr = s->nr;
+	int64_t outermost_user = -1;
+	size_t user_frames = 0;
 	bool first = true;
 	size_t n = 0, total;
 	int err;
@@ -393,6 +483,16 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 	if (r->n_targets && (!proc || !wanted(r, proc))) {
 		r->filtered++;
 		return;
+	}
+	if (dwarf) {
+		int64_t len = dwarf_chain(r, rec, proc);
+
+		if (len < 0) {
+			r->dropped_full++;
+			return;
+		}
+		ips = r->chain;
+		nr = (uint64_t)len;
 	}
 	if (FG_GROW(r->scratch, r->cap_scratch, nr + 2) < 0) {
 		r->dropped_full++;
@@ -434,8 +534,14 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 			r->dropped_full++;
 			return;
 		}
+		if (ctx == USER) {
+			outermost_user = loc;
+			user_frames++;
+		}
 		r->scratch[n++] = (uint32_t)loc;
 	}
+	if (!dwarf && proc)
+		account_fp_chain(r, outermost_user, user_frames);
 
 	/*
 	 * Root first: comm, then user frames outermost first, then kernel
@@ -527,6 +633,37 @@ uint64_t fg_recording__samples(const struct fg_recording *r)
 	return r->samples;
 }
 
+const struct fg_stack_quality *fg_recording__stack_quality(const struct fg_recording *r)
+{
+	return &r->quality;
+}
+
+enum fg_call_graph fg_recording__call_graph(const struct fg_recording *r)
+{
+	return r->opts.call_graph;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+struct json_object *fg_stack_quality_json(const struct fg_stack_quality *q)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	fg_json_add_int(o, "user_stacks", (int64_t)q->user_stacks);
+	fg_json_add_int(o, "complete", (int64_t)q->complete);
+	fg_json_add_int(o, "truncated", (int64_t)q->truncated);
+	fg_json_add_int(o, "failed", (int64_t)q->failed);
+	fg_json_add_int(o, "fp_frames", (int64_t)q->fp_frames);
+	json_object_object_add(o, "complete_pct",
+			       json_object_new_double(share(q->complete, q->user_stacks)));
+	return o;
+}
+
 uint64_t fg_recording__lost(const struct fg_recording *r)
 {
 	struct fg_cpu_counters c;
@@ -545,6 +682,23 @@ uint64_t fg_recording__started(const struct fg_recording *r)
 static double duration_s(const struct fg_recording *r)
 {
 	return (double)((r->stopped ? r->stopped : fgd_now()) - r->started) / 1e9;
+}
+
+static void stack_quality_line(const struct fg_recording *r, char *buf, size_t size)
+{
+	const struct fg_stack_quality *q = &r->quality;
+	int n;
+
+	if (r->opts.call_graph == FG_CALL_GRAPH_DWARF)
+		n = snprintf(buf, size, "call graph: dwarf (%u-byte stack dumps)", r->opts.stack_dump);
+	else
+		n = snprintf(buf, size, "call graph: frame pointers");
+	if (n < 0 || (size_t)n >= size)
+		return;
+	snprintf(buf + n, size - (size_t)n,
+		 "   user stacks: %" PRIu64 ", %.1f%% complete, %.1f%% truncated, %.1f%% failed",
+		 q->user_stacks, share(q->complete, q->user_stacks), share(q->truncated, q->user_stacks),
+		 share(q->failed, q->user_stacks));
 }
 
 int fg_recording__finish(struct fg_recording *r)
@@ -602,9 +756,11 @@ int fg_recording__finish(struct fg_recording *r)
 		 r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL], r->frames[FRAME_OFFSET],
 		 r->frames[FRAME_UNKNOWN] + r->frames[FRAME_KERNEL_UNKNOWN], r->unreadable_count,
 		 r->dropped_full);
+	stack_quality_line(r, r->info[2], sizeof(r->info[2]));
 	r->info_lines[0] = r->info[0];
 	r->info_lines[1] = r->info[1];
-	r->info_lines[2] = NULL;
+	r->info_lines[2] = r->info[2];
+	r->info_lines[3] = NULL;
 
 	fg_flame_opts_init(&fo);
 	fo.title = r->title;
@@ -638,6 +794,10 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 	fg_json_add_int(m, "stacks", (int64_t)fg_folded__n_stacks(r->model));
 	fg_json_add_bool(m, "kernel_hidden", r->opts.hide_kernel);
 	fg_json_add_bool(m, "memory_limited", r->memory_limited);
+	fg_json_add_str(m, "call_graph", fg_call_graph_name(r->opts.call_graph));
+	if (r->opts.call_graph == FG_CALL_GRAPH_DWARF)
+		fg_json_add_int(m, "stack_dump", r->opts.stack_dump);
+	json_object_object_add(m, "stack_quality", fg_stack_quality_json(&r->quality));
 
 	frames = json_object_new_object();
 	json_object_object_add(m, "frames", frames);

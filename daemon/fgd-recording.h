@@ -24,6 +24,7 @@
 #include "fgd-proc.h"
 #include "fgd-sampler.h"
 #include "fgd-symbols.h"
+#include "fgd-unwind.h"
 #include "proto.h"
 
 struct fg_recording_opts {
@@ -33,21 +34,50 @@ struct fg_recording_opts {
 	struct fg_event_choice event;
 	uint32_t frequency;           /* resolved: never 0 */
 	uint32_t max_stack;
+	enum fg_call_graph call_graph; /* resolved: FP or DWARF */
+	uint32_t stack_dump;          /* DWARF: bytes of user stack per sample */
 	size_t ring_pages;
 	uint64_t max_bytes;           /* the aggregate's memory; past it, new stacks are dropped */
 	const char *hostname;         /* borrowed for the call */
 };
+
+/*
+ * How samples' user stacks ended. Complete: the walk reached the outermost
+ * frame (in DWARF mode, a frame whose CFI leaves the return address
+ * undefined, as _start and thread entry points do; in frame-pointer mode, a
+ * frame named like one of them, see docs/PERFORMANCE.md). Truncated: the
+ * stack dump (DWARF) or the depth limit ended it. Failed: anything else.
+ */
+struct fg_stack_quality {
+	uint64_t user_stacks; /* samples with a user part */
+	uint64_t complete, truncated, failed;
+	uint64_t fp_frames;   /* DWARF mode: frames unwound by frame pointer for want of CFI */
+};
+
+static inline void fg_stack_quality_add(struct fg_stack_quality *dst, const struct fg_stack_quality *src)
+{
+	dst->user_stacks += src->user_stacks;
+	dst->complete += src->complete;
+	dst->truncated += src->truncated;
+	dst->failed += src->failed;
+	dst->fp_frames += src->fp_frames;
+}
+
+/* The figures as metadata and status report them. NULL on ENOMEM. */
+struct json_object *fg_stack_quality_json(const struct fg_stack_quality *q);
 
 struct fg_recording;
 
 /*
  * Opens and enables the events. For a pid list, each pid's current process
  * is the target; one that does not exist fails the recording with -ESRCH
- * and its pid stored in *ret_bad_pid. procs and sym are borrowed and must
- * outlive the recording. Caller frees *ret with fg_recording__free().
+ * and its pid stored in *ret_bad_pid. procs, sym and unwinder (needed in
+ * DWARF mode) are borrowed and must outlive the recording. Caller frees
+ * *ret with fg_recording__free().
  */
 int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *procs,
-		      struct fg_symbolizer *sym, struct fg_recording **ret, pid_t *ret_bad_pid);
+		      struct fg_symbolizer *sym, struct fg_unwinder *unwinder,
+		      struct fg_recording **ret, pid_t *ret_bad_pid);
 struct fg_recording *fg_recording__free(struct fg_recording *r);
 
 /* The events, for epoll registration; NULL after finish. Borrowed. */
@@ -63,6 +93,8 @@ void fg_recording__stop(struct fg_recording *r);
 bool fg_recording__targets_gone(struct fg_recording *r);
 
 uint64_t fg_recording__samples(const struct fg_recording *r);
+const struct fg_stack_quality *fg_recording__stack_quality(const struct fg_recording *r);
+enum fg_call_graph fg_recording__call_graph(const struct fg_recording *r);
 uint64_t fg_recording__lost(const struct fg_recording *r);
 /* CLOCK_MONOTONIC ns when sampling started; and when it stopped (0 while running). */
 uint64_t fg_recording__started(const struct fg_recording *r);

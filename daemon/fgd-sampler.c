@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "proto.h"
 #include "ring.h"
+#include "unwind.h"
 
 #define SAMPLE_TYPE                                                                     \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |   \
@@ -147,6 +148,13 @@ static void fill_attr(const struct fg_evset_opts *o, struct perf_event_attr *att
 		attr->sample_type = SAMPLE_TYPE;
 		attr->sample_max_stack = (uint16_t)MIN(o->max_stack, (uint32_t)UINT16_MAX);
 		attr->exclude_guest = 1;
+		if (o->call_graph == FG_CALL_GRAPH_DWARF) {
+			attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+			attr->sample_regs_user = FG_PERF_REGS_MASK_X86_64;
+			attr->sample_stack_user = o->stack_dump;
+			/* The user part comes from the dump; the kernel's walk of it would be wasted. */
+			attr->exclude_callchain_user = 1;
+		}
 	}
 }
 
@@ -187,6 +195,9 @@ int fg_evset__open(const struct fg_evset_opts *opts, struct fg_evset **ret)
 
 	if (opts->ring_pages == 0 || (opts->ring_pages & (opts->ring_pages - 1)))
 		return -EINVAL;
+	if (opts->call_graph == FG_CALL_GRAPH_DWARF &&
+	    (opts->stack_dump == 0 || opts->stack_dump % 8 || opts->stack_dump > FG_PROTO_MAX_STACK_DUMP))
+		return -EINVAL;
 	r = online_cpus(&cpus, &n_cpus);
 	if (r < 0)
 		return r;
@@ -201,6 +212,7 @@ int fg_evset__open(const struct fg_evset_opts *opts, struct fg_evset **ret)
 	fill_attr(opts, &attr);
 	s->fmt = (struct fg_record_fmt){
 		.sample_type = attr.sample_type,
+		.sample_regs_user = attr.sample_regs_user,
 		.sample_id_all = true,
 	};
 	for (size_t i = 0; i < n_cpus; i++) {

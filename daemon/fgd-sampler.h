@@ -18,6 +18,7 @@
 
 #include <json-c/json.h>
 
+#include "proto.h"
 #include "record.h"
 
 struct fg_event_choice {
@@ -44,6 +45,14 @@ struct fg_evset_opts {
 	struct fg_event_choice event; /* SAMPLE only */
 	uint32_t frequency;           /* SAMPLE only, Hz */
 	uint32_t max_stack;           /* SAMPLE only */
+	/*
+	 * SAMPLE only: FG_CALL_GRAPH_FP takes the kernel's frame-pointer
+	 * callchain for user code; FG_CALL_GRAPH_DWARF takes the user registers
+	 * and stack_dump bytes of the user stack instead (a multiple of 8), for
+	 * the daemon to unwind. Kernel frames always come from the callchain.
+	 */
+	enum fg_call_graph call_graph;
+	uint32_t stack_dump;
 	size_t ring_pages;            /* data pages per CPU, a power of two */
 };
 

@@ -28,6 +28,7 @@
 #define MAX_RECORDINGS 8
 #define MAX_RECORDINGS_PER_USER 2
 #define USER_MAX_FREQUENCY 1000
+#define DWARF_MAX_RING_PAGES 1024 /* 4 MiB per CPU */
 /* Memory one recording's tables may use: a non-root user's share is smaller. */
 #define RECORDING_MAX_BYTES (512ULL << 20)
 #define USER_RECORDING_MAX_BYTES (64ULL << 20)
@@ -285,11 +286,27 @@ static void send_started(struct client *c, const struct fg_recording_opts *o)
 	if (m) {
 		fg_json_add_str(m, "event", d->event.name);
 		fg_json_add_int(m, "frequency", o->frequency);
+		fg_json_add_str(m, "call_graph", fg_call_graph_name(o->call_graph));
 		fg_json_add_int(m, "cpus", (int64_t)fg_evset__n(fg_recording__events(c->rec)));
 		fg_json_add_int(m, "duration_ms", (int64_t)o->req.duration_ms);
 		fg_json_add_bool(m, "kernel_hidden", o->hide_kernel);
 	}
 	send_json(c, m);
+}
+
+/*
+ * Stack dumps make samples large: enough ring for about half a second of
+ * samples at the requested rate, as the frame-pointer default gives, within
+ * a cap per CPU.
+ */
+static size_t dwarf_ring_pages(size_t pages, uint32_t frequency, uint32_t stack_dump)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t want = (uint64_t)frequency * (stack_dump + 1024) / 2;
+
+	while (pages * (uint64_t)page < want && pages < DWARF_MAX_RING_PAGES)
+		pages *= 2;
+	return pages;
 }
 
 static void handle_record(struct client *c, const struct fg_record_request *req)
@@ -302,6 +319,8 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		.event = d->event,
 		.frequency = req->frequency ? req->frequency : d->conf.default_frequency,
 		.max_stack = d->max_stack,
+		.call_graph = req->call_graph != FG_CALL_GRAPH_DEFAULT ? req->call_graph : d->conf.call_graph,
+		.stack_dump = req->stack_dump ? req->stack_dump : d->conf.stack_dump,
 		.ring_pages = d->conf.ring_pages,
 		.max_bytes = c->cred.uid == 0 ? RECORDING_MAX_BYTES : USER_RECORDING_MAX_BYTES,
 		.hostname = d->hostname,
@@ -365,7 +384,9 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	/* What the kernel would refuse an unprivileged user, the daemon does not hand out either. */
 	o.hide_kernel = c->cred.uid != 0 && paranoid_level() >= 2;
 
-	r = fg_recording__new(&o, d->procs, d->sym, &c->rec, &bad_pid);
+	if (o.call_graph == FG_CALL_GRAPH_DWARF)
+		o.ring_pages = dwarf_ring_pages(o.ring_pages, o.frequency, o.stack_dump);
+	r = fg_recording__new(&o, d->procs, d->sym, d->unwinder, &c->rec, &bad_pid);
 	if (r == -ESRCH) {
 		send_error(c, ESRCH, "no such process: %d", bad_pid);
 		return;
@@ -391,11 +412,21 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		 req->all ? "all processes" : "selected processes", o.frequency);
 }
 
+/* Adds the figures of the recordings running now in mode g. */
+static void fgd_server__add_stack_quality(struct fgd_server *s, enum fg_call_graph g,
+					  struct fg_stack_quality *q)
+{
+	for (const struct client *c = s->clients; c; c = c->next)
+		if (c->rec && fg_recording__events(c->rec) && fg_recording__call_graph(c->rec) == g)
+			fg_stack_quality_add(q, fg_recording__stack_quality(c->rec));
+}
+
 static void handle_status(struct client *c)
 {
 	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("status");
 	struct fgd *d = c->server->d;
 	struct fg_symbolizer_stats ss;
+	struct fg_unwinder_stats us;
 	struct fg_proctab_stats ps;
 	struct fg_cpu_counters tc;
 	struct json_object *o, *cpus;
@@ -412,6 +443,8 @@ static void handle_status(struct client *c)
 	fg_json_add_int(m, "max_frequency", d->max_rate);
 	fg_json_add_int(m, "max_stack", d->max_stack);
 	fg_json_add_int(m, "ring_pages", (int64_t)d->conf.ring_pages);
+	fg_json_add_str(m, "call_graph", fg_call_graph_name(d->conf.call_graph));
+	fg_json_add_int(m, "stack_dump", d->conf.stack_dump);
 	fg_json_add_str(m, "socket", c->server->path);
 
 	cpus = json_object_new_array();
@@ -452,6 +485,28 @@ static void handle_status(struct client *c)
 	fg_json_add_int(o, "kernel_symbols", (int64_t)ss.kallsyms);
 	fg_json_add_int(o, "kernel_reloads", (int64_t)ss.kallsyms_loads);
 	fg_json_add_bool(o, "kernel_restricted", ss.kernel_restricted);
+
+	fg_unwinder__stats(d->unwinder, &us);
+	o = json_object_new_object();
+	json_object_object_add(m, "unwinding", o);
+	fg_json_add_int(o, "binaries", (int64_t)us.binaries);
+	fg_json_add_int(o, "binaries_loaded", (int64_t)us.binaries_loaded);
+	fg_json_add_int(o, "binaries_without_cfi", (int64_t)us.binaries_failed);
+	fg_json_add_int(o, "binaries_evicted", (int64_t)us.binaries_evicted);
+	fg_json_add_int(o, "row_hits", (int64_t)us.row_hits);
+	fg_json_add_int(o, "row_misses", (int64_t)us.row_misses);
+	fg_json_add_int(o, "rows_uncached", (int64_t)us.rows_uncached);
+	fg_json_add_int(o, "bytes", (int64_t)us.bytes);
+
+	/* Every recording's stack figures, finished or not yet, by mode. */
+	o = json_object_new_object();
+	json_object_object_add(m, "stack_quality", o);
+	for (enum fg_call_graph g = FG_CALL_GRAPH_FP; g <= FG_CALL_GRAPH_DWARF; g++) {
+		struct fg_stack_quality q = d->stack_totals[g];
+
+		fgd_server__add_stack_quality(c->server, g, &q);
+		json_object_object_add(o, fg_call_graph_name(g), fg_stack_quality_json(&q));
+	}
 
 	fgd_server__status(c->server, m);
 	send_json(c, m);
@@ -577,7 +632,7 @@ static void finish_recording(struct client *c, const char *reason)
 	fg_recording__stop(c->rec);
 	/* One last round: whatever the rings hold up to now belongs to this recording. */
 	fgd_drain_round(d);
-	fgd_account_cpus(d, fg_recording__events(c->rec));
+	fgd_account_recording(d, c->rec);
 	fgd_unwatch_rings(d, fg_recording__events(c->rec));
 	r = fg_recording__finish(c->rec);
 	if (r < 0) {
@@ -679,7 +734,7 @@ static void client_free(struct client *c)
 	if (c->rec) {
 		log_info("Client (uid %u) went away mid-recording, releasing it", c->cred.uid);
 		if (fg_recording__events(c->rec)) {
-			fgd_account_cpus(s->d, fg_recording__events(c->rec));
+			fgd_account_recording(s->d, c->rec);
 			fgd_unwatch_rings(s->d, fg_recording__events(c->rec));
 		}
 		c->rec = recording_free(c->rec);

@@ -479,19 +479,42 @@ static void load_debug(struct fg_dso *d, int fd, const char *hint)
 	s->stats.dsos_dwarf++;
 }
 
-static int load_file(struct fg_dso *d, const char *hint)
+int fg_dso__open(const struct fg_dso *d, const char *hint)
 {
 	const char *tries[] = { hint, d->open_path, d->path };
-	_cleanup_close_ int fd = -ENOENT;
+	int fd = -ENOENT;
+
+	if (d->key.kind != FG_DSO_FILE)
+		return -ENOENT;
+	for (size_t i = 0; i < ELEMENTSOF(tries) && fd < 0; i++)
+		if (tries[i])
+			fd = open_regular(tries[i]);
+	return fd;
+}
+
+const struct fg_dso_key *fg_dso__key(const struct fg_dso *d)
+{
+	return &d->key;
+}
+
+bool fg_dso__is_file(const struct fg_dso *d, const uint8_t *id, size_t id_len, const struct stat *st)
+{
+	const struct fg_dso_key *k = &d->key;
+
+	if (k->build_id_len)
+		return id_len == k->build_id_len && memcmp(id, k->build_id, id_len) == 0;
+	return !k->ino || ((uint64_t)st->st_ino == k->ino && (uint64_t)st->st_dev == k->dev);
+}
+
+static int load_file(struct fg_dso *d, const char *hint)
+{
+	_cleanup_close_ int fd = fg_dso__open(d, hint);
 	struct fg_elf_syms *syms = NULL;
 	const uint8_t *id;
 	struct stat st;
 	size_t id_len;
 	int r;
 
-	for (size_t i = 0; i < ELEMENTSOF(tries) && fd < 0; i++)
-		if (tries[i])
-			fd = open_regular(tries[i]);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0)
@@ -504,10 +527,7 @@ static int load_file(struct fg_dso *d, const char *hint)
 	 * mapped. A package upgrade replaces it under the running process.
 	 */
 	id_len = fg_elf_syms__build_id(syms, &id);
-	if ((d->key.build_id_len &&
-	     (id_len != d->key.build_id_len || memcmp(id, d->key.build_id, id_len) != 0)) ||
-	    (!d->key.build_id_len && d->key.ino &&
-	     ((uint64_t)st.st_ino != d->key.ino || (uint64_t)st.st_dev != d->key.dev))) {
+	if (!fg_dso__is_file(d, id, id_len, &st)) {
 		fg_elf_syms__free(syms);
 		return -ESTALE;
 	}

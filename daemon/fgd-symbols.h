@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define FG_BUILD_ID_MAX 20
@@ -94,6 +95,24 @@ int fg_dso__error(const struct fg_dso *d);
  * For DWARF users beyond inline frames, e.g. CFI through fg_dwarf__handle().
  */
 struct fg_dwarf *fg_dso__dwarf(struct fg_dso *d);
+/* Borrowed until the dso is freed. */
+const struct fg_dso_key *fg_dso__key(const struct fg_dso *d);
+
+/*
+ * Opens the dso's file for reading: through hint (see open_hint below) if
+ * given, else where it was last seen mapped, else its path. Only regular
+ * files, never blocking. Returns an fd the caller closes, or a negative
+ * errno (-ENOENT for a dso that is not a file). The caller checks that the
+ * file is the one mapped (build-id, or device and inode).
+ */
+int fg_dso__open(const struct fg_dso *d, const char *hint);
+
+/*
+ * True if an opened file (its build-id, which may be empty, and its stat)
+ * is the one the dso was mapped from. Never a wrong name: a package upgrade
+ * replaces the file at a path under the running process.
+ */
+bool fg_dso__is_file(const struct fg_dso *d, const uint8_t *id, size_t id_len, const struct stat *st);
 
 enum fg_sym_result {
 	FG_SYM_NAMED,  /* a symbol name */

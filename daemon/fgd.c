@@ -38,6 +38,8 @@
 static const char *arg_socket = FG_DEFAULT_SOCKET;
 static const char *arg_group;
 static uint32_t arg_frequency = 99;
+static enum fg_call_graph arg_call_graph = FG_CALL_GRAPH_DWARF;
+static uint32_t arg_stack_dump = FG_PROTO_DEFAULT_STACK_DUMP;
 static size_t arg_ring_pages = DEFAULT_RING_PAGES;
 
 int fgd_watch_add(struct fgd *d, struct fgd_watch *w, uint32_t events)
@@ -105,8 +107,12 @@ void fgd_drain_round(struct fgd *d)
 	d->drain_requested = false;
 }
 
-void fgd_account_cpus(struct fgd *d, const struct fg_evset *events)
+void fgd_account_recording(struct fgd *d, struct fg_recording *rec)
 {
+	const struct fg_evset *events = fg_recording__events(rec);
+
+	fg_stack_quality_add(&d->stack_totals[fg_recording__call_graph(rec)],
+			     fg_recording__stack_quality(rec));
 	for (size_t i = 0; events && i < fg_evset__n(events); i++) {
 		const struct fg_cpu_counters *c = fg_evset__counters(events, i);
 
@@ -140,23 +146,30 @@ static void help(void)
 	       "  -g, --socket-group NAME  group allowed to connect (socket mode 0660);\n"
 	       "                           default: 'fgd' if that group exists, else root only\n"
 	       "  -F, --frequency HZ       default sampling frequency (default 99)\n"
+	       "      --call-graph MODE    how user stacks are walked when a recording does not\n"
+	       "                           say: dwarf (unwind a copy of the stack with DWARF CFI;\n"
+	       "                           the default) or fp (follow frame pointers)\n"
+	       "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a multiple\n"
+	       "                           of 8 up to 65528 (default %d)\n"
 	       "      --ring-pages N       ring buffer pages per CPU, a power of two (default %d)\n"
 	       "  -v, --verbose            log debug messages\n"
 	       "  -h, --help               show this help\n"
 	       "      --version            show the version\n"
 	       "\n"
 	       "fgd runs in the foreground until SIGTERM or SIGINT. See fgd(8).\n",
-	       FG_DEFAULT_SOCKET, DEFAULT_RING_PAGES);
+	       FG_DEFAULT_SOCKET, FG_PROTO_DEFAULT_STACK_DUMP, DEFAULT_RING_PAGES);
 }
 
 static int parse_args(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_RING_PAGES };
+	enum { ARG_VERSION = 0x100, ARG_RING_PAGES, ARG_CALL_GRAPH, ARG_STACK_DUMP };
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "socket-group", required_argument, NULL, 'g' },
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "ring-pages", required_argument, NULL, ARG_RING_PAGES },
+		{ "call-graph", required_argument, NULL, ARG_CALL_GRAPH },
+		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -185,6 +198,21 @@ static int parse_args(int argc, char **argv)
 				return -EINVAL;
 			}
 			arg_ring_pages = v;
+			break;
+		case ARG_CALL_GRAPH:
+			if (fg_call_graph_from_name(optarg, &arg_call_graph) < 0) {
+				fprintf(stderr, "fgd: invalid call graph mode '%s': expected fp or dwarf\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_STACK_DUMP:
+			if (fg_parse_u32(optarg, 8, FG_PROTO_MAX_STACK_DUMP, &v) < 0 ||
+			    fg_stack_dump_check(v) < 0) {
+				fprintf(stderr, "fgd: invalid stack dump size '%s': expected a multiple of 8 "
+						"from 8 to %d bytes\n", optarg, FG_PROTO_MAX_STACK_DUMP);
+				return -EINVAL;
+			}
+			arg_stack_dump = v;
 			break;
 		case 'v':
 			fg_log_max_level = LOG_DEBUG;
@@ -259,6 +287,9 @@ static int setup(struct fgd *d)
 	log_info("Sampling event: %s%s", d->event.name,
 		 d->event.type == PERF_TYPE_SOFTWARE ? " (no hardware PMU here: software clock)" : "");
 
+	r = fg_unwinder__new(&d->unwinder);
+	if (r < 0)
+		return log_error("Failed to set up the unwinder: %s", strerror(-r)), r;
 	r = fg_symbolizer__new(&d->sym);
 	if (r >= 0)
 		r = fg_proctab__new(d->sym, &d->procs);
@@ -316,6 +347,7 @@ static void teardown(struct fgd *d)
 	d->server = fgd_server__free(d->server);
 	d->tracker = fg_evset__free(d->tracker);
 	d->procs = fg_proctab__free(d->procs);
+	d->unwinder = fg_unwinder__free(d->unwinder);
 	d->sym = fg_symbolizer__free(d->sym);
 	free(d->cpu_totals);
 	safe_close(d->signal_watch.fd);
@@ -368,6 +400,8 @@ int main(int argc, char **argv)
 		.socket_path = arg_socket,
 		.socket_group = arg_group,
 		.default_frequency = arg_frequency,
+		.call_graph = arg_call_graph,
+		.stack_dump = arg_stack_dump,
 		.ring_pages = arg_ring_pages,
 		.track_ring_pages = TRACK_RING_PAGES,
 	};

@@ -14,7 +14,9 @@
 #include "fgd-clock.h"
 #include "fgd-proc.h"
 #include "fgd-sampler.h"
+#include "fgd-recording.h"
 #include "fgd-symbols.h"
+#include "fgd-unwind.h"
 
 struct fgd;
 struct fgd_watch;
@@ -43,6 +45,8 @@ struct fgd_config {
 	const char *socket_path; /* borrowed from argv */
 	const char *socket_group; /* borrowed; NULL: none */
 	uint32_t default_frequency;
+	enum fg_call_graph call_graph; /* for requests that do not choose: FP or DWARF */
+	uint32_t stack_dump;     /* DWARF mode's default dump size */
 	size_t ring_pages;       /* per CPU, for sampling */
 	size_t track_ring_pages; /* per CPU, for tracking */
 };
@@ -62,6 +66,7 @@ struct fgd {
 	uint32_t max_rate;
 
 	struct fg_symbolizer *sym;   /* owned */
+	struct fg_unwinder *unwinder; /* owned */
 	struct fg_proctab *procs;    /* owned */
 	struct fg_evset *tracker;    /* owned */
 	struct fgd_watch ring_watch; /* shared by every perf ring fd */
@@ -70,6 +75,7 @@ struct fgd {
 
 	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
 	size_t n_cpu_totals;
+	struct fg_stack_quality stack_totals[3]; /* of every recording, by enum fg_call_graph */
 };
 
 /* Adds/changes/removes w->fd in the loop. 0 or a negative errno. */
@@ -80,5 +86,5 @@ void fgd_watch_del(struct fgd *d, struct fgd_watch *w);
 /* Runs one drain round now: tracking first, then every recording. */
 void fgd_drain_round(struct fgd *d);
 
-/* Adds a finished recording's per-CPU counters to the daemon totals. */
-void fgd_account_cpus(struct fgd *d, const struct fg_evset *events);
+/* Adds an ending recording's per-CPU counters and stack figures to the daemon totals. */
+void fgd_account_recording(struct fgd *d, struct fg_recording *rec);

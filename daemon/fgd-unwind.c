@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+
+#include "fgd-clock.h"
+#include "fgd-elf.h"
+#include "fgd-unwind.h"
+#include "hash.h"
+#include "idxmap.h"
+#include "macro.h"
+
+/* A binary whose CFI could not be read for a reason that may pass is retried this often. */
+#define RETRY_NS (10ULL * 1000000000ULL)
+
+/* One binary's CFI. */
+struct binary {
+	struct fg_dso *dso;       /* owned reference; NULL = free entry */
+	uint32_t serial;          /* never reused: row-cache keys of evicted entries go stale */
+	uint64_t last_used;       /* the unwinder's clock of uses, for eviction */
+	int error;                /* 0, or why there is no CFI */
+	uint64_t failed_at;       /* CLOCK_MONOTONIC ns */
+	Elf *elf;                 /* owned */
+	void *image;              /* owned: the copy elf reads, for the vDSO */
+	Dwarf_CFI *eh;            /* owned: .eh_frame, what the program itself unwinds with */
+	Dwarf *dwarf;             /* owned, only to reach .debug_frame */
+	Dwarf_CFI *debug;         /* owned by dwarf: .debug_frame, for code .eh_frame omits */
+	struct fg_elf_syms *layout; /* owned: PT_LOAD segments and build-id */
+	uint64_t bytes;           /* what reading it cost, roughly: the CFI sections' sizes */
+};
+
+struct cached_row {
+	uint64_t vaddr;
+	uint32_t serial; /* 0 = empty */
+	struct fg_unwind_row row;
+};
+
+struct fg_unwinder {
+	struct binary bins[FG_UNWIND_MAX_BINARIES];
+	size_t n_bins; /* entries handed out; free ones have dso == NULL */
+	struct fg_idxmap by_dso;
+	uint32_t next_serial;
+	uint64_t clock;
+	struct cached_row *rows; /* owned: FG_UNWIND_ROW_CACHE entries, direct-mapped */
+	struct fg_unwinder_stats stats;
+};
+
+/* What one walk needs: the unwinder and the sampled process. */
+struct walk {
+	struct fg_unwinder *u;
+	const struct fg_process *proc;
+};
+
+int fg_unwinder__new(struct fg_unwinder **ret)
+{
+	struct fg_unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return -ENOMEM;
+	u->rows = calloc(FG_UNWIND_ROW_CACHE, sizeof(*u->rows));
+	if (!u->rows) {
+		free(u);
+		return -ENOMEM;
+	}
+	*ret = u;
+	return 0;
+}
+
+static uint64_t dso_hash(const struct fg_dso *d)
+{
+	return fg_hash_mix((uintptr_t)d);
+}
+
+static bool eq_dso(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const struct fg_unwinder *)ctx)->bins[idx].dso == key;
+}
+
+static void binary_clear(struct fg_unwinder *u, struct binary *b)
+{
+	if (b->eh)
+		dwarf_cfi_end(b->eh);
+	if (b->dwarf)
+		dwarf_end(b->dwarf);
+	if (b->elf)
+		elf_end(b->elf);
+	free(b->image);
+	fg_elf_syms__free(b->layout);
+	if (b->dso) {
+		fg_idxmap_remove(&u->by_dso, dso_hash(b->dso), (uint32_t)(b - u->bins));
+		fg_dso__unref(b->dso);
+	}
+	u->stats.bytes -= MIN(u->stats.bytes, b->bytes);
+	*b = (struct binary){};
+}
+
+struct fg_unwinder *fg_unwinder__free(struct fg_unwinder *u)
+{
+	if (!u)
+		return NULL;
+	for (size_t i = 0; i < u->n_bins; i++)
+		binary_clear(u, &u->bins[i]);
+	fg_idxmap_done(&u->by_dso);
+	free(u->rows);
+	free(u);
+	return NULL;
+}
+
+/* Bytes of the sections CFI lookups read; whether there is a .debug_frame. */
+static uint64_t cfi_bytes(Elf *elf, bool *ret_debug_frame)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	uint64_t sum = 0;
+
+	*ret_debug_frame = false;
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (!strcmp(name, ".debug_frame"))
+			*ret_debug_frame = sh.sh_type != SHT_NOBITS;
+		if (!strcmp(name, ".eh_frame") || !strcmp(name, ".eh_frame_hdr") ||
+		    !strcmp(name, ".debug_frame"))
+			sum += sh.sh_size;
+	}
+	return sum;
+}
+
+/* Reads the CFI of an opened ELF handle into b, which takes the handle. */
+static int binary_read(struct binary *b, Elf *elf)
+{
+	bool debug_frame;
+	int r;
+
+	b->elf = elf;
+	r = fg_elf_syms__load_layout(elf, &b->layout);
+	if (r < 0)
+		return r;
+	b->bytes = cfi_bytes(elf, &debug_frame);
+	/* .eh_frame is what the program itself unwinds with: the usual source. */
+	b->eh = dwarf_getcfi_elf(elf);
+	/*
+	 * Code built without unwind tables but with -g has only .debug_frame,
+	 * even when the startup files linked in bring an .eh_frame.
+	 */
+	if (debug_frame) {
+		b->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		if (b->dwarf)
+			b->debug = dwarf_getcfi(b->dwarf);
+	}
+	return b->eh || b->debug ? 0 : -ENODATA;
+}
+
+static int load_vdso(struct binary *b)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	_cleanup_(fclosep) FILE *f = NULL;
+	char line[512];
+	Elf *elf;
+
+	if (!base)
+		return -ENOENT;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return negative_errno();
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+
+		if (sscanf(line, "%lx-%lx", &start, &end) != 2 || start != base || !strstr(line, "[vdso]"))
+			continue;
+		/* Every process runs the same kernel's vDSO: ours has the same CFI. */
+		b->image = malloc(end - start);
+		if (!b->image)
+			return -ENOMEM;
+		memcpy(b->image, (const void *)start, end - start);
+		elf = elf_memory(b->image, end - start);
+		if (!elf)
+			return -ENOEXEC;
+		return binary_read(b, elf);
+	}
+	return -ENOENT;
+}
+
+static int load_file(struct binary *b, const char *hint)
+{
+	_cleanup_close_ int fd = fg_dso__open(b->dso, hint);
+	const uint8_t *id = NULL;
+	struct stat st;
+	size_t id_len;
+	Elf *elf;
+	int r;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	(void)elf_version(EV_CURRENT);
+	/* pread, not mmap: a file truncated under a mapping would raise SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	r = binary_read(b, elf);
+	if (r < 0)
+		return r;
+	id_len = fg_elf_syms__build_id(b->layout, &id);
+	if (!fg_dso__is_file(b->dso, id, id_len, &st))
+		return -ESTALE;
+	/* The CFI has been read into memory: the file can go. */
+	elf_cntl(elf, ELF_C_FDDONE);
+	return 0;
+}
+
+static bool transient(int err)
+{
+	return err == -ENOENT || err == -ESTALE || err == -ESRCH || err == -EMFILE ||
+	       err == -ENFILE || err == -ENOMEM || err == -EAGAIN;
+}
+
+/* Drops the least recently used binary other than keep; false if there is none. */
+static bool evict_one(struct fg_unwinder *u, const struct binary *keep)
+{
+	struct binary *victim = NULL;
+
+	for (size_t i = 0; i < u->n_bins; i++)
+		if (u->bins[i].dso && &u->bins[i] != keep &&
+		    (!victim || u->bins[i].last_used < victim->last_used))
+			victim = &u->bins[i];
+	if (!victim)
+		return false;
+	binary_clear(u, victim);
+	u->stats.binaries--;
+	u->stats.binaries_evicted++;
+	return true;
+}
+
+/* Makes room for one more binary: a free entry, or the least recently used one's. */
+static struct binary *free_entry(struct fg_unwinder *u)
+{
+	for (size_t i = 0; i < u->n_bins; i++)
+		if (!u->bins[i].dso)
+			return &u->bins[i];
+	if (u->n_bins < FG_UNWIND_MAX_BINARIES)
+		return &u->bins[u->n_bins++];
+	evict_one(u, NULL);
+	for (size_t i = 0; i < u->n_bins; i++)
+		if (!u->bins[i].dso)
+			return &u->bins[i];
+	return NULL;
+}
+
+/* The binary's entry, its CFI loaded (or its failure recorded). NULL on ENOMEM. */
+static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, const char *hint)
+{
+	int64_t i = fg_idxmap_find(&u->by_dso, dso_hash(dso), eq_dso, u, dso);
+	struct binary *b;
+	int r;
+
+	if (i >= 0) {
+		b = &u->bins[i];
+		b->last_used = ++u->clock;
+		if (!b->error || !transient(b->error) || fgd_now() - b->failed_at < RETRY_NS)
+			return b;
+		/* Try again: maybe another process now maps the same file where we can read it. */
+		binary_clear(u, b);
+		u->stats.binaries--;
+	} else {
+		b = free_entry(u);
+		if (!b)
+			return NULL;
+	}
+	*b = (struct binary){ .serial = ++u->next_serial, .last_used = ++u->clock };
+	if (b->serial == 0)
+		b->serial = ++u->next_serial;
+	if (fg_idxmap_insert(&u->by_dso, dso_hash(dso), (uint32_t)(b - u->bins)) < 0)
+		return NULL;
+	b->dso = fg_dso__ref(dso);
+	u->stats.binaries++;
+	r = fg_dso__key(dso)->kind == FG_DSO_VDSO ? load_vdso(b) : load_file(b, hint);
+	if (r < 0) {
+		/* Keep the entry, so the failure is not retried on every sample. */
+		struct fg_dso *keep = b->dso;
+
+		b->dso = NULL;
+		b->bytes = 0; /* binary_clear must not drop the index entry or the reference */
+		binary_clear(u, b);
+		*b = (struct binary){ .dso = keep, .serial = ++u->next_serial, .last_used = u->clock,
+				      .error = r, .failed_at = fgd_now() };
+		u->stats.binaries_failed++;
+		return b;
+	}
+	u->stats.bytes += b->bytes;
+	u->stats.binaries_loaded++;
+	while (u->stats.bytes > FG_UNWIND_MAX_BYTES && evict_one(u, b))
+		;
+	return b;
+}
+
+/* Converts libdw's Dwarf_Ops into the row's shared op array. */
+static int add_ops(struct fg_unwind_row *row, const Dwarf_Op *ops, size_t n,
+		   struct fg_unwind_rule *rule)
+{
+	if (n > (size_t)(FG_UNWIND_MAX_OPS - row->n_ops))
+		return -E2BIG;
+	rule->expr_off = row->n_ops;
+	rule->expr_len = (uint8_t)n;
+	for (size_t i = 0; i < n; i++) {
+		struct fg_unwind_op *o = &row->ops[row->n_ops++];
+
+		o->atom = ops[i].atom;
+		o->n = (int64_t)ops[i].number;
+		if (ops[i].atom == DW_OP_bregx || ops[i].atom == DW_OP_regx) {
+			if (ops[i].number >= FG_UNWIND_NREGS)
+				return -EINVAL;
+			o->reg = (uint8_t)ops[i].number;
+			o->n = (int64_t)ops[i].number2;
+		}
+	}
+	return 0;
+}
+
+static bool fits_i32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/* Translates one register's rule; see dwarf_frame_register() for the forms libdw gives. */
+static int convert_reg(Dwarf_Frame *frame, int regno, struct fg_unwind_row *row)
+{
+	struct fg_unwind_rule *rule = &row->regs[regno];
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	bool value;
+
+	if (dwarf_frame_register(frame, regno, mem, &ops, &n) < 0)
+		return -EINVAL;
+	if (n == 0) {
+		rule->kind = ops ? FG_RULE_UNDEFINED : FG_RULE_SAME;
+		return 0;
+	}
+	value = ops[n - 1].atom == DW_OP_stack_value;
+	if (value)
+		n--;
+	if (n >= 1 && n <= 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+	    (n == 1 || ops[1].atom == DW_OP_plus_uconst) &&
+	    (n == 1 || fits_i32((int64_t)ops[1].number))) {
+		rule->kind = value ? FG_RULE_VAL_OFFSET : FG_RULE_OFFSET;
+		rule->offset = n == 2 ? (int32_t)(int64_t)ops[1].number : 0;
+		return 0;
+	}
+	if (n == 1 && !value && ops[0].atom == DW_OP_regx && ops[0].number < FG_UNWIND_NREGS) {
+		rule->kind = FG_RULE_REGISTER;
+		rule->reg = (uint8_t)ops[0].number;
+		return 0;
+	}
+	rule->kind = value ? FG_RULE_VAL_EXPR : FG_RULE_EXPR;
+	return add_ops(row, ops, n, rule);
+}
+
+static int convert(Dwarf_Frame *frame, struct fg_unwind_row *row)
+{
+	Dwarf_Op *ops;
+	size_t n;
+	bool signal = false;
+	int r;
+
+	*row = (struct fg_unwind_row){};
+	if (dwarf_frame_cfa(frame, &ops, &n) < 0 || n == 0)
+		return -EINVAL;
+	if (n == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < FG_UNWIND_NREGS &&
+	    fits_i32((int64_t)ops[0].number2)) {
+		row->cfa.kind = FG_RULE_VAL_OFFSET;
+		row->cfa.reg = (uint8_t)ops[0].number;
+		row->cfa.offset = (int32_t)(int64_t)ops[0].number2;
+	} else {
+		row->cfa.kind = FG_RULE_VAL_EXPR;
+		r = add_ops(row, ops, n, &row->cfa);
+		if (r < 0)
+			return r;
+	}
+	for (int i = 0; i < (int)FG_UNWIND_NREGS; i++) {
+		r = convert_reg(frame, i, row);
+		if (r < 0)
+			return r;
+	}
+	if (dwarf_frame_info(frame, NULL, NULL, &signal) >= 0)
+		row->signal_frame = signal;
+	return 0;
+}
+
+/* The row for ELF address vaddr of b, from the cache or from libdw. */
+static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
+		      struct fg_unwind_row *ret)
+{
+	struct cached_row *c = &u->rows[fg_hash_combine(b->serial, vaddr) & (FG_UNWIND_ROW_CACHE - 1)];
+	Dwarf_Frame *frame = NULL;
+	int r;
+
+	if (c->serial == b->serial && c->vaddr == vaddr) {
+		u->stats.row_hits++;
+		*ret = c->row;
+		return 0;
+	}
+	u->stats.row_misses++;
+	if ((!b->eh || dwarf_cfi_addrframe(b->eh, vaddr, &frame) < 0) &&
+	    (!b->debug || dwarf_cfi_addrframe(b->debug, vaddr, &frame) < 0))
+		return -ENOENT;
+	r = convert(frame, ret);
+	free(frame);
+	if (r < 0) {
+		u->stats.rows_uncached++;
+		return r == -E2BIG ? -ENOENT : r;
+	}
+	*c = (struct cached_row){ .vaddr = vaddr, .serial = b->serial, .row = *ret };
+	return 0;
+}
+
+static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
+{
+	struct walk *w = ctx;
+	const struct fg_map *m = fg_process_find_map(w->proc, pc);
+	struct binary *b;
+	uint64_t vaddr;
+	char hint[80];
+
+	/* No file behind it (JIT code): the frame pointer is all there is. */
+	if (!m || !m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON)
+		return -ENOENT;
+	snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, w->proc->pid,
+		 m->start, m->end);
+	b = binary_get(w->u, m->dso, hint);
+	if (!b || b->error)
+		return -ENOENT;
+	if (fg_elf_syms__offset_to_vaddr(b->layout, pc - m->start + m->pgoff, &vaddr) < 0)
+		return -ENOENT;
+	return row_lookup(w->u, b, vaddr, ret);
+}
+
+int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
+			const struct fg_sample *s, uint64_t *pcs, size_t max,
+			struct fg_unwind_result *ret)
+{
+	struct fg_unwind_regs regs;
+	struct fg_unwind_stack stack;
+	struct walk w = { u, proc };
+
+	if (s->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
+	    fg_unwind_regs_from_perf(s->regs, s->n_regs, &regs) < 0)
+		return -EINVAL;
+	stack = (struct fg_unwind_stack){ regs.v[FG_REG_RSP], s->stack, s->stack_size };
+	fg_unwind(&regs, &stack, row_for_pc, &w, pcs, max, ret);
+	return 0;
+}
+
+void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_unwinder_stats *ret)
+{
+	*ret = u->stats;
+	ret->bytes += FG_UNWIND_ROW_CACHE * sizeof(struct cached_row);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * DWARF unwinding of sampled user stacks (the `dwarf` call-graph mode).
+ *
+ * The walk itself is common/unwind.c. This module gives it CFI rows: for a
+ * pc, the process's mapping names the binary (a struct fg_dso, shared by
+ * every process that maps it), and the binary's .eh_frame, or its
+ * .debug_frame, read with libdw, gives the row.
+ *
+ * Cost. A binary's CFI is loaded once, on the first sample that needs it,
+ * through the sampled process's /proc/PID/map_files entry, and kept for
+ * every process that maps it; rows are cached by (binary, address), so a
+ * warm sample parses nothing: it binary-searches the process's maps, finds
+ * the row in the cache and reads the dump. The per-process part of the
+ * state is the process table's maps, which MMAP2, exec and exit records
+ * already keep current.
+ *
+ * Bounds. At most FG_UNWIND_MAX_BINARIES binaries, with at most
+ * FG_UNWIND_MAX_BYTES of CFI sections between them, hold CFI (the least
+ * recently used go first), and the row cache has FG_UNWIND_ROW_CACHE
+ * entries, so the memory is capped whatever runs on the machine (the stats'
+ * bytes; libdw's own index of the entries looked up comes on top).
+ */
+
+#include <stdint.h>
+
+#include "fgd-proc.h"
+#include "record.h"
+#include "unwind.h"
+
+#define FG_UNWIND_MAX_BINARIES 1024
+#define FG_UNWIND_MAX_BYTES (256ULL << 20) /* of CFI sections held */
+#define FG_UNWIND_ROW_CACHE 8192
+
+struct fg_unwinder_stats {
+	uint64_t binaries;        /* holding CFI now */
+	uint64_t binaries_loaded; /* ever */
+	uint64_t binaries_failed; /* without usable CFI (unreadable, stripped of it), ever */
+	uint64_t binaries_evicted;
+	uint64_t row_hits, row_misses;
+	uint64_t rows_uncached;   /* rows too complex for the cache, looked up each time */
+	uint64_t bytes;           /* CFI data and caches held */
+};
+
+struct fg_unwinder;
+
+int fg_unwinder__new(struct fg_unwinder **ret);
+struct fg_unwinder *fg_unwinder__free(struct fg_unwinder *u);
+
+/*
+ * Unwinds the user stack of sample s (taken with REGS_USER under
+ * FG_PERF_REGS_MASK_X86_64 and STACK_USER) in proc (borrowed). pcs[0] is
+ * the sampled user pc, the rest return addresses. -EINVAL if the sample
+ * carries no 64-bit user registers (a kernel thread, a 32-bit process).
+ */
+int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
+			const struct fg_sample *s, uint64_t *pcs, size_t max,
+			struct fg_unwind_result *ret);
+
+void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_unwinder_stats *ret);
