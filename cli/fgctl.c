@@ -59,6 +59,10 @@ static void record_help(void)
 	       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid)\n"
 	       "      --tid-frames         root frame 'comm-PID/TID' (stackcollapse-perf.pl --tid)\n"
 	       "      --no-kernel-suffix   no '_[k]' on kernel frames\n"
+	       "      --group-by WHAT      a root frame above the process name: 'cgroup' (its\n"
+	       "                           cgroup v2 path, e.g. /system.slice/nginx.service, which\n"
+	       "                           tells containers apart), 'cgroup-name' (the path's last\n"
+	       "                           component), or 'process' (none, the default)\n"
 	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
 	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
 	       FG_DEFAULT_SOCKET);
@@ -221,7 +225,7 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 
 static int verb_record(int argc, char **argv)
 {
-	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX };
+	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX, ARG_GROUP_BY };
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
@@ -233,6 +237,7 @@ static int verb_record(int argc, char **argv)
 		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
 		{ "tid-frames", no_argument, NULL, ARG_TID_FRAMES },
 		{ "no-kernel-suffix", no_argument, NULL, ARG_NO_KSUFFIX },
+		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -294,6 +299,13 @@ static int verb_record(int argc, char **argv)
 			break;
 		case ARG_NO_KSUFFIX:
 			req.record.kernel_suffix = false;
+			break;
+		case ARG_GROUP_BY:
+			if (fg_group_by_from_name(optarg, &req.record.group_by) < 0) {
+				fprintf(stderr, "fgctl: unknown grouping '%s': expected cgroup, cgroup-name "
+						"or process\n", optarg);
+				return FGCTL_EXIT_USAGE;
+			}
 			break;
 		case 'q':
 			quiet = true;

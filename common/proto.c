@@ -173,6 +173,27 @@ int fg_format_from_name(const char *name, enum fg_format *ret)
 	return -EINVAL;
 }
 
+static const char *const group_by_names[] = {
+	[FG_GROUP_PROCESS] = "process",
+	[FG_GROUP_CGROUP] = "cgroup",
+	[FG_GROUP_CGROUP_NAME] = "cgroup-name",
+};
+
+const char *fg_group_by_name(enum fg_group_by g)
+{
+	return (size_t)g < ELEMENTSOF(group_by_names) ? group_by_names[g] : NULL;
+}
+
+int fg_group_by_from_name(const char *name, enum fg_group_by *ret)
+{
+	for (size_t i = 0; i < ELEMENTSOF(group_by_names); i++)
+		if (strcmp(name, group_by_names[i]) == 0) {
+			*ret = (enum fg_group_by)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 void fg_record_request_init(struct fg_record_request *r)
 {
 	*r = (struct fg_record_request){
@@ -277,6 +298,10 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 	    get_bool(msg, "with_pid", &rec->with_pid) < 0 ||
 	    get_bool(msg, "with_tid", &rec->with_tid) < 0)
 		FAIL("'kernel_suffix', 'with_pid' and 'with_tid' must be booleans");
+	if (json_object_object_get_ex(msg, "group_by", &v) &&
+	    (!json_object_is_type(v, json_type_string) ||
+	     fg_group_by_from_name(json_object_get_string(v), &rec->group_by) < 0))
+		FAIL("'group_by' must be \"process\", \"cgroup\" or \"cgroup-name\"");
 	return 0;
 }
 
@@ -336,6 +361,13 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 	json_object_object_add(obj, "kernel_suffix", json_object_new_boolean(rec->kernel_suffix));
 	json_object_object_add(obj, "with_pid", json_object_new_boolean(rec->with_pid));
 	json_object_object_add(obj, "with_tid", json_object_new_boolean(rec->with_tid));
+	/* Only when asked for: the default request stays what older daemons know. */
+	if (rec->group_by != FG_GROUP_PROCESS) {
+		if (!fg_group_by_name(rec->group_by))
+			return NULL;
+		json_object_object_add(obj, "group_by",
+				       json_object_new_string(fg_group_by_name(rec->group_by)));
+	}
 	return TAKE_PTR(obj);
 }
 

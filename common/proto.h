@@ -113,6 +113,13 @@ enum fg_format {
 	FG_FORMAT_HTML,
 };
 
+/* What the root of every stack is, above the process name (docs/PROTOCOL.md). */
+enum fg_group_by {
+	FG_GROUP_PROCESS,     /* nothing: the process name is the root */
+	FG_GROUP_CGROUP,      /* the process's cgroup v2 path, e.g. /system.slice/x.service */
+	FG_GROUP_CGROUP_NAME, /* its last component, e.g. x.service */
+};
+
 struct fg_record_request {
 	bool all;
 	pid_t pids[FG_PROTO_MAX_PIDS];
@@ -123,6 +130,7 @@ struct fg_record_request {
 	char title[FG_PROTO_MAX_TITLE]; /* empty: a default */
 	bool kernel_suffix;   /* "_[k]" on kernel frames */
 	bool with_pid, with_tid;
+	enum fg_group_by group_by;
 };
 
 struct fg_request {
@@ -145,6 +153,11 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req);
 const char *fg_format_name(enum fg_format f);
 /* 0 and the format, or -EINVAL. */
 int fg_format_from_name(const char *name, enum fg_format *ret);
+
+/* "process", "cgroup" or "cgroup-name"; NULL for a value out of range. */
+const char *fg_group_by_name(enum fg_group_by g);
+/* 0 and the grouping, or -EINVAL. */
+int fg_group_by_from_name(const char *name, enum fg_group_by *ret);
 
 /* ---- errors ---- */
 

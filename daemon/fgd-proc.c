@@ -276,7 +276,8 @@ static struct thread *set_thread(struct fg_proctab *t, pid_t tid, pid_t pid, con
 
 /* Makes a dso key and a reference for a mapping, from a record or a maps line. */
 static struct fg_dso *map_dso(struct fg_proctab *t, const struct fg_process *p, uint64_t start,
-			      uint64_t end, const char *path, const struct fg_dso_key *file_key)
+			      uint64_t end, const char *path, const struct fg_dso_key *file_key,
+			      struct fg_root *root)
 {
 	struct fg_dso_key key = *file_key;
 	char open_path[64];
@@ -291,13 +292,14 @@ static struct fg_dso *map_dso(struct fg_proctab *t, const struct fg_process *p, 
 	snprintf(open_path, sizeof(open_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, p->pid,
 		 start, end);
 	return fg_symbolizer__get_dso(t->sym, &key, path, key.kind == FG_DSO_FILE ? open_path : NULL,
-				      p->root);
+				      root);
 }
 
+/* root: where path is to be resolved (fg_root__of_proc_maps() for paths from /proc). */
 static void add_map(struct fg_proctab *t, struct fg_process *p, uint64_t start, uint64_t end,
-		    uint64_t pgoff, const char *path, const struct fg_dso_key *key)
+		    uint64_t pgoff, const char *path, const struct fg_dso_key *key, struct fg_root *root)
 {
-	struct fg_dso *dso = map_dso(t, p, start, end, path, key);
+	struct fg_dso *dso = map_dso(t, p, start, end, path, key, root);
 	size_t before = p->n_maps;
 
 	/* A NULL dso (cache full) still records the range: its frames say [unknown]. */
@@ -413,7 +415,8 @@ static int read_maps(struct fg_proctab *t, struct fg_process *p)
 			line[len - 1] = '\0';
 		key.dev = makedev(maj, min);
 		key.ino = ino;
-		add_map(t, p, start, end, pgoff, name_at > 0 ? line + name_at : "", &key);
+		add_map(t, p, start, end, pgoff, name_at > 0 ? line + name_at : "", &key,
+			fg_root__of_proc_maps(p->root));
 	}
 	return 0;
 }
@@ -581,7 +584,7 @@ static void handle_mmap2(struct fg_proctab *t, const struct fg_mmap2 *m, uint64_
 		key.dev = makedev(m->maj, m->min);
 		key.ino = m->ino;
 	}
-	add_map(t, p, m->addr, m->addr + m->len, m->pgoff, m->filename, &key);
+	add_map(t, p, m->addr, m->addr + m->len, m->pgoff, m->filename, &key, p->root);
 }
 
 static void handle_exit(struct fg_proctab *t, const struct fg_task *task)

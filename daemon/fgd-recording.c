@@ -330,6 +330,19 @@ static int root_frame(struct fg_recording *r, const struct fg_sample *s,
 	return intern_name(r, buf, NULL, ret);
 }
 
+/* The frame above the process name for --group-by: the cgroup, whole or its last component. */
+static int group_frame(struct fg_recording *r, const struct fg_sample *s,
+		       const struct fg_process *proc, uint32_t *ret)
+{
+	/* The idle task (pid 0) is in the root cgroup. */
+	const char *cg = s->sid.pid == 0 ? "/" : proc && proc->cgroup ? proc->cgroup : "[unknown]";
+	const char *last = strrchr(cg, '/');
+
+	if (r->opts.req.group_by == FG_GROUP_CGROUP_NAME && last && last[1])
+		cg = last + 1;
+	return intern_name(r, cg, NULL, ret);
+}
+
 static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 {
 	const struct fg_sample *s = &rec->sample;
@@ -339,7 +352,7 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 	const uint64_t *ips = s->ips;
 	uint64_t nr = s->nr;
 	bool first = true;
-	size_t n = 0;
+	size_t n = 0, n_roots = r->opts.req.group_by != FG_GROUP_PROCESS ? 2 : 1;
 	int err;
 
 	if (s->sid.pid != 0)
@@ -348,7 +361,7 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 		r->filtered++;
 		return;
 	}
-	if (FG_GROW(r->scratch, r->cap_scratch, nr + 2) < 0) {
+	if (FG_GROW(r->scratch, r->cap_scratch, nr + 3) < 0) {
 		r->dropped_full++;
 		return;
 	}
@@ -391,7 +404,7 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 		r->scratch[n++] = (uint32_t)loc;
 	}
 
-	/* Root first: comm, then user frames outermost first, then kernel frames. */
+	/* Root first: [cgroup,] comm, then user frames outermost first, then kernel frames. */
 	for (size_t i = 0; i < n / 2; i++) {
 		uint32_t t = r->scratch[i];
 
@@ -402,10 +415,12 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 		r->frames[r->locs[r->scratch[i]].kind]++;
 		r->scratch[i] = r->locs[r->scratch[i]].name;
 	}
-	memmove(r->scratch + 1, r->scratch, n * sizeof(uint32_t));
-	err = root_frame(r, s, proc, &r->scratch[0]);
+	memmove(r->scratch + n_roots, r->scratch, n * sizeof(uint32_t));
+	err = n_roots > 1 ? group_frame(r, s, proc, &r->scratch[0]) : 0;
 	if (err >= 0)
-		err = fg_folded__add(r->model, r->scratch, n + 1, 1.0);
+		err = root_frame(r, s, proc, &r->scratch[n_roots - 1]);
+	if (err >= 0)
+		err = fg_folded__add(r->model, r->scratch, n + n_roots, 1.0);
 	if (err < 0) {
 		r->dropped_full++;
 		return;

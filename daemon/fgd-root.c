@@ -23,6 +23,7 @@ struct root_key {
 struct fg_root {
 	unsigned refs;
 	int fd; /* owned O_PATH descriptor of the root directory; -1: resolves nothing */
+	bool own_ns; /* a chroot in the daemon's own mount namespace */
 	struct root_key key;
 };
 
@@ -168,6 +169,7 @@ int fg_roots__get(struct fg_roots *t, pid_t pid, struct fg_root *like, struct fg
 	root = root_new(fd, &key);
 	if (!root)
 		return -ENOMEM;
+	root->own_ns = key.ns_dev == t->self.ns_dev && key.ns_ino == t->self.ns_ino;
 	TAKE_FD(fd);
 	t->roots[t->n++] = root;
 	t->stats.roots = t->n;
@@ -192,6 +194,11 @@ void fg_roots__prune(struct fg_roots *t)
 void fg_roots__stats(const struct fg_roots *t, struct fg_roots_stats *ret)
 {
 	*ret = t->stats;
+}
+
+struct fg_root *fg_root__of_proc_maps(struct fg_root *r)
+{
+	return r && r->own_ns ? NULL : r;
 }
 
 int fg_root__open(const struct fg_root *root, const char *path, int flags)

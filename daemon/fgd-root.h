@@ -54,6 +54,16 @@ void fg_roots__prune(struct fg_roots *t);
 
 void fg_roots__stats(const struct fg_roots *t, struct fg_roots_stats *ret);
 
+/*
+ * Where the paths the daemon reads in /proc/PID/maps are to be resolved, for
+ * a process whose root is r. The kernel writes them as the reader sees them:
+ * a chroot in the daemon's own mount namespace shows host paths there (NULL),
+ * a process in another namespace paths from that namespace's top, which is
+ * its root when the container pivoted into it (r). Perf's MMAP2 records name
+ * files as the process itself sees them: always r.
+ */
+struct fg_root *fg_root__of_proc_maps(struct fg_root *r);
+
 struct fg_root *fg_root__ref(struct fg_root *r);
 struct fg_root *fg_root__unref(struct fg_root *r);
 
