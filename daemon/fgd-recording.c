@@ -416,6 +416,19 @@ static void account_fp_chain(struct fg_recording *r, int64_t outermost_user, siz
 		r->quality.failed++;
 }
 
+/* The frame above the process name for --group-by: the cgroup, whole or its last component. */
+static int group_frame(struct fg_recording *r, const struct fg_sample *s,
+		       const struct fg_process *proc, uint32_t *ret)
+{
+	/* The idle task (pid 0) is in the root cgroup. */
+	const char *cg = s->sid.pid == 0 ? "/" : proc && proc->cgroup ? proc->cgroup : "[unknown]";
+	const char *last = strrchr(cg, '/');
+
+	if (r->opts.req.group_by == FG_GROUP_CGROUP_NAME && last && last[1])
+		cg = last + 1;
+	return intern_name(r, cg, NULL, ret);
+}
+
 static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 {
 	const struct fg_sample *s = &rec->sample;
@@ -428,7 +441,7 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 	int64_t outermost_user = -1;
 	size_t user_frames = 0;
 	bool first = true;
-	size_t n = 0;
+	size_t n = 0, n_roots = r->opts.req.group_by != FG_GROUP_PROCESS ? 2 : 1;
 	int err;
 
 	if (s->sid.pid != 0)
@@ -447,7 +460,7 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 		ips = r->chain;
 		nr = (uint64_t)len;
 	}
-	if (FG_GROW(r->scratch, r->cap_scratch, nr + 2) < 0) {
+	if (FG_GROW(r->scratch, r->cap_scratch, nr + 3) < 0) {
 		r->dropped_full++;
 		return;
 	}
@@ -496,7 +509,7 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 	if (!dwarf && proc)
 		account_fp_chain(r, outermost_user, user_frames);
 
-	/* Root first: comm, then user frames outermost first, then kernel frames. */
+	/* Root first: [cgroup,] comm, then user frames outermost first, then kernel frames. */
 	for (size_t i = 0; i < n / 2; i++) {
 		uint32_t t = r->scratch[i];
 
@@ -507,10 +520,12 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 		r->frames[r->locs[r->scratch[i]].kind]++;
 		r->scratch[i] = r->locs[r->scratch[i]].name;
 	}
-	memmove(r->scratch + 1, r->scratch, n * sizeof(uint32_t));
-	err = root_frame(r, s, proc, &r->scratch[0]);
+	memmove(r->scratch + n_roots, r->scratch, n * sizeof(uint32_t));
+	err = n_roots > 1 ? group_frame(r, s, proc, &r->scratch[0]) : 0;
 	if (err >= 0)
-		err = fg_folded__add(r->model, r->scratch, n + 1, 1.0);
+		err = root_frame(r, s, proc, &r->scratch[n_roots - 1]);
+	if (err >= 0)
+		err = fg_folded__add(r->model, r->scratch, n + n_roots, 1.0);
 	if (err < 0) {
 		r->dropped_full++;
 		return;

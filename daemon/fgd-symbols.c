@@ -13,6 +13,7 @@
 
 #include "fgd-clock.h"
 #include "fgd-elf.h"
+#include "fgd-root.h"
 #include "fgd-symbols.h"
 #include "hash.h"
 #include "idxmap.h"
@@ -34,6 +35,7 @@ struct fg_dso {
 	bool in_build_id_index, in_inode_index;
 	char *path;                   /* owned */
 	char *open_path;              /* owned; where to read it if not path; may be NULL */
+	struct fg_root *root;         /* owned reference: where path means something; NULL: ours */
 	const char *basename;         /* borrowed from path */
 	enum fg_dso_state state;
 	int error;
@@ -71,6 +73,7 @@ static void dso_free(struct fg_dso *d)
 	fg_elf_syms__free(d->syms);
 	free(d->path);
 	free(d->open_path);
+	fg_root__unref(d->root);
 	free(d);
 }
 
@@ -133,13 +136,14 @@ static struct fg_dso *find(struct fg_symbolizer *s, const struct fg_dso_key *k)
 }
 
 /*
- * Opens path for reading if it is a regular file. Never blocks: paths come
- * from other users' processes, and a FIFO or a device there must not stall
- * the daemon. Returns the fd or a negative errno (-EINVAL: not a regular file).
+ * Opens path, as seen from root (NULL: ours), for reading if it is a regular
+ * file. Never blocks: paths come from other users' processes, and a FIFO or a
+ * device there must not stall the daemon. Returns the fd or a negative errno
+ * (-EINVAL: not a regular file).
  */
-static int open_regular(const char *path)
+static int open_regular(const struct fg_root *root, const char *path)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	_cleanup_close_ int fd = fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
 
 	if (fd < 0)
@@ -152,9 +156,9 @@ static int open_regular(const char *path)
 }
 
 /* Reads the GNU build-id note of an ELF file. Returns its length, 0 if none, or -errno. */
-static int read_build_id(const char *path, uint8_t *buf, size_t size)
+static int read_build_id(const struct fg_root *root, const char *path, uint8_t *buf, size_t size)
 {
-	_cleanup_close_ int fd = open_regular(path);
+	_cleanup_close_ int fd = open_regular(root, path);
 	Elf *elf;
 	size_t n_phdrs;
 	int r = 0;
@@ -229,7 +233,7 @@ static void release_slot(struct fg_symbolizer *s, struct fg_dso *d)
 }
 
 static struct fg_dso *create(struct fg_symbolizer *s, const struct fg_dso_key *key,
-			     const char *path, const char *open_path)
+			     const char *path, const char *open_path, struct fg_root *root)
 {
 	struct fg_dso *d;
 	const char *deleted;
@@ -259,6 +263,7 @@ static struct fg_dso *create(struct fg_symbolizer *s, const struct fg_dso_key *k
 			goto fail;
 	}
 	d->basename = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
+	d->root = fg_root__ref(root);
 
 	if (s->n_free > 0) {
 		d->slot = s->free_slots[--s->n_free];
@@ -282,7 +287,7 @@ fail:
 }
 
 struct fg_dso *fg_symbolizer__get_dso(struct fg_symbolizer *s, const struct fg_dso_key *key,
-				      const char *path, const char *open_path)
+				      const char *path, const char *open_path, struct fg_root *root)
 {
 	struct fg_dso_key k = *key;
 	struct fg_dso *d;
@@ -309,7 +314,8 @@ struct fg_dso *fg_symbolizer__get_dso(struct fg_symbolizer *s, const struct fg_d
 
 	if (k.kind == FG_DSO_FILE && k.build_id_len == 0 && k.ino) {
 		/* Learn the build-id so this file meets its MMAP2-keyed twin. */
-		int n = read_build_id(open_path ? open_path : path, k.build_id, sizeof(k.build_id));
+		int n = open_path ? read_build_id(NULL, open_path, k.build_id, sizeof(k.build_id)) :
+				    read_build_id(root, path, k.build_id, sizeof(k.build_id));
 
 		if (n > 0) {
 			k.build_id_len = (uint8_t)n;
@@ -326,7 +332,7 @@ struct fg_dso *fg_symbolizer__get_dso(struct fg_symbolizer *s, const struct fg_d
 			}
 		}
 	}
-	return create(s, &k, path, open_path);
+	return create(s, &k, path, open_path, root);
 }
 
 struct fg_dso *fg_dso__ref(struct fg_dso *d)
@@ -390,9 +396,10 @@ int fg_dso__open(const struct fg_dso *d, const char *hint)
 
 	if (d->key.kind != FG_DSO_FILE)
 		return -ENOENT;
+	/* The /proc paths are the daemon's; the mapped path is the process's, under its root. */
 	for (size_t i = 0; i < ELEMENTSOF(tries) && fd < 0; i++)
 		if (tries[i])
-			fd = open_regular(tries[i]);
+			fd = open_regular(tries[i] == d->path ? d->root : NULL, tries[i]);
 	return fd;
 }
 
