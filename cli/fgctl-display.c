@@ -125,6 +125,10 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 		fgctl_get_int(procs, "maps"), fgctl_get_int(procs, "proc_reads"),
 		fgctl_get_int(procs, "dropped_processes"), fgctl_get_int(procs, "dropped_threads"),
 		fgctl_get_int(procs, "dropped_maps"));
+	fprintf(f, "  roots:       %" PRId64 " container or chroot roots held; %" PRId64
+		   " dropped at the limit, %" PRId64 " processes gone before theirs was read\n",
+		fgctl_get_int(procs, "roots"), fgctl_get_int(procs, "roots_dropped"),
+		fgctl_get_int(procs, "roots_unknown"));
 	fprintf(f, "  symbols:     %" PRId64 " binaries known, %" PRId64 " parsed, %" PRId64
 		   " unreadable, %" PRId64 " dropped; %" PRId64 " kernel symbols%s\n",
 		fgctl_get_int(syms, "binaries"), fgctl_get_int(syms, "binaries_loaded"),

@@ -71,6 +71,10 @@ static void record_help(void)
 	       "                           multiple of 8 up to 65528 (default: fgd's, 8192)\n"
 	       "      --metadata FILE      also write the recording's figures as JSON: samples,\n"
 	       "                           losses, frames named, stack quality (docs/PROTOCOL.md)\n"
+	       "      --group-by WHAT      a root frame above the process name: 'cgroup' (its\n"
+	       "                           cgroup v2 path, e.g. /system.slice/nginx.service, which\n"
+	       "                           tells containers apart), 'cgroup-name' (the path's last\n"
+	       "                           component), or 'process' (none, the default)\n"
 	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
 	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
 	       FG_DEFAULT_SOCKET);
@@ -259,7 +263,7 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 static int verb_record(int argc, char **argv)
 {
 	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX, ARG_CALL_GRAPH,
-	       ARG_STACK_DUMP, ARG_METADATA, ARG_NO_INLINE, ARG_NO_DEMANGLE };
+	       ARG_STACK_DUMP, ARG_METADATA, ARG_GROUP_BY, ARG_NO_INLINE, ARG_NO_DEMANGLE };
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
@@ -276,6 +280,7 @@ static int verb_record(int argc, char **argv)
 		{ "call-graph", required_argument, NULL, ARG_CALL_GRAPH },
 		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
 		{ "metadata", required_argument, NULL, ARG_METADATA },
+		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -360,6 +365,13 @@ static int verb_record(int argc, char **argv)
 			    fg_stack_dump_check(req.record.stack_dump) < 0) {
 				fprintf(stderr, "fgctl: invalid stack dump size '%s': expected a multiple of 8 "
 						"from 8 to %d bytes\n", optarg, FG_PROTO_MAX_STACK_DUMP);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_GROUP_BY:
+			if (fg_group_by_from_name(optarg, &req.record.group_by) < 0) {
+				fprintf(stderr, "fgctl: unknown grouping '%s': expected cgroup, cgroup-name "
+						"or process\n", optarg);
 				return FGCTL_EXIT_USAGE;
 			}
 			break;

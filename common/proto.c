@@ -195,6 +195,27 @@ int fg_call_graph_from_name(const char *name, enum fg_call_graph *ret)
 	return -EINVAL;
 }
 
+static const char *const group_by_names[] = {
+	[FG_GROUP_PROCESS] = "process",
+	[FG_GROUP_CGROUP] = "cgroup",
+	[FG_GROUP_CGROUP_NAME] = "cgroup-name",
+};
+
+const char *fg_group_by_name(enum fg_group_by g)
+{
+	return (size_t)g < ELEMENTSOF(group_by_names) ? group_by_names[g] : NULL;
+}
+
+int fg_group_by_from_name(const char *name, enum fg_group_by *ret)
+{
+	for (size_t i = 0; i < ELEMENTSOF(group_by_names); i++)
+		if (strcmp(name, group_by_names[i]) == 0) {
+			*ret = (enum fg_group_by)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 int fg_stack_dump_check(uint64_t n)
 {
 	return n >= 8 && n <= FG_PROTO_MAX_STACK_DUMP && n % 8 == 0 ? 0 : -EINVAL;
@@ -318,6 +339,10 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 	    (x != 0 && fg_stack_dump_check((uint64_t)x) < 0))
 		FAIL("'stack_dump' must be a multiple of 8 from 8 to 65528 bytes");
 	rec->stack_dump = (uint32_t)x;
+	if (json_object_object_get_ex(msg, "group_by", &v) &&
+	    (!json_object_is_type(v, json_type_string) ||
+	     fg_group_by_from_name(json_object_get_string(v), &rec->group_by) < 0))
+		FAIL("'group_by' must be \"process\", \"cgroup\" or \"cgroup-name\"");
 	return 0;
 }
 
@@ -384,6 +409,13 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 				       json_object_new_string(fg_call_graph_name(rec->call_graph)));
 	if (rec->stack_dump)
 		json_object_object_add(obj, "stack_dump", json_object_new_int64(rec->stack_dump));
+	/* Only when asked for: the default request stays what older daemons know. */
+	if (rec->group_by != FG_GROUP_PROCESS) {
+		if (!fg_group_by_name(rec->group_by))
+			return NULL;
+		json_object_object_add(obj, "group_by",
+				       json_object_new_string(fg_group_by_name(rec->group_by)));
+	}
 	return TAKE_PTR(obj);
 }
 

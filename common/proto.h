@@ -124,6 +124,13 @@ enum fg_call_graph {
 #define FG_PROTO_DEFAULT_STACK_DUMP 8192
 #define FG_PROTO_MAX_STACK_DUMP 65528
 
+/* What the root of every stack is, above the process name (docs/PROTOCOL.md). */
+enum fg_group_by {
+	FG_GROUP_PROCESS,     /* nothing: the process name is the root */
+	FG_GROUP_CGROUP,      /* the process's cgroup v2 path, e.g. /system.slice/x.service */
+	FG_GROUP_CGROUP_NAME, /* its last component, e.g. x.service */
+};
+
 struct fg_record_request {
 	bool all;
 	pid_t pids[FG_PROTO_MAX_PIDS];
@@ -138,6 +145,7 @@ struct fg_record_request {
 	bool demangle;        /* C++ and Rust names demangled */
 	enum fg_call_graph call_graph;
 	uint32_t stack_dump;  /* dwarf mode's dump size; 0: the daemon's default */
+	enum fg_group_by group_by;
 };
 
 struct fg_request {
@@ -167,6 +175,10 @@ const char *fg_call_graph_name(enum fg_call_graph g);
 int fg_call_graph_from_name(const char *name, enum fg_call_graph *ret);
 /* 0 if n is a valid dump size (a multiple of 8 from 8 to FG_PROTO_MAX_STACK_DUMP), else -EINVAL. */
 int fg_stack_dump_check(uint64_t n);
+/* "process", "cgroup" or "cgroup-name"; NULL for a value out of range. */
+const char *fg_group_by_name(enum fg_group_by g);
+/* 0 and the grouping, or -EINVAL. */
+int fg_group_by_from_name(const char *name, enum fg_group_by *ret);
 
 /* ---- errors ---- */
 

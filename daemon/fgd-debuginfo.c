@@ -13,14 +13,14 @@
 #include "fgd-dwarf.h"
 #include "macro.h"
 
-/* Opens path for reading if it is a regular file, never blocking (a FIFO planted there). */
-static int open_regular(const char *path)
+/* Opens path under root for reading if it is a regular file, never blocking (a FIFO planted there). */
+static int open_regular(const struct fg_root *root, const char *path)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	_cleanup_close_ int fd = fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
 
 	if (fd < 0)
-		return negative_errno();
+		return fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
 	if (!S_ISREG(st.st_mode))
@@ -63,9 +63,10 @@ int fg_debuginfo_crc32(int fd, uint32_t *ret)
  * Tries one candidate: opens it, checks it and adopts its symbols. Returns
  * its fd, or a negative errno to go on with the next.
  */
-static int try_file(const char *path, struct fg_elf_syms *s, bool by_crc)
+static int try_file(const struct fg_root *root, const char *path, struct fg_elf_syms *s,
+		    bool by_crc)
 {
-	_cleanup_close_ int fd = open_regular(path);
+	_cleanup_close_ int fd = open_regular(root, path);
 	uint32_t want, crc;
 	int r;
 
@@ -113,9 +114,9 @@ int fg_debuginfo_find(const struct fg_debuginfo_query *q, struct fg_elf_syms *s,
 	if (id_len >= 2 && id_len * 2 < sizeof(hex)) {
 		for (size_t i = 0; i < id_len; i++)
 			snprintf(hex + 2 * i, 3, "%02x", id[i]);
-		if (fmt_path(path, sizeof(path), "%s%s/.build-id/%.2s/%s.debug", q->root, q->debug_dir,
-			     hex, hex + 2) &&
-		    (fd = try_file(path, s, false)) >= 0) {
+		if (fmt_path(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", q->debug_dir, hex,
+			     hex + 2) &&
+		    (fd = try_file(q->root, path, s, false)) >= 0) {
 			*ret_how = FG_DEBUGINFO_BUILD_ID;
 			return fd;
 		}
@@ -134,14 +135,14 @@ int fg_debuginfo_find(const struct fg_debuginfo_query *q, struct fg_elf_syms *s,
 		static const char *const subdirs[] = { "", "/.debug" };
 
 		for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
-			if (fmt_path(path, sizeof(path), "%s%s%s/%s", q->root, dir, subdirs[i], link) &&
-			    (fd = try_file(path, s, true)) >= 0) {
+			if (fmt_path(path, sizeof(path), "%s%s/%s", dir, subdirs[i], link) &&
+			    (fd = try_file(q->root, path, s, true)) >= 0) {
 				*ret_how = FG_DEBUGINFO_DEBUGLINK;
 				return fd;
 			}
 		}
-		if (fmt_path(path, sizeof(path), "%s%s%s/%s", q->root, q->debug_dir, dir, link) &&
-		    (fd = try_file(path, s, true)) >= 0) {
+		if (fmt_path(path, sizeof(path), "%s%s/%s", q->debug_dir, dir, link) &&
+		    (fd = try_file(q->root, path, s, true)) >= 0) {
 			*ret_how = FG_DEBUGINFO_DEBUGLINK;
 			return fd;
 		}
@@ -150,9 +151,8 @@ int fg_debuginfo_find(const struct fg_debuginfo_query *q, struct fg_elf_syms *s,
 		static const char *const suffixes[] = { "", ".debug" };
 
 		for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
-			if (fmt_path(path, sizeof(path), "%s%s%s%s", q->root, q->debug_dir, q->path,
-				     suffixes[i]) &&
-			    (fd = try_file(path, s, false)) >= 0) {
+			if (fmt_path(path, sizeof(path), "%s%s%s", q->debug_dir, q->path, suffixes[i]) &&
+			    (fd = try_file(q->root, path, s, false)) >= 0) {
 				*ret_how = FG_DEBUGINFO_PATH;
 				return fd;
 			}

@@ -15,12 +15,12 @@
  *   3. DEBUG_DIR/<binary's path>, then the same + ".debug": accepted if
  *      its build-id is the binary's.
  *
- * Every path is put under a root prefix: "" for the daemon's own view, or
- * "/proc/PID/root" to look inside a process's mount namespace (a
- * container). DEBUG_DIR is a parameter (normally /usr/lib/debug) so tests
- * can build a tree of their own. Files are opened without blocking and only
- * if regular; the debug file is then read by fgd-elf, which treats it as
- * untrusted like any other.
+ * Every path is opened under a root (fgd-root.h): the daemon's own, or the
+ * mount namespace and root directory of the process that mapped the binary
+ * (a container), where its debug files are. DEBUG_DIR is a parameter
+ * (normally /usr/lib/debug) so tests can build a tree of their own. Files
+ * are opened without blocking and only if regular; the debug file is then
+ * read by fgd-elf, which treats it as untrusted like any other.
  */
 
 #include <stdbool.h>
@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "fgd-elf.h"
+#include "fgd-root.h"
 
 enum fg_debuginfo_how {
 	FG_DEBUGINFO_BUILD_ID,  /* DEBUG_DIR/.build-id/ */
@@ -36,7 +37,7 @@ enum fg_debuginfo_how {
 };
 
 struct fg_debuginfo_query {
-	const char *root;      /* prefix of every path: "" or "/proc/PID/root"; borrowed */
+	const struct fg_root *root; /* where paths are opened; NULL: the daemon's own; borrowed */
 	const char *debug_dir; /* e.g. "/usr/lib/debug"; borrowed */
 	const char *path;      /* the binary's absolute path as seen under root; borrowed */
 };

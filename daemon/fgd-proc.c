@@ -20,6 +20,8 @@
 #define MAX_GENERATIONS 131072
 #define MAX_THREADS 262144
 #define MAX_MAPS_PER_PROCESS 65536
+/* Longer cgroup paths are cut (a root frame is at most 1 KiB anyway). */
+#define MAX_CGROUP_PATH 4096
 
 struct thread {
 	pid_t tid, pid;
@@ -30,6 +32,7 @@ struct thread {
 
 struct fg_proctab {
 	struct fg_symbolizer *sym; /* borrowed */
+	struct fg_roots *roots;    /* owned */
 	struct fg_u32map by_pid;   /* pid -> owned current (newest) struct fg_process */
 	struct fg_u32map by_tid;   /* tid -> owned struct thread */
 	uint64_t next_serial;
@@ -39,10 +42,16 @@ struct fg_proctab {
 int fg_proctab__new(struct fg_symbolizer *sym, struct fg_proctab **ret)
 {
 	struct fg_proctab *t = calloc(1, sizeof(*t));
+	int r;
 
 	if (!t)
 		return -ENOMEM;
 	t->sym = sym;
+	r = fg_roots__new(&t->roots);
+	if (r < 0) {
+		free(t);
+		return r;
+	}
 	*ret = t;
 	return 0;
 }
@@ -63,6 +72,8 @@ static struct fg_process *process_free(struct fg_proctab *t, struct fg_process *
 
 	t->stats.maps -= p->n_maps;
 	clear_maps(p);
+	fg_root__unref(p->root);
+	free(p->cgroup);
 	free(p);
 	t->stats.generations--;
 	return older;
@@ -84,6 +95,7 @@ struct fg_proctab *fg_proctab__free(struct fg_proctab *t)
 		free(t->by_tid.vals[i]);
 	fg_u32map_done(&t->by_pid);
 	fg_u32map_done(&t->by_tid);
+	fg_roots__free(t->roots);
 	free(t);
 	return NULL;
 }
@@ -263,8 +275,9 @@ static struct thread *set_thread(struct fg_proctab *t, pid_t tid, pid_t pid, con
 }
 
 /* Makes a dso key and a reference for a mapping, from a record or a maps line. */
-static struct fg_dso *map_dso(struct fg_proctab *t, pid_t pid, uint64_t start, uint64_t end,
-			      const char *path, const struct fg_dso_key *file_key)
+static struct fg_dso *map_dso(struct fg_proctab *t, const struct fg_process *p, uint64_t start,
+			      uint64_t end, const char *path, const struct fg_dso_key *file_key,
+			      struct fg_root *root)
 {
 	struct fg_dso_key key = *file_key;
 	char open_path[64];
@@ -276,16 +289,17 @@ static struct fg_dso *map_dso(struct fg_proctab *t, pid_t pid, uint64_t start, u
 	else
 		key.kind = FG_DSO_FILE;
 	/* map_files reaches the very file mapped, even if it was replaced or unlinked. */
-	snprintf(open_path, sizeof(open_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start,
-		 end);
-	return fg_symbolizer__get_dso(t->sym, &key, path,
-				      key.kind == FG_DSO_FILE ? open_path : NULL);
+	snprintf(open_path, sizeof(open_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, p->pid,
+		 start, end);
+	return fg_symbolizer__get_dso(t->sym, &key, path, key.kind == FG_DSO_FILE ? open_path : NULL,
+				      root);
 }
 
+/* root: where path is to be resolved (fg_root__of_proc_maps() for paths from /proc). */
 static void add_map(struct fg_proctab *t, struct fg_process *p, uint64_t start, uint64_t end,
-		    uint64_t pgoff, const char *path, const struct fg_dso_key *key)
+		    uint64_t pgoff, const char *path, const struct fg_dso_key *key, struct fg_root *root)
 {
-	struct fg_dso *dso = map_dso(t, p->pid, start, end, path, key);
+	struct fg_dso *dso = map_dso(t, p, start, end, path, key, root);
 	size_t before = p->n_maps;
 
 	/* A NULL dso (cache full) still records the range: its frames say [unknown]. */
@@ -295,6 +309,60 @@ static void add_map(struct fg_proctab *t, struct fg_process *p, uint64_t start, 
 }
 
 /* ---- /proc ---- */
+
+/* The cgroup v2 path in /proc/PID/cgroup ("0::/path"); caller frees *ret. */
+static int read_cgroup(pid_t pid, char **ret)
+{
+	_cleanup_close_ int fd = -1;
+	char path[64], buf[MAX_CGROUP_PATH + 512], *line, *end;
+	size_t len = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == ESRCH ? -ESRCH : negative_errno();
+		}
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	/* The unified hierarchy is printed last; v1 hierarchies (hybrid setups) come before it. */
+	for (line = buf; line && strncmp(line, "0::", 3) != 0;)
+		line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL;
+	if (!line || line[3] != '/')
+		return -ENOENT;
+	/* A cgroup's name may itself hold a newline: the path runs to the end. */
+	line += 3;
+	end = buf + len;
+	if (end > line && end[-1] == '\n')
+		end--;
+	*ret = strndup(line, (size_t)(end - line));
+	return *ret ? 0 : -ENOMEM;
+}
+
+/*
+ * Captures what p's paths and samples need once it is gone: its root and
+ * cgroup, read from /proc; like (may be NULL) is the generation to take them
+ * from when p cannot be read any more (its parent, or its image before exec).
+ */
+static void read_context(struct fg_proctab *t, struct fg_process *p, const struct fg_process *like)
+{
+	struct fg_root *root;
+
+	if (fg_roots__get(t->roots, p->pid, like ? like->root : NULL, &root) == 0)
+		p->root = root;
+	else if (like)
+		p->root = fg_root__ref(like->root);
+	else
+		p->root = fg_roots__unknown(t->roots);
+	if (read_cgroup(p->pid, &p->cgroup) < 0 && like && like->cgroup)
+		p->cgroup = strdup(like->cgroup);
+}
 
 static int read_comm(pid_t pid, char comm[FG_COMM_LEN])
 {
@@ -347,7 +415,8 @@ static int read_maps(struct fg_proctab *t, struct fg_process *p)
 			line[len - 1] = '\0';
 		key.dev = makedev(maj, min);
 		key.ino = ino;
-		add_map(t, p, start, end, pgoff, name_at > 0 ? line + name_at : "", &key);
+		add_map(t, p, start, end, pgoff, name_at > 0 ? line + name_at : "", &key,
+			fg_root__of_proc_maps(p->root));
 	}
 	return 0;
 }
@@ -421,6 +490,7 @@ static struct fg_process *scan_pid(struct fg_proctab *t, pid_t pid)
 		return NULL;
 	memcpy(p->comm, comm, sizeof(comm));
 	p->scanned_at = now;
+	read_context(t, p, NULL); /* before the maps: their paths mean something in its root */
 	(void)read_maps(t, p); /* a kernel thread or a process that just exited has none */
 	read_threads(t, pid, now);
 	t->stats.proc_reads++;
@@ -472,6 +542,7 @@ static void handle_fork(struct fg_proctab *t, const struct fg_task *task)
 	child = new_generation(t, (pid_t)task->pid, task->time, false);
 	if (!child)
 		return;
+	read_context(t, child, parent);
 	if (parent) {
 		memcpy(child->comm, parent->comm, sizeof(child->comm));
 		if (copy_maps(child, parent) == 0)
@@ -489,6 +560,8 @@ static void handle_comm(struct fg_proctab *t, const struct fg_comm *c, uint64_t 
 		p = new_generation(t, (pid_t)c->pid, time, true);
 		if (!p)
 			return;
+		/* setns, unshare or chroot may have changed the root, a write the cgroup. */
+		read_context(t, p, p->older);
 	}
 	if (p && c->pid == c->tid)
 		snprintf(p->comm, sizeof(p->comm), "%s", c->comm);
@@ -511,7 +584,7 @@ static void handle_mmap2(struct fg_proctab *t, const struct fg_mmap2 *m, uint64_
 		key.dev = makedev(m->maj, m->min);
 		key.ino = m->ino;
 	}
-	add_map(t, p, m->addr, m->addr + m->len, m->pgoff, m->filename, &key);
+	add_map(t, p, m->addr, m->addr + m->len, m->pgoff, m->filename, &key, p->root);
 }
 
 static void handle_exit(struct fg_proctab *t, const struct fg_task *task)
@@ -574,6 +647,7 @@ struct fg_process *fg_proctab__find(struct fg_proctab *t, pid_t pid, uint64_t ti
 			p = new_generation(t, pid, 0, false);
 			if (p) {
 				snprintf(p->comm, sizeof(p->comm), ":%d", pid);
+				p->root = fg_roots__unknown(t->roots);
 				p->end_time = fgd_now();
 				t->stats.processes--;
 			}
@@ -690,9 +764,17 @@ void fg_proctab__reap(struct fg_proctab *t, uint64_t now, uint64_t grace_ns)
 			t->stats.threads--;
 		}
 	}
+	/* Dsos keep the roots they need: only roots no one uses close here. */
+	fg_roots__prune(t->roots);
 }
 
 void fg_proctab__stats(const struct fg_proctab *t, struct fg_proctab_stats *ret)
 {
+	struct fg_roots_stats rs;
+
+	fg_roots__stats(t->roots, &rs);
 	*ret = t->stats;
+	ret->roots = rs.roots;
+	ret->roots_dropped = rs.roots_dropped;
+	ret->roots_unknown = rs.roots_unknown;
 }

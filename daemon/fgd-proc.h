@@ -12,6 +12,12 @@
  * had its pid recycled still resolves against the maps it ran with, and a
  * new process is never given an old one's maps. Ended generations are kept
  * for a grace period, then reaped.
+ *
+ * When a process is first seen (read from /proc, forked, or exec'd) the
+ * table also captures what it cannot ask later, once the process has gone:
+ * its filesystem root, where the paths of its mappings mean something
+ * (fgd-root.h), and its cgroup. A child that is already gone takes its
+ * parent's, an exec'd image that is gone its previous generation's.
  */
 
 #include <stdbool.h>
@@ -19,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fgd-root.h"
 #include "fgd-symbols.h"
 #include "record.h"
 
@@ -41,6 +48,8 @@ struct fg_process {
 	bool owner_known;
 	uid_t owner;         /* see fg_process_owner() */
 	char comm[FG_COMM_LEN];
+	struct fg_root *root; /* owned reference: where its paths mean something; NULL: ours */
+	char *cgroup;         /* owned: its cgroup v2 path; NULL if unknown */
 	struct fg_map *maps; /* owned; sorted by start, non-overlapping */
 	size_t n_maps, cap_maps;
 	struct fg_process *older; /* owned: the previous generation of this pid */
@@ -55,6 +64,9 @@ struct fg_proctab_stats {
 	uint64_t dropped_processes; /* refused at the cap */
 	uint64_t dropped_threads;
 	uint64_t dropped_maps;
+	uint64_t roots;            /* foreign roots (containers, chroots) held */
+	uint64_t roots_dropped;    /* refused at their cap: those processes resolve nothing by path */
+	uint64_t roots_unknown;    /* processes gone before their root could be read */
 };
 
 struct fg_proctab;

@@ -463,6 +463,19 @@ static void account_fp_chain(struct fg_recording *r, int64_t outermost_user, siz
 		r->quality.failed++;
 }
 
+/* The frame above the process name for --group-by: the cgroup, whole or its last component. */
+static int group_frame(struct fg_recording *r, const struct fg_sample *s,
+		       const struct fg_process *proc, uint32_t *ret)
+{
+	/* The idle task (pid 0) is in the root cgroup. */
+	const char *cg = s->sid.pid == 0 ? "/" : proc && proc->cgroup ? proc->cgroup : "[unknown]";
+	const char *last = strrchr(cg, '/');
+
+	if (r->opts.req.group_by == FG_GROUP_CGROUP_NAME && last && last[1])
+		cg = last + 1;
+	return intern_name(r, cg, NULL, ret);
+}
+
 static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 {
 	const struct fg_sample *s = &rec->sample;
@@ -475,7 +488,7 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 	int64_t outermost_user = -1;
 	size_t user_frames = 0;
 	bool first = true;
-	size_t n = 0, total;
+	size_t n = 0, total, n_roots = r->opts.req.group_by != FG_GROUP_PROCESS ? 2 : 1;
 	int err;
 
 	if (s->sid.pid != 0)
@@ -494,7 +507,7 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 		ips = r->chain;
 		nr = (uint64_t)len;
 	}
-	if (FG_GROW(r->scratch, r->cap_scratch, nr + 2) < 0) {
+	if (FG_GROW(r->scratch, r->cap_scratch, nr + 3) < 0) {
 		r->dropped_full++;
 		return;
 	}
@@ -544,17 +557,18 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 		account_fp_chain(r, outermost_user, user_frames);
 
 	/*
-	 * Root first: comm, then user frames outermost first, then kernel
-	 * frames; each location expands into its precomputed range of names.
+	 * Root first: [cgroup,] comm, then user frames outermost first, then
+	 * kernel frames; each location expands into its precomputed range of
+	 * names.
 	 */
-	total = 1;
+	total = n_roots;
 	for (size_t i = 0; i < n; i++)
 		total += r->locs[r->scratch[i]].n_names;
 	if (FG_GROW(r->stack, r->cap_stack, total) < 0) {
 		r->dropped_full++;
 		return;
 	}
-	for (size_t i = n, k = 1; i-- > 0;) {
+	for (size_t i = n, k = n_roots; i-- > 0;) {
 		const struct location *l = &r->locs[r->scratch[i]];
 
 		r->frames[l->kind]++;
@@ -562,7 +576,9 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 		memcpy(r->stack + k, r->loc_names + l->names, l->n_names * sizeof(uint32_t));
 		k += l->n_names;
 	}
-	err = root_frame(r, s, proc, &r->stack[0]);
+	err = n_roots > 1 ? group_frame(r, s, proc, &r->stack[0]) : 0;
+	if (err >= 0)
+		err = root_frame(r, s, proc, &r->stack[n_roots - 1]);
 	if (err >= 0)
 		err = fg_folded__add(r->model, r->stack, total, 1.0);
 	if (err < 0) {

@@ -470,6 +470,9 @@ static void handle_status(struct client *c)
 	fg_json_add_int(o, "dropped_processes", (int64_t)ps.dropped_processes);
 	fg_json_add_int(o, "dropped_threads", (int64_t)ps.dropped_threads);
 	fg_json_add_int(o, "dropped_maps", (int64_t)ps.dropped_maps);
+	fg_json_add_int(o, "roots", (int64_t)ps.roots);
+	fg_json_add_int(o, "roots_dropped", (int64_t)ps.roots_dropped);
+	fg_json_add_int(o, "roots_unknown", (int64_t)ps.roots_unknown);
 
 	fg_symbolizer__stats(d->sym, &ss);
 	o = json_object_new_object();

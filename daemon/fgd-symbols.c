@@ -16,6 +16,7 @@
 #include "fgd-demangle.h"
 #include "fgd-dwarf.h"
 #include "fgd-elf.h"
+#include "fgd-root.h"
 #include "fgd-symbols.h"
 #include "hash.h"
 #include "idxmap.h"
@@ -40,6 +41,7 @@ struct fg_dso {
 	bool in_build_id_index, in_inode_index;
 	char *path;                   /* owned */
 	char *open_path;              /* owned; where to read it if not path; may be NULL */
+	struct fg_root *root;         /* owned reference: where path means something; NULL: ours */
 	const char *basename;         /* borrowed from path */
 	enum fg_dso_state state;
 	int error;
@@ -100,6 +102,7 @@ static void dso_free(struct fg_dso *d)
 	fg_elf_syms__free(d->syms);
 	free(d->path);
 	free(d->open_path);
+	fg_root__unref(d->root);
 	free(d);
 }
 
@@ -163,13 +166,14 @@ static struct fg_dso *find(struct fg_symbolizer *s, const struct fg_dso_key *k)
 }
 
 /*
- * Opens path for reading if it is a regular file. Never blocks: paths come
- * from other users' processes, and a FIFO or a device there must not stall
- * the daemon. Returns the fd or a negative errno (-EINVAL: not a regular file).
+ * Opens path, as seen from root (NULL: ours), for reading if it is a regular
+ * file. Never blocks: paths come from other users' processes, and a FIFO or a
+ * device there must not stall the daemon. Returns the fd or a negative errno
+ * (-EINVAL: not a regular file).
  */
-static int open_regular(const char *path)
+static int open_regular(const struct fg_root *root, const char *path)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	_cleanup_close_ int fd = fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
 
 	if (fd < 0)
@@ -182,9 +186,9 @@ static int open_regular(const char *path)
 }
 
 /* Reads the GNU build-id note of an ELF file. Returns its length, 0 if none, or -errno. */
-static int read_build_id(const char *path, uint8_t *buf, size_t size)
+static int read_build_id(const struct fg_root *root, const char *path, uint8_t *buf, size_t size)
 {
-	_cleanup_close_ int fd = open_regular(path);
+	_cleanup_close_ int fd = open_regular(root, path);
 	Elf *elf;
 	size_t n_phdrs;
 	int r = 0;
@@ -259,7 +263,7 @@ static void release_slot(struct fg_symbolizer *s, struct fg_dso *d)
 }
 
 static struct fg_dso *create(struct fg_symbolizer *s, const struct fg_dso_key *key,
-			     const char *path, const char *open_path)
+			     const char *path, const char *open_path, struct fg_root *root)
 {
 	struct fg_dso *d;
 	const char *deleted;
@@ -289,6 +293,7 @@ static struct fg_dso *create(struct fg_symbolizer *s, const struct fg_dso_key *k
 			goto fail;
 	}
 	d->basename = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
+	d->root = fg_root__ref(root);
 
 	if (s->n_free > 0) {
 		d->slot = s->free_slots[--s->n_free];
@@ -312,7 +317,7 @@ fail:
 }
 
 struct fg_dso *fg_symbolizer__get_dso(struct fg_symbolizer *s, const struct fg_dso_key *key,
-				      const char *path, const char *open_path)
+				      const char *path, const char *open_path, struct fg_root *root)
 {
 	struct fg_dso_key k = *key;
 	struct fg_dso *d;
@@ -339,7 +344,8 @@ struct fg_dso *fg_symbolizer__get_dso(struct fg_symbolizer *s, const struct fg_d
 
 	if (k.kind == FG_DSO_FILE && k.build_id_len == 0 && k.ino) {
 		/* Learn the build-id so this file meets its MMAP2-keyed twin. */
-		int n = read_build_id(open_path ? open_path : path, k.build_id, sizeof(k.build_id));
+		int n = open_path ? read_build_id(NULL, open_path, k.build_id, sizeof(k.build_id)) :
+				    read_build_id(root, path, k.build_id, sizeof(k.build_id));
 
 		if (n > 0) {
 			k.build_id_len = (uint8_t)n;
@@ -356,7 +362,7 @@ struct fg_dso *fg_symbolizer__get_dso(struct fg_symbolizer *s, const struct fg_d
 			}
 		}
 	}
-	return create(s, &k, path, open_path);
+	return create(s, &k, path, open_path, root);
 }
 
 struct fg_dso *fg_dso__ref(struct fg_dso *d)
@@ -419,43 +425,29 @@ static int load_vdso(struct fg_elf_syms **ret)
 }
 
 /*
- * The root of the sampled process's mount namespace, when the hint reaches
- * the file through /proc/PID/map_files and that root is not ours: a
- * container's debug files are inside it.
- */
-static bool hint_root(const char *hint, char *buf, size_t size)
-{
-	struct stat a, b;
-	int pid, n = 0;
-
-	if (!hint || sscanf(hint, "/proc/%d/map_files/%n", &pid, &n) != 1 || n == 0)
-		return false;
-	snprintf(buf, size, "/proc/%d/root", pid);
-	if (stat(buf, &a) < 0 || stat("/", &b) < 0)
-		return false;
-	return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
-}
-
-/*
  * Separate debug information, then DWARF for inline frames. Both only add
  * to what the binary itself gave, so a failure here is not the dso's.
  */
-static void load_debug(struct fg_dso *d, int fd, const char *hint)
+static void load_debug(struct fg_dso *d, int fd)
 {
 	struct fg_symbolizer *s = d->owner;
 	_cleanup_close_ int dfd = -1;
 	enum fg_debuginfo_how how;
-	char root[64];
 	struct stat st;
 	int r;
 
-	/* A binary with every symbol and its DWARF needs nothing more. */
+	/*
+	 * A binary with every symbol and its DWARF needs nothing more. The
+	 * mapping process's root first (a container's debug files are in it),
+	 * then the host's: a debug file is accepted only if it is this
+	 * binary's, wherever it was found.
+	 */
 	if (fg_elf_syms__source(d->syms) != FG_ELF_SYMTAB || !fg_elf_syms__has_dwarf(d->syms)) {
-		if (hint_root(hint, root, sizeof(root)))
-			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ root, s->debug_dir, d->path },
+		if (d->root)
+			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ d->root, s->debug_dir, d->path },
 						d->syms, &how);
 		if (dfd < 0)
-			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ "", s->debug_dir, d->path },
+			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ NULL, s->debug_dir, d->path },
 						d->syms, &how);
 		if (dfd >= 0)
 			s->stats.dsos_debug_file++;
@@ -486,9 +478,10 @@ int fg_dso__open(const struct fg_dso *d, const char *hint)
 
 	if (d->key.kind != FG_DSO_FILE)
 		return -ENOENT;
+	/* The /proc paths are the daemon's; the mapped path is the process's, under its root. */
 	for (size_t i = 0; i < ELEMENTSOF(tries) && fd < 0; i++)
 		if (tries[i])
-			fd = open_regular(tries[i]);
+			fd = open_regular(tries[i] == d->path ? d->root : NULL, tries[i]);
 	return fd;
 }
 
@@ -532,7 +525,7 @@ static int load_file(struct fg_dso *d, const char *hint)
 		return -ESTALE;
 	}
 	d->syms = syms;
-	load_debug(d, fd, hint);
+	load_debug(d, fd);
 	return 0;
 }
 

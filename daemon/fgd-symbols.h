@@ -46,6 +46,7 @@ enum fg_dso_state {
 };
 
 struct fg_dso;
+struct fg_root;
 struct fg_symbolizer;
 
 struct fg_symbolizer_stats {
@@ -77,10 +78,13 @@ int fg_symbolizer__set_debug_dir(struct fg_symbolizer *s, const char *dir);
  * fg_dso__unref()), creating it from path if it is not cached. A key with
  * only dev/ino is completed with the file's build-id, read through
  * open_path (which may differ from path, e.g. /proc/PID/map_files/...).
+ * root (may be NULL: the daemon's own; the dso takes a reference) is where
+ * path means something: the mapping process's (fgd-root.h). When the file is
+ * read by path, it is resolved there and never on the host.
  * NULL when the cache is full (counted) or on ENOMEM.
  */
 struct fg_dso *fg_symbolizer__get_dso(struct fg_symbolizer *s, const struct fg_dso_key *key,
-				      const char *path, const char *open_path);
+				      const char *path, const char *open_path, struct fg_root *root);
 
 struct fg_dso *fg_dso__ref(struct fg_dso *d);
 struct fg_dso *fg_dso__unref(struct fg_dso *d);

@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -387,4 +394,129 @@ TEST(owner_as_ptrace_sees_it)
 		close(fd);
 	}
 	teardown(&f);
+}
+
+int fgtest_proc_marker(int x);
+__attribute__((noinline)) int fgtest_proc_marker(int x)
+{
+	return x * 5 + 2;
+}
+
+/* The container's copy of this test binary, at a path the host does not have. */
+#define CTR_BINARY "/fgd-ctr-test/bin"
+
+/* A child in its own mount namespace, chrooted into a tmpfs holding a copy of this binary. */
+static _Noreturn void container(const char *dir, int ready_fd, int exit_fd)
+{
+	char c = 0, buf[65536];
+	int in, out;
+	ssize_t n;
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("none", dir, "tmpfs", 0, "mode=0755") < 0 || chdir(dir) < 0 ||
+	    mkdir("fgd-ctr-test", 0755) < 0)
+		_exit(1);
+	in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	out = open("fgd-ctr-test/bin", O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+	if (in < 0 || out < 0)
+		_exit(2);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			_exit(2);
+	if (n < 0 || close(out) < 0 || chroot(".") < 0 || write(ready_fd, &c, 1) != 1)
+		_exit(2);
+	(void)read(exit_fd, &c, 1);
+	_exit(0);
+}
+
+/* The file offset of addr in this process's own mapping of it. */
+static uint64_t self_offset(uint64_t addr)
+{
+	char line[512];
+	uint64_t off = UINT64_MAX;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	ASSERT_TRUE(f);
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t s, e, o;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &s, &e, &o) == 3 && s <= addr &&
+		    addr < e)
+			off = addr - s + o;
+	}
+	fclose(f);
+	ASSERT_TRUE(off != UINT64_MAX);
+	return off;
+}
+
+TEST(container_binary_resolves_in_its_root_after_the_container_is_gone)
+{
+	char dir[] = "/tmp/fgd-test-ctr.XXXXXX", path[128], buf[256], c;
+	int ready[2], quit[2], status;
+	struct fg_proctab_stats st;
+	enum fg_sym_result res;
+	struct fixture f;
+	struct fg_record r = { .type = PERF_RECORD_MMAP2 };
+	struct fg_process *p;
+	const struct fg_map *m;
+	struct stat sb;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		SKIP("mount namespaces need root");
+	ASSERT_TRUE(mkdtemp(dir));
+	ASSERT_OK(pipe2(ready, O_CLOEXEC));
+	ASSERT_OK(pipe2(quit, O_CLOEXEC));
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		close(ready[0]);
+		close(quit[1]);
+		container(dir, ready[1], quit[0]);
+	}
+	close(ready[1]);
+	close(quit[0]);
+	if (read(ready[0], &c, 1) != 1) {
+		waitpid(pid, &status, 0);
+		rmdir(dir);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+			SKIP("cannot make a mount namespace here");
+		ASSERT_TRUE(!"the child failed to build its root");
+	}
+	close(ready[0]);
+	snprintf(path, sizeof(path), "/proc/%d/root" CTR_BINARY, pid);
+	ASSERT_OK(stat(path, &sb));
+
+	/*
+	 * The child maps its copy (a record from the future: the process is read
+	 * from /proc first, and a scan hides older records). No build-id: the
+	 * device and inode must match whatever file the path leads to.
+	 */
+	setup(&f);
+	r.mmap2 = (struct fg_mmap2){ .pid = (uint32_t)pid, .tid = (uint32_t)pid, .addr = 0x7f0000000000,
+				     .len = (uint64_t)sb.st_size, .maj = major(sb.st_dev),
+				     .min = minor(sb.st_dev), .ino = sb.st_ino,
+				     .prot = PROT_READ | PROT_EXEC, .filename = CTR_BINARY };
+	r.sid.time = UINT64_MAX / 2;
+	fg_proctab__handle(f.t, &r);
+	p = fg_proctab__current(f.t, pid);
+	ASSERT_TRUE(p && p->root);
+	fg_proctab__stats(f.t, &st);
+	ASSERT_EQ(st.roots, 1);
+	m = fg_process_find_map(p, 0x7f0000000000);
+	ASSERT_TRUE(m && m->dso);
+
+	/* The container goes away before the sample is named; the host never had the file. */
+	close(quit[1]);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_TRUE(access(CTR_BINARY, F_OK) < 0);
+	ASSERT_STREQ(fg_symbolizer__name_user(f.sym, m->dso,
+					      self_offset((uintptr_t)&fgtest_proc_marker) + 4, NULL,
+					      buf, sizeof(buf), &res),
+		     "fgtest_proc_marker");
+	ASSERT_EQ(res, FG_SYM_NAMED);
+	ASSERT_EQ(fgtest_proc_marker(1), 7);
+	teardown(&f);
+	ASSERT_OK(rmdir(dir));
 }

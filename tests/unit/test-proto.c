@@ -116,6 +116,7 @@ TEST(record_request_round_trip)
 	req.record.frequency = 999;
 	req.record.format = FG_FORMAT_SVG;
 	req.record.with_pid = true;
+	req.record.group_by = FG_GROUP_CGROUP_NAME;
 	strcpy(req.record.title, "a \"quoted\" <title>\n");
 	obj = fg_proto_encode_request(&req);
 	ASSERT_TRUE(obj);
@@ -136,6 +137,7 @@ TEST(record_request_round_trip)
 	ASSERT_STREQ(back.record.title, req.record.title);
 	/* Inline frames and demangling are on unless turned off. */
 	ASSERT_TRUE(back.record.inline_frames && back.record.demangle);
+	ASSERT_EQ(back.record.group_by, FG_GROUP_CGROUP_NAME);
 }
 
 TEST(inline_and_demangle_options)
@@ -166,6 +168,24 @@ TEST(inline_and_demangle_options)
 	ASSERT_TRUE(back.record.inline_frames && !back.record.demangle);
 }
 
+TEST(group_by_defaults_to_process_and_is_named)
+{
+	struct fg_request back;
+	const char *err = NULL;
+	enum fg_group_by g;
+
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"all\":true}", &back, &err));
+	ASSERT_EQ(back.record.group_by, FG_GROUP_PROCESS);
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"group_by\":\"cgroup\"}",
+			      &back, &err));
+	ASSERT_EQ(back.record.group_by, FG_GROUP_CGROUP);
+	ASSERT_STREQ(fg_group_by_name(FG_GROUP_CGROUP_NAME), "cgroup-name");
+	ASSERT_OK(fg_group_by_from_name("cgroup-name", &g));
+	ASSERT_EQ(g, FG_GROUP_CGROUP_NAME);
+	ASSERT_ERR(fg_group_by_from_name("container", &g), -EINVAL);
+	ASSERT_TRUE(fg_group_by_name((enum fg_group_by)3) == NULL);
+}
+
 TEST(invalid_requests_say_why)
 {
 	static const char *const bad[] = {
@@ -191,6 +211,8 @@ TEST(invalid_requests_say_why)
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"with_tid\":\"yes\"}",
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"inline\":0}",
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"demangle\":\"no\"}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"group_by\":\"pod\"}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"group_by\":true}",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -81,14 +81,14 @@ TEST(one_entry_per_binary_by_build_id_or_inode)
 
 	ASSERT_OK(fg_symbolizer__new(&sym));
 	self_key(&key, path, sizeof(path));
-	by_id = fg_symbolizer__get_dso(sym, &key, path, NULL);
-	again = fg_symbolizer__get_dso(sym, &key, "/some/other/path", NULL);
+	by_id = fg_symbolizer__get_dso(sym, &key, path, NULL, NULL);
+	again = fg_symbolizer__get_dso(sym, &key, "/some/other/path", NULL, NULL);
 	ASSERT_TRUE(by_id && by_id == again);
 	/* The same file found through /proc/PID/maps: only dev and inode. */
 	ASSERT_TRUE(stat(path, &s) == 0);
 	ikey.dev = s.st_dev;
 	ikey.ino = s.st_ino;
-	by_inode = fg_symbolizer__get_dso(sym, &ikey, path, NULL);
+	by_inode = fg_symbolizer__get_dso(sym, &ikey, path, NULL, NULL);
 	ASSERT_TRUE(by_inode == by_id);
 	fg_symbolizer__stats(sym, &st);
 	ASSERT_EQ(st.dsos, 1);
@@ -112,7 +112,7 @@ TEST(replaced_binary_is_never_named)
 	ASSERT_OK(fg_symbolizer__new(&sym));
 	self_key(&key, path, sizeof(path));
 	key.build_id[0] ^= 0xff; /* what was mapped is not what is on disk now */
-	d = fg_symbolizer__get_dso(sym, &key, path, NULL);
+	d = fg_symbolizer__get_dso(sym, &key, path, NULL, NULL);
 	ASSERT_TRUE(d);
 	name = fg_symbolizer__name_user(sym, d, 0x1000, NULL, buf, sizeof(buf), &res);
 	ASSERT_EQ(res, FG_SYM_OFFSET);
@@ -134,12 +134,12 @@ TEST(unreadable_and_anonymous_code)
 	struct fg_symbolizer_stats st;
 
 	ASSERT_OK(fg_symbolizer__new(&sym));
-	f = fg_symbolizer__get_dso(sym, &fkey, "/nonexistent/libgone.so (deleted)", NULL);
+	f = fg_symbolizer__get_dso(sym, &fkey, "/nonexistent/libgone.so (deleted)", NULL, NULL);
 	ASSERT_STREQ(fg_dso__path(f), "/nonexistent/libgone.so");
 	ASSERT_STREQ(fg_symbolizer__name_user(sym, f, 0x1a2b, NULL, buf, sizeof(buf), &res), "libgone.so+0x1a2b");
 	ASSERT_EQ(res, FG_SYM_OFFSET);
 	ASSERT_EQ(fg_dso__error(f), -ENOENT);
-	a = fg_symbolizer__get_dso(sym, &akey, "//anon", NULL);
+	a = fg_symbolizer__get_dso(sym, &akey, "//anon", NULL, NULL);
 	ASSERT_STREQ(fg_symbolizer__name_user(sym, a, 0x10, NULL, buf, sizeof(buf), &res), "[unknown]");
 	ASSERT_EQ(res, FG_SYM_UNKNOWN);
 	ASSERT_STREQ(fg_symbolizer__name_user(sym, NULL, 0x10, NULL, buf, sizeof(buf), &res), "[unknown]");
@@ -182,7 +182,7 @@ TEST(a_fifo_at_the_path_cannot_stall_us)
 	ASSERT_TRUE(mkfifo(path, 0600) == 0);
 	ASSERT_OK(fg_symbolizer__new(&sym));
 	/* Opening a FIFO for reading blocks until a writer comes: it must not even be tried. */
-	d = fg_symbolizer__get_dso(sym, &key, path, NULL);
+	d = fg_symbolizer__get_dso(sym, &key, path, NULL, NULL);
 	ASSERT_STREQ(fg_symbolizer__name_user(sym, d, 0x10, path, buf, sizeof(buf), &res), "lib.so+0x10");
 	ASSERT_EQ(fg_dso__error(d), -EINVAL);
 	fg_dso__unref(d);
@@ -225,7 +225,7 @@ TEST(the_sampled_process_path_wins)
 	/* The binary's recorded path is gone: only the hint, the live mapping, reaches it. */
 	ASSERT_OK(fg_symbolizer__new(&sym));
 	self_key(&key, path, sizeof(path));
-	d = fg_symbolizer__get_dso(sym, &key, "/nonexistent/test-symbols", NULL);
+	d = fg_symbolizer__get_dso(sym, &key, "/nonexistent/test-symbols", NULL, NULL);
 	find_self_map(addr, &start, &end, &pgoff);
 	snprintf(hint, sizeof(hint), "/proc/self/map_files/%" PRIx64 "-%" PRIx64, start, end);
 	ASSERT_STREQ(fg_symbolizer__name_user(sym, d, addr - start + pgoff, hint, buf, sizeof(buf),
@@ -255,7 +255,7 @@ TEST(vdso_symbols)
 	ASSERT_OK(fg_elf_syms__load_mem((const void *)base, vdso_size(base), &img));
 	i = fg_elf_syms__find(img, "__vdso_clock_gettime");
 	ASSERT_TRUE(i >= 0);
-	d = fg_symbolizer__get_dso(sym, &key, "[vdso]", NULL);
+	d = fg_symbolizer__get_dso(sym, &key, "[vdso]", NULL, NULL);
 	name = fg_symbolizer__name_user(sym, d, fg_elf_syms__addr(img, (size_t)i) + 1, NULL, buf,
 					sizeof(buf), &res);
 	ASSERT_EQ(res, FG_SYM_NAMED);
@@ -315,7 +315,7 @@ static struct fg_dso *file_dso(struct fg_symbolizer *sym, const char *path)
 	ASSERT_TRUE(key.build_id_len > 0);
 	memcpy(key.build_id, id, key.build_id_len);
 	fg_elf_syms__free(syms);
-	d = fg_symbolizer__get_dso(sym, &key, path, NULL);
+	d = fg_symbolizer__get_dso(sym, &key, path, NULL, NULL);
 	ASSERT_TRUE(d);
 	return d;
 }
