@@ -136,7 +136,8 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			bool quiet)
 {
 	struct json_object *frames = get_obj(meta, "frames"), *unreadable = get_obj(meta, "unreadable_binaries");
-	struct json_object *exited = get_obj(meta, "exited");
+	struct json_object *exited = get_obj(meta, "exited"), *jit = get_obj(meta, "jit_maps");
+	struct json_object *refused = get_obj(jit, "refused");
 	int64_t samples = fgctl_get_int(meta, "samples"), lost = fgctl_get_int(meta, "lost");
 	int64_t dropped = fgctl_get_int(meta, "dropped"), n_unreadable = fgctl_get_int(meta, "unreadable_count");
 
@@ -171,6 +172,16 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			fprintf(f, "    %s: %s\n", fgctl_get_str(u, "path"), fgctl_get_str(u, "error"));
 		}
 	}
+	if (fgctl_get_int(jit, "refused_count") > 0) {
+		fprintf(f, "fgctl: warning: %" PRId64 " JIT maps were not read; their frames show as "
+			   "[unknown]:\n", fgctl_get_int(jit, "refused_count"));
+		for (size_t i = 0; refused && i < json_object_array_length(refused); i++) {
+			struct json_object *u = json_object_array_get_idx(refused, i);
+
+			fprintf(f, "    %s: %s%s%s\n", fgctl_get_str(u, "path"), fgctl_get_str(u, "reason"),
+				get_obj(u, "error") ? ": " : "", get_obj(u, "error") ? fgctl_get_str(u, "error") : "");
+		}
+	}
 	if (fgctl_get_int(meta, "kernel_hidden"))
 		fprintf(f, "fgctl: note: kernel frames are collapsed into [kernel] for unprivileged users "
 			   "(kernel.perf_event_paranoid >= 2)\n");
@@ -180,4 +191,9 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 		fprintf(f, "fgctl: frames: %" PRId64 " named, %" PRId64 " module+offset, %" PRId64 " unknown\n",
 			fgctl_get_int(frames, "named"), fgctl_get_int(frames, "module_offset"),
 			fgctl_get_int(frames, "unknown"));
+	if (!quiet && samples > 0 && fgctl_get_int(jit, "maps") > 0)
+		fprintf(f, "fgctl: JIT maps: %" PRId64 " read, %" PRId64 " entries, %" PRId64
+			   " malformed lines; %" PRId64 " frames named from them\n",
+			fgctl_get_int(jit, "maps"), fgctl_get_int(jit, "entries"),
+			fgctl_get_int(jit, "malformed"), fgctl_get_int(jit, "frames"));
 }

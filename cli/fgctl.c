@@ -59,6 +59,7 @@ static void record_help(void)
 	       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid)\n"
 	       "      --tid-frames         root frame 'comm-PID/TID' (stackcollapse-perf.pl --tid)\n"
 	       "      --no-kernel-suffix   no '_[k]' on kernel frames\n"
+	       "      --no-jit-suffix      no '_[j]' on JIT frames (named from /tmp/perf-PID.map)\n"
 	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
 	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
 	       FG_DEFAULT_SOCKET);
@@ -221,7 +222,7 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 
 static int verb_record(int argc, char **argv)
 {
-	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX };
+	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX, ARG_NO_JSUFFIX };
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
@@ -233,6 +234,7 @@ static int verb_record(int argc, char **argv)
 		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
 		{ "tid-frames", no_argument, NULL, ARG_TID_FRAMES },
 		{ "no-kernel-suffix", no_argument, NULL, ARG_NO_KSUFFIX },
+		{ "no-jit-suffix", no_argument, NULL, ARG_NO_JSUFFIX },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -294,6 +296,9 @@ static int verb_record(int argc, char **argv)
 			break;
 		case ARG_NO_KSUFFIX:
 			req.record.kernel_suffix = false;
+			break;
+		case ARG_NO_JSUFFIX:
+			req.record.jit_suffix = false;
 			break;
 		case 'q':
 			quiet = true;

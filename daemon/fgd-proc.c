@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "fgd-clock.h"
+#include "fgd-jit.h"
 #include "fgd-proc.h"
 #include "macro.h"
 #include "u32map.h"
@@ -30,6 +31,7 @@ struct thread {
 
 struct fg_proctab {
 	struct fg_symbolizer *sym; /* borrowed */
+	struct fg_jit *jit;        /* owned */
 	struct fg_u32map by_pid;   /* pid -> owned current (newest) struct fg_process */
 	struct fg_u32map by_tid;   /* tid -> owned struct thread */
 	uint64_t next_serial;
@@ -43,6 +45,10 @@ int fg_proctab__new(struct fg_symbolizer *sym, struct fg_proctab **ret)
 	if (!t)
 		return -ENOMEM;
 	t->sym = sym;
+	if (fg_jit__new(&t->jit) < 0) {
+		free(t);
+		return -ENOMEM;
+	}
 	*ret = t;
 	return 0;
 }
@@ -63,6 +69,7 @@ static struct fg_process *process_free(struct fg_proctab *t, struct fg_process *
 
 	t->stats.maps -= p->n_maps;
 	clear_maps(p);
+	fg_jit__release(t->jit, p);
 	free(p);
 	t->stats.generations--;
 	return older;
@@ -84,8 +91,14 @@ struct fg_proctab *fg_proctab__free(struct fg_proctab *t)
 		free(t->by_tid.vals[i]);
 	fg_u32map_done(&t->by_pid);
 	fg_u32map_done(&t->by_tid);
+	fg_jit__free(t->jit);
 	free(t);
 	return NULL;
+}
+
+struct fg_jit *fg_proctab__jit(struct fg_proctab *t)
+{
+	return t->jit;
 }
 
 /* The generation of pid that had started by time, without consulting /proc. */

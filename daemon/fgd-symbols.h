@@ -73,6 +73,7 @@ const char *fg_dso__path(const struct fg_dso *d);
 enum fg_dso_state fg_dso__state(const struct fg_dso *d);
 /* Negative errno of the failed load; 0 otherwise. */
 int fg_dso__error(const struct fg_dso *d);
+enum fg_dso_kind fg_dso__kind(const struct fg_dso *d);
 
 enum fg_sym_result {
 	FG_SYM_NAMED,  /* a symbol name */

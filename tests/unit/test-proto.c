@@ -116,6 +116,7 @@ TEST(record_request_round_trip)
 	req.record.frequency = 999;
 	req.record.format = FG_FORMAT_SVG;
 	req.record.with_pid = true;
+	req.record.jit_suffix = false;
 	strcpy(req.record.title, "a \"quoted\" <title>\n");
 	obj = fg_proto_encode_request(&req);
 	ASSERT_TRUE(obj);
@@ -133,7 +134,23 @@ TEST(record_request_round_trip)
 	ASSERT_EQ(back.record.frequency, 999);
 	ASSERT_EQ(back.record.format, FG_FORMAT_SVG);
 	ASSERT_TRUE(back.record.with_pid && !back.record.with_tid && back.record.kernel_suffix);
+	ASSERT_TRUE(!back.record.jit_suffix);
 	ASSERT_STREQ(back.record.title, req.record.title);
+}
+
+TEST(jit_suffix_defaults_on)
+{
+	struct fg_request req;
+	const char *err = NULL;
+
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"pids\":[1]}", &req, &err));
+	ASSERT_TRUE(req.record.jit_suffix && req.record.kernel_suffix);
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"pids\":[1],\"jit_suffix\":false}",
+			      &req, &err));
+	ASSERT_TRUE(!req.record.jit_suffix && req.record.kernel_suffix);
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"pids\":[1],\"jit_suffix\":1}",
+			       &req, &err), -EINVAL);
+	ASSERT_TRUE(err && strstr(err, "jit_suffix"));
 }
 
 TEST(invalid_requests_say_why)
