@@ -46,6 +46,7 @@ struct fg_jitmap {
 	dev_t dev;
 	ino_t ino;
 	uint64_t offset;       /* bytes fed to pm */
+	size_t accounted;      /* pm's bytes, as counted in the budget */
 	uint8_t window[JIT_WINDOW];
 	size_t window_len;
 	struct fg_perfmap_stats final_stats; /* pm's, when it was dropped at release */
@@ -113,14 +114,23 @@ struct fg_jitmap *fg_jit__map(struct fg_jit *j, struct fg_process *p)
 	return m;
 }
 
+/* Brings the budget up to date with what the parsed map holds now (feeds and lookups grow it). */
+static void account(struct fg_jit *j, struct fg_jitmap *m)
+{
+	size_t now = m->pm ? fg_perfmap__bytes(m->pm) : 0;
+
+	j->stats.bytes = j->stats.bytes - m->accounted + now;
+	m->accounted = now;
+}
+
 /* Drops the parsed map, returning its memory to the budget. */
 static void drop_parsed(struct fg_jit *j, struct fg_jitmap *m)
 {
 	if (!m->pm)
 		return;
 	fg_perfmap__stats(m->pm, &m->final_stats);
-	j->stats.bytes -= fg_perfmap__bytes(m->pm);
 	m->pm = fg_perfmap__free(m->pm);
+	account(j, m);
 	m->offset = 0;
 	m->window_len = 0;
 }
@@ -289,7 +299,7 @@ static bool read_new(struct fg_jit *j, struct fg_jitmap *m, int fd, uint64_t siz
 	uint64_t until = MIN(size, m->offset + JIT_READ_MAX);
 
 	while (m->offset < until) {
-		size_t before = fg_perfmap__bytes(m->pm), want = (size_t)MIN(until - m->offset, JIT_BUF_SIZE);
+		size_t want = (size_t)MIN(until - m->offset, JIT_BUF_SIZE);
 		ssize_t n;
 
 		if (j->stats.bytes >= JIT_MEMORY_BUDGET) {
@@ -306,7 +316,7 @@ static bool read_new(struct fg_jit *j, struct fg_jitmap *m, int fd, uint64_t siz
 		}
 		/* -ENOMEM costs the entries it could not keep, which the parser counts as dropped. */
 		(void)fg_perfmap__feed(m->pm, j->buf, (size_t)n);
-		j->stats.bytes += fg_perfmap__bytes(m->pm) - before;
+		account(j, m);
 		remember_tail(m, j->buf, (size_t)n);
 		m->offset += (uint64_t)n;
 	}
@@ -347,7 +357,7 @@ static bool refresh(struct fg_jit *j, struct fg_jitmap *m)
 			m->error = r;
 			return false;
 		}
-		j->stats.bytes += fg_perfmap__bytes(m->pm);
+		account(j, m);
 		/* 0 is never a serial, so no id is 0. */
 		if (++j->next_serial == 0)
 			j->next_serial = 1;
@@ -359,6 +369,18 @@ static bool refresh(struct fg_jit *j, struct fg_jitmap *m)
 		j->stats.reading++;
 	m->state = FG_JIT_READING;
 	return read_new(j, m, fd, (uint64_t)st.st_size);
+}
+
+/* A lookup may index entries fed since the last one, which takes memory. */
+static int64_t pm_lookup(struct fg_jit *j, struct fg_jitmap *m, uint64_t addr)
+{
+	int64_t i;
+
+	if (!m->pm)
+		return -ENOENT;
+	i = fg_perfmap__lookup(m->pm, addr);
+	account(j, m);
+	return i;
 }
 
 static int found(struct fg_jitmap *m, int64_t idx, struct fg_jit_frame *ret)
@@ -375,7 +397,7 @@ int fg_jitmap__lookup(struct fg_jit *j, struct fg_jitmap *m, struct fg_process *
 	int64_t i;
 	bool more;
 
-	if (m->pm && (i = fg_perfmap__lookup(m->pm, addr)) >= 0)
+	if ((i = pm_lookup(j, m, addr)) >= 0)
 		return found(m, i, ret);
 	/* Only the live process owns /proc/PID now: an ended generation's pid may be anyone's. */
 	if (m->released || m->state == FG_JIT_REFUSED || p->end_time != FG_TIME_ALIVE)
@@ -385,7 +407,7 @@ int fg_jitmap__lookup(struct fg_jit *j, struct fg_jitmap *m, struct fg_process *
 		return 0;
 	more = refresh(j, m);
 	m->next_try = more ? 0 : now + (m->state == FG_JIT_READING ? JIT_RETRY_READ_NS : JIT_RETRY_OPEN_NS);
-	if (m->pm && (i = fg_perfmap__lookup(m->pm, addr)) >= 0)
+	if ((i = pm_lookup(j, m, addr)) >= 0)
 		return found(m, i, ret);
 	return 0;
 }
