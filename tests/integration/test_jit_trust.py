@@ -132,6 +132,11 @@ def test():
                 os.symlink(target, f"/tmp/perf-{pid}.map")
                 try:
                     expect_refused(d, pid, map_path(pid, nspid), "symlink", "symlinked map")
+                    # fgctl tells the user too.
+                    r = d.fgctl("record", "-p", pid, "-t", "0.5", "-o", "-", check_rc=0)
+                    err = r.stderr.decode()
+                    check(f"{map_path(pid, nspid)}: symlink" in err and "JIT maps were not read" in err,
+                          f"fgctl did not report the refused map: {err}")
                 finally:
                     os.unlink(f"/tmp/perf-{pid}.map")
 
