@@ -115,6 +115,19 @@ static size_t skip_blanks(const char *s, size_t n, size_t i)
 	return i;
 }
 
+/* Doubles the name arena, but never past the name limit: big maps would waste half of it. */
+static int grow_names(struct fg_perfmap *m, size_t need)
+{
+	size_t ncap = MIN(MAX(m->names_cap * 2, need), (size_t)m->lim.max_name_bytes);
+	char *p = realloc(m->names, MAX(ncap, need));
+
+	if (!p)
+		return -ENOMEM;
+	m->names = p;
+	m->names_cap = MAX(ncap, need);
+	return 0;
+}
+
 static int add_entry(struct fg_perfmap *m, uint64_t start, uint64_t end, const char *name,
 		     size_t len)
 {
@@ -125,8 +138,8 @@ static int add_entry(struct fg_perfmap *m, uint64_t start, uint64_t end, const c
 		return 0;
 	}
 	r = FG_GROW(m->entries, m->cap_entries, m->n_entries + 1);
-	if (r >= 0)
-		r = FG_GROW(m->names, m->names_cap, m->names_len + len + 1);
+	if (r >= 0 && m->names_len + len + 1 > m->names_cap)
+		r = grow_names(m, m->names_len + len + 1);
 	if (r < 0) {
 		m->stats.dropped++;
 		return r;
@@ -328,7 +341,7 @@ static int flatten_new(struct fg_perfmap *m, struct seg **ret, size_t *ret_n)
 static int fold(struct fg_perfmap *m)
 {
 	_cleanup_free_ struct seg *f = NULL, *out = NULL;
-	size_t nf, n = 0, i = 0, j = 0;
+	size_t nf, worst, n = 0, i = 0, j = 0;
 	uint64_t bs = 0; /* where the current old segment starts, once trimmed */
 	int r;
 
@@ -336,7 +349,8 @@ static int fold(struct fg_perfmap *m)
 	if (r < 0)
 		return r;
 	/* Each new segment splits at most one old one in two. */
-	out = calloc(m->n_segs + nf + nf + 1, sizeof(*out));
+	worst = m->n_segs + nf + nf + 1;
+	out = calloc(worst, sizeof(*out));
 	if (!out)
 		return -ENOMEM;
 	if (m->n_segs > 0)
@@ -365,9 +379,17 @@ static int fold(struct fg_perfmap *m)
 		}
 	}
 	free(m->segs);
-	m->segs = TAKE_PTR(out);
-	m->cap_segs = m->n_segs + nf + nf + 1;
-	m->n_segs = n;
+	m->segs = NULL;
+	m->n_segs = m->cap_segs = 0;
+	if (n > 0) {
+		/* Sized for the worst case: give back what overlaps made unnecessary. */
+		struct seg *shrunk = realloc(out, n * sizeof(*out));
+
+		m->cap_segs = shrunk ? n : worst;
+		m->segs = shrunk ? shrunk : out;
+		out = NULL;
+		m->n_segs = n;
+	}
 	m->n_indexed = m->n_entries;
 	m->stats.segments = n;
 	return 0;

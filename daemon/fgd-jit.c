@@ -334,7 +334,8 @@ static bool refresh(struct fg_jit *j, struct fg_jitmap *m)
 	if (!m->ids_known) {
 		r = read_ids(m);
 		if (r < 0) {
-			m->error = r;
+			/* Gone meanwhile is no error: the map just cannot be read any more. */
+			m->error = r == -ENOENT || r == -ESRCH ? 0 : r;
 			return false;
 		}
 	}
@@ -345,8 +346,8 @@ static bool refresh(struct fg_jit *j, struct fg_jitmap *m)
 		return false;
 	}
 	m->error = 0;
-	if (m->pm && (st.st_dev != m->dev || st.st_ino != m->ino || (uint64_t)st.st_size < m->offset ||
-		      !same_content(fd, m))) {
+	if (m->pm && (st.st_dev != m->dev || st.st_ino != m->ino ||
+		      (uint64_t)st.st_size < m->offset || !same_content(fd, m))) {
 		/* Replaced, shrunk or rewritten (jcmd rewrites the whole map): read it anew. */
 		drop_parsed(j, m);
 		j->stats.resets++;
@@ -406,7 +407,10 @@ int fg_jitmap__lookup(struct fg_jit *j, struct fg_jitmap *m, struct fg_process *
 	if (now < m->next_try)
 		return 0;
 	more = refresh(j, m);
-	m->next_try = more ? 0 : now + (m->state == FG_JIT_READING ? JIT_RETRY_READ_NS : JIT_RETRY_OPEN_NS);
+	if (more)
+		m->next_try = 0;
+	else
+		m->next_try = now + (m->state == FG_JIT_READING ? JIT_RETRY_READ_NS : JIT_RETRY_OPEN_NS);
 	if ((i = pm_lookup(j, m, addr)) >= 0)
 		return found(m, i, ret);
 	return 0;
