@@ -51,6 +51,7 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 	struct json_object *server = get_obj(st, "server"), *procs = get_obj(st, "processes");
 	struct json_object *syms = get_obj(st, "symbols"), *track = get_obj(st, "tracking");
 	struct json_object *cpus = get_obj(st, "cpus"), *active = get_obj(st, "recordings");
+	struct json_object *jit = get_obj(st, "jit");
 	char up[32];
 
 	format_duration(up, sizeof(up), (uint64_t)fgctl_get_int(st, "uptime_ms"));
@@ -91,6 +92,12 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 		fgctl_get_int(syms, "binaries_unreadable"), fgctl_get_int(syms, "binaries_dropped"),
 		fgctl_get_int(syms, "kernel_symbols"),
 		fgctl_get_int(syms, "kernel_restricted") ? " (HIDDEN by kptr_restrict)" : "");
+	if (jit)
+		fprintf(f, "  jit maps:    %" PRId64 " processes looked at, %" PRId64 " maps read (%.1f MiB), %"
+			   PRId64 " refused, %" PRId64 " read anew; %" PRId64 " reads skipped at the budget\n",
+			fgctl_get_int(jit, "maps"), fgctl_get_int(jit, "maps_read"),
+			(double)fgctl_get_int(jit, "bytes") / (1 << 20), fgctl_get_int(jit, "refused"),
+			fgctl_get_int(jit, "resets"), fgctl_get_int(jit, "budget_skipped"));
 	fprintf(f, "  tracking:    %" PRId64 " records, %" PRId64 " lost, %" PRId64 " malformed\n",
 		fgctl_get_int(track, "records"), fgctl_get_int(track, "lost"),
 		fgctl_get_int(track, "malformed"));

@@ -60,7 +60,8 @@ def test():
                         if any(HOT in f and f.endswith("_[j]") for f in s.split(";")))
             top = sorted(stacks.items(), key=lambda kv: -kv[1])[:3]
             print(f"{total} samples, {named / total:.1%} in {HOT}_[j]")
-            check(total > 1000, f"too few samples: {total}")
+            # ~2000 at 499 Hz for 4 s on an idle CPU; enough for a share on a loaded machine.
+            check(total > 300, f"too few samples: {total}")
             check(named / total > 0.5, f"only {named}/{total} samples named {HOT}_[j]: {top}")
             err = r.stderr.decode()
             check("JIT maps: 1 read" in err, f"no JIT summary: {err}")

@@ -73,7 +73,8 @@ def test():
             total = sum(stacks.values())
             named = share(stacks, lambda f: f.startswith("JS:") and HOT in f and f.endswith("_[j]"))
             print(f"while compiling: {total} samples, {named:.1%} in {HOT}_[j]")
-            check(total > 1000, f"too few samples: {total}")
+            # ~2000 at 499 Hz for 4 s on an idle CPU; enough for a share on a loaded machine.
+            check(total > 300, f"too few samples: {total}")
             with open(map_path) as f:
                 lines = [l for l in f if HOT in l]
             check(lines, f"node never wrote {HOT} to its map")
@@ -83,6 +84,8 @@ def test():
             st = json.loads(d.fgctl("status", "--json", check_rc=0).stdout)
             print(f"fgd status jit: {st['jit']}")
             check(st["jit"]["maps_read"] == 1 and st["jit"]["refused"] == 0, f"status: {st['jit']}")
+            text = d.fgctl("status", check_rc=0).stdout.decode()
+            check("jit maps:" in text and "1 maps read" in text, f"fgctl status shows no JIT maps:\n{text}")
 
             # Steady state, without the suffix.
             r = d.fgctl("record", "-p", proc.pid, "-t", "1", "-F", "499", "--no-jit-suffix", "-f",
