@@ -11,7 +11,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 
 from fgdtest import FGCTL, Daemon, check, parse_folded, require_root, run, skip
 

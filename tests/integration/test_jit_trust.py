@@ -13,7 +13,6 @@ import pwd
 import shutil
 import subprocess
 import tempfile
-import time
 
 from fgdtest import Daemon, check, parse_folded, program, require_root, run, skip
 
@@ -110,9 +109,6 @@ def expect_refused(d, pid, path, reason, what, uid=None):
 
 def test():
     require_root()
-    for tool in ("setpriv", "unshare"):
-        if not shutil.which(tool):
-            skip(f"{tool} is missing")
     elsewhere = tempfile.mkdtemp(prefix="fgd-jit-")
     try:
         with Daemon() as d:
