@@ -140,6 +140,7 @@ struct fg_record_request {
 	enum fg_format format;
 	char title[FG_PROTO_MAX_TITLE]; /* empty: a default */
 	bool kernel_suffix;   /* "_[k]" on kernel frames */
+	bool jit_suffix;      /* "_[j]" on frames named from a JIT map */
 	bool with_pid, with_tid;
 	enum fg_call_graph call_graph;
 	uint32_t stack_dump;  /* dwarf mode's dump size; 0: the daemon's default */
@@ -151,7 +152,7 @@ struct fg_request {
 	struct fg_record_request record; /* for FG_CMD_RECORD */
 };
 
-/* Defaults for a record request: folded, kernel suffix on. */
+/* Defaults for a record request: folded, kernel and JIT suffixes on. */
 void fg_record_request_init(struct fg_record_request *r);
 
 /*

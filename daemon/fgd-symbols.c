@@ -368,6 +368,11 @@ int fg_dso__error(const struct fg_dso *d)
 	return d->error;
 }
 
+enum fg_dso_kind fg_dso__kind(const struct fg_dso *d)
+{
+	return d->key.kind;
+}
+
 /* The vDSO image in our own address space, and its size from /proc/self/maps. */
 static int load_vdso(struct fg_elf_syms **ret)
 {
