@@ -373,6 +373,20 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 		ASSERT_TRUE(memcmp(pcs, pcs2, again.n * sizeof(pcs[0])) == 0);
 		ASSERT_EQ(after.row_misses, before.row_misses);
 		ASSERT_EQ(after.binaries_loaded, before.binaries_loaded);
+
+		/* Binaries used within the idle allowance stay; then they go, and come back on use. */
+		fg_unwinder__trim(u, 1);
+		fg_unwinder__stats(u, &after);
+		ASSERT_EQ(after.binaries_evicted, 0);
+		ASSERT_TRUE(after.binaries > 0);
+		fg_unwinder__trim(u, 1);
+		fg_unwinder__stats(u, &after);
+		ASSERT_EQ(after.binaries, 0);
+		ASSERT_EQ(after.binaries_evicted, before.binaries);
+		ASSERT_OK(fg_unwinder__unwind(u, p, &s, pcs2, ELEMENTSOF(pcs2), &again));
+		ASSERT_EQ(again.n, ret->res.n);
+		fg_unwinder__stats(u, &after);
+		ASSERT_EQ(after.binaries_loaded, before.binaries_loaded + before.binaries);
 	}
 	fg_unwinder__free(u);
 	fg_proctab__free(t);
