@@ -354,6 +354,15 @@ static int convert_reg(Dwarf_Frame *frame, int regno, struct fg_unwind_row *row)
 		return -EINVAL;
 	if (n == 0) {
 		rule->kind = ops ? FG_RULE_UNDEFINED : FG_RULE_SAME;
+		/*
+		 * The psABI makes rbx, rbp and r12-r15 callee-saved: a frame that
+		 * does not save one leaves it unchanged. libdw's x86-64 defaults
+		 * name register 0 where they mean rbx (3), so rbx would come out
+		 * undefined after the first frame.
+		 */
+		if (rule->kind == FG_RULE_UNDEFINED && (regno == FG_REG_RBX || regno == FG_REG_RBP ||
+							(regno >= 12 && regno <= FG_REG_R15)))
+			rule->kind = FG_RULE_SAME;
 		return 0;
 	}
 	value = ops[n - 1].atom == DW_OP_stack_value;
