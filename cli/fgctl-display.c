@@ -91,6 +91,7 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 	struct json_object *server = get_obj(st, "server"), *procs = get_obj(st, "processes");
 	struct json_object *syms = get_obj(st, "symbols"), *track = get_obj(st, "tracking");
 	struct json_object *cpus = get_obj(st, "cpus"), *active = get_obj(st, "recordings");
+	struct json_object *jit = get_obj(st, "jit");
 	char up[32];
 
 	format_duration(up, sizeof(up), (uint64_t)fgctl_get_int(st, "uptime_ms"));
@@ -140,6 +141,12 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 		fgctl_get_int(syms, "binaries_debug_file"), fgctl_get_int(syms, "binaries_minidebuginfo"),
 		fgctl_get_int(syms, "binaries_dwarf"), fgctl_get_int(syms, "dwarf_dropped"));
 	show_unwinding(f, st);
+	if (jit)
+		fprintf(f, "  jit maps:    %" PRId64 " processes looked at, %" PRId64 " maps read (%.1f MiB), %"
+			   PRId64 " refused, %" PRId64 " read anew; %" PRId64 " reads skipped at the budget\n",
+			fgctl_get_int(jit, "maps"), fgctl_get_int(jit, "maps_read"),
+			(double)fgctl_get_int(jit, "bytes") / (1 << 20), fgctl_get_int(jit, "refused"),
+			fgctl_get_int(jit, "resets"), fgctl_get_int(jit, "budget_skipped"));
 	fprintf(f, "  tracking:    %" PRId64 " records, %" PRId64 " lost, %" PRId64 " malformed\n",
 		fgctl_get_int(track, "records"), fgctl_get_int(track, "lost"),
 		fgctl_get_int(track, "malformed"));
@@ -185,7 +192,8 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			bool quiet)
 {
 	struct json_object *frames = get_obj(meta, "frames"), *unreadable = get_obj(meta, "unreadable_binaries");
-	struct json_object *exited = get_obj(meta, "exited");
+	struct json_object *exited = get_obj(meta, "exited"), *jit = get_obj(meta, "jit_maps");
+	struct json_object *refused = get_obj(jit, "refused");
 	int64_t samples = fgctl_get_int(meta, "samples"), lost = fgctl_get_int(meta, "lost");
 	int64_t dropped = fgctl_get_int(meta, "dropped"), n_unreadable = fgctl_get_int(meta, "unreadable_count");
 
@@ -220,6 +228,16 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			fprintf(f, "    %s: %s\n", fgctl_get_str(u, "path"), fgctl_get_str(u, "error"));
 		}
 	}
+	if (fgctl_get_int(jit, "refused_count") > 0) {
+		fprintf(f, "fgctl: warning: %" PRId64 " JIT maps were not read; their frames show as "
+			   "[unknown]:\n", fgctl_get_int(jit, "refused_count"));
+		for (size_t i = 0; refused && i < json_object_array_length(refused); i++) {
+			struct json_object *u = json_object_array_get_idx(refused, i);
+
+			fprintf(f, "    %s: %s%s%s\n", fgctl_get_str(u, "path"), fgctl_get_str(u, "reason"),
+				get_obj(u, "error") ? ": " : "", get_obj(u, "error") ? fgctl_get_str(u, "error") : "");
+		}
+	}
 	if (fgctl_get_int(meta, "kernel_hidden"))
 		fprintf(f, "fgctl: note: kernel frames are collapsed into [kernel] for unprivileged users "
 			   "(kernel.perf_event_paranoid >= 2)\n");
@@ -233,4 +251,9 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 		show_stack_quality(f, get_obj(meta, "stack_quality"));
 		fprintf(f, "\n");
 	}
+	if (!quiet && samples > 0 && fgctl_get_int(jit, "maps") > 0)
+		fprintf(f, "fgctl: JIT maps: %" PRId64 " read, %" PRId64 " entries, %" PRId64
+			   " malformed lines; %" PRId64 " frames named from them\n",
+			fgctl_get_int(jit, "maps"), fgctl_get_int(jit, "entries"),
+			fgctl_get_int(jit, "malformed"), fgctl_get_int(jit, "frames"));
 }

@@ -75,6 +75,7 @@ static void record_help(void)
 	       "                           cgroup v2 path, e.g. /system.slice/nginx.service, which\n"
 	       "                           tells containers apart), 'cgroup-name' (the path's last\n"
 	       "                           component), or 'process' (none, the default)\n"
+	       "      --no-jit-suffix      no '_[j]' on JIT frames (named from /tmp/perf-PID.map)\n"
 	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
 	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
 	       FG_DEFAULT_SOCKET);
@@ -262,8 +263,9 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 
 static int verb_record(int argc, char **argv)
 {
-	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX, ARG_CALL_GRAPH,
-	       ARG_STACK_DUMP, ARG_METADATA, ARG_GROUP_BY, ARG_NO_INLINE, ARG_NO_DEMANGLE };
+	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX, ARG_NO_JSUFFIX,
+	       ARG_CALL_GRAPH, ARG_STACK_DUMP, ARG_METADATA, ARG_GROUP_BY, ARG_NO_INLINE,
+	       ARG_NO_DEMANGLE };
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
@@ -281,6 +283,7 @@ static int verb_record(int argc, char **argv)
 		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
 		{ "metadata", required_argument, NULL, ARG_METADATA },
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
+		{ "no-jit-suffix", no_argument, NULL, ARG_NO_JSUFFIX },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -374,6 +377,9 @@ static int verb_record(int argc, char **argv)
 						"or process\n", optarg);
 				return FGCTL_EXIT_USAGE;
 			}
+			break;
+		case ARG_NO_JSUFFIX:
+			req.record.jit_suffix = false;
 			break;
 		case 'q':
 			quiet = true;

@@ -226,6 +226,7 @@ void fg_record_request_init(struct fg_record_request *r)
 	*r = (struct fg_record_request){
 		.format = FG_FORMAT_FOLDED,
 		.kernel_suffix = true,
+		.jit_suffix = true,
 		.inline_frames = true,
 		.demangle = true,
 	};
@@ -325,8 +326,9 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 	}
 	if (get_bool(msg, "kernel_suffix", &rec->kernel_suffix) < 0 ||
 	    get_bool(msg, "with_pid", &rec->with_pid) < 0 ||
-	    get_bool(msg, "with_tid", &rec->with_tid) < 0)
-		FAIL("'kernel_suffix', 'with_pid' and 'with_tid' must be booleans");
+	    get_bool(msg, "with_tid", &rec->with_tid) < 0 ||
+	    get_bool(msg, "jit_suffix", &rec->jit_suffix) < 0)
+		FAIL("'kernel_suffix', 'jit_suffix', 'with_pid' and 'with_tid' must be booleans");
 	if (get_bool(msg, "inline", &rec->inline_frames) < 0 ||
 	    get_bool(msg, "demangle", &rec->demangle) < 0)
 		FAIL("'inline' and 'demangle' must be booleans");
@@ -400,6 +402,7 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 	if (rec->title[0])
 		json_object_object_add(obj, "title", json_object_new_string(rec->title));
 	json_object_object_add(obj, "kernel_suffix", json_object_new_boolean(rec->kernel_suffix));
+	json_object_object_add(obj, "jit_suffix", json_object_new_boolean(rec->jit_suffix));
 	json_object_object_add(obj, "with_pid", json_object_new_boolean(rec->with_pid));
 	json_object_object_add(obj, "with_tid", json_object_new_boolean(rec->with_tid));
 	json_object_object_add(obj, "inline", json_object_new_boolean(rec->inline_frames));

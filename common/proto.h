@@ -140,6 +140,7 @@ struct fg_record_request {
 	enum fg_format format;
 	char title[FG_PROTO_MAX_TITLE]; /* empty: a default */
 	bool kernel_suffix;   /* "_[k]" on kernel frames */
+	bool jit_suffix;      /* "_[j]" on frames named from a JIT map */
 	bool with_pid, with_tid;
 	bool inline_frames;   /* inlined functions as frames of their own (DWARF) */
 	bool demangle;        /* C++ and Rust names demangled */
@@ -153,7 +154,7 @@ struct fg_request {
 	struct fg_record_request record; /* for FG_CMD_RECORD */
 };
 
-/* Defaults for a record request: folded; kernel suffix, inline frames and demangling on. */
+/* Defaults for a record request: folded; kernel and JIT suffixes, inline frames and demangling on. */
 void fg_record_request_init(struct fg_record_request *r);
 
 /*

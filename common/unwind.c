@@ -283,6 +283,13 @@ static int apply_row(const struct fg_unwind_row *row, const struct fg_unwind_reg
 			break;
 		case FG_RULE_OFFSET:
 			r = fg_unwind_read(stack, cfa + (uint64_t)(int64_t)rule->offset, &v);
+			/*
+			 * A slot below the stack pointer was popped already: in an
+			 * epilogue, after `pop %rbp` and before `ret`, the CFI still
+			 * says where rbp was saved, and rbp holds the caller's value.
+			 */
+			if (r == -EFAULT && i != FG_REG_RA && reg_value(regs, i, &v) == 0)
+				break;
 			if (r < 0) {
 				/* Only the return address is essential; others may stay unknown. */
 				if (i == FG_REG_RA)

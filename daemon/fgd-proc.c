@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "fgd-clock.h"
+#include "fgd-jit.h"
 #include "fgd-proc.h"
 #include "macro.h"
 #include "u32map.h"
@@ -33,6 +34,7 @@ struct thread {
 struct fg_proctab {
 	struct fg_symbolizer *sym; /* borrowed */
 	struct fg_roots *roots;    /* owned */
+	struct fg_jit *jit;        /* owned */
 	struct fg_u32map by_pid;   /* pid -> owned current (newest) struct fg_process */
 	struct fg_u32map by_tid;   /* tid -> owned struct thread */
 	uint64_t next_serial;
@@ -51,6 +53,11 @@ int fg_proctab__new(struct fg_symbolizer *sym, struct fg_proctab **ret)
 	if (r < 0) {
 		free(t);
 		return r;
+	}
+	if (fg_jit__new(&t->jit) < 0) {
+		fg_roots__free(t->roots);
+		free(t);
+		return -ENOMEM;
 	}
 	*ret = t;
 	return 0;
@@ -74,6 +81,7 @@ static struct fg_process *process_free(struct fg_proctab *t, struct fg_process *
 	clear_maps(p);
 	fg_root__unref(p->root);
 	free(p->cgroup);
+	fg_jit__release(t->jit, p);
 	free(p);
 	t->stats.generations--;
 	return older;
@@ -96,8 +104,14 @@ struct fg_proctab *fg_proctab__free(struct fg_proctab *t)
 	fg_u32map_done(&t->by_pid);
 	fg_u32map_done(&t->by_tid);
 	fg_roots__free(t->roots);
+	fg_jit__free(t->jit);
 	free(t);
 	return NULL;
+}
+
+struct fg_jit *fg_proctab__jit(struct fg_proctab *t)
+{
+	return t->jit;
 }
 
 /* The generation of pid that had started by time, without consulting /proc. */

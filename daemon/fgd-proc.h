@@ -37,6 +37,8 @@ struct fg_map {
 	struct fg_dso *dso; /* owned reference */
 };
 
+struct fg_jitmap;
+
 struct fg_process {
 	pid_t pid;
 	uint64_t serial;     /* unique for the daemon's lifetime */
@@ -53,6 +55,7 @@ struct fg_process {
 	struct fg_map *maps; /* owned; sorted by start, non-overlapping */
 	size_t n_maps, cap_maps;
 	struct fg_process *older; /* owned: the previous generation of this pid */
+	struct fg_jitmap *jit;    /* owned reference: its JIT map (fgd-jit.h); NULL until needed */
 };
 
 struct fg_proctab_stats {
@@ -70,10 +73,14 @@ struct fg_proctab_stats {
 };
 
 struct fg_proctab;
+struct fg_jit;
 
 /* sym is borrowed and must outlive the table. Caller frees *ret with fg_proctab__free(). */
 int fg_proctab__new(struct fg_symbolizer *sym, struct fg_proctab **ret);
 struct fg_proctab *fg_proctab__free(struct fg_proctab *t);
+
+/* The JIT maps of the table's processes (fgd-jit.h). Borrowed until the table is freed. */
+struct fg_jit *fg_proctab__jit(struct fg_proctab *t);
 
 /* Reads every process in /proc. Processes that vanish meanwhile are skipped. */
 int fg_proctab__scan(struct fg_proctab *t);

@@ -11,6 +11,7 @@
 #include "flame.h"
 #include "folded.h"
 #include "fgd-clock.h"
+#include "fgd-jit.h"
 #include "fgd-recording.h"
 #include "hash.h"
 #include "idxmap.h"
@@ -20,6 +21,8 @@
 #define MAX_STACKS (1U << 20)
 #define MAX_LOCATIONS (1U << 22)
 #define MAX_UNREADABLE_LISTED 32
+#define MAX_JIT_MAPS 1024
+#define MAX_JIT_LISTED 32
 #define EMIT_BUDGET_FLOOR 4096
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
@@ -32,6 +35,7 @@ enum frame_kind {
 	FRAME_UNKNOWN,
 	FRAME_KERNEL,
 	FRAME_KERNEL_UNKNOWN,
+	FRAME_JIT,
 	_FRAME_KIND_MAX,
 };
 
@@ -49,6 +53,7 @@ struct location {
 	uint8_t n_names;    /* >= 1; at most FG_SYM_MAX_FRAMES */
 	bool kernel;
 	bool outermost;     /* named like a process's or thread's first function */
+	bool jit;           /* addr is a JIT map entry's id (fgd-jit.h), dso NULL */
 	uint8_t kind;       /* enum frame_kind, of its outermost frame */
 };
 
@@ -56,6 +61,7 @@ struct loc_key {
 	const struct fg_dso *dso;
 	uint64_t addr;
 	bool kernel;
+	bool jit;
 };
 
 struct target {
@@ -114,6 +120,13 @@ struct fg_recording {
 	struct fg_dso *unreadable[MAX_UNREADABLE_LISTED]; /* owned references */
 	size_t n_unreadable;
 
+	struct fg_jit *jit;           /* borrowed from procs */
+	struct fg_jitmap **jit_maps;  /* owned references: the JIT maps looked at, for the metadata */
+	size_t n_jit_maps, cap_jit_maps;
+	struct fg_idxmap jit_index;   /* over jit_maps, by pointer */
+	struct fg_jitmap *jit_last;   /* the last one noted: most samples come from one process */
+	bool jit_maps_truncated;      /* more than MAX_JIT_MAPS were looked at */
+
 	struct fg_flame *flame;     /* owned, for SVG output */
 	struct fg_flame_html *html; /* owned, for HTML output */
 	char title[FG_PROTO_MAX_TITLE], subtitle[512], info[3][256]; /* borrowed by flame */
@@ -136,6 +149,10 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 	free(r->loc_names);
 	for (size_t i = 0; i < r->n_unreadable; i++)
 		fg_dso__unref(r->unreadable[i]);
+	for (size_t i = 0; i < r->n_jit_maps; i++)
+		fg_jitmap__unref(r->jit_maps[i]);
+	free(r->jit_maps);
+	fg_idxmap_done(&r->jit_index);
 	free(r->scratch);
 	free(r->stack);
 	free(r->chain);
@@ -173,6 +190,7 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 	snprintf(r->hostname, sizeof(r->hostname), "%s", opts->hostname ? opts->hostname : "");
 	r->procs = procs;
 	r->sym = sym;
+	r->jit = fg_proctab__jit(procs);
 	r->model = fg_folded__new();
 	if (!r->model)
 		return -ENOMEM;
@@ -220,7 +238,7 @@ static bool loc_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct location *l = &((const struct fg_recording *)ctx)->locs[idx];
 	const struct loc_key *k = key;
 
-	return l->addr == k->addr && l->dso == k->dso && l->kernel == k->kernel;
+	return l->addr == k->addr && l->dso == k->dso && l->kernel == k->kernel && l->jit == k->jit;
 }
 
 /* Copies name into the model, making it safe for the folded format. */
@@ -364,10 +382,92 @@ static int64_t location(struct fg_recording *r, struct fg_dso *dso, uint64_t add
 	return (int64_t)r->n_locs++;
 }
 
-static int64_t user_location(struct fg_recording *r, const struct fg_process *proc, uint64_t ip)
+static bool jit_map_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const struct fg_recording *)ctx)->jit_maps[idx] == key;
+}
+
+/* Keeps a reference to a JIT map the recording looked at, so the metadata can report it. */
+static void note_jit_map(struct fg_recording *r, struct fg_jitmap *jm)
+{
+	uint64_t h = fg_hash_mix((uintptr_t)jm);
+
+	if (jm == r->jit_last)
+		return;
+	if (fg_idxmap_find(&r->jit_index, h, jit_map_eq, r, jm) < 0) {
+		if (r->n_jit_maps >= MAX_JIT_MAPS ||
+		    FG_GROW(r->jit_maps, r->cap_jit_maps, r->n_jit_maps + 1) < 0 ||
+		    fg_idxmap_insert(&r->jit_index, h, (uint32_t)r->n_jit_maps) < 0) {
+			r->jit_maps_truncated = true;
+			return;
+		}
+		r->jit_maps[r->n_jit_maps++] = fg_jitmap__ref(jm);
+	}
+	/* Only a map we hold a reference to: a freed one's address may come back as another. */
+	r->jit_last = jm;
+}
+
+/*
+ * JIT code, named from the process's perf map: the location is the map
+ * entry, so every address in one compiled function is one location.
+ * -ENOENT if the map does not name ip.
+ */
+static int64_t jit_location(struct fg_recording *r, struct fg_process *proc, uint64_t ip)
+{
+	struct fg_jitmap *jm = fg_jit__map(r->jit, proc);
+	struct fg_jit_frame f;
+	struct loc_key k;
+	struct location *l;
+	uint64_t h;
+	int64_t i;
+	int err;
+
+	if (!jm)
+		return -ENOENT;
+	note_jit_map(r, jm);
+	if (fg_jitmap__lookup(r->jit, jm, proc, ip, &f) <= 0)
+		return -ENOENT;
+	k = (struct loc_key){ .addr = f.id, .jit = true };
+	h = fg_hash_combine(fg_hash_mix(2), f.id);
+	i = fg_idxmap_find(&r->loc_index, h, loc_eq, r, &k);
+	if (i >= 0)
+		return i;
+	if (r->n_locs >= r->max_locs)
+		return -E2BIG;
+	err = FG_GROW(r->locs, r->cap_locs, r->n_locs + 1);
+	if (err < 0)
+		return err;
+	l = &r->locs[r->n_locs];
+	*l = (struct location){
+		.addr = f.id,
+		.jit = true,
+		.kind = FRAME_JIT,
+		.names = (uint32_t)r->n_loc_names,
+		.n_names = 1,
+	};
+	/* JIT maps spell names as the runtime wants them shown: not demangled. */
+	err = add_loc_name(r, f.name, r->opts.req.jit_suffix ? "_[j]" : NULL);
+	if (err >= 0) {
+		err = fg_idxmap_insert(&r->loc_index, h, (uint32_t)r->n_locs);
+		if (err < 0)
+			r->n_loc_names = l->names;
+	}
+	if (err < 0)
+		return err;
+	return (int64_t)r->n_locs++;
+}
+
+static int64_t user_location(struct fg_recording *r, struct fg_process *proc, uint64_t ip)
 {
 	const struct fg_map *m = proc ? fg_process_find_map(proc, ip) : NULL;
 
+	/* Anonymous executable memory, or memory we saw no mapping for: JIT code, perhaps. */
+	if (proc && (!m || (m->dso && fg_dso__kind(m->dso) == FG_DSO_ANON))) {
+		int64_t loc = jit_location(r, proc, ip);
+
+		if (loc != -ENOENT)
+			return loc;
+	}
 	/* Everything unknown is one location: garbage addresses must not bloat the table. */
 	if (!m || !m->dso)
 		return location(r, NULL, 0, false, NULL, NULL);
@@ -769,7 +869,8 @@ int fg_recording__finish(struct fg_recording *r)
 	snprintf(r->info[1], sizeof(r->info[1]),
 		 "frames: %" PRIu64 " named, %" PRIu64 " module+offset, %" PRIu64
 		 " unknown   unreadable binaries: %" PRIu64 "   dropped (limits): %" PRIu64,
-		 r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL], r->frames[FRAME_OFFSET],
+		 r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL] + r->frames[FRAME_JIT],
+		 r->frames[FRAME_OFFSET],
 		 r->frames[FRAME_UNKNOWN] + r->frames[FRAME_KERNEL_UNKNOWN], r->unreadable_count,
 		 r->dropped_full);
 	stack_quality_line(r, r->info[2], sizeof(r->info[2]));
@@ -785,6 +886,55 @@ int fg_recording__finish(struct fg_recording *r)
 	if (r->opts.req.format == FG_FORMAT_HTML)
 		return fg_flame_html__new(r->model, &fo, &r->html);
 	return fg_flame__new(r->model, &fo, &r->flame);
+}
+
+/* The JIT maps the recording looked at: what was read, and what was refused and why. */
+static struct json_object *jit_maps_json(const struct fg_recording *r)
+{
+	struct json_object *o = json_object_new_object(), *refused = json_object_new_array();
+	uint64_t read = 0, entries = 0, malformed = 0, dropped = 0, n_refused = 0;
+	bool budget = false;
+
+	json_object_object_add(o, "refused", refused);
+	for (size_t i = 0; i < r->n_jit_maps; i++) {
+		struct fg_jitmap_info info;
+		struct json_object *e;
+
+		fg_jitmap__info(r->jit_maps[i], &info);
+		budget |= info.budget_limited;
+		if (info.state == FG_JIT_READING) {
+			read++;
+			entries += info.stats.entries;
+			malformed += info.stats.malformed;
+			dropped += info.stats.dropped;
+		}
+		/* A map that exists but could not be read is listed too, with its error. */
+		if (info.state != FG_JIT_REFUSED && (info.state != FG_JIT_ABSENT || info.error == 0))
+			continue;
+		if (n_refused++ >= MAX_JIT_LISTED)
+			continue;
+		e = json_object_new_object();
+		fg_json_add_int(e, "pid", info.pid);
+		fg_json_add_str(e, "path", info.path);
+		if (info.state == FG_JIT_REFUSED) {
+			fg_json_add_str(e, "reason", fg_jit_refusal_name(info.refusal));
+			if (info.refusal == FG_JIT_OWNER)
+				fg_json_add_int(e, "uid", info.file_uid);
+		} else {
+			fg_json_add_str(e, "reason", "unreadable");
+			fg_json_add_str(e, "error", strerror(-info.error));
+		}
+		json_object_array_add(refused, e);
+	}
+	fg_json_add_int(o, "maps", (int64_t)read);
+	fg_json_add_int(o, "entries", (int64_t)entries);
+	fg_json_add_int(o, "malformed", (int64_t)malformed);
+	fg_json_add_int(o, "dropped", (int64_t)dropped);
+	fg_json_add_int(o, "frames", (int64_t)r->frames[FRAME_JIT]);
+	fg_json_add_int(o, "refused_count", (int64_t)n_refused);
+	fg_json_add_bool(o, "budget_limited", budget);
+	fg_json_add_bool(o, "truncated", r->jit_maps_truncated);
+	return o;
 }
 
 struct json_object *fg_recording__metadata(struct fg_recording *r)
@@ -817,7 +967,8 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 
 	frames = json_object_new_object();
 	json_object_object_add(m, "frames", frames);
-	fg_json_add_int(frames, "named", (int64_t)(r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL]));
+	fg_json_add_int(frames, "named", (int64_t)(r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL] +
+						   r->frames[FRAME_JIT]));
 	fg_json_add_int(frames, "module_offset", (int64_t)r->frames[FRAME_OFFSET]);
 	fg_json_add_int(frames, "unknown", (int64_t)(r->frames[FRAME_UNKNOWN] + r->frames[FRAME_KERNEL_UNKNOWN]));
 	fg_json_add_int(frames, "inlined", (int64_t)r->inlined_frames);
@@ -838,6 +989,7 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 	json_object_object_add(m, "cpus", cpus);
 	for (size_t i = 0; i < r->n_cpus; i++)
 		json_object_array_add(cpus, fg_cpu_counters_json(r->cpu_ids[i], &r->per_cpu[i]));
+	json_object_object_add(m, "jit_maps", jit_maps_json(r));
 	exited = json_object_new_array();
 	json_object_object_add(m, "exited", exited);
 	for (size_t i = 0; i < r->n_targets; i++)

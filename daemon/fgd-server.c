@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fgd-jit.h"
 #include "fgd-log.h"
 #include "fgd-recording.h"
 #include "fgd-server.h"
@@ -428,6 +429,7 @@ static void handle_status(struct client *c)
 	struct fg_symbolizer_stats ss;
 	struct fg_unwinder_stats us;
 	struct fg_proctab_stats ps;
+	struct fg_jit_stats js;
 	struct fg_cpu_counters tc;
 	struct json_object *o, *cpus;
 
@@ -510,6 +512,16 @@ static void handle_status(struct client *c)
 		fgd_server__add_stack_quality(c->server, g, &q);
 		json_object_object_add(o, fg_call_graph_name(g), fg_stack_quality_json(&q));
 	}
+	fg_jit__stats(fg_proctab__jit(d->procs), &js);
+	o = json_object_new_object();
+	json_object_object_add(m, "jit", o);
+	fg_json_add_int(o, "maps", (int64_t)js.maps);
+	fg_json_add_int(o, "maps_read", (int64_t)js.reading);
+	fg_json_add_int(o, "bytes", (int64_t)js.bytes);
+	fg_json_add_int(o, "reads", (int64_t)js.reads);
+	fg_json_add_int(o, "refused", (int64_t)js.refused);
+	fg_json_add_int(o, "resets", (int64_t)js.resets);
+	fg_json_add_int(o, "budget_skipped", (int64_t)js.budget_skipped);
 
 	fgd_server__status(c->server, m);
 	send_json(c, m);

@@ -403,6 +403,11 @@ struct fg_dwarf *fg_dso__dwarf(struct fg_dso *d)
 	return d->state == FG_DSO_LOADED ? d->dwarf : NULL;
 }
 
+enum fg_dso_kind fg_dso__kind(const struct fg_dso *d)
+{
+	return d->key.kind;
+}
+
 /* The vDSO image in our own address space, and its size from /proc/self/maps. */
 static int load_vdso(struct fg_elf_syms **ret)
 {

@@ -117,6 +117,7 @@ int fg_dso__open(const struct fg_dso *d, const char *hint);
  * replaces the file at a path under the running process.
  */
 bool fg_dso__is_file(const struct fg_dso *d, const uint8_t *id, size_t id_len, const struct stat *st);
+enum fg_dso_kind fg_dso__kind(const struct fg_dso *d);
 
 enum fg_sym_result {
 	FG_SYM_NAMED,  /* a symbol name */

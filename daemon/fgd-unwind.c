@@ -25,6 +25,7 @@ struct binary {
 	struct fg_dso *dso;       /* owned reference; NULL = free entry */
 	uint32_t serial;          /* never reused: row-cache keys of evicted entries go stale */
 	uint64_t last_used;       /* the unwinder's clock of uses, for eviction */
+	uint64_t last_period;     /* the trim period of the last use */
 	int error;                /* 0, or why there is no CFI */
 	uint64_t failed_at;       /* CLOCK_MONOTONIC ns */
 	Elf *elf;                 /* owned */
@@ -48,6 +49,7 @@ struct fg_unwinder {
 	struct fg_idxmap by_dso;
 	uint32_t next_serial;
 	uint64_t clock;
+	uint64_t period; /* trim calls so far */
 	struct cached_row *rows; /* owned: FG_UNWIND_ROW_CACHE entries, direct-mapped */
 	struct fg_unwinder_stats stats;
 };
@@ -273,6 +275,7 @@ static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, cons
 	if (i >= 0) {
 		b = &u->bins[i];
 		b->last_used = ++u->clock;
+		b->last_period = u->period;
 		if (!b->error || !transient(b->error) || fgd_now() - b->failed_at < RETRY_NS)
 			return b;
 		/* Try again: maybe another process now maps the same file where we can read it. */
@@ -283,7 +286,8 @@ static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, cons
 		if (!b)
 			return NULL;
 	}
-	*b = (struct binary){ .serial = ++u->next_serial, .last_used = ++u->clock };
+	*b = (struct binary){ .serial = ++u->next_serial, .last_used = ++u->clock,
+			      .last_period = u->period };
 	if (b->serial == 0)
 		b->serial = ++u->next_serial;
 	if (fg_idxmap_insert(&u->by_dso, dso_hash(dso), (uint32_t)(b - u->bins)) < 0)
@@ -299,7 +303,7 @@ static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, cons
 		b->bytes = 0; /* binary_clear must not drop the index entry or the reference */
 		binary_clear(u, b);
 		*b = (struct binary){ .dso = keep, .serial = ++u->next_serial, .last_used = u->clock,
-				      .error = r, .failed_at = fgd_now() };
+				      .last_period = u->period, .error = r, .failed_at = fgd_now() };
 		u->stats.binaries_failed++;
 		return b;
 	}
@@ -350,6 +354,15 @@ static int convert_reg(Dwarf_Frame *frame, int regno, struct fg_unwind_row *row)
 		return -EINVAL;
 	if (n == 0) {
 		rule->kind = ops ? FG_RULE_UNDEFINED : FG_RULE_SAME;
+		/*
+		 * The psABI makes rbx, rbp and r12-r15 callee-saved: a frame that
+		 * does not save one leaves it unchanged. libdw's x86-64 defaults
+		 * name register 0 where they mean rbx (3), so rbx would come out
+		 * undefined after the first frame.
+		 */
+		if (rule->kind == FG_RULE_UNDEFINED && (regno == FG_REG_RBX || regno == FG_REG_RBP ||
+							(regno >= 12 && regno <= FG_REG_R15)))
+			rule->kind = FG_RULE_SAME;
 		return 0;
 	}
 	value = ops[n - 1].atom == DW_OP_stack_value;
@@ -464,6 +477,20 @@ int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
 	stack = (struct fg_unwind_stack){ regs.v[FG_REG_RSP], s->stack, s->stack_size };
 	fg_unwind(&regs, &stack, row_for_pc, &w, pcs, max, ret);
 	return 0;
+}
+
+void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods)
+{
+	u->period++;
+	for (size_t i = 0; i < u->n_bins; i++) {
+		struct binary *b = &u->bins[i];
+
+		if (b->dso && u->period - b->last_period > idle_periods) {
+			binary_clear(u, b);
+			u->stats.binaries--;
+			u->stats.binaries_evicted++;
+		}
+	}
 }
 
 void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_unwinder_stats *ret)

@@ -59,4 +59,11 @@ int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
 			const struct fg_sample *s, uint64_t *pcs, size_t max,
 			struct fg_unwind_result *ret);
 
+/*
+ * Called once a period (the daemon's reap interval): drops the CFI of
+ * binaries no sample needed in the last idle_periods periods, so what
+ * processes that went away used does not stay for months.
+ */
+void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods);
+
 void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_unwinder_stats *ret);

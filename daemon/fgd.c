@@ -32,6 +32,8 @@
 #define REAP_INTERVAL_NS (1000ULL * 1000000ULL)
 /* Ended processes stay resolvable this long, for samples read after their exit. */
 #define REAP_GRACE_NS (10ULL * 1000000000ULL)
+/* CFI of a binary no sample needed for this long is dropped. */
+#define UNWIND_IDLE_NS (600ULL * 1000000000ULL)
 #define DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: about half a second at 999 Hz */
 #define TRACK_RING_PAGES 64
 
@@ -382,6 +384,7 @@ static int run(struct fgd *d)
 			next_round = now + ROUND_BUSY_NS;
 		if (now >= next_reap) {
 			fg_proctab__reap(d->procs, now, REAP_GRACE_NS);
+			fg_unwinder__trim(d->unwinder, UNWIND_IDLE_NS / REAP_INTERVAL_NS);
 			next_reap = now + REAP_INTERVAL_NS;
 		}
 	}

@@ -7,6 +7,7 @@ workload prints, never through a fixed sleep.
 """
 
 import contextlib
+import json
 import os
 import re
 import select
@@ -99,6 +100,42 @@ class Daemon:
             raise TestFailure(f"{' '.join(cmd)} exited {r.returncode}, expected {check_rc}\n"
                               f"stderr: {r.stderr.decode(errors='replace')}\nfgd log:\n{self.logs()}")
         return r
+
+    def record_raw(self, request, timeout=120):
+        """Sends a record request over the protocol itself (fgctl shows only a summary).
+
+        request holds the members after "fgd" and "cmd". Returns (result message,
+        result bytes); the result message carries the recording's "meta".
+        """
+        msg = dict({"fgd": 1, "cmd": "record"}, **request)
+        deadline = time.monotonic() + timeout
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(self.socket)
+            s.sendall((json.dumps(msg) + "\n").encode())
+            buf, result, data = b"", None, bytearray()
+            while True:
+                while b"\n" not in buf:
+                    s.settimeout(max(0.1, deadline - time.monotonic()))
+                    chunk = s.recv(65536)
+                    check(chunk, f"fgd closed the connection mid-recording:\n{self.logs()}")
+                    buf += chunk
+                line, buf = buf.split(b"\n", 1)
+                reply = json.loads(line)
+                kind = reply.get("type")
+                check(kind != "error", f"record failed: {reply}")
+                if kind == "result":
+                    result = reply
+                elif kind == "data":
+                    while len(buf) < reply["length"]:
+                        s.settimeout(max(0.1, deadline - time.monotonic()))
+                        chunk = s.recv(65536)
+                        check(chunk, "fgd closed the connection mid-result")
+                        buf += chunk
+                    data += buf[:reply["length"]]
+                    buf = buf[reply["length"]:]
+                elif kind == "end":
+                    check(result is not None, "end without a result")
+                    return result, bytes(data)
 
     def fd_count(self, kind=""):
         """fgd's open fds whose target contains kind (e.g. "perf_event"), or all."""

@@ -117,6 +117,7 @@ TEST(record_request_round_trip)
 	req.record.format = FG_FORMAT_SVG;
 	req.record.with_pid = true;
 	req.record.group_by = FG_GROUP_CGROUP_NAME;
+	req.record.jit_suffix = false;
 	strcpy(req.record.title, "a \"quoted\" <title>\n");
 	obj = fg_proto_encode_request(&req);
 	ASSERT_TRUE(obj);
@@ -134,6 +135,7 @@ TEST(record_request_round_trip)
 	ASSERT_EQ(back.record.frequency, 999);
 	ASSERT_EQ(back.record.format, FG_FORMAT_SVG);
 	ASSERT_TRUE(back.record.with_pid && !back.record.with_tid && back.record.kernel_suffix);
+	ASSERT_TRUE(!back.record.jit_suffix);
 	ASSERT_STREQ(back.record.title, req.record.title);
 	/* Inline frames and demangling are on unless turned off. */
 	ASSERT_TRUE(back.record.inline_frames && back.record.demangle);
@@ -184,6 +186,21 @@ TEST(group_by_defaults_to_process_and_is_named)
 	ASSERT_EQ(g, FG_GROUP_CGROUP_NAME);
 	ASSERT_ERR(fg_group_by_from_name("container", &g), -EINVAL);
 	ASSERT_TRUE(fg_group_by_name((enum fg_group_by)3) == NULL);
+}
+
+TEST(jit_suffix_defaults_on)
+{
+	struct fg_request req;
+	const char *err = NULL;
+
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"pids\":[1]}", &req, &err));
+	ASSERT_TRUE(req.record.jit_suffix && req.record.kernel_suffix);
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"pids\":[1],\"jit_suffix\":false}",
+			      &req, &err));
+	ASSERT_TRUE(!req.record.jit_suffix && req.record.kernel_suffix);
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"pids\":[1],\"jit_suffix\":1}",
+			       &req, &err), -EINVAL);
+	ASSERT_TRUE(err && strstr(err, "jit_suffix"));
 }
 
 TEST(invalid_requests_say_why)

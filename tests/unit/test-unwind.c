@@ -128,6 +128,34 @@ TEST(a_read_above_the_dump_is_truncation_below_it_failure)
 	ASSERT_OK(fg_unwind_read(&st, STACK_BASE + 8, &v));
 }
 
+TEST(an_epilogue_after_pop_rbp_keeps_the_restored_rbp)
+{
+	struct fake f = {};
+	struct fg_unwind_row epilogue = simple_row(8), caller = simple_row(16);
+	struct fg_unwind_regs regs = regs_at(0x1000, STACK_BASE);
+	struct fg_unwind_stack st = fake_stack(&f, 64);
+	struct fg_unwind_result res;
+	uint64_t pcs[8];
+
+	/*
+	 * `pop %rbp` has run, `ret` has not: CFA = rsp + 8, and the CFI still
+	 * says rbp is saved at CFA - 16, below the stack pointer and the dump.
+	 * rbp already holds the caller's value, which the caller's CFA needs.
+	 */
+	epilogue.regs[FG_REG_RBP] = (struct fg_unwind_rule){ .kind = FG_RULE_OFFSET, .offset = -16 };
+	add_row(&f, 0x1000, epilogue);
+	caller.cfa = (struct fg_unwind_rule){ .kind = FG_RULE_VAL_OFFSET, .reg = FG_REG_RBP, .offset = 16 };
+	caller.regs[FG_REG_RA].kind = FG_RULE_UNDEFINED;
+	add_row(&f, 0x2004, caller);
+	regs.v[FG_REG_RBP] = STACK_BASE + 32;
+	regs.valid |= 1U << FG_REG_RBP;
+	f.words[0] = 0x2005;
+	fg_unwind(&regs, &st, fake_row, &f, pcs, ELEMENTSOF(pcs), &res);
+	ASSERT_EQ(res.end, FG_UNWIND_OUTERMOST);
+	ASSERT_EQ(res.n, 2);
+	ASSERT_U64_EQ(pcs[1], 0x2005);
+}
+
 TEST(a_frame_that_does_not_move_up_the_stack_fails)
 {
 	struct fake f = {};
@@ -373,6 +401,20 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 		ASSERT_TRUE(memcmp(pcs, pcs2, again.n * sizeof(pcs[0])) == 0);
 		ASSERT_EQ(after.row_misses, before.row_misses);
 		ASSERT_EQ(after.binaries_loaded, before.binaries_loaded);
+
+		/* Binaries used within the idle allowance stay; then they go, and come back on use. */
+		fg_unwinder__trim(u, 1);
+		fg_unwinder__stats(u, &after);
+		ASSERT_EQ(after.binaries_evicted, 0);
+		ASSERT_TRUE(after.binaries > 0);
+		fg_unwinder__trim(u, 1);
+		fg_unwinder__stats(u, &after);
+		ASSERT_EQ(after.binaries, 0);
+		ASSERT_EQ(after.binaries_evicted, before.binaries);
+		ASSERT_OK(fg_unwinder__unwind(u, p, &s, pcs2, ELEMENTSOF(pcs2), &again));
+		ASSERT_EQ(again.n, ret->res.n);
+		fg_unwinder__stats(u, &after);
+		ASSERT_EQ(after.binaries_loaded, before.binaries_loaded + before.binaries);
 	}
 	fg_unwinder__free(u);
 	fg_proctab__free(t);
