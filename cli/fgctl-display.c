@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include "fgctl-display.h"
+#include "macro.h"
+#include "proto.h"
 
 static bool progress_shown;
 
@@ -59,6 +61,26 @@ static void show_stack_quality(FILE *f, struct json_object *q)
 	fprintf(f, "%" PRId64 " user stacks: %.1f%% complete, %.1f%% truncated, %.1f%% failed", n,
 		pct(fgctl_get_int(q, "complete"), n), pct(fgctl_get_int(q, "truncated"), n),
 		pct(fgctl_get_int(q, "failed"), n));
+}
+
+/* What to do about stacks that did not reach their first frame, when they are many. */
+static void show_stack_hint(FILE *f, struct json_object *meta)
+{
+	struct json_object *q = get_obj(meta, "stack_quality");
+	int64_t n = fgctl_get_int(q, "user_stacks");
+	bool dwarf = strcmp(fgctl_get_str(meta, "call_graph"), "dwarf") == 0;
+
+	if (n == 0)
+		return;
+	if (dwarf && pct(fgctl_get_int(q, "truncated"), n) > 5.0 &&
+	    fgctl_get_int(meta, "stack_dump") < FG_PROTO_MAX_STACK_DUMP)
+		fprintf(f, "fgctl: note: %.0f%% of user stacks are deeper than the %" PRId64 "-byte stack "
+			   "dump; record with --stack-dump %d for whole stacks\n",
+			pct(fgctl_get_int(q, "truncated"), n), fgctl_get_int(meta, "stack_dump"),
+			(int)MIN(fgctl_get_int(meta, "stack_dump") * 4, (int64_t)FG_PROTO_MAX_STACK_DUMP) & ~7);
+	else if (!dwarf && pct(fgctl_get_int(q, "failed"), n) > 50.0)
+		fprintf(f, "fgctl: note: most user stacks stop early: the code has no frame pointers; "
+			   "record with --call-graph dwarf\n");
 }
 
 static void show_unwinding(FILE *f, struct json_object *st)
@@ -250,6 +272,7 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 		fprintf(f, "fgctl: stacks (%s): ", fgctl_get_str(meta, "call_graph"));
 		show_stack_quality(f, get_obj(meta, "stack_quality"));
 		fprintf(f, "\n");
+		show_stack_hint(f, meta);
 	}
 	if (!quiet && samples > 0 && fgctl_get_int(jit, "maps") > 0)
 		fprintf(f, "fgctl: JIT maps: %" PRId64 " read, %" PRId64 " entries, %" PRId64
