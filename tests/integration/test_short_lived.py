@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Processes that live 40 ms, shorter than fgd's 100 ms drain round, so most
+of their samples are read after they exited: their binaries must still be
+named and, in dwarf mode, their stacks unwound whole. What was learned when
+the process was first seen (its maps, the binary's build-id) is all there is
+by then; /proc/PID is gone."""
+
+import subprocess
+import threading
+
+from fgdtest import FGCTL, Daemon, check, parse_folded, program, require_root, run
+
+RUNS = 40
+
+
+def spawn_many(stop):
+    """RUNS fgtest-burn processes of 40 ms each, one after the other."""
+    for _ in range(RUNS):
+        if stop.is_set():
+            return
+        subprocess.run([program("fgtest-burn"), "0.04"], stdout=subprocess.DEVNULL, check=True)
+
+
+def test():
+    require_root()
+    with Daemon() as d:
+        for mode in ("dwarf", "fp"):
+            stop = threading.Event()
+            rec = subprocess.Popen([FGCTL, "--socket", d.socket, "record", "-a", "-t", "4", "-F",
+                                    "999", "--call-graph", mode, "-o", "-"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            try:
+                # fgctl says it is recording once fgd has started sampling.
+                line = rec.stderr.readline().decode()
+                check("recording all CPUs" in line, f"fgctl did not start: {line!r}")
+                spawner = threading.Thread(target=spawn_many, args=(stop,))
+                spawner.start()
+                out, err = rec.communicate(timeout=60)
+            finally:
+                stop.set()
+                if rec.poll() is None:
+                    rec.kill()
+                    rec.wait()
+            spawner.join()
+            check(rec.returncode == 0, f"fgctl record failed: {err.decode()}")
+            stacks = {s: c for s, c in parse_folded(out.decode()).items()
+                      if s.startswith("fgtest-burn;")}
+            total = sum(stacks.values())
+            hot = sum(c for s, c in stacks.items() if s.endswith(";main;hot_a")
+                      or s.endswith(";main;hot_b"))
+            print(f"{mode}: {total} samples of {RUNS} short-lived processes, "
+                  f"{hot / max(1, total):.1%} named main;hot_a/hot_b")
+            # 40 x 40 ms of one busy CPU at 999 Hz is ~1600 samples; allow a loaded machine.
+            check(total > 400, f"{mode}: too few samples of the short-lived processes: {total}")
+            check(hot / total >= 0.95, f"{mode}: only {hot / total:.1%} of their samples are named: "
+                  f"{sorted(stacks.items(), key=lambda kv: -kv[1])[:3]}")
+            if mode == "dwarf":
+                whole = sum(c for s, c in stacks.items() if ";_start;__libc_start_main;" in s)
+                check(whole / total >= 0.95, f"dwarf: only {whole / total:.1%} of their stacks "
+                      f"reach _start: {sorted(stacks.items(), key=lambda kv: -kv[1])[:3]}")
+
+
+run(test)
