@@ -347,6 +347,32 @@ static int name_location(struct fg_recording *r, struct location *l, const struc
 	return 0;
 }
 
+/* The slot a new location goes in, past the last one: 0, -E2BIG when the table is full, or -ENOMEM. */
+static int reserve_location(struct fg_recording *r, struct location **ret)
+{
+	int err;
+
+	if (r->n_locs >= r->max_locs)
+		return -E2BIG;
+	err = FG_GROW(r->locs, r->cap_locs, r->n_locs + 1);
+	if (err < 0)
+		return err;
+	*ret = &r->locs[r->n_locs];
+	return 0;
+}
+
+/* Makes the named location in the reserved slot l findable under hash h: its index, or -ENOMEM. */
+static int64_t commit_location(struct fg_recording *r, struct location *l, uint64_t h)
+{
+	int err = fg_idxmap_insert(&r->loc_index, h, (uint32_t)r->n_locs);
+
+	if (err < 0) {
+		r->n_loc_names = l->names; /* its names were the last ones added */
+		return err;
+	}
+	return (int64_t)r->n_locs++;
+}
+
 /*
  * The location's index; -E2BIG when the table is full. proc and m (user code
  * only, else NULL) are used only to name a location seen for the first time.
@@ -362,24 +388,15 @@ static int64_t location(struct fg_recording *r, struct fg_dso *dso, uint64_t add
 
 	if (i >= 0)
 		return i;
-	if (r->n_locs >= r->max_locs)
-		return -E2BIG;
-	err = FG_GROW(r->locs, r->cap_locs, r->n_locs + 1);
+	err = reserve_location(r, &l);
 	if (err < 0)
 		return err;
-	l = &r->locs[r->n_locs];
 	*l = (struct location){ .dso = fg_dso__ref(dso), .addr = addr, .kernel = kernel };
 	err = name_location(r, l, proc, m);
-	if (err >= 0) {
-		err = fg_idxmap_insert(&r->loc_index, h, (uint32_t)r->n_locs);
-		if (err < 0)
-			r->n_loc_names = l->names;
-	}
-	if (err < 0) {
+	i = err < 0 ? err : commit_location(r, l, h);
+	if (i < 0)
 		fg_dso__unref(l->dso);
-		return err;
-	}
-	return (int64_t)r->n_locs++;
+	return i;
 }
 
 static bool jit_map_eq(const void *ctx, uint32_t idx, const void *key)
@@ -432,12 +449,9 @@ static int64_t jit_location(struct fg_recording *r, struct fg_process *proc, uin
 	i = fg_idxmap_find(&r->loc_index, h, loc_eq, r, &k);
 	if (i >= 0)
 		return i;
-	if (r->n_locs >= r->max_locs)
-		return -E2BIG;
-	err = FG_GROW(r->locs, r->cap_locs, r->n_locs + 1);
+	err = reserve_location(r, &l);
 	if (err < 0)
 		return err;
-	l = &r->locs[r->n_locs];
 	*l = (struct location){
 		.addr = f.id,
 		.jit = true,
@@ -447,14 +461,7 @@ static int64_t jit_location(struct fg_recording *r, struct fg_process *proc, uin
 	};
 	/* JIT maps spell names as the runtime wants them shown: not demangled. */
 	err = add_loc_name(r, f.name, r->opts.req.jit_suffix ? "_[j]" : NULL);
-	if (err >= 0) {
-		err = fg_idxmap_insert(&r->loc_index, h, (uint32_t)r->n_locs);
-		if (err < 0)
-			r->n_loc_names = l->names;
-	}
-	if (err < 0)
-		return err;
-	return (int64_t)r->n_locs++;
+	return err < 0 ? err : commit_location(r, l, h);
 }
 
 static int64_t user_location(struct fg_recording *r, struct fg_process *proc, uint64_t ip)

@@ -408,8 +408,7 @@ enum fg_dso_kind fg_dso__kind(const struct fg_dso *d)
 	return d->key.kind;
 }
 
-/* The vDSO image in our own address space, and its size from /proc/self/maps. */
-static int load_vdso(struct fg_elf_syms **ret)
+int fg_vdso_image(const void **ret, size_t *ret_size)
 {
 	_cleanup_(fclosep) FILE *f = NULL;
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
@@ -423,10 +422,22 @@ static int load_vdso(struct fg_elf_syms **ret)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long start, end;
 
-		if (sscanf(line, "%lx-%lx", &start, &end) == 2 && start == base && strstr(line, "[vdso]"))
-			return fg_elf_syms__load_mem((const void *)start, end - start, ret);
+		if (sscanf(line, "%lx-%lx", &start, &end) == 2 && start == base && strstr(line, "[vdso]")) {
+			*ret = (const void *)start;
+			*ret_size = end - start;
+			return 0;
+		}
 	}
 	return -ENOENT;
+}
+
+static int load_vdso(struct fg_elf_syms **ret)
+{
+	const void *image;
+	size_t size;
+	int r = fg_vdso_image(&image, &size);
+
+	return r < 0 ? r : fg_elf_syms__load_mem(image, size, ret);
 }
 
 /*

@@ -119,6 +119,12 @@ int fg_dso__open(const struct fg_dso *d, const char *hint);
 bool fg_dso__is_file(const struct fg_dso *d, const uint8_t *id, size_t id_len, const struct stat *st);
 enum fg_dso_kind fg_dso__kind(const struct fg_dso *d);
 
+/*
+ * The kernel's vDSO as mapped in the daemon itself: every process on the
+ * machine maps the same image. 0, or -ENOENT.
+ */
+int fg_vdso_image(const void **ret, size_t *ret_size);
+
 enum fg_sym_result {
 	FG_SYM_NAMED,  /* a symbol name */
 	FG_SYM_OFFSET, /* module+0xoffset: the binary is known, the symbol is not */

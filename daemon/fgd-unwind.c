@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 
 #include "fgd-clock.h"
@@ -170,32 +169,24 @@ static int binary_read(struct binary *b, Elf *elf)
 
 static int load_vdso(struct binary *b)
 {
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	_cleanup_(fclosep) FILE *f = NULL;
-	char line[512];
+	const void *image;
+	size_t size;
 	Elf *elf;
+	int r;
 
-	if (!base)
-		return -ENOENT;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return negative_errno();
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-
-		if (sscanf(line, "%lx-%lx", &start, &end) != 2 || start != base || !strstr(line, "[vdso]"))
-			continue;
-		/* Every process runs the same kernel's vDSO: ours has the same CFI. */
-		b->image = malloc(end - start);
-		if (!b->image)
-			return -ENOMEM;
-		memcpy(b->image, (const void *)start, end - start);
-		elf = elf_memory(b->image, end - start);
-		if (!elf)
-			return -ENOEXEC;
-		return binary_read(b, elf);
-	}
-	return -ENOENT;
+	/* Every process runs the same kernel's vDSO: ours has the same CFI. */
+	r = fg_vdso_image(&image, &size);
+	if (r < 0)
+		return r;
+	/* A copy: libelf may convert data in place. */
+	b->image = malloc(size);
+	if (!b->image)
+		return -ENOMEM;
+	memcpy(b->image, image, size);
+	elf = elf_memory(b->image, size);
+	if (!elf)
+		return -ENOEXEC;
+	return binary_read(b, elf);
 }
 
 static int load_file(struct binary *b, const char *hint)
