@@ -84,7 +84,8 @@ static bool eq_dso(const void *ctx, uint32_t idx, const void *key)
 	return ((const struct fg_unwinder *)ctx)->bins[idx].dso == key;
 }
 
-static void binary_clear(struct fg_unwinder *u, struct binary *b)
+/* Frees what a load read, keeping the entry itself (its binary, serial and failure). */
+static void binary_unload(struct fg_unwinder *u, struct binary *b)
 {
 	if (b->eh)
 		dwarf_cfi_end(b->eh);
@@ -94,11 +95,24 @@ static void binary_clear(struct fg_unwinder *u, struct binary *b)
 		elf_end(b->elf);
 	free(b->image);
 	fg_elf_syms__free(b->layout);
+	u->stats.bytes -= MIN(u->stats.bytes, b->bytes);
+	b->eh = b->debug = NULL;
+	b->dwarf = NULL;
+	b->elf = NULL;
+	b->image = NULL;
+	b->layout = NULL;
+	b->bytes = 0;
+}
+
+/* Empties the entry: its binary leaves the index and loses our reference. */
+static void binary_clear(struct fg_unwinder *u, struct binary *b)
+{
+	binary_unload(u, b);
 	if (b->dso) {
 		fg_idxmap_remove(&u->by_dso, dso_hash(b->dso), (uint32_t)(b - u->bins));
 		fg_dso__unref(b->dso);
+		u->stats.binaries--;
 	}
-	u->stats.bytes -= MIN(u->stats.bytes, b->bytes);
 	*b = (struct binary){};
 }
 
@@ -236,7 +250,6 @@ static bool evict_one(struct fg_unwinder *u, const struct binary *keep)
 	if (!victim)
 		return false;
 	binary_clear(u, victim);
-	u->stats.binaries--;
 	u->stats.binaries_evicted++;
 	return true;
 }
@@ -256,27 +269,46 @@ static struct binary *free_entry(struct fg_unwinder *u)
 	return NULL;
 }
 
-/* The binary's entry, its CFI loaded (or its failure recorded). NULL on ENOMEM. */
+/* Reads b's CFI, or records why it cannot be read so it is not tried on every sample. */
+static void binary_load(struct fg_unwinder *u, struct binary *b, const char *hint)
+{
+	int r = fg_dso__key(b->dso)->kind == FG_DSO_VDSO ? load_vdso(b) : load_file(b, hint);
+
+	if (r < 0) {
+		b->bytes = 0; /* not yet in the stats */
+		binary_unload(u, b);
+		/* Each binary counts once, however often it is retried. */
+		u->stats.binaries_failed += b->error == 0;
+		b->error = r;
+		b->failed_at = fgd_now();
+		return;
+	}
+	b->error = 0;
+	u->stats.bytes += b->bytes;
+	u->stats.binaries_loaded++;
+	while (u->stats.bytes > FG_UNWIND_MAX_BYTES && evict_one(u, b))
+		;
+}
+
+/* The binary's entry, its CFI loaded or its failure recorded. NULL on ENOMEM. */
 static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, const char *hint)
 {
 	int64_t i = fg_idxmap_find(&u->by_dso, dso_hash(dso), eq_dso, u, dso);
 	struct binary *b;
-	int r;
 
 	if (i >= 0) {
 		b = &u->bins[i];
 		b->last_used = ++u->clock;
 		b->last_period = u->period;
-		if (!b->error || !transient(b->error) || fgd_now() - b->failed_at < RETRY_NS)
-			return b;
-		/* Try again: maybe another process now maps the same file where we can read it. */
-		binary_clear(u, b);
-		u->stats.binaries--;
-	} else {
-		b = free_entry(u);
-		if (!b)
-			return NULL;
+		/* Maybe another process now maps the same file where we can read it. */
+		if (b->error && transient(b->error) && fgd_now() - b->failed_at >= RETRY_NS)
+			binary_load(u, b, hint);
+		return b;
 	}
+	b = free_entry(u);
+	if (!b)
+		return NULL;
+	/* A new serial: row-cache entries of the slot's previous binary go stale. */
 	*b = (struct binary){ .serial = ++u->next_serial, .last_used = ++u->clock,
 			      .last_period = u->period };
 	if (b->serial == 0)
@@ -285,23 +317,7 @@ static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, cons
 		return NULL;
 	b->dso = fg_dso__ref(dso);
 	u->stats.binaries++;
-	r = fg_dso__key(dso)->kind == FG_DSO_VDSO ? load_vdso(b) : load_file(b, hint);
-	if (r < 0) {
-		/* Keep the entry, so the failure is not retried on every sample. */
-		struct fg_dso *keep = b->dso;
-
-		b->dso = NULL;
-		b->bytes = 0; /* binary_clear must not drop the index entry or the reference */
-		binary_clear(u, b);
-		*b = (struct binary){ .dso = keep, .serial = ++u->next_serial, .last_used = u->clock,
-				      .last_period = u->period, .error = r, .failed_at = fgd_now() };
-		u->stats.binaries_failed++;
-		return b;
-	}
-	u->stats.bytes += b->bytes;
-	u->stats.binaries_loaded++;
-	while (u->stats.bytes > FG_UNWIND_MAX_BYTES && evict_one(u, b))
-		;
+	binary_load(u, b, hint);
 	return b;
 }
 
@@ -478,7 +494,6 @@ void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods)
 
 		if (b->dso && u->period - b->last_period > idle_periods) {
 			binary_clear(u, b);
-			u->stats.binaries--;
 			u->stats.binaries_evicted++;
 		}
 	}

@@ -3,6 +3,9 @@
  * A C call chain built the way distro binaries are (gcc -O2, no frame
  * pointer), which captures its registers and stack in its innermost
  * function for tests/unit/test-unwind.c. Usage: fgtest-unwind DUMPFILE
+ *
+ * Built with -DFGTEST_INLINE_B, fgtest_unwind_b is inlined into
+ * fgtest_unwind_a: no frame of its own to unwind, but an inline frame to name.
  */
 #include "fgtest-unwind.h"
 
@@ -11,7 +14,9 @@ static volatile int sink;
 
 int fgtest_unwind_leaf(int x);
 int fgtest_unwind_c(int x);
+#ifndef FGTEST_INLINE_B
 int fgtest_unwind_b(int x);
+#endif
 int fgtest_unwind_a(int x);
 
 __attribute__((noinline)) int fgtest_unwind_leaf(int x)
@@ -32,7 +37,12 @@ __attribute__((noinline)) int fgtest_unwind_c(int x)
 	return fgtest_unwind_leaf(x + 1) * 3 + sink;
 }
 
-__attribute__((noinline)) int fgtest_unwind_b(int x)
+#ifdef FGTEST_INLINE_B
+static inline __attribute__((always_inline))
+#else
+__attribute__((noinline))
+#endif
+int fgtest_unwind_b(int x)
 {
 	return fgtest_unwind_c(x + 1) * 5 + sink;
 }

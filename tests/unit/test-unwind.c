@@ -349,12 +349,16 @@ static void child_stop(struct child *c)
 }
 
 struct unwound {
-	char names[32][256];
+	char names[48][256]; /* leaf first, inlined functions included */
 	size_t n;
+	size_t inlined;      /* names that are inlined functions, not unwound frames */
 	struct fg_unwind_result res;
 };
 
-/* Unwinds the child's dump as a sample of it, with dump_size bytes, and names each frame. */
+/*
+ * Unwinds the child's dump as a sample of it, with dump_size bytes, and names
+ * each frame as a recording would: inline frames expanded, names demangled.
+ */
 static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *ret)
 {
 	struct fg_symbolizer *sym;
@@ -375,18 +379,22 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 	ASSERT_OK(fg_unwinder__new(&u));
 	ASSERT_OK(fg_proctab__get_live(t, c->pid, &p, NULL));
 	ASSERT_OK(fg_unwinder__unwind(u, p, &s, pcs, ELEMENTSOF(pcs), &ret->res));
-	ret->n = ret->res.n;
-	for (size_t i = 0; i < ret->n; i++) {
+	ret->n = ret->inlined = 0;
+	for (size_t i = 0; i < ret->res.n; i++) {
 		/* Return addresses are named by their call instruction. */
 		uint64_t pc = i ? pcs[i] - 1 : pcs[i];
 		const struct fg_map *m = fg_process_find_map(p, pc);
-		enum fg_sym_result res;
-		char buf[256];
+		struct fg_sym_frames fr;
 
 		ASSERT_TRUE(m && m->dso);
-		snprintf(ret->names[i], sizeof(ret->names[i]), "%s",
-			 fg_symbolizer__name_user(sym, m->dso, pc - m->start + m->pgoff, NULL, buf,
-						  sizeof(buf), &res));
+		fg_symbolizer__frames_user(sym, m->dso, pc - m->start + m->pgoff, NULL,
+					   FG_SYM_INLINE | FG_SYM_DEMANGLE, &fr);
+		/* Outermost first there; innermost first here, like the unwound frames. */
+		for (size_t j = fr.n; j-- > 0;) {
+			ASSERT_TRUE(ret->n < ELEMENTSOF(ret->names));
+			snprintf(ret->names[ret->n++], sizeof(ret->names[0]), "%s", fr.names[j]);
+		}
+		ret->inlined += fr.inlined;
 	}
 	/* A warm second walk gives the same frames, from the row cache. */
 	{
@@ -490,6 +498,23 @@ TEST(unwinds_a_stripped_binary_the_same_way)
 	ASSERT_EQ(w2.n, w.n);
 }
 
+TEST(unwinds_a_stripped_binary_and_names_it_through_its_debuglink)
+{
+	struct child c;
+	struct unwound w;
+
+	/*
+	 * fgtest_unwind_b is inlined into fgtest_unwind_a: one frame fewer to
+	 * unwind, and the debug file beside the binary names it as an inline frame.
+	 */
+	child_start("fgtest-unwind-inline-debuglink", &c);
+	unwind_child(&c, 65536, &w);
+	child_stop(&c);
+	assert_c_chain(&w);
+	ASSERT_EQ(w.inlined, 1);
+	ASSERT_EQ(w.n, w.res.n + 1);
+}
+
 TEST(a_small_dump_truncates)
 {
 	struct child c;
@@ -519,6 +544,7 @@ TEST(unwinds_cxx_templates_and_lambdas)
 	main_at = find_name(&w, 0, "main");
 	/* leaf, step<0>, step<1>, step<2>, the lambda, run, main. */
 	ASSERT_EQ(main_at, 6);
-	ASSERT_TRUE(strstr(w.names[0], "Walker") && strstr(w.names[0], "leaf"));
-	ASSERT_TRUE(strstr(w.names[5], "fgtest") && strstr(w.names[5], "run"));
+	ASSERT_TRUE(strcmp(w.names[0], "fgtest::Walker<int>::leaf") == 0);
+	ASSERT_TRUE(strcmp(w.names[1], "fgtest::Walker<int>::step<0>") == 0);
+	ASSERT_TRUE(strcmp(w.names[5], "fgtest::run") == 0);
 }
