@@ -35,6 +35,7 @@ struct load {
 };
 
 struct fg_elf_syms {
+	uint64_t entry;  /* e_entry: where the kernel starts a program (0: none) */
 	uint64_t *start; /* owned; sorted, distinct */
 	uint64_t *end;   /* owned; parallel to start, exclusive */
 	uint32_t *name;  /* owned; parallel to start, offsets into names */
@@ -698,6 +699,7 @@ static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
 	 * its own bytes: its build-id is read from its note sections instead.
 	 */
 	if (!l->debug_file) {
+		s->entry = eh.e_entry;
 		r = read_segments(elf, &eh, s);
 		if (r < 0)
 			return r;
@@ -883,6 +885,11 @@ size_t fg_elf_syms__build_id(const struct fg_elf_syms *s, const uint8_t **ret)
 		return 0;
 	*ret = s->build_id;
 	return s->build_id_len;
+}
+
+uint64_t fg_elf_syms__entry(const struct fg_elf_syms *s)
+{
+	return s->entry;
 }
 
 int fg_elf_syms__offset_to_vaddr(const struct fg_elf_syms *s, uint64_t offset, uint64_t *ret_vaddr)

@@ -115,6 +115,9 @@ size_t fg_elf_syms__build_id(const struct fg_elf_syms *s, const uint8_t **ret);
 /* File offset -> virtual address through the PT_LOAD segments; -ENOENT if none covers it. */
 int fg_elf_syms__offset_to_vaddr(const struct fg_elf_syms *s, uint64_t offset, uint64_t *ret_vaddr);
 
+/* The entry point (e_entry) as a virtual address; 0 for an object without one. */
+uint64_t fg_elf_syms__entry(const struct fg_elf_syms *s);
+
 /* Index of the function symbol containing vaddr, or -1. */
 int64_t fg_elf_syms__lookup(const struct fg_elf_syms *s, uint64_t vaddr);
 /* Borrowed until free. */

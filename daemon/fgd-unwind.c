@@ -16,6 +16,8 @@
 #include "idxmap.h"
 #include "macro.h"
 
+/* How far past an entry point without CFI a pc still counts as the program's first frame. */
+#define ENTRY_WINDOW 64
 /* A binary whose CFI could not be read for a reason that may pass is retried this often. */
 #define RETRY_NS (10ULL * 1000000000ULL)
 
@@ -449,6 +451,19 @@ static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 	return 0;
 }
 
+/*
+ * True if vaddr lies in the first instructions after b's entry point. The
+ * dynamic loader's _start (glibc's RTLD_START) has no CFI, and calls
+ * _dl_start within a few bytes of the entry: a return address there is the
+ * outermost frame of a process that is still being loaded.
+ */
+static bool is_entry(const struct binary *b, uint64_t vaddr)
+{
+	uint64_t entry = fg_elf_syms__entry(b->layout);
+
+	return entry && vaddr >= entry && vaddr - entry < ENTRY_WINDOW;
+}
+
 static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 {
 	struct walk *w = ctx;
@@ -456,6 +471,7 @@ static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 	struct binary *b;
 	uint64_t vaddr;
 	char hint[80];
+	int r;
 
 	/* No file behind it (JIT code): the frame pointer is all there is. */
 	if (!m || !m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON)
@@ -467,7 +483,15 @@ static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 		return -ENOENT;
 	if (fg_elf_syms__offset_to_vaddr(b->layout, pc - m->start + m->pgoff, &vaddr) < 0)
 		return -ENOENT;
-	return row_lookup(w->u, b, vaddr, ret);
+	r = row_lookup(w->u, b, vaddr, ret);
+	if (r == -ENOENT && is_entry(b, vaddr)) {
+		/* A first frame without CFI (the dynamic loader's _start): the stack ends here. */
+		*ret = (struct fg_unwind_row){
+			.cfa = { .kind = FG_RULE_VAL_OFFSET, .reg = FG_REG_RSP, .offset = 8 },
+		};
+		return 0;
+	}
+	return r;
 }
 
 int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -513,6 +515,70 @@ TEST(unwinds_a_stripped_binary_and_names_it_through_its_debuglink)
 	assert_c_chain(&w);
 	ASSERT_EQ(w.inlined, 1);
 	ASSERT_EQ(w.n, w.res.n + 1);
+}
+
+TEST(a_process_at_its_first_instruction_is_one_complete_frame)
+{
+	struct fg_symbolizer *sym;
+	struct fg_unwinder *u;
+	struct fg_proctab *t;
+	struct fg_process *p;
+	struct user_regs_struct ur;
+	struct fg_unwind_result res;
+	uint64_t regs[17], pcs[8];
+	uint8_t stack[4096];
+	char path[4096], mem[64];
+	ssize_t got;
+	int status, fd;
+	pid_t pid;
+
+	/*
+	 * Stopped right after exec, the process sits at the dynamic loader's
+	 * entry point, which has no CFI: still the stack's first frame, not a
+	 * failure.
+	 */
+	snprintf(path, sizeof(path), "%s/programs/fgtest-unwind", fg_test_build_dir());
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execl(path, path, "/nonexistent/dump", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFSTOPPED(status));
+	ASSERT_OK(ptrace(PTRACE_GETREGS, pid, NULL, &ur));
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", pid);
+	fd = open(mem, O_RDONLY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	got = pread(fd, stack, sizeof(stack), (off_t)ur.rsp);
+	close(fd);
+	ASSERT_TRUE(got > 0);
+	/* perf's order: ax bx cx dx si di bp sp ip r8..r15. */
+	uint64_t perf_order[17] = { ur.rax, ur.rbx, ur.rcx, ur.rdx, ur.rsi, ur.rdi, ur.rbp, ur.rsp,
+				    ur.rip, ur.r8,  ur.r9,  ur.r10, ur.r11, ur.r12, ur.r13, ur.r14, ur.r15 };
+	memcpy(regs, perf_order, sizeof(regs));
+	struct fg_sample s = {
+		.regs_abi = PERF_SAMPLE_REGS_ABI_64,
+		.regs = regs,
+		.n_regs = 17,
+		.stack = stack,
+		.stack_size = (uint64_t)got,
+	};
+
+	ASSERT_OK(fg_symbolizer__new(&sym));
+	ASSERT_OK(fg_proctab__new(sym, &t));
+	ASSERT_OK(fg_unwinder__new(&u));
+	ASSERT_OK(fg_proctab__get_live(t, pid, &p, NULL));
+	ASSERT_OK(fg_unwinder__unwind(u, p, &s, pcs, ELEMENTSOF(pcs), &res));
+	kill(pid, SIGKILL);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_EQ(res.n, 1);
+	ASSERT_U64_EQ(pcs[0], ur.rip);
+	ASSERT_EQ(res.end, FG_UNWIND_OUTERMOST);
+	fg_unwinder__free(u);
+	fg_proctab__free(t);
+	fg_symbolizer__free(sym);
 }
 
 TEST(a_small_dump_truncates)
