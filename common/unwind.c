@@ -402,8 +402,14 @@ void fg_unwind(const struct fg_unwind_regs *regs, const struct fg_unwind_stack *
 			ret->end = FG_UNWIND_OUTERMOST;
 			return;
 		}
-		/* Each caller's frame lies above its callee's, or the stack is corrupt. */
-		if (!(next.valid & (1U << FG_REG_RSP)) || next.v[FG_REG_RSP] <= cur.v[FG_REG_RSP]) {
+		/*
+		 * Each caller's frame lies above its callee's, or the stack is
+		 * corrupt. It may start where the callee's does when the callee
+		 * popped its return address into a register (__vfork does), but
+		 * then the pc must move on.
+		 */
+		if (!(next.valid & (1U << FG_REG_RSP)) || next.v[FG_REG_RSP] < cur.v[FG_REG_RSP] ||
+		    (next.v[FG_REG_RSP] == cur.v[FG_REG_RSP] && next.v[FG_REG_RA] == pc)) {
 			ret->end = FG_UNWIND_FAILED;
 			return;
 		}

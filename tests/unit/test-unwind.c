@@ -158,6 +158,33 @@ TEST(an_epilogue_after_pop_rbp_keeps_the_restored_rbp)
 	ASSERT_U64_EQ(pcs[1], 0x2005);
 }
 
+TEST(a_return_address_popped_into_a_register)
+{
+	struct fake f = {};
+	struct fg_unwind_row vfork = simple_row(0), caller = simple_row(16);
+	struct fg_unwind_regs regs = regs_at(0x1000, STACK_BASE);
+	struct fg_unwind_stack st = fake_stack(&f, 64);
+	struct fg_unwind_result res;
+	uint64_t pcs[8];
+
+	/* __vfork: `pop %rdi` took the return address; CFA = rsp, the return address is rdi. */
+	vfork.regs[FG_REG_RA] = (struct fg_unwind_rule){ .kind = FG_RULE_REGISTER, .reg = FG_REG_RDI };
+	add_row(&f, 0x1000, vfork);
+	caller.regs[FG_REG_RA].kind = FG_RULE_UNDEFINED;
+	add_row(&f, 0x2004, caller);
+	regs.v[FG_REG_RDI] = 0x2005;
+	regs.valid |= 1U << FG_REG_RDI;
+	fg_unwind(&regs, &st, fake_row, &f, pcs, ELEMENTSOF(pcs), &res);
+	ASSERT_EQ(res.end, FG_UNWIND_OUTERMOST);
+	ASSERT_EQ(res.n, 2);
+	ASSERT_U64_EQ(pcs[1], 0x2005);
+
+	/* The same frame returning to itself is a loop, not a caller. */
+	regs.v[FG_REG_RDI] = 0x1000;
+	fg_unwind(&regs, &st, fake_row, &f, pcs, ELEMENTSOF(pcs), &res);
+	ASSERT_EQ(res.end, FG_UNWIND_FAILED);
+}
+
 TEST(a_frame_that_does_not_move_up_the_stack_fails)
 {
 	struct fake f = {};
