@@ -556,19 +556,6 @@ static int64_t dwarf_chain(struct fg_recording *r, const struct fg_record *rec,
 	return (int64_t)n;
 }
 
-/* Frame-pointer mode: how far the kernel's walk of the user stack got. */
-static void account_fp_chain(struct fg_recording *r, int64_t outermost_user, size_t user_frames)
-{
-	if (outermost_user < 0)
-		return;
-	r->quality.user_stacks++;
-	if (r->locs[outermost_user].outermost)
-		r->quality.complete++;
-	else if (user_frames >= r->opts.max_stack)
-		r->quality.truncated++;
-	else
-		r->quality.failed++;
-}
 
 /* The frame above the process name for --group-by: the cgroup, whole or its last component. */
 static int group_frame(struct fg_recording *r, const struct fg_sample *s,
@@ -583,51 +570,42 @@ static int group_frame(struct fg_recording *r, const struct fg_sample *s,
 	return intern_name(r, cg, NULL, ret);
 }
 
-static void on_sample(struct fg_recording *r, const struct fg_record *rec)
+/* What walking a sample's chain found about its user part, for the stack figures. */
+struct user_part {
+	int64_t outermost; /* location of the outermost user frame; -1 if none */
+	size_t frames;
+};
+
+/* Frame-pointer mode: how far the kernel's walk of the user stack got. */
+static void account_fp_chain(struct fg_recording *r, const struct user_part *user)
 {
-	const struct fg_sample *s = &rec->sample;
-	bool dwarf = r->opts.call_graph == FG_CALL_GRAPH_DWARF;
-	struct fg_process *proc = NULL;
+	if (user->outermost < 0)
+		return;
+	r->quality.user_stacks++;
+	if (r->locs[user->outermost].outermost)
+		r->quality.complete++;
+	else if (user->frames >= r->opts.max_stack)
+		r->quality.truncated++;
+	else
+		r->quality.failed++;
+}
+
+/*
+ * Turns a PERF_CONTEXT_*-marked chain, leaf first, into locations in
+ * r->scratch. Every frame but a context's first is a return address, looked
+ * up at ip - 1 so that it names the call site. Returns how many, or a
+ * negative errno (a table is full).
+ */
+static int64_t chain_locations(struct fg_recording *r, struct fg_process *proc, const uint64_t *ips,
+			       uint64_t nr, struct user_part *user)
+{
 	enum { NONE, KERNEL, USER } ctx = NONE;
-	uint64_t one_ip[2];
-	const uint64_t *ips = s->ips;
-	uint64_t nr = s->nr;
-	int64_t outermost_user = -1;
-	size_t user_frames = 0;
 	bool first = true;
-	size_t n = 0, total, n_roots = r->opts.req.group_by != FG_GROUP_PROCESS ? 2 : 1;
-	int err;
+	size_t n = 0;
 
-	if (s->sid.pid != 0)
-		proc = fg_proctab__find(r->procs, (pid_t)s->sid.pid, s->sid.time);
-	if (r->n_targets && (!proc || !wanted(r, proc))) {
-		r->filtered++;
-		return;
-	}
-	if (dwarf) {
-		int64_t len = dwarf_chain(r, rec, proc);
-
-		if (len < 0) {
-			r->dropped_full++;
-			return;
-		}
-		ips = r->chain;
-		nr = (uint64_t)len;
-	}
-	if (FG_GROW(r->scratch, r->cap_scratch, nr + 3) < 0) {
-		r->dropped_full++;
-		return;
-	}
-	if (nr == 0) {
-		/* No callchain (it can fail): the sampled ip alone, in its own context. */
-		bool k = (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-
-		one_ip[0] = k ? PERF_CONTEXT_KERNEL : PERF_CONTEXT_USER;
-		one_ip[1] = s->ip;
-		ips = one_ip;
-		nr = 2;
-	}
-	/* Leaf first; every frame but a context's first is a return address: look up ip - 1. */
+	*user = (struct user_part){ .outermost = -1 };
+	if (FG_GROW(r->scratch, r->cap_scratch, nr) < 0)
+		return -ENOMEM;
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t ip = ips[i];
 		int64_t loc;
@@ -650,31 +628,32 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 			ip = 0;
 		}
 		loc = ctx == KERNEL ? location(r, NULL, ip, true, NULL, NULL) : user_location(r, proc, ip);
-		if (loc < 0) {
-			r->dropped_full++;
-			return;
-		}
+		if (loc < 0)
+			return loc;
 		if (ctx == USER) {
-			outermost_user = loc;
-			user_frames++;
+			user->outermost = loc;
+			user->frames++;
 		}
 		r->scratch[n++] = (uint32_t)loc;
 	}
-	if (!dwarf && proc)
-		account_fp_chain(r, outermost_user, user_frames);
+	return (int64_t)n;
+}
 
-	/*
-	 * Root first: [cgroup,] comm, then user frames outermost first, then
-	 * kernel frames; each location expands into its precomputed range of
-	 * names.
-	 */
-	total = n_roots;
+/*
+ * Adds the n locations in r->scratch (leaf first) as one stack, root first:
+ * [cgroup,] comm, then user frames outermost first, then kernel frames;
+ * each location expands into its precomputed range of names.
+ */
+static int add_stack(struct fg_recording *r, const struct fg_sample *s,
+		     const struct fg_process *proc, size_t n)
+{
+	size_t n_roots = r->opts.req.group_by != FG_GROUP_PROCESS ? 2 : 1, total = n_roots;
+	int err;
+
 	for (size_t i = 0; i < n; i++)
 		total += r->locs[r->scratch[i]].n_names;
-	if (FG_GROW(r->stack, r->cap_stack, total) < 0) {
-		r->dropped_full++;
-		return;
-	}
+	if (FG_GROW(r->stack, r->cap_stack, total) < 0)
+		return -ENOMEM;
 	for (size_t i = n, k = n_roots; i-- > 0;) {
 		const struct location *l = &r->locs[r->scratch[i]];
 
@@ -688,10 +667,51 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 		err = root_frame(r, s, proc, &r->stack[n_roots - 1]);
 	if (err >= 0)
 		err = fg_folded__add(r->model, r->stack, total, 1.0);
-	if (err < 0) {
+	return err;
+}
+
+static void on_sample(struct fg_recording *r, const struct fg_record *rec)
+{
+	const struct fg_sample *s = &rec->sample;
+	bool dwarf = r->opts.call_graph == FG_CALL_GRAPH_DWARF;
+	struct fg_process *proc = NULL;
+	const uint64_t *ips = s->ips;
+	uint64_t nr = s->nr, one_ip[2];
+	struct user_part user;
+	int64_t n;
+
+	if (s->sid.pid != 0)
+		proc = fg_proctab__find(r->procs, (pid_t)s->sid.pid, s->sid.time);
+	if (r->n_targets && (!proc || !wanted(r, proc))) {
+		r->filtered++;
+		return;
+	}
+	if (dwarf) {
+		int64_t len = dwarf_chain(r, rec, proc);
+
+		if (len < 0) {
+			r->dropped_full++;
+			return;
+		}
+		ips = r->chain;
+		nr = (uint64_t)len;
+	}
+	if (nr == 0) {
+		/* No callchain (it can fail): the sampled ip alone, in its own context. */
+		bool k = (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+
+		one_ip[0] = k ? PERF_CONTEXT_KERNEL : PERF_CONTEXT_USER;
+		one_ip[1] = s->ip;
+		ips = one_ip;
+		nr = 2;
+	}
+	n = chain_locations(r, proc, ips, nr, &user);
+	if (n < 0 || add_stack(r, s, proc, (size_t)n) < 0) {
 		r->dropped_full++;
 		return;
 	}
+	if (!dwarf && proc)
+		account_fp_chain(r, &user);
 	r->samples++;
 }
 
