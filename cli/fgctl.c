@@ -68,7 +68,7 @@ static void record_help(void)
 	       "                           frame pointers) or fp (frame pointers; cheaper).\n"
 	       "                           Default: fgd's, dwarf unless configured otherwise\n"
 	       "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a\n"
-	       "                           multiple of 8 up to 65528 (default: fgd's, 8192)\n"
+	       "                           multiple of 8 up to 65528 (default: fgd's, 32768)\n"
 	       "      --metadata FILE      also write the recording's figures as JSON: samples,\n"
 	       "                           losses, frames named, stack quality (docs/PROTOCOL.md)\n"
 	       "      --group-by WHAT      a root frame above the process name: 'cgroup' (its\n"

@@ -121,7 +121,7 @@ enum fg_call_graph {
 };
 
 /* Bytes of user stack copied per sample in dwarf mode: a multiple of 8. */
-#define FG_PROTO_DEFAULT_STACK_DUMP 8192
+#define FG_PROTO_DEFAULT_STACK_DUMP 32768
 #define FG_PROTO_MAX_STACK_DUMP 65528
 
 /* What the root of every stack is, above the process name (docs/PROTOCOL.md). */

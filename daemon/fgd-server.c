@@ -296,14 +296,14 @@ static void send_started(struct client *c, const struct fg_recording_opts *o)
 }
 
 /*
- * Stack dumps make samples large: enough ring for about half a second of
- * samples at the requested rate, as the frame-pointer default gives, within
- * a cap per CPU.
+ * Stack dumps make samples large: enough ring for about a quarter of a
+ * second of samples at the requested rate (rings are drained every 100 ms,
+ * and sooner when a quarter full), within a cap per CPU.
  */
 static size_t dwarf_ring_pages(size_t pages, uint32_t frequency, uint32_t stack_dump)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	uint64_t want = (uint64_t)frequency * (stack_dump + 1024) / 2;
+	uint64_t want = (uint64_t)frequency * (stack_dump + 1024) / 4;
 
 	while (pages * (uint64_t)page < want && pages < DWARF_MAX_RING_PAGES)
 		pages *= 2;
