@@ -24,6 +24,12 @@ NOBODY = pwd.getpwnam("nobody")
 def jit_process(user=None, namespaced=False):
     """Starts fgtest-jit; yields (pid, nspid, start, size)."""
     cmd = [program("fgtest-jit")]
+    copy_dir = None
+    if namespaced:
+        # The private /tmp hides whatever lives under the host's /tmp, the build
+        # tree of a clone made there included: run a copy from elsewhere.
+        copy_dir = tempfile.mkdtemp(prefix="fgd-jit-", dir="/var/tmp")
+        cmd = [shutil.copy2(cmd[0], copy_dir)]
     if user:
         cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups",
                "--"] + cmd
@@ -54,6 +60,8 @@ def jit_process(user=None, namespaced=False):
             proc.kill()
         proc.wait()
         proc.stdout.close()
+        if copy_dir:
+            shutil.rmtree(copy_dir)
 
 
 def map_path(pid, nspid):
