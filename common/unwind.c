@@ -372,6 +372,7 @@ void fg_unwind(const struct fg_unwind_regs *regs, const struct fg_unwind_stack *
 		return;
 	for (;;) {
 		uint64_t pc = cur.v[FG_REG_RA];
+		bool by_cfi = false;
 		int r;
 
 		if (ret->n >= max) {
@@ -388,6 +389,7 @@ void fg_unwind(const struct fg_unwind_regs *regs, const struct fg_unwind_stack *
 				return;
 			}
 			exact_pc = row.signal_frame;
+			by_cfi = true;
 		} else if (r == -ENOENT) {
 			r = apply_frame_pointer(&cur, stack, &next);
 			ret->fp_frames += r >= 0;
@@ -397,9 +399,13 @@ void fg_unwind(const struct fg_unwind_regs *regs, const struct fg_unwind_stack *
 			ret->end = end_of(r);
 			return;
 		}
-		/* A zero return address ends the chain by convention (thread entry points). */
+		/*
+		 * A zero return address read where the CFI says it is ends the chain
+		 * by convention (thread entry points); found by frame pointer, it is
+		 * just a zero on the stack.
+		 */
 		if (next.v[FG_REG_RA] == 0) {
-			ret->end = FG_UNWIND_OUTERMOST;
+			ret->end = by_cfi ? FG_UNWIND_OUTERMOST : FG_UNWIND_FAILED;
 			return;
 		}
 		/*

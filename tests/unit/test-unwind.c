@@ -240,6 +240,12 @@ TEST(code_without_cfi_unwinds_by_frame_pointer)
 	ASSERT_U64_EQ(pcs[1], 0x3005);
 	ASSERT_EQ(res.fp_frames, 1);
 
+	/* A zero return address found by frame pointer is a zero on the stack, not the end. */
+	f.words[3] = 0;
+	fg_unwind(&regs, &st, fake_row, &f, pcs, ELEMENTSOF(pcs), &res);
+	ASSERT_EQ(res.end, FG_UNWIND_FAILED);
+	f.words[3] = 0x3005;
+
 	/* A frame pointer below the stack pointer is garbage, not a frame. */
 	regs.v[FG_REG_RBP] = STACK_BASE - 16;
 	fg_unwind(&regs, &st, fake_row, &f, pcs, ELEMENTSOF(pcs), &res);
