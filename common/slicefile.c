@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "slicefile.h"
+#include "strpool.h"
+
+#define MAGIC "FGDH"
+#define HEADER_SIZE 32
+#define TRAILER_SIZE 4
+#define NONE_STRING UINT32_MAX
+
+/* ---- little-endian fields and varints ---- */
+
+struct bytes {
+	uint8_t *p; /* owned */
+	size_t len, cap;
+};
+
+static int put(struct bytes *b, const void *data, size_t len)
+{
+	if (FG_GROW(b->p, b->cap, b->len + len) < 0)
+		return -ENOMEM;
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+	return 0;
+}
+
+static int put_varint(struct bytes *b, uint64_t v)
+{
+	uint8_t buf[10];
+	size_t n = 0;
+
+	do {
+		buf[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return put(b, buf, n);
+}
+
+static void store_le(uint8_t *p, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t load_le(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* A read cursor over the body. */
+struct cursor {
+	const uint8_t *p, *end;
+};
+
+static int get_varint(struct cursor *c, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; c->p < c->end; shift += 7) {
+		uint8_t byte = *c->p++;
+
+		/* The tenth byte may carry only the top bit of a 64-bit value. */
+		if (shift == 63 && byte > 1)
+			return -EBADMSG;
+		v |= (uint64_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80)) {
+			*ret = v;
+			return 0;
+		}
+		if (shift == 63)
+			return -EBADMSG;
+	}
+	return -EBADMSG;
+}
+
+/* A varint that must be below limit. */
+static int get_index(struct cursor *c, uint64_t limit, uint32_t *ret)
+{
+	uint64_t v;
+	int r = get_varint(c, &v);
+
+	if (r < 0)
+		return r;
+	if (v >= limit)
+		return -EBADMSG;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+/* ---- CRC-32C ---- */
+
+uint32_t fg_crc32c(uint32_t crc, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	/* Bitwise: slices are written every few seconds, and this keeps no table. */
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
+	}
+	return ~crc;
+}
+
+/* ---- writing ---- */
+
+struct fg_slice_writer {
+	uint64_t start, end;
+	struct fg_strpool *strings; /* owned */
+	struct bytes procs;         /* encoded processes */
+	struct bytes stacks;        /* encoded stacks */
+	uint32_t n_procs;
+	uint64_t n_stacks;
+	struct bytes out;           /* the finished file */
+};
+
+int fg_slice_writer__new(uint64_t start_ns, uint64_t end_ns, struct fg_slice_writer **ret)
+{
+	struct fg_slice_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	w->strings = fg_strpool__new();
+	if (!w->strings) {
+		free(w);
+		return -ENOMEM;
+	}
+	w->start = start_ns;
+	w->end = end_ns;
+	*ret = w;
+	return 0;
+}
+
+struct fg_slice_writer *fg_slice_writer__free(struct fg_slice_writer *w)
+{
+	if (!w)
+		return NULL;
+	fg_strpool__free(w->strings);
+	free(w->procs.p);
+	free(w->stacks.p);
+	free(w->out.p);
+	free(w);
+	return NULL;
+}
+
+/* A string's id plus one, or 0 for NULL, as processes store them. */
+static int string_ref(struct fg_slice_writer *w, const char *s, uint64_t *ret)
+{
+	uint32_t id;
+	int r;
+
+	if (!s) {
+		*ret = 0;
+		return 0;
+	}
+	r = fg_strpool__intern(w->strings, s, strlen(s), &id);
+	if (r < 0)
+		return r;
+	*ret = (uint64_t)id + 1;
+	return 0;
+}
+
+int fg_slice_writer__add_process(struct fg_slice_writer *w, const struct fg_slice_process *p,
+				 uint32_t *ret_index)
+{
+	uint64_t comm, exe, cgroup;
+	int r;
+
+	if (w->n_procs == UINT32_MAX)
+		return -E2BIG;
+	r = string_ref(w, p->comm, &comm);
+	if (r >= 0)
+		r = string_ref(w, p->exe, &exe);
+	if (r >= 0)
+		r = string_ref(w, p->cgroup, &cgroup);
+	if (r >= 0)
+		r = put_varint(&w->procs, (uint32_t)p->pid);
+	if (r >= 0)
+		r = put_varint(&w->procs, p->start_time);
+	if (r >= 0)
+		r = put_varint(&w->procs, p->uid);
+	if (r >= 0)
+		r = put_varint(&w->procs, comm);
+	if (r >= 0)
+		r = put_varint(&w->procs, exe);
+	if (r >= 0)
+		r = put_varint(&w->procs, cgroup);
+	if (r < 0)
+		return r;
+	*ret_index = w->n_procs++;
+	return 0;
+}
+
+int fg_slice_writer__add_stack(struct fg_slice_writer *w, uint32_t proc, const char *const *frames,
+			       size_t n, uint64_t count)
+{
+	int r;
+
+	if (proc >= w->n_procs || n == 0 || n > FG_SLICEFILE_MAX_DEPTH || count == 0)
+		return -EINVAL;
+	r = put_varint(&w->stacks, proc);
+	if (r >= 0)
+		r = put_varint(&w->stacks, count);
+	if (r >= 0)
+		r = put_varint(&w->stacks, n);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		uint32_t id;
+
+		r = fg_strpool__intern(w->strings, frames[i], strlen(frames[i]), &id);
+		if (r >= 0)
+			r = put_varint(&w->stacks, id);
+	}
+	if (r < 0)
+		return r;
+	w->n_stacks++;
+	return 0;
+}
+
+int fg_slice_writer__finish(struct fg_slice_writer *w, const uint8_t **ret_data, size_t *ret_len)
+{
+	size_t n_strings = fg_strpool__count(w->strings);
+	uint8_t header[HEADER_SIZE] = { 0 }, trailer[TRAILER_SIZE];
+	size_t body_len;
+	int r;
+
+	w->out.len = 0;
+	r = put(&w->out, header, sizeof(header));
+	if (r >= 0)
+		r = put_varint(&w->out, n_strings);
+	for (size_t i = 0; i < n_strings && r >= 0; i++) {
+		size_t len = fg_strpool__len(w->strings, (uint32_t)i);
+
+		r = put_varint(&w->out, len);
+		if (r >= 0)
+			r = put(&w->out, fg_strpool__str(w->strings, (uint32_t)i), len);
+	}
+	if (r >= 0)
+		r = put_varint(&w->out, w->n_procs);
+	if (r >= 0)
+		r = put(&w->out, w->procs.p, w->procs.len);
+	if (r >= 0)
+		r = put_varint(&w->out, w->n_stacks);
+	if (r >= 0)
+		r = put(&w->out, w->stacks.p, w->stacks.len);
+	if (r < 0)
+		return r;
+	body_len = w->out.len - HEADER_SIZE;
+	if (body_len > UINT32_MAX)
+		return -E2BIG;
+
+	memcpy(w->out.p, MAGIC, 4);
+	store_le(w->out.p + 4, FG_SLICEFILE_VERSION, 2);
+	store_le(w->out.p + 6, HEADER_SIZE, 2);
+	store_le(w->out.p + 8, 0, 4); /* flags: none defined */
+	store_le(w->out.p + 12, body_len, 4);
+	store_le(w->out.p + 16, w->start, 8);
+	store_le(w->out.p + 24, w->end, 8);
+	store_le(trailer, fg_crc32c(0, w->out.p, w->out.len), 4);
+	r = put(&w->out, trailer, sizeof(trailer));
+	if (r < 0)
+		return r;
+	*ret_data = w->out.p;
+	*ret_len = w->out.len;
+	return 0;
+}
+
+/* ---- reading ---- */
+
+struct fg_slice {
+	uint64_t start, end;
+	char *arena;          /* owned: every string, NUL-terminated */
+	uint32_t *string_off; /* owned: offsets into arena */
+	size_t n_strings;
+	struct fg_slice_process *procs; /* owned; strings point into arena */
+	size_t n_procs;
+	struct fg_slice_stack *stacks;  /* owned; frames point into frame_ids */
+	size_t n_stacks;
+	uint32_t *frame_ids;            /* owned */
+};
+
+struct fg_slice *fg_slice__free(struct fg_slice *s)
+{
+	if (!s)
+		return NULL;
+	free(s->arena);
+	free(s->string_off);
+	free(s->procs);
+	free(s->stacks);
+	free(s->frame_ids);
+	free(s);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_slice *, fg_slice__free);
+
+static int parse_strings(struct cursor *c, struct fg_slice *s)
+{
+	uint64_t n, total = 0;
+	const uint8_t *save = c->p;
+	size_t at = 0;
+	int r;
+
+	r = get_varint(c, &n);
+	if (r < 0)
+		return r;
+	/* Every string takes at least its length byte. */
+	if (n > (uint64_t)(c->end - c->p))
+		return -EBADMSG;
+	/* First pass: lengths, to size the arena. */
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t len;
+
+		r = get_varint(c, &len);
+		if (r < 0)
+			return r;
+		if (len > (uint64_t)(c->end - c->p))
+			return -EBADMSG;
+		c->p += len;
+		total += len + 1;
+	}
+	s->arena = malloc(total ? total : 1);
+	s->string_off = calloc(n ? n : 1, sizeof(*s->string_off));
+	if (!s->arena || !s->string_off)
+		return -ENOMEM;
+	c->p = save;
+	(void)get_varint(c, &n);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t len;
+
+		(void)get_varint(c, &len);
+		/* A NUL inside would cut the name short, silently: refuse it. */
+		if (memchr(c->p, 0, len))
+			return -EBADMSG;
+		memcpy(s->arena + at, c->p, len);
+		s->arena[at + len] = '\0';
+		s->string_off[i] = (uint32_t)at;
+		at += len + 1;
+		c->p += len;
+	}
+	s->n_strings = n;
+	return 0;
+}
+
+/* A process's string: a reference (id + 1, 0 for none) resolved into the arena. */
+static int get_string_ref(struct cursor *c, const struct fg_slice *s, const char **ret)
+{
+	uint32_t ref;
+	int r = get_index(c, (uint64_t)s->n_strings + 1, &ref);
+
+	if (r < 0)
+		return r;
+	*ret = ref ? s->arena + s->string_off[ref - 1] : NULL;
+	return 0;
+}
+
+static int parse_processes(struct cursor *c, struct fg_slice *s)
+{
+	uint64_t n;
+	int r = get_varint(c, &n);
+
+	if (r < 0)
+		return r;
+	/* Six fields of at least a byte each. */
+	if (n > (uint64_t)(c->end - c->p) / 6)
+		return -EBADMSG;
+	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
+	if (!s->procs)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct fg_slice_process *p = &s->procs[i];
+		uint64_t pid, uid;
+
+		r = get_varint(c, &pid);
+		if (r >= 0)
+			r = get_varint(c, &p->start_time);
+		if (r >= 0)
+			r = get_varint(c, &uid);
+		if (r >= 0)
+			r = get_string_ref(c, s, &p->comm);
+		if (r >= 0)
+			r = get_string_ref(c, s, &p->exe);
+		if (r >= 0)
+			r = get_string_ref(c, s, &p->cgroup);
+		if (r < 0)
+			return r;
+		if (pid > INT32_MAX || uid > UINT32_MAX)
+			return -EBADMSG;
+		p->pid = (int32_t)pid;
+		p->uid = (uint32_t)uid;
+	}
+	s->n_procs = n;
+	return 0;
+}
+
+static int parse_stacks(struct cursor *c, struct fg_slice *s)
+{
+	size_t n_frames = 0, cap_frames = 0;
+	uint64_t n;
+	int r = get_varint(c, &n);
+
+	if (r < 0)
+		return r;
+	/* Proc, count, depth and a frame: four bytes at least. */
+	if (n > (uint64_t)(c->end - c->p) / 4)
+		return -EBADMSG;
+	s->stacks = calloc(n ? n : 1, sizeof(*s->stacks));
+	if (!s->stacks)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct fg_slice_stack *st = &s->stacks[i];
+		uint64_t depth;
+
+		r = get_index(c, s->n_procs, &st->proc);
+		if (r >= 0)
+			r = get_varint(c, &st->count);
+		if (r >= 0)
+			r = get_varint(c, &depth);
+		if (r < 0)
+			return r;
+		if (st->count == 0 || depth == 0 || depth > FG_SLICEFILE_MAX_DEPTH ||
+		    depth > (uint64_t)(c->end - c->p))
+			return -EBADMSG;
+		if (FG_GROW(s->frame_ids, cap_frames, n_frames + depth) < 0)
+			return -ENOMEM;
+		for (uint64_t k = 0; k < depth; k++) {
+			r = get_index(c, s->n_strings, &s->frame_ids[n_frames + k]);
+			if (r < 0)
+				return r;
+		}
+		st->n = depth;
+		/* An offset for now: the array may still move. */
+		st->frames = (const uint32_t *)(uintptr_t)n_frames;
+		n_frames += depth;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		s->stacks[i].frames = s->frame_ids + (uintptr_t)s->stacks[i].frames;
+	s->n_stacks = n;
+	return 0;
+}
+
+int fg_slice__parse(const void *data, size_t len, struct fg_slice **ret)
+{
+	_cleanup_(fg_slice__freep) struct fg_slice *s = NULL;
+	const uint8_t *b = data;
+	uint64_t version, header_size, body_len;
+	struct cursor c;
+	int r;
+
+	if (len < HEADER_SIZE + TRAILER_SIZE || memcmp(b, MAGIC, 4) != 0)
+		return -EBADMSG;
+	version = load_le(b + 4, 2);
+	header_size = load_le(b + 6, 2);
+	body_len = load_le(b + 12, 4);
+	if (version == 0)
+		return -EBADMSG;
+	if (version > FG_SLICEFILE_VERSION)
+		return -EPROTONOSUPPORT;
+	/* A later minor revision may grow the header; the body follows it. */
+	if (header_size < HEADER_SIZE || header_size + body_len + TRAILER_SIZE != len)
+		return -EBADMSG;
+	if (fg_crc32c(0, b, len - TRAILER_SIZE) != (uint32_t)load_le(b + len - TRAILER_SIZE, 4))
+		return -EBADMSG;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->start = load_le(b + 16, 8);
+	s->end = load_le(b + 24, 8);
+	c = (struct cursor){ b + header_size, b + header_size + body_len };
+	r = parse_strings(&c, s);
+	if (r >= 0)
+		r = parse_processes(&c, s);
+	if (r >= 0)
+		r = parse_stacks(&c, s);
+	if (r < 0)
+		return r;
+	if (c.p != c.end)
+		return -EBADMSG;
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+uint64_t fg_slice__start(const struct fg_slice *s)
+{
+	return s->start;
+}
+
+uint64_t fg_slice__end(const struct fg_slice *s)
+{
+	return s->end;
+}
+
+size_t fg_slice__n_processes(const struct fg_slice *s)
+{
+	return s->n_procs;
+}
+
+const struct fg_slice_process *fg_slice__process(const struct fg_slice *s, size_t i)
+{
+	return &s->procs[i];
+}
+
+size_t fg_slice__n_stacks(const struct fg_slice *s)
+{
+	return s->n_stacks;
+}
+
+void fg_slice__stack(const struct fg_slice *s, size_t i, struct fg_slice_stack *ret)
+{
+	*ret = s->stacks[i];
+}
+
+const char *fg_slice__string(const struct fg_slice *s, uint32_t id)
+{
+	return s->arena + s->string_off[id];
+}

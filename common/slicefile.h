@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The on-disk form of one history slice: what the whole machine ran during
+ * [start, end), per process, as symbolized stacks with sample counts. Names
+ * are stored, not addresses, so a slice stays readable after the binaries it
+ * came from are upgraded or deleted. docs/HISTORY-FORMAT.md describes the
+ * bytes; in short:
+ *
+ *   header   "FGDH", u16 version, u16 header size, u32 flags,
+ *            u64 start and end (ns since the epoch), u32 body length
+ *   body     varint-coded: the string table, the processes, the stacks
+ *   trailer  u32 CRC-32C of header and body
+ *
+ * Everything little-endian. A reader refuses a file whose checksum does not
+ * match (a torn or corrupted write) with -EBADMSG, and a version it does not
+ * know with -EPROTONOSUPPORT; every count and index is checked against what
+ * the bytes can hold, so no input makes it read out of bounds or allocate
+ * more than a small multiple of the file's size.
+ *
+ * Pure: no files, no logging (writing it to disk crash-safely is the
+ * caller's part).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FG_SLICEFILE_VERSION 1
+#define FG_SLICEFILE_MAX_DEPTH 1024 /* frames per stack */
+
+/* One process of a slice. Strings may be NULL (unknown). */
+struct fg_slice_process {
+	int32_t pid;
+	uint64_t start_time; /* ns since the epoch: with pid, tells pid reuse apart */
+	uint32_t uid;
+	const char *comm, *exe, *cgroup;
+};
+
+struct fg_slice_writer;
+
+/* Caller frees *ret with fg_slice_writer__free(). 0 or -ENOMEM. */
+int fg_slice_writer__new(uint64_t start_ns, uint64_t end_ns, struct fg_slice_writer **ret);
+struct fg_slice_writer *fg_slice_writer__free(struct fg_slice_writer *w);
+
+/* Adds a process (strings copied) and stores its index. 0, -ENOMEM or -E2BIG. */
+int fg_slice_writer__add_process(struct fg_slice_writer *w, const struct fg_slice_process *p,
+				 uint32_t *ret_index);
+
+/*
+ * Adds count samples of the stack frames[0..n) (root first, strings copied)
+ * to process proc. 0, -EINVAL (no such process, no frames, too deep, zero
+ * count), -ENOMEM or -E2BIG.
+ */
+int fg_slice_writer__add_stack(struct fg_slice_writer *w, uint32_t proc, const char *const *frames,
+			       size_t n, uint64_t count);
+
+/*
+ * The file's bytes, borrowed until the writer is freed or written to again.
+ * 0, -ENOMEM, or -E2BIG for a body past 4 GiB.
+ */
+int fg_slice_writer__finish(struct fg_slice_writer *w, const uint8_t **ret_data, size_t *ret_len);
+
+struct fg_slice;
+
+/*
+ * Parses a file's bytes (not kept). Caller frees *ret with fg_slice__free().
+ * Returns 0; -EBADMSG for a file that is not a slice, is truncated, fails its
+ * checksum or is inconsistent; -EPROTONOSUPPORT for a later version; -ENOMEM.
+ */
+int fg_slice__parse(const void *data, size_t len, struct fg_slice **ret);
+struct fg_slice *fg_slice__free(struct fg_slice *s);
+
+uint64_t fg_slice__start(const struct fg_slice *s);
+uint64_t fg_slice__end(const struct fg_slice *s);
+size_t fg_slice__n_processes(const struct fg_slice *s);
+/* Borrowed until the slice is freed. */
+const struct fg_slice_process *fg_slice__process(const struct fg_slice *s, size_t i);
+size_t fg_slice__n_stacks(const struct fg_slice *s);
+
+/* Stack i: its process index, its count, and its frames (borrowed; root first). */
+struct fg_slice_stack {
+	uint32_t proc;
+	uint64_t count;
+	size_t n;
+	const uint32_t *frames; /* string ids: fg_slice__string() */
+};
+void fg_slice__stack(const struct fg_slice *s, size_t i, struct fg_slice_stack *ret);
+/* Borrowed until the slice is freed. */
+const char *fg_slice__string(const struct fg_slice *s, uint32_t id);
+
+/* CRC-32C (Castagnoli) of data, continuing from crc (0 to start). */
+uint32_t fg_crc32c(uint32_t crc, const void *data, size_t len);

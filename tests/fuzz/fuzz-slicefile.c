@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The bytes are a history slice file, as found on disk after a crash, a
+ * full disk or someone's editor. Each input is parsed as is, then again with
+ * its checksum made right, so the body parser is reached too. A slice that
+ * parses must have every index in range.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "slicefile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(const uint8_t *data, size_t size)
+{
+	struct fg_slice *s;
+
+	if (fg_slice__parse(data, size, &s) < 0)
+		return;
+	for (size_t i = 0; i < fg_slice__n_stacks(s); i++) {
+		struct fg_slice_stack st;
+
+		fg_slice__stack(s, i, &st);
+		if (st.proc >= fg_slice__n_processes(s) || st.n == 0)
+			abort();
+		for (size_t k = 0; k < st.n; k++)
+			(void)strlen(fg_slice__string(s, st.frames[k]));
+	}
+	fg_slice__free(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *copy;
+	uint32_t crc;
+
+	if (size > 1 << 20)
+		return 0;
+	check(data, size);
+	if (size < 36)
+		return 0;
+	copy = malloc(size);
+	if (!copy)
+		return 0;
+	memcpy(copy, data, size);
+	crc = fg_crc32c(0, copy, size - 4);
+	for (int i = 0; i < 4; i++)
+		copy[size - 4 + i] = (uint8_t)(crc >> (8 * i));
+	check(copy, size);
+	free(copy);
+	return 0;
+}

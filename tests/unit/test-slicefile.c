@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slicefile.h"
+#include "test.h"
+
+/* A slice of two processes, one without an exe, three stacks sharing frames. */
+static void build(struct fg_slice_writer **ret_w, const uint8_t **data, size_t *len)
+{
+	static const char *const a[] = { "_start", "__libc_start_main", "main", "hot_a" };
+	static const char *const b[] = { "_start", "__libc_start_main", "main", "hot_b" };
+	static const char *const k[] = { "do_syscall_64_[k]" };
+	const struct fg_slice_process p1 = { 1234, 1700000000000000000ULL, 1000, "burn", "/usr/bin/burn",
+					     "/user.slice" };
+	const struct fg_slice_process p2 = { 99, 5, 0, "kworker/0:1", NULL, "/" };
+	struct fg_slice_writer *w;
+	uint32_t i1, i2;
+
+	ASSERT_OK(fg_slice_writer__new(1000, 2000, &w));
+	ASSERT_OK(fg_slice_writer__add_process(w, &p1, &i1));
+	ASSERT_OK(fg_slice_writer__add_process(w, &p2, &i2));
+	ASSERT_OK(fg_slice_writer__add_stack(w, i1, a, 4, 750));
+	ASSERT_OK(fg_slice_writer__add_stack(w, i1, b, 4, 250));
+	ASSERT_OK(fg_slice_writer__add_stack(w, i2, k, 1, 3));
+	ASSERT_EQ(fg_slice_writer__add_stack(w, 7, k, 1, 3), -EINVAL);
+	ASSERT_EQ(fg_slice_writer__add_stack(w, i2, k, 0, 3), -EINVAL);
+	ASSERT_EQ(fg_slice_writer__add_stack(w, i2, k, 1, 0), -EINVAL);
+	ASSERT_OK(fg_slice_writer__finish(w, data, len));
+	*ret_w = w;
+}
+
+TEST(round_trip)
+{
+	struct fg_slice_writer *w;
+	struct fg_slice *s;
+	struct fg_slice_stack st;
+	const uint8_t *data;
+	size_t len;
+
+	build(&w, &data, &len);
+	ASSERT_OK(fg_slice__parse(data, len, &s));
+	ASSERT_U64_EQ(fg_slice__start(s), 1000);
+	ASSERT_U64_EQ(fg_slice__end(s), 2000);
+	ASSERT_EQ(fg_slice__n_processes(s), 2);
+	ASSERT_EQ(fg_slice__process(s, 0)->pid, 1234);
+	ASSERT_U64_EQ(fg_slice__process(s, 0)->start_time, 1700000000000000000ULL);
+	ASSERT_EQ(fg_slice__process(s, 0)->uid, 1000);
+	ASSERT_TRUE(strcmp(fg_slice__process(s, 0)->comm, "burn") == 0);
+	ASSERT_TRUE(strcmp(fg_slice__process(s, 0)->exe, "/usr/bin/burn") == 0);
+	ASSERT_TRUE(strcmp(fg_slice__process(s, 0)->cgroup, "/user.slice") == 0);
+	ASSERT_TRUE(fg_slice__process(s, 1)->exe == NULL);
+	ASSERT_EQ(fg_slice__n_stacks(s), 3);
+	fg_slice__stack(s, 1, &st);
+	ASSERT_EQ(st.proc, 0);
+	ASSERT_U64_EQ(st.count, 250);
+	ASSERT_EQ(st.n, 4);
+	ASSERT_TRUE(strcmp(fg_slice__string(s, st.frames[0]), "_start") == 0);
+	ASSERT_TRUE(strcmp(fg_slice__string(s, st.frames[3]), "hot_b") == 0);
+	fg_slice__stack(s, 2, &st);
+	ASSERT_EQ(st.proc, 1);
+	ASSERT_TRUE(strcmp(fg_slice__string(s, st.frames[0]), "do_syscall_64_[k]") == 0);
+	fg_slice__free(s);
+	fg_slice_writer__free(w);
+}
+
+TEST(shared_frames_are_stored_once)
+{
+	struct fg_slice_writer *w;
+	const uint8_t *data;
+	size_t len;
+
+	build(&w, &data, &len);
+	/* "__libc_start_main" is in two stacks, and once in the file. */
+	const uint8_t *first = memmem(data, len, "__libc_start_main", 17);
+
+	ASSERT_TRUE(first != NULL);
+	ASSERT_TRUE(memmem(first + 17, len - (size_t)(first + 17 - data), "__libc_start_main", 17) == NULL);
+	fg_slice_writer__free(w);
+}
+
+TEST(every_truncation_and_bit_flip_is_refused)
+{
+	struct fg_slice_writer *w;
+	struct fg_slice *s = NULL;
+	const uint8_t *data;
+	uint8_t *copy;
+	size_t len;
+
+	build(&w, &data, &len);
+	copy = malloc(len + 1);
+	ASSERT_TRUE(copy);
+	/* A torn write: any prefix. */
+	for (size_t n = 0; n < len; n++)
+		ASSERT_EQ(fg_slice__parse(data, n, &s), -EBADMSG);
+	/* Trailing bytes. */
+	memcpy(copy, data, len);
+	copy[len] = 0;
+	ASSERT_EQ(fg_slice__parse(copy, len + 1, &s), -EBADMSG);
+	/* Any single flipped bit, anywhere. */
+	for (size_t i = 0; i < len; i++)
+		for (int bit = 0; bit < 8; bit++) {
+			int r;
+
+			memcpy(copy, data, len);
+			copy[i] ^= (uint8_t)(1u << bit);
+			r = fg_slice__parse(copy, len, &s);
+			/* The version field flipped upward reads as a later version. */
+			if (r != -EPROTONOSUPPORT)
+				ASSERT_EQ(r, -EBADMSG);
+		}
+	ASSERT_TRUE(s == NULL);
+	free(copy);
+	fg_slice_writer__free(w);
+}
+
+TEST(a_later_version_is_named_as_such)
+{
+	struct fg_slice_writer *w;
+	struct fg_slice *s;
+	const uint8_t *data;
+	uint8_t *copy;
+	size_t len;
+	uint32_t crc;
+
+	build(&w, &data, &len);
+	copy = malloc(len);
+	ASSERT_TRUE(copy);
+	memcpy(copy, data, len);
+	copy[4] = FG_SLICEFILE_VERSION + 1;
+	crc = fg_crc32c(0, copy, len - 4);
+	memcpy(copy + len - 4, &crc, 4); /* little-endian host */
+	ASSERT_EQ(fg_slice__parse(copy, len, &s), -EPROTONOSUPPORT);
+	free(copy);
+	fg_slice_writer__free(w);
+}
+
+TEST(crc32c_known_answer)
+{
+	/* The check value of CRC-32C (RFC 3720). */
+	ASSERT_U64_EQ(fg_crc32c(0, "123456789", 9), 0xe3069283);
+	ASSERT_U64_EQ(fg_crc32c(fg_crc32c(0, "1234", 4), "56789", 5), 0xe3069283);
+}
+
+TEST(an_empty_slice_is_a_slice)
+{
+	struct fg_slice_writer *w;
+	struct fg_slice *s;
+	const uint8_t *data;
+	size_t len;
+
+	ASSERT_OK(fg_slice_writer__new(5, 6, &w));
+	ASSERT_OK(fg_slice_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slice__parse(data, len, &s));
+	ASSERT_EQ(fg_slice__n_stacks(s), 0);
+	ASSERT_EQ(fg_slice__n_processes(s), 0);
+	fg_slice__free(s);
+	fg_slice_writer__free(w);
+}
+
+TEST(a_version_1_file_stays_readable)
+{
+	/* Written once, by hand from docs/HISTORY-FORMAT.md: history outlives fgd versions. */
+	char path[4096];
+	uint8_t buf[256];
+	struct fg_slice *s;
+	struct fg_slice_stack st;
+	FILE *f;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/history/slice-v1.fgdh", fg_test_data_dir());
+	f = fopen(path, "rbe");
+	ASSERT_TRUE(f);
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	ASSERT_OK(fg_slice__parse(buf, len, &s));
+	ASSERT_U64_EQ(fg_slice__start(s), 1000);
+	ASSERT_U64_EQ(fg_slice__end(s), 2000);
+	ASSERT_EQ(fg_slice__n_processes(s), 1);
+	ASSERT_EQ(fg_slice__process(s, 0)->pid, 1234);
+	ASSERT_TRUE(strcmp(fg_slice__process(s, 0)->comm, "burn") == 0);
+	ASSERT_TRUE(fg_slice__process(s, 0)->exe == NULL);
+	ASSERT_EQ(fg_slice__n_stacks(s), 1);
+	fg_slice__stack(s, 0, &st);
+	ASSERT_U64_EQ(st.count, 7);
+	ASSERT_EQ(st.n, 3);
+	ASSERT_TRUE(strcmp(fg_slice__string(s, st.frames[0]), "_start") == 0);
+	ASSERT_TRUE(strcmp(fg_slice__string(s, st.frames[2]), "hot_a") == 0);
+	fg_slice__free(s);
+}
