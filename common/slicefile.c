@@ -21,6 +21,8 @@ struct bytes {
 
 static int put(struct bytes *b, const void *data, size_t len)
 {
+	if (len == 0)
+		return 0; /* data may be NULL then: an empty section */
 	if (FG_GROW(b->p, b->cap, b->len + len) < 0)
 		return -ENOMEM;
 	memcpy(b->p + b->len, data, len);
