@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The on-disk history: slice files (common/slicefile.h) in
+ * STATE_DIRECTORY/slices/, one per slice, named START-END.fgdh with both
+ * times as 20-digit nanoseconds since the epoch, so names sort by time and a
+ * query picks its files without opening the others.
+ *
+ * Crash safety. A slice is written to a temporary file (".tmp" suffix),
+ * fsync'd, renamed into place and the directory fsync'd: after a crash at
+ * any moment the directory holds whole slices and, at worst, one temporary
+ * file, which the next open removes. A file that fails its checksum anyway
+ * (a disk that lied) is skipped by readers and counted, never fatal.
+ *
+ * Failure to write (a full disk, a read-only mount) is returned and counted;
+ * the caller goes on sampling.
+ */
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "slicefile.h"
+
+struct fg_history_stats {
+	uint64_t files, bytes;     /* on disk now */
+	uint64_t written;          /* slices stored, ever */
+	uint64_t write_errors;     /* slices that could not be stored */
+	int last_write_error;      /* negative errno of the last failure; 0 if none */
+	uint64_t corrupt;          /* files skipped by readers for a bad checksum or format */
+	uint64_t future;           /* files skipped for a later format version */
+	uint64_t temp_removed;     /* torn temporary files cleaned up at open */
+	uint64_t pruned;           /* files deleted to stay within the byte budget */
+};
+
+struct fg_history;
+
+/*
+ * Opens (creating if missing, mode 0750) dir and dir/slices, removes torn
+ * temporary files and counts what is there. dir is copied. Caller frees
+ * *ret with fg_history__free(). 0 or a negative errno.
+ */
+int fg_history__open(const char *dir, struct fg_history **ret);
+struct fg_history *fg_history__free(struct fg_history *h);
+
+/* Stores one slice's bytes crash-safely. 0, or a negative errno (counted). */
+int fg_history__store(struct fg_history *h, uint64_t start_ns, uint64_t end_ns, const uint8_t *data,
+		      size_t len);
+
+/*
+ * Calls fn, in time order, for every readable slice that overlaps
+ * [from_ns, to_ns). Damaged files are skipped and counted. Returns 0, the
+ * first negative value fn returned, or a negative errno from reading the
+ * directory.
+ */
+typedef int (*fg_history_fn)(void *ctx, const struct fg_slice *s);
+int fg_history__read(struct fg_history *h, uint64_t from_ns, uint64_t to_ns, fg_history_fn fn,
+		     void *ctx);
+
+/* Deletes the oldest slices until the files take at most max_bytes. 0 or a negative errno. */
+int fg_history__prune(struct fg_history *h, uint64_t max_bytes);
+
+void fg_history__stats(const struct fg_history *h, struct fg_history_stats *ret);
