@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+#include "idxmap.h"
 #include "macro.h"
 #include "slicefile.h"
 #include "strpool.h"
@@ -524,4 +526,160 @@ void fg_slice__stack(const struct fg_slice *s, size_t i, struct fg_slice_stack *
 const char *fg_slice__string(const struct fg_slice *s, uint32_t id)
 {
 	return s->arena + s->string_off[id];
+}
+
+/* ---- compaction ---- */
+
+/* What merging accumulates: distinct processes and distinct stacks with summed counts. */
+struct merge {
+	const struct fg_slice_process **procs; /* borrowed from the inputs */
+	size_t n_procs, cap_procs;
+	struct fg_idxmap proc_index;
+	struct fg_strpool *names;     /* owned: frame names, so equal frames get one id */
+	uint32_t *keys;               /* owned: each stack as [process, depth, name ids...] */
+	size_t keys_len, keys_cap;
+	size_t *key_off;              /* owned: where each distinct stack's key starts */
+	uint64_t *counts;             /* owned: parallel to key_off */
+	size_t n_stacks, cap_stacks, cap_counts;
+	struct fg_idxmap stack_index;
+};
+
+static void merge_done(struct merge *m)
+{
+	free(m->procs);
+	fg_idxmap_done(&m->proc_index);
+	fg_strpool__free(m->names);
+	free(m->keys);
+	free(m->key_off);
+	free(m->counts);
+	fg_idxmap_done(&m->stack_index);
+}
+
+static uint64_t proc_hash(const struct fg_slice_process *p)
+{
+	return fg_hash_combine(fg_hash_mix((uint32_t)p->pid), p->start_time);
+}
+
+static bool proc_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct fg_slice_process *a = ((const struct merge *)ctx)->procs[idx], *b = key;
+
+	return a->pid == b->pid && a->start_time == b->start_time;
+}
+
+static int merge_process(struct merge *m, const struct fg_slice_process *p, uint32_t *ret)
+{
+	uint64_t h = proc_hash(p);
+	int64_t i = fg_idxmap_find(&m->proc_index, h, proc_eq, m, p);
+
+	if (i < 0) {
+		if (m->n_procs == UINT32_MAX)
+			return -E2BIG;
+		if (FG_GROW(m->procs, m->cap_procs, m->n_procs + 1) < 0 ||
+		    fg_idxmap_insert(&m->proc_index, h, (uint32_t)m->n_procs) < 0)
+			return -ENOMEM;
+		m->procs[m->n_procs] = p;
+		i = (int64_t)m->n_procs++;
+	}
+	*ret = (uint32_t)i;
+	return 0;
+}
+
+static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct merge *m = ctx;
+	const uint32_t *a = m->keys + m->key_off[idx], *b = key;
+
+	return a[0] == b[0] && a[1] == b[1] && memcmp(a + 2, b + 2, a[1] * sizeof(*a)) == 0;
+}
+
+/* Adds count to the stack whose key was just appended at keys[at..]; drops the copy if known. */
+static int merge_stack(struct merge *m, size_t at, uint64_t count)
+{
+	const uint32_t *key = m->keys + at;
+	uint64_t h = fg_hash_bytes(key, (2 + key[1]) * sizeof(*key), 0x736c696365ULL);
+	int64_t i = fg_idxmap_find(&m->stack_index, h, stack_eq, m, key);
+
+	if (i >= 0) {
+		m->keys_len = at;
+		m->counts[i] = m->counts[i] + count < m->counts[i] ? UINT64_MAX : m->counts[i] + count;
+		return 0;
+	}
+	if (FG_GROW(m->key_off, m->cap_stacks, m->n_stacks + 1) < 0 ||
+	    FG_GROW(m->counts, m->cap_counts, m->n_stacks + 1) < 0 ||
+	    fg_idxmap_insert(&m->stack_index, h, (uint32_t)m->n_stacks) < 0)
+		return -ENOMEM;
+	m->key_off[m->n_stacks] = at;
+	m->counts[m->n_stacks++] = count;
+	return 0;
+}
+
+static int merge_slice(struct merge *m, const struct fg_slice *s)
+{
+	for (size_t i = 0; i < s->n_stacks; i++) {
+		const struct fg_slice_stack *st = &s->stacks[i];
+		size_t at = m->keys_len;
+		uint32_t proc;
+		int r;
+
+		r = merge_process(m, &s->procs[st->proc], &proc);
+		if (r < 0)
+			return r;
+		if (FG_GROW(m->keys, m->keys_cap, at + 2 + st->n) < 0)
+			return -ENOMEM;
+		m->keys[at] = proc;
+		m->keys[at + 1] = (uint32_t)st->n;
+		for (size_t k = 0; k < st->n; k++) {
+			const char *name = fg_slice__string(s, st->frames[k]);
+
+			r = fg_strpool__intern(m->names, name, strlen(name), &m->keys[at + 2 + k]);
+			if (r < 0)
+				return r;
+		}
+		m->keys_len = at + 2 + st->n;
+		r = merge_stack(m, at, st->count);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int fg_slice_merge(const struct fg_slice *const *slices, size_t n, uint64_t start_ns,
+		   uint64_t end_ns, struct fg_slice_writer **ret)
+{
+	struct merge m = {};
+	struct fg_slice_writer *w = NULL;
+	const char *frames[FG_SLICEFILE_MAX_DEPTH];
+	int r = -ENOMEM;
+
+	m.names = fg_strpool__new();
+	if (!m.names)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		r = merge_slice(&m, slices[i]);
+		if (r < 0)
+			goto out;
+	}
+	r = fg_slice_writer__new(start_ns, end_ns, &w);
+	for (size_t i = 0; i < m.n_procs && r >= 0; i++) {
+		uint32_t idx;
+
+		/* Written in the order first seen, so index i is process i. */
+		r = fg_slice_writer__add_process(w, m.procs[i], &idx);
+	}
+	for (size_t i = 0; i < m.n_stacks && r >= 0; i++) {
+		const uint32_t *key = m.keys + m.key_off[i];
+
+		for (uint32_t k = 0; k < key[1]; k++)
+			frames[k] = fg_strpool__str(m.names, key[2 + k]);
+		r = fg_slice_writer__add_stack(w, key[0], frames, key[1], m.counts[i]);
+	}
+out:
+	merge_done(&m);
+	if (r < 0) {
+		fg_slice_writer__free(w);
+		return r;
+	}
+	*ret = w;
+	return 0;
 }

@@ -91,5 +91,15 @@ void fg_slice__stack(const struct fg_slice *s, size_t i, struct fg_slice_stack *
 /* Borrowed until the slice is freed. */
 const char *fg_slice__string(const struct fg_slice *s, uint32_t id);
 
+/*
+ * Compaction: the n slices merged into one covering [start_ns, end_ns), as a
+ * writer the caller finishes and frees (fg_slice_writer__free()). A process
+ * is the same across slices when its pid and start time are; a stack is the
+ * same when its process and frames are, and their counts add up. 0,
+ * -ENOMEM or -E2BIG.
+ */
+int fg_slice_merge(const struct fg_slice *const *slices, size_t n, uint64_t start_ns,
+		   uint64_t end_ns, struct fg_slice_writer **ret);
+
 /* CRC-32C (Castagnoli) of data, continuing from crc (0 to start). */
 uint32_t fg_crc32c(uint32_t crc, const void *data, size_t len);

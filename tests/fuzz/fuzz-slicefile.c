@@ -3,7 +3,8 @@
  * The bytes are a history slice file, as found on disk after a crash, a
  * full disk or someone's editor. Each input is parsed as is, then again with
  * its checksum made right, so the body parser is reached too. A slice that
- * parses must have every index in range.
+ * parses must have every index in range, and merge with itself into a
+ * readable slice.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,24 @@ static void check(const uint8_t *data, size_t size)
 			abort();
 		for (size_t k = 0; k < st.n; k++)
 			(void)strlen(fg_slice__string(s, st.frames[k]));
+	}
+	/* Compaction of anything readable gives a readable slice, no bigger in stacks. */
+	{
+		const struct fg_slice *twice[2] = { s, s };
+		struct fg_slice_writer *w;
+		struct fg_slice *m;
+		const uint8_t *out;
+		size_t len;
+
+		if (fg_slice_merge(twice, 2, 0, 1, &w) == 0) {
+			if (fg_slice_writer__finish(w, &out, &len) == 0) {
+				if (fg_slice__parse(out, len, &m) < 0 ||
+				    fg_slice__n_stacks(m) > fg_slice__n_stacks(s))
+					abort();
+				fg_slice__free(m);
+			}
+			fg_slice_writer__free(w);
+		}
 	}
 	fg_slice__free(s);
 }

@@ -190,3 +190,100 @@ TEST(a_version_1_file_stays_readable)
 	ASSERT_TRUE(strcmp(fg_slice__string(s, st.frames[2]), "hot_a") == 0);
 	fg_slice__free(s);
 }
+
+/* A slice of [start, start + 10) with the stacks given as "frame;frame count" per process. */
+static struct fg_slice *make_slice(uint64_t start, const struct fg_slice_process *procs, size_t n_procs,
+				   const char *const *stacks, const uint32_t *stack_proc, size_t n_stacks)
+{
+	struct fg_slice_writer *w;
+	struct fg_slice *s;
+	const uint8_t *data;
+	size_t len;
+
+	ASSERT_OK(fg_slice_writer__new(start, start + 10, &w));
+	for (size_t i = 0; i < n_procs; i++) {
+		uint32_t idx;
+
+		ASSERT_OK(fg_slice_writer__add_process(w, &procs[i], &idx));
+	}
+	for (size_t i = 0; i < n_stacks; i++) {
+		char buf[256], *save = NULL;
+		const char *frames[16];
+		size_t n = 0;
+		unsigned long count;
+		char *sp;
+
+		snprintf(buf, sizeof(buf), "%s", stacks[i]);
+		sp = strrchr(buf, ' ');
+		ASSERT_TRUE(sp);
+		*sp = '\0';
+		count = strtoul(sp + 1, NULL, 10);
+		for (char *f = strtok_r(buf, ";", &save); f; f = strtok_r(NULL, ";", &save))
+			frames[n++] = f;
+		ASSERT_OK(fg_slice_writer__add_stack(w, stack_proc[i], frames, n, count));
+	}
+	ASSERT_OK(fg_slice_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slice__parse(data, len, &s));
+	fg_slice_writer__free(w);
+	return s;
+}
+
+/* The count of stack `frames` of the process with pid and start time, or 0. */
+static uint64_t count_of(const struct fg_slice *s, int32_t pid, uint64_t start_time, const char *frames)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < fg_slice__n_stacks(s); i++) {
+		const struct fg_slice_process *p;
+		struct fg_slice_stack st;
+		char buf[256] = "";
+
+		fg_slice__stack(s, i, &st);
+		p = fg_slice__process(s, st.proc);
+		if (p->pid != pid || p->start_time != start_time)
+			continue;
+		for (size_t k = 0; k < st.n; k++) {
+			if (k)
+				strcat(buf, ";");
+			strcat(buf, fg_slice__string(s, st.frames[k]));
+		}
+		if (strcmp(buf, frames) == 0)
+			total += st.count;
+	}
+	return total;
+}
+
+TEST(merging_adds_counts_of_the_same_stack_of_the_same_process)
+{
+	const struct fg_slice_process a = { 10, 100, 0, "a", NULL, NULL },
+				      b = { 20, 200, 0, "b", NULL, NULL },
+				      a_reused = { 10, 999, 0, "a2", NULL, NULL }; /* pid 10 again, later */
+	const struct fg_slice_process p1[] = { a, b }, p2[] = { b, a, a_reused };
+	const char *const s1[] = { "main;x 3", "main;y 1", "main;x 5" };
+	const uint32_t s1p[] = { 0, 0, 1 };
+	const char *const s2[] = { "main;x 2", "main;x 4", "main;x 7" };
+	const uint32_t s2p[] = { 1, 0, 2 };
+	struct fg_slice *in[2], *out;
+	struct fg_slice_writer *w;
+	const uint8_t *data;
+	size_t len;
+
+	in[0] = make_slice(0, p1, 2, s1, s1p, 3);
+	in[1] = make_slice(10, p2, 3, s2, s2p, 3);
+	ASSERT_OK(fg_slice_merge((const struct fg_slice *const *)in, 2, 0, 20, &w));
+	ASSERT_OK(fg_slice_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slice__parse(data, len, &out));
+	ASSERT_U64_EQ(fg_slice__start(out), 0);
+	ASSERT_U64_EQ(fg_slice__end(out), 20);
+	ASSERT_EQ(fg_slice__n_processes(out), 3);
+	ASSERT_EQ(fg_slice__n_stacks(out), 4);
+	ASSERT_U64_EQ(count_of(out, 10, 100, "main;x"), 5);
+	ASSERT_U64_EQ(count_of(out, 10, 100, "main;y"), 1);
+	ASSERT_U64_EQ(count_of(out, 20, 200, "main;x"), 9);
+	/* The same pid, another process: kept apart. */
+	ASSERT_U64_EQ(count_of(out, 10, 999, "main;x"), 7);
+	fg_slice__free(out);
+	fg_slice_writer__free(w);
+	fg_slice__free(in[0]);
+	fg_slice__free(in[1]);
+}
