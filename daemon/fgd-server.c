@@ -76,6 +76,7 @@ struct fgd_server {
 	struct fgd *d; /* borrowed */
 	struct fgd_watch listen_watch;
 	char *path; /* owned */
+	bool passed; /* the socket came from systemd, which owns its file */
 	struct client *clients;
 	size_t n_clients, n_recordings;
 	uint64_t accepted, rejected_clients, requests, bad_requests, denied;
@@ -923,21 +924,57 @@ static int bind_socket(const char *path, const char *group, int *ret_fd)
 	return 0;
 }
 
-int fgd_server__new(struct fgd *d, struct fgd_server **ret)
+/* The path a passed socket is bound to; caller frees *ret_path with free(). */
+static int adopt_socket(int fd, char **ret_path)
+{
+	struct sockaddr_un sa = { 0 };
+	socklen_t len = sizeof(sa);
+	size_t n;
+	char *p;
+
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+		return negative_errno();
+	if (len <= offsetof(struct sockaddr_un, sun_path) || sa.sun_family != AF_UNIX)
+		return -EINVAL;
+	n = len - offsetof(struct sockaddr_un, sun_path);
+	if (sa.sun_path[0] == '\0') { /* abstract: shown as @name, as ss(8) does */
+		p = malloc(n + 1);
+		if (!p)
+			return -ENOMEM;
+		p[0] = '@';
+		memcpy(p + 1, sa.sun_path + 1, n - 1);
+		p[n] = '\0';
+	} else {
+		p = strndup(sa.sun_path, n);
+		if (!p)
+			return -ENOMEM;
+	}
+	/* systemd hands sockets over blocking and inheritable. */
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
+		free(p);
+		return negative_errno();
+	}
+	*ret_path = p;
+	return 0;
+}
+
+int fgd_server__new(struct fgd *d, int listen_fd, struct fgd_server **ret)
 {
 	struct fgd_server *s = calloc(1, sizeof(*s));
-	int r, fd;
+	int r, fd = listen_fd;
 
 	if (!s)
 		return -ENOMEM;
 	s->d = d;
 	s->listen_watch.fd = -1;
-	s->path = strdup(d->conf.socket_path);
-	if (!s->path) {
-		free(s);
-		return -ENOMEM;
+	if (listen_fd >= 0) {
+		s->passed = true;
+		r = adopt_socket(listen_fd, &s->path);
+	} else {
+		s->path = strdup(d->conf.socket_path);
+		r = s->path ? bind_socket(s->path, d->conf.socket_group, &fd) : -ENOMEM;
 	}
-	r = bind_socket(s->path, d->conf.socket_group, &fd);
 	if (r < 0) {
 		free(s->path);
 		free(s);
@@ -963,7 +1000,8 @@ struct fgd_server *fgd_server__free(struct fgd_server *s)
 	if (s->listen_watch.fd >= 0) {
 		fgd_watch_del(s->d, &s->listen_watch);
 		close(s->listen_watch.fd);
-		unlink(s->path);
+		if (!s->passed)
+			unlink(s->path);
 	}
 	free(s->path);
 	free(s);
@@ -999,5 +1037,28 @@ void fgd_server__status(const struct fgd_server *s, struct json_object *status)
 		fg_json_add_int(a, "samples", (int64_t)fg_recording__samples(c->rec));
 		fg_json_add_int(a, "lost", (int64_t)fg_recording__lost(c->rec));
 		json_object_array_add(active, a);
+	}
+}
+
+const char *fgd_server__path(const struct fgd_server *s)
+{
+	return s->path;
+}
+
+size_t fgd_server__recordings(const struct fgd_server *s)
+{
+	return s->n_recordings;
+}
+
+void fgd_server__add_live_counters(const struct fgd_server *s, struct fg_cpu_counters *sum)
+{
+	for (const struct client *c = s->clients; c; c = c->next) {
+		const struct fg_evset *events = c->rec ? fg_recording__events(c->rec) : NULL;
+		struct fg_cpu_counters t;
+
+		if (!events)
+			continue;
+		fg_evset__totals(events, &t);
+		fg_cpu_counters_add(sum, &t);
 	}
 }

@@ -17,8 +17,12 @@
 
 #include "fgd.h"
 
-/* Binds the socket (refusing to steal one a live daemon answers on) and starts listening. */
-int fgd_server__new(struct fgd *d, struct fgd_server **ret);
+/*
+ * Serves listen_fd, a listening socket systemd passed (taken over: closed by
+ * fgd_server__free(), its file left to systemd), or with listen_fd -1 binds
+ * d->conf.socket_path itself (refusing to steal one a live daemon answers on).
+ */
+int fgd_server__new(struct fgd *d, int listen_fd, struct fgd_server **ret);
 struct fgd_server *fgd_server__free(struct fgd_server *s);
 
 /* Drains the rings of every live recording (part of a drain round). */
@@ -33,3 +37,10 @@ bool fgd_server__busy(const struct fgd_server *s);
 
 /* Adds the server's figures to a status reply. */
 void fgd_server__status(const struct fgd_server *s, struct json_object *status);
+
+/* The socket's path, borrowed until fgd_server__free(). */
+const char *fgd_server__path(const struct fgd_server *s);
+/* Recordings sampling now. */
+size_t fgd_server__recordings(const struct fgd_server *s);
+/* Adds the counters of every live recording's events to *sum. */
+void fgd_server__add_live_counters(const struct fgd_server *s, struct fg_cpu_counters *sum);

@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fgd-conf.h"
 #include "fgd-log.h"
 #include "fgd-server.h"
 #include "fgd.h"
@@ -34,15 +36,18 @@
 #define REAP_GRACE_NS (10ULL * 1000000000ULL)
 /* CFI of a binary no sample needed for this long is dropped. */
 #define UNWIND_IDLE_NS (600ULL * 1000000000ULL)
-#define DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: about half a second at 999 Hz */
-#define TRACK_RING_PAGES 64
+/* How often STATUS= is refreshed for systemctl status. */
+#define STATUS_INTERVAL_NS (5ULL * 1000000000ULL)
 
-static const char *arg_socket = FG_DEFAULT_SOCKET;
+/* Command-line settings: unset (NULL or 0) leaves the configuration file's, or the default. */
+static const char *arg_config; /* NULL: FGD_CONFIG_FILE, which may be missing */
+static const char *arg_socket;
 static const char *arg_group;
-static uint32_t arg_frequency = 99;
-static enum fg_call_graph arg_call_graph = FG_CALL_GRAPH_DWARF;
-static uint32_t arg_stack_dump = FG_PROTO_DEFAULT_STACK_DUMP;
-static size_t arg_ring_pages = DEFAULT_RING_PAGES;
+static uint32_t arg_frequency;
+static bool arg_call_graph_set;
+static enum fg_call_graph arg_call_graph;
+static uint32_t arg_stack_dump;
+static size_t arg_ring_pages;
 
 int fgd_watch_add(struct fgd *d, struct fgd_watch *w, uint32_t events)
 {
@@ -133,7 +138,8 @@ static void signal_event(struct fgd_watch *w, uint32_t events)
 		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
 			log_info("Received %s, shutting down", strsignal((int)si.ssi_signo));
 			d->quit = true;
-		}
+		} else if (si.ssi_signo == SIGHUP)
+			d->reload_requested = true;
 	}
 }
 
@@ -144,6 +150,7 @@ static void help(void)
 	       "Sampling profiler daemon: samples every CPU with perf_event_open and serves\n"
 	       "folded stacks and flame graphs to fgctl over a Unix socket.\n"
 	       "\n"
+	       "  -c, --config PATH        configuration file (default %s)\n"
 	       "  -s, --socket PATH        control socket (default %s)\n"
 	       "  -g, --socket-group NAME  group allowed to connect (socket mode 0660);\n"
 	       "                           default: 'fgd' if that group exists, else root only\n"
@@ -158,14 +165,18 @@ static void help(void)
 	       "  -h, --help               show this help\n"
 	       "      --version            show the version\n"
 	       "\n"
-	       "fgd runs in the foreground until SIGTERM or SIGINT. See fgd(8).\n",
-	       FG_DEFAULT_SOCKET, FG_PROTO_DEFAULT_STACK_DUMP, DEFAULT_RING_PAGES);
+	       "Options override the configuration file, fgd.conf(5).\n"
+	       "fgd runs in the foreground until SIGTERM or SIGINT; SIGHUP reloads the\n"
+	       "configuration. See fgd(8).\n",
+	       FGD_CONFIG_FILE, FG_DEFAULT_SOCKET, FG_PROTO_DEFAULT_STACK_DUMP,
+	       FGD_DEFAULT_RING_PAGES);
 }
 
 static int parse_args(int argc, char **argv)
 {
 	enum { ARG_VERSION = 0x100, ARG_RING_PAGES, ARG_CALL_GRAPH, ARG_STACK_DUMP };
 	static const struct option options[] = {
+		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "socket-group", required_argument, NULL, 'g' },
 		{ "frequency", required_argument, NULL, 'F' },
@@ -180,8 +191,11 @@ static int parse_args(int argc, char **argv)
 	uint32_t v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:g:F:vh", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "c:s:g:F:vh", options, NULL)) >= 0) {
 		switch (c) {
+		case 'c':
+			arg_config = optarg;
+			break;
 		case 's':
 			arg_socket = optarg;
 			break;
@@ -206,6 +220,7 @@ static int parse_args(int argc, char **argv)
 				fprintf(stderr, "fgd: invalid call graph mode '%s': expected fp or dwarf\n", optarg);
 				return -EINVAL;
 			}
+			arg_call_graph_set = true;
 			break;
 		case ARG_STACK_DUMP:
 			if (fg_parse_u32(optarg, 8, FG_PROTO_MAX_STACK_DUMP, &v) < 0 ||
@@ -234,9 +249,136 @@ static int parse_args(int argc, char **argv)
 		fprintf(stderr, "fgd: unexpected argument '%s'. Try 'fgd --help'.\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (!arg_group && getgrnam("fgd"))
-		arg_group = "fgd";
 	return 1;
+}
+
+static void log_config_error(void *ctx, const struct fg_conf_error *err)
+{
+	const char *path = ctx;
+
+	if (err->line)
+		log_error("%s:%u: %s", path, err->line, err->message);
+	else
+		log_error("%s: %s", path, err->message);
+}
+
+/*
+ * Builds the configuration: defaults, then the file, then the command line.
+ * Problems are logged. 0, or a negative errno with *ret untouched.
+ */
+static int load_config(struct fgd_config *ret)
+{
+	_cleanup_(fgd_config_done) struct fgd_config c = { 0 };
+	const char *path = arg_config ?: FGD_CONFIG_FILE;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r;
+
+	r = fgd_config_init(&c);
+	if (r < 0)
+		return log_error("Out of memory"), r;
+	r = fgd_config_read_file(path, &text, &len);
+	if (r == -ENOENT && !arg_config)
+		log_debug("No %s, using the defaults", path);
+	else if (r < 0)
+		return log_error("Failed to read %s: %s", path, strerror(-r)), r;
+	else {
+		r = fgd_config_parse(&c, text, len, log_config_error, (void *)path);
+		if (r < 0)
+			return r;
+	}
+
+	if ((arg_socket && fgd_config_set_string(&c.socket_path, arg_socket) < 0) ||
+	    (arg_group && fgd_config_set_string(&c.socket_group, arg_group) < 0))
+		return log_error("Out of memory"), -ENOMEM;
+	if (arg_frequency)
+		c.default_frequency = arg_frequency;
+	if (arg_call_graph_set)
+		c.call_graph = arg_call_graph;
+	if (arg_stack_dump)
+		c.stack_dump = arg_stack_dump;
+	if (arg_ring_pages)
+		c.ring_pages = arg_ring_pages;
+	if (!c.socket_group && getgrnam("fgd") && fgd_config_set_string(&c.socket_group, "fgd") < 0)
+		return log_error("Out of memory"), -ENOMEM;
+
+	*ret = c;
+	c = (struct fgd_config){ 0 };
+	return 0;
+}
+
+static bool streq_ptr(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+void fgd_config_changed(struct fgd *d, const struct fgd_config *old)
+{
+	const struct fgd_config *c = &d->conf;
+
+	/* Recordings keep the settings they started with; these are for the next ones. */
+	if (c->default_frequency != old->default_frequency)
+		log_info("Default frequency: %u Hz (was %u)", c->default_frequency, old->default_frequency);
+	if (c->call_graph != old->call_graph)
+		log_info("Default call graph: %s (was %s)", fg_call_graph_name(c->call_graph),
+			 fg_call_graph_name(old->call_graph));
+	if (c->stack_dump != old->stack_dump)
+		log_info("Default stack dump: %u bytes (was %u)", c->stack_dump, old->stack_dump);
+	if (c->ring_pages != old->ring_pages)
+		log_info("Ring pages: %zu per CPU (was %zu)", c->ring_pages, old->ring_pages);
+
+	/*
+	 * ALWAYS-ON HOOK (issue 5): the rolling aggregates re-read always_on,
+	 * always_on_frequency, slice_seconds, window_seconds, memory_max and
+	 * state_directory here, keeping the in-memory window.
+	 */
+}
+
+/*
+ * SIGHUP: a new configuration from the file and the command line, swapped
+ * in whole. The socket stays as it is; a configuration that does not parse,
+ * or that this kernel cannot run, leaves the running one in place.
+ */
+static void reload(struct fgd *d)
+{
+	_cleanup_(fgd_config_done) struct fgd_config next = { 0 };
+	const char *path = arg_config ?: FGD_CONFIG_FILE;
+	struct fgd_config old;
+
+	d->reload_requested = false;
+	(void)sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, fgd_now() / 1000);
+	log_info("Received SIGHUP, reloading %s", path);
+	if (load_config(&next) < 0) {
+		log_error("Failed to reload the configuration, keeping the running one");
+		goto done;
+	}
+	if (next.default_frequency > d->max_rate) {
+		log_error("Frequency=%u is above kernel.perf_event_max_sample_rate (%u), keeping the "
+			  "running configuration", next.default_frequency, d->max_rate);
+		goto done;
+	}
+	if (!streq_ptr(next.socket_path, d->conf.socket_path)) {
+		log_warning("The socket cannot move without a restart: still on %s, ignoring %s",
+			    d->conf.socket_path, next.socket_path);
+		if (fgd_config_set_string(&next.socket_path, d->conf.socket_path) < 0)
+			goto oom;
+	}
+	if (!streq_ptr(next.socket_group, d->conf.socket_group)) {
+		log_warning("The socket group cannot change without a restart: still %s, ignoring %s",
+			    d->conf.socket_group ?: "(none)", next.socket_group ?: "(none)");
+		if (fgd_config_set_string(&next.socket_group, d->conf.socket_group) < 0)
+			goto oom;
+	}
+	old = d->conf;
+	d->conf = next;
+	next = old; /* freed on return, after the hook saw it */
+	fgd_config_changed(d, &old);
+	log_info("Configuration reloaded");
+	goto done;
+oom:
+	log_error("Out of memory, keeping the running configuration");
+done:
+	(void)sd_notify(false, "READY=1");
 }
 
 /* Creates the socket's directory (one level, like /run/fgd) if missing. */
@@ -251,6 +393,7 @@ static void make_socket_dir(const char *path)
 static int setup(struct fgd *d)
 {
 	struct fg_evset_opts track = { .kind = FG_EVSET_TRACK, .ring_pages = d->conf.track_ring_pages };
+	int listen_fd = -1;
 	sigset_t mask;
 	int r;
 
@@ -266,6 +409,7 @@ static int setup(struct fgd *d)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	d->signal_watch.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -281,9 +425,9 @@ static int setup(struct fgd *d)
 	}
 	d->max_stack = fg_sampler_max_stack();
 	d->max_rate = fg_sampler_max_rate();
-	if (arg_frequency > d->max_rate) {
+	if (d->conf.default_frequency > d->max_rate) {
 		log_error("Default frequency %u Hz is above kernel.perf_event_max_sample_rate (%u)",
-			  arg_frequency, d->max_rate);
+			  d->conf.default_frequency, d->max_rate);
 		return -EINVAL;
 	}
 	log_info("Sampling event: %s%s", d->event.name,
@@ -331,8 +475,21 @@ static int setup(struct fgd *d)
 				    "will show as [unknown]");
 	}
 
-	make_socket_dir(d->conf.socket_path);
-	r = fgd_server__new(d, &d->server);
+	r = sd_listen_fds(true);
+	if (r > 1)
+		return log_error("systemd passed %d sockets, expected one", r), -EINVAL;
+	if (r == 1) {
+		listen_fd = SD_LISTEN_FDS_START;
+		if (sd_is_socket_unix(listen_fd, SOCK_STREAM, 1, NULL, 0) <= 0)
+			return log_error("The socket systemd passed is not a listening Unix stream "
+					 "socket"), -EINVAL;
+	} else {
+		if (r < 0)
+			log_warning("Failed to read the sockets systemd passed: %s, binding %s, ignoring",
+				    strerror(-r), d->conf.socket_path);
+		make_socket_dir(d->conf.socket_path);
+	}
+	r = fgd_server__new(d, listen_fd, &d->server);
 	if (r == -EADDRINUSE)
 		return log_error("Another fgd is already serving %s", d->conf.socket_path), r;
 	if (r == -ENOENT && d->conf.socket_group)
@@ -354,16 +511,82 @@ static void teardown(struct fgd *d)
 	free(d->cpu_totals);
 	safe_close(d->signal_watch.fd);
 	safe_close(d->epoll_fd);
+	fgd_config_done(&d->conf);
+}
+
+/* Resident memory of the daemon, from /proc/self/statm; 0 if unknown. */
+static uint64_t rss_bytes(void)
+{
+	_cleanup_(fclosep) FILE *f = fopen("/proc/self/statm", "re");
+	unsigned long long size, resident;
+
+	if (!f || fscanf(f, "%llu %llu", &size, &resident) != 2)
+		return 0;
+	return resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Samples and losses of every recording since start, finished or not. */
+static void sample_totals(struct fgd *d, struct fg_cpu_counters *ret)
+{
+	struct fg_cpu_counters sum = { 0 };
+
+	for (size_t i = 0; i < d->n_cpu_totals; i++)
+		fg_cpu_counters_add(&sum, &d->cpu_totals[i].c);
+	fgd_server__add_live_counters(d->server, &sum);
+	*ret = sum;
+}
+
+struct status_clock {
+	uint64_t at;      /* CLOCK_MONOTONIC ns of the last STATUS= */
+	uint64_t samples; /* sample_totals() then */
+};
+
+/* STATUS=, the one line systemctl status shows. */
+static void send_status(struct fgd *d, struct status_clock *last, uint64_t now)
+{
+	struct fg_cpu_counters t;
+	double rate = 0;
+
+	sample_totals(d, &t);
+	if (last->at && now > last->at && t.samples >= last->samples)
+		rate = (double)(t.samples - last->samples) * 1e9 / (double)(now - last->at);
+	(void)sd_notifyf(false, "STATUS=%s on %zu CPUs, default %u Hz, %zu recording%s, "
+			 "%.0f samples/s, %" PRIu64 " lost, RSS %.1f MiB",
+			 d->event.name, d->n_cpu_totals, d->conf.default_frequency,
+			 fgd_server__recordings(d->server),
+			 fgd_server__recordings(d->server) == 1 ? "" : "s", rate,
+			 t.lost + t.lost_samples, (double)rss_bytes() / (1 << 20));
+	last->at = now;
+	last->samples = t.samples;
+}
+
+/*
+ * SIGTERM or SIGINT ended the loop; everything is still live. Anything that
+ * must outlive the daemon is written here, before systemd hears STOPPING=1.
+ */
+static void stopping(struct fgd *d)
+{
+	/* ALWAYS-ON HOOK (issue 5): flush the current slice to the state directory. */
+	(void)sd_notify(false, "STOPPING=1");
 }
 
 static int run(struct fgd *d)
 {
 	uint64_t next_round = fgd_now(), next_reap = next_round + REAP_INTERVAL_NS;
+	uint64_t next_status = next_round + STATUS_INTERVAL_NS, next_watchdog = UINT64_MAX;
+	uint64_t watchdog_ns = 0, watchdog_usec;
+	struct status_clock status = { 0 };
 
+	/* Pinged from the loop itself, twice per timeout: a stuck loop is a dead daemon. */
+	if (sd_watchdog_enabled(false, &watchdog_usec) > 0) {
+		watchdog_ns = watchdog_usec * 1000 / 2;
+		next_watchdog = next_round;
+	}
+	send_status(d, &status, next_round);
 	while (!d->quit) {
 		struct epoll_event evs[64];
-		uint64_t now = fgd_now();
-		int64_t wait = next_round > now ? (int64_t)((next_round - now) / 1000000) + 1 : 0;
+		uint64_t now = fgd_now(), due = MIN(next_round, next_watchdog);
+		int64_t wait = due > now ? (int64_t)((due - now) / 1000000) + 1 : 0;
 		int n = epoll_wait(d->epoll_fd, evs, ELEMENTSOF(evs), (int)wait);
 
 		if (n < 0 && errno != EINTR)
@@ -387,6 +610,16 @@ static int run(struct fgd *d)
 			fg_unwinder__trim(d->unwinder, UNWIND_IDLE_NS / REAP_INTERVAL_NS);
 			next_reap = now + REAP_INTERVAL_NS;
 		}
+		if (d->reload_requested && !d->quit)
+			reload(d);
+		if (now >= next_status) {
+			send_status(d, &status, now);
+			next_status = now + STATUS_INTERVAL_NS;
+		}
+		if (now >= next_watchdog) {
+			(void)sd_notify(false, "WATCHDOG=1");
+			next_watchdog = now + watchdog_ns;
+		}
 	}
 	return 0;
 }
@@ -399,23 +632,16 @@ int main(int argc, char **argv)
 	r = parse_args(argc, argv);
 	if (r <= 0)
 		return r < 0 ? 2 : 0;
-	d.conf = (struct fgd_config){
-		.socket_path = arg_socket,
-		.socket_group = arg_group,
-		.default_frequency = arg_frequency,
-		.call_graph = arg_call_graph,
-		.stack_dump = arg_stack_dump,
-		.ring_pages = arg_ring_pages,
-		.track_ring_pages = TRACK_RING_PAGES,
-	};
+	if (load_config(&d.conf) < 0)
+		return 2;
 	r = setup(&d);
 	if (r >= 0) {
 		log_info("fgd %s ready on %s (%s, %zu CPUs, default %u Hz)", FG_VERSION,
-			 d.conf.socket_path, d.event.name, d.n_cpu_totals, arg_frequency);
-		(void)sd_notifyf(false, "READY=1\nSTATUS=Sampling with %s on %zu CPUs", d.event.name,
-				 d.n_cpu_totals);
+			 fgd_server__path(d.server), d.event.name, d.n_cpu_totals,
+			 d.conf.default_frequency);
+		(void)sd_notify(false, "READY=1");
 		r = run(&d);
-		(void)sd_notify(false, "STOPPING=1");
+		stopping(&d);
 	}
 	teardown(&d);
 	return r < 0 ? 1 : 0;

@@ -41,14 +41,27 @@ struct fgd_cpu_totals {
 	struct fg_cpu_counters c;
 };
 
+/*
+ * What fgd.conf(5) and the command line set; defaults in fgd-conf.c. SIGHUP
+ * builds a new one and swaps it in (see fgd_config_changed()), so nothing
+ * may keep a pointer into it across loop iterations.
+ */
 struct fgd_config {
-	const char *socket_path; /* borrowed from argv */
-	const char *socket_group; /* borrowed; NULL: none */
+	const char *socket_path;  /* owned: fgd_config_done() frees it */
+	const char *socket_group; /* owned; NULL: none */
 	uint32_t default_frequency;
 	enum fg_call_graph call_graph; /* for requests that do not choose: FP or DWARF */
 	uint32_t stack_dump;     /* DWARF mode's default dump size */
 	size_t ring_pages;       /* per CPU, for sampling */
 	size_t track_ring_pages; /* per CPU, for tracking */
+
+	/* Always-on sampling (issue 5) */
+	bool always_on;               /* AlwaysOn= */
+	uint32_t always_on_frequency; /* AlwaysOnFrequency=, Hz */
+	uint32_t slice_seconds;       /* SliceSec= */
+	uint32_t window_seconds;      /* WindowSec= */
+	uint64_t memory_max;          /* MemoryMax=, bytes: the aggregates' ceiling */
+	const char *state_directory;  /* owned; StateDirectory= */
 };
 
 struct fgd_server;
@@ -57,6 +70,7 @@ struct fgd {
 	struct fgd_config conf;
 	int epoll_fd;
 	bool quit;
+	bool reload_requested; /* SIGHUP */
 	bool drain_requested;
 	uint64_t started; /* CLOCK_MONOTONIC ns */
 	char hostname[256];
@@ -88,3 +102,11 @@ void fgd_drain_round(struct fgd *d);
 
 /* Adds an ending recording's per-CPU counters and stack figures to the daemon totals. */
 void fgd_account_recording(struct fgd *d, struct fg_recording *rec);
+
+/*
+ * Called after SIGHUP swapped a new configuration into d->conf; old is the
+ * one it replaced, borrowed until the call returns. Whatever caches a
+ * setting re-reads it here (the always-on sampler: its rate, slices, window
+ * and ceiling). The socket path and group never change here.
+ */
+void fgd_config_changed(struct fgd *d, const struct fgd_config *old);

@@ -7,10 +7,10 @@ set -eu
 # named because fgd links them itself. libiberty-dev: the C++ and Rust demangler.
 build="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev libiberty-dev libbpf-dev libsystemd-dev libjson-c-dev"
 # clang builds the frame-pointer workloads and the libFuzzer targets; chromium drives the
-# browser tests; setpriv/useradd run the access-control test as a second user. g++, binutils
+# browser tests; systemd gives systemd-analyze and systemd-socket-activate; setpriv/useradd run the access-control test as a second user. g++, binutils
 # (objcopy) and xz-utils build the debug-info fixtures; libc6-dbg gives libc's static
 # functions their names.
-tests="clang libclang-rt-14-dev g++ binutils xz-utils libc6-dbg python3 chromium chromium-driver util-linux passwd procps"
+tests="systemd clang libclang-rt-14-dev g++ binutils xz-utils libc6-dbg python3 chromium chromium-driver util-linux passwd procps"
 
 want=$build
 [ "${1:-}" = "--tests" ] && want="$build $tests"

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "fgd-conf.h"
+#include "config.h"
+#include "macro.h"
+#include "parse.h"
+#include "proto.h"
+
+int fgd_config_init(struct fgd_config *ret)
+{
+	struct fgd_config c = {
+		.default_frequency = FGD_DEFAULT_FREQUENCY,
+		.call_graph = FG_CALL_GRAPH_DWARF,
+		.stack_dump = FG_PROTO_DEFAULT_STACK_DUMP,
+		.ring_pages = FGD_DEFAULT_RING_PAGES,
+		.track_ring_pages = FGD_TRACK_RING_PAGES,
+		.always_on = true,
+		.always_on_frequency = FGD_DEFAULT_ALWAYS_ON_FREQUENCY,
+		.slice_seconds = 10,
+		.window_seconds = 900,
+		.memory_max = 64ULL << 20,
+	};
+
+	if (fgd_config_set_string(&c.socket_path, FG_DEFAULT_SOCKET) < 0 ||
+	    fgd_config_set_string(&c.state_directory, FGD_DEFAULT_STATE_DIRECTORY) < 0) {
+		fgd_config_done(&c);
+		return -ENOMEM;
+	}
+	*ret = c;
+	return 0;
+}
+
+int fgd_config_set_string(const char **field, const char *value)
+{
+	char *copy = NULL;
+
+	if (value) {
+		copy = strdup(value);
+		if (!copy)
+			return -ENOMEM;
+	}
+	free((char *)*field);
+	*field = copy;
+	return 0;
+}
+
+int fgd_config_copy(const struct fgd_config *src, struct fgd_config *ret)
+{
+	struct fgd_config c = *src;
+
+	c.socket_path = c.socket_group = c.state_directory = NULL;
+	if (fgd_config_set_string(&c.socket_path, src->socket_path) < 0 ||
+	    fgd_config_set_string(&c.socket_group, src->socket_group) < 0 ||
+	    fgd_config_set_string(&c.state_directory, src->state_directory) < 0) {
+		fgd_config_done(&c);
+		return -ENOMEM;
+	}
+	*ret = c;
+	return 0;
+}
+
+void fgd_config_done(struct fgd_config *c)
+{
+	free((char *)c->socket_path);
+	free((char *)c->socket_group);
+	free((char *)c->state_directory);
+	*c = (struct fgd_config){ 0 };
+}
+
+/* ---- the keys ---- */
+
+typedef int (*key_fn)(struct fgd_config *c, const char *value, struct fg_conf_error *err);
+
+#define FAIL(err, ...) (snprintf((err)->message, sizeof((err)->message), __VA_ARGS__), -EINVAL)
+
+static int set_path(const char **field, const char *key, size_t max, const char *value,
+		    struct fg_conf_error *err)
+{
+	if (value[0] != '/')
+		return FAIL(err, "%s=%s: expected an absolute path", key, value);
+	if (strlen(value) >= max)
+		return FAIL(err, "%s=: path longer than %zu bytes", key, max - 1);
+	return fgd_config_set_string(field, value);
+}
+
+static int key_socket(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	return set_path(&c->socket_path, "Socket", sizeof(((struct sockaddr_un *)0)->sun_path), value,
+			err);
+}
+
+static int key_socket_group(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (!value[0]) /* empty: back to the default ("fgd" if it exists) */
+		return fgd_config_set_string(&c->socket_group, NULL);
+	if (strlen(value) > 32 || strchr(value, '/') || strchr(value, ':'))
+		return FAIL(err, "SocketGroup=%s: not a group name", value);
+	return fgd_config_set_string(&c->socket_group, value);
+}
+
+static int parse_hz(const char *key, const char *value, uint32_t *ret, struct fg_conf_error *err)
+{
+	if (fg_parse_u32(value, 1, 100000, ret) < 0)
+		return FAIL(err, "%s=%s: expected 1 to 100000 (Hz)", key, value);
+	return 0;
+}
+
+static int key_frequency(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	return parse_hz("Frequency", value, &c->default_frequency, err);
+}
+
+static int key_call_graph(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (fg_call_graph_from_name(value, &c->call_graph) < 0)
+		return FAIL(err, "CallGraph=%s: expected dwarf or fp", value);
+	return 0;
+}
+
+static int key_stack_dump(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	uint64_t v;
+
+	if (fg_conf_parse_bytes(value, 8, FG_PROTO_MAX_STACK_DUMP, &v) < 0 || fg_stack_dump_check(v) < 0)
+		return FAIL(err, "StackDump=%s: expected a multiple of 8 from 8 to %d bytes", value,
+			    FG_PROTO_MAX_STACK_DUMP);
+	c->stack_dump = (uint32_t)v;
+	return 0;
+}
+
+static int key_ring_pages(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	uint32_t v;
+
+	if (fg_parse_u32(value, 1, 65536, &v) < 0 || (v & (v - 1)))
+		return FAIL(err, "RingPages=%s: expected a power of two from 1 to 65536", value);
+	c->ring_pages = v;
+	return 0;
+}
+
+static int key_always_on(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (fg_conf_parse_bool(value, &c->always_on) < 0)
+		return FAIL(err, "AlwaysOn=%s: expected yes or no", value);
+	return 0;
+}
+
+static int key_always_on_frequency(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	return parse_hz("AlwaysOnFrequency", value, &c->always_on_frequency, err);
+}
+
+static int key_slice(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (fg_conf_parse_seconds(value, 1, 3600, &c->slice_seconds) < 0)
+		return FAIL(err, "SliceSec=%s: expected 1s to 1h (a number of seconds, or with "
+				 "s, min or h)", value);
+	return 0;
+}
+
+static int key_window(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (fg_conf_parse_seconds(value, 1, 24 * 3600, &c->window_seconds) < 0)
+		return FAIL(err, "WindowSec=%s: expected 1s to 24h (a number of seconds, or with "
+				 "s, min or h)", value);
+	return 0;
+}
+
+static int key_memory_max(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (fg_conf_parse_bytes(value, 1ULL << 20, 1ULL << 40, &c->memory_max) < 0)
+		return FAIL(err, "MemoryMax=%s: expected 1M to 1T (bytes, or with K, M, G or T)",
+			    value);
+	return 0;
+}
+
+static int key_state_directory(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	return set_path(&c->state_directory, "StateDirectory", 4096, value, err);
+}
+
+static const struct {
+	const char *name;
+	key_fn fn;
+} keys[] = {
+	{ "Socket", key_socket },
+	{ "SocketGroup", key_socket_group },
+	{ "Frequency", key_frequency },
+	{ "CallGraph", key_call_graph },
+	{ "StackDump", key_stack_dump },
+	{ "RingPages", key_ring_pages },
+	{ "AlwaysOn", key_always_on },
+	{ "AlwaysOnFrequency", key_always_on_frequency },
+	{ "SliceSec", key_slice },
+	{ "WindowSec", key_window },
+	{ "MemoryMax", key_memory_max },
+	{ "StateDirectory", key_state_directory },
+};
+
+struct parse_ctx {
+	struct fgd_config *c; /* borrowed: the config being built */
+	fg_conf_error_fn on_error;
+	void *ctx;
+};
+
+static int assign(void *userdata, const char *section, const char *key, const char *value,
+		  struct fg_conf_error *err)
+{
+	struct parse_ctx *p = userdata;
+
+	if (section && strcmp(section, "fgd") != 0)
+		return FAIL(err, "%s= is in section [%s]; fgd reads only [fgd]", key, section);
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (strcmp(keys[i].name, key) == 0)
+			return keys[i].fn(p->c, value, err);
+	return FAIL(err, "unknown key %s", key);
+}
+
+static void forward_error(void *userdata, const struct fg_conf_error *err)
+{
+	struct parse_ctx *p = userdata;
+
+	p->on_error(p->ctx, err);
+}
+
+int fgd_config_parse(struct fgd_config *c, const char *text, size_t len, fg_conf_error_fn on_error,
+		     void *ctx)
+{
+	struct fgd_config next;
+	struct parse_ctx p = { .c = &next, .on_error = on_error, .ctx = ctx };
+	int r;
+
+	r = fgd_config_copy(c, &next);
+	if (r < 0)
+		return r;
+	r = fg_conf_parse(text, len, assign, forward_error, &p);
+	if (r >= 0 && next.window_seconds < next.slice_seconds) {
+		struct fg_conf_error err = { .line = 0 };
+
+		snprintf(err.message, sizeof(err.message),
+			 "WindowSec= (%us) is shorter than SliceSec= (%us)", next.window_seconds,
+			 next.slice_seconds);
+		on_error(ctx, &err);
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		fgd_config_done(&next);
+		return r;
+	}
+	fgd_config_done(c);
+	*c = next;
+	return 0;
+}
+
+int fgd_config_read_file(const char *path, char **ret_text, size_t *ret_len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+
+	if (fd < 0)
+		return negative_errno();
+	buf = malloc(FGD_MAX_CONFIG_FILE + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, FGD_MAX_CONFIG_FILE + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return negative_errno();
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > FGD_MAX_CONFIG_FILE)
+			return -EFBIG;
+	}
+	buf[len] = '\0';
+	*ret_text = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}

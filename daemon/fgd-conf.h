@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * fgd.conf(5): the keys of the [fgd] section and the built-in defaults, in
+ * one table. Parsing is pure (no logging): problems go to the caller's
+ * error function, with their line numbers, and the caller logs them.
+ */
+
+#include "conf.h"
+#include "fgd.h"
+
+#define FGD_DEFAULT_FREQUENCY 99
+#define FGD_DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: about half a second at 999 Hz */
+#define FGD_TRACK_RING_PAGES 64
+/* Always-on sampling: the other issue-5 work measures and may retune this. */
+#define FGD_DEFAULT_ALWAYS_ON_FREQUENCY 19
+/* systemd's StateDirectory=fgd is always under /var/lib. */
+#define FGD_DEFAULT_STATE_DIRECTORY "/var/lib/fgd"
+#define FGD_MAX_CONFIG_FILE (64 * 1024)
+
+/* Fills *ret with the defaults. 0 or -ENOMEM; *ret is then freed with fgd_config_done(). */
+int fgd_config_init(struct fgd_config *ret);
+/* A deep copy of src into *ret. 0 or -ENOMEM. */
+int fgd_config_copy(const struct fgd_config *src, struct fgd_config *ret);
+/* Frees the strings a config owns and zeroes it; accepts a zeroed config. */
+void fgd_config_done(struct fgd_config *c);
+/* Replaces the owned string *field with a copy of value (NULL: none). 0 or -ENOMEM. */
+int fgd_config_set_string(const char **field, const char *value);
+
+/*
+ * Applies the assignments in text (len bytes) over *c. On any error *c is
+ * left as it was and -EINVAL (or -ENOMEM) is returned; on_error has heard
+ * of every problem.
+ */
+int fgd_config_parse(struct fgd_config *c, const char *text, size_t len, fg_conf_error_fn on_error,
+		     void *ctx);
+
+/*
+ * Reads a whole configuration file of at most FGD_MAX_CONFIG_FILE bytes.
+ * *ret_text (caller frees with free()) is NUL-terminated. 0, -ENOENT if it
+ * does not exist, -EFBIG, or another negative errno.
+ */
+int fgd_config_read_file(const char *path, char **ret_text, size_t *ret_len);
