@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fgd-alwayson.h"
 #include "fgd-log.h"
 #include "fgd-server.h"
 #include "fgd.h"
@@ -36,6 +37,9 @@
 #define UNWIND_IDLE_NS (600ULL * 1000000000ULL)
 #define DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: about half a second at 999 Hz */
 #define TRACK_RING_PAGES 64
+/* Always-on defaults: see docs/PERFORMANCE.md for how the rate was chosen. */
+#define FGD_DEFAULT_ALWAYS_ON_FREQUENCY 19
+#define FGD_DEFAULT_MEMORY_MAX (64ULL << 20)
 
 static const char *arg_socket = FG_DEFAULT_SOCKET;
 static const char *arg_group;
@@ -43,6 +47,11 @@ static uint32_t arg_frequency = 99;
 static enum fg_call_graph arg_call_graph = FG_CALL_GRAPH_DWARF;
 static uint32_t arg_stack_dump = FG_PROTO_DEFAULT_STACK_DUMP;
 static size_t arg_ring_pages = DEFAULT_RING_PAGES;
+static bool arg_always_on = true;
+static uint32_t arg_always_on_frequency = FGD_DEFAULT_ALWAYS_ON_FREQUENCY;
+static uint32_t arg_slice_seconds = 10;
+static uint32_t arg_window_seconds = 900;
+static uint64_t arg_memory_max = FGD_DEFAULT_MEMORY_MAX;
 
 int fgd_watch_add(struct fgd *d, struct fgd_watch *w, uint32_t events)
 {
@@ -102,10 +111,19 @@ void fgd_drain_round(struct fgd *d)
 	 * every fork, exec and mmap that a snapshotted sample depends on
 	 * happened before the snapshot, so it is applied before the sample.
 	 */
+	struct timespec ts;
+
 	fgd_server__snapshot_recordings(d->server);
+	if (d->alwayson)
+		fgd_alwayson__snapshot(d->alwayson);
 	fg_evset__snapshot(d->tracker);
 	fg_evset__drain_ordered(d->tracker, on_tracking_record, d);
 	fgd_server__drain_recordings(d->server);
+	if (d->alwayson) {
+		fgd_alwayson__drain(d->alwayson);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		fgd_alwayson__tick(d->alwayson, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	}
 	d->drain_requested = false;
 }
 
@@ -154,17 +172,25 @@ static void help(void)
 	       "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a multiple\n"
 	       "                           of 8 up to 65528 (default %d)\n"
 	       "      --ring-pages N       ring buffer pages per CPU, a power of two (default %d)\n"
+	       "      --no-always-on       no sampling while no recording runs (no snapshot, top)\n"
+	       "      --always-on-frequency HZ  always-on sampling rate (default %d)\n"
+	       "      --slice-seconds N    always-on time slice (default 10)\n"
+	       "      --window-seconds N   always-on window kept in memory (default 900)\n"
+	       "      --memory-max BYTES   ceiling of the window's aggregates; K, M, G suffixes\n"
+	       "                           (default 64M)\n"
 	       "  -v, --verbose            log debug messages\n"
 	       "  -h, --help               show this help\n"
 	       "      --version            show the version\n"
 	       "\n"
 	       "fgd runs in the foreground until SIGTERM or SIGINT. See fgd(8).\n",
-	       FG_DEFAULT_SOCKET, FG_PROTO_DEFAULT_STACK_DUMP, DEFAULT_RING_PAGES);
+	       FG_DEFAULT_SOCKET, FG_PROTO_DEFAULT_STACK_DUMP, DEFAULT_RING_PAGES,
+	       FGD_DEFAULT_ALWAYS_ON_FREQUENCY);
 }
 
 static int parse_args(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_RING_PAGES, ARG_CALL_GRAPH, ARG_STACK_DUMP };
+	enum { ARG_VERSION = 0x100, ARG_RING_PAGES, ARG_CALL_GRAPH, ARG_STACK_DUMP, ARG_NO_ALWAYS_ON,
+	       ARG_ALWAYS_ON_FREQUENCY, ARG_SLICE_SECONDS, ARG_WINDOW_SECONDS, ARG_MEMORY_MAX };
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "socket-group", required_argument, NULL, 'g' },
@@ -172,6 +198,11 @@ static int parse_args(int argc, char **argv)
 		{ "ring-pages", required_argument, NULL, ARG_RING_PAGES },
 		{ "call-graph", required_argument, NULL, ARG_CALL_GRAPH },
 		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
+		{ "no-always-on", no_argument, NULL, ARG_NO_ALWAYS_ON },
+		{ "always-on-frequency", required_argument, NULL, ARG_ALWAYS_ON_FREQUENCY },
+		{ "slice-seconds", required_argument, NULL, ARG_SLICE_SECONDS },
+		{ "window-seconds", required_argument, NULL, ARG_WINDOW_SECONDS },
+		{ "memory-max", required_argument, NULL, ARG_MEMORY_MAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -216,6 +247,46 @@ static int parse_args(int argc, char **argv)
 			}
 			arg_stack_dump = v;
 			break;
+		case ARG_NO_ALWAYS_ON:
+			arg_always_on = false;
+			break;
+		case ARG_ALWAYS_ON_FREQUENCY:
+			if (fg_parse_u32(optarg, 1, 100000, &arg_always_on_frequency) < 0) {
+				fprintf(stderr, "fgd: invalid always-on frequency '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_SLICE_SECONDS:
+			if (fg_parse_u32(optarg, 1, 3600, &arg_slice_seconds) < 0) {
+				fprintf(stderr, "fgd: invalid slice length '%s': 1 to 3600 s\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_WINDOW_SECONDS:
+			if (fg_parse_u32(optarg, 1, 7 * 24 * 3600, &arg_window_seconds) < 0) {
+				fprintf(stderr, "fgd: invalid window length '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_MEMORY_MAX: {
+			char *end;
+			unsigned long long mv;
+
+			errno = 0;
+			mv = strtoull(optarg, &end, 10);
+			if (*end == 'K' || *end == 'k')
+				mv <<= 10, end++;
+			else if (*end == 'M' || *end == 'm')
+				mv <<= 20, end++;
+			else if (*end == 'G' || *end == 'g')
+				mv <<= 30, end++;
+			if (errno || end == optarg || *end || mv < (64ULL << 10) || mv > (1ULL << 40)) {
+				fprintf(stderr, "fgd: invalid memory ceiling '%s': 64K to 1T\n", optarg);
+				return -EINVAL;
+			}
+			arg_memory_max = mv;
+			break;
+		}
 		case 'v':
 			fg_log_max_level = LOG_DEBUG;
 			break;
@@ -232,6 +303,11 @@ static int parse_args(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "fgd: unexpected argument '%s'. Try 'fgd --help'.\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (arg_window_seconds < arg_slice_seconds) {
+		fprintf(stderr, "fgd: the window (%u s) must be at least one slice (%u s)\n",
+			arg_window_seconds, arg_slice_seconds);
 		return -EINVAL;
 	}
 	if (!arg_group && getgrnam("fgd"))
@@ -340,6 +416,17 @@ static int setup(struct fgd *d)
 	if (r < 0)
 		return log_error("Failed to listen on %s: %s", d->conf.socket_path, strerror(-r)), r;
 
+	if (d->conf.always_on) {
+		if (d->conf.always_on_frequency > d->max_rate)
+			return log_error("Always-on frequency %u Hz is above kernel.perf_event_max_sample_rate (%u)",
+					 d->conf.always_on_frequency, d->max_rate), -EINVAL;
+		r = fgd_alwayson__new(d, &d->alwayson);
+		if (r < 0)
+			return log_error("Failed to start always-on sampling: %s", strerror(-r)), r;
+		log_info("Always-on sampling at %u Hz: %u s slices, %u s window, %" PRIu64 " bytes at most",
+			 d->conf.always_on_frequency, d->conf.slice_seconds, d->conf.window_seconds,
+			 d->conf.memory_max);
+	}
 	fgd_drain_round(d);
 	return 0;
 }
@@ -347,6 +434,7 @@ static int setup(struct fgd *d)
 static void teardown(struct fgd *d)
 {
 	d->server = fgd_server__free(d->server);
+	d->alwayson = fgd_alwayson__free(d->alwayson);
 	d->tracker = fg_evset__free(d->tracker);
 	d->procs = fg_proctab__free(d->procs);
 	d->unwinder = fg_unwinder__free(d->unwinder);
@@ -407,6 +495,12 @@ int main(int argc, char **argv)
 		.stack_dump = arg_stack_dump,
 		.ring_pages = arg_ring_pages,
 		.track_ring_pages = TRACK_RING_PAGES,
+		.always_on = arg_always_on,
+		.always_on_frequency = arg_always_on_frequency,
+		.slice_seconds = arg_slice_seconds,
+		.window_seconds = arg_window_seconds,
+		.memory_max = arg_memory_max,
+		.state_directory = "/var/lib/fgd",
 	};
 	r = setup(&d);
 	if (r >= 0) {

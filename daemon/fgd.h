@@ -49,9 +49,17 @@ struct fgd_config {
 	uint32_t stack_dump;     /* DWARF mode's default dump size */
 	size_t ring_pages;       /* per CPU, for sampling */
 	size_t track_ring_pages; /* per CPU, for tracking */
+	/* Always-on sampling (docs/ARCHITECTURE.md, "Always-on"). */
+	bool always_on;
+	uint32_t always_on_frequency; /* Hz */
+	uint32_t slice_seconds;
+	uint32_t window_seconds;
+	uint64_t memory_max;          /* bytes of the window's aggregates */
+	const char *state_directory;  /* borrowed; for the on-disk history (not yet used) */
 };
 
 struct fgd_server;
+struct fgd_alwayson;
 
 struct fgd {
 	struct fgd_config conf;
@@ -72,6 +80,7 @@ struct fgd {
 	struct fgd_watch ring_watch; /* shared by every perf ring fd */
 	struct fgd_watch signal_watch;
 	struct fgd_server *server;   /* owned */
+	struct fgd_alwayson *alwayson; /* owned; NULL when always-on sampling is off */
 
 	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
 	size_t n_cpu_totals;
