@@ -265,7 +265,7 @@ static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct stack_key *k = key;
 
 	return a->proc == k->proc && a->n == k->n &&
-	       memcmp(s->frames + a->off, k->frames, k->n * sizeof(uint32_t)) == 0;
+	       (k->n == 0 || memcmp(s->frames + a->off, k->frames, k->n * sizeof(uint32_t)) == 0);
 }
 
 static uint64_t stack_hash(uint32_t proc, const uint32_t *frames, size_t n)
@@ -310,7 +310,8 @@ static uint64_t slice_compact(struct fg_slice *s)
 			folded++;
 			continue;
 		}
-		memmove(s->frames + fk, s->frames + st.off, st.n * sizeof(uint32_t));
+		if (st.n > 0)
+			memmove(s->frames + fk, s->frames + st.off, st.n * sizeof(uint32_t));
 		st.off = (uint32_t)fk;
 		fk += st.n;
 		s->stacks[k] = st;
@@ -351,7 +352,8 @@ static int slice_add_stack(struct fg_slice *s, uint32_t proc, const uint32_t *fr
 	err = fg_idxmap_insert(&s->stack_index, h, (uint32_t)s->n_stacks);
 	if (err < 0)
 		return err;
-	memcpy(s->frames + s->n_frames, frames, n * sizeof(uint32_t));
+	if (n > 0)
+		memcpy(s->frames + s->n_frames, frames, n * sizeof(uint32_t));
 	s->stacks[s->n_stacks++] = (struct sstack){ proc, (uint32_t)s->n_frames, (uint32_t)n, count };
 	s->n_frames += n;
 	return 0;
@@ -504,7 +506,10 @@ static int add(struct fg_window *w, const struct fg_window_proc *proc, const uin
 int fg_window__add(struct fg_window *w, const struct fg_window_proc *proc, const uint32_t *frames,
 		   size_t n, uint64_t count)
 {
-	return add(w, proc, frames, n, count, false);
+	static const uint32_t none[1];
+
+	/* No frames: an empty stack of its own, and no NULL for memcpy and the hash. */
+	return add(w, proc, n ? frames : none, n, count, false);
 }
 
 int fg_window__add_other(struct fg_window *w, const struct fg_window_proc *proc, uint64_t count)
