@@ -74,7 +74,8 @@ static int window_name(struct fgd_alwayson *a, uint32_t id, uint32_t *ret)
 	int err;
 
 	if (a->xlat_epoch != fg_window__epoch(a->window)) {
-		memset(a->xlat, 0xff, a->cap_xlat * sizeof(uint32_t));
+		if (a->xlat)
+			memset(a->xlat, 0xff, a->cap_xlat * sizeof(uint32_t));
 		a->xlat_epoch = fg_window__epoch(a->window);
 	}
 	if (id >= a->cap_xlat) {
