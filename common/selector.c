@@ -30,6 +30,42 @@ struct fg_selector *fg_selector__free(struct fg_selector *s)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_selector *, fg_selector__free);
 
+/*
+ * glibc compiles "x+" as "xx*" and "x{n}" as n copies of x, so nested
+ * repetition grows the automaton exponentially ("a++++++++++++" takes
+ * gigabytes). A comm is at most 15 bytes: allow two repetitions that
+ * duplicate, with bounds up to 16, in a pattern of at most 256 bytes.
+ */
+static bool regex_is_tame(const char *re)
+{
+	unsigned duplicating = 0;
+
+	if (strlen(re) > FG_SELECTOR_MAX_REGEX)
+		return false;
+	for (const char *p = re; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			continue;
+		}
+		if (*p == '+') {
+			duplicating++;
+		} else if (*p == '{') {
+			char *end;
+			unsigned long n = strtoul(p + 1, &end, 10);
+
+			duplicating++;
+			if (n > 16)
+				return false;
+			if (*end == ',') {
+				n = strtoul(end + 1, &end, 10);
+				if (n > 16)
+					return false;
+			}
+		}
+	}
+	return duplicating <= 2;
+}
+
 static bool given(const char *s)
 {
 	return s && *s;
@@ -57,6 +93,12 @@ int fg_selector__new(const struct fg_selector_spec *spec, struct fg_selector **r
 		return -EINVAL;
 	}
 	if (given(spec->comm)) {
+		if (!regex_is_tame(spec->comm)) {
+			if (ret_error)
+				*ret_error = "comm pattern too complex: at most 256 bytes, two '+' or '{}' "
+					     "repetitions, bounds up to 16";
+			return -EINVAL;
+		}
 		if (regcomp(&s->comm, spec->comm, REG_EXTENDED | REG_NOSUB) != 0) {
 			if (ret_error)
 				*ret_error = "invalid regular expression for comm";

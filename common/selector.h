@@ -6,7 +6,9 @@
  * given must match (they combine with AND); none given matches everything.
  *   pid:    the process id;
  *   uid:    the owner (the real uid fgd saw);
- *   comm:   a POSIX extended regular expression, searched in the name;
+ *   comm:   a POSIX extended regular expression, searched in the name (at
+ *           most 256 bytes and two '+' or '{}' repetitions, bounds up to
+ *           16: glibc's compiler would otherwise blow up on nesting);
  *   cgroup: the cgroup v2 path or an ancestor of it, with or without the
  *           leading '/' ("system.slice" covers "/system.slice/x.service");
  *   exe:    the executable's full path, or its last component.
@@ -17,6 +19,8 @@
 #include <sys/types.h>
 
 #define FG_SELECTOR_MAX_PATTERN 1024
+/* comm patterns are capped harder: see regex_is_tame() in selector.c. */
+#define FG_SELECTOR_MAX_REGEX 256
 
 struct fg_selector_spec {
 	pid_t pid;          /* 0: any */

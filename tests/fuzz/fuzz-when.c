@@ -29,8 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)fg_parse_span(p, &ms);
 		(void)fg_parse_time(p, 1710074096000LL, 3600, &t);
 		(void)fg_parse_time(p, 0, -12 * 3600, &t);
-		/* Patterns are capped in length; regcomp sees only what the daemon would. */
-		if (strlen(p) <= 64 && fg_selector__new(&spec, &s, NULL) == 0) {
+		/* The same checks as the daemon: regcomp sees only tame patterns. */
+		if (fg_selector__new(&spec, &s, NULL) == 0) {
 			(void)fg_selector__match(s, 1, 0, p, p, p);
 			fg_selector__free(s);
 		}

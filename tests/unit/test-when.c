@@ -122,6 +122,14 @@ TEST(selectors_combine)
 	spec = (struct fg_selector_spec){ .uid = -1, .comm = "(" };
 	ASSERT_EQ(fg_selector__new(&spec, &s, &why), -EINVAL);
 	ASSERT_TRUE(why != NULL);
+	/* Nested repetition explodes glibc's regex compiler: refused (found by fuzz-when). */
+	spec = (struct fg_selector_spec){ .uid = -1, .comm = "202++++++++++++++++++++++4" };
+	ASSERT_EQ(fg_selector__new(&spec, &s, &why), -EINVAL);
+	spec = (struct fg_selector_spec){ .uid = -1, .comm = "(a{1,100}){3}" };
+	ASSERT_EQ(fg_selector__new(&spec, &s, &why), -EINVAL);
+	spec = (struct fg_selector_spec){ .uid = -1, .comm = "^(nginx|php-fpm)[0-9]+ ?\\+x{2}" };
+	ASSERT_OK(fg_selector__new(&spec, &s, &why));
+	fg_selector__free(s);
 	spec = (struct fg_selector_spec){ .uid = 1LL << 33 };
 	ASSERT_EQ(fg_selector__new(&spec, &s, &why), -EINVAL);
 }
