@@ -108,6 +108,28 @@ static void show_unwinding(FILE *f, struct json_object *st)
 		(double)fgctl_get_int(unw, "bytes") / (1 << 20), pct(hits, hits + misses));
 }
 
+/* The always-on window: its rate, what it holds, and what its memory ceiling folded away. */
+static void show_always_on(FILE *f, struct json_object *ao)
+{
+	if (!ao || !fgctl_get_int(ao, "enabled")) {
+		fprintf(f, "  always-on:   off\n");
+		return;
+	}
+	fprintf(f, "  always-on:   %" PRId64 " Hz, %" PRId64 " slices of %" PRId64 " s (window %" PRId64
+		   " s); %.1f of %.1f MiB; %" PRId64 " samples held, %" PRId64 " lost\n",
+		fgctl_get_int(ao, "frequency"), fgctl_get_int(ao, "slices"),
+		fgctl_get_int(ao, "slice_seconds"), fgctl_get_int(ao, "window_seconds"),
+		(double)fgctl_get_int(ao, "bytes") / (1 << 20),
+		(double)fgctl_get_int(ao, "memory_max") / (1 << 20), fgctl_get_int(ao, "samples"),
+		fgctl_get_int(ao, "lost"));
+	fprintf(f, "               folded away by the memory ceiling: %" PRId64 " samples in %" PRId64
+		   " stacks into [other], %" PRId64 " samples into [other processes] (since start; %"
+		   PRId64 " and %" PRId64 " in the window now)\n",
+		fgctl_get_int(ao, "total_folded_samples"), fgctl_get_int(ao, "total_folded_stacks"),
+		fgctl_get_int(ao, "total_unattributed_samples"), fgctl_get_int(ao, "folded_samples"),
+		fgctl_get_int(ao, "unattributed_samples"));
+}
+
 void fgctl_show_status(FILE *f, struct json_object *st)
 {
 	struct json_object *server = get_obj(st, "server"), *procs = get_obj(st, "processes");
@@ -126,6 +148,7 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 	fprintf(f, "  frequency:   %" PRId64 " Hz default, %" PRId64 " Hz max; callchains up to %" PRId64
 		   " frames\n", fgctl_get_int(st, "default_frequency"),
 		fgctl_get_int(st, "max_frequency"), fgctl_get_int(st, "max_stack"));
+	show_always_on(f, get_obj(st, "always_on"));
 	fprintf(f, "  recordings:  %" PRId64 " active (max %" PRId64 "), %" PRId64 " completed, %" PRId64
 		   " aborted\n", fgctl_get_int(server, "recordings_active"),
 		fgctl_get_int(server, "max_recordings"), fgctl_get_int(server, "recordings_completed"),

@@ -19,6 +19,7 @@
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-output.h"
+#include "fgctl-query.h"
 #include "fgctl-render.h"
 #include "macro.h"
 #include "parse.h"
@@ -503,6 +504,18 @@ static int verb_status(int argc, char **argv)
 	return FGCTL_EXIT_OK;
 }
 
+/* ---- queries of the always-on window ---- */
+
+static int verb_snapshot(int argc, char **argv)
+{
+	return fgctl_verb_snapshot(argc, argv, socket_path());
+}
+
+static int verb_top(int argc, char **argv)
+{
+	return fgctl_verb_top(argc, argv, socket_path());
+}
+
 /* ---- main ---- */
 
 static int verb_help(int argc, char **argv);
@@ -519,6 +532,8 @@ static const struct verb {
 	const char *summary;
 } verbs[] = {
 	{ "record", verb_record, "sample processes or the whole machine; write a flame graph" },
+	{ "snapshot", verb_snapshot, "the last minutes of the whole machine, from memory, at once" },
+	{ "top", verb_top, "processes by CPU share, each with its hottest function" },
 	{ "status", verb_status, "show what fgd is doing, with every loss counter" },
 	{ "render", fgctl_verb_render, "draw a flame graph from folded stacks or perf script output" },
 	{ "diff", fgctl_verb_diff, "draw a differential flame graph of two profiles" },
@@ -536,6 +551,8 @@ static int verb_help(int argc, char **argv)
 	       "  fgctl record -p 1234 -t 30 -o x.svg          30 s of pid 1234 as a flame graph\n"
 	       "  fgctl record -a -t 10 -F 999 -o all.folded   the whole machine, folded stacks\n"
 	       "  fgctl record -p 1234,5678 -t 5 -o -          folded stacks to stdout\n"
+	       "  fgctl snapshot --last 5m -o now.svg         what the machine did, from memory\n"
+	       "  fgctl top --last 60s -n 10\n"
 	       "  fgctl status\n"
 	       "  fgctl render in.folded -o out.svg            offline, no daemon needed\n"
 	       "  perf script | fgctl render --from perf -o out.svg\n"

@@ -150,6 +150,8 @@ static const char *const cmd_names[] = {
 	[FG_CMD_STATUS] = "status",
 	[FG_CMD_RECORD] = "record",
 	[FG_CMD_STOP] = "stop",
+	[FG_CMD_SNAPSHOT] = "snapshot",
+	[FG_CMD_TOP] = "top",
 };
 
 static const char *const format_names[] = {
@@ -348,6 +350,81 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 	return 0;
 }
 
+/* Optional string member of at most max bytes, without NUL, into buf (size > max). */
+static int get_str(struct json_object *msg, const char *key, char *buf, size_t max)
+{
+	struct json_object *v;
+	size_t len;
+
+	if (!json_object_object_get_ex(msg, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return -EINVAL;
+	len = (size_t)json_object_get_string_len(v);
+	if (len > max || memchr(json_object_get_string(v), '\0', len))
+		return -EINVAL;
+	memcpy(buf, json_object_get_string(v), len);
+	buf[len] = '\0';
+	return 0;
+}
+
+static int decode_query(struct json_object *msg, struct fg_query_request *q, const char **ret_error)
+{
+	struct json_object *v;
+	int64_t x;
+
+	q->uid = -1;
+	q->limit = 20;
+	if (get_int(msg, "since_ms", 0, INT64_MAX / 2, &q->since_ms) < 0 ||
+	    get_int(msg, "until_ms", 0, INT64_MAX / 2, &q->until_ms) < 0)
+		FAIL("'since_ms' and 'until_ms' must be Unix times in milliseconds");
+	if (q->until_ms && q->until_ms <= q->since_ms)
+		FAIL("'until_ms' must be after 'since_ms'");
+	x = 0;
+	if (get_int(msg, "pid", 1, INT32_MAX, &x) < 0)
+		FAIL("'pid' must be a process id");
+	q->pid = (pid_t)x;
+	if (get_int(msg, "uid", 0, UINT32_MAX - 1, &q->uid) < 0)
+		FAIL("'uid' must be a user id");
+	if (get_str(msg, "comm", q->comm, FG_PROTO_MAX_SELECTOR) < 0 ||
+	    get_str(msg, "cgroup", q->cgroup, FG_PROTO_MAX_SELECTOR) < 0 ||
+	    get_str(msg, "exe", q->exe, FG_PROTO_MAX_SELECTOR) < 0)
+		FAIL("'comm', 'cgroup' and 'exe' must be strings of at most 1024 bytes");
+	if (json_object_object_get_ex(msg, "format", &v) &&
+	    (!json_object_is_type(v, json_type_string) ||
+	     fg_format_from_name(json_object_get_string(v), &q->format) < 0))
+		FAIL("'format' must be \"folded\", \"svg\" or \"html\"");
+	if (get_str(msg, "title", q->title, FG_PROTO_MAX_TITLE - 1) < 0)
+		FAIL("'title' must be a string of at most 255 bytes");
+	x = q->limit;
+	if (get_int(msg, "limit", 1, FG_PROTO_MAX_TOP, &x) < 0)
+		FAIL("'limit' must be from 1 to 1000");
+	q->limit = (uint32_t)x;
+	return 0;
+}
+
+static struct json_object *encode_query(struct json_object *obj, const struct fg_query_request *q)
+{
+	fg_json_add_int(obj, "since_ms", q->since_ms);
+	if (q->until_ms)
+		fg_json_add_int(obj, "until_ms", q->until_ms);
+	if (q->pid)
+		fg_json_add_int(obj, "pid", q->pid);
+	if (q->uid >= 0)
+		fg_json_add_int(obj, "uid", q->uid);
+	if (q->comm[0])
+		fg_json_add_str(obj, "comm", q->comm);
+	if (q->cgroup[0])
+		fg_json_add_str(obj, "cgroup", q->cgroup);
+	if (q->exe[0])
+		fg_json_add_str(obj, "exe", q->exe);
+	fg_json_add_str(obj, "format", fg_format_name(q->format));
+	if (q->title[0])
+		fg_json_add_str(obj, "title", q->title);
+	fg_json_add_int(obj, "limit", q->limit);
+	return obj;
+}
+
 int fg_proto_decode_request(struct json_object *msg, struct fg_request *ret,
 			    const char **ret_error)
 {
@@ -364,9 +441,11 @@ int fg_proto_decode_request(struct json_object *msg, struct fg_request *ret,
 		ret->cmd = (enum fg_cmd)i;
 		if (ret->cmd == FG_CMD_RECORD)
 			return decode_record(msg, &ret->record, ret_error);
+		if (ret->cmd == FG_CMD_SNAPSHOT || ret->cmd == FG_CMD_TOP)
+			return decode_query(msg, &ret->query, ret_error);
 		return 0;
 	}
-	FAIL("unknown 'cmd' (expected status, record or stop)");
+	FAIL("unknown 'cmd' (expected status, record, stop, snapshot or top)");
 }
 
 #undef FAIL
@@ -382,6 +461,8 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 	obj = fg_proto_new_request(cmd_names[req->cmd]);
 	if (!obj)
 		return NULL;
+	if (req->cmd == FG_CMD_SNAPSHOT || req->cmd == FG_CMD_TOP)
+		return encode_query(TAKE_PTR(obj), &req->query);
 	if (req->cmd != FG_CMD_RECORD)
 		return TAKE_PTR(obj);
 
@@ -433,7 +514,7 @@ static const struct {
 	E(EAGAIN), E(ENOMEM), E(EACCES), E(EBUSY), E(EEXIST), E(ENODEV), E(EINVAL),
 	E(ENFILE), E(EMFILE), E(ENOSPC), E(ERANGE), E(ENOSYS), E(EPROTO), E(EBADMSG),
 	E(EOVERFLOW), E(EUSERS), E(EMSGSIZE), E(EOPNOTSUPP), E(ECONNREFUSED), E(ECONNRESET),
-	E(ETIMEDOUT), E(ECANCELED), E(ECHILD),
+	E(ETIMEDOUT), E(ECANCELED), E(ECHILD), E(ENODATA),
 #undef E
 };
 

@@ -105,6 +105,8 @@ enum fg_cmd {
 	FG_CMD_STATUS,
 	FG_CMD_RECORD,
 	FG_CMD_STOP,
+	FG_CMD_SNAPSHOT, /* the always-on window, as a profile */
+	FG_CMD_TOP,      /* the always-on window, processes by CPU share */
 };
 
 enum fg_format {
@@ -149,9 +151,27 @@ struct fg_record_request {
 	enum fg_group_by group_by;
 };
 
+#define FG_PROTO_MAX_SELECTOR 1024
+#define FG_PROTO_MAX_TOP 1000
+
+/* A query of the always-on window (docs/PROTOCOL.md). */
+struct fg_query_request {
+	int64_t since_ms;  /* Unix ms, >= 0 */
+	int64_t until_ms;  /* Unix ms; 0: now */
+	pid_t pid;         /* 0: any */
+	int64_t uid;       /* -1: any */
+	char comm[FG_PROTO_MAX_SELECTOR + 1];   /* regex; empty: any */
+	char cgroup[FG_PROTO_MAX_SELECTOR + 1]; /* empty: any */
+	char exe[FG_PROTO_MAX_SELECTOR + 1];    /* empty: any */
+	enum fg_format format;
+	char title[FG_PROTO_MAX_TITLE];
+	uint32_t limit;    /* top: processes listed, 1 to FG_PROTO_MAX_TOP (default 20) */
+};
+
 struct fg_request {
 	enum fg_cmd cmd;
 	struct fg_record_request record; /* for FG_CMD_RECORD */
+	struct fg_query_request query;   /* for FG_CMD_SNAPSHOT and FG_CMD_TOP */
 };
 
 /* Defaults for a record request: folded; kernel and JIT suffixes, inline frames and demangling on. */

@@ -647,8 +647,12 @@ static int64_t chain_locations(struct fg_recording *r, struct fg_process *proc, 
 static int add_stack(struct fg_recording *r, const struct fg_sample *s,
 		     const struct fg_process *proc, size_t n)
 {
-	size_t n_roots = r->opts.req.group_by != FG_GROUP_PROCESS ? 2 : 1, total = n_roots;
+	size_t n_roots = r->opts.req.group_by != FG_GROUP_PROCESS ? 2 : 1, total;
 	int err;
+
+	if (r->opts.sink)
+		n_roots = 0;
+	total = n_roots;
 
 	for (size_t i = 0; i < n; i++)
 		total += r->locs[r->scratch[i]].n_names;
@@ -661,6 +665,10 @@ static int add_stack(struct fg_recording *r, const struct fg_sample *s,
 		r->inlined_frames += l->n_names - 1u;
 		memcpy(r->stack + k, r->loc_names + l->names, l->n_names * sizeof(uint32_t));
 		k += l->n_names;
+	}
+	if (r->opts.sink) {
+		r->opts.sink(r->opts.sink_ctx, (struct fg_process *)proc, s, r->stack, total);
+		return 0;
 	}
 	err = n_roots > 1 ? group_frame(r, s, proc, &r->stack[0]) : 0;
 	if (err >= 0)
@@ -742,6 +750,39 @@ void fg_recording__drain(struct fg_recording *r)
 		r->max_locs = r->n_locs;
 		fg_folded__set_max_stacks(r->model, fg_folded__n_stacks(r->model));
 	}
+}
+
+const char *fg_recording__name(const struct fg_recording *r, uint32_t id)
+{
+	return fg_folded__name(r->model, id);
+}
+
+uint64_t fg_recording__bytes(const struct fg_recording *r)
+{
+	return aggregate_bytes(r);
+}
+
+int fg_recording__forget(struct fg_recording *r)
+{
+	struct fg_folded *model = fg_folded__new();
+
+	if (!model)
+		return -ENOMEM;
+	fg_folded__set_max_stacks(model, MAX_STACKS);
+	fg_folded__free(r->model);
+	r->model = model;
+	for (size_t i = 0; i < r->n_locs; i++)
+		fg_dso__unref(r->locs[i].dso);
+	free(r->locs);
+	r->locs = NULL;
+	r->n_locs = r->cap_locs = 0;
+	fg_idxmap_done(&r->loc_index);
+	free(r->loc_names);
+	r->loc_names = NULL;
+	r->n_loc_names = r->cap_loc_names = 0;
+	r->max_locs = MAX_LOCATIONS;
+	r->memory_limited = false;
+	return 0;
 }
 
 /* ---- lifecycle ---- */

@@ -27,6 +27,15 @@
 #include "fgd-unwind.h"
 #include "proto.h"
 
+/*
+ * Where a sink-mode recording's samples go instead of its own aggregate:
+ * proc (NULL if unknown; borrowed for the call) and the stack as frame name
+ * ids, root first, without a process frame; names[] and the ids are
+ * borrowed for the call, the names readable with fg_recording__name().
+ */
+typedef void (*fg_recording_sink_fn)(void *ctx, struct fg_process *proc, const struct fg_sample *s,
+				     const uint32_t *names, size_t n);
+
 struct fg_recording_opts {
 	struct fg_record_request req; /* what the client asked for, validated */
 	uid_t uid;                    /* the client's; 0 = root */
@@ -39,6 +48,8 @@ struct fg_recording_opts {
 	size_t ring_pages;
 	uint64_t max_bytes;           /* the aggregate's memory; past it, new stacks are dropped */
 	const char *hostname;         /* borrowed for the call */
+	fg_recording_sink_fn sink;    /* NULL: the recording aggregates itself */
+	void *sink_ctx;
 };
 
 /*
@@ -98,6 +109,18 @@ enum fg_call_graph fg_recording__call_graph(const struct fg_recording *r);
 uint64_t fg_recording__lost(const struct fg_recording *r);
 /* CLOCK_MONOTONIC ns when sampling started; and when it stopped (0 while running). */
 uint64_t fg_recording__started(const struct fg_recording *r);
+
+/* A frame name id handed to the sink: borrowed until fg_recording__forget(). */
+const char *fg_recording__name(const struct fg_recording *r, uint32_t id);
+
+/*
+ * Sink mode: drops the location memo and the names, which a long-lived
+ * recording would otherwise grow for ever; ids handed out before are stale.
+ * Returns the bytes they held. 0 or -ENOMEM (then the old ones stay).
+ */
+int fg_recording__forget(struct fg_recording *r);
+/* Bytes the memo and names hold now. */
+uint64_t fg_recording__bytes(const struct fg_recording *r);
 
 /* Closes the events, symbolizes and prepares the output. 0 or a negative errno. */
 int fg_recording__finish(struct fg_recording *r);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fgd-alwayson.h"
 #include "fgd-jit.h"
 #include "fgd-log.h"
 #include "fgd-recording.h"
@@ -67,6 +68,7 @@ struct client {
 	size_t chunk_len, chunk_cap;
 
 	struct fg_recording *rec; /* owned */
+	struct fgd_snapshot *snap; /* owned: a snapshot's result being streamed */
 	uint64_t deadline; /* CLOCK_MONOTONIC ns; 0: until stopped */
 	uint64_t next_progress;
 	uint64_t result_bytes;
@@ -189,9 +191,14 @@ static void end_result(struct client *c)
 	if (m)
 		fg_json_add_int(m, "bytes", (int64_t)c->result_bytes);
 	send_json(c, m);
-	c->rec = recording_free(c->rec);
-	c->server->n_recordings--;
-	c->server->recordings_completed++;
+	if (c->snap) {
+		c->snap = fgd_snapshot__free(c->snap);
+		malloc_trim(0);
+	} else {
+		c->rec = recording_free(c->rec);
+		c->server->n_recordings--;
+		c->server->recordings_completed++;
+	}
 	become_idle(c);
 }
 
@@ -203,7 +210,8 @@ static void pump(struct client *c)
 		int r;
 
 		c->chunk_len = 0;
-		r = fg_recording__emit(c->rec, chunk_write, c, CHUNK_SIZE);
+		r = c->snap ? fgd_snapshot__emit(c->snap, chunk_write, c, CHUNK_SIZE) :
+			      fg_recording__emit(c->rec, chunk_write, c, CHUNK_SIZE);
 		if (r < 0) {
 			log_warning("Failed to render a result for uid %u: %s, dropping client",
 				    c->cred.uid, strerror(-r));
@@ -524,7 +532,70 @@ static void handle_status(struct client *c)
 	fg_json_add_int(o, "resets", (int64_t)js.resets);
 	fg_json_add_int(o, "budget_skipped", (int64_t)js.budget_skipped);
 
+	if (d->alwayson) {
+		json_object_object_add(m, "always_on", fgd_alwayson__status(d->alwayson));
+	} else {
+		o = json_object_new_object();
+		json_object_object_add(m, "always_on", o);
+		fg_json_add_bool(o, "enabled", false);
+	}
 	fgd_server__status(c->server, m);
+	send_json(c, m);
+}
+
+static bool always_on_available(struct client *c)
+{
+	if (c->server->d->alwayson)
+		return true;
+	send_error(c, ENODATA, "always-on sampling is off in this fgd (--no-always-on): "
+			       "there is no history to query; use fgctl record");
+	return false;
+}
+
+static void handle_snapshot(struct client *c, const struct fg_query_request *q)
+{
+	_cleanup_(json_object_putp) struct json_object *m = NULL;
+	struct json_object *meta = NULL;
+	char why[512] = "";
+	int r;
+
+	if (!always_on_available(c))
+		return;
+	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, c->cred.uid, &c->snap, &meta,
+					 why, sizeof(why));
+	if (r < 0) {
+		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
+		return;
+	}
+	m = fg_proto_new_message("result");
+	if (!m) {
+		json_object_put(meta);
+		c->snap = fgd_snapshot__free(c->snap);
+		c->state = C_CLOSING;
+		return;
+	}
+	fg_json_add_str(m, "reason", "snapshot");
+	json_object_object_add(m, "meta", meta);
+	send_json(c, m);
+	if (c->state == C_CLOSING)
+		return;
+	c->result_bytes = 0;
+	c->state = C_STREAMING;
+}
+
+static void handle_top(struct client *c, const struct fg_query_request *q)
+{
+	_cleanup_(json_object_putp) struct json_object *m = NULL;
+	char why[512] = "";
+	int r;
+
+	if (!always_on_available(c))
+		return;
+	r = fgd_alwayson__top_query(c->server->d->alwayson, q, c->cred.uid, &m, why, sizeof(why));
+	if (r < 0) {
+		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
+		return;
+	}
 	send_json(c, m);
 }
 
@@ -566,6 +637,10 @@ static void handle_line(struct client *c, const char *line, size_t len)
 	}
 	if (req.cmd == FG_CMD_STATUS)
 		handle_status(c);
+	else if (req.cmd == FG_CMD_SNAPSHOT)
+		handle_snapshot(c, &req.query);
+	else if (req.cmd == FG_CMD_TOP)
+		handle_top(c, &req.query);
 	else
 		handle_record(c, &req.record);
 }
@@ -766,6 +841,7 @@ static void client_free(struct client *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->n_clients--;
+	c->snap = fgd_snapshot__free(c->snap);
 	fg_proto_reader_done(&c->in);
 	free(c->out);
 	free(c->chunk);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fgd-alwayson.h"
 #include "fgd-conf.h"
 #include "fgd-log.h"
 #include "fgd-server.h"
@@ -48,6 +49,11 @@ static bool arg_call_graph_set;
 static enum fg_call_graph arg_call_graph;
 static uint32_t arg_stack_dump;
 static size_t arg_ring_pages;
+static bool arg_no_always_on;
+static uint32_t arg_always_on_frequency;
+static uint32_t arg_slice_seconds;
+static uint32_t arg_window_seconds;
+static uint64_t arg_memory_max;
 
 int fgd_watch_add(struct fgd *d, struct fgd_watch *w, uint32_t events)
 {
@@ -107,10 +113,19 @@ void fgd_drain_round(struct fgd *d)
 	 * every fork, exec and mmap that a snapshotted sample depends on
 	 * happened before the snapshot, so it is applied before the sample.
 	 */
+	struct timespec ts;
+
 	fgd_server__snapshot_recordings(d->server);
+	if (d->alwayson)
+		fgd_alwayson__snapshot(d->alwayson);
 	fg_evset__snapshot(d->tracker);
 	fg_evset__drain_ordered(d->tracker, on_tracking_record, d);
 	fgd_server__drain_recordings(d->server);
+	if (d->alwayson) {
+		fgd_alwayson__drain(d->alwayson);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		fgd_alwayson__tick(d->alwayson, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	}
 	d->drain_requested = false;
 }
 
@@ -161,6 +176,12 @@ static void help(void)
 	       "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a multiple\n"
 	       "                           of 8 up to 65528 (default %d)\n"
 	       "      --ring-pages N       ring buffer pages per CPU, a power of two (default %d)\n"
+	       "      --no-always-on       no sampling while no recording runs (no snapshot, top)\n"
+	       "      --always-on-frequency HZ  always-on sampling rate (default %d)\n"
+	       "      --slice-seconds N    always-on time slice (default 10)\n"
+	       "      --window-seconds N   always-on window kept in memory (default 900)\n"
+	       "      --memory-max BYTES   ceiling of the window's aggregates; K, M, G suffixes\n"
+	       "                           (default 64M)\n"
 	       "  -v, --verbose            log debug messages\n"
 	       "  -h, --help               show this help\n"
 	       "      --version            show the version\n"
@@ -169,12 +190,13 @@ static void help(void)
 	       "fgd runs in the foreground until SIGTERM or SIGINT; SIGHUP reloads the\n"
 	       "configuration. See fgd(8).\n",
 	       FGD_CONFIG_FILE, FG_DEFAULT_SOCKET, FG_PROTO_DEFAULT_STACK_DUMP,
-	       FGD_DEFAULT_RING_PAGES);
+	       FGD_DEFAULT_RING_PAGES, FGD_DEFAULT_ALWAYS_ON_FREQUENCY);
 }
 
 static int parse_args(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_RING_PAGES, ARG_CALL_GRAPH, ARG_STACK_DUMP };
+	enum { ARG_VERSION = 0x100, ARG_RING_PAGES, ARG_CALL_GRAPH, ARG_STACK_DUMP, ARG_NO_ALWAYS_ON,
+	       ARG_ALWAYS_ON_FREQUENCY, ARG_SLICE_SECONDS, ARG_WINDOW_SECONDS, ARG_MEMORY_MAX };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
@@ -183,6 +205,11 @@ static int parse_args(int argc, char **argv)
 		{ "ring-pages", required_argument, NULL, ARG_RING_PAGES },
 		{ "call-graph", required_argument, NULL, ARG_CALL_GRAPH },
 		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
+		{ "no-always-on", no_argument, NULL, ARG_NO_ALWAYS_ON },
+		{ "always-on-frequency", required_argument, NULL, ARG_ALWAYS_ON_FREQUENCY },
+		{ "slice-seconds", required_argument, NULL, ARG_SLICE_SECONDS },
+		{ "window-seconds", required_argument, NULL, ARG_WINDOW_SECONDS },
+		{ "memory-max", required_argument, NULL, ARG_MEMORY_MAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -230,6 +257,33 @@ static int parse_args(int argc, char **argv)
 				return -EINVAL;
 			}
 			arg_stack_dump = v;
+			break;
+		case ARG_NO_ALWAYS_ON:
+			arg_no_always_on = true;
+			break;
+		case ARG_ALWAYS_ON_FREQUENCY:
+			if (fg_parse_u32(optarg, 1, 100000, &arg_always_on_frequency) < 0) {
+				fprintf(stderr, "fgd: invalid always-on frequency '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_SLICE_SECONDS:
+			if (fg_parse_u32(optarg, 1, 3600, &arg_slice_seconds) < 0) {
+				fprintf(stderr, "fgd: invalid slice length '%s': 1 to 3600 s\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_WINDOW_SECONDS:
+			if (fg_parse_u32(optarg, 1, 7 * 24 * 3600, &arg_window_seconds) < 0) {
+				fprintf(stderr, "fgd: invalid window length '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_MEMORY_MAX:
+			if (fg_conf_parse_bytes(optarg, 64ULL << 10, 1ULL << 40, &arg_memory_max) < 0) {
+				fprintf(stderr, "fgd: invalid memory ceiling '%s': 64K to 1T\n", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'v':
 			fg_log_max_level = LOG_DEBUG;
@@ -299,6 +353,19 @@ static int load_config(struct fgd_config *ret)
 		c.stack_dump = arg_stack_dump;
 	if (arg_ring_pages)
 		c.ring_pages = arg_ring_pages;
+	if (arg_no_always_on)
+		c.always_on = false;
+	if (arg_always_on_frequency)
+		c.always_on_frequency = arg_always_on_frequency;
+	if (arg_slice_seconds)
+		c.slice_seconds = arg_slice_seconds;
+	if (arg_window_seconds)
+		c.window_seconds = arg_window_seconds;
+	if (arg_memory_max)
+		c.memory_max = arg_memory_max;
+	if (c.window_seconds < c.slice_seconds)
+		return log_error("The always-on window (%u s) must be at least one slice (%u s)",
+				 c.window_seconds, c.slice_seconds), -EINVAL;
 	if (!c.socket_group && getgrnam("fgd") && fgd_config_set_string(&c.socket_group, "fgd") < 0)
 		return log_error("Out of memory"), -ENOMEM;
 
@@ -326,12 +393,26 @@ void fgd_config_changed(struct fgd *d, const struct fgd_config *old)
 		log_info("Default stack dump: %u bytes (was %u)", c->stack_dump, old->stack_dump);
 	if (c->ring_pages != old->ring_pages)
 		log_info("Ring pages: %zu per CPU (was %zu)", c->ring_pages, old->ring_pages);
+}
 
-	/*
-	 * ALWAYS-ON HOOK (issue 5): the rolling aggregates re-read always_on,
-	 * always_on_frequency, slice_seconds, window_seconds, memory_max and
-	 * state_directory here, keeping the in-memory window.
-	 */
+/*
+ * The always-on sampler's settings apply at start only: its events and its
+ * window's slices are sized by them. A reload keeps the running ones (and
+ * the window) and says so, rather than appear to apply them.
+ */
+static void keep_always_on_settings(struct fgd_config *c, const struct fgd_config *old)
+{
+	if (c->always_on == old->always_on && c->always_on_frequency == old->always_on_frequency &&
+	    c->slice_seconds == old->slice_seconds && c->window_seconds == old->window_seconds &&
+	    c->memory_max == old->memory_max)
+		return;
+	log_warning("Always-on settings (AlwaysOn=, AlwaysOnFrequency=, SliceSec=, WindowSec=, "
+		    "MemoryMax=) take effect at the next start; keeping the running ones");
+	c->always_on = old->always_on;
+	c->always_on_frequency = old->always_on_frequency;
+	c->slice_seconds = old->slice_seconds;
+	c->window_seconds = old->window_seconds;
+	c->memory_max = old->memory_max;
 }
 
 /*
@@ -369,6 +450,7 @@ static void reload(struct fgd *d)
 		if (fgd_config_set_string(&next.socket_group, d->conf.socket_group) < 0)
 			goto oom;
 	}
+	keep_always_on_settings(&next, &d->conf);
 	old = d->conf;
 	d->conf = next;
 	next = old; /* freed on return, after the hook saw it */
@@ -497,6 +579,17 @@ static int setup(struct fgd *d)
 	if (r < 0)
 		return log_error("Failed to listen on %s: %s", d->conf.socket_path, strerror(-r)), r;
 
+	if (d->conf.always_on) {
+		if (d->conf.always_on_frequency > d->max_rate)
+			return log_error("Always-on frequency %u Hz is above kernel.perf_event_max_sample_rate (%u)",
+					 d->conf.always_on_frequency, d->max_rate), -EINVAL;
+		r = fgd_alwayson__new(d, &d->alwayson);
+		if (r < 0)
+			return log_error("Failed to start always-on sampling: %s", strerror(-r)), r;
+		log_info("Always-on sampling at %u Hz: %u s slices, %u s window, %" PRIu64 " bytes at most",
+			 d->conf.always_on_frequency, d->conf.slice_seconds, d->conf.window_seconds,
+			 d->conf.memory_max);
+	}
 	fgd_drain_round(d);
 	return 0;
 }
@@ -504,6 +597,7 @@ static int setup(struct fgd *d)
 static void teardown(struct fgd *d)
 {
 	d->server = fgd_server__free(d->server);
+	d->alwayson = fgd_alwayson__free(d->alwayson);
 	d->tracker = fg_evset__free(d->tracker);
 	d->procs = fg_proctab__free(d->procs);
 	d->unwinder = fg_unwinder__free(d->unwinder);

@@ -55,16 +55,17 @@ struct fgd_config {
 	size_t ring_pages;       /* per CPU, for sampling */
 	size_t track_ring_pages; /* per CPU, for tracking */
 
-	/* Always-on sampling (issue 5) */
+	/* Always-on sampling (docs/ARCHITECTURE.md, "Always-on"). */
 	bool always_on;               /* AlwaysOn= */
 	uint32_t always_on_frequency; /* AlwaysOnFrequency=, Hz */
 	uint32_t slice_seconds;       /* SliceSec= */
 	uint32_t window_seconds;      /* WindowSec= */
 	uint64_t memory_max;          /* MemoryMax=, bytes: the aggregates' ceiling */
-	const char *state_directory;  /* owned; StateDirectory= */
+	const char *state_directory;  /* owned; StateDirectory=: the on-disk history (not yet written) */
 };
 
 struct fgd_server;
+struct fgd_alwayson;
 
 struct fgd {
 	struct fgd_config conf;
@@ -86,6 +87,7 @@ struct fgd {
 	struct fgd_watch ring_watch; /* shared by every perf ring fd */
 	struct fgd_watch signal_watch;
 	struct fgd_server *server;   /* owned */
+	struct fgd_alwayson *alwayson; /* owned; NULL when always-on sampling is off */
 
 	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
 	size_t n_cpu_totals;

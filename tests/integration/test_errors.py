@@ -95,9 +95,9 @@ def test():
         stacks = parse_folded(r.stdout.decode())
         check(sum(c for s, c in stacks.items() if "hot_a" in s) > 100, "samples before the exit lost")
 
-        # Only the tracking events are open between recordings: one per CPU.
+        # Only the tracking and the always-on events are open between recordings: one each per CPU.
         baseline_events = d.fd_count("perf_event")
-        check(baseline_events == os.cpu_count(), f"{baseline_events} perf events open while idle")
+        check(baseline_events == 2 * os.cpu_count(), f"{baseline_events} perf events open while idle")
         # Malformed requests get an error; the connection and the daemon carry on.
         s = raw(d.socket)
         s.sendall(b"this is not json\n")

@@ -1,0 +1,888 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "idxmap.h"
+#include "macro.h"
+#include "window.h"
+
+struct sproc {
+	pid_t pid;
+	uid_t uid;
+	uint64_t start_time;
+	uint32_t comm, exe, cgroup; /* name ids */
+	uint64_t samples;           /* all, folded ones included */
+	uint64_t other;             /* folded into "[other]" */
+	uint64_t folded_stacks;
+};
+
+struct sstack {
+	uint32_t proc;
+	uint32_t off; /* into frames */
+	uint32_t n;
+	uint64_t count;
+};
+
+struct fg_slice {
+	int64_t start_ms, end_ms;
+	bool closed;
+	char *chars; /* owned: names, each NUL-terminated */
+	size_t n_chars, cap_chars;
+	uint32_t *name_off; /* owned */
+	size_t n_names, cap_names;
+	struct fg_idxmap name_index; /* open slice only */
+	struct sproc *procs; /* owned */
+	size_t n_procs, cap_procs;
+	struct fg_idxmap proc_index; /* open slice only */
+	struct sstack *stacks; /* owned */
+	size_t n_stacks, cap_stacks;
+	struct fg_idxmap stack_index; /* open slice only */
+	uint32_t *frames; /* owned */
+	size_t n_frames, cap_frames;
+	uint64_t samples, folded_samples, unattributed, folded_stacks;
+	unsigned compactions;
+	bool full; /* compactions used up: new stacks fold directly */
+	uint64_t budget;
+};
+
+struct fg_window {
+	struct fg_window_opts opts;
+	uint64_t slice_budget;
+	size_t max_closed;        /* ceil(window / slice) + 1: one may straddle the window's start */
+	struct fg_slice **closed; /* owned, oldest first */
+	size_t n_closed, cap_closed;
+	struct fg_slice *open;    /* owned */
+	uint64_t epoch;
+	fg_window_expire_fn expire_fn;
+	void *expire_ctx;
+	uint64_t total_samples, total_folded_samples, total_folded_stacks, total_unattributed;
+	uint64_t compactions, expired;
+};
+
+/* ---- slices ---- */
+
+static size_t slice_bytes(const struct fg_slice *s)
+{
+	return sizeof(*s) + s->cap_chars + s->cap_names * sizeof(uint32_t) +
+	       s->cap_procs * sizeof(struct sproc) + s->cap_stacks * sizeof(struct sstack) +
+	       s->cap_frames * sizeof(uint32_t) + fg_idxmap_bytes(&s->name_index) +
+	       fg_idxmap_bytes(&s->proc_index) + fg_idxmap_bytes(&s->stack_index);
+}
+
+static struct fg_slice *slice_free(struct fg_slice *s)
+{
+	if (!s)
+		return NULL;
+	free(s->chars);
+	free(s->name_off);
+	fg_idxmap_done(&s->name_index);
+	free(s->procs);
+	fg_idxmap_done(&s->proc_index);
+	free(s->stacks);
+	fg_idxmap_done(&s->stack_index);
+	free(s->frames);
+	free(s);
+	return NULL;
+}
+
+/* Room for need elements in *arr, within the slice's budget: 0, -ENOSPC or -ENOMEM. */
+static int slice_grow(struct fg_slice *s, void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t used, room, want;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	used = slice_bytes(s);
+	room = s->budget > used ? (size_t)(s->budget - used) / elem : 0;
+	if (need - *cap > room)
+		return -ENOSPC;
+	want = MAX(need, MAX(*cap * 2, (size_t)16));
+	want = MIN(want, *cap + room);
+	p = realloc(*arr, want * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = want;
+	return 0;
+}
+
+#define SLICE_GROW(s, arr, cap, need) slice_grow((s), (void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* Whether the index can take one more entry within the budget. */
+static int index_room(const struct fg_slice *s, const struct fg_idxmap *m)
+{
+	size_t grow;
+
+	if (m->slots && (m->count + 1) * 2 <= m->mask + 1)
+		return 0;
+	grow = (m->slots ? (m->mask + 1) : 64) * sizeof(uint64_t);
+	return slice_bytes(s) + grow > s->budget ? -ENOSPC : 0;
+}
+
+static const char *slice_name(const struct fg_slice *s, uint32_t id)
+{
+	return s->chars + s->name_off[id];
+}
+
+struct name_key {
+	const char *s;
+	size_t len;
+};
+
+static bool name_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct fg_slice *s = ctx;
+	const struct name_key *k = key;
+	const char *name = slice_name(s, idx);
+
+	return strncmp(name, k->s, k->len) == 0 && name[k->len] == '\0';
+}
+
+/* Stored NUL-terminated: a name ends at its first NUL byte. Allocates only for a new name. */
+static int slice_intern(struct fg_slice *s, const char *name, size_t len, uint32_t *ret)
+{
+	struct name_key key = { name, strnlen(name, len) };
+	uint64_t h = fg_hash_str(name, key.len);
+	int64_t i;
+	int err;
+
+	len = key.len;
+	i = fg_idxmap_find(&s->name_index, h, name_eq, s, &key);
+	if (i >= 0) {
+		*ret = (uint32_t)i;
+		return 0;
+	}
+	err = index_room(s, &s->name_index);
+	if (err >= 0)
+		err = SLICE_GROW(s, s->name_off, s->cap_names, s->n_names + 1);
+	if (err >= 0)
+		err = SLICE_GROW(s, s->chars, s->cap_chars, s->n_chars + len + 1);
+	if (err < 0)
+		return err;
+	err = fg_idxmap_insert(&s->name_index, h, (uint32_t)s->n_names);
+	if (err < 0)
+		return err;
+	memcpy(s->chars + s->n_chars, name, len);
+	s->chars[s->n_chars + len] = '\0';
+	s->name_off[s->n_names] = (uint32_t)s->n_chars;
+	s->n_chars += len + 1;
+	*ret = (uint32_t)s->n_names++;
+	return 0;
+}
+
+static int slice_new(int64_t start, int64_t end, uint64_t budget, struct fg_slice **ret)
+{
+	struct fg_slice *s = calloc(1, sizeof(*s));
+	uint32_t id;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->start_ms = start;
+	s->end_ms = end;
+	s->budget = budget;
+	/* Name 0 is the empty string: unknown exe or cgroup. */
+	err = slice_intern(s, "", 0, &id);
+	if (err < 0 && err != -ENOSPC) {
+		slice_free(s);
+		return err;
+	}
+	*ret = s;
+	return 0;
+}
+
+static bool proc_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sproc *a = &((const struct fg_slice *)ctx)->procs[idx], *b = key;
+
+	return a->pid == b->pid && a->start_time == b->start_time && a->uid == b->uid &&
+	       a->comm == b->comm && a->exe == b->exe && a->cgroup == b->cgroup;
+}
+
+static uint64_t proc_hash(const struct sproc *p)
+{
+	uint64_t h = fg_hash_mix((uint64_t)p->pid);
+
+	h = fg_hash_combine(h, p->start_time);
+	h = fg_hash_combine(h, p->uid);
+	h = fg_hash_combine(h, p->comm);
+	h = fg_hash_combine(h, p->exe);
+	return fg_hash_combine(h, p->cgroup);
+}
+
+static const char *nonnull(const char *s)
+{
+	return s ? s : "";
+}
+
+/* The process's index in the slice; -ENOSPC when there is no room for it. */
+static int64_t slice_proc(struct fg_slice *s, const struct fg_window_proc *p)
+{
+	struct sproc k = { .pid = p->pid, .uid = p->uid, .start_time = p->start_time };
+	const char *comm = p->comm && *p->comm ? p->comm : "[unknown]";
+	uint64_t h;
+	int64_t i;
+	int err;
+
+	if (s->n_names == 0)
+		return -ENOSPC;
+	err = slice_intern(s, comm, strlen(comm), &k.comm);
+	if (err >= 0)
+		err = slice_intern(s, nonnull(p->exe), strlen(nonnull(p->exe)), &k.exe);
+	if (err >= 0)
+		err = slice_intern(s, nonnull(p->cgroup), strlen(nonnull(p->cgroup)), &k.cgroup);
+	if (err < 0)
+		return err;
+	h = proc_hash(&k);
+	i = fg_idxmap_find(&s->proc_index, h, proc_eq, s, &k);
+	if (i >= 0)
+		return i;
+	err = index_room(s, &s->proc_index);
+	if (err >= 0)
+		err = SLICE_GROW(s, s->procs, s->cap_procs, s->n_procs + 1);
+	if (err >= 0)
+		err = fg_idxmap_insert(&s->proc_index, h, (uint32_t)s->n_procs);
+	if (err < 0)
+		return err;
+	s->procs[s->n_procs] = k;
+	return (int64_t)s->n_procs++;
+}
+
+struct stack_key {
+	uint32_t proc;
+	const uint32_t *frames;
+	size_t n;
+};
+
+static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct fg_slice *s = ctx;
+	const struct sstack *a = &s->stacks[idx];
+	const struct stack_key *k = key;
+
+	return a->proc == k->proc && a->n == k->n &&
+	       (k->n == 0 || memcmp(s->frames + a->off, k->frames, k->n * sizeof(uint32_t)) == 0);
+}
+
+static uint64_t stack_hash(uint32_t proc, const uint32_t *frames, size_t n)
+{
+	return fg_hash_bytes(frames, n * sizeof(uint32_t), fg_hash_mix(proc));
+}
+
+static void fold_into_other(struct fg_slice *s, struct sproc *p, uint64_t count)
+{
+	p->other += count;
+	s->folded_samples += count;
+}
+
+/*
+ * Folds the coldest stacks into their processes' "[other]": those with the
+ * fewest samples, doubling the threshold until at least a quarter of the
+ * stacks go. Stacks and frames are compacted in place and the index
+ * rebuilt at its size, so the room freed is reused without growing.
+ */
+static uint64_t slice_compact(struct fg_slice *s)
+{
+	uint64_t threshold = 1, folded = 0;
+	size_t goal = s->n_stacks / 4, k = 0, fk = 0;
+
+	for (;; threshold *= 2) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < s->n_stacks; i++)
+			n += s->stacks[i].count <= threshold;
+		if (n >= goal || threshold > (UINT64_MAX >> 2))
+			break;
+	}
+	memset(s->stack_index.slots, 0, fg_idxmap_bytes(&s->stack_index));
+	s->stack_index.count = 0;
+	for (size_t i = 0; i < s->n_stacks; i++) {
+		struct sstack st = s->stacks[i];
+
+		if (st.count <= threshold) {
+			fold_into_other(s, &s->procs[st.proc], st.count);
+			s->procs[st.proc].folded_stacks++;
+			s->folded_stacks++;
+			folded++;
+			continue;
+		}
+		if (st.n > 0)
+			memmove(s->frames + fk, s->frames + st.off, st.n * sizeof(uint32_t));
+		st.off = (uint32_t)fk;
+		fk += st.n;
+		s->stacks[k] = st;
+		/* The index keeps its size: at most as many entries as before. */
+		(void)fg_idxmap_insert(&s->stack_index, stack_hash(st.proc, s->frames + st.off, st.n),
+				       (uint32_t)k);
+		k++;
+	}
+	s->n_stacks = k;
+	s->n_frames = fk;
+	s->compactions++;
+	return folded;
+}
+
+static int slice_add_stack(struct fg_slice *s, uint32_t proc, const uint32_t *frames, size_t n,
+			   uint64_t count)
+{
+	struct stack_key key = { proc, frames, n };
+	uint64_t h = stack_hash(proc, frames, n);
+	int64_t i = fg_idxmap_find(&s->stack_index, h, stack_eq, s, &key);
+	int err;
+
+	if (i >= 0) {
+		s->stacks[i].count += count;
+		return 0;
+	}
+	if (s->full)
+		return -ENOSPC;
+	err = index_room(s, &s->stack_index);
+	if (err >= 0)
+		err = SLICE_GROW(s, s->stacks, s->cap_stacks, s->n_stacks + 1);
+	if (err >= 0)
+		err = SLICE_GROW(s, s->frames, s->cap_frames, s->n_frames + n);
+	if (err >= 0 && s->n_frames + n > UINT32_MAX)
+		err = -ENOSPC;
+	if (err < 0)
+		return err;
+	err = fg_idxmap_insert(&s->stack_index, h, (uint32_t)s->n_stacks);
+	if (err < 0)
+		return err;
+	if (n > 0)
+		memcpy(s->frames + s->n_frames, frames, n * sizeof(uint32_t));
+	s->stacks[s->n_stacks++] = (struct sstack){ proc, (uint32_t)s->n_frames, (uint32_t)n, count };
+	s->n_frames += n;
+	return 0;
+}
+
+/* A closed slice needs no index and no spare capacity. */
+static void slice_close(struct fg_slice *s, int64_t end)
+{
+	s->end_ms = end;
+	s->closed = true;
+	fg_idxmap_done(&s->name_index);
+	fg_idxmap_done(&s->proc_index);
+	fg_idxmap_done(&s->stack_index);
+#define SHRINK(arr, n, cap)                                                        \
+	do {                                                                       \
+		void *p_ = (n) ? realloc((arr), (n) * sizeof(*(arr))) : NULL;      \
+		if ((n) == 0) {                                                    \
+			free(arr);                                                 \
+			(arr) = NULL;                                              \
+			(cap) = 0;                                                 \
+		} else if (p_) {                                                   \
+			(arr) = p_;                                                \
+			(cap) = (n);                                               \
+		}                                                                  \
+	} while (0)
+	SHRINK(s->chars, s->n_chars, s->cap_chars);
+	SHRINK(s->name_off, s->n_names, s->cap_names);
+	SHRINK(s->procs, s->n_procs, s->cap_procs);
+	SHRINK(s->stacks, s->n_stacks, s->cap_stacks);
+	SHRINK(s->frames, s->n_frames, s->cap_frames);
+#undef SHRINK
+}
+
+void fg_slice_span(const struct fg_slice *s, int64_t *ret_start, int64_t *ret_end)
+{
+	*ret_start = s->start_ms;
+	*ret_end = s->end_ms;
+}
+
+/* ---- the window ---- */
+
+static int64_t slice_end_for(const struct fg_window *w, int64_t now)
+{
+	int64_t len = (int64_t)w->opts.slice_ms;
+	int64_t base = now - ((now % len) + len) % len;
+
+	return base + len;
+}
+
+static int open_slice(struct fg_window *w, int64_t now)
+{
+	int err = slice_new(now, slice_end_for(w, now), w->slice_budget, &w->open);
+
+	if (err >= 0)
+		w->epoch++;
+	return err;
+}
+
+int fg_window__new(const struct fg_window_opts *opts, int64_t now_ms, struct fg_window **ret)
+{
+	struct fg_window *w;
+	int err;
+
+	if (opts->slice_ms == 0 || opts->window_ms < opts->slice_ms || opts->memory_max == 0)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->opts = *opts;
+	/* Closed slices in the window, one that may straddle its start, and the open one. */
+	w->max_closed = (opts->window_ms + opts->slice_ms - 1) / opts->slice_ms + 1;
+	w->slice_budget = opts->memory_max / (w->max_closed + 1);
+	err = open_slice(w, now_ms);
+	if (err < 0) {
+		fg_window__free(w);
+		return err;
+	}
+	*ret = w;
+	return 0;
+}
+
+struct fg_window *fg_window__free(struct fg_window *w)
+{
+	if (!w)
+		return NULL;
+	for (size_t i = 0; i < w->n_closed; i++)
+		slice_free(w->closed[i]);
+	free(w->closed);
+	slice_free(w->open);
+	free(w);
+	return NULL;
+}
+
+int fg_window__intern(struct fg_window *w, const char *name, size_t len, uint32_t *ret_id)
+{
+	return slice_intern(w->open, name, len, ret_id);
+}
+
+uint64_t fg_window__epoch(const struct fg_window *w)
+{
+	return w->epoch;
+}
+
+static int add(struct fg_window *w, const struct fg_window_proc *proc, const uint32_t *frames,
+	       size_t n, uint64_t count, bool other)
+{
+	struct fg_slice *s = w->open;
+	int64_t pi;
+	int err;
+
+	if (count == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (frames[i] >= s->n_names)
+			return -EINVAL;
+	s->samples += count;
+	w->total_samples += count;
+	pi = slice_proc(s, proc);
+	if (pi == -ENOSPC) {
+		s->unattributed += count;
+		w->total_unattributed += count;
+		return 0;
+	}
+	if (pi < 0)
+		return (int)pi;
+	s->procs[pi].samples += count;
+	if (other) {
+		fold_into_other(s, &s->procs[pi], count);
+		w->total_folded_samples += count;
+		return 0;
+	}
+	err = slice_add_stack(s, (uint32_t)pi, frames, n, count);
+	if (err == -ENOSPC && !s->full) {
+		uint64_t before = s->folded_samples;
+
+		w->total_folded_stacks += slice_compact(s);
+		w->total_folded_samples += s->folded_samples - before;
+		w->compactions++;
+		s->full = s->compactions >= FG_WINDOW_MAX_COMPACTIONS;
+		err = slice_add_stack(s, (uint32_t)pi, frames, n, count);
+	}
+	if (err == -ENOSPC) {
+		fold_into_other(s, &s->procs[pi], count);
+		w->total_folded_samples += count;
+		return 0;
+	}
+	return err;
+}
+
+int fg_window__add(struct fg_window *w, const struct fg_window_proc *proc, const uint32_t *frames,
+		   size_t n, uint64_t count)
+{
+	static const uint32_t none[1];
+
+	/* No frames: an empty stack of its own, and no NULL for memcpy and the hash. */
+	return add(w, proc, n ? frames : none, n, count, false);
+}
+
+int fg_window__add_other(struct fg_window *w, const struct fg_window_proc *proc, uint64_t count)
+{
+	return add(w, proc, NULL, 0, count, true);
+}
+
+void fg_window__set_expire_hook(struct fg_window *w, fg_window_expire_fn fn, void *ctx)
+{
+	w->expire_fn = fn;
+	w->expire_ctx = ctx;
+}
+
+int fg_window__expire(struct fg_window *w)
+{
+	if (w->n_closed == 0)
+		return 0;
+	if (w->expire_fn)
+		w->expire_fn(w->expire_ctx, w->closed[0]);
+	slice_free(w->closed[0]);
+	memmove(w->closed, w->closed + 1, (w->n_closed - 1) * sizeof(*w->closed));
+	w->n_closed--;
+	w->expired++;
+	return 1;
+}
+
+int fg_window__tick(struct fg_window *w, int64_t now_ms)
+{
+	struct fg_slice *old = w->open;
+	int changed = 0, err;
+
+	/* Time up, or the clock went back past the slice's start. */
+	if (now_ms >= old->end_ms || now_ms < old->start_ms) {
+		/* Room first: a closed slice is never lost for want of a pointer slot. */
+		if (FG_GROW(w->closed, w->cap_closed, w->n_closed + 1) >= 0) {
+			w->open = NULL;
+			err = open_slice(w, now_ms);
+			if (err < 0) {
+				w->open = old; /* keep adding to the old one; try again next tick */
+			} else {
+				slice_close(old, MIN(now_ms, old->end_ms) > old->start_ms ?
+						 MIN(now_ms, old->end_ms) : old->start_ms + 1);
+				w->closed[w->n_closed++] = old;
+				changed = 1;
+			}
+		}
+	}
+	while (w->n_closed > 0 &&
+	       (w->closed[0]->end_ms <= now_ms - (int64_t)w->opts.window_ms ||
+		w->n_closed > w->max_closed))
+		fg_window__expire(w);
+	return changed;
+}
+
+/* ---- queries ---- */
+
+static void proc_view(const struct fg_slice *s, const struct sproc *p, struct fg_window_proc *ret)
+{
+	*ret = (struct fg_window_proc){
+		.pid = p->pid,
+		.start_time = p->start_time,
+		.uid = p->uid,
+		.comm = slice_name(s, p->comm),
+		.exe = slice_name(s, p->exe),
+		.cgroup = slice_name(s, p->cgroup),
+	};
+}
+
+static bool overlaps(const struct fg_slice *s, int64_t since, int64_t until)
+{
+	return s->start_ms < until && s->end_ms > since;
+}
+
+typedef int (*slice_visit_fn)(void *ctx, const struct fg_slice *s);
+
+static int each_slice(const struct fg_window *w, int64_t since, int64_t until, slice_visit_fn fn,
+		      void *ctx, struct fg_window_result *res)
+{
+	int err;
+
+	for (size_t i = 0; i <= w->n_closed; i++) {
+		const struct fg_slice *s = i < w->n_closed ? w->closed[i] : w->open;
+
+		if (!s || !overlaps(s, since, until))
+			continue;
+		if (res->slices++ == 0)
+			res->first_ms = s->start_ms;
+		res->last_ms = s->end_ms;
+		err = fn(ctx, s);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+struct query_ctx {
+	fg_window_match_fn match;
+	void *match_ctx;
+	bool match_all;
+	struct fg_folded *out;
+	struct fg_window_result *res;
+	uint32_t *ids; /* owned: the slice's name ids in out */
+	size_t cap_ids;
+	uint32_t *stack; /* owned */
+	size_t cap_stack;
+	bool *wanted;    /* owned: per process of the slice */
+	size_t cap_wanted;
+};
+
+static int out_name(struct query_ctx *q, const struct fg_slice *s, uint32_t id, uint32_t *ret)
+{
+	int err;
+
+	if (q->ids[id] != UINT32_MAX) {
+		*ret = q->ids[id];
+		return 0;
+	}
+	err = fg_folded__intern(q->out, slice_name(s, id), strlen(slice_name(s, id)), ret);
+	if (err >= 0)
+		q->ids[id] = *ret;
+	return err;
+}
+
+/* Marks the slice's matched processes, counting them. */
+static int match_procs(struct query_ctx *q, const struct fg_slice *s)
+{
+	int err = FG_GROW(q->wanted, q->cap_wanted, s->n_procs + 1);
+
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < s->n_procs; i++) {
+		struct fg_window_proc v;
+
+		proc_view(s, &s->procs[i], &v);
+		q->wanted[i] = !q->match || q->match(q->match_ctx, &v);
+		if (!q->wanted[i])
+			continue;
+		q->res->processes++;
+		q->res->samples += s->procs[i].samples;
+		q->res->folded_samples += s->procs[i].other;
+		q->res->folded_stacks += s->procs[i].folded_stacks;
+	}
+	if (q->match_all) {
+		q->res->unattributed += s->unattributed;
+		q->res->samples += s->unattributed;
+	}
+	return 0;
+}
+
+static int query_slice(void *ctx, const struct fg_slice *s)
+{
+	struct query_ctx *q = ctx;
+	uint32_t other_id = UINT32_MAX;
+	int err;
+
+	err = match_procs(q, s);
+	if (err >= 0)
+		err = FG_GROW(q->ids, q->cap_ids, s->n_names);
+	if (err < 0)
+		return err;
+	memset(q->ids, 0xff, s->n_names * sizeof(uint32_t));
+	for (size_t i = 0; i < s->n_stacks; i++) {
+		const struct sstack *st = &s->stacks[i];
+
+		if (!q->wanted[st->proc])
+			continue;
+		err = FG_GROW(q->stack, q->cap_stack, st->n + 1);
+		if (err < 0)
+			return err;
+		err = out_name(q, s, s->procs[st->proc].comm, &q->stack[0]);
+		for (size_t k = 0; err >= 0 && k < st->n; k++)
+			err = out_name(q, s, s->frames[st->off + k], &q->stack[k + 1]);
+		if (err >= 0)
+			err = fg_folded__add(q->out, q->stack, st->n + 1, (double)st->count);
+		if (err < 0)
+			return err;
+	}
+	for (size_t i = 0; i < s->n_procs; i++) {
+		if (!q->wanted[i] || s->procs[i].other == 0)
+			continue;
+		if (other_id == UINT32_MAX) {
+			err = fg_folded__intern(q->out, FG_WINDOW_OTHER, strlen(FG_WINDOW_OTHER), &other_id);
+			if (err < 0)
+				return err;
+		}
+		err = FG_GROW(q->stack, q->cap_stack, 2);
+		if (err >= 0)
+			err = out_name(q, s, s->procs[i].comm, &q->stack[0]);
+		q->stack[1] = other_id;
+		if (err >= 0)
+			err = fg_folded__add(q->out, q->stack, 2, (double)s->procs[i].other);
+		if (err < 0)
+			return err;
+	}
+	if (q->match_all && s->unattributed > 0) {
+		uint32_t id;
+
+		err = fg_folded__intern(q->out, FG_WINDOW_OTHER_PROCESSES,
+					strlen(FG_WINDOW_OTHER_PROCESSES), &id);
+		if (err >= 0)
+			err = fg_folded__add(q->out, &id, 1, (double)s->unattributed);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
+		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_folded *out,
+		     struct fg_window_result *ret)
+{
+	struct query_ctx q = { .match = match, .match_ctx = ctx, .match_all = match_all, .out = out };
+	struct fg_window_result res = {};
+	int err;
+
+	q.res = &res;
+	err = each_slice(w, since_ms, until_ms, query_slice, &q, &res);
+	free(q.ids);
+	free(q.stack);
+	free(q.wanted);
+	if (err >= 0)
+		*ret = res;
+	return err;
+}
+
+/* ---- top ---- */
+
+struct top_ctx {
+	struct query_ctx q;
+	struct fg_window_top *entries; /* owned until handed over */
+	size_t n, cap;
+	struct fg_idxmap index;
+	struct fg_folded *leaves; /* owned: stacks [entry, leaf] */
+	uint32_t *entry_of; /* owned: the slice's processes' entries */
+	size_t cap_entry_of;
+};
+
+static bool top_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct fg_window_top *a = &((const struct top_ctx *)ctx)->entries[idx];
+	const struct fg_window_top *b = key;
+
+	return a->pid == b->pid && a->start_time == b->start_time;
+}
+
+static int top_slice(void *ctx, const struct fg_slice *s)
+{
+	struct top_ctx *t = ctx;
+	int err;
+
+	err = match_procs(&t->q, s);
+	if (err >= 0)
+		err = FG_GROW(t->entry_of, t->cap_entry_of, s->n_procs + 1);
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < s->n_procs; i++) {
+		const struct sproc *p = &s->procs[i];
+		struct fg_window_top k = { .pid = p->pid, .start_time = p->start_time };
+		uint64_t h = fg_hash_combine(fg_hash_mix((uint64_t)p->pid), p->start_time);
+		int64_t e;
+
+		if (!t->q.wanted[i])
+			continue;
+		e = fg_idxmap_find(&t->index, h, top_eq, t, &k);
+		if (e < 0) {
+			err = FG_GROW(t->entries, t->cap, t->n + 1);
+			if (err >= 0)
+				err = fg_idxmap_insert(&t->index, h, (uint32_t)t->n);
+			if (err < 0)
+				return err;
+			k.uid = p->uid;
+			e = (int64_t)t->n++;
+			t->entries[e] = k;
+		}
+		/* The latest name wins: a process renames itself, or execs. */
+		snprintf(t->entries[e].comm, sizeof(t->entries[e].comm), "%s", slice_name(s, p->comm));
+		t->entries[e].samples += p->samples;
+		t->entry_of[i] = (uint32_t)e;
+	}
+	for (size_t i = 0; i < s->n_stacks; i++) {
+		const struct sstack *st = &s->stacks[i];
+		uint32_t ids[2];
+		char key[32];
+		const char *leaf;
+
+		if (!t->q.wanted[st->proc])
+			continue;
+		snprintf(key, sizeof(key), "%u", t->entry_of[st->proc]);
+		leaf = st->n ? slice_name(s, s->frames[st->off + st->n - 1]) : "[no frames]";
+		err = fg_folded__intern(t->leaves, key, strlen(key), &ids[0]);
+		if (err >= 0)
+			err = fg_folded__intern(t->leaves, leaf, strlen(leaf), &ids[1]);
+		if (err >= 0)
+			err = fg_folded__add(t->leaves, ids, 2, (double)st->count);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int top_cmp(const void *a, const void *b)
+{
+	const struct fg_window_top *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+int fg_window__top(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
+		   fg_window_match_fn match, void *ctx, struct fg_window_top **ret, size_t *ret_n,
+		   struct fg_window_result *ret_res)
+{
+	struct top_ctx t = { .q = { .match = match, .match_ctx = ctx } };
+	struct fg_window_result res = {};
+	int err;
+
+	t.q.res = &res;
+	t.leaves = fg_folded__new();
+	err = t.leaves ? each_slice(w, since_ms, until_ms, top_slice, &t, &res) : -ENOMEM;
+	if (err >= 0)
+		err = fg_folded__sort(t.leaves);
+	for (size_t i = 0; err >= 0 && i < fg_folded__n_stacks(t.leaves); i++) {
+		struct fg_stack st;
+		struct fg_window_top *e;
+
+		fg_folded__stack(t.leaves, i, &st);
+		e = &t.entries[strtoul(fg_folded__name(t.leaves, st.frames[0]), NULL, 10)];
+		if ((uint64_t)st.count > e->leaf_samples) {
+			e->leaf_samples = (uint64_t)st.count;
+			snprintf(e->leaf, sizeof(e->leaf), "%s", fg_folded__name(t.leaves, st.frames[1]));
+		}
+	}
+	fg_folded__free(t.leaves);
+	fg_idxmap_done(&t.index);
+	free(t.entry_of);
+	free(t.q.wanted);
+	if (err < 0) {
+		free(t.entries);
+		return err;
+	}
+	if (t.n > 1)
+		qsort(t.entries, t.n, sizeof(*t.entries), top_cmp);
+	*ret = t.entries;
+	*ret_n = t.n;
+	*ret_res = res;
+	return 0;
+}
+
+/* ---- figures ---- */
+
+void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret)
+{
+	*ret = (struct fg_window_stats){
+		.memory_max = w->opts.memory_max,
+		.slice_budget = w->slice_budget,
+		.total_samples = w->total_samples,
+		.total_folded_samples = w->total_folded_samples,
+		.total_folded_stacks = w->total_folded_stacks,
+		.total_unattributed = w->total_unattributed,
+		.compactions = w->compactions,
+		.expired = w->expired,
+	};
+	for (size_t i = 0; i <= w->n_closed; i++) {
+		const struct fg_slice *s = i < w->n_closed ? w->closed[i] : w->open;
+
+		if (!s)
+			continue;
+		if (ret->slices++ == 0)
+			ret->oldest_ms = s->start_ms;
+		ret->bytes += slice_bytes(s);
+		ret->samples += s->samples;
+		ret->folded_samples += s->folded_samples;
+		ret->unattributed += s->unattributed;
+	}
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The always-on window: per-process aggregates of symbolized stacks in time
+ * slices (10 s by default), kept for a rolling window (15 min), within a
+ * hard memory ceiling.
+ *
+ * A slice is self-contained: its own frame names, processes and stacks, so
+ * it outlives the binaries it names, is freed whole when it expires, and is
+ * the unit an on-disk history will store. Closed slices leave the window
+ * through one function, fg_window__expire(), which calls the expire hook
+ * first (the history's way in).
+ *
+ * Memory: the ceiling is split evenly between the slices the window can
+ * hold (window / slice, plus the open one), so no slice may take more than
+ * its share and the sum never passes the ceiling. When the open slice's
+ * share runs out:
+ *   1. its coldest stacks (those with the fewest samples, at most a quarter
+ *      of them at a time) are folded into their process's "[other]" frame,
+ *      at most FG_WINDOW_MAX_COMPACTIONS times a slice;
+ *   2. after that, a stack the slice does not hold yet goes to "[other]";
+ *   3. a process the slice has no room for goes to "[other processes]".
+ * Folded samples still count (in CPU shares, in totals); what was folded is
+ * counted in the figures of every query and of the window.
+ *
+ * Pure: the caller passes times (Unix ms, CLOCK_REALTIME) and does the
+ * logging. Not thread-safe.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "folded.h"
+
+#define FG_WINDOW_MAX_COMPACTIONS 4
+#define FG_WINDOW_OTHER "[other]"
+#define FG_WINDOW_OTHER_PROCESSES "[other processes]"
+
+struct fg_window_opts {
+	uint64_t slice_ms;   /* > 0 */
+	uint64_t window_ms;  /* >= slice_ms */
+	uint64_t memory_max; /* bytes for all slices together */
+};
+
+/* A process as a slice knows it. */
+struct fg_window_proc {
+	pid_t pid;
+	uint64_t start_time; /* anything that tells reuses of a pid apart */
+	uid_t uid;
+	const char *comm;   /* borrowed for the call (or until the slice changes, when read back) */
+	const char *exe;    /* idem; NULL or "": unknown */
+	const char *cgroup; /* idem; NULL or "": unknown */
+};
+
+struct fg_window;
+struct fg_slice;
+
+/* Caller frees with fg_window__free(). -EINVAL for bad options, -ENOMEM. */
+int fg_window__new(const struct fg_window_opts *opts, int64_t now_ms, struct fg_window **ret);
+struct fg_window *fg_window__free(struct fg_window *w);
+
+/*
+ * Interns a frame name in the open slice. The id is valid for
+ * fg_window__add() until the open slice changes (fg_window__epoch()).
+ * 0, or -ENOSPC when the slice has no room for a new name, or -ENOMEM.
+ */
+int fg_window__intern(struct fg_window *w, const char *name, size_t len, uint32_t *ret_id);
+/*
+ * Adds count samples to proc's "[other]" in the open slice: for a stack
+ * whose names fg_window__intern() had no room for. 0 or -ENOMEM.
+ */
+int fg_window__add_other(struct fg_window *w, const struct fg_window_proc *proc, uint64_t count);
+/* Changes whenever the open slice does: interned ids cached by the caller are then stale. */
+uint64_t fg_window__epoch(const struct fg_window *w);
+
+/*
+ * Adds count samples of the stack frames[0..n) (root first, ids from
+ * fg_window__intern(); n may be 0 for a sample with no frames) to proc in
+ * the open slice. Never fails for want of room (see above); 0, -EINVAL,
+ * or -ENOMEM.
+ */
+int fg_window__add(struct fg_window *w, const struct fg_window_proc *proc, const uint32_t *frames,
+		   size_t n, uint64_t count);
+
+/*
+ * Closes the open slice once its time is up (slices end on multiples of
+ * slice_ms of the Unix epoch) and opens the next, then expires slices that
+ * ended before the window. Returns 1 if the open slice changed, else 0.
+ */
+int fg_window__tick(struct fg_window *w, int64_t now_ms);
+
+/* Called with each closed slice as it leaves the window, before it is freed. */
+typedef void (*fg_window_expire_fn)(void *ctx, const struct fg_slice *s);
+void fg_window__set_expire_hook(struct fg_window *w, fg_window_expire_fn fn, void *ctx);
+/* Makes the oldest closed slice leave the window now. 1 if one left, 0 if none is closed. */
+int fg_window__expire(struct fg_window *w);
+
+/* A slice's span, Unix ms: [start, end); the open slice's end is its planned one. */
+void fg_slice_span(const struct fg_slice *s, int64_t *ret_start, int64_t *ret_end);
+
+/* Returns true for processes a query covers; p is borrowed for the call. */
+typedef bool (*fg_window_match_fn)(void *ctx, const struct fg_window_proc *p);
+
+struct fg_window_result {
+	uint64_t slices;          /* slices overlapping the range */
+	int64_t first_ms, last_ms; /* the span they cover (0, 0 with no slice) */
+	uint64_t processes;       /* process entries matched, summed over slices */
+	uint64_t samples;         /* samples of matched processes, folded ones included */
+	uint64_t folded_samples;  /* of those, samples in "[other]" frames */
+	uint64_t folded_stacks;   /* stacks folded into "[other]" in those processes */
+	uint64_t unattributed;    /* samples in "[other processes]" (counted only with match_all) */
+};
+
+/*
+ * Adds the stacks of processes matched in slices overlapping [since, until)
+ * to out, as "comm;frame;..." (the process's "[other]" as "comm;[other]",
+ * and with match_all, unattributed samples as "[other processes]").
+ * match may be NULL: every process. 0 or a negative errno from the model.
+ */
+int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
+		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_folded *out,
+		     struct fg_window_result *ret);
+
+struct fg_window_top {
+	pid_t pid;
+	uint64_t start_time;
+	uid_t uid;
+	char comm[64];
+	uint64_t samples;      /* including folded ones */
+	char leaf[256];        /* the frame most of its samples ended in ("" if none) */
+	uint64_t leaf_samples;
+};
+
+/*
+ * The processes matched in [since, until), busiest first (ties by pid).
+ * Caller frees *ret with free(). 0 or -ENOMEM.
+ */
+int fg_window__top(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
+		   fg_window_match_fn match, void *ctx, struct fg_window_top **ret, size_t *ret_n,
+		   struct fg_window_result *ret_res);
+
+struct fg_window_stats {
+	uint64_t bytes;           /* held by all slices now */
+	uint64_t memory_max;
+	uint64_t slice_budget;    /* each slice's share */
+	uint64_t slices;          /* closed ones held, plus the open one */
+	int64_t oldest_ms;        /* start of the oldest slice held */
+	uint64_t samples;         /* held now */
+	uint64_t folded_samples;  /* held now, in "[other]" frames */
+	uint64_t unattributed;    /* held now, in "[other processes]" */
+	/* Since the window was created: */
+	uint64_t total_samples;
+	uint64_t total_folded_samples;
+	uint64_t total_folded_stacks;
+	uint64_t total_unattributed;
+	uint64_t compactions;
+	uint64_t expired;
+};
+
+void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret);

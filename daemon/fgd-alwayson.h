@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Always-on sampling: a long-lived internal whole-machine recording in sink
+ * mode at a low rate, whose symbolized stacks fold into the per-process
+ * slices of a rolling window (common/window) that queries read. It has its
+ * own events, so on-demand recordings neither see nor count its samples,
+ * and it never sees theirs.
+ */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "window.h"
+
+struct fgd;
+struct fgd_alwayson;
+
+/* Starts sampling. d is borrowed and must outlive it. Caller frees *ret with fgd_alwayson__free(). */
+int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret);
+struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a);
+
+/* The drain round's two steps (fgd_drain_round()): snapshot the rings, then drain them. */
+void fgd_alwayson__snapshot(struct fgd_alwayson *a);
+void fgd_alwayson__drain(struct fgd_alwayson *a);
+/* Rotates slices when their time is up; now_ms is CLOCK_REALTIME. */
+void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms);
+
+/* The window, for queries. Borrowed until fgd_alwayson__free(). */
+const struct fg_window *fgd_alwayson__window(const struct fgd_alwayson *a);
+uint32_t fgd_alwayson__frequency(const struct fgd_alwayson *a);
+
+/* The "always_on" member of status. NULL on ENOMEM. */
+struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a);
+
+/* ---- queries ---- */
+
+#include "emit.h"
+#include "proto.h"
+
+struct fgd_snapshot;
+
+/*
+ * Builds the result of a snapshot query for a client of uid (non-root users
+ * see only processes they own). -ENODATA when the window holds no sample
+ * for it (*ret_error says which case), -EINVAL for a bad selector, -ENOMEM.
+ * Caller frees *ret with fgd_snapshot__free() and puts *ret_meta.
+ */
+int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_request *q, uid_t uid,
+				 struct fgd_snapshot **ret, struct json_object **ret_meta,
+				 char *ret_error, size_t error_size);
+/* Streams the result (emit.h): 0 while more remains, 1 when done, or a negative errno. */
+int fgd_snapshot__emit(struct fgd_snapshot *s, fg_write_fn fn, void *ctx, size_t budget);
+struct fgd_snapshot *fgd_snapshot__free(struct fgd_snapshot *s);
+
+/* The reply of a top query, as a "top" message. Same errors as snapshots. */
+int fgd_alwayson__top_query(struct fgd_alwayson *a, const struct fg_query_request *q, uid_t uid,
+			    struct json_object **ret, char *ret_error, size_t error_size);

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Always-on sampling: a workload started before the query shows up in a
+snapshot of the window with its known hot functions (hot_a 75%, hot_b 25%),
+selectors narrow it, fgctl top ranks it first with hot_a as its leaf, a
+period with no data is an error with a message, status shows the window,
+and a recording alongside neither disturbs it nor is disturbed."""
+
+import json
+import time
+
+from fgdtest import Daemon, check, parse_folded, require_root, run, workload
+
+
+def poll(what, fn, timeout=60):
+    """Calls fn until it returns something true; fails after timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.2)
+    check(False, f"timed out waiting for {what}")
+
+
+def test():
+    require_root()
+    # 99 Hz and 2 s slices so a few seconds give enough samples to check proportions.
+    with Daemon(["--always-on-frequency", "99", "--slice-seconds", "2"]) as d, \
+            workload("fgtest-burn") as w:
+        def enough():
+            r = d.fgctl("snapshot", "--last", "30s", "-p", w.pid, "-o", "-")
+            if r.returncode != 0:
+                return None
+            stacks = parse_folded(r.stdout.decode())
+            return stacks if sum(stacks.values()) >= 600 else None
+
+        stacks = poll("600 always-on samples of fgtest-burn", enough)
+        total = sum(stacks.values())
+        check(all(s.startswith("fgtest-burn;") for s in stacks), f"foreign stacks: {list(stacks)[:3]}")
+        a = sum(c for s, c in stacks.items() if s.endswith(";main;hot_a"))
+        b = sum(c for s, c in stacks.items() if s.endswith(";main;hot_b"))
+        print(f"{total} samples: hot_a {a / total:.1%}, hot_b {b / total:.1%}")
+        check(abs(a / total - 0.75) < 0.07, f"hot_a has {a / total:.1%}, expected 75%")
+        check(abs(b / total - 0.25) < 0.07, f"hot_b has {b / total:.1%}, expected 25%")
+
+        # Selectors combine: the right comm and exe keep it, a wrong one leaves nothing.
+        r = d.fgctl("snapshot", "--last", "30s", "--comm", "^fgtest-bu", "--exe", "fgtest-burn",
+                    "--uid", "0", "-o", "-", check_rc=0)
+        check("hot_a" in r.stdout.decode(), "comm/exe/uid selectors lost the workload")
+        r = d.fgctl("snapshot", "--last", "30s", "-p", w.pid, "--comm", "^nomatch$", "-o", "-")
+        check(r.returncode != 0 and b"no samples of the selected processes" in r.stderr,
+              f"an empty selection must say so: rc {r.returncode}, {r.stderr!r}")
+
+        # A period before the daemon started: an error that says so, and no output file.
+        r = d.fgctl("snapshot", "--since", "2001-01-01T00:00Z", "--until", "2001-01-01T01:00Z",
+                    "-o", d.dir + "/old.svg")
+        check(r.returncode != 0 and b"no always-on data for that period" in r.stderr,
+              f"a period without data must be an error: rc {r.returncode}, {r.stderr!r}")
+        check(not __import__("os").path.exists(d.dir + "/old.svg"), "an empty graph was written")
+
+        # The whole machine as SVG, with the summary.
+        r = d.fgctl("snapshot", "--last", "5m", "-o", d.dir + "/now.svg", check_rc=0)
+        with open(d.dir + "/now.svg") as f:
+            svg = f.read()
+        check(svg.startswith("<?xml") and "hot_a" in svg, "the SVG lacks the workload")
+        check(b"folded into [other]" in r.stderr, f"no summary: {r.stderr!r}")
+
+        # top: the burner listed (other tests may be as busy), its leaf hot_a, busiest first.
+        r = d.fgctl("top", "--last", "30s", "-n", "1000", check_rc=0)
+        out = r.stdout.decode()
+        print(out)
+        rows = [l.split() for l in out.splitlines()[3:]]
+        mine = [row for row in rows if int(row[0]) == w.pid]
+        check(mine and mine[0][-1] == "hot_a", f"fgtest-burn missing or its leaf is not hot_a:\n{out}")
+        shares = [float(row[3].rstrip("%")) for row in rows]
+        check(shares == sorted(shares, reverse=True), f"not busiest first:\n{out}")
+        r = d.fgctl("top", "--last", "30s", "-n", "2", check_rc=0)
+        check(len(r.stdout.decode().splitlines()[3:]) <= 2, "-n 2 shows more than two")
+        r = d.fgctl("top", "--last", "30s", "-p", w.pid, check_rc=0)
+        rows = [l.split() for l in r.stdout.decode().splitlines()[3:]]
+        check(len(rows) == 1 and int(rows[0][0]) == w.pid, f"top -p: {rows}")
+
+        # A recording alongside gets its own samples at its own rate.
+        r = d.fgctl("record", "-p", w.pid, "-t", "2", "-F", "499", "-o", "-", check_rc=0)
+        rec = parse_folded(r.stdout.decode())
+        check(sum(rec.values()) > 400, f"the recording alongside got {sum(rec.values())} samples")
+
+        st = json.loads(d.fgctl("status", "--json", check_rc=0).stdout)
+        ao = st["always_on"]
+        check(ao["enabled"] and ao["frequency"] == 99, f"status: {ao}")
+        check(ao["bytes"] <= ao["memory_max"], f"over the ceiling: {ao}")
+        check("total_folded_samples" in ao, "status lacks the folded-away count")
+        text = d.fgctl("status", check_rc=0).stdout.decode()
+        check("always-on" in text and "folded" in text, f"fgctl status does not show the window:\n{text}")
+
+
+run(test)

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "folded.h"
+#include "test.h"
+#include "window.h"
+
+#define T0 1700000000000LL /* a multiple of 10 s */
+
+static void add(struct fg_window *w, const struct fg_window_proc *p, const char *stack, uint64_t count)
+{
+	uint32_t ids[64];
+	size_t n = 0;
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "%s", stack);
+	for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+		int r = fg_window__intern(w, tok, strlen(tok), &ids[n++]);
+
+		if (r == -ENOSPC) {
+			ASSERT_OK(fg_window__add_other(w, p, count));
+			return;
+		}
+		ASSERT_OK(r);
+	}
+	ASSERT_OK(fg_window__add(w, p, ids, n, count));
+}
+
+/* The query's folded text, sorted, as one string. */
+static char *folded_text(struct fg_folded *f)
+{
+	static char out[1 << 16];
+	size_t len = 0;
+
+	ASSERT_OK(fg_folded__sort(f));
+	out[0] = '\0';
+	for (size_t i = 0; i < fg_folded__n_stacks(f); i++) {
+		struct fg_stack st;
+
+		fg_folded__stack(f, i, &st);
+		for (size_t k = 0; k < st.n_frames; k++)
+			len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", k ? ";" : "",
+						fg_folded__name(f, st.frames[k]));
+		len += (size_t)snprintf(out + len, sizeof(out) - len, " %.0f\n", st.count);
+	}
+	return out;
+}
+
+static bool only_pid(void *ctx, const struct fg_window_proc *p)
+{
+	return p->pid == *(pid_t *)ctx;
+}
+
+TEST(slices_aggregate_rotate_and_expire)
+{
+	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 30000, .memory_max = 16 << 20 };
+	struct fg_window_proc a = { 100, 1, 1000, "burn", "/usr/bin/burn", "/user.slice" };
+	struct fg_window_proc b = { 200, 2, 0, "sshd", "/usr/sbin/sshd", "/system.slice/ssh.service" };
+	struct fg_window_result res;
+	struct fg_window_stats st;
+	struct fg_window *w;
+	struct fg_folded *f;
+	uint64_t epoch;
+	pid_t pid = 100;
+
+	ASSERT_OK(fg_window__new(&o, T0 + 1000, &w));
+	epoch = fg_window__epoch(w);
+	add(w, &a, "main;hot_a", 3);
+	add(w, &a, "main;hot_b", 1);
+	add(w, &a, "main;hot_a", 2);
+	add(w, &b, "main;poll", 1);
+	ASSERT_EQ(fg_window__tick(w, T0 + 9999), 0);
+	ASSERT_EQ(fg_window__tick(w, T0 + 10000), 1);
+	ASSERT_TRUE(fg_window__epoch(w) != epoch);
+	add(w, &a, "main;hot_a", 10);
+
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0, T0 + 20000, NULL, NULL, true, f, &res));
+	ASSERT_STREQ(folded_text(f), "burn;main;hot_a 15\nburn;main;hot_b 1\nsshd;main;poll 1\n");
+	ASSERT_EQ(res.slices, 2);
+	ASSERT_EQ(res.samples, 17);
+	ASSERT_EQ(res.first_ms, T0 + 1000);
+	ASSERT_EQ(res.last_ms, T0 + 20000);
+	fg_folded__free(f);
+
+	/* Only the first slice, only pid 100. */
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0, T0 + 5000, only_pid, &pid, false, f, &res));
+	ASSERT_STREQ(folded_text(f), "burn;main;hot_a 5\nburn;main;hot_b 1\n");
+	ASSERT_EQ(res.slices, 1);
+	ASSERT_EQ(res.processes, 1);
+	fg_folded__free(f);
+
+	/* Nothing before the first slice. */
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0 - 60000, T0, NULL, NULL, true, f, &res));
+	ASSERT_EQ(res.slices, 0);
+	ASSERT_EQ(fg_folded__n_stacks(f), 0);
+	fg_folded__free(f);
+
+	/* 40 s later the first slice (ended T0+10s) is out of the 30 s window. */
+	ASSERT_EQ(fg_window__tick(w, T0 + 41000), 1);
+	fg_window__stats(w, &st);
+	ASSERT_EQ(st.expired, 1);
+	ASSERT_EQ(st.slices, 2);
+	ASSERT_EQ(st.samples, 10);
+	ASSERT_EQ(st.total_samples, 17);
+	fg_window__free(w);
+}
+
+static int expired_calls;
+static void on_expire(void *ctx, const struct fg_slice *s)
+{
+	int64_t start, end;
+
+	fg_slice_span(s, &start, &end);
+	ASSERT_TRUE(end > start);
+	expired_calls++;
+}
+
+TEST(expired_slices_leave_through_the_hook_and_the_count_is_bounded)
+{
+	struct fg_window_opts o = { .slice_ms = 1000, .window_ms = 5000, .memory_max = 1 << 20 };
+	struct fg_window_proc a = { 1, 1, 0, "x", NULL, NULL };
+	struct fg_window_stats st;
+	struct fg_window *w;
+
+	ASSERT_OK(fg_window__new(&o, T0, &w));
+	fg_window__set_expire_hook(w, on_expire, NULL);
+	/* The clock going back and forth still closes slices, and their number stays bounded. */
+	for (int i = 0; i < 100; i++) {
+		add(w, &a, "f", 1);
+		fg_window__tick(w, T0 + (i % 2 ? 1000 * i : -1000 * i));
+	}
+	fg_window__stats(w, &st);
+	ASSERT_TRUE(st.slices <= 5 + 2 + 1);
+	ASSERT_TRUE(expired_calls > 80);
+	ASSERT_EQ(fg_window__expire(w), 1);
+	fg_window__free(w);
+}
+
+TEST(ceiling_holds_under_a_unique_stack_storm)
+{
+	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 60000, .memory_max = 1 << 20 };
+	struct fg_window_result res;
+	struct fg_window_stats st;
+	struct fg_window *w;
+	struct fg_folded *f;
+	uint64_t total = 0;
+
+	ASSERT_OK(fg_window__new(&o, T0, &w));
+	for (int s = 0; s < 12; s++) {
+		for (int i = 0; i < 20000; i++) {
+			struct fg_window_proc p = { 100 + i % 7, 1, 0, "storm", "/bin/storm", "/" };
+			char stack[128];
+
+			/* A hot stack and a flood of unique ones. */
+			if (i % 2 == 0)
+				snprintf(stack, sizeof(stack), "main;hot");
+			else
+				snprintf(stack, sizeof(stack), "main;f%d_%d;g%d", s, i, i * 7);
+			add(w, &p, stack, 1);
+			total++;
+			fg_window__stats(w, &st);
+			ASSERT_TRUE(st.bytes <= o.memory_max);
+		}
+		fg_window__tick(w, T0 + 10000 * (s + 1));
+	}
+	fg_window__stats(w, &st);
+	ASSERT_TRUE(st.bytes <= o.memory_max);
+	ASSERT_TRUE(st.total_folded_samples > 0);
+	ASSERT_TRUE(st.compactions > 0);
+	ASSERT_EQ(st.total_samples, total);
+
+	/* Every sample still counts: the hot stack kept its own, the rest is [other]. */
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0 + 110000, T0 + 120000, NULL, NULL, true, f, &res));
+	ASSERT_EQ(res.samples, 20000);
+	ASSERT_EQ((uint64_t)fg_folded__total(f), 20000);
+	ASSERT_TRUE(res.folded_samples > 0);
+	ASSERT_TRUE(strstr(folded_text(f), "storm;main;hot 1") != NULL ||
+		    strstr(folded_text(f), "storm;main;hot ") != NULL);
+	ASSERT_TRUE(strstr(folded_text(f), "storm;[other] ") != NULL);
+	fg_folded__free(f);
+	fg_window__free(w);
+}
+
+TEST(ceiling_holds_under_a_process_storm)
+{
+	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 10000, .memory_max = 256 << 10 };
+	struct fg_window_result res;
+	struct fg_window_stats st;
+	struct fg_window *w;
+	struct fg_folded *f;
+
+	ASSERT_OK(fg_window__new(&o, T0, &w));
+	for (int i = 0; i < 100000; i++) {
+		char comm[16], exe[64];
+		struct fg_window_proc p = { i + 1, (uint64_t)i, (uid_t)i, comm, exe, "/" };
+
+		snprintf(comm, sizeof(comm), "p%d", i);
+		snprintf(exe, sizeof(exe), "/tmp/fork/%d", i);
+		add(w, &p, "main;work", 1);
+	}
+	fg_window__stats(w, &st);
+	ASSERT_TRUE(st.bytes <= o.memory_max);
+	ASSERT_TRUE(st.unattributed > 0);
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0, T0 + 10000, NULL, NULL, true, f, &res));
+	ASSERT_EQ((uint64_t)fg_folded__total(f), 100000);
+	ASSERT_EQ(res.unattributed, st.unattributed);
+	fg_folded__free(f);
+	fg_window__free(w);
+}
+
+TEST(top_ranks_processes_with_their_hottest_leaf)
+{
+	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 60000, .memory_max = 1 << 20 };
+	struct fg_window_proc a = { 100, 1, 1000, "burn", "/usr/bin/burn", "/" };
+	struct fg_window_proc b = { 200, 2, 0, "sshd", "/usr/sbin/sshd", "/" };
+	struct fg_window_result res;
+	struct fg_window_top *top;
+	struct fg_window *w;
+	size_t n;
+
+	ASSERT_OK(fg_window__new(&o, T0, &w));
+	add(w, &a, "main;hot_a", 3);
+	add(w, &b, "main;poll", 2);
+	fg_window__tick(w, T0 + 10000);
+	add(w, &a, "main;hot_b", 1);
+	add(w, &a, "main;x;hot_a", 3);
+	ASSERT_OK(fg_window__top(w, T0, T0 + 20000, NULL, NULL, &top, &n, &res));
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(top[0].pid, 100);
+	ASSERT_EQ(top[0].samples, 7);
+	ASSERT_STREQ(top[0].leaf, "hot_a");
+	ASSERT_EQ(top[0].leaf_samples, 6);
+	ASSERT_STREQ(top[1].comm, "sshd");
+	ASSERT_STREQ(top[1].leaf, "poll");
+	ASSERT_EQ(res.samples, 9);
+	free(top);
+	fg_window__free(w);
+}
+
+TEST(bad_input)
+{
+	struct fg_window_opts o = { .slice_ms = 0, .window_ms = 1, .memory_max = 1 };
+	struct fg_window_proc a = { 1, 1, 0, "x", NULL, NULL };
+	struct fg_window *w;
+	uint32_t bogus = 999;
+
+	ASSERT_EQ(fg_window__new(&o, T0, &w), -EINVAL);
+	o = (struct fg_window_opts){ .slice_ms = 10, .window_ms = 5, .memory_max = 1 };
+	ASSERT_EQ(fg_window__new(&o, T0, &w), -EINVAL);
+	o = (struct fg_window_opts){ .slice_ms = 10, .window_ms = 100, .memory_max = 1 << 20 };
+	ASSERT_OK(fg_window__new(&o, T0, &w));
+	ASSERT_EQ(fg_window__add(w, &a, &bogus, 1, 1), -EINVAL);
+	/* A sample without frames still counts for its process. */
+	ASSERT_OK(fg_window__add(w, &a, NULL, 0, 1));
+	fg_window__free(w);
+}
