@@ -117,7 +117,7 @@ uint32_t fg_crc32c(uint32_t crc, const void *data, size_t len)
 
 /* ---- writing ---- */
 
-struct fg_slice_writer {
+struct fg_slicefile_writer {
 	uint64_t start, end;
 	struct fg_strpool *strings; /* owned */
 	struct bytes procs;         /* encoded processes */
@@ -127,9 +127,9 @@ struct fg_slice_writer {
 	struct bytes out;           /* the finished file */
 };
 
-int fg_slice_writer__new(uint64_t start_ns, uint64_t end_ns, struct fg_slice_writer **ret)
+int fg_slicefile_writer__new(uint64_t start_ns, uint64_t end_ns, struct fg_slicefile_writer **ret)
 {
-	struct fg_slice_writer *w = calloc(1, sizeof(*w));
+	struct fg_slicefile_writer *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return -ENOMEM;
@@ -144,7 +144,7 @@ int fg_slice_writer__new(uint64_t start_ns, uint64_t end_ns, struct fg_slice_wri
 	return 0;
 }
 
-struct fg_slice_writer *fg_slice_writer__free(struct fg_slice_writer *w)
+struct fg_slicefile_writer *fg_slicefile_writer__free(struct fg_slicefile_writer *w)
 {
 	if (!w)
 		return NULL;
@@ -157,7 +157,7 @@ struct fg_slice_writer *fg_slice_writer__free(struct fg_slice_writer *w)
 }
 
 /* A string's id plus one, or 0 for NULL, as processes store them. */
-static int string_ref(struct fg_slice_writer *w, const char *s, uint64_t *ret)
+static int string_ref(struct fg_slicefile_writer *w, const char *s, uint64_t *ret)
 {
 	uint32_t id;
 	int r;
@@ -173,7 +173,7 @@ static int string_ref(struct fg_slice_writer *w, const char *s, uint64_t *ret)
 	return 0;
 }
 
-int fg_slice_writer__add_process(struct fg_slice_writer *w, const struct fg_slice_process *p,
+int fg_slicefile_writer__add_process(struct fg_slicefile_writer *w, const struct fg_slicefile_process *p,
 				 uint32_t *ret_index)
 {
 	uint64_t comm, exe, cgroup;
@@ -204,7 +204,7 @@ int fg_slice_writer__add_process(struct fg_slice_writer *w, const struct fg_slic
 	return 0;
 }
 
-int fg_slice_writer__add_stack(struct fg_slice_writer *w, uint32_t proc, const char *const *frames,
+int fg_slicefile_writer__add_stack(struct fg_slicefile_writer *w, uint32_t proc, const char *const *frames,
 			       size_t n, uint64_t count)
 {
 	int r;
@@ -229,7 +229,7 @@ int fg_slice_writer__add_stack(struct fg_slice_writer *w, uint32_t proc, const c
 	return 0;
 }
 
-int fg_slice_writer__finish(struct fg_slice_writer *w, const uint8_t **ret_data, size_t *ret_len)
+int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **ret_data, size_t *ret_len)
 {
 	size_t n_strings = fg_strpool__count(w->strings);
 	uint8_t header[HEADER_SIZE] = { 0 }, trailer[TRAILER_SIZE];
@@ -279,19 +279,19 @@ int fg_slice_writer__finish(struct fg_slice_writer *w, const uint8_t **ret_data,
 
 /* ---- reading ---- */
 
-struct fg_slice {
+struct fg_slicefile {
 	uint64_t start, end;
 	char *arena;          /* owned: every string, NUL-terminated */
 	uint32_t *string_off; /* owned: offsets into arena */
 	size_t n_strings;
-	struct fg_slice_process *procs; /* owned; strings point into arena */
+	struct fg_slicefile_process *procs; /* owned; strings point into arena */
 	size_t n_procs;
-	struct fg_slice_stack *stacks;  /* owned; frames point into frame_ids */
+	struct fg_slicefile_stack *stacks;  /* owned; frames point into frame_ids */
 	size_t n_stacks;
 	uint32_t *frame_ids;            /* owned */
 };
 
-struct fg_slice *fg_slice__free(struct fg_slice *s)
+struct fg_slicefile *fg_slicefile__free(struct fg_slicefile *s)
 {
 	if (!s)
 		return NULL;
@@ -304,9 +304,9 @@ struct fg_slice *fg_slice__free(struct fg_slice *s)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_slice *, fg_slice__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_slicefile *, fg_slicefile__free);
 
-static int parse_strings(struct cursor *c, struct fg_slice *s)
+static int parse_strings(struct cursor *c, struct fg_slicefile *s)
 {
 	uint64_t n, total = 0;
 	const uint8_t *save = c->p;
@@ -355,7 +355,7 @@ static int parse_strings(struct cursor *c, struct fg_slice *s)
 }
 
 /* A process's string: a reference (id + 1, 0 for none) resolved into the arena. */
-static int get_string_ref(struct cursor *c, const struct fg_slice *s, const char **ret)
+static int get_string_ref(struct cursor *c, const struct fg_slicefile *s, const char **ret)
 {
 	uint32_t ref;
 	int r = get_index(c, (uint64_t)s->n_strings + 1, &ref);
@@ -366,7 +366,7 @@ static int get_string_ref(struct cursor *c, const struct fg_slice *s, const char
 	return 0;
 }
 
-static int parse_processes(struct cursor *c, struct fg_slice *s)
+static int parse_processes(struct cursor *c, struct fg_slicefile *s)
 {
 	uint64_t n;
 	int r = get_varint(c, &n);
@@ -380,7 +380,7 @@ static int parse_processes(struct cursor *c, struct fg_slice *s)
 	if (!s->procs)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++) {
-		struct fg_slice_process *p = &s->procs[i];
+		struct fg_slicefile_process *p = &s->procs[i];
 		uint64_t pid, uid;
 
 		r = get_varint(c, &pid);
@@ -405,7 +405,7 @@ static int parse_processes(struct cursor *c, struct fg_slice *s)
 	return 0;
 }
 
-static int parse_stacks(struct cursor *c, struct fg_slice *s)
+static int parse_stacks(struct cursor *c, struct fg_slicefile *s)
 {
 	size_t n_frames = 0, cap_frames = 0;
 	uint64_t n;
@@ -420,7 +420,7 @@ static int parse_stacks(struct cursor *c, struct fg_slice *s)
 	if (!s->stacks)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++) {
-		struct fg_slice_stack *st = &s->stacks[i];
+		struct fg_slicefile_stack *st = &s->stacks[i];
 		uint64_t depth;
 
 		r = get_index(c, s->n_procs, &st->proc);
@@ -451,9 +451,9 @@ static int parse_stacks(struct cursor *c, struct fg_slice *s)
 	return 0;
 }
 
-int fg_slice__parse(const void *data, size_t len, struct fg_slice **ret)
+int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 {
-	_cleanup_(fg_slice__freep) struct fg_slice *s = NULL;
+	_cleanup_(fg_slicefile__freep) struct fg_slicefile *s = NULL;
 	const uint8_t *b = data;
 	uint64_t version, header_size, body_len;
 	struct cursor c;
@@ -493,37 +493,37 @@ int fg_slice__parse(const void *data, size_t len, struct fg_slice **ret)
 	return 0;
 }
 
-uint64_t fg_slice__start(const struct fg_slice *s)
+uint64_t fg_slicefile__start(const struct fg_slicefile *s)
 {
 	return s->start;
 }
 
-uint64_t fg_slice__end(const struct fg_slice *s)
+uint64_t fg_slicefile__end(const struct fg_slicefile *s)
 {
 	return s->end;
 }
 
-size_t fg_slice__n_processes(const struct fg_slice *s)
+size_t fg_slicefile__n_processes(const struct fg_slicefile *s)
 {
 	return s->n_procs;
 }
 
-const struct fg_slice_process *fg_slice__process(const struct fg_slice *s, size_t i)
+const struct fg_slicefile_process *fg_slicefile__process(const struct fg_slicefile *s, size_t i)
 {
 	return &s->procs[i];
 }
 
-size_t fg_slice__n_stacks(const struct fg_slice *s)
+size_t fg_slicefile__n_stacks(const struct fg_slicefile *s)
 {
 	return s->n_stacks;
 }
 
-void fg_slice__stack(const struct fg_slice *s, size_t i, struct fg_slice_stack *ret)
+void fg_slicefile__stack(const struct fg_slicefile *s, size_t i, struct fg_slicefile_stack *ret)
 {
 	*ret = s->stacks[i];
 }
 
-const char *fg_slice__string(const struct fg_slice *s, uint32_t id)
+const char *fg_slicefile__string(const struct fg_slicefile *s, uint32_t id)
 {
 	return s->arena + s->string_off[id];
 }
@@ -532,7 +532,7 @@ const char *fg_slice__string(const struct fg_slice *s, uint32_t id)
 
 /* What merging accumulates: distinct processes and distinct stacks with summed counts. */
 struct merge {
-	const struct fg_slice_process **procs; /* borrowed from the inputs */
+	const struct fg_slicefile_process **procs; /* borrowed from the inputs */
 	size_t n_procs, cap_procs;
 	struct fg_idxmap proc_index;
 	struct fg_strpool *names;     /* owned: frame names, so equal frames get one id */
@@ -555,19 +555,19 @@ static void merge_done(struct merge *m)
 	fg_idxmap_done(&m->stack_index);
 }
 
-static uint64_t proc_hash(const struct fg_slice_process *p)
+static uint64_t proc_hash(const struct fg_slicefile_process *p)
 {
 	return fg_hash_combine(fg_hash_mix((uint32_t)p->pid), p->start_time);
 }
 
 static bool proc_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	const struct fg_slice_process *a = ((const struct merge *)ctx)->procs[idx], *b = key;
+	const struct fg_slicefile_process *a = ((const struct merge *)ctx)->procs[idx], *b = key;
 
 	return a->pid == b->pid && a->start_time == b->start_time;
 }
 
-static int merge_process(struct merge *m, const struct fg_slice_process *p, uint32_t *ret)
+static int merge_process(struct merge *m, const struct fg_slicefile_process *p, uint32_t *ret)
 {
 	uint64_t h = proc_hash(p);
 	int64_t i = fg_idxmap_find(&m->proc_index, h, proc_eq, m, p);
@@ -614,10 +614,10 @@ static int merge_stack(struct merge *m, size_t at, uint64_t count)
 	return 0;
 }
 
-static int merge_slice(struct merge *m, const struct fg_slice *s)
+static int merge_slice(struct merge *m, const struct fg_slicefile *s)
 {
 	for (size_t i = 0; i < s->n_stacks; i++) {
-		const struct fg_slice_stack *st = &s->stacks[i];
+		const struct fg_slicefile_stack *st = &s->stacks[i];
 		size_t at = m->keys_len;
 		uint32_t proc;
 		int r;
@@ -630,7 +630,7 @@ static int merge_slice(struct merge *m, const struct fg_slice *s)
 		m->keys[at] = proc;
 		m->keys[at + 1] = (uint32_t)st->n;
 		for (size_t k = 0; k < st->n; k++) {
-			const char *name = fg_slice__string(s, st->frames[k]);
+			const char *name = fg_slicefile__string(s, st->frames[k]);
 
 			r = fg_strpool__intern(m->names, name, strlen(name), &m->keys[at + 2 + k]);
 			if (r < 0)
@@ -644,11 +644,11 @@ static int merge_slice(struct merge *m, const struct fg_slice *s)
 	return 0;
 }
 
-int fg_slice_merge(const struct fg_slice *const *slices, size_t n, uint64_t start_ns,
-		   uint64_t end_ns, struct fg_slice_writer **ret)
+int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint64_t start_ns,
+		   uint64_t end_ns, struct fg_slicefile_writer **ret)
 {
 	struct merge m = {};
-	struct fg_slice_writer *w = NULL;
+	struct fg_slicefile_writer *w = NULL;
 	const char *frames[FG_SLICEFILE_MAX_DEPTH];
 	int r = -ENOMEM;
 
@@ -660,24 +660,24 @@ int fg_slice_merge(const struct fg_slice *const *slices, size_t n, uint64_t star
 		if (r < 0)
 			goto out;
 	}
-	r = fg_slice_writer__new(start_ns, end_ns, &w);
+	r = fg_slicefile_writer__new(start_ns, end_ns, &w);
 	for (size_t i = 0; i < m.n_procs && r >= 0; i++) {
 		uint32_t idx;
 
 		/* Written in the order first seen, so index i is process i. */
-		r = fg_slice_writer__add_process(w, m.procs[i], &idx);
+		r = fg_slicefile_writer__add_process(w, m.procs[i], &idx);
 	}
 	for (size_t i = 0; i < m.n_stacks && r >= 0; i++) {
 		const uint32_t *key = m.keys + m.key_off[i];
 
 		for (uint32_t k = 0; k < key[1]; k++)
 			frames[k] = fg_strpool__str(m.names, key[2 + k]);
-		r = fg_slice_writer__add_stack(w, key[0], frames, key[1], m.counts[i]);
+		r = fg_slicefile_writer__add_stack(w, key[0], frames, key[1], m.counts[i]);
 	}
 out:
 	merge_done(&m);
 	if (r < 0) {
-		fg_slice_writer__free(w);
+		fg_slicefile_writer__free(w);
 		return r;
 	}
 	*ret = w;

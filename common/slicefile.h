@@ -32,21 +32,21 @@
 #define FG_SLICEFILE_MAX_DEPTH 1024 /* frames per stack */
 
 /* One process of a slice. Strings may be NULL (unknown). */
-struct fg_slice_process {
+struct fg_slicefile_process {
 	int32_t pid;
 	uint64_t start_time; /* ns since the epoch: with pid, tells pid reuse apart */
 	uint32_t uid;
 	const char *comm, *exe, *cgroup;
 };
 
-struct fg_slice_writer;
+struct fg_slicefile_writer;
 
-/* Caller frees *ret with fg_slice_writer__free(). 0 or -ENOMEM. */
-int fg_slice_writer__new(uint64_t start_ns, uint64_t end_ns, struct fg_slice_writer **ret);
-struct fg_slice_writer *fg_slice_writer__free(struct fg_slice_writer *w);
+/* Caller frees *ret with fg_slicefile_writer__free(). 0 or -ENOMEM. */
+int fg_slicefile_writer__new(uint64_t start_ns, uint64_t end_ns, struct fg_slicefile_writer **ret);
+struct fg_slicefile_writer *fg_slicefile_writer__free(struct fg_slicefile_writer *w);
 
 /* Adds a process (strings copied) and stores its index. 0, -ENOMEM or -E2BIG. */
-int fg_slice_writer__add_process(struct fg_slice_writer *w, const struct fg_slice_process *p,
+int fg_slicefile_writer__add_process(struct fg_slicefile_writer *w, const struct fg_slicefile_process *p,
 				 uint32_t *ret_index);
 
 /*
@@ -54,52 +54,52 @@ int fg_slice_writer__add_process(struct fg_slice_writer *w, const struct fg_slic
  * to process proc. 0, -EINVAL (no such process, no frames, too deep, zero
  * count), -ENOMEM or -E2BIG.
  */
-int fg_slice_writer__add_stack(struct fg_slice_writer *w, uint32_t proc, const char *const *frames,
+int fg_slicefile_writer__add_stack(struct fg_slicefile_writer *w, uint32_t proc, const char *const *frames,
 			       size_t n, uint64_t count);
 
 /*
  * The file's bytes, borrowed until the writer is freed or written to again.
  * 0, -ENOMEM, or -E2BIG for a body past 4 GiB.
  */
-int fg_slice_writer__finish(struct fg_slice_writer *w, const uint8_t **ret_data, size_t *ret_len);
+int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **ret_data, size_t *ret_len);
 
-struct fg_slice;
+struct fg_slicefile;
 
 /*
- * Parses a file's bytes (not kept). Caller frees *ret with fg_slice__free().
+ * Parses a file's bytes (not kept). Caller frees *ret with fg_slicefile__free().
  * Returns 0; -EBADMSG for a file that is not a slice, is truncated, fails its
  * checksum or is inconsistent; -EPROTONOSUPPORT for a later version; -ENOMEM.
  */
-int fg_slice__parse(const void *data, size_t len, struct fg_slice **ret);
-struct fg_slice *fg_slice__free(struct fg_slice *s);
+int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret);
+struct fg_slicefile *fg_slicefile__free(struct fg_slicefile *s);
 
-uint64_t fg_slice__start(const struct fg_slice *s);
-uint64_t fg_slice__end(const struct fg_slice *s);
-size_t fg_slice__n_processes(const struct fg_slice *s);
+uint64_t fg_slicefile__start(const struct fg_slicefile *s);
+uint64_t fg_slicefile__end(const struct fg_slicefile *s);
+size_t fg_slicefile__n_processes(const struct fg_slicefile *s);
 /* Borrowed until the slice is freed. */
-const struct fg_slice_process *fg_slice__process(const struct fg_slice *s, size_t i);
-size_t fg_slice__n_stacks(const struct fg_slice *s);
+const struct fg_slicefile_process *fg_slicefile__process(const struct fg_slicefile *s, size_t i);
+size_t fg_slicefile__n_stacks(const struct fg_slicefile *s);
 
 /* Stack i: its process index, its count, and its frames (borrowed; root first). */
-struct fg_slice_stack {
+struct fg_slicefile_stack {
 	uint32_t proc;
 	uint64_t count;
 	size_t n;
-	const uint32_t *frames; /* string ids: fg_slice__string() */
+	const uint32_t *frames; /* string ids: fg_slicefile__string() */
 };
-void fg_slice__stack(const struct fg_slice *s, size_t i, struct fg_slice_stack *ret);
+void fg_slicefile__stack(const struct fg_slicefile *s, size_t i, struct fg_slicefile_stack *ret);
 /* Borrowed until the slice is freed. */
-const char *fg_slice__string(const struct fg_slice *s, uint32_t id);
+const char *fg_slicefile__string(const struct fg_slicefile *s, uint32_t id);
 
 /*
  * Compaction: the n slices merged into one covering [start_ns, end_ns), as a
- * writer the caller finishes and frees (fg_slice_writer__free()). A process
+ * writer the caller finishes and frees (fg_slicefile_writer__free()). A process
  * is the same across slices when its pid and start time are; a stack is the
  * same when its process and frames are, and their counts add up. 0,
  * -ENOMEM or -E2BIG.
  */
-int fg_slice_merge(const struct fg_slice *const *slices, size_t n, uint64_t start_ns,
-		   uint64_t end_ns, struct fg_slice_writer **ret);
+int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint64_t start_ns,
+		   uint64_t end_ns, struct fg_slicefile_writer **ret);
 
 /* CRC-32C (Castagnoli) of data, continuing from crc (0 to start). */
 uint32_t fg_crc32c(uint32_t crc, const void *data, size_t len);

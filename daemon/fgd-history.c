@@ -261,7 +261,7 @@ int fg_history__read(struct fg_history *h, uint64_t from_ns, uint64_t to_ns, fg_
 	for (size_t i = 0; i < n; i++) {
 		char name[NAME_LEN + 1];
 		_cleanup_free_ uint8_t *data = NULL;
-		struct fg_slice *s;
+		struct fg_slicefile *s;
 		size_t len;
 
 		if (v[i].end <= from_ns || v[i].start >= to_ns)
@@ -273,7 +273,7 @@ int fg_history__read(struct fg_history *h, uint64_t from_ns, uint64_t to_ns, fg_
 		if (r == -ENOMEM)
 			return r;
 		if (r >= 0)
-			r = fg_slice__parse(data, len, &s);
+			r = fg_slicefile__parse(data, len, &s);
 		if (r == -EPROTONOSUPPORT) {
 			h->stats.future++;
 			continue;
@@ -285,7 +285,7 @@ int fg_history__read(struct fg_history *h, uint64_t from_ns, uint64_t to_ns, fg_
 			continue;
 		}
 		r = fn(ctx, s);
-		fg_slice__free(s);
+		fg_slicefile__free(s);
 		if (r < 0)
 			return r;
 	}

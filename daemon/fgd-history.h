@@ -53,7 +53,7 @@ int fg_history__store(struct fg_history *h, uint64_t start_ns, uint64_t end_ns, 
  * first negative value fn returned, or a negative errno from reading the
  * directory.
  */
-typedef int (*fg_history_fn)(void *ctx, const struct fg_slice *s);
+typedef int (*fg_history_fn)(void *ctx, const struct fg_slicefile *s);
 int fg_history__read(struct fg_history *h, uint64_t from_ns, uint64_t to_ns, fg_history_fn fn,
 		     void *ctx);
 

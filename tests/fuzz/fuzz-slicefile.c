@@ -15,38 +15,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check(const uint8_t *data, size_t size)
 {
-	struct fg_slice *s;
+	struct fg_slicefile *s;
 
-	if (fg_slice__parse(data, size, &s) < 0)
+	if (fg_slicefile__parse(data, size, &s) < 0)
 		return;
-	for (size_t i = 0; i < fg_slice__n_stacks(s); i++) {
-		struct fg_slice_stack st;
+	for (size_t i = 0; i < fg_slicefile__n_stacks(s); i++) {
+		struct fg_slicefile_stack st;
 
-		fg_slice__stack(s, i, &st);
-		if (st.proc >= fg_slice__n_processes(s) || st.n == 0)
+		fg_slicefile__stack(s, i, &st);
+		if (st.proc >= fg_slicefile__n_processes(s) || st.n == 0)
 			abort();
 		for (size_t k = 0; k < st.n; k++)
-			(void)strlen(fg_slice__string(s, st.frames[k]));
+			(void)strlen(fg_slicefile__string(s, st.frames[k]));
 	}
 	/* Compaction of anything readable gives a readable slice, no bigger in stacks. */
 	{
-		const struct fg_slice *twice[2] = { s, s };
-		struct fg_slice_writer *w;
-		struct fg_slice *m;
+		const struct fg_slicefile *twice[2] = { s, s };
+		struct fg_slicefile_writer *w;
+		struct fg_slicefile *m;
 		const uint8_t *out;
 		size_t len;
 
-		if (fg_slice_merge(twice, 2, 0, 1, &w) == 0) {
-			if (fg_slice_writer__finish(w, &out, &len) == 0) {
-				if (fg_slice__parse(out, len, &m) < 0 ||
-				    fg_slice__n_stacks(m) > fg_slice__n_stacks(s))
+		if (fg_slicefile_merge(twice, 2, 0, 1, &w) == 0) {
+			if (fg_slicefile_writer__finish(w, &out, &len) == 0) {
+				if (fg_slicefile__parse(out, len, &m) < 0 ||
+				    fg_slicefile__n_stacks(m) > fg_slicefile__n_stacks(s))
 					abort();
-				fg_slice__free(m);
+				fg_slicefile__free(m);
 			}
-			fg_slice_writer__free(w);
+			fg_slicefile_writer__free(w);
 		}
 	}
-	fg_slice__free(s);
+	fg_slicefile__free(s);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -15,8 +15,8 @@
 /* One process, one stack of `frames` frames, each named after its depth and tag. */
 static void slice_bytes(uint64_t tag, size_t frames, uint8_t **ret, size_t *ret_len)
 {
-	const struct fg_slice_process p = { 42, 7, 0, "worker", "/usr/bin/worker", "/" };
-	struct fg_slice_writer *w;
+	const struct fg_slicefile_process p = { 42, 7, 0, "worker", "/usr/bin/worker", "/" };
+	struct fg_slicefile_writer *w;
 	const char **names = calloc(frames, sizeof(*names));
 	char (*buf)[160] = calloc(frames, sizeof(*buf));
 	const uint8_t *data;
@@ -29,15 +29,15 @@ static void slice_bytes(uint64_t tag, size_t frames, uint8_t **ret, size_t *ret_
 		snprintf(buf[i], sizeof(buf[i]), "f%0120zu_%" PRIu64, i, tag);
 		names[i] = buf[i];
 	}
-	ASSERT_OK(fg_slice_writer__new(tag * 1000, tag * 1000 + 1000, &w));
-	ASSERT_OK(fg_slice_writer__add_process(w, &p, &proc));
-	ASSERT_OK(fg_slice_writer__add_stack(w, proc, names, frames, tag));
-	ASSERT_OK(fg_slice_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile_writer__new(tag * 1000, tag * 1000 + 1000, &w));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p, &proc));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, proc, names, frames, tag));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
 	*ret = malloc(len);
 	ASSERT_TRUE(*ret);
 	memcpy(*ret, data, len);
 	*ret_len = len;
-	fg_slice_writer__free(w);
+	fg_slicefile_writer__free(w);
 	free(names);
 	free(buf);
 }
@@ -57,12 +57,12 @@ struct seen {
 	size_t n;
 };
 
-static int on_slice(void *ctx, const struct fg_slice *s)
+static int on_slice(void *ctx, const struct fg_slicefile *s)
 {
 	struct seen *seen = ctx;
 
 	if (seen->n < 16)
-		seen->starts[seen->n++] = fg_slice__start(s);
+		seen->starts[seen->n++] = fg_slicefile__start(s);
 	return 0;
 }
 

@@ -8,67 +8,67 @@
 #include "test.h"
 
 /* A slice of two processes, one without an exe, three stacks sharing frames. */
-static void build(struct fg_slice_writer **ret_w, const uint8_t **data, size_t *len)
+static void build(struct fg_slicefile_writer **ret_w, const uint8_t **data, size_t *len)
 {
 	static const char *const a[] = { "_start", "__libc_start_main", "main", "hot_a" };
 	static const char *const b[] = { "_start", "__libc_start_main", "main", "hot_b" };
 	static const char *const k[] = { "do_syscall_64_[k]" };
-	const struct fg_slice_process p1 = { 1234, 1700000000000000000ULL, 1000, "burn", "/usr/bin/burn",
+	const struct fg_slicefile_process p1 = { 1234, 1700000000000000000ULL, 1000, "burn", "/usr/bin/burn",
 					     "/user.slice" };
-	const struct fg_slice_process p2 = { 99, 5, 0, "kworker/0:1", NULL, "/" };
-	struct fg_slice_writer *w;
+	const struct fg_slicefile_process p2 = { 99, 5, 0, "kworker/0:1", NULL, "/" };
+	struct fg_slicefile_writer *w;
 	uint32_t i1, i2;
 
-	ASSERT_OK(fg_slice_writer__new(1000, 2000, &w));
-	ASSERT_OK(fg_slice_writer__add_process(w, &p1, &i1));
-	ASSERT_OK(fg_slice_writer__add_process(w, &p2, &i2));
-	ASSERT_OK(fg_slice_writer__add_stack(w, i1, a, 4, 750));
-	ASSERT_OK(fg_slice_writer__add_stack(w, i1, b, 4, 250));
-	ASSERT_OK(fg_slice_writer__add_stack(w, i2, k, 1, 3));
-	ASSERT_EQ(fg_slice_writer__add_stack(w, 7, k, 1, 3), -EINVAL);
-	ASSERT_EQ(fg_slice_writer__add_stack(w, i2, k, 0, 3), -EINVAL);
-	ASSERT_EQ(fg_slice_writer__add_stack(w, i2, k, 1, 0), -EINVAL);
-	ASSERT_OK(fg_slice_writer__finish(w, data, len));
+	ASSERT_OK(fg_slicefile_writer__new(1000, 2000, &w));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p1, &i1));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p2, &i2));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, i1, a, 4, 750));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, i1, b, 4, 250));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, i2, k, 1, 3));
+	ASSERT_EQ(fg_slicefile_writer__add_stack(w, 7, k, 1, 3), -EINVAL);
+	ASSERT_EQ(fg_slicefile_writer__add_stack(w, i2, k, 0, 3), -EINVAL);
+	ASSERT_EQ(fg_slicefile_writer__add_stack(w, i2, k, 1, 0), -EINVAL);
+	ASSERT_OK(fg_slicefile_writer__finish(w, data, len));
 	*ret_w = w;
 }
 
 TEST(round_trip)
 {
-	struct fg_slice_writer *w;
-	struct fg_slice *s;
-	struct fg_slice_stack st;
+	struct fg_slicefile_writer *w;
+	struct fg_slicefile *s;
+	struct fg_slicefile_stack st;
 	const uint8_t *data;
 	size_t len;
 
 	build(&w, &data, &len);
-	ASSERT_OK(fg_slice__parse(data, len, &s));
-	ASSERT_U64_EQ(fg_slice__start(s), 1000);
-	ASSERT_U64_EQ(fg_slice__end(s), 2000);
-	ASSERT_EQ(fg_slice__n_processes(s), 2);
-	ASSERT_EQ(fg_slice__process(s, 0)->pid, 1234);
-	ASSERT_U64_EQ(fg_slice__process(s, 0)->start_time, 1700000000000000000ULL);
-	ASSERT_EQ(fg_slice__process(s, 0)->uid, 1000);
-	ASSERT_TRUE(strcmp(fg_slice__process(s, 0)->comm, "burn") == 0);
-	ASSERT_TRUE(strcmp(fg_slice__process(s, 0)->exe, "/usr/bin/burn") == 0);
-	ASSERT_TRUE(strcmp(fg_slice__process(s, 0)->cgroup, "/user.slice") == 0);
-	ASSERT_TRUE(fg_slice__process(s, 1)->exe == NULL);
-	ASSERT_EQ(fg_slice__n_stacks(s), 3);
-	fg_slice__stack(s, 1, &st);
+	ASSERT_OK(fg_slicefile__parse(data, len, &s));
+	ASSERT_U64_EQ(fg_slicefile__start(s), 1000);
+	ASSERT_U64_EQ(fg_slicefile__end(s), 2000);
+	ASSERT_EQ(fg_slicefile__n_processes(s), 2);
+	ASSERT_EQ(fg_slicefile__process(s, 0)->pid, 1234);
+	ASSERT_U64_EQ(fg_slicefile__process(s, 0)->start_time, 1700000000000000000ULL);
+	ASSERT_EQ(fg_slicefile__process(s, 0)->uid, 1000);
+	ASSERT_TRUE(strcmp(fg_slicefile__process(s, 0)->comm, "burn") == 0);
+	ASSERT_TRUE(strcmp(fg_slicefile__process(s, 0)->exe, "/usr/bin/burn") == 0);
+	ASSERT_TRUE(strcmp(fg_slicefile__process(s, 0)->cgroup, "/user.slice") == 0);
+	ASSERT_TRUE(fg_slicefile__process(s, 1)->exe == NULL);
+	ASSERT_EQ(fg_slicefile__n_stacks(s), 3);
+	fg_slicefile__stack(s, 1, &st);
 	ASSERT_EQ(st.proc, 0);
 	ASSERT_U64_EQ(st.count, 250);
 	ASSERT_EQ(st.n, 4);
-	ASSERT_TRUE(strcmp(fg_slice__string(s, st.frames[0]), "_start") == 0);
-	ASSERT_TRUE(strcmp(fg_slice__string(s, st.frames[3]), "hot_b") == 0);
-	fg_slice__stack(s, 2, &st);
+	ASSERT_TRUE(strcmp(fg_slicefile__string(s, st.frames[0]), "_start") == 0);
+	ASSERT_TRUE(strcmp(fg_slicefile__string(s, st.frames[3]), "hot_b") == 0);
+	fg_slicefile__stack(s, 2, &st);
 	ASSERT_EQ(st.proc, 1);
-	ASSERT_TRUE(strcmp(fg_slice__string(s, st.frames[0]), "do_syscall_64_[k]") == 0);
-	fg_slice__free(s);
-	fg_slice_writer__free(w);
+	ASSERT_TRUE(strcmp(fg_slicefile__string(s, st.frames[0]), "do_syscall_64_[k]") == 0);
+	fg_slicefile__free(s);
+	fg_slicefile_writer__free(w);
 }
 
 TEST(shared_frames_are_stored_once)
 {
-	struct fg_slice_writer *w;
+	struct fg_slicefile_writer *w;
 	const uint8_t *data;
 	size_t len;
 
@@ -78,13 +78,13 @@ TEST(shared_frames_are_stored_once)
 
 	ASSERT_TRUE(first != NULL);
 	ASSERT_TRUE(memmem(first + 17, len - (size_t)(first + 17 - data), "__libc_start_main", 17) == NULL);
-	fg_slice_writer__free(w);
+	fg_slicefile_writer__free(w);
 }
 
 TEST(every_truncation_and_bit_flip_is_refused)
 {
-	struct fg_slice_writer *w;
-	struct fg_slice *s = NULL;
+	struct fg_slicefile_writer *w;
+	struct fg_slicefile *s = NULL;
 	const uint8_t *data;
 	uint8_t *copy;
 	size_t len;
@@ -94,11 +94,11 @@ TEST(every_truncation_and_bit_flip_is_refused)
 	ASSERT_TRUE(copy);
 	/* A torn write: any prefix. */
 	for (size_t n = 0; n < len; n++)
-		ASSERT_EQ(fg_slice__parse(data, n, &s), -EBADMSG);
+		ASSERT_EQ(fg_slicefile__parse(data, n, &s), -EBADMSG);
 	/* Trailing bytes. */
 	memcpy(copy, data, len);
 	copy[len] = 0;
-	ASSERT_EQ(fg_slice__parse(copy, len + 1, &s), -EBADMSG);
+	ASSERT_EQ(fg_slicefile__parse(copy, len + 1, &s), -EBADMSG);
 	/* Any single flipped bit, anywhere. */
 	for (size_t i = 0; i < len; i++)
 		for (int bit = 0; bit < 8; bit++) {
@@ -106,20 +106,20 @@ TEST(every_truncation_and_bit_flip_is_refused)
 
 			memcpy(copy, data, len);
 			copy[i] ^= (uint8_t)(1u << bit);
-			r = fg_slice__parse(copy, len, &s);
+			r = fg_slicefile__parse(copy, len, &s);
 			/* The version field flipped upward reads as a later version. */
 			if (r != -EPROTONOSUPPORT)
 				ASSERT_EQ(r, -EBADMSG);
 		}
 	ASSERT_TRUE(s == NULL);
 	free(copy);
-	fg_slice_writer__free(w);
+	fg_slicefile_writer__free(w);
 }
 
 TEST(a_later_version_is_named_as_such)
 {
-	struct fg_slice_writer *w;
-	struct fg_slice *s;
+	struct fg_slicefile_writer *w;
+	struct fg_slicefile *s;
 	const uint8_t *data;
 	uint8_t *copy;
 	size_t len;
@@ -132,9 +132,9 @@ TEST(a_later_version_is_named_as_such)
 	copy[4] = FG_SLICEFILE_VERSION + 1;
 	crc = fg_crc32c(0, copy, len - 4);
 	memcpy(copy + len - 4, &crc, 4); /* little-endian host */
-	ASSERT_EQ(fg_slice__parse(copy, len, &s), -EPROTONOSUPPORT);
+	ASSERT_EQ(fg_slicefile__parse(copy, len, &s), -EPROTONOSUPPORT);
 	free(copy);
-	fg_slice_writer__free(w);
+	fg_slicefile_writer__free(w);
 }
 
 TEST(crc32c_known_answer)
@@ -146,18 +146,18 @@ TEST(crc32c_known_answer)
 
 TEST(an_empty_slice_is_a_slice)
 {
-	struct fg_slice_writer *w;
-	struct fg_slice *s;
+	struct fg_slicefile_writer *w;
+	struct fg_slicefile *s;
 	const uint8_t *data;
 	size_t len;
 
-	ASSERT_OK(fg_slice_writer__new(5, 6, &w));
-	ASSERT_OK(fg_slice_writer__finish(w, &data, &len));
-	ASSERT_OK(fg_slice__parse(data, len, &s));
-	ASSERT_EQ(fg_slice__n_stacks(s), 0);
-	ASSERT_EQ(fg_slice__n_processes(s), 0);
-	fg_slice__free(s);
-	fg_slice_writer__free(w);
+	ASSERT_OK(fg_slicefile_writer__new(5, 6, &w));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s));
+	ASSERT_EQ(fg_slicefile__n_stacks(s), 0);
+	ASSERT_EQ(fg_slicefile__n_processes(s), 0);
+	fg_slicefile__free(s);
+	fg_slicefile_writer__free(w);
 }
 
 TEST(a_version_1_file_stays_readable)
@@ -165,8 +165,8 @@ TEST(a_version_1_file_stays_readable)
 	/* Written once, by hand from docs/HISTORY-FORMAT.md: history outlives fgd versions. */
 	char path[4096];
 	uint8_t buf[256];
-	struct fg_slice *s;
-	struct fg_slice_stack st;
+	struct fg_slicefile *s;
+	struct fg_slicefile_stack st;
 	FILE *f;
 	size_t len;
 
@@ -175,36 +175,36 @@ TEST(a_version_1_file_stays_readable)
 	ASSERT_TRUE(f);
 	len = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
-	ASSERT_OK(fg_slice__parse(buf, len, &s));
-	ASSERT_U64_EQ(fg_slice__start(s), 1000);
-	ASSERT_U64_EQ(fg_slice__end(s), 2000);
-	ASSERT_EQ(fg_slice__n_processes(s), 1);
-	ASSERT_EQ(fg_slice__process(s, 0)->pid, 1234);
-	ASSERT_TRUE(strcmp(fg_slice__process(s, 0)->comm, "burn") == 0);
-	ASSERT_TRUE(fg_slice__process(s, 0)->exe == NULL);
-	ASSERT_EQ(fg_slice__n_stacks(s), 1);
-	fg_slice__stack(s, 0, &st);
+	ASSERT_OK(fg_slicefile__parse(buf, len, &s));
+	ASSERT_U64_EQ(fg_slicefile__start(s), 1000);
+	ASSERT_U64_EQ(fg_slicefile__end(s), 2000);
+	ASSERT_EQ(fg_slicefile__n_processes(s), 1);
+	ASSERT_EQ(fg_slicefile__process(s, 0)->pid, 1234);
+	ASSERT_TRUE(strcmp(fg_slicefile__process(s, 0)->comm, "burn") == 0);
+	ASSERT_TRUE(fg_slicefile__process(s, 0)->exe == NULL);
+	ASSERT_EQ(fg_slicefile__n_stacks(s), 1);
+	fg_slicefile__stack(s, 0, &st);
 	ASSERT_U64_EQ(st.count, 7);
 	ASSERT_EQ(st.n, 3);
-	ASSERT_TRUE(strcmp(fg_slice__string(s, st.frames[0]), "_start") == 0);
-	ASSERT_TRUE(strcmp(fg_slice__string(s, st.frames[2]), "hot_a") == 0);
-	fg_slice__free(s);
+	ASSERT_TRUE(strcmp(fg_slicefile__string(s, st.frames[0]), "_start") == 0);
+	ASSERT_TRUE(strcmp(fg_slicefile__string(s, st.frames[2]), "hot_a") == 0);
+	fg_slicefile__free(s);
 }
 
 /* A slice of [start, start + 10) with the stacks given as "frame;frame count" per process. */
-static struct fg_slice *make_slice(uint64_t start, const struct fg_slice_process *procs, size_t n_procs,
+static struct fg_slicefile *make_slice(uint64_t start, const struct fg_slicefile_process *procs, size_t n_procs,
 				   const char *const *stacks, const uint32_t *stack_proc, size_t n_stacks)
 {
-	struct fg_slice_writer *w;
-	struct fg_slice *s;
+	struct fg_slicefile_writer *w;
+	struct fg_slicefile *s;
 	const uint8_t *data;
 	size_t len;
 
-	ASSERT_OK(fg_slice_writer__new(start, start + 10, &w));
+	ASSERT_OK(fg_slicefile_writer__new(start, start + 10, &w));
 	for (size_t i = 0; i < n_procs; i++) {
 		uint32_t idx;
 
-		ASSERT_OK(fg_slice_writer__add_process(w, &procs[i], &idx));
+		ASSERT_OK(fg_slicefile_writer__add_process(w, &procs[i], &idx));
 	}
 	for (size_t i = 0; i < n_stacks; i++) {
 		char buf[256], *save = NULL;
@@ -220,32 +220,32 @@ static struct fg_slice *make_slice(uint64_t start, const struct fg_slice_process
 		count = strtoul(sp + 1, NULL, 10);
 		for (char *f = strtok_r(buf, ";", &save); f; f = strtok_r(NULL, ";", &save))
 			frames[n++] = f;
-		ASSERT_OK(fg_slice_writer__add_stack(w, stack_proc[i], frames, n, count));
+		ASSERT_OK(fg_slicefile_writer__add_stack(w, stack_proc[i], frames, n, count));
 	}
-	ASSERT_OK(fg_slice_writer__finish(w, &data, &len));
-	ASSERT_OK(fg_slice__parse(data, len, &s));
-	fg_slice_writer__free(w);
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s));
+	fg_slicefile_writer__free(w);
 	return s;
 }
 
 /* The count of stack `frames` of the process with pid and start time, or 0. */
-static uint64_t count_of(const struct fg_slice *s, int32_t pid, uint64_t start_time, const char *frames)
+static uint64_t count_of(const struct fg_slicefile *s, int32_t pid, uint64_t start_time, const char *frames)
 {
 	uint64_t total = 0;
 
-	for (size_t i = 0; i < fg_slice__n_stacks(s); i++) {
-		const struct fg_slice_process *p;
-		struct fg_slice_stack st;
+	for (size_t i = 0; i < fg_slicefile__n_stacks(s); i++) {
+		const struct fg_slicefile_process *p;
+		struct fg_slicefile_stack st;
 		char buf[256] = "";
 
-		fg_slice__stack(s, i, &st);
-		p = fg_slice__process(s, st.proc);
+		fg_slicefile__stack(s, i, &st);
+		p = fg_slicefile__process(s, st.proc);
 		if (p->pid != pid || p->start_time != start_time)
 			continue;
 		for (size_t k = 0; k < st.n; k++) {
 			if (k)
 				strcat(buf, ";");
-			strcat(buf, fg_slice__string(s, st.frames[k]));
+			strcat(buf, fg_slicefile__string(s, st.frames[k]));
 		}
 		if (strcmp(buf, frames) == 0)
 			total += st.count;
@@ -255,35 +255,35 @@ static uint64_t count_of(const struct fg_slice *s, int32_t pid, uint64_t start_t
 
 TEST(merging_adds_counts_of_the_same_stack_of_the_same_process)
 {
-	const struct fg_slice_process a = { 10, 100, 0, "a", NULL, NULL },
+	const struct fg_slicefile_process a = { 10, 100, 0, "a", NULL, NULL },
 				      b = { 20, 200, 0, "b", NULL, NULL },
 				      a_reused = { 10, 999, 0, "a2", NULL, NULL }; /* pid 10 again, later */
-	const struct fg_slice_process p1[] = { a, b }, p2[] = { b, a, a_reused };
+	const struct fg_slicefile_process p1[] = { a, b }, p2[] = { b, a, a_reused };
 	const char *const s1[] = { "main;x 3", "main;y 1", "main;x 5" };
 	const uint32_t s1p[] = { 0, 0, 1 };
 	const char *const s2[] = { "main;x 2", "main;x 4", "main;x 7" };
 	const uint32_t s2p[] = { 1, 0, 2 };
-	struct fg_slice *in[2], *out;
-	struct fg_slice_writer *w;
+	struct fg_slicefile *in[2], *out;
+	struct fg_slicefile_writer *w;
 	const uint8_t *data;
 	size_t len;
 
 	in[0] = make_slice(0, p1, 2, s1, s1p, 3);
 	in[1] = make_slice(10, p2, 3, s2, s2p, 3);
-	ASSERT_OK(fg_slice_merge((const struct fg_slice *const *)in, 2, 0, 20, &w));
-	ASSERT_OK(fg_slice_writer__finish(w, &data, &len));
-	ASSERT_OK(fg_slice__parse(data, len, &out));
-	ASSERT_U64_EQ(fg_slice__start(out), 0);
-	ASSERT_U64_EQ(fg_slice__end(out), 20);
-	ASSERT_EQ(fg_slice__n_processes(out), 3);
-	ASSERT_EQ(fg_slice__n_stacks(out), 4);
+	ASSERT_OK(fg_slicefile_merge((const struct fg_slicefile *const *)in, 2, 0, 20, &w));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &out));
+	ASSERT_U64_EQ(fg_slicefile__start(out), 0);
+	ASSERT_U64_EQ(fg_slicefile__end(out), 20);
+	ASSERT_EQ(fg_slicefile__n_processes(out), 3);
+	ASSERT_EQ(fg_slicefile__n_stacks(out), 4);
 	ASSERT_U64_EQ(count_of(out, 10, 100, "main;x"), 5);
 	ASSERT_U64_EQ(count_of(out, 10, 100, "main;y"), 1);
 	ASSERT_U64_EQ(count_of(out, 20, 200, "main;x"), 9);
 	/* The same pid, another process: kept apart. */
 	ASSERT_U64_EQ(count_of(out, 10, 999, "main;x"), 7);
-	fg_slice__free(out);
-	fg_slice_writer__free(w);
-	fg_slice__free(in[0]);
-	fg_slice__free(in[1]);
+	fg_slicefile__free(out);
+	fg_slicefile_writer__free(w);
+	fg_slicefile__free(in[0]);
+	fg_slicefile__free(in[1]);
 }
