@@ -7,6 +7,7 @@
 #include "hash.h"
 #include "idxmap.h"
 #include "macro.h"
+#include "slicefile.h"
 #include "window.h"
 
 struct sproc {
@@ -885,4 +886,82 @@ void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret)
 		ret->folded_samples += s->folded_samples;
 		ret->unattributed += s->unattributed;
 	}
+}
+
+const struct fg_slice *fg_window__last_closed(const struct fg_window *w)
+{
+	return w->n_closed ? w->closed[w->n_closed - 1] : NULL;
+}
+
+const struct fg_slice *fg_window__open_slice(const struct fg_window *w)
+{
+	return w->open;
+}
+
+/* A name for the file: empty names (unknown exe or cgroup) are stored as unknown. */
+static const char *known(const struct fg_slice *s, uint32_t id)
+{
+	const char *name = slice_name(s, id);
+
+	return name[0] ? name : NULL;
+}
+
+int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefile_writer **ret)
+{
+	struct fg_slicefile_writer *w = NULL;
+	const char *frames[FG_SLICEFILE_MAX_DEPTH];
+	const char *other[] = { FG_WINDOW_OTHER };
+	int64_t end = MIN(end_ms, s->end_ms);
+	int err;
+
+	if (s->start_ms < 0 || end < s->start_ms)
+		return -EINVAL;
+	err = fg_slicefile_writer__new((uint64_t)s->start_ms * 1000000, (uint64_t)end * 1000000, &w);
+	for (size_t i = 0; i < s->n_procs && err >= 0; i++) {
+		const struct sproc *p = &s->procs[i];
+		const struct fg_slicefile_process fp = {
+			.pid = p->pid,
+			.start_time = p->start_time,
+			.uid = p->uid,
+			.comm = known(s, p->comm),
+			.exe = known(s, p->exe),
+			.cgroup = known(s, p->cgroup),
+		};
+		uint32_t idx;
+
+		/* Process i of the slice is process i of the file. */
+		err = fg_slicefile_writer__add_process(w, &fp, &idx);
+	}
+	for (size_t i = 0; i < s->n_stacks && err >= 0; i++) {
+		const struct sstack *st = &s->stacks[i];
+		size_t n = MIN((size_t)st->n, (size_t)FG_SLICEFILE_MAX_DEPTH);
+
+		/* A sample with no frames at all has nothing to store but its process. */
+		if (n == 0) {
+			err = fg_slicefile_writer__add_stack(w, st->proc, other, 1, st->count);
+			continue;
+		}
+		/* Deeper than a file holds: keep the root end, as the kernel's limit does. */
+		for (size_t k = 0; k < n; k++)
+			frames[k] = slice_name(s, s->frames[st->off + k]);
+		err = fg_slicefile_writer__add_stack(w, st->proc, frames, n, st->count);
+	}
+	for (size_t i = 0; i < s->n_procs && err >= 0; i++)
+		if (s->procs[i].other)
+			err = fg_slicefile_writer__add_stack(w, (uint32_t)i, other, 1, s->procs[i].other);
+	if (err >= 0 && s->unattributed) {
+		const struct fg_slicefile_process rest = { .comm = FG_WINDOW_OTHER_PROCESSES };
+		const char *rest_frame[] = { FG_WINDOW_OTHER_PROCESSES };
+		uint32_t idx;
+
+		err = fg_slicefile_writer__add_process(w, &rest, &idx);
+		if (err >= 0)
+			err = fg_slicefile_writer__add_stack(w, idx, rest_frame, 1, s->unattributed);
+	}
+	if (err < 0) {
+		fg_slicefile_writer__free(w);
+		return err;
+	}
+	*ret = w;
+	return 0;
 }

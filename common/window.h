@@ -101,6 +101,21 @@ int fg_window__expire(struct fg_window *w);
 /* A slice's span, Unix ms: [start, end); the open slice's end is its planned one. */
 void fg_slice_span(const struct fg_slice *s, int64_t *ret_start, int64_t *ret_end);
 
+/* The newest closed slice (NULL if none), and the open one. Borrowed until the next tick. */
+const struct fg_slice *fg_window__last_closed(const struct fg_window *w);
+const struct fg_slice *fg_window__open_slice(const struct fg_window *w);
+
+struct fg_slicefile_writer;
+
+/*
+ * Slice s as a history slice file (common/slicefile.h), spanning
+ * [start, end_ms) (end_ms: the slice's own end, or earlier for the open
+ * slice cut short). Each process's "[other]" samples are a stack of that one
+ * frame; samples of "[other processes]" a pseudo-process with pid 0 and
+ * that comm. Caller finishes and frees *ret. 0 or a negative errno.
+ */
+int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefile_writer **ret);
+
 /* Returns true for processes a query covers; p is borrowed for the call. */
 typedef bool (*fg_window_match_fn)(void *ctx, const struct fg_window_proc *p);
 

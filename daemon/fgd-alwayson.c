@@ -12,13 +12,17 @@
 #include "flame.h"
 #include "folded.h"
 #include "selector.h"
+#include "fgd-history.h"
 #include "fgd-log.h"
 #include "fgd-recording.h"
 #include "fgd.h"
 #include "macro.h"
+#include "slicefile.h"
 
 /* The location memo and names of the internal recording are dropped past this, at a slice's end. */
 #define MEMO_MAX_BYTES (32ULL << 20)
+/* The history's byte budget is enforced every this many slices written. */
+#define HISTORY_PRUNE_EVERY 30
 /* What the internal recording's tables may hold between two resets. */
 #define RECORDING_MAX_BYTES (64ULL << 20)
 
@@ -26,12 +30,14 @@ struct fgd_alwayson {
 	struct fgd *d;             /* borrowed */
 	struct fg_recording *rec;  /* owned */
 	struct fg_window *window;  /* owned */
+	struct fg_history *history; /* owned; NULL when the state directory is unusable */
 	uint32_t *xlat;            /* owned: recording name id -> window name id, or UINT32_MAX */
 	size_t cap_xlat;
 	uint64_t xlat_epoch;       /* the window epoch xlat is valid for */
 	uint32_t *ids;             /* owned: one sample's window name ids */
 	size_t cap_ids;
 	uint64_t idle_samples, unknown_process_samples, errors, memo_resets;
+	uint64_t stored; /* slices written to the history */
 };
 
 struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
@@ -42,6 +48,7 @@ struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
 		fgd_unwatch_rings(a->d, fg_recording__events(a->rec));
 	fg_recording__free(a->rec);
 	fg_window__free(a->window);
+	fg_history__free(a->history);
 	free(a->xlat);
 	free(a->ids);
 	free(a);
@@ -167,6 +174,13 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 	r = fg_window__new(&wo, realtime_ms(), &a->window);
 	if (r < 0)
 		return r;
+	/* Without a usable state directory fgd still samples; the history is what is lost. */
+	if (d->conf.state_directory) {
+		r = fg_history__open(d->conf.state_directory, &a->history);
+		if (r < 0)
+			log_warning("Cannot use %s for the history, keeping none: %s",
+				    d->conf.state_directory, strerror(-r));
+	}
 	r = fg_recording__new(&o, d->procs, d->sym, d->unwinder, &a->rec, NULL);
 	if (r >= 0)
 		r = fgd_watch_rings(d, fg_recording__events(a->rec));
@@ -186,10 +200,47 @@ void fgd_alwayson__drain(struct fgd_alwayson *a)
 	fg_recording__drain(a->rec);
 }
 
+/* Writes slice s, ending at end_ms, to the history. Failures are counted there and logged once. */
+static void store(struct fgd_alwayson *a, const struct fg_slice *s, int64_t end_ms)
+{
+	struct fg_slicefile_writer *w;
+	struct fg_history_stats before;
+	const uint8_t *data;
+	int64_t start, end;
+	size_t len;
+	int r;
+
+	if (!a->history || !s)
+		return;
+	fg_slice_span(s, &start, &end);
+	end = MIN(end, end_ms);
+	fg_history__stats(a->history, &before);
+	r = fg_slice_export(s, end, &w);
+	if (r >= 0) {
+		r = fg_slicefile_writer__finish(w, &data, &len);
+		if (r >= 0)
+			r = fg_history__store(a->history, (uint64_t)start * 1000000, (uint64_t)end * 1000000,
+					      data, len);
+		fg_slicefile_writer__free(w);
+	}
+	/* A full disk must not fill the log too: say so when it starts. */
+	if (r < 0 && before.last_write_error != r)
+		log_warning("Cannot write a history slice: %s (sampling goes on)", strerror(-r));
+	if (r >= 0 && ++a->stored % HISTORY_PRUNE_EVERY == 0)
+		(void)fg_history__prune(a->history, a->d->conf.history_max);
+}
+
+void fgd_alwayson__flush(struct fgd_alwayson *a)
+{
+	store(a, fg_window__open_slice(a->window), realtime_ms());
+}
+
 void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms)
 {
 	if (fg_window__tick(a->window, now_ms) <= 0)
 		return;
+	/* The slice that just closed goes to disk now: a crash loses at most the open one. */
+	store(a, fg_window__last_closed(a->window), now_ms);
 	/* A new slice re-interns its names anyway: the moment to drop a grown memo. */
 	if (fg_recording__bytes(a->rec) > MEMO_MAX_BYTES && fg_recording__forget(a->rec) >= 0) {
 		a->memo_resets++;
@@ -245,6 +296,20 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 	fg_json_add_int(o, "memo_resets", (int64_t)a->memo_resets);
 	fg_json_add_int(o, "lost", (int64_t)(c.lost + c.lost_samples));
 	fg_json_add_int(o, "throttled", (int64_t)c.throttled);
+	if (a->history) {
+		struct json_object *h = json_object_new_object();
+		struct fg_history_stats hs;
+
+		fg_history__stats(a->history, &hs);
+		json_object_object_add(o, "history", h);
+		fg_json_add_str(h, "directory", a->d->conf.state_directory);
+		fg_json_add_int(h, "files", (int64_t)hs.files);
+		fg_json_add_int(h, "bytes", (int64_t)hs.bytes);
+		fg_json_add_int(h, "written", (int64_t)hs.written);
+		fg_json_add_int(h, "write_errors", (int64_t)hs.write_errors);
+		fg_json_add_int(h, "corrupt", (int64_t)hs.corrupt);
+		fg_json_add_int(h, "pruned", (int64_t)hs.pruned);
+	}
 	return o;
 }
 

@@ -27,6 +27,8 @@ void fgd_alwayson__snapshot(struct fgd_alwayson *a);
 void fgd_alwayson__drain(struct fgd_alwayson *a);
 /* Rotates slices when their time is up; now_ms is CLOCK_REALTIME. */
 void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms);
+/* Writes the open slice, cut short now, to the history: at shutdown. */
+void fgd_alwayson__flush(struct fgd_alwayson *a);
 
 /* The window, for queries. Borrowed until fgd_alwayson__free(). */
 const struct fg_window *fgd_alwayson__window(const struct fgd_alwayson *a);

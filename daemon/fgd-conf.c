@@ -24,6 +24,7 @@ int fgd_config_init(struct fgd_config *ret)
 		.slice_seconds = 10,
 		.window_seconds = 900,
 		.memory_max = 64ULL << 20,
+		.history_max = 1ULL << 30,
 	};
 
 	if (fgd_config_set_string(&c.socket_path, FG_DEFAULT_SOCKET) < 0 ||
@@ -179,6 +180,13 @@ static int key_memory_max(struct fgd_config *c, const char *value, struct fg_con
 	return 0;
 }
 
+static int key_history_max(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (fg_conf_parse_bytes(value, 1ULL << 20, 1ULL << 50, &c->history_max) < 0)
+		return FAIL(err, "HistoryMax=%s: expected 1M or more (bytes, or with K, M, G or T)", value);
+	return 0;
+}
+
 static int key_state_directory(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
 	return set_path(&c->state_directory, "StateDirectory", 4096, value, err);
@@ -200,6 +208,7 @@ static const struct {
 	{ "WindowSec", key_window },
 	{ "MemoryMax", key_memory_max },
 	{ "StateDirectory", key_state_directory },
+	{ "HistoryMax", key_history_max },
 };
 
 struct parse_ctx {

@@ -54,6 +54,7 @@ static uint32_t arg_always_on_frequency;
 static uint32_t arg_slice_seconds;
 static uint32_t arg_window_seconds;
 static uint64_t arg_memory_max;
+static const char *arg_state_directory;
 
 int fgd_watch_add(struct fgd *d, struct fgd_watch *w, uint32_t events)
 {
@@ -182,6 +183,8 @@ static void help(void)
 	       "      --window-seconds N   always-on window kept in memory (default 900)\n"
 	       "      --memory-max BYTES   ceiling of the window's aggregates; K, M, G suffixes\n"
 	       "                           (default 64M)\n"
+	       "      --state-directory DIR  where closed slices are kept on disk\n"
+	       "                           (default " FGD_DEFAULT_STATE_DIRECTORY ")\n"
 	       "  -v, --verbose            log debug messages\n"
 	       "  -h, --help               show this help\n"
 	       "      --version            show the version\n"
@@ -196,7 +199,8 @@ static void help(void)
 static int parse_args(int argc, char **argv)
 {
 	enum { ARG_VERSION = 0x100, ARG_RING_PAGES, ARG_CALL_GRAPH, ARG_STACK_DUMP, ARG_NO_ALWAYS_ON,
-	       ARG_ALWAYS_ON_FREQUENCY, ARG_SLICE_SECONDS, ARG_WINDOW_SECONDS, ARG_MEMORY_MAX };
+	       ARG_ALWAYS_ON_FREQUENCY, ARG_SLICE_SECONDS, ARG_WINDOW_SECONDS, ARG_MEMORY_MAX,
+	       ARG_STATE_DIRECTORY };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
@@ -210,6 +214,7 @@ static int parse_args(int argc, char **argv)
 		{ "slice-seconds", required_argument, NULL, ARG_SLICE_SECONDS },
 		{ "window-seconds", required_argument, NULL, ARG_WINDOW_SECONDS },
 		{ "memory-max", required_argument, NULL, ARG_MEMORY_MAX },
+		{ "state-directory", required_argument, NULL, ARG_STATE_DIRECTORY },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -278,6 +283,9 @@ static int parse_args(int argc, char **argv)
 				fprintf(stderr, "fgd: invalid window length '%s'\n", optarg);
 				return -EINVAL;
 			}
+			break;
+		case ARG_STATE_DIRECTORY:
+			arg_state_directory = optarg;
 			break;
 		case ARG_MEMORY_MAX:
 			if (fg_conf_parse_bytes(optarg, 64ULL << 10, 1ULL << 40, &arg_memory_max) < 0) {
@@ -363,6 +371,8 @@ static int load_config(struct fgd_config *ret)
 		c.window_seconds = arg_window_seconds;
 	if (arg_memory_max)
 		c.memory_max = arg_memory_max;
+	if (arg_state_directory && fgd_config_set_string(&c.state_directory, arg_state_directory) < 0)
+		return log_error("Out of memory"), -ENOMEM;
 	if (c.window_seconds < c.slice_seconds)
 		return log_error("The always-on window (%u s) must be at least one slice (%u s)",
 				 c.window_seconds, c.slice_seconds), -EINVAL;
@@ -660,7 +670,9 @@ static void send_status(struct fgd *d, struct status_clock *last, uint64_t now)
  */
 static void stopping(struct fgd *d)
 {
-	/* ALWAYS-ON HOOK (issue 5): flush the current slice to the state directory. */
+	/* The open slice is cut short and kept: a restart finds the history up to now. */
+	if (d->alwayson)
+		fgd_alwayson__flush(d->alwayson);
 	(void)sd_notify(false, "STOPPING=1");
 }
 

@@ -61,7 +61,8 @@ struct fgd_config {
 	uint32_t slice_seconds;       /* SliceSec= */
 	uint32_t window_seconds;      /* WindowSec= */
 	uint64_t memory_max;          /* MemoryMax=, bytes: the aggregates' ceiling */
-	const char *state_directory;  /* owned; StateDirectory=: the on-disk history (not yet written) */
+	const char *state_directory;  /* owned; StateDirectory=: the on-disk history */
+	uint64_t history_max;         /* HistoryMax=: bytes of history kept on disk */
 };
 
 struct fgd_server;

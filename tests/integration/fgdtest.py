@@ -12,6 +12,7 @@ import os
 import re
 import select
 import signal
+import shutil
 import socket
 import subprocess
 import sys
@@ -68,7 +69,11 @@ class Daemon:
         self.log_path = os.path.join(self.dir, "fgd.log")
         self.log = open(self.log_path, "w+")
         env = dict(os.environ, NOTIFY_SOCKET=notify_path)
-        self.proc = subprocess.Popen([FGD, "--socket", self.socket] + self.extra_args,
+        args = ["--socket", self.socket]
+        # The history goes with the test, not into the machine's /var/lib/fgd.
+        if not any(a.startswith("--state-directory") for a in self.extra_args):
+            args += ["--state-directory", os.path.join(self.dir, "state")]
+        self.proc = subprocess.Popen([FGD] + args + self.extra_args,
                                      stdout=self.log, stderr=subprocess.STDOUT, env=env)
         self._wait_ready()
         return self
@@ -159,15 +164,20 @@ class Daemon:
                 raise TestFailure(f"fgd did not exit on SIGTERM:\n{self.logs()}")
         return self.proc.returncode
 
+    def kill(self):
+        """SIGKILL, as a crash would: the exit status is then not a failure."""
+        self.proc.kill()
+        self.proc.wait()
+        self.killed = True
+
     def __exit__(self, exc_type, exc, tb):
         rc = self.stop()
+        if getattr(self, "killed", False):
+            rc = 0
         self.notify.close()
         logs = self.logs()
         self.log.close()
-        with contextlib.suppress(OSError):
-            for name in os.listdir(self.dir):
-                os.unlink(os.path.join(self.dir, name))
-            os.rmdir(self.dir)
+        shutil.rmtree(self.dir, ignore_errors=True)
         if exc_type is None and rc != 0:
             raise TestFailure(f"fgd exited with {rc} on SIGTERM:\n{logs}")
         if exc_type is not None:

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The always-on window's closed slices go to the state directory as they
+close, so a crash loses at most the open slice: fgd is killed with SIGKILL
+after a workload ran through a few 1 s slices, and the files it left name the
+workload's hot functions. Then a clean stop writes the open slice too."""
+
+import os
+import signal
+import subprocess
+import time
+
+from fgdtest import Daemon, check, program, require_root, run, workload
+
+
+def history(state):
+    r = subprocess.run([program("fgtest-history"), state], capture_output=True, text=True)
+    check(r.returncode == 0, f"fgtest-history failed: {r.stderr}")
+    stacks = {}
+    for line in r.stdout.splitlines():
+        frames, count = line.rsplit(" ", 1)
+        stacks[frames] = stacks.get(frames, 0) + int(count)
+    return stacks, r.stderr.strip()
+
+
+def hot(stacks):
+    return sum(c for s, c in stacks.items()
+               if s.startswith("fgtest-burn;") and s.endswith((";main;hot_a", ";main;hot_b")))
+
+
+def wait_for(cond, what, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.2)
+    check(False, f"timed out waiting for {what}")
+
+
+def test():
+    require_root()
+    with Daemon(["--always-on-frequency", "99", "--slice-seconds", "1"]) as d:
+        state = os.path.join(d.dir, "state")
+        with workload("fgtest-burn"):
+            # Closed slices appear as files while fgd runs.
+            wait_for(lambda: hot(history(state)[0]) > 50, "slices naming fgtest-burn on disk")
+        stacks, summary = history(state)
+        print(f"before the crash: {summary}, {hot(stacks)} samples of hot_a/hot_b")
+        d.kill()
+        # What was on disk is whole: every file reads, none is corrupt.
+        stacks, summary = history(state)
+        check(summary.endswith("corrupt 0"), f"damaged history after SIGKILL: {summary}")
+        check(hot(stacks) > 50, f"the history lost the workload: {summary}")
+
+    # A clean stop in the middle of a long slice writes it, cut short.
+    with Daemon(["--always-on-frequency", "99", "--slice-seconds", "3600", "--window-seconds", "3600"]) as d:
+        state = os.path.join(d.dir, "state")
+        with workload("fgtest-burn"):
+            wait_for(lambda: "fgtest-burn" in d.fgctl("top", "--last", "1m").stdout.decode(),
+                     "fgtest-burn in the always-on window")
+            check(history(state)[0] == {}, "a one-hour slice was written before it closed")
+            d.proc.send_signal(signal.SIGTERM)
+            check(d.proc.wait(timeout=30) == 0, f"fgd did not stop cleanly:\n{d.logs()}")
+        stacks, summary = history(state)
+        print(f"after SIGTERM: {summary}, {hot(stacks)} samples of hot_a/hot_b")
+        check(hot(stacks) > 0, f"SIGTERM did not write the open slice: {summary}")
+
+
+run(test)
