@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fgctl-client.h"
 #include "fgctl-output.h"
 #include "macro.h"
 
@@ -126,4 +127,25 @@ int fgctl_format_for_path(const char *path, enum fg_format *ret)
 	else
 		return -EINVAL;
 	return 0;
+}
+
+int fgctl_output_target(struct fgctl_output *o, bool format_given, enum fg_format *format)
+{
+	if (!o->path) {
+		if (isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "fgctl: no output: give -o FILE.svg, -o FILE.folded, or -o - for stdout\n");
+			return FGCTL_EXIT_USAGE;
+		}
+		o->path = "-";
+	}
+	if (strcmp(o->path, "-") != 0 && fgctl_is_directory(o->path)) {
+		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", o->path);
+		return FGCTL_EXIT_OUTPUT;
+	}
+	if (!format_given && strcmp(o->path, "-") != 0 && fgctl_format_for_path(o->path, format) < 0) {
+		fprintf(stderr, "fgctl: cannot tell the format from '%s': name it .svg, .html, .folded or "
+				".txt, or give --format\n", o->path);
+		return FGCTL_EXIT_USAGE;
+	}
+	return FGCTL_EXIT_OK;
 }

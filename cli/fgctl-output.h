@@ -33,3 +33,11 @@ int fgctl_output_close(struct fgctl_output *o, bool commit);
 
 /* The format an output file's extension names: .svg, .html, .folded or .txt. 0 or -EINVAL. */
 int fgctl_format_for_path(const char *path, enum fg_format *ret);
+
+/*
+ * Settles where a result goes, for record and snapshot: stdout ("-") when
+ * no -o was given and stdout is not a terminal; the format from the file's
+ * extension unless format_given. Says what is wrong on stderr and returns
+ * the fgctl exit code for it, or FGCTL_EXIT_OK.
+ */
+int fgctl_output_target(struct fgctl_output *o, bool format_given, enum fg_format *format);

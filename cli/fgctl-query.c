@@ -246,23 +246,9 @@ int fgctl_verb_snapshot(int argc, char **argv, const char *socket)
 	}
 	if (query_range(&req.query, since, until, last) < 0)
 		return FGCTL_EXIT_USAGE;
-	if (!out.path) {
-		if (isatty(STDOUT_FILENO)) {
-			fprintf(stderr, "fgctl: no output: give -o FILE.svg, -o FILE.folded, or -o - for stdout\n");
-			return FGCTL_EXIT_USAGE;
-		}
-		out.path = "-";
-	}
-	if (strcmp(out.path, "-") != 0 && fgctl_is_directory(out.path)) {
-		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", out.path);
-		return FGCTL_EXIT_OUTPUT;
-	}
-	if (!format_given && strcmp(out.path, "-") != 0 &&
-	    fgctl_format_for_path(out.path, &req.query.format) < 0) {
-		fprintf(stderr, "fgctl: cannot tell the format from '%s': name it .svg, .html, .folded or "
-				".txt, or give --format\n", out.path);
-		return FGCTL_EXIT_USAGE;
-	}
+	r = fgctl_output_target(&out, format_given, &req.query.format);
+	if (r != FGCTL_EXIT_OK)
+		return r;
 	r = connect_and_send(socket, &req, &conn);
 	if (r != 0)
 		return r;

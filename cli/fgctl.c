@@ -404,23 +404,9 @@ static int verb_record(int argc, char **argv)
 		fprintf(stderr, "fgctl: say what to record: -p PID[,PID...] or -a for the whole machine\n");
 		return FGCTL_EXIT_USAGE;
 	}
-	if (!out.path) {
-		if (isatty(STDOUT_FILENO)) {
-			fprintf(stderr, "fgctl: no output: give -o FILE.svg, -o FILE.folded, or -o - for stdout\n");
-			return FGCTL_EXIT_USAGE;
-		}
-		out.path = "-";
-	}
-	if (strcmp(out.path, "-") != 0 && fgctl_is_directory(out.path)) {
-		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", out.path);
-		return FGCTL_EXIT_OUTPUT;
-	}
-	if (!format_given && strcmp(out.path, "-") != 0 &&
-	    fgctl_format_for_path(out.path, &req.record.format) < 0) {
-		fprintf(stderr, "fgctl: cannot tell the format from '%s': name it .svg, .html, .folded or "
-				".txt, or give --format\n", out.path);
-		return FGCTL_EXIT_USAGE;
-	}
+	r = fgctl_output_target(&out, format_given, &req.record.format);
+	if (r != FGCTL_EXIT_OK)
+		return r;
 
 	/* Fail on an unwritable output now, not after a 30 s recording. */
 	if (fgctl_output_open(&out) < 0)
