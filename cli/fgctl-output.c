@@ -77,18 +77,7 @@ int fgctl_output_open(struct fgctl_output *o)
 
 int fgctl_output_write(struct fgctl_output *o, const char *p, size_t len)
 {
-	while (len > 0) {
-		ssize_t n = write(o->fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return negative_errno();
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return fg_write_all(o->fd, p, len);
 }
 
 int fgctl_output_close(struct fgctl_output *o, bool commit)

@@ -93,3 +93,6 @@ static inline int negative_errno(void)
  */
 int fg_grow(void **array, size_t *cap, size_t need, size_t elem);
 #define FG_GROW(arr, cap, need) fg_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* Writes all len bytes to fd, through short writes and EINTR. 0 or a negative errno. */
+int fg_write_all(int fd, const void *data, size_t len);

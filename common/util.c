@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "parse.h"
@@ -40,5 +42,23 @@ int fg_grow(void **array, size_t *cap, size_t need, size_t elem)
 		return -ENOMEM;
 	*array = p;
 	*cap = ncap;
+	return 0;
+}
+
+int fg_write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		p += n;
+		len -= (size_t)n;
+	}
 	return 0;
 }

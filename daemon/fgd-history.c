@@ -157,22 +157,6 @@ struct fg_history *fg_history__free(struct fg_history *h)
 	return NULL;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return negative_errno();
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int store(struct fg_history *h, const char *name, const char *tmp, const uint8_t *data,
 		 size_t len)
 {
@@ -181,7 +165,7 @@ static int store(struct fg_history *h, const char *name, const char *tmp, const 
 
 	if (fd < 0)
 		return negative_errno();
-	r = write_all(fd, data, len);
+	r = fg_write_all(fd, data, len);
 	if (r >= 0 && fsync(fd) < 0)
 		r = negative_errno();
 	if (r >= 0 && renameat(h->dir_fd, tmp, h->dir_fd, name) < 0)

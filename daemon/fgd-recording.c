@@ -762,15 +762,9 @@ uint64_t fg_recording__bytes(const struct fg_recording *r)
 	return aggregate_bytes(r);
 }
 
-int fg_recording__forget(struct fg_recording *r)
+/* Empties the location memo and the names its locations expand to. */
+static void drop_locations(struct fg_recording *r)
 {
-	struct fg_folded *model = fg_folded__new();
-
-	if (!model)
-		return -ENOMEM;
-	fg_folded__set_max_stacks(model, MAX_STACKS);
-	fg_folded__free(r->model);
-	r->model = model;
 	for (size_t i = 0; i < r->n_locs; i++)
 		fg_dso__unref(r->locs[i].dso);
 	free(r->locs);
@@ -780,6 +774,18 @@ int fg_recording__forget(struct fg_recording *r)
 	free(r->loc_names);
 	r->loc_names = NULL;
 	r->n_loc_names = r->cap_loc_names = 0;
+}
+
+int fg_recording__forget(struct fg_recording *r)
+{
+	struct fg_folded *model = fg_folded__new();
+
+	if (!model)
+		return -ENOMEM;
+	fg_folded__set_max_stacks(model, MAX_STACKS);
+	fg_folded__free(r->model);
+	r->model = model;
+	drop_locations(r);
 	r->max_locs = MAX_LOCATIONS;
 	r->memory_limited = false;
 	return 0;
@@ -906,15 +912,7 @@ int fg_recording__finish(struct fg_recording *r)
 	r->state = FINISHED;
 
 	/* The location memo has done its job; release it before the output is built. */
-	for (size_t i = 0; i < r->n_locs; i++)
-		fg_dso__unref(r->locs[i].dso);
-	free(r->locs);
-	r->locs = NULL;
-	r->n_locs = r->cap_locs = 0;
-	fg_idxmap_done(&r->loc_index);
-	free(r->loc_names);
-	r->loc_names = NULL;
-	r->n_loc_names = r->cap_loc_names = 0;
+	drop_locations(r);
 
 	err = fg_folded__sort(r->model);
 	if (err < 0 || r->opts.req.format == FG_FORMAT_FOLDED)
