@@ -369,6 +369,96 @@ static bool match(void *ctx, const struct fg_window_proc *p)
 	return fg_selector__match(m->sel, p->pid, p->uid, p->comm, p->exe, p->cgroup);
 }
 
+/* What reading the history for a query needs. */
+struct disk_query {
+	struct match_ctx *mc;
+	bool match_all;
+	struct fg_folded *out;
+	struct fg_window_result *res;
+	uint32_t *stack; /* owned: one stack's name ids in out */
+	size_t cap_stack;
+	int64_t first_ms, last_ms;
+};
+
+/* Adds a stored slice's matched stacks to the query's model, as the window's query does. */
+static int add_stored_slice(void *ctx, const struct fg_slicefile *f)
+{
+	struct disk_query *dq = ctx;
+	int64_t start = (int64_t)(fg_slicefile__start(f) / 1000000), end = (int64_t)(fg_slicefile__end(f) / 1000000);
+	uint64_t samples = 0;
+	int err;
+
+	for (size_t i = 0; i < fg_slicefile__n_stacks(f); i++) {
+		struct fg_slicefile_stack st;
+		const struct fg_slicefile_process *p;
+		struct fg_window_proc wp;
+		bool rest;
+
+		fg_slicefile__stack(f, i, &st);
+		p = fg_slicefile__process(f, st.proc);
+		rest = p->pid == 0 && p->comm && strcmp(p->comm, FG_WINDOW_OTHER_PROCESSES) == 0;
+		wp = (struct fg_window_proc){ p->pid, p->start_time, p->uid, p->comm ?: "[unknown]",
+					      p->exe, p->cgroup };
+		if (rest ? !dq->match_all : !match(dq->mc, &wp))
+			continue;
+		err = FG_GROW(dq->stack, dq->cap_stack, st.n + 1);
+		if (err < 0)
+			return err;
+		/* The window's form: "comm;frame;...", and "[other processes]" alone. */
+		err = fg_folded__intern(dq->out, wp.comm, strlen(wp.comm), &dq->stack[0]);
+		for (size_t k = 0; err >= 0 && k < st.n; k++) {
+			const char *name = fg_slicefile__string(f, st.frames[k]);
+
+			err = fg_folded__intern(dq->out, name, strlen(name), &dq->stack[k + 1]);
+		}
+		if (err >= 0)
+			err = rest ? fg_folded__add(dq->out, dq->stack + 1, st.n, (double)st.count) :
+				     fg_folded__add(dq->out, dq->stack, st.n + 1, (double)st.count);
+		if (err < 0)
+			return err;
+		samples += st.count;
+		if (rest)
+			dq->res->unattributed += st.count;
+		else if (st.n == 1 && strcmp(fg_slicefile__string(f, st.frames[0]), FG_WINDOW_OTHER) == 0)
+			dq->res->folded_samples += st.count;
+	}
+	dq->res->slices++;
+	dq->res->samples += samples;
+	if (!dq->first_ms || start < dq->first_ms)
+		dq->first_ms = start;
+	dq->last_ms = MAX(dq->last_ms, end);
+	return 0;
+}
+
+/*
+ * The part of [since, until) older than the window in memory comes from the
+ * history on disk: slices written before a restart, or expired from the
+ * window. Slices still in memory are not read twice.
+ */
+static int query_history(struct fgd_alwayson *a, int64_t since, int64_t until, struct match_ctx *mc,
+			 bool match_all, struct fg_folded *out, struct fg_window_result *res)
+{
+	struct disk_query dq = { .mc = mc, .match_all = match_all, .out = out, .res = res };
+	struct fg_window_stats ws;
+	int r;
+
+	if (!a->history)
+		return 0;
+	fg_window__stats(a->window, &ws);
+	until = MIN(until, ws.oldest_ms);
+	if (since < 0 || until <= since)
+		return 0;
+	r = fg_history__read(a->history, (uint64_t)since * 1000000, (uint64_t)until * 1000000,
+			     add_stored_slice, &dq);
+	free(dq.stack);
+	if (r < 0)
+		return r;
+	if (dq.first_ms && (!res->first_ms || dq.first_ms < res->first_ms))
+		res->first_ms = dq.first_ms;
+	res->last_ms = MAX(res->last_ms, dq.last_ms);
+	return 0;
+}
+
 /* The range a query asks for, and its selector. */
 static int query_setup(const struct fg_query_request *q, int64_t *since, int64_t *until,
 		       struct fg_selector **sel, char *err, size_t size)
@@ -457,6 +547,9 @@ int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_r
 	/* Unattributed samples belong to no process: only a root query of everything shows them. */
 	r = fg_window__query(a->window, since, until, match, &mc, uid == 0 && fg_selector__is_all(sel),
 			     s->model, &res);
+	if (r >= 0)
+		r = query_history(a, since, until, &mc, uid == 0 && fg_selector__is_all(sel), s->model,
+				  &res);
 	if (r < 0)
 		return r;
 	if (res.samples == 0 || fg_folded__n_stacks(s->model) == 0) {

@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The always-on window's closed slices go to the state directory as they
 close, so a crash loses at most the open slice: fgd is killed with SIGKILL
-after a workload ran through a few 1 s slices, and the files it left name the
-workload's hot functions. Then a clean stop writes the open slice too."""
+after a workload ran through a few 1 s slices, the files it left name the
+workload's hot functions, and a daemon started again on the same directory
+answers `fgctl snapshot` for that time from them. Then a clean stop writes
+the open slice too."""
 
 import os
 import signal
 import subprocess
 import time
 
-from fgdtest import Daemon, check, program, require_root, run, workload
+from fgdtest import Daemon, check, parse_folded, program, require_root, run, workload
 
 
 def history(state):
@@ -51,6 +53,16 @@ def test():
         stacks, summary = history(state)
         check(summary.endswith("corrupt 0"), f"damaged history after SIGKILL: {summary}")
         check(hot(stacks) > 50, f"the history lost the workload: {summary}")
+
+        # A new daemon on the same state directory answers for the time before it started,
+        # from the disk: the workload is gone, its profile is not.
+        with Daemon(["--state-directory", state]) as d2:
+            r = d2.fgctl("snapshot", "--last", "10m", "--comm", "^fgtest-burn$", "-o", "-")
+            check(r.returncode == 0, f"snapshot after the restart failed: {r.stderr.decode()}")
+            after = parse_folded(r.stdout.decode())
+            got = sum(c for s, c in after.items() if s.endswith((";main;hot_a", ";main;hot_b")))
+            print(f"after the restart, from disk: {got} samples of hot_a/hot_b")
+            check(got > 50, f"the restarted daemon did not read its history: {after}")
 
     # A clean stop in the middle of a long slice writes it, cut short.
     with Daemon(["--always-on-frequency", "99", "--slice-seconds", "3600", "--window-seconds", "3600"]) as d:
