@@ -464,6 +464,16 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 	fg_symbolizer__free(sym);
 }
 
+/* Runs program until it has captured its dump, unwinds dump_size bytes of it, and stops it. */
+static void unwind_program(const char *program, uint64_t dump_size, struct unwound *ret)
+{
+	struct child c;
+
+	child_start(program, &c);
+	unwind_child(&c, dump_size, ret);
+	child_stop(&c);
+}
+
 static size_t find_name(const struct unwound *w, size_t from, const char *name)
 {
 	for (size_t i = from; i < w->n; i++)
@@ -495,12 +505,9 @@ static void assert_c_chain(const struct unwound *w)
 
 TEST(unwinds_a_gcc_O2_binary_without_frame_pointers_to_start)
 {
-	struct child c;
 	struct unwound w;
 
-	child_start("fgtest-unwind", &c);
-	unwind_child(&c, 65536, &w);
-	child_stop(&c);
+	unwind_program("fgtest-unwind", 65536, &w);
 	assert_c_chain(&w);
 	/* main is called from libc and the first frame is _start in the executable. */
 	ASSERT_TRUE(w.n >= 7);
@@ -508,43 +515,32 @@ TEST(unwinds_a_gcc_O2_binary_without_frame_pointers_to_start)
 
 TEST(unwinds_code_that_has_only_debug_frame)
 {
-	struct child c;
 	struct unwound w;
 
-	child_start("fgtest-unwind-debug-frame", &c);
-	unwind_child(&c, 65536, &w);
-	child_stop(&c);
+	unwind_program("fgtest-unwind-debug-frame", 65536, &w);
 	assert_c_chain(&w);
 }
 
 TEST(unwinds_a_stripped_binary_the_same_way)
 {
-	struct child c, c2;
 	struct unwound w, w2;
 
-	child_start("fgtest-unwind", &c);
-	unwind_child(&c, 65536, &w);
-	child_stop(&c);
+	unwind_program("fgtest-unwind", 65536, &w);
 	/* .eh_frame is allocated: strip keeps it, so only the names change. */
-	child_start("fgtest-unwind-stripped", &c2);
-	unwind_child(&c2, 65536, &w2);
-	child_stop(&c2);
+	unwind_program("fgtest-unwind-stripped", 65536, &w2);
 	ASSERT_EQ(w2.res.end, FG_UNWIND_OUTERMOST);
 	ASSERT_EQ(w2.n, w.n);
 }
 
 TEST(unwinds_a_stripped_binary_and_names_it_through_its_debuglink)
 {
-	struct child c;
 	struct unwound w;
 
 	/*
 	 * fgtest_unwind_b is inlined into fgtest_unwind_a: one frame fewer to
 	 * unwind, and the debug file beside the binary names it as an inline frame.
 	 */
-	child_start("fgtest-unwind-inline-debuglink", &c);
-	unwind_child(&c, 65536, &w);
-	child_stop(&c);
+	unwind_program("fgtest-unwind-inline-debuglink", 65536, &w);
 	assert_c_chain(&w);
 	ASSERT_EQ(w.inlined, 1);
 	ASSERT_EQ(w.n, w.res.n + 1);
@@ -616,13 +612,10 @@ TEST(a_process_at_its_first_instruction_is_one_complete_frame)
 
 TEST(a_small_dump_truncates)
 {
-	struct child c;
 	struct unwound w;
 
-	child_start("fgtest-unwind", &c);
 	/* The leaf's frame alone is larger than 64 bytes: its return address is not in the dump. */
-	unwind_child(&c, 64, &w);
-	child_stop(&c);
+	unwind_program("fgtest-unwind", 64, &w);
 	ASSERT_EQ(w.res.end, FG_UNWIND_TRUNCATED);
 	ASSERT_EQ(w.n, 1);
 	ASSERT_TRUE(strcmp(w.names[0], "fgtest_unwind_leaf") == 0);
@@ -630,13 +623,10 @@ TEST(a_small_dump_truncates)
 
 TEST(unwinds_cxx_templates_and_lambdas)
 {
-	struct child c;
 	struct unwound w;
 	size_t main_at;
 
-	child_start("fgtest-unwind-cxx", &c);
-	unwind_child(&c, 65536, &w);
-	child_stop(&c);
+	unwind_program("fgtest-unwind-cxx", 65536, &w);
 	for (size_t i = 0; i < w.n; i++)
 		fprintf(stderr, "    #%zu %s\n", i, w.names[i]);
 	ASSERT_EQ(w.res.end, FG_UNWIND_OUTERMOST);
