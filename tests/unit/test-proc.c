@@ -19,6 +19,7 @@
 
 #include "fgd-proc.h"
 #include "fgd-symbols.h"
+#include "container-test.h"
 #include "test.h"
 
 /* Pids far above any pid_max, so /proc never has them. */
@@ -406,27 +407,23 @@ __attribute__((noinline)) int fgtest_proc_marker(int x)
 #define CTR_BINARY "/fgd-ctr-test/bin"
 
 /* A child in its own mount namespace, chrooted into a tmpfs holding a copy of this binary. */
-static _Noreturn void container(const char *dir, int ready_fd, int exit_fd)
+/* The container's root: a copy of this very binary at CTR_BINARY. */
+static int fill_ctr(void)
 {
-	char c = 0, buf[65536];
+	char buf[65536];
 	int in, out;
 	ssize_t n;
 
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("none", dir, "tmpfs", 0, "mode=0755") < 0 || chdir(dir) < 0 ||
-	    mkdir("fgd-ctr-test", 0755) < 0)
-		_exit(1);
+	if (mkdir("fgd-ctr-test", 0755) < 0)
+		return -1;
 	in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	out = open("fgd-ctr-test/bin", O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
 	if (in < 0 || out < 0)
-		_exit(2);
+		return -1;
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write(out, buf, (size_t)n) != n)
-			_exit(2);
-	if (n < 0 || close(out) < 0 || chroot(".") < 0 || write(ready_fd, &c, 1) != 1)
-		_exit(2);
-	(void)read(exit_fd, &c, 1);
-	_exit(0);
+			return -1;
+	return n < 0 || close(out) < 0 ? -1 : 0;
 }
 
 /* The file offset of addr in this process's own mapping of it. */
@@ -451,8 +448,8 @@ static uint64_t self_offset(uint64_t addr)
 
 TEST(container_binary_resolves_in_its_root_after_the_container_is_gone)
 {
-	char dir[] = "/tmp/fgd-test-ctr.XXXXXX", path[128], buf[256], c;
-	int ready[2], quit[2], status;
+	char dir[] = "/tmp/fgd-test-ctr.XXXXXX", path[128], buf[256];
+	int quit_fd, status;
 	struct fg_proctab_stats st;
 	enum fg_sym_result res;
 	struct fixture f;
@@ -462,28 +459,7 @@ TEST(container_binary_resolves_in_its_root_after_the_container_is_gone)
 	struct stat sb;
 	pid_t pid;
 
-	if (geteuid() != 0)
-		SKIP("mount namespaces need root");
-	ASSERT_TRUE(mkdtemp(dir));
-	ASSERT_OK(pipe2(ready, O_CLOEXEC));
-	ASSERT_OK(pipe2(quit, O_CLOEXEC));
-	pid = fork();
-	ASSERT_TRUE(pid >= 0);
-	if (pid == 0) {
-		close(ready[0]);
-		close(quit[1]);
-		container(dir, ready[1], quit[0]);
-	}
-	close(ready[1]);
-	close(quit[0]);
-	if (read(ready[0], &c, 1) != 1) {
-		waitpid(pid, &status, 0);
-		rmdir(dir);
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
-			SKIP("cannot make a mount namespace here");
-		ASSERT_TRUE(!"the child failed to build its root");
-	}
-	close(ready[0]);
+	pid = container_start(dir, fill_ctr, &quit_fd);
 	snprintf(path, sizeof(path), "/proc/%d/root" CTR_BINARY, pid);
 	ASSERT_OK(stat(path, &sb));
 
@@ -507,7 +483,7 @@ TEST(container_binary_resolves_in_its_root_after_the_container_is_gone)
 	ASSERT_TRUE(m && m->dso);
 
 	/* The container goes away before the sample is named; the host never had the file. */
-	close(quit[1]);
+	close(quit_fd);
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	ASSERT_TRUE(access(CTR_BINARY, F_OK) < 0);

@@ -11,6 +11,7 @@
 
 #include "fgd-root.h"
 #include "macro.h"
+#include "container-test.h"
 #include "test.h"
 
 /* A path that exists only inside the child's root. */
@@ -50,56 +51,29 @@ TEST(own_root_is_null)
 }
 
 /* The child: a mount namespace of its own, a tmpfs root holding INSIDE, chrooted. */
-static _Noreturn void container(const char *dir, int ready_fd, int exit_fd)
+/* The container's root: a file only it has, and an absolute symlink to it. */
+static int fill_root(void)
 {
-	char c = 0;
 	int fd;
 
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("none", dir, "tmpfs", 0, "mode=0755") < 0 || chdir(dir) < 0 ||
-	    mkdir("fgd-root-test", 0755) < 0)
-		_exit(1);
+	if (mkdir("fgd-root-test", 0755) < 0)
+		return -1;
 	fd = open("fgd-root-test/binary", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, "inside", 6) != 6 || close(fd) < 0 ||
-	    symlink(INSIDE, "link") < 0 || chroot(".") < 0)
-		_exit(2);
-	if (write(ready_fd, &c, 1) != 1)
-		_exit(3);
-	(void)read(exit_fd, &c, 1);
-	_exit(0);
+	if (fd < 0 || write(fd, "inside", 6) != 6 || close(fd) < 0 || symlink(INSIDE, "link") < 0)
+		return -1;
+	return 0;
 }
 
 TEST(foreign_root_outlives_its_process)
 {
-	char dir[] = "/tmp/fgd-test-root.XXXXXX", buf[64], c;
-	int ready[2], quit[2], status, fd;
+	char dir[] = "/tmp/fgd-test-root.XXXXXX", buf[64];
+	int quit_fd, status, fd;
 	struct fg_roots *t;
 	struct fg_root *r = NULL, *again = NULL;
 	struct fg_roots_stats st;
 	pid_t pid;
 
-	if (geteuid() != 0)
-		SKIP("mount namespaces need root");
-	ASSERT_TRUE(mkdtemp(dir));
-	ASSERT_OK(pipe2(ready, O_CLOEXEC));
-	ASSERT_OK(pipe2(quit, O_CLOEXEC));
-	pid = fork();
-	ASSERT_TRUE(pid >= 0);
-	if (pid == 0) {
-		/* Only the parent may hold the ends that signal: EOF must reach the other side. */
-		close(ready[0]);
-		close(quit[1]);
-		container(dir, ready[1], quit[0]);
-	}
-	close(ready[1]);
-	close(quit[0]);
-	if (read(ready[0], &c, 1) != 1) {
-		waitpid(pid, &status, 0);
-		rmdir(dir);
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
-			SKIP("cannot make a mount namespace here");
-		ASSERT_TRUE(!"the child failed to build its root");
-	}
+	pid = container_start(dir, fill_root, &quit_fd);
 
 	ASSERT_OK(fg_roots__new(&t));
 	ASSERT_OK(fg_roots__get(t, pid, NULL, &r));
@@ -109,10 +83,9 @@ TEST(foreign_root_outlives_its_process)
 	fg_root__unref(again);
 
 	/* Let the process and its namespace go: the root still resolves its paths. */
-	close(quit[1]);
+	close(quit_fd);
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	close(ready[0]);
 
 	/* The host has no such file: it is resolved in the child's root, and only there. */
 	ASSERT_ERR(access(INSIDE, F_OK), -1);
