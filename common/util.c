@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -22,6 +25,36 @@ int fg_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
 	if (v < min)
 		return -EINVAL;
 	*ret = (uint32_t)v;
+	return 0;
+}
+
+int fg_parse_proc_stat(const char *line, char *comm, size_t comm_size, uint64_t *ret_starttime)
+{
+	const char *open_paren = strchr(line, '('), *close_paren = strrchr(line, ')'), *p;
+	unsigned long long v = 0;
+
+	if (!open_paren || !close_paren || close_paren < open_paren)
+		return -EINVAL;
+	/* After the ')': " state ppid ...", state being field 3; starttime is field 22. */
+	p = close_paren + 1;
+	for (int field = 3; field < 22; field++) {
+		if (*p != ' ')
+			return -EINVAL;
+		p += strcspn(p + 1, " \n") + 1;
+	}
+	if (*p++ != ' ' || *p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	if (*p != ' ' && *p != '\n' && *p != '\0')
+		return -EINVAL;
+	if (comm && comm_size)
+		snprintf(comm, comm_size, "%.*s", (int)(close_paren - open_paren - 1), open_paren + 1);
+	if (ret_starttime)
+		*ret_starttime = v;
 	return 0;
 }
 

@@ -48,7 +48,7 @@ struct fg_window_opts {
 /* A process as a slice knows it. */
 struct fg_window_proc {
 	pid_t pid;
-	uint64_t start_time; /* anything that tells reuses of a pid apart */
+	uint64_t start_time; /* tells reuses of a pid apart; fgd gives ns since the epoch, 0 unknown */
 	uid_t uid;
 	const char *comm;   /* borrowed for the call (or until the slice changes, when read back) */
 	const char *exe;    /* idem; NULL or "": unknown */

@@ -122,7 +122,9 @@ static void on_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 		/* Read once per generation; a process gone unread is root's, visible to root only. */
 		if (fg_process_owner(proc, &owner) < 0)
 			owner = 0;
-		wp.start_time = proc->lineage;
+		/* Unknown (0) only for a process gone before fgd saw it. */
+		if (fg_proctab__born(a->d->procs, proc, &wp.start_time) < 0)
+			wp.start_time = 0;
 		wp.uid = owner;
 		wp.comm = proc->comm;
 		wp.exe = exe_of(proc);

@@ -10,11 +10,13 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fgd-clock.h"
 #include "fgd-jit.h"
 #include "fgd-proc.h"
 #include "macro.h"
+#include "parse.h"
 #include "u32map.h"
 
 /* Caps on what the machine can make us hold; what they refuse is counted. */
@@ -38,8 +40,24 @@ struct fg_proctab {
 	struct fg_u32map by_pid;   /* pid -> owned current (newest) struct fg_process */
 	struct fg_u32map by_tid;   /* tid -> owned struct thread */
 	uint64_t next_serial;
+	uint64_t boot_ns; /* when the machine booted, ns since the epoch (/proc/stat's btime); 0 unknown */
+	uint64_t tick_ns; /* one clock tick, /proc's unit of process start times */
 	struct fg_proctab_stats stats;
 };
+
+/* "btime" of /proc/stat: the boot, in whole seconds since the epoch. 0 if unreadable. */
+static uint64_t read_boot_ns(void)
+{
+	_cleanup_(fclosep) FILE *f = fopen("/proc/stat", "re");
+	_cleanup_free_ char *line = NULL;
+	unsigned long long btime;
+	size_t cap = 0;
+
+	while (f && getline(&line, &cap, f) > 0)
+		if (sscanf(line, "btime %llu", &btime) == 1)
+			return (uint64_t)btime * 1000000000ULL;
+	return 0;
+}
 
 int fg_proctab__new(struct fg_symbolizer *sym, struct fg_proctab **ret)
 {
@@ -49,6 +67,8 @@ int fg_proctab__new(struct fg_symbolizer *sym, struct fg_proctab **ret)
 	if (!t)
 		return -ENOMEM;
 	t->sym = sym;
+	t->boot_ns = read_boot_ns();
+	t->tick_ns = 1000000000ULL / (uint64_t)MAX(sysconf(_SC_CLK_TCK), 1L);
 	r = fg_roots__new(&t->roots);
 	if (r < 0) {
 		free(t);
@@ -136,8 +156,10 @@ static void relineage_above(struct fg_process *newest, struct fg_process *p)
 
 	for (struct fg_process *g = newest; g && g != p; g = g->older)
 		run = g->from_exec ? (run ? run : g) : NULL;
-	for (struct fg_process *g = run; g && g != p; g = g->older)
+	for (struct fg_process *g = run; g && g != p; g = g->older) {
 		g->lineage = p->lineage;
+		g->born = p->born;
+	}
 }
 
 /*
@@ -167,6 +189,7 @@ static struct fg_process *new_generation(struct fg_proctab *t, pid_t pid, uint64
 	p->pid = pid;
 	p->serial = ++t->next_serial;
 	p->lineage = from_exec && before ? before->lineage : p->serial;
+	p->born = from_exec && before ? before->born : 0;
 	p->start_time = time;
 	p->end_time = after ? after->start_time : FG_TIME_ALIVE;
 	p->from_exec = from_exec;
@@ -378,9 +401,10 @@ static void read_context(struct fg_proctab *t, struct fg_process *p, const struc
 		p->cgroup = strdup(like->cgroup);
 }
 
-static int read_comm(pid_t pid, char comm[FG_COMM_LEN])
+/* /proc/PID/stat's comm and start time (clock ticks after boot); either may be NULL. */
+static int read_stat(pid_t pid, char comm[FG_COMM_LEN], uint64_t *ret_starttime)
 {
-	char path[64], buf[512], *open_paren, *close_paren;
+	char path[64], buf[1024];
 	_cleanup_(fclosep) FILE *f = NULL;
 	size_t n;
 
@@ -390,14 +414,7 @@ static int read_comm(pid_t pid, char comm[FG_COMM_LEN])
 		return negative_errno();
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = '\0';
-	/* "pid (comm) state ...": comm may itself hold parentheses. */
-	open_paren = strchr(buf, '(');
-	close_paren = strrchr(buf, ')');
-	if (!open_paren || !close_paren || close_paren < open_paren)
-		return -EINVAL;
-	*close_paren = '\0';
-	snprintf(comm, FG_COMM_LEN, "%s", open_paren + 1);
-	return 0;
+	return fg_parse_proc_stat(buf, comm, comm ? FG_COMM_LEN : 0, ret_starttime);
 }
 
 static int read_maps(struct fg_proctab *t, struct fg_process *p)
@@ -487,11 +504,11 @@ static struct fg_process *scan_pid(struct fg_proctab *t, pid_t pid)
 {
 	struct fg_process *p, *newest = fg_u32map_get(&t->by_pid, (uint32_t)pid);
 	char comm[FG_COMM_LEN];
-	uint64_t now, start;
+	uint64_t now, start, ticks;
 	pid_t tgid;
 
 	/* /proc/TID exists for threads too: only a process may become one. */
-	if (read_tgid(pid, &tgid) < 0 || tgid != pid || read_comm(pid, comm) < 0)
+	if (read_tgid(pid, &tgid) < 0 || tgid != pid || read_stat(pid, comm, &ticks) < 0)
 		return NULL;
 	now = fgd_now();
 	/*
@@ -504,6 +521,7 @@ static struct fg_process *scan_pid(struct fg_proctab *t, pid_t pid)
 		return NULL;
 	memcpy(p->comm, comm, sizeof(comm));
 	p->scanned_at = now;
+	p->born = t->boot_ns ? t->boot_ns + ticks * t->tick_ns : 0;
 	read_context(t, p, NULL); /* before the maps: their paths mean something in its root */
 	(void)read_maps(t, p); /* a kernel thread or a process that just exited has none */
 	read_threads(t, pid, now);
@@ -746,6 +764,52 @@ int fg_process_owner(struct fg_process *p, uid_t *ret)
 		p->owner = 0;
 	p->owner_known = true;
 	*ret = p->owner;
+	return 0;
+}
+
+/* CLOCK_BOOTTIME minus CLOCK_MONOTONIC now: the time the machine spent suspended. */
+static uint64_t suspended_ns(void)
+{
+	struct timespec b, m;
+
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return (uint64_t)((b.tv_sec - m.tv_sec) * 1000000000LL + (b.tv_nsec - m.tv_nsec));
+}
+
+int fg_proctab__born(struct fg_proctab *t, struct fg_process *p, uint64_t *ret)
+{
+	struct fg_process *first = p;
+	uint64_t ticks, from_records = 0;
+
+	if (!p->born) {
+		/* The generation that began the lineage: exec generations inherit its birth. */
+		while (first->older && first->older->lineage == p->lineage && !first->born)
+			first = first->older;
+		p->born = first->born;
+	}
+	if (p->born) {
+		*ret = p->born;
+		return 0;
+	}
+	if (!t->boot_ns)
+		return -ENODATA;
+	/* A fork seen in the records (not a scan's bound): its ticks after boot, as /proc counts them. */
+	if (first->start_time && !first->scanned_at)
+		from_records = (first->start_time + suspended_ns()) / t->tick_ns;
+	/*
+	 * /proc is exact, but only while the pid is still this process: a start
+	 * well after the fork we saw is a later process that reuses the pid.
+	 */
+	if (p->end_time == FG_TIME_ALIVE && read_stat(p->pid, NULL, &ticks) >= 0 &&
+	    (!from_records || ticks <= from_records + 100))
+		p->born = t->boot_ns + ticks * t->tick_ns;
+	else if (from_records)
+		p->born = t->boot_ns + from_records * t->tick_ns;
+	else
+		return -ESRCH;
+	first->born = p->born;
+	*ret = p->born;
 	return 0;
 }
 

@@ -47,6 +47,7 @@ struct fg_process {
 	uint64_t end_time;   /* exit or exec; FG_TIME_ALIVE while current */
 	uint64_t scanned_at; /* when /proc was read for it; 0 if built from records */
 	bool from_exec;      /* began when the previous generation exec'd */
+	uint64_t born;       /* the process's start, ns since the epoch, as /proc tells it; see fg_proctab__born() */
 	bool owner_known;
 	uid_t owner;         /* see fg_process_owner() */
 	char comm[FG_COMM_LEN];
@@ -131,6 +132,17 @@ const char *fg_proctab__comm(struct fg_proctab *t, pid_t tid, const struct fg_pr
  * generation (privileges change only at exec). -ESRCH if it is gone.
  */
 int fg_process_owner(struct fg_process *p, uid_t *ret);
+
+/*
+ * When the process p belongs to started (its first generation's fork; exec
+ * keeps it), in ns since the epoch, as /proc/PID/stat's starttime gives it:
+ * whole clock ticks after the boot time of /proc/stat. The same process has
+ * the same value in every run of fgd, so with the pid it names a process
+ * across restarts. Read from /proc on first use per process, or worked out
+ * from the fork record's time when the process is gone. -ESRCH if neither
+ * is known (a process gone before we saw it), -ENODATA without a boot time.
+ */
+int fg_proctab__born(struct fg_proctab *t, struct fg_process *p, uint64_t *ret);
 
 /* The mapping containing addr, or NULL. */
 static inline const struct fg_map *fg_process_find_map(const struct fg_process *p, uint64_t addr)

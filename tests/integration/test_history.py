@@ -3,8 +3,9 @@
 close, so a crash loses at most the open slice: fgd is killed with SIGKILL
 after a workload ran through a few 1 s slices, the files it left name the
 workload's hot functions, and a daemon started again on the same directory
-answers `fgctl snapshot` for that time from them. Then a clean stop writes
-the open slice too."""
+answers `fgctl snapshot` for that time from them. A process that outlives
+the restart has the same start time, /proc's, in the slices of both
+daemons. Then a clean stop writes the open slice too."""
 
 import os
 import signal
@@ -27,6 +28,29 @@ def history(state):
 def hot(stacks):
     return sum(c for s, c in stacks.items()
                if s.startswith("fgtest-burn;") and s.endswith((";main;hot_a", ";main;hot_b")))
+
+
+def start_times(state, pid):
+    """The start times the slices in state give pid, and how many slices name it."""
+    r = subprocess.run([program("fgtest-history"), "--processes", state], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, f"fgtest-history failed: {r.stderr}")
+    times, slices = set(), set()
+    for line in r.stdout.splitlines():
+        slice_start, p, start, _ = line.split(" ", 3)
+        if int(p) == pid:
+            times.add(int(start))
+            slices.add(slice_start)
+    return times, len(slices)
+
+
+def proc_start_ns(pid):
+    """What /proc says: the boot time plus the process's starttime in clock ticks."""
+    with open("/proc/stat") as f:
+        btime = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+    with open(f"/proc/{pid}/stat") as f:
+        ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+    return btime * 10**9 + ticks * (10**9 // os.sysconf("SC_CLK_TCK"))
 
 
 def wait_for(cond, what, timeout=30):
@@ -63,6 +87,22 @@ def test():
             got = sum(c for s, c in after.items() if s.endswith((";main;hot_a", ";main;hot_b")))
             print(f"after the restart, from disk: {got} samples of hot_a/hot_b")
             check(got > 50, f"the restarted daemon did not read its history: {after}")
+
+    # A process running across a restart is one process to both daemons.
+    with workload("fgtest-burn") as w:
+        want = proc_start_ns(w.pid)
+        with Daemon(["--always-on-frequency", "99", "--slice-seconds", "1"]) as d:
+            state = os.path.join(d.dir, "state")
+            wait_for(lambda: start_times(state, w.pid)[1] >= 2, "slices of the first daemon")
+            d.kill()
+            _, before = start_times(state, w.pid)
+            with Daemon(["--state-directory", state, "--always-on-frequency", "99",
+                         "--slice-seconds", "1"]):
+                wait_for(lambda: start_times(state, w.pid)[1] >= before + 2,
+                         "slices of the second daemon")
+            times, n = start_times(state, w.pid)
+            print(f"pid {w.pid} in {n} slices across the restart, start times {times}")
+            check(times == {want}, f"start times {times} across a restart, /proc says {want}")
 
     # A clean stop in the middle of a long slice writes it, cut short.
     with Daemon(["--always-on-frequency", "99", "--slice-seconds", "3600", "--window-seconds", "3600"]) as d:

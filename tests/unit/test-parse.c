@@ -28,6 +28,47 @@ TEST(parse_u32_whole_decimal_in_range)
 	ASSERT_EQ(v, 7); /* untouched on failure */
 }
 
+/* A line as Linux 6.1 writes it, for a process whose name holds ") (" and spaces. */
+static const char stat_line[] =
+	"4242 (a) (b c) S 1 4242 4242 0 -1 4194560 120 0 0 0 3 1 0 0 20 0 1 0 "
+	"123456789 12345678 300 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0\n";
+
+TEST(proc_stat_gives_comm_and_start_time)
+{
+	char comm[16];
+	uint64_t start = 0;
+
+	ASSERT_OK(fg_parse_proc_stat(stat_line, comm, sizeof(comm), &start));
+	ASSERT_STREQ(comm, "a) (b c");
+	ASSERT_U64_EQ(start, 123456789);
+	/* Truncated to the buffer, as the kernel's 16-byte comm would be. */
+	ASSERT_OK(fg_parse_proc_stat(stat_line, comm, 4, NULL));
+	ASSERT_STREQ(comm, "a) ");
+	ASSERT_OK(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 7", NULL, 0, &start));
+	ASSERT_U64_EQ(start, 7);
+}
+
+TEST(proc_stat_refuses_what_is_not_a_stat_line)
+{
+	uint64_t start = 99;
+	char comm[16] = "kept";
+
+	ASSERT_ERR(fg_parse_proc_stat("", comm, sizeof(comm), &start), -EINVAL);
+	ASSERT_ERR(fg_parse_proc_stat("1 x) R", comm, sizeof(comm), &start), -EINVAL);
+	ASSERT_ERR(fg_parse_proc_stat("1 )x( R", comm, sizeof(comm), &start), -EINVAL);
+	/* Cut short before field 22, or field 22 not a number. */
+	ASSERT_ERR(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0", comm, sizeof(comm), &start),
+		   -EINVAL);
+	ASSERT_ERR(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 -7", comm, sizeof(comm),
+				      &start), -EINVAL);
+	ASSERT_ERR(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 7x", comm, sizeof(comm),
+				      &start), -EINVAL);
+	ASSERT_ERR(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 99999999999999999999999",
+				      comm, sizeof(comm), &start), -EINVAL);
+	ASSERT_U64_EQ(start, 99);
+	ASSERT_STREQ(comm, "kept");
+}
+
 TEST(cpulist_parses_kernel_lists)
 {
 	int *cpus;

@@ -17,7 +17,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fgd-clock.h"
 #include "fgd-proc.h"
+#include "parse.h"
 #include "fgd-symbols.h"
 #include "container-test.h"
 #include "test.h"
@@ -301,6 +303,86 @@ TEST(lineage_outlives_the_generation_it_came_from)
 	ASSERT_STREQ(after->comm, "python3");
 	ASSERT_TRUE(after->older == NULL);
 	ASSERT_TRUE(fg_process_is(after, lineage));
+	teardown(&f);
+}
+
+/* What fg_proctab__born() should say for pid: /proc/stat's btime plus its starttime ticks. */
+static uint64_t proc_born(pid_t pid)
+{
+	char path[64], line[1024];
+	unsigned long long btime = 0;
+	uint64_t ticks;
+	FILE *f;
+	size_t n;
+
+	f = fopen("/proc/stat", "re");
+	ASSERT_TRUE(f);
+	while (fgets(line, sizeof(line), f) && sscanf(line, "btime %llu", &btime) != 1)
+		;
+	fclose(f);
+	ASSERT_TRUE(btime > 0);
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	ASSERT_TRUE(f);
+	n = fread(line, 1, sizeof(line) - 1, f);
+	line[n] = '\0';
+	fclose(f);
+	ASSERT_OK(fg_parse_proc_stat(line, NULL, 0, &ticks));
+	return btime * 1000000000ULL + ticks * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+TEST(born_is_the_start_proc_gives_kept_through_exec_and_after_exit)
+{
+	uint64_t tick = 1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK), want, born = 0, forked;
+	struct fixture f;
+	struct fg_process *p;
+	int go[2], status;
+	pid_t child;
+
+	/* A process found by the scan. */
+	setup(&f);
+	ASSERT_OK(fg_proctab__scan(f.t));
+	p = fg_proctab__current(f.t, getpid());
+	ASSERT_TRUE(p);
+	ASSERT_OK(fg_proctab__born(f.t, p, &born));
+	ASSERT_U64_EQ(born, proc_born(getpid()));
+
+	/* A child seen forking, then exec'ing: /proc, while it lives. */
+	ASSERT_OK(pipe(go));
+	child = fork();
+	ASSERT_TRUE(child >= 0);
+	if (child == 0) {
+		char c;
+
+		close(go[1]);
+		_exit(read(go[0], &c, 1) == 0 ? 0 : 1);
+	}
+	forked = fgd_now(); /* after the fork, as the kernel's record is */
+	close(go[0]);
+	want = proc_born(child);
+	fork_rec(&f, (uint32_t)child, (uint32_t)getpid(), (uint32_t)child, (uint32_t)getpid(), forked);
+	comm_rec(&f, (uint32_t)child, (uint32_t)child, "execd", true, forked + 1);
+	p = fg_proctab__current(f.t, child);
+	ASSERT_TRUE(p && p->from_exec);
+	ASSERT_OK(fg_proctab__born(f.t, p, &born));
+	ASSERT_U64_EQ(born, want);
+	teardown(&f);
+
+	/* Gone before anyone asked: worked out from the fork record's time, to a tick. */
+	close(go[1]);
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	setup(&f);
+	fork_rec(&f, (uint32_t)child, (uint32_t)getpid(), (uint32_t)child, (uint32_t)getpid(), forked);
+	exit_rec(&f, (uint32_t)child, (uint32_t)child, forked + 2);
+	p = fg_proctab__find(f.t, child, forked + 1);
+	ASSERT_TRUE(p && p->end_time != FG_TIME_ALIVE);
+	ASSERT_OK(fg_proctab__born(f.t, p, &born));
+	ASSERT_TRUE(born >= want && born <= want + tick);
+
+	/* Never seen starting and not in /proc (a tombstone): unknown. */
+	p = fg_proctab__find(f.t, P1, 50);
+	ASSERT_TRUE(p && p->end_time != FG_TIME_ALIVE);
+	ASSERT_ERR(fg_proctab__born(f.t, p, &born), -ESRCH);
 	teardown(&f);
 }
 
