@@ -31,6 +31,12 @@ struct fgd_alwayson {
 	struct fg_recording *rec;  /* owned */
 	struct fg_window *window;  /* owned */
 	struct fg_history *history; /* owned; NULL when the state directory is unusable */
+	char *history_dir;         /* owned copy: the state directory in use; NULL with no history */
+	/*
+	 * The call graph mode the internal recording started with: the
+	 * configuration's CallGraph= may change on reload, for recordings.
+	 */
+	enum fg_call_graph call_graph;
 	uint32_t *xlat;            /* owned: recording name id -> window name id, or UINT32_MAX */
 	size_t cap_xlat;
 	uint64_t xlat_epoch;       /* the window epoch xlat is valid for */
@@ -49,6 +55,7 @@ struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
 	fg_recording__free(a->rec);
 	fg_window__free(a->window);
 	fg_history__free(a->history);
+	free(a->history_dir);
 	free(a->xlat);
 	free(a->ids);
 	free(a);
@@ -170,6 +177,7 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 	if (!a)
 		return -ENOMEM;
 	a->d = d;
+	a->call_graph = d->conf.call_graph;
 	fg_record_request_init(&o.req);
 	o.req.all = true;
 	o.sink_ctx = a;
@@ -182,6 +190,8 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 		if (r < 0)
 			log_warning("Cannot use %s for the history, keeping none: %s",
 				    d->conf.state_directory, strerror(-r));
+		else if (!(a->history_dir = strdup(d->conf.state_directory)))
+			return -ENOMEM;
 	}
 	r = fg_recording__new(&o, d->procs, d->sym, d->unwinder, &a->rec, NULL);
 	if (r >= 0)
@@ -274,7 +284,7 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 	fg_evset__totals(fg_recording__events(a->rec), &c);
 	fg_json_add_bool(o, "enabled", true);
 	fg_json_add_int(o, "frequency", a->d->conf.always_on_frequency);
-	fg_json_add_str(o, "call_graph", fg_call_graph_name(a->d->conf.call_graph));
+	fg_json_add_str(o, "call_graph", fg_call_graph_name(a->call_graph));
 	fg_json_add_int(o, "slice_seconds", a->d->conf.slice_seconds);
 	fg_json_add_int(o, "window_seconds", a->d->conf.window_seconds);
 	fg_json_add_int(o, "memory_max", (int64_t)ws.memory_max);
@@ -304,7 +314,7 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 
 		fg_history__stats(a->history, &hs);
 		json_object_object_add(o, "history", h);
-		fg_json_add_str(h, "directory", a->d->conf.state_directory);
+		fg_json_add_str(h, "directory", a->history_dir);
 		fg_json_add_int(h, "files", (int64_t)hs.files);
 		fg_json_add_int(h, "bytes", (int64_t)hs.bytes);
 		fg_json_add_int(h, "written", (int64_t)hs.written);
@@ -506,7 +516,7 @@ static struct json_object *result_json(const struct fgd_alwayson *a, const struc
 	fg_json_add_str(m, "source", "always-on");
 	fg_json_add_str(m, "event", a->d->event.name);
 	fg_json_add_int(m, "frequency", a->d->conf.always_on_frequency);
-	fg_json_add_str(m, "call_graph", fg_call_graph_name(a->d->conf.call_graph));
+	fg_json_add_str(m, "call_graph", fg_call_graph_name(a->call_graph));
 	fg_json_add_int(m, "first_ms", res->first_ms);
 	fg_json_add_int(m, "last_ms", res->last_ms);
 	fg_json_add_int(m, "duration_ms", res->last_ms - res->first_ms);

@@ -407,22 +407,33 @@ void fgd_config_changed(struct fgd *d, const struct fgd_config *old)
 
 /*
  * The always-on sampler's settings apply at start only: its events and its
- * window's slices are sized by them. A reload keeps the running ones (and
- * the window) and says so, rather than appear to apply them.
+ * window's slices are sized by them, and its history is open in its state
+ * directory. A reload keeps the running ones (and the window) and says so,
+ * rather than appear to apply them. The recording defaults it shares
+ * (CallGraph=, StackDump=, RingPages=) change for recordings only.
  */
-static void keep_always_on_settings(struct fgd_config *c, const struct fgd_config *old)
+static int keep_always_on_settings(struct fgd_config *c, const struct fgd_config *old)
 {
+	bool same_dir = (!c->state_directory && !old->state_directory) ||
+			(c->state_directory && old->state_directory &&
+			 strcmp(c->state_directory, old->state_directory) == 0);
+
+	if (old->always_on && (c->call_graph != old->call_graph || c->stack_dump != old->stack_dump ||
+			       c->ring_pages != old->ring_pages))
+		log_info("CallGraph=, StackDump= and RingPages= apply to the next recordings; the always-on "
+			 "sampling keeps the ones it started with until fgd restarts");
 	if (c->always_on == old->always_on && c->always_on_frequency == old->always_on_frequency &&
 	    c->slice_seconds == old->slice_seconds && c->window_seconds == old->window_seconds &&
-	    c->memory_max == old->memory_max)
-		return;
+	    c->memory_max == old->memory_max && same_dir)
+		return 0;
 	log_warning("Always-on settings (AlwaysOn=, AlwaysOnFrequency=, SliceSec=, WindowSec=, "
-		    "MemoryMax=) take effect at the next start; keeping the running ones");
+		    "MemoryMax=, StateDirectory=) take effect at the next start; keeping the running ones");
 	c->always_on = old->always_on;
 	c->always_on_frequency = old->always_on_frequency;
 	c->slice_seconds = old->slice_seconds;
 	c->window_seconds = old->window_seconds;
 	c->memory_max = old->memory_max;
+	return same_dir ? 0 : fgd_config_set_string(&c->state_directory, old->state_directory);
 }
 
 /*
@@ -460,7 +471,8 @@ static void reload(struct fgd *d)
 		if (fgd_config_set_string(&next.socket_group, d->conf.socket_group) < 0)
 			goto oom;
 	}
-	keep_always_on_settings(&next, &d->conf);
+	if (keep_always_on_settings(&next, &d->conf) < 0)
+		goto oom;
 	old = d->conf;
 	d->conf = next;
 	next = old; /* freed on return, after the hook saw it */

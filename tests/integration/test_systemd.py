@@ -170,8 +170,12 @@ def test_reload(tmp):
         st = status(sock)
         check(st["default_frequency"] == 123, f"default_frequency {st['default_frequency']}, not 123")
         check(st["call_graph"] == "fp", f"call_graph {st['call_graph']}")
+        always_on = st["always_on"]
+        check(always_on["call_graph"] == "fp", f"always-on call graph {always_on['call_graph']}")
 
-        write(conf, f"[fgd]\nFrequency=321\nCallGraph=dwarf\nSocket={sock}.elsewhere\n")
+        # Recording defaults apply at once; the always-on sampling keeps what it runs with.
+        write(conf, f"[fgd]\nFrequency=321\nCallGraph=dwarf\nSocket={sock}.elsewhere\n"
+                    f"AlwaysOnFrequency=7\nStateDirectory={tmp}/elsewhere\n")
         f.proc.send_signal(signal.SIGHUP)
         f.wait_for(lambda m: m.get("RELOADING") == "1", "RELOADING=1")
         f.wait_for(lambda m: m.get("READY") == "1", "READY=1 after the reload")
@@ -181,6 +185,15 @@ def test_reload(tmp):
         check(st["socket"] == sock, "the socket moved on reload")
         check(not os.path.exists(sock + ".elsewhere"), "a reload bound the new Socket=")
         check("socket cannot move" in f.logs(), f"no word on the refused Socket=:\n{f.logs()}")
+        now_on = st["always_on"]
+        for key in ("call_graph", "frequency"):
+            check(now_on[key] == always_on[key], f"after reload: always-on {key} {now_on[key]}, "
+                                                 f"was {always_on[key]}")
+        check(now_on.get("history", {}).get("directory") == always_on.get("history", {}).get("directory"),
+              f"after reload the history says {now_on.get('history')}, was {always_on.get('history')}")
+        check(not os.path.exists(f"{tmp}/elsewhere"), "a reload opened the new StateDirectory=")
+        check("take effect at the next start" in f.logs(), f"no word on the kept always-on settings:\n"
+                                                          f"{f.logs()}")
 
         # A broken file: everything stays as it was, and the log names the line.
         write(conf, "[fgd]\nFrequency=999\nNoSuchKey=1\nCallGraph=sideways\n")
