@@ -344,9 +344,13 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 	if (clear)
 		printf("\033[H\033[2J");
 	printf("always-on, %.0f s, %" PRId64 " samples at %" PRId64 " Hz; folded into [other]: %" PRId64
-	       " samples\n\n", (double)fgctl_get_int(meta, "duration_ms") / 1000.0,
+	       " samples\n\n", (double)fgctl_get_int(meta, "covered_ms") / 1000.0,
 	       fgctl_get_int(meta, "samples"), fgctl_get_int(meta, "frequency"),
 	       fgctl_get_int(meta, "folded_samples"));
+	if (fgctl_get_int(meta, "dropped_samples") || fgctl_get_int(meta, "dropped_leaf_samples"))
+		fprintf(stderr, "fgctl: too many processes in that period for fgd's top list: %" PRId64
+				" samples left out, %" PRId64 " counted without their leaf\n",
+			fgctl_get_int(meta, "dropped_samples"), fgctl_get_int(meta, "dropped_leaf_samples"));
 	printf("%8s %6s %-16s %7s %8s  %s\n", "PID", "UID", "COMM", "CPU%", "SAMPLES", "HOTTEST LEAF");
 	for (size_t i = 0; i < json_object_array_length(list); i++) {
 		struct json_object *e = json_object_array_get_idx(list, i), *v;
@@ -400,9 +404,12 @@ int fgctl_verb_top(int argc, char **argv, const char *socket)
 			}
 			break;
 		case 'h':
-			printf("Usage: fgctl top [--last SPAN] [-n N] [-w [-i SECONDS]] [SELECTORS]\n"
-			       "\nProcesses by CPU share over the always-on window (default: the last\n"
-			       "60 s), each with the frame most of its samples ended in.\n\n"
+			printf("Usage: fgctl top [--last SPAN | --since TIME [--until TIME]] [-n N]\n"
+			       "                 [-w [-i SECONDS]] [SELECTORS]\n"
+			       "\nProcesses by CPU share over a period (default: the last 60 s) of fgd's\n"
+			       "always-on sampling, from memory and, for older times, from the history on\n"
+			       "disk; each with the frame most of its samples ended in. A process is one\n"
+			       "row however many slices it spans.\n\n"
 			       "  -n, --lines N            processes shown (default 20)\n"
 			       "  -w, --watch              refresh like top until interrupted\n"
 			       "  -i, --interval SECONDS   refresh interval with -w (default 2)\n%s", query_help);

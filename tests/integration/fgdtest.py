@@ -142,6 +142,22 @@ class Daemon:
                     check(result is not None, "end without a result")
                     return result, bytes(data)
 
+    def query_raw(self, cmd, request, timeout=60):
+        """Sends a one-reply request (e.g. "top") over the protocol; returns the reply message.
+
+        request holds the members after "fgd" and "cmd"."""
+        msg = dict({"fgd": 1, "cmd": cmd}, **request)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(self.socket)
+            s.sendall((json.dumps(msg) + "\n").encode())
+            buf = b""
+            while b"\n" not in buf:
+                chunk = s.recv(65536)
+                check(chunk, f"fgd closed the connection before answering {cmd}")
+                buf += chunk
+            return json.loads(buf.split(b"\n", 1)[0])
+
     def fd_count(self, kind=""):
         """fgd's open fds whose target contains kind (e.g. "perf_event"), or all."""
         fd_dir = f"/proc/{self.proc.pid}/fd"
