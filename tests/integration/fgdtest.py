@@ -219,6 +219,17 @@ def workload(name, *args, user=None):
         proc.stdout.close()
 
 
+def wait_for(cond, what, timeout=30):
+    """Calls cond until it returns something true, and returns that; fails after timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.2)
+    check(False, f"timed out waiting for {what}")
+
+
 def parse_folded(text):
     """Folded text to {stack: count}; fails on any malformed line."""
     stacks = {}

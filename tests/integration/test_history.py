@@ -12,7 +12,7 @@ import signal
 import subprocess
 import time
 
-from fgdtest import Daemon, check, parse_folded, program, require_root, run, workload
+from fgdtest import Daemon, check, parse_folded, program, require_root, run, wait_for, workload
 
 
 def history(state):
@@ -28,16 +28,6 @@ def history(state):
 def hot(stacks):
     return sum(c for s, c in stacks.items()
                if s.startswith("fgtest-burn;") and s.endswith((";main;hot_a", ";main;hot_b")))
-
-
-def wait_for(cond, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.2)
-    check(False, f"timed out waiting for {what}")
 
 
 def top_rows(r):
