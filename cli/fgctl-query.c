@@ -37,22 +37,15 @@ static int32_t utc_offset(void)
 	return (int32_t)tm.tm_gmtoff;
 }
 
-enum { ARG_SINCE = 0x100, ARG_UNTIL, ARG_LAST, ARG_COMM, ARG_UID, ARG_CGROUP, ARG_EXE, ARG_TITLE };
+enum { ARG_TITLE = 0x100 };
 
 #define QUERY_OPTIONS                                                      \
-	{ "last", required_argument, NULL, ARG_LAST },                     \
-	{ "since", required_argument, NULL, ARG_SINCE },                   \
-	{ "until", required_argument, NULL, ARG_UNTIL },                   \
-	{ "pid", required_argument, NULL, 'p' },                           \
-	{ "comm", required_argument, NULL, ARG_COMM },                     \
-	{ "uid", required_argument, NULL, ARG_UID },                       \
-	{ "cgroup", required_argument, NULL, ARG_CGROUP },                 \
-	{ "exe", required_argument, NULL, ARG_EXE },                       \
+	FGCTL_QUERY_OPTIONS,                                               \
 	{ "socket", required_argument, NULL, 's' },                        \
 	{ "help", no_argument, NULL, 'h' }
 
-static const char query_help[] =
-	"      --last SPAN          the last SPAN: 30s, 5m, 1h30m (default 5m)\n"
+const char fgctl_query_help[] =
+	"      --last SPAN          the last SPAN: 30s, 5m, 1h30m\n"
 	"      --since TIME         from TIME: HH:MM[:SS] (the latest such time), ISO 8601\n"
 	"                           (2024-03-10T03:10, with Z or +01:00 for a zone),\n"
 	"                           relative (-10m), or @UNIXSECONDS\n"
@@ -61,68 +54,67 @@ static const char query_help[] =
 	"      --comm REGEX         only processes whose name matches (extended regex)\n"
 	"      --uid UID            only this user's processes\n"
 	"      --cgroup PATH        only processes in this cgroup or below it\n"
-	"      --exe PATH           only this executable (full path or file name)\n"
+	"      --exe PATH           only this executable (full path or file name)\n";
+
+static const char query_help_tail[] =
 	"  -s, --socket PATH        fgd's socket\n"
 	"Selectors combine. Non-root users see only their own processes.\n";
 
-/* One option common to both verbs: 1 if handled, 0 if not, -1 on a bad value. */
-static int query_option(int c, struct fg_query_request *q, const char **since, const char **until,
-			const char **last, const char **socket)
+int fgctl_query_option(int c, const char *arg, struct fg_query_request *q,
+		       struct fgctl_period *period)
 {
 	uint32_t v;
 
 	switch (c) {
-	case ARG_LAST:
-		*last = optarg;
+	case FGCTL_OPT_LAST:
+		period->last = arg;
 		return 1;
-	case ARG_SINCE:
-		*since = optarg;
+	case FGCTL_OPT_SINCE:
+		period->since = arg;
 		return 1;
-	case ARG_UNTIL:
-		*until = optarg;
+	case FGCTL_OPT_UNTIL:
+		period->until = arg;
 		return 1;
 	case 'p':
-		if (fg_parse_u32(optarg, 1, INT_MAX, &v) < 0) {
-			fprintf(stderr, "fgctl: invalid pid '%s'\n", optarg);
+		if (fg_parse_u32(arg, 1, INT_MAX, &v) < 0) {
+			fprintf(stderr, "fgctl: invalid pid '%s'\n", arg);
 			return -1;
 		}
 		q->pid = (pid_t)v;
 		return 1;
-	case ARG_UID:
-		if (fg_parse_u32(optarg, 0, UINT32_MAX - 1, &v) < 0) {
-			fprintf(stderr, "fgctl: invalid uid '%s'\n", optarg);
+	case FGCTL_OPT_UID:
+		if (fg_parse_u32(arg, 0, UINT32_MAX - 1, &v) < 0) {
+			fprintf(stderr, "fgctl: invalid uid '%s'\n", arg);
 			return -1;
 		}
 		q->uid = v;
 		return 1;
-	case ARG_COMM:
-	case ARG_CGROUP:
-	case ARG_EXE: {
-		char *dst = c == ARG_COMM ? q->comm : c == ARG_CGROUP ? q->cgroup : q->exe;
+	case FGCTL_OPT_COMM:
+	case FGCTL_OPT_CGROUP:
+	case FGCTL_OPT_EXE: {
+		char *dst = c == FGCTL_OPT_COMM ? q->comm : c == FGCTL_OPT_CGROUP ? q->cgroup : q->exe;
 
-		if (strlen(optarg) > FG_PROTO_MAX_SELECTOR) {
+		if (strlen(arg) > FG_PROTO_MAX_SELECTOR) {
 			fprintf(stderr, "fgctl: selector too long (at most %d bytes)\n", FG_PROTO_MAX_SELECTOR);
 			return -1;
 		}
-		strcpy(dst, optarg);
+		strcpy(dst, arg);
 		return 1;
 	}
-	case 's':
-		*socket = optarg;
-		return 1;
 	}
 	return 0;
 }
 
-/* Turns --last/--since/--until into the request's range. */
-static int query_range(struct fg_query_request *q, const char *since, const char *until,
-		       const char *last)
+int fgctl_query_range(struct fg_query_request *q, const struct fgctl_period *period,
+		      const char *last_default)
 {
+	const char *since = period->since, *until = period->until;
+	const char *last = period->last ? period->last : last_default;
 	int64_t now = now_ms(), t;
 	int32_t off = utc_offset();
 	uint64_t span;
 
-	if (last && since) {
+	if (period->last && since) {
 		fprintf(stderr, "fgctl: give --last or --since, not both\n");
 		return -EINVAL;
 	}
@@ -142,7 +134,7 @@ static int query_range(struct fg_query_request *q, const char *since, const char
 		}
 		q->since_ms = t;
 	} else {
-		if (fg_parse_span(last ? last : "5m", &span) < 0) {
+		if (fg_parse_span(last, &span) < 0) {
 			fprintf(stderr, "fgctl: invalid span '%s': expected e.g. 30s, 5m, 1h\n", last);
 			return -EINVAL;
 		}
@@ -173,10 +165,81 @@ static int connect_and_send(const char *socket, const struct fg_request *req, st
 	return 0;
 }
 
-static int error_reply(struct json_object *msg)
+static int error_reply(struct json_object *msg, const char *label)
 {
-	fprintf(stderr, "fgctl: %s\n", fgctl_get_str(msg, "message"));
+	fprintf(stderr, "fgctl: %s%s%s\n", label ? label : "", label ? ": " : "",
+		fgctl_get_str(msg, "message"));
 	return fgctl_exit_code_for(fgctl_get_str(msg, "error"));
+}
+
+int fgctl_query_snapshot(const char *socket, const struct fg_request *req, const char *label,
+			 const struct fgctl_sink *sink, void *ctx, struct json_object **ret_meta)
+{
+	_cleanup_(json_object_putp) struct json_object *meta = NULL;
+	struct fgctl_conn conn;
+	int r;
+
+	r = connect_and_send(socket, req, &conn);
+	if (r != 0)
+		return r;
+	for (;;) {
+		_cleanup_(json_object_putp) struct json_object *msg = NULL;
+		enum fgctl_event ev;
+		const char *data, *type;
+		size_t len;
+
+		r = fgctl_next(&conn, &ev, &msg, &data, &len);
+		if (r < 0 || ev == FGCTL_EV_EOF || ev == FGCTL_EV_SIGNAL) {
+			fprintf(stderr, "fgctl: %s\n", r < 0 ? strerror(-r) : ev == FGCTL_EV_SIGNAL ?
+				"interrupted; nothing written" : "fgd closed the connection early");
+			r = ev == FGCTL_EV_SIGNAL ? FGCTL_EXIT_INTERRUPTED : FGCTL_EXIT_FAILURE;
+			break;
+		}
+		if (ev == FGCTL_EV_DATA) {
+			r = sink->write(ctx, data, len);
+			if (r != FGCTL_EXIT_OK)
+				break;
+			continue;
+		}
+		type = fgctl_get_str(msg, "type");
+		if (strcmp(type, "error") == 0) {
+			r = error_reply(msg, label);
+			break;
+		}
+		if (strcmp(type, "result") == 0) {
+			struct json_object *m;
+
+			if (json_object_object_get_ex(msg, "meta", &m))
+				meta = json_object_get(m);
+			r = sink->open(ctx);
+			if (r != FGCTL_EXIT_OK)
+				break;
+		} else if (strcmp(type, "end") == 0) {
+			*ret_meta = TAKE_PTR(meta);
+			r = FGCTL_EXIT_OK;
+			break;
+		}
+	}
+	fgctl_disconnect(&conn);
+	return r;
+}
+
+/* A snapshot's result goes straight to the output file. */
+static int output_open(void *ctx)
+{
+	return fgctl_output_open(ctx) < 0 ? FGCTL_EXIT_OUTPUT : FGCTL_EXIT_OK;
+}
+
+static int output_write(void *ctx, const char *data, size_t len)
+{
+	struct fgctl_output *out = ctx;
+	int r = fgctl_output_write(out, data, len);
+
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
+		return FGCTL_EXIT_OUTPUT;
+	}
+	return FGCTL_EXIT_OK;
 }
 
 int fgctl_verb_snapshot(int argc, char **argv, const char *socket)
@@ -189,22 +252,25 @@ int fgctl_verb_snapshot(int argc, char **argv, const char *socket)
 		{ "quiet", no_argument, NULL, 'q' },
 		{}
 	};
+	static const struct fgctl_sink to_output = { output_open, output_write };
 	struct fg_request req = { .cmd = FG_CMD_SNAPSHOT, .query = { .uid = -1, .limit = 20 } };
 	struct fgctl_output out = { .fd = -1 };
-	const char *since = NULL, *until = NULL, *last = NULL;
+	struct fgctl_period period = {};
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
-	bool format_given = false, quiet = false, got_end = false;
-	struct fgctl_conn conn;
+	bool format_given = false, quiet = false;
 	int c, r;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:o:f:qs:h", options, NULL)) >= 0) {
-		r = query_option(c, &req.query, &since, &until, &last, &socket);
+		r = fgctl_query_option(c, optarg, &req.query, &period);
 		if (r < 0)
 			return FGCTL_EXIT_USAGE;
 		if (r > 0)
 			continue;
 		switch (c) {
+		case 's':
+			socket = optarg;
+			break;
 		case 'o':
 			out.path = optarg;
 			break;
@@ -227,13 +293,14 @@ int fgctl_verb_snapshot(int argc, char **argv, const char *socket)
 			break;
 		case 'h':
 			printf("Usage: fgctl snapshot [--last SPAN | --since TIME [--until TIME]] [SELECTORS] -o FILE\n"
-			       "\nThe profile fgd's always-on sampling kept in memory, at once: the whole\n"
-			       "machine, or the selected processes.\n\n"
+			       "\nThe profile fgd's always-on sampling kept for a period (default: the last\n"
+			       "5 minutes), at once: the whole machine, or the selected processes. Times\n"
+			       "older than the window in memory come from the history on disk.\n\n"
 			       "  -o, --output FILE        where to write ('-' for stdout); the format follows\n"
 			       "                           the extension (.svg, .html, .folded, .txt)\n"
 			       "  -f, --format FORMAT      svg, html or folded\n"
 			       "      --title TEXT         flame graph title\n"
-			       "  -q, --quiet              no summary\n%s", query_help);
+			       "  -q, --quiet              no summary\n%s%s", fgctl_query_help, query_help_tail);
 			return FGCTL_EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'fgctl snapshot --help'.\n");
@@ -244,58 +311,19 @@ int fgctl_verb_snapshot(int argc, char **argv, const char *socket)
 		fprintf(stderr, "fgctl: unexpected argument '%s'\n", argv[optind]);
 		return FGCTL_EXIT_USAGE;
 	}
-	if (query_range(&req.query, since, until, last) < 0)
+	if (fgctl_query_range(&req.query, &period, "5m") < 0)
 		return FGCTL_EXIT_USAGE;
 	r = fgctl_output_target(&out, format_given, &req.query.format);
 	if (r != FGCTL_EXIT_OK)
 		return r;
-	r = connect_and_send(socket, &req, &conn);
-	if (r != 0)
+	/* The output is opened only once fgd accepted: a query with no data leaves no empty file. */
+	r = fgctl_query_snapshot(socket, &req, NULL, &to_output, &out, &meta);
+	if (r != FGCTL_EXIT_OK) {
+		if (out.fd >= 0)
+			fgctl_output_close(&out, false);
 		return r;
-	/* Opened only now: a query with no data leaves no empty file behind. */
-	for (;;) {
-		_cleanup_(json_object_putp) struct json_object *msg = NULL;
-		enum fgctl_event ev;
-		const char *data, *type;
-		size_t len;
-
-		r = fgctl_next(&conn, &ev, &msg, &data, &len);
-		if (r < 0 || ev == FGCTL_EV_EOF || ev == FGCTL_EV_SIGNAL) {
-			fprintf(stderr, "fgctl: %s\n", r < 0 ? strerror(-r) : ev == FGCTL_EV_SIGNAL ?
-				"interrupted; nothing written" : "fgd closed the connection early");
-			r = ev == FGCTL_EV_SIGNAL ? FGCTL_EXIT_INTERRUPTED : FGCTL_EXIT_FAILURE;
-			goto fail;
-		}
-		if (ev == FGCTL_EV_DATA) {
-			r = fgctl_output_write(&out, data, len);
-			if (r < 0) {
-				fprintf(stderr, "fgctl: cannot write %s: %s\n", out.path, strerror(-r));
-				r = FGCTL_EXIT_OUTPUT;
-				goto fail;
-			}
-			continue;
-		}
-		type = fgctl_get_str(msg, "type");
-		if (strcmp(type, "error") == 0) {
-			r = error_reply(msg);
-			goto fail;
-		}
-		if (strcmp(type, "result") == 0) {
-			struct json_object *m;
-
-			if (json_object_object_get_ex(msg, "meta", &m))
-				meta = json_object_get(m);
-			if (fgctl_output_open(&out) < 0) {
-				r = FGCTL_EXIT_OUTPUT;
-				goto fail;
-			}
-		} else if (strcmp(type, "end") == 0) {
-			got_end = true;
-			break;
-		}
 	}
-	fgctl_disconnect(&conn);
-	r = got_end ? fgctl_output_close(&out, true) : -EIO;
+	r = fgctl_output_close(&out, true);
 	if (r < 0) {
 		fprintf(stderr, "fgctl: cannot write %s: %s\n", out.path, strerror(-r));
 		return FGCTL_EXIT_OUTPUT;
@@ -308,11 +336,6 @@ int fgctl_verb_snapshot(int argc, char **argv, const char *socket)
 			(double)fgctl_get_int(meta, "duration_ms") / 1000.0,
 			fgctl_get_int(meta, "folded_samples"));
 	return FGCTL_EXIT_OK;
-fail:
-	fgctl_disconnect(&conn);
-	if (out.fd >= 0)
-		fgctl_output_close(&out, false);
-	return r;
 }
 
 static int top_once(const char *socket, const struct fg_request *req, bool clear)
@@ -335,7 +358,7 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 		return FGCTL_EXIT_FAILURE;
 	}
 	if (strcmp(fgctl_get_str(msg, "type"), "error") == 0)
-		return error_reply(msg);
+		return error_reply(msg, NULL);
 	if (!json_object_object_get_ex(msg, "processes", &list) ||
 	    !json_object_object_get_ex(msg, "meta", &meta)) {
 		fprintf(stderr, "fgctl: malformed answer from fgd\n");
@@ -344,9 +367,13 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 	if (clear)
 		printf("\033[H\033[2J");
 	printf("always-on, %.0f s, %" PRId64 " samples at %" PRId64 " Hz; folded into [other]: %" PRId64
-	       " samples\n\n", (double)fgctl_get_int(meta, "duration_ms") / 1000.0,
+	       " samples\n\n", (double)fgctl_get_int(meta, "covered_ms") / 1000.0,
 	       fgctl_get_int(meta, "samples"), fgctl_get_int(meta, "frequency"),
 	       fgctl_get_int(meta, "folded_samples"));
+	if (fgctl_get_int(meta, "dropped_samples") || fgctl_get_int(meta, "dropped_leaf_samples"))
+		fprintf(stderr, "fgctl: too many processes in that period for fgd's top list: %" PRId64
+				" samples left out, %" PRId64 " counted without their leaf\n",
+			fgctl_get_int(meta, "dropped_samples"), fgctl_get_int(meta, "dropped_leaf_samples"));
 	printf("%8s %6s %-16s %7s %8s  %s\n", "PID", "UID", "COMM", "CPU%", "SAMPLES", "HOTTEST LEAF");
 	for (size_t i = 0; i < json_object_array_length(list); i++) {
 		struct json_object *e = json_object_array_get_idx(list, i), *v;
@@ -370,19 +397,22 @@ int fgctl_verb_top(int argc, char **argv, const char *socket)
 		{}
 	};
 	struct fg_request req = { .cmd = FG_CMD_TOP, .query = { .uid = -1, .limit = 20 } };
-	const char *since = NULL, *until = NULL, *last = "60s";
+	struct fgctl_period period = {};
 	uint32_t interval = 2, v;
 	bool watch = false;
 	int c, r;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:n:wi:s:h", options, NULL)) >= 0) {
-		r = query_option(c, &req.query, &since, &until, &last, &socket);
+		r = fgctl_query_option(c, optarg, &req.query, &period);
 		if (r < 0)
 			return FGCTL_EXIT_USAGE;
 		if (r > 0)
 			continue;
 		switch (c) {
+		case 's':
+			socket = optarg;
+			break;
 		case 'n':
 			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_TOP, &v) < 0) {
 				fprintf(stderr, "fgctl: invalid count '%s': 1 to %d\n", optarg, FG_PROTO_MAX_TOP);
@@ -400,12 +430,16 @@ int fgctl_verb_top(int argc, char **argv, const char *socket)
 			}
 			break;
 		case 'h':
-			printf("Usage: fgctl top [--last SPAN] [-n N] [-w [-i SECONDS]] [SELECTORS]\n"
-			       "\nProcesses by CPU share over the always-on window (default: the last\n"
-			       "60 s), each with the frame most of its samples ended in.\n\n"
+			printf("Usage: fgctl top [--last SPAN | --since TIME [--until TIME]] [-n N]\n"
+			       "                 [-w [-i SECONDS]] [SELECTORS]\n"
+			       "\nProcesses by CPU share over a period (default: the last 60 s) of fgd's\n"
+			       "always-on sampling, from memory and, for older times, from the history on\n"
+			       "disk; each with the frame most of its samples ended in. A process is one\n"
+			       "row however many slices it spans.\n\n"
 			       "  -n, --lines N            processes shown (default 20)\n"
 			       "  -w, --watch              refresh like top until interrupted\n"
-			       "  -i, --interval SECONDS   refresh interval with -w (default 2)\n%s", query_help);
+			       "  -i, --interval SECONDS   refresh interval with -w (default 2)\n%s%s",
+			       fgctl_query_help, query_help_tail);
 			return FGCTL_EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'fgctl top --help'.\n");
@@ -416,13 +450,11 @@ int fgctl_verb_top(int argc, char **argv, const char *socket)
 		fprintf(stderr, "fgctl: unexpected argument '%s'\n", argv[optind]);
 		return FGCTL_EXIT_USAGE;
 	}
-	if (since)
-		last = NULL;
 	for (;;) {
 		struct fg_request now = req;
 
 		/* Relative times are relative to each refresh. */
-		if (query_range(&now.query, since, until, last) < 0)
+		if (fgctl_query_range(&now.query, &period, "60s") < 0)
 			return FGCTL_EXIT_USAGE;
 		r = top_once(socket, &now, watch && isatty(STDOUT_FILENO));
 		if (!watch || r != FGCTL_EXIT_OK)

@@ -502,6 +502,11 @@ static int verb_top(int argc, char **argv)
 	return fgctl_verb_top(argc, argv, socket_path());
 }
 
+static int verb_diff(int argc, char **argv)
+{
+	return fgctl_verb_diff(argc, argv, socket_path());
+}
+
 /* ---- main ---- */
 
 static int verb_help(int argc, char **argv);
@@ -522,7 +527,7 @@ static const struct verb {
 	{ "top", verb_top, "processes by CPU share, each with its hottest function" },
 	{ "status", verb_status, "show what fgd is doing, with every loss counter" },
 	{ "render", fgctl_verb_render, "draw a flame graph from folded stacks or perf script output" },
-	{ "diff", fgctl_verb_diff, "draw a differential flame graph of two profiles" },
+	{ "diff", verb_diff, "draw a differential flame graph of two profiles or two periods" },
 	{ "help", verb_help, "show this help" },
 	{ "version", verb_version, "show the version" },
 };

@@ -47,38 +47,84 @@ int fg_lines_split(const char *data, size_t len, fg_line_fn fn, void *ctx)
 	return 0;
 }
 
-int fg_lines_read_fd(int fd, size_t max_line, fg_line_fn fn, void *ctx)
+void fg_lines_init(struct fg_lines *l, size_t max_line, fg_line_fn fn, void *ctx)
 {
-	_cleanup_free_ char *buf = NULL;
-	size_t cap = 0, have = 0, used;
-	uint64_t lineno = 0;
+	*l = (struct fg_lines){ .max_line = max_line, .fn = fn, .ctx = ctx };
+}
+
+void fg_lines_done(struct fg_lines *l)
+{
+	free(l->buf);
+	l->buf = NULL;
+	l->cap = l->have = 0;
+}
+
+int fg_lines_feed(struct fg_lines *l, const char *data, size_t len)
+{
+	const char *nl;
+	size_t used;
 	int r;
 
-	for (;;) {
-		ssize_t n;
-
-		/* Room for a whole block after the carried-over partial line. */
-		r = FG_GROW(buf, cap, have + BLOCK);
+	/* Nothing carried over: the complete lines are handed over where they lie. */
+	if (l->have == 0) {
+		r = split_complete(data, len, &l->lineno, l->fn, l->ctx, &used);
 		if (r < 0)
 			return r;
-		n = read(fd, buf + have, cap - have);
+		data += used;
+		len -= used;
+	}
+	nl = memchr(data, '\n', len);
+	used = nl ? (size_t)(nl - data) : len;
+	/* The carried line grows, or ends here; only a line's start is ever copied. */
+	if (l->have + used > l->max_line)
+		return -E2BIG;
+	if (used > 0) {
+		r = FG_GROW(l->buf, l->cap, l->have + used);
+		if (r < 0)
+			return r;
+		memcpy(l->buf + l->have, data, used);
+		l->have += used;
+	}
+	if (!nl)
+		return 0;
+	r = fg_lines_finish(l);
+	return r < 0 ? r : fg_lines_feed(l, nl + 1, len - used - 1);
+}
+
+int fg_lines_finish(struct fg_lines *l)
+{
+	size_t have = l->have;
+
+	l->have = 0;
+	return have > 0 ? l->fn(l->ctx, l->buf, have, ++l->lineno) : 0;
+}
+
+int fg_lines_read_fd(int fd, size_t max_line, fg_line_fn fn, void *ctx)
+{
+	_cleanup_free_ char *block = malloc(BLOCK);
+	struct fg_lines l;
+	int r = 0;
+
+	if (!block)
+		return -ENOMEM;
+	fg_lines_init(&l, max_line, fn, ctx);
+	for (;;) {
+		ssize_t n = read(fd, block, BLOCK);
+
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
-		}
-		if (n == 0)
+			r = -errno;
 			break;
-		have += (size_t)n;
-		r = split_complete(buf, have, &lineno, fn, ctx, &used);
+		}
+		if (n == 0) {
+			r = fg_lines_finish(&l);
+			break;
+		}
+		r = fg_lines_feed(&l, block, (size_t)n);
 		if (r < 0)
-			return r;
-		memmove(buf, buf + used, have - used);
-		have -= used;
-		if (have > max_line)
-			return -E2BIG;
+			break;
 	}
-	if (have > 0)
-		return fn(ctx, buf, have, lineno + 1);
-	return 0;
+	fg_lines_done(&l);
+	return r;
 }

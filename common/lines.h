@@ -27,3 +27,24 @@ int fg_lines_read_fd(int fd, size_t max_line, fg_line_fn fn, void *ctx);
 
 /* As fg_lines_read_fd() for a buffer in memory (the fuzz targets and tests use it). */
 int fg_lines_split(const char *data, size_t len, fg_line_fn fn, void *ctx);
+
+/*
+ * The same for text that arrives in pieces (a socket's chunks): complete
+ * lines are handed over where they lie, and only an unfinished line's start
+ * is kept until its end arrives.
+ */
+struct fg_lines {
+	char *buf; /* owned: the unfinished line */
+	size_t cap, have;
+	uint64_t lineno;
+	size_t max_line;
+	fg_line_fn fn;
+	void *ctx; /* borrowed */
+};
+
+void fg_lines_init(struct fg_lines *l, size_t max_line, fg_line_fn fn, void *ctx);
+/* 0, fn's error, -E2BIG for a line longer than max_line, or -ENOMEM. */
+int fg_lines_feed(struct fg_lines *l, const char *data, size_t len);
+/* At the end: hands over the last line if it had no final newline. 0 or fn's error. */
+int fg_lines_finish(struct fg_lines *l);
+void fg_lines_done(struct fg_lines *l);

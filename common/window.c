@@ -8,6 +8,7 @@
 #include "idxmap.h"
 #include "macro.h"
 #include "slicefile.h"
+#include "top.h"
 #include "window.h"
 
 struct sproc {
@@ -56,6 +57,7 @@ struct fg_window {
 	struct fg_slice **closed; /* owned, oldest first */
 	size_t n_closed, cap_closed;
 	struct fg_slice *open;    /* owned */
+	int64_t now_ms;           /* the latest time given to new or tick */
 	uint64_t epoch;
 	fg_window_expire_fn expire_fn;
 	void *expire_ctx;
@@ -424,6 +426,7 @@ int fg_window__new(const struct fg_window_opts *opts, int64_t now_ms, struct fg_
 	if (!w)
 		return -ENOMEM;
 	w->opts = *opts;
+	w->now_ms = now_ms;
 	/* Closed slices in the window, one that may straddle its start, and the open one. */
 	w->max_closed = (opts->window_ms + opts->slice_ms - 1) / opts->slice_ms + 1;
 	w->slice_budget = opts->memory_max / (w->max_closed + 1);
@@ -542,6 +545,7 @@ int fg_window__tick(struct fg_window *w, int64_t now_ms)
 	struct fg_slice *old = w->open;
 	int changed = 0, err;
 
+	w->now_ms = now_ms;
 	/* Time up, or the clock went back past the slice's start. */
 	if (now_ms >= old->end_ms || now_ms < old->start_ms) {
 		/* Room first: a closed slice is never lost for want of a pointer slot. */
@@ -599,6 +603,9 @@ static int each_slice(const struct fg_window *w, int64_t since, int64_t until, s
 		if (res->slices++ == 0)
 			res->first_ms = s->start_ms;
 		res->last_ms = s->end_ms;
+		/* The open slice holds samples up to the last tick, not to its planned end. */
+		res->covered_ms += (s == w->open ? MIN(s->end_ms, MAX(w->now_ms, s->start_ms)) : s->end_ms) -
+				   s->start_ms;
 		err = fn(ctx, s);
 		if (err < 0)
 			return err;
@@ -740,124 +747,60 @@ int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_
 
 struct top_ctx {
 	struct query_ctx q;
-	struct fg_window_top *entries; /* owned until handed over */
-	size_t n, cap;
-	struct fg_idxmap index;
-	struct fg_folded *leaves; /* owned: stacks [entry, leaf] */
-	uint32_t *entry_of; /* owned: the slice's processes' entries */
-	size_t cap_entry_of;
+	struct fg_top *top; /* borrowed */
 };
-
-static bool top_eq(const void *ctx, uint32_t idx, const void *key)
-{
-	const struct fg_window_top *a = &((const struct top_ctx *)ctx)->entries[idx];
-	const struct fg_window_top *b = key;
-
-	return a->pid == b->pid && a->start_time == b->start_time;
-}
 
 static int top_slice(void *ctx, const struct fg_slice *s)
 {
 	struct top_ctx *t = ctx;
+	struct fg_top_process tp;
 	int err;
 
 	err = match_procs(&t->q, s);
-	if (err >= 0)
-		err = FG_GROW(t->entry_of, t->cap_entry_of, s->n_procs + 1);
 	if (err < 0)
 		return err;
-	for (size_t i = 0; i < s->n_procs; i++) {
-		const struct sproc *p = &s->procs[i];
-		struct fg_window_top k = { .pid = p->pid, .start_time = p->start_time };
-		uint64_t h = fg_hash_combine(fg_hash_mix((uint64_t)p->pid), p->start_time);
-		int64_t e;
-
-		if (!t->q.wanted[i])
-			continue;
-		e = fg_idxmap_find(&t->index, h, top_eq, t, &k);
-		if (e < 0) {
-			err = FG_GROW(t->entries, t->cap, t->n + 1);
-			if (err >= 0)
-				err = fg_idxmap_insert(&t->index, h, (uint32_t)t->n);
-			if (err < 0)
-				return err;
-			k.uid = p->uid;
-			e = (int64_t)t->n++;
-			t->entries[e] = k;
-		}
-		/* The latest name wins: a process renames itself, or execs. */
-		snprintf(t->entries[e].comm, sizeof(t->entries[e].comm), "%s", slice_name(s, p->comm));
-		t->entries[e].samples += p->samples;
-		t->entry_of[i] = (uint32_t)e;
-	}
 	for (size_t i = 0; i < s->n_stacks; i++) {
 		const struct sstack *st = &s->stacks[i];
-		uint32_t ids[2];
-		char key[32];
+		const struct sproc *p = &s->procs[st->proc];
 		const char *leaf;
 
 		if (!t->q.wanted[st->proc])
 			continue;
-		snprintf(key, sizeof(key), "%u", t->entry_of[st->proc]);
-		leaf = st->n ? slice_name(s, s->frames[st->off + st->n - 1]) : "[no frames]";
-		err = fg_folded__intern(t->leaves, key, strlen(key), &ids[0]);
-		if (err >= 0)
-			err = fg_folded__intern(t->leaves, leaf, strlen(leaf), &ids[1]);
-		if (err >= 0)
-			err = fg_folded__add(t->leaves, ids, 2, (double)st->count);
+		/* A sample without frames has no leaf: it counts for its process only. */
+		leaf = st->n ? slice_name(s, s->frames[st->off + st->n - 1]) : NULL;
+		tp = (struct fg_top_process){ p->pid, p->start_time, p->uid, slice_name(s, p->comm) };
+		err = fg_top__add(t->top, &tp, leaf, leaf ? strlen(leaf) : 0, st->count);
+		if (err < 0)
+			return err;
+	}
+	/* Every matched process, also one whose samples were all folded into "[other]". */
+	for (size_t i = 0; i < s->n_procs; i++) {
+		const struct sproc *p = &s->procs[i];
+
+		if (!t->q.wanted[i] || p->other == 0)
+			continue;
+		tp = (struct fg_top_process){ p->pid, p->start_time, p->uid, slice_name(s, p->comm) };
+		err = fg_top__add(t->top, &tp, NULL, 0, p->other);
 		if (err < 0)
 			return err;
 	}
 	return 0;
 }
 
-static int top_cmp(const void *a, const void *b)
-{
-	const struct fg_window_top *x = a, *y = b;
-
-	if (x->samples != y->samples)
-		return x->samples > y->samples ? -1 : 1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
 int fg_window__top(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
-		   fg_window_match_fn match, void *ctx, struct fg_window_top **ret, size_t *ret_n,
-		   struct fg_window_result *ret_res)
+		   fg_window_match_fn match, void *ctx, struct fg_top *top,
+		   struct fg_window_result *ret)
 {
-	struct top_ctx t = { .q = { .match = match, .match_ctx = ctx } };
+	struct top_ctx t = { .q = { .match = match, .match_ctx = ctx }, .top = top };
 	struct fg_window_result res = {};
 	int err;
 
 	t.q.res = &res;
-	t.leaves = fg_folded__new();
-	err = t.leaves ? each_slice(w, since_ms, until_ms, top_slice, &t, &res) : -ENOMEM;
-	if (err >= 0)
-		err = fg_folded__sort(t.leaves);
-	for (size_t i = 0; err >= 0 && i < fg_folded__n_stacks(t.leaves); i++) {
-		struct fg_stack st;
-		struct fg_window_top *e;
-
-		fg_folded__stack(t.leaves, i, &st);
-		e = &t.entries[strtoul(fg_folded__name(t.leaves, st.frames[0]), NULL, 10)];
-		if ((uint64_t)st.count > e->leaf_samples) {
-			e->leaf_samples = (uint64_t)st.count;
-			snprintf(e->leaf, sizeof(e->leaf), "%s", fg_folded__name(t.leaves, st.frames[1]));
-		}
-	}
-	fg_folded__free(t.leaves);
-	fg_idxmap_done(&t.index);
-	free(t.entry_of);
+	err = each_slice(w, since_ms, until_ms, top_slice, &t, &res);
 	free(t.q.wanted);
-	if (err < 0) {
-		free(t.entries);
-		return err;
-	}
-	if (t.n > 1)
-		qsort(t.entries, t.n, sizeof(*t.entries), top_cmp);
-	*ret = t.entries;
-	*ret_n = t.n;
-	*ret_res = res;
-	return 0;
+	if (err >= 0)
+		*ret = res;
+	return err;
 }
 
 /* ---- figures ---- */

@@ -122,6 +122,8 @@ typedef bool (*fg_window_match_fn)(void *ctx, const struct fg_window_proc *p);
 struct fg_window_result {
 	uint64_t slices;          /* slices overlapping the range */
 	int64_t first_ms, last_ms; /* the span they cover (0, 0 with no slice) */
+	int64_t covered_ms;       /* the time they hold samples for: their spans summed, the open
+				     slice's up to the last tick */
 	uint64_t processes;       /* process entries matched, summed over slices */
 	uint64_t samples;         /* samples of matched processes, folded ones included */
 	uint64_t folded_samples;  /* of those, samples in "[other]" frames */
@@ -139,23 +141,17 @@ int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_
 		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_folded *out,
 		     struct fg_window_result *ret);
 
-struct fg_window_top {
-	pid_t pid;
-	uint64_t start_time;
-	uid_t uid;
-	char comm[64];
-	uint64_t samples;      /* including folded ones */
-	char leaf[256];        /* the frame most of its samples ended in ("" if none) */
-	uint64_t leaf_samples;
-};
+struct fg_top;
 
 /*
- * The processes matched in [since, until), busiest first (ties by pid).
- * Caller frees *ret with free(). 0 or -ENOMEM.
+ * Feeds the processes matched in [since, until) to top (common/top.h), oldest
+ * slice first: each stack's count with its leaf frame, each process's
+ * "[other]" samples without one. Unattributed samples are no process's and
+ * are left out. 0 or a negative errno from top.
  */
 int fg_window__top(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
-		   fg_window_match_fn match, void *ctx, struct fg_window_top **ret, size_t *ret_n,
-		   struct fg_window_result *ret_res);
+		   fg_window_match_fn match, void *ctx, struct fg_top *top,
+		   struct fg_window_result *ret);
 
 struct fg_window_stats {
 	uint64_t bytes;           /* held by all slices now */

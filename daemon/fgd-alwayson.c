@@ -18,6 +18,7 @@
 #include "fgd.h"
 #include "macro.h"
 #include "slicefile.h"
+#include "top.h"
 
 /* The location memo and names of the internal recording are dropped past this, at a slice's end. */
 #define MEMO_MAX_BYTES (32ULL << 20)
@@ -328,10 +329,14 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 /* ---- queries ---- */
 
 #define EMIT_BUDGET_FLOOR 4096
+/* What one top query may hold: processes, and (process, leaf frame) pairs; past them, counted. */
+#define TOP_MAX_PROCESSES (1u << 18)
+#define TOP_MAX_LEAVES (1u << 20)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_selector *, fg_selector__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_top *, fg_top__free);
 
 struct fgd_snapshot {
 	enum fg_format format;
@@ -381,76 +386,117 @@ static bool match(void *ctx, const struct fg_window_proc *p)
 	return fg_selector__match(m->sel, p->pid, p->uid, p->comm, p->exe, p->cgroup);
 }
 
-/* What reading the history for a query needs. */
+/*
+ * What a query does with each matched stack of a stored slice: p (borrowed
+ * for the call) is its process, rest true for the "[other processes]"
+ * pseudo-process. 0 or a negative errno, which stops the reading.
+ */
+typedef int (*stored_stack_fn)(void *ctx, const struct fg_slicefile *f,
+			       const struct fg_slicefile_stack *st, const struct fg_window_proc *p,
+			       bool rest);
+
+/* Reading the history for a query: which processes it covers, and its figures. */
 struct disk_query {
 	struct match_ctx *mc;
 	bool match_all;
-	struct fg_folded *out;
-	struct fg_window_result *res;
-	uint32_t *stack; /* owned: one stack's name ids in out */
-	size_t cap_stack;
-	int64_t first_ms, last_ms;
+	stored_stack_fn fn;
+	void *ctx;
+	struct fg_window_result res; /* the disk's part alone */
+	bool *wanted;                /* owned: per process of the slice read */
+	size_t cap_wanted;
 };
 
-/* Adds a stored slice's matched stacks to the query's model, as the window's query does. */
-static int add_stored_slice(void *ctx, const struct fg_slicefile *f)
+static bool is_other_processes(const struct fg_slicefile_process *p)
+{
+	return p->pid == 0 && p->comm && strcmp(p->comm, FG_WINDOW_OTHER_PROCESSES) == 0;
+}
+
+/* A stack of the one frame "[other]": what the memory ceiling folded away. */
+static bool is_folded_stack(const struct fg_slicefile *f, const struct fg_slicefile_stack *st)
+{
+	return st->n == 1 && strcmp(fg_slicefile__string(f, st->frames[0]), FG_WINDOW_OTHER) == 0;
+}
+
+static void stored_proc(const struct fg_slicefile_process *p, struct fg_window_proc *ret)
+{
+	*ret = (struct fg_window_proc){ p->pid, p->start_time, p->uid, p->comm ?: "[unknown]",
+					p->exe, p->cgroup };
+}
+
+/* Hands a stored slice's matched stacks to the query, counting them as the window's queries do. */
+static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 {
 	struct disk_query *dq = ctx;
 	int64_t start = (int64_t)(fg_slicefile__start(f) / 1000000), end = (int64_t)(fg_slicefile__end(f) / 1000000);
-	uint64_t samples = 0;
+	size_t n_procs = fg_slicefile__n_processes(f);
+	struct fg_window_proc wp;
 	int err;
 
+	err = FG_GROW(dq->wanted, dq->cap_wanted, n_procs + 1);
+	if (err < 0)
+		return err;
+	/* The selector once per process, not once per stack. */
+	for (size_t i = 0; i < n_procs; i++) {
+		const struct fg_slicefile_process *p = fg_slicefile__process(f, i);
+
+		stored_proc(p, &wp);
+		dq->wanted[i] = is_other_processes(p) ? dq->match_all : match(dq->mc, &wp);
+		dq->res.processes += dq->wanted[i] && !is_other_processes(p);
+	}
 	for (size_t i = 0; i < fg_slicefile__n_stacks(f); i++) {
-		struct fg_slicefile_stack st;
 		const struct fg_slicefile_process *p;
-		struct fg_window_proc wp;
+		struct fg_slicefile_stack st;
 		bool rest;
 
 		fg_slicefile__stack(f, i, &st);
-		p = fg_slicefile__process(f, st.proc);
-		rest = p->pid == 0 && p->comm && strcmp(p->comm, FG_WINDOW_OTHER_PROCESSES) == 0;
-		wp = (struct fg_window_proc){ p->pid, p->start_time, p->uid, p->comm ?: "[unknown]",
-					      p->exe, p->cgroup };
-		if (rest ? !dq->match_all : !match(dq->mc, &wp))
+		if (!dq->wanted[st.proc])
 			continue;
-		err = FG_GROW(dq->stack, dq->cap_stack, st.n + 1);
+		p = fg_slicefile__process(f, st.proc);
+		rest = is_other_processes(p);
+		stored_proc(p, &wp);
+		err = dq->fn(dq->ctx, f, &st, &wp, rest);
 		if (err < 0)
 			return err;
-		/* The window's form: "comm;frame;...", and "[other processes]" alone. */
-		err = fg_folded__intern(dq->out, wp.comm, strlen(wp.comm), &dq->stack[0]);
-		for (size_t k = 0; err >= 0 && k < st.n; k++) {
-			const char *name = fg_slicefile__string(f, st.frames[k]);
-
-			err = fg_folded__intern(dq->out, name, strlen(name), &dq->stack[k + 1]);
-		}
-		if (err >= 0)
-			err = rest ? fg_folded__add(dq->out, dq->stack + 1, st.n, (double)st.count) :
-				     fg_folded__add(dq->out, dq->stack, st.n + 1, (double)st.count);
-		if (err < 0)
-			return err;
-		samples += st.count;
+		dq->res.samples += st.count;
 		if (rest)
-			dq->res->unattributed += st.count;
-		else if (st.n == 1 && strcmp(fg_slicefile__string(f, st.frames[0]), FG_WINDOW_OTHER) == 0)
-			dq->res->folded_samples += st.count;
+			dq->res.unattributed += st.count;
+		else if (is_folded_stack(f, &st))
+			dq->res.folded_samples += st.count;
 	}
-	dq->res->slices++;
-	dq->res->samples += samples;
-	if (!dq->first_ms || start < dq->first_ms)
-		dq->first_ms = start;
-	dq->last_ms = MAX(dq->last_ms, end);
+	if (dq->res.slices++ == 0 || start < dq->res.first_ms)
+		dq->res.first_ms = start;
+	dq->res.last_ms = MAX(dq->res.last_ms, end);
+	dq->res.covered_ms += end - start;
 	return 0;
+}
+
+/* Adds the figures of another part of a query's period to res. */
+static void add_result(struct fg_window_result *res, const struct fg_window_result *part)
+{
+	if (part->slices == 0)
+		return;
+	if (res->slices == 0 || part->first_ms < res->first_ms)
+		res->first_ms = part->first_ms;
+	res->last_ms = MAX(res->last_ms, part->last_ms);
+	res->slices += part->slices;
+	res->covered_ms += part->covered_ms;
+	res->processes += part->processes;
+	res->samples += part->samples;
+	res->folded_samples += part->folded_samples;
+	res->folded_stacks += part->folded_stacks;
+	res->unattributed += part->unattributed;
 }
 
 /*
  * The part of [since, until) older than the window in memory comes from the
  * history on disk: slices written before a restart, or expired from the
- * window. Slices still in memory are not read twice.
+ * window. Slices still in memory are not read twice. fn gets every matched
+ * stack, oldest slice first; the figures are added to res.
  */
 static int query_history(struct fgd_alwayson *a, int64_t since, int64_t until, struct match_ctx *mc,
-			 bool match_all, struct fg_folded *out, struct fg_window_result *res)
+			 bool match_all, stored_stack_fn fn, void *ctx, struct fg_window_result *res)
 {
-	struct disk_query dq = { .mc = mc, .match_all = match_all, .out = out, .res = res };
+	struct disk_query dq = { .mc = mc, .match_all = match_all, .fn = fn, .ctx = ctx };
 	struct fg_window_stats ws;
 	int r;
 
@@ -461,14 +507,52 @@ static int query_history(struct fgd_alwayson *a, int64_t since, int64_t until, s
 	if (since < 0 || until <= since)
 		return 0;
 	r = fg_history__read(a->history, (uint64_t)since * 1000000, (uint64_t)until * 1000000,
-			     add_stored_slice, &dq);
-	free(dq.stack);
+			     read_stored_slice, &dq);
+	free(dq.wanted);
 	if (r < 0)
 		return r;
-	if (dq.first_ms && (!res->first_ms || dq.first_ms < res->first_ms))
-		res->first_ms = dq.first_ms;
-	res->last_ms = MAX(res->last_ms, dq.last_ms);
+	add_result(res, &dq.res);
 	return 0;
+}
+
+/* A snapshot's model, fed from the history. */
+struct stored_model {
+	struct fg_folded *out; /* borrowed */
+	uint32_t *stack;       /* owned: one stack's name ids in out */
+	size_t cap_stack;
+};
+
+/* Adds a stored stack to the model in the window's form: "comm;frame;...", "[other processes]" alone. */
+static int add_stored_stack(void *ctx, const struct fg_slicefile *f, const struct fg_slicefile_stack *st,
+			    const struct fg_window_proc *p, bool rest)
+{
+	struct stored_model *sm = ctx;
+	int err = FG_GROW(sm->stack, sm->cap_stack, st->n + 1);
+
+	if (err < 0)
+		return err;
+	err = fg_folded__intern(sm->out, p->comm, strlen(p->comm), &sm->stack[0]);
+	for (size_t k = 0; err >= 0 && k < st->n; k++) {
+		const char *name = fg_slicefile__string(f, st->frames[k]);
+
+		err = fg_folded__intern(sm->out, name, strlen(name), &sm->stack[k + 1]);
+	}
+	if (err < 0)
+		return err;
+	return rest ? fg_folded__add(sm->out, sm->stack + 1, st->n, (double)st->count) :
+		      fg_folded__add(sm->out, sm->stack, st->n + 1, (double)st->count);
+}
+
+/* Feeds a stored stack to a top list: its leaf, or none for what was folded into "[other]". */
+static int top_stored_stack(void *ctx, const struct fg_slicefile *f, const struct fg_slicefile_stack *st,
+			    const struct fg_window_proc *p, bool rest)
+{
+	const struct fg_top_process tp = { p->pid, p->start_time, p->uid, p->comm };
+	const char *leaf = st->n && !is_folded_stack(f, st) ?
+				   fg_slicefile__string(f, st->frames[st->n - 1]) : NULL;
+
+	(void)rest; /* top never asks for the unattributed */
+	return fg_top__add(ctx, &tp, leaf, leaf ? strlen(leaf) : 0, st->count);
 }
 
 /* The range a query asks for, and its selector. */
@@ -520,6 +604,7 @@ static struct json_object *result_json(const struct fgd_alwayson *a, const struc
 	fg_json_add_int(m, "first_ms", res->first_ms);
 	fg_json_add_int(m, "last_ms", res->last_ms);
 	fg_json_add_int(m, "duration_ms", res->last_ms - res->first_ms);
+	fg_json_add_int(m, "covered_ms", res->covered_ms);
 	fg_json_add_int(m, "slices", (int64_t)res->slices);
 	fg_json_add_int(m, "slice_seconds", a->d->conf.slice_seconds);
 	fg_json_add_int(m, "processes", (int64_t)res->processes);
@@ -559,9 +644,13 @@ int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_r
 	/* Unattributed samples belong to no process: only a root query of everything shows them. */
 	r = fg_window__query(a->window, since, until, match, &mc, uid == 0 && fg_selector__is_all(sel),
 			     s->model, &res);
-	if (r >= 0)
-		r = query_history(a, since, until, &mc, uid == 0 && fg_selector__is_all(sel), s->model,
-				  &res);
+	if (r >= 0) {
+		struct stored_model sm = { .out = s->model };
+
+		r = query_history(a, since, until, &mc, uid == 0 && fg_selector__is_all(sel),
+				  add_stored_stack, &sm, &res);
+		free(sm.stack);
+	}
 	if (r < 0)
 		return r;
 	if (res.samples == 0 || fg_folded__n_stacks(s->model) == 0) {
@@ -612,10 +701,12 @@ int fgd_alwayson__top_query(struct fgd_alwayson *a, const struct fg_query_reques
 {
 	_cleanup_(fg_selector__freep) struct fg_selector *sel = NULL;
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
+	_cleanup_(fg_top__freep) struct fg_top *top = NULL;
 	struct match_ctx mc = { .uid = uid };
-	struct fg_window_result res;
-	struct fg_window_top *top = NULL;
-	struct json_object *list;
+	struct fg_window_result res = {}, window;
+	const struct fg_top_entry *list;
+	struct json_object *meta, *procs;
+	struct fg_top_stats ts;
 	int64_t since, until;
 	double seconds;
 	size_t n;
@@ -625,39 +716,53 @@ int fgd_alwayson__top_query(struct fgd_alwayson *a, const struct fg_query_reques
 	if (r < 0)
 		return r;
 	mc.sel = sel;
-	r = fg_window__top(a->window, since, until, match, &mc, &top, &n, &res);
+	r = fg_top__new(TOP_MAX_PROCESSES, TOP_MAX_LEAVES, &top);
 	if (r < 0)
 		return r;
+	/* Oldest first, so each process shows the last name it had: the disk, then memory. */
+	r = query_history(a, since, until, &mc, false, top_stored_stack, top, &res);
+	if (r >= 0)
+		r = fg_window__top(a->window, since, until, match, &mc, top, &window);
+	if (r >= 0)
+		r = fg_top__list(top, &list, &n);
+	if (r < 0)
+		return r;
+	add_result(&res, &window);
 	if (res.samples == 0) {
-		free(top);
 		no_data(a->window, &res, !fg_selector__is_all(sel) || uid != 0, ret_error, error_size);
 		return -ENODATA;
 	}
+	fg_top__stats(top, &ts);
 	m = fg_proto_new_message("top");
-	if (!m) {
-		free(top);
+	meta = result_json(a, &res);
+	procs = json_object_new_array();
+	if (!m || !meta || !procs) {
+		json_object_put(meta);
+		json_object_put(procs);
 		return -ENOMEM;
 	}
-	json_object_object_add(m, "meta", result_json(a, &res));
-	list = json_object_new_array();
-	json_object_object_add(m, "processes", list);
-	/* A CPU's worth of samples is the frequency times the time the slices cover. */
-	seconds = (double)(res.last_ms - res.first_ms) / 1000.0;
+	fg_json_add_int(meta, "dropped_samples", (int64_t)ts.dropped_samples);
+	fg_json_add_int(meta, "dropped_leaf_samples", (int64_t)ts.dropped_leaf_samples);
+	json_object_object_add(m, "meta", meta);
+	json_object_object_add(m, "processes", procs);
+	/* A CPU's worth of samples is the frequency times the time the slices hold samples for. */
+	seconds = (double)res.covered_ms / 1000.0;
 	for (size_t i = 0; i < n && i < q->limit; i++) {
 		struct json_object *e = json_object_new_object();
 
-		fg_json_add_int(e, "pid", top[i].pid);
-		fg_json_add_int(e, "uid", top[i].uid);
-		fg_json_add_str(e, "comm", top[i].comm);
-		fg_json_add_int(e, "samples", (int64_t)top[i].samples);
+		if (!e)
+			return -ENOMEM;
+		fg_json_add_int(e, "pid", list[i].pid);
+		fg_json_add_int(e, "uid", list[i].uid);
+		fg_json_add_str(e, "comm", list[i].comm);
+		fg_json_add_int(e, "samples", (int64_t)list[i].samples);
 		json_object_object_add(e, "cpu_pct", json_object_new_double(
-			seconds > 0 ? 100.0 * (double)top[i].samples /
+			seconds > 0 ? 100.0 * (double)list[i].samples /
 					      (seconds * a->d->conf.always_on_frequency) : 0.0));
-		fg_json_add_str(e, "leaf", top[i].leaf);
-		fg_json_add_int(e, "leaf_samples", (int64_t)top[i].leaf_samples);
-		json_object_array_add(list, e);
+		fg_json_add_str(e, "leaf", list[i].leaf ? list[i].leaf : "");
+		fg_json_add_int(e, "leaf_samples", (int64_t)list[i].leaf_samples);
+		json_object_array_add(procs, e);
 	}
-	free(top);
 	*ret = TAKE_PTR(m);
 	return 0;
 }

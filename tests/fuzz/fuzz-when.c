@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Query times, spans and selectors arrive from any local user through the
- * socket (and from the command line): split the input at NUL bytes and run
- * each piece through every parser.
+ * socket (and from the command line, with diff --baseline's option string):
+ * split the input at NUL bytes and run each piece through every parser.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "argsplit.h"
 #include "selector.h"
 #include "when.h"
 
@@ -26,6 +27,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct fg_selector_spec spec = { .uid = -1, .comm = p, .cgroup = p, .exe = p };
 		struct fg_selector *s;
 
+		char **words;
+		size_t n;
+
+		if (fg_split_args(p, &words, &n, NULL, NULL) == 0) {
+			/* Every word comes from the input: none is longer than it. */
+			for (size_t i = 0; i < n; i++)
+				if (strlen(words[i]) > strlen(p))
+					abort();
+			if (words[n])
+				abort();
+			free(words);
+		}
 		(void)fg_parse_span(p, &ms);
 		(void)fg_parse_time(p, 1710074096000LL, 3600, &t);
 		(void)fg_parse_time(p, 0, -12 * 3600, &t);

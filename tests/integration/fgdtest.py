@@ -142,6 +142,22 @@ class Daemon:
                     check(result is not None, "end without a result")
                     return result, bytes(data)
 
+    def query_raw(self, cmd, request, timeout=60):
+        """Sends a one-reply request (e.g. "top") over the protocol; returns the reply message.
+
+        request holds the members after "fgd" and "cmd"."""
+        msg = dict({"fgd": 1, "cmd": cmd}, **request)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(self.socket)
+            s.sendall((json.dumps(msg) + "\n").encode())
+            buf = b""
+            while b"\n" not in buf:
+                chunk = s.recv(65536)
+                check(chunk, f"fgd closed the connection before answering {cmd}")
+                buf += chunk
+            return json.loads(buf.split(b"\n", 1)[0])
+
     def fd_count(self, kind=""):
         """fgd's open fds whose target contains kind (e.g. "perf_event"), or all."""
         fd_dir = f"/proc/{self.proc.pid}/fd"
@@ -201,6 +217,17 @@ def workload(name, *args, user=None):
             proc.kill()
         proc.wait()
         proc.stdout.close()
+
+
+def wait_for(cond, what, timeout=30):
+    """Calls cond until it returns something true, and returns that; fails after timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.2)
+    check(False, f"timed out waiting for {what}")
 
 
 def parse_folded(text):

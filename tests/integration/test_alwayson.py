@@ -6,20 +6,8 @@ period with no data is an error with a message, status shows the window,
 and a recording alongside neither disturbs it nor is disturbed."""
 
 import json
-import time
 
-from fgdtest import Daemon, check, parse_folded, require_root, run, workload
-
-
-def poll(what, fn, timeout=60):
-    """Calls fn until it returns something true; fails after timeout."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.2)
-    check(False, f"timed out waiting for {what}")
+from fgdtest import Daemon, check, parse_folded, require_root, run, wait_for, workload
 
 
 def test():
@@ -34,7 +22,7 @@ def test():
             stacks = parse_folded(r.stdout.decode())
             return stacks if sum(stacks.values()) >= 600 else None
 
-        stacks = poll("600 always-on samples of fgtest-burn", enough)
+        stacks = wait_for(enough, "600 always-on samples of fgtest-burn", timeout=60)
         total = sum(stacks.values())
         check(all(s.startswith("fgtest-burn;") for s in stacks), f"foreign stacks: {list(stacks)[:3]}")
         a = sum(c for s, c in stacks.items() if s.endswith(";main;hot_a"))

@@ -3,16 +3,18 @@
 close, so a crash loses at most the open slice: fgd is killed with SIGKILL
 after a workload ran through a few 1 s slices, the files it left name the
 workload's hot functions, and a daemon started again on the same directory
-answers `fgctl snapshot` for that time from them. A process that outlives
-the restart has the same start time, /proc's, in the slices of both
-daemons. Then a clean stop writes the open slice too."""
+answers `fgctl snapshot` and `fgctl top` for that time from them. A daemon
+whose window is shorter than the period answers top from disk and memory
+together, one row per process. A process that outlives the restart has the
+same start time, /proc's, in the slices of both daemons. Then a clean stop
+writes the open slice too."""
 
 import os
 import signal
 import subprocess
 import time
 
-from fgdtest import Daemon, check, parse_folded, program, require_root, run, workload
+from fgdtest import Daemon, check, parse_folded, program, require_root, run, wait_for, workload
 
 
 def history(state):
@@ -53,26 +55,49 @@ def proc_start_ns(pid):
     return btime * 10**9 + ticks * (10**9 // os.sysconf("SC_CLK_TCK"))
 
 
-def wait_for(cond, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.2)
-    check(False, f"timed out waiting for {what}")
+def top_rows(r):
+    check(r.returncode == 0, f"fgctl top failed: {r.stderr.decode()}")
+    # PID UID COMM CPU% SAMPLES LEAF, after two header lines and a blank one.
+    return [line.split() for line in r.stdout.decode().splitlines()[3:]]
+
+
+def top_samples(d, pid, *period):
+    """pid's samples in fgctl top over period; 0 while fgd has none yet."""
+    r = d.fgctl("top", *period, "-p", pid)
+    if r.returncode != 0:
+        return 0
+    return sum(int(row[4]) for row in top_rows(r) if int(row[0]) == pid)
+
+
+def check_top_matches_snapshot(d, period, pid):
+    """top's row for pid agrees with a snapshot of the same period: samples, leaf, its count."""
+    snap = parse_folded(d.fgctl("snapshot", *period, "-p", pid, "-o", "-", check_rc=0).stdout.decode())
+    rows = [row for row in top_rows(d.fgctl("top", *period, "-n", "1000")) if int(row[0]) == pid]
+    check(len(rows) == 1, f"pid {pid} is not exactly one row of top: {rows}")
+    row = rows[0]
+    hot_a = sum(c for s, c in snap.items() if s.endswith(";main;hot_a"))
+    print(f"top {' '.join(period)}: {' '.join(row)}; the snapshot has {sum(snap.values())} samples, "
+          f"{hot_a} in hot_a")
+    check(row[2] == "fgtest-burn" and row[5] == "hot_a", f"not fgtest-burn with leaf hot_a: {row}")
+    check(int(row[4]) == sum(snap.values()), f"top counts {row[4]} samples, the snapshot {sum(snap.values())}")
+    return row, hot_a
 
 
 def test():
     require_root()
     with Daemon(["--always-on-frequency", "99", "--slice-seconds", "1"]) as d:
         state = os.path.join(d.dir, "state")
-        with workload("fgtest-burn"):
+        t0 = int(time.time())
+        with workload("fgtest-burn") as w:
+            pid = w.pid
+            # A few slices' worth, so top has several to sum.
+            wait_for(lambda: top_samples(d, pid, "--since", f"@{t0}") > 250, "fgtest-burn sampled")
             # Closed slices appear as files while fgd runs.
             wait_for(lambda: hot(history(state)[0]) > 50, "slices naming fgtest-burn on disk")
         stacks, summary = history(state)
         print(f"before the crash: {summary}, {hot(stacks)} samples of hot_a/hot_b")
         d.kill()
+        t1 = int(time.time()) + 1
         # What was on disk is whole: every file reads, none is corrupt.
         stacks, summary = history(state)
         check(summary.endswith("corrupt 0"), f"damaged history after SIGKILL: {summary}")
@@ -80,7 +105,7 @@ def test():
 
         # A new daemon on the same state directory answers for the time before it started,
         # from the disk: the workload is gone, its profile is not.
-        with Daemon(["--state-directory", state]) as d2:
+        with Daemon(["--state-directory", state, "--always-on-frequency", "99"]) as d2:
             r = d2.fgctl("snapshot", "--last", "10m", "--comm", "^fgtest-burn$", "-o", "-")
             check(r.returncode == 0, f"snapshot after the restart failed: {r.stderr.decode()}")
             after = parse_folded(r.stdout.decode())
@@ -88,21 +113,57 @@ def test():
             print(f"after the restart, from disk: {got} samples of hot_a/hot_b")
             check(got > 50, f"the restarted daemon did not read its history: {after}")
 
+            # top, too: the workload from disk alone, its leaf from the slices' summed counts.
+            period = ["--since", f"@{t0}", "--until", f"@{t1}"]
+            row, hot_a = check_top_matches_snapshot(d2, period, pid)
+            reply = d2.query_raw("top", {"since_ms": t0 * 1000, "until_ms": t1 * 1000, "pid": pid})
+            check(reply.get("type") == "top", f"top over the protocol: {reply}")
+            e, meta = reply["processes"][0], reply["meta"]
+            check(e["leaf_samples"] == hot_a, f"leaf_samples {e['leaf_samples']}, the snapshot's hot_a {hot_a}")
+            # The share is over the time the slices hold samples for.
+            check(0 < meta["covered_ms"] <= meta["duration_ms"], f"covered time: {meta}")
+            share = 100 * e["samples"] / (99 * meta["covered_ms"] / 1000)
+            check(abs(e["cpu_pct"] - share) < 1e-6,
+                  f"cpu_pct {e['cpu_pct']}, expected {share}: {meta}")
+            # A period with nothing on disk either: an error that says so.
+            r = d2.fgctl("top", "--since", "2001-01-01T00:00Z", "--until", "2001-01-01T01:00Z")
+            check(r.returncode != 0 and b"no always-on data for that period" in r.stderr,
+                  f"top of an empty period: rc {r.returncode}, {r.stderr!r}")
+
     # A process running across a restart is one process to both daemons.
     with workload("fgtest-burn") as w:
         want = proc_start_ns(w.pid)
+        t0 = int(time.time())
         with Daemon(["--always-on-frequency", "99", "--slice-seconds", "1"]) as d:
             state = os.path.join(d.dir, "state")
             wait_for(lambda: start_times(state, w.pid)[1] >= 2, "slices of the first daemon")
             d.kill()
             _, before = start_times(state, w.pid)
             with Daemon(["--state-directory", state, "--always-on-frequency", "99",
-                         "--slice-seconds", "1"]):
+                         "--slice-seconds", "1"]) as d2:
                 wait_for(lambda: start_times(state, w.pid)[1] >= before + 2,
                          "slices of the second daemon")
+                # And one row of top, over the time of both daemons.
+                rows = [row for row in top_rows(d2.fgctl("top", "--since", f"@{t0}", "-n", "1000"))
+                        if int(row[0]) == w.pid]
+                check(len(rows) == 1, f"pid {w.pid} across the restart is not one row of top: {rows}")
             times, n = start_times(state, w.pid)
             print(f"pid {w.pid} in {n} slices across the restart, start times {times}")
             check(times == {want}, f"start times {times} across a restart, /proc says {want}")
+
+    # A window of 2 s: a longer period comes from the disk and from memory, one row per process.
+    with Daemon(["--always-on-frequency", "99", "--slice-seconds", "1", "--window-seconds", "2"]) as d:
+        t0 = int(time.time())
+        with workload("fgtest-burn") as w:
+            # Up to a second ago: closed slices only, the latest of them still in memory. More
+            # samples than the window's three 1 s slices at 99 Hz hold: the disk's part is needed.
+            def period():
+                return ["--since", f"@{t0}", "--until", f"@{int(time.time()) - 1}"]
+
+            wait_for(lambda: top_samples(d, w.pid, *period()) > 450,
+                     "fgtest-burn's samples beyond the window", timeout=60)
+            row, _ = check_top_matches_snapshot(d, period(), w.pid)
+            check(int(row[4]) > 450, f"fewer samples than the window alone could hold: {row}")
 
     # A clean stop in the middle of a long slice writes it, cut short.
     with Daemon(["--always-on-frequency", "99", "--slice-seconds", "3600", "--window-seconds", "3600"]) as d:

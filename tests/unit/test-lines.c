@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "lines.h"
+#include "macro.h"
 #include "test.h"
 
 struct seen {
@@ -107,4 +108,45 @@ TEST(read_fd_refuses_an_endless_line)
 	ASSERT_ERR(fg_lines_read_fd(fd, 100000, collect, &s), -E2BIG);
 	ASSERT_EQ(s.used, 0);
 	close(fd);
+}
+
+/* Fed in pieces of any size, the lines come out as fg_lines_split() gives them. */
+TEST(feed_joins_lines_across_pieces)
+{
+	static const char text[] = "a;b 1\n\nlonger;line 22\r\nc 3\nunfinished 4";
+	struct seen whole = {};
+
+	ASSERT_OK(fg_lines_split(text, sizeof(text) - 1, collect, &whole));
+	for (size_t piece = 1; piece <= sizeof(text); piece++) {
+		struct seen s = {};
+		struct fg_lines l;
+
+		fg_lines_init(&l, 64, collect, &s);
+		for (size_t off = 0; off < sizeof(text) - 1; off += piece)
+			ASSERT_OK(fg_lines_feed(&l, text + off, MIN(piece, sizeof(text) - 1 - off)));
+		ASSERT_OK(fg_lines_finish(&l));
+		fg_lines_done(&l);
+		ASSERT_STREQ(s.text, whole.text);
+		ASSERT_EQ(s.last_lineno, 5);
+	}
+}
+
+TEST(feed_refuses_a_line_longer_than_the_limit)
+{
+	struct seen s = {};
+	struct fg_lines l;
+
+	fg_lines_init(&l, 8, collect, &s);
+	ASSERT_OK(fg_lines_feed(&l, "ok\n1234", 7));
+	ASSERT_OK(fg_lines_feed(&l, "5678\n", 5));
+	ASSERT_ERR(fg_lines_feed(&l, "123456789", 9), -E2BIG);
+	fg_lines_done(&l);
+	ASSERT_STREQ(s.text, "1:ok|2:12345678|");
+	/* A callback's error stops the feeding. */
+	memset(&s, 0, sizeof(s));
+	s.stop_at = 2;
+	fg_lines_init(&l, 8, collect, &s);
+	ASSERT_ERR(fg_lines_feed(&l, "a\nb\nc\n", 6), -ECANCELED);
+	fg_lines_done(&l);
+	ASSERT_STREQ(s.text, "1:a|");
 }

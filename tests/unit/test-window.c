@@ -5,6 +5,7 @@
 
 #include "folded.h"
 #include "test.h"
+#include "top.h"
 #include "window.h"
 
 #define T0 1700000000000LL /* a multiple of 10 s */
@@ -220,27 +221,43 @@ TEST(top_ranks_processes_with_their_hottest_leaf)
 	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 60000, .memory_max = 1 << 20 };
 	struct fg_window_proc a = { 100, 1, 1000, "burn", "/usr/bin/burn", "/" };
 	struct fg_window_proc b = { 200, 2, 0, "sshd", "/usr/sbin/sshd", "/" };
+	struct fg_window_proc c = { 300, 3, 0, "empty", NULL, NULL };
+	const struct fg_top_entry *e;
 	struct fg_window_result res;
-	struct fg_window_top *top;
 	struct fg_window *w;
+	struct fg_top *top;
 	size_t n;
 
 	ASSERT_OK(fg_window__new(&o, T0, &w));
+	ASSERT_OK(fg_top__new(100, 100, &top));
 	add(w, &a, "main;hot_a", 3);
 	add(w, &b, "main;poll", 2);
 	fg_window__tick(w, T0 + 10000);
 	add(w, &a, "main;hot_b", 1);
 	add(w, &a, "main;x;hot_a", 3);
-	ASSERT_OK(fg_window__top(w, T0, T0 + 20000, NULL, NULL, &top, &n, &res));
-	ASSERT_EQ(n, 2);
-	ASSERT_EQ(top[0].pid, 100);
-	ASSERT_EQ(top[0].samples, 7);
-	ASSERT_STREQ(top[0].leaf, "hot_a");
-	ASSERT_EQ(top[0].leaf_samples, 6);
-	ASSERT_STREQ(top[1].comm, "sshd");
-	ASSERT_STREQ(top[1].leaf, "poll");
-	ASSERT_EQ(res.samples, 9);
-	free(top);
+	/* Folded samples and frameless ones count for the process, but name no leaf. */
+	ASSERT_OK(fg_window__add_other(w, &b, 4));
+	ASSERT_OK(fg_window__add(w, &c, NULL, 0, 1));
+	fg_window__tick(w, T0 + 12500);
+	ASSERT_OK(fg_window__top(w, T0, T0 + 20000, NULL, NULL, top, &res));
+	ASSERT_OK(fg_top__list(top, &e, &n));
+	ASSERT_EQ(n, 3);
+	ASSERT_EQ(e[0].pid, 100);
+	ASSERT_EQ(e[0].samples, 7);
+	ASSERT_STREQ(e[0].leaf, "hot_a");
+	ASSERT_EQ(e[0].leaf_samples, 6);
+	ASSERT_STREQ(e[1].comm, "sshd");
+	ASSERT_EQ(e[1].samples, 6);
+	ASSERT_STREQ(e[1].leaf, "poll");
+	ASSERT_EQ(e[1].leaf_samples, 2);
+	ASSERT_STREQ(e[2].comm, "empty");
+	ASSERT_TRUE(e[2].leaf == NULL);
+	ASSERT_EQ(res.samples, 14);
+	ASSERT_EQ(res.slices, 2);
+	/* The closed slice's 10 s, and the open one's 2.5 s so far. */
+	ASSERT_EQ(res.covered_ms, 12500);
+	ASSERT_EQ(res.last_ms - res.first_ms, 20000);
+	fg_top__free(top);
 	fg_window__free(w);
 }
 
