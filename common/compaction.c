@@ -75,7 +75,7 @@ static bool sorted(const struct fg_compaction_file *files, size_t n)
  * since the groups of coarser tiers nest around it.
  */
 static int ready_tier(const struct fg_compaction_file *files, size_t n, size_t i, uint64_t now,
-		      const struct fg_compaction_policy *p, size_t *ret_end)
+		      uint64_t horizon, const struct fg_compaction_policy *p, size_t *ret_end)
 {
 	for (size_t k = p->n_tiers; k-- > 0;) {
 		const struct fg_compaction_tier *t = &p->tiers[k];
@@ -85,7 +85,7 @@ static int ready_tier(const struct fg_compaction_file *files, size_t n, size_t i
 
 		if (now < t->age_ns)
 			continue;
-		limit = now - t->age_ns;
+		limit = now - t->age_ns < horizon ? now - t->age_ns : horizon;
 		g = files[i].start - files[i].start % t->width_ns;
 		if (g > limit || limit - g < t->width_ns)
 			continue; /* the group's period is not that old yet */
@@ -101,7 +101,8 @@ static int ready_tier(const struct fg_compaction_file *files, size_t n, size_t i
 }
 
 int fg_compaction_plan(struct fg_compaction_file *files, size_t n, uint64_t now_ns,
-		       const struct fg_compaction_policy *p, struct fg_compaction_group *ret_groups)
+		       uint64_t horizon_ns, const struct fg_compaction_policy *p,
+		       struct fg_compaction_group *ret_groups)
 {
 	const char *why;
 	size_t n_groups = 0;
@@ -121,7 +122,7 @@ int fg_compaction_plan(struct fg_compaction_file *files, size_t n, uint64_t now_
 			i++;
 			continue;
 		}
-		tier = ready_tier(files, n, i, now_ns, p, &end);
+		tier = ready_tier(files, n, i, now_ns, horizon_ns, p, &end);
 		if (tier < 0) {
 			i++;
 			continue;

@@ -85,9 +85,12 @@ size_t fg_compaction_leftovers(struct fg_compaction_file *files, size_t n);
 /*
  * The plan for files[0..n) (sorted by start, then end, as their names sort)
  * at now_ns: each file's fate, and the groups to merge, oldest first, in
- * ret_groups, which must have room for n / 2 groups. Returns the number of
- * groups, or -EINVAL (files not sorted, or a policy that fails
- * fg_compaction_policy_check()), leaving everything untouched.
+ * ret_groups, which must have room for n / 2 groups. Nothing ending after
+ * horizon_ns is merged, whatever its age (UINT64_MAX: no such limit): the
+ * caller may hold that time elsewhere, as fgd's window in memory does.
+ * Returns the number of groups, or -EINVAL (files not sorted, or a policy
+ * that fails fg_compaction_policy_check()), leaving everything untouched.
  */
 int fg_compaction_plan(struct fg_compaction_file *files, size_t n, uint64_t now_ns,
-		       const struct fg_compaction_policy *p, struct fg_compaction_group *ret_groups);
+		       uint64_t horizon_ns, const struct fg_compaction_policy *p,
+		       struct fg_compaction_group *ret_groups);

@@ -36,7 +36,7 @@ static int plan(struct fg_compaction_file *f, size_t n, uint64_t now, const stru
 		spans[i][0] = f[i].start;
 		spans[i][1] = f[i].end;
 	}
-	r = fg_compaction_plan(f, n, now, p, g);
+	r = fg_compaction_plan(f, n, now, UINT64_MAX, p, g);
 	for (size_t i = 0; i < n; i++) {
 		ASSERT_U64_EQ(f[i].start, spans[i][0]);
 		ASSERT_U64_EQ(f[i].end, spans[i][1]);
@@ -131,6 +131,24 @@ TEST(gaps_odd_lengths_and_restarts_merge_into_one_file_per_minute)
 	ASSERT_EQ(g[0].n_files, 5);
 	/* One file alone is left as it is: it is as coarse as its data. */
 	ASSERT_EQ(f[5].fate, FG_COMPACTION_KEEP);
+}
+
+TEST(nothing_past_the_horizon_is_merged)
+{
+	struct fg_compaction_file f[12];
+	struct fg_compaction_group g[6];
+
+	/* Two minutes, two hours old, but the caller still holds the second one in memory. */
+	minute(f, T0);
+	minute(f + 6, T0 + MIN);
+	ASSERT_EQ(fg_compaction_plan(f, 12, T0 + 2 * MIN + 2 * HOUR, T0 + MIN + 50 * S, &defaults, g), 1);
+	ASSERT_U64_EQ(g[0].end, T0 + MIN);
+	ASSERT_EQ(f[6].fate, FG_COMPACTION_KEEP);
+	ASSERT_EQ(fg_compaction_plan(f, 12, T0 + 2 * MIN + 2 * HOUR, T0 + MIN - 1, &defaults, g), 0);
+	/* Expiry is by age alone. */
+	ASSERT_EQ(fg_compaction_plan(f, 12, T0 + 30 * S + 7 * DAY, 0, &defaults, g), 0);
+	ASSERT_EQ(f[2].fate, FG_COMPACTION_EXPIRED);
+	ASSERT_EQ(f[3].fate, FG_COMPACTION_KEEP);
 }
 
 TEST(files_already_at_the_coarse_size_are_left_alone)
@@ -316,7 +334,7 @@ TEST(policies_are_checked)
 	/* A plan refuses a bad policy. */
 	p = defaults;
 	p.tiers[1].age_ns = 0;
-	ASSERT_ERR(fg_compaction_plan(NULL, 0, T0, &p, NULL), -EINVAL);
+	ASSERT_ERR(fg_compaction_plan(NULL, 0, T0, UINT64_MAX, &p, NULL), -EINVAL);
 }
 
 /* ---- a simulated daemon: slices written, plans carried out, over simulated days ---- */
@@ -349,7 +367,7 @@ static size_t apply(struct sim_file *v, size_t n, uint64_t now, const struct fg_
 	ASSERT_TRUE(f && g);
 	for (size_t i = 0; i < n; i++)
 		f[i] = (struct fg_compaction_file)F(v[i].start, v[i].end);
-	ng = fg_compaction_plan(f, n, now, p, g);
+	ng = fg_compaction_plan(f, n, now, UINT64_MAX, p, g);
 	ASSERT_TRUE(ng >= 0);
 	for (int k = 0; k < ng; k++) {
 		const struct fg_compaction_tier *t = &p->tiers[g[k].tier];
