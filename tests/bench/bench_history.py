@@ -16,47 +16,29 @@ state directory collected before (it is copied, not changed).
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 build = sys.argv[1]
-fgd = os.path.join(build, "daemon", "fgd")
+os.environ["FGD"] = os.path.join(build, "daemon", "fgd")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from fgdtest import Daemon  # noqa: E402 (after FGD is set)
+
 bench = os.path.join(build, "tests", "bench", "bench-history")
 
 
-def wait_socket(path, proc):
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit("fgd exited")
-        with socket.socket(socket.AF_UNIX) as s:
-            try:
-                s.connect(path)
-                return
-            except OSError:
-                time.sleep(0.1)
-    sys.exit("fgd not ready")
-
-
 def collect(minutes, tmp):
+    """fgd at its defaults (the harness gives it its own socket and state directory);
+    the history is not compacted before an hour, so what is measured is what fgd wrote."""
     state = os.path.join(tmp, "state")
-    sock = os.path.join(tmp, "fgd.sock")
-    # Defaults but the socket and the state directory; the history is not compacted
-    # before an hour, so what is measured is what fgd wrote.
-    p = subprocess.Popen([fgd, "--socket", sock, "--state-directory", state],
-                         stderr=subprocess.DEVNULL)
-    try:
-        wait_socket(sock, p)
+    with Daemon([], timeout=120) as d:
         print(f"collecting for {minutes} min; load average {os.getloadavg()}", flush=True)
         time.sleep(minutes * 60)
         print(f"load average at the end {os.getloadavg()}", flush=True)
-    finally:
-        p.send_signal(signal.SIGTERM)
-        p.wait()
+        d.stop()  # SIGTERM writes the open slice
+        shutil.copytree(os.path.join(d.dir, "state"), state)
     return state
 
 

@@ -209,6 +209,18 @@ def workload(name, *args, user=None):
         proc.stdout.close()
 
 
+def wait_for(what, fn, timeout=60):
+    """Calls fn every 0.2 s until it returns something true, and returns that;
+    fails after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(0.2)
+    check(False, f"timed out waiting for {what}")
+
+
 def parse_folded(text):
     """Folded text to {stack: count}; fails on any malformed line."""
     stacks = {}

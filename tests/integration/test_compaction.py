@@ -13,7 +13,7 @@ import re
 import tempfile
 import time
 
-from fgdtest import Daemon, check, parse_folded, require_root, run, workload
+from fgdtest import Daemon, check, parse_folded, require_root, run, wait_for, workload
 
 SLICE_AGE_1, SLICE_AGE_2 = 30, 50  # the tiers' ages, s
 
@@ -34,16 +34,6 @@ def files(state):
 
 def period_files(state, start, end):
     return [(a, b) for a, b in files(state) if start <= a < end]
-
-
-def wait_for(what, fn, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.2)
-    check(False, f"timed out waiting for {what}")
 
 
 def wait_until(t):

@@ -9,9 +9,8 @@ the open slice too."""
 import os
 import signal
 import subprocess
-import time
 
-from fgdtest import Daemon, check, parse_folded, program, require_root, run, workload
+from fgdtest import Daemon, check, parse_folded, program, require_root, run, wait_for, workload
 
 
 def history(state):
@@ -29,23 +28,13 @@ def hot(stacks):
                if s.startswith("fgtest-burn;") and s.endswith((";main;hot_a", ";main;hot_b")))
 
 
-def wait_for(cond, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.2)
-    check(False, f"timed out waiting for {what}")
-
-
 def test():
     require_root()
     with Daemon(["--always-on-frequency", "99", "--slice-seconds", "1"]) as d:
         state = os.path.join(d.dir, "state")
         with workload("fgtest-burn"):
             # Closed slices appear as files while fgd runs.
-            wait_for(lambda: hot(history(state)[0]) > 50, "slices naming fgtest-burn on disk")
+            wait_for("slices naming fgtest-burn on disk", lambda: hot(history(state)[0]) > 50, 30)
         stacks, summary = history(state)
         print(f"before the crash: {summary}, {hot(stacks)} samples of hot_a/hot_b")
         d.kill()
@@ -68,8 +57,8 @@ def test():
     with Daemon(["--always-on-frequency", "99", "--slice-seconds", "3600", "--window-seconds", "3600"]) as d:
         state = os.path.join(d.dir, "state")
         with workload("fgtest-burn"):
-            wait_for(lambda: "fgtest-burn" in d.fgctl("top", "--last", "1m").stdout.decode(),
-                     "fgtest-burn in the always-on window")
+            wait_for("fgtest-burn in the always-on window",
+                     lambda: "fgtest-burn" in d.fgctl("top", "--last", "1m").stdout.decode(), 30)
             check(history(state)[0] == {}, "a one-hour slice was written before it closed")
             d.proc.send_signal(signal.SIGTERM)
             check(d.proc.wait(timeout=30) == 0, f"fgd did not stop cleanly:\n{d.logs()}")

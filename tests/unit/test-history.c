@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -66,6 +67,16 @@ static int on_slice(void *ctx, const struct fg_slicefile *s)
 	return 0;
 }
 
+/* Overwrites one byte of a file: damage, or a later version. */
+static void patch_byte(const char *path, off_t at, uint8_t byte)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(pwrite(fd, &byte, 1, at), 1);
+	close(fd);
+}
+
 static void make_dir(char *dir)
 {
 	ASSERT_TRUE(mkdtemp(dir));
@@ -128,10 +139,7 @@ TEST(a_damaged_file_is_skipped_and_counted_and_a_torn_one_removed)
 	fg_history__free(h);
 	/* A flipped byte in the middle slice. */
 	snprintf(path, sizeof(path), "%s/slices/%020d-%020d.fgdh", dir, 2000, 3000);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(pwrite(fd, "X", 1, 40), 1);
-	close(fd);
+	patch_byte(path, 40, 'X');
 	/* A crash during a write: the temporary file is left behind. */
 	snprintf(path, sizeof(path), "%s/slices/%020d-%020d.fgdh.tmp", dir, 4000, 5000);
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0640);
@@ -330,13 +338,30 @@ static bool exists(const char *dir, uint64_t start, uint64_t end)
 static void flip_byte(const char *dir, uint64_t start, uint64_t end)
 {
 	char path[512];
-	int fd;
 
 	span_path(path, sizeof(path), dir, start, end);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(pwrite(fd, "X", 1, 40), 1);
-	close(fd);
+	patch_byte(path, 40, 'X');
+}
+
+/* The bytes of the slice files in dir, as the directory has them. */
+static uint64_t dir_bytes(const char *dir)
+{
+	char path[512];
+	uint64_t total = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/slices", dir);
+	d = opendir(path);
+	ASSERT_TRUE(d);
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (de->d_name[0] != '.' && fstatat(dirfd(d), de->d_name, &st, 0) == 0)
+			total += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return total;
 }
 
 /* Six 10 s slices of the minute at T0, with stacks f0 to f2. */
@@ -373,6 +398,7 @@ TEST(compaction_merges_a_minute_once_it_is_an_hour_old_and_keeps_every_sample)
 	ASSERT_EQ(st.merged, 1);
 	ASSERT_EQ(st.merged_sources, 6);
 	ASSERT_EQ(st.files, 2);
+	ASSERT_U64_EQ(st.bytes, dir_bytes(dir));
 	ASSERT_EQ(st.compact_errors, 0);
 	ASSERT_TRUE(exists(dir, 0, 60));
 	ASSERT_TRUE(!exists(dir, 0, 10) && !exists(dir, 50, 60));
@@ -388,6 +414,8 @@ TEST(compaction_merges_a_minute_once_it_is_an_hour_old_and_keeps_every_sample)
 	ASSERT_U64_EQ(after.last_end, T0 + 60 * NS);
 	/* Nothing more to do; the byte count matches the directory's. */
 	ASSERT_EQ(fg_history__compact(h, T0 + (60 + 3600) * NS, UINT64_MAX, &minutes, 1), 0);
+	fg_history__stats(h, &st);
+	ASSERT_U64_EQ(st.bytes, dir_bytes(dir));
 	fg_history__free(h);
 	ASSERT_OK(fg_history__open(dir, &h));
 	fg_history__stats(h, &st);
@@ -419,6 +447,7 @@ TEST(leftovers_of_a_crashed_merge_are_read_once_and_deleted)
 	fg_history__stats(h, &st);
 	ASSERT_EQ(st.leftovers, 2);
 	ASSERT_EQ(st.files, 1);
+	ASSERT_U64_EQ(st.bytes, dir_bytes(dir));
 	ASSERT_TRUE(!exists(dir, 10, 20) && !exists(dir, 50, 60));
 	/* So does the next open. */
 	store_at(h, 30, 40, 0, 4, 2);
@@ -459,6 +488,7 @@ TEST(a_damaged_source_is_skipped_counted_and_deleted_with_its_group)
 	ASSERT_EQ(st.merged, 1);
 	ASSERT_EQ(st.merged_sources, 5);
 	ASSERT_EQ(st.files, 1);
+	ASSERT_U64_EQ(st.bytes, dir_bytes(dir));
 	ASSERT_TRUE(exists(dir, 0, 30) && !exists(dir, 10, 20) && !exists(dir, 60, 80) &&
 		    !exists(dir, 60, 70));
 	/* The readable sources' samples: f0 (1 + 3) and main;common (2). */
@@ -477,8 +507,6 @@ TEST(a_later_version_keeps_its_group_whole_and_others_go_on)
 	char dir[] = "/tmp/fgd-test-history.XXXXXX", path[512];
 	struct fg_history *h;
 	struct fg_history_stats st;
-	uint8_t version = FG_SLICEFILE_VERSION + 1;
-	int fd;
 
 	make_dir(dir);
 	ASSERT_OK(fg_history__open(dir, &h));
@@ -487,10 +515,7 @@ TEST(a_later_version_keeps_its_group_whole_and_others_go_on)
 	store_at(h, 60, 70, 0, 1, 2);
 	store_at(h, 70, 80, 0, 1, 2);
 	span_path(path, sizeof(path), dir, 10, 20);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(pwrite(fd, &version, 1, 4), 1);
-	close(fd);
+	patch_byte(path, 4, FG_SLICEFILE_VERSION + 1);
 	ASSERT_EQ(fg_history__compact(h, T0 + (120 + 3600) * NS, UINT64_MAX, &minutes, 1),
 		  -EPROTONOSUPPORT);
 	ASSERT_EQ(fg_history__compact(h, T0 + (120 + 3600) * NS, UINT64_MAX, &minutes, 1), 1);
@@ -519,6 +544,7 @@ TEST(files_older_than_the_retention_are_deleted)
 	fg_history__stats(h, &st);
 	ASSERT_EQ(st.expired, 1);
 	ASSERT_EQ(st.files, 1);
+	ASSERT_U64_EQ(st.bytes, dir_bytes(dir));
 	ASSERT_TRUE(!exists(dir, 0, 60) && exists(dir, 60, 120));
 	fg_history__free(h);
 	remove_dir(dir);
