@@ -240,16 +240,18 @@ static void store(struct fgd_alwayson *a, const struct fg_slice *s, int64_t end_
  */
 static void compact(struct fgd_alwayson *a, int64_t now_ms)
 {
+	const struct fg_compaction_policy *p = &a->d->conf.history_policy;
 	struct fg_history_stats before;
 	struct fg_window_stats ws;
 	int r;
 
-	if (!a->history)
+	/* Nothing to merge or expire: spare the directory listing (leftovers go at open). */
+	if (!a->history || (p->n_tiers == 0 && p->keep_ns == 0))
 		return;
 	fg_window__stats(a->window, &ws);
 	fg_history__stats(a->history, &before);
 	r = fg_history__compact(a->history, (uint64_t)now_ms * 1000000, (uint64_t)ws.oldest_ms * 1000000,
-				&a->d->conf.history_policy, HISTORY_MERGES_PER_SLICE);
+				p, HISTORY_MERGES_PER_SLICE);
 	if (r < 0 && before.last_compact_error != r)
 		log_warning("Cannot compact the history: %s (sampling goes on; retried at the next slice)",
 			    strerror(-r));
