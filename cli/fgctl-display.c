@@ -108,6 +108,29 @@ static void show_unwinding(FILE *f, struct json_object *st)
 		(double)fgctl_get_int(unw, "bytes") / (1 << 20), pct(hits, hits + misses));
 }
 
+/* The history on disk: what it holds, what compaction did, and every failure. */
+static void show_history(FILE *f, struct json_object *h)
+{
+	if (!h) {
+		fprintf(f, "  history:     none\n");
+		return;
+	}
+	fprintf(f, "  history:     %s: %" PRId64 " files, %.1f of %.1f MiB; %" PRId64 " slices written, %"
+		   PRId64 " write errors, %" PRId64 " damaged files skipped, %" PRId64 " pruned\n",
+		fgctl_get_str(h, "directory"), fgctl_get_int(h, "files"),
+		(double)fgctl_get_int(h, "bytes") / (1 << 20),
+		(double)fgctl_get_int(h, "max_bytes") / (1 << 20), fgctl_get_int(h, "written"),
+		fgctl_get_int(h, "write_errors"), fgctl_get_int(h, "corrupt"), fgctl_get_int(h, "pruned"));
+	fprintf(f, "               compaction: %" PRId64 " merged files from %" PRId64 " (%" PRId64
+		   " damaged dropped), %" PRId64 " leftovers and %" PRId64 " expired deleted, %" PRId64
+		   " errors%s%s\n",
+		fgctl_get_int(h, "merged"), fgctl_get_int(h, "merged_sources"),
+		fgctl_get_int(h, "corrupt_dropped"), fgctl_get_int(h, "leftovers"),
+		fgctl_get_int(h, "expired"), fgctl_get_int(h, "compact_errors"),
+		fgctl_get_int(h, "compact_errors") ? ", last: " : "",
+		fgctl_get_int(h, "compact_errors") ? fgctl_get_str(h, "last_compact_error") : "");
+}
+
 /* The always-on window: its rate, what it holds, and what its memory ceiling folded away. */
 static void show_always_on(FILE *f, struct json_object *ao)
 {
@@ -128,6 +151,7 @@ static void show_always_on(FILE *f, struct json_object *ao)
 		fgctl_get_int(ao, "total_folded_samples"), fgctl_get_int(ao, "total_folded_stacks"),
 		fgctl_get_int(ao, "total_unattributed_samples"), fgctl_get_int(ao, "folded_samples"),
 		fgctl_get_int(ao, "unattributed_samples"));
+	show_history(f, get_obj(ao, "history"));
 }
 
 void fgctl_show_status(FILE *f, struct json_object *st)

@@ -37,6 +37,16 @@ static int32_t utc_offset(void)
 	return (int32_t)tm.tm_gmtoff;
 }
 
+/* HH:MM:SS of a Unix time in ms, local. */
+static void local_time(char *buf, size_t size, int64_t ms)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, size, "%H:%M:%S", &tm))
+		snprintf(buf, size, "?");
+}
+
 enum { ARG_TITLE = 0x100 };
 
 #define QUERY_OPTIONS                                                      \
@@ -328,13 +338,20 @@ int fgctl_verb_snapshot(int argc, char **argv, const char *socket)
 		fprintf(stderr, "fgctl: cannot write %s: %s\n", out.path, strerror(-r));
 		return FGCTL_EXIT_OUTPUT;
 	}
-	if (!quiet && meta)
+	if (!quiet && meta) {
+		char from[16], to[16];
+
+		/* What the slices cover, which coarse history on disk may make wider than asked. */
+		local_time(from, sizeof(from), fgctl_get_int(meta, "first_ms"));
+		local_time(to, sizeof(to), fgctl_get_int(meta, "last_ms"));
 		fprintf(stderr, "fgctl: wrote %s: %" PRId64 " samples of %" PRId64 " processes in %" PRId64
-			" slices (%.0f s); folded into [other] by the memory ceiling: %" PRId64 " samples\n",
+			" slices (%s to %s, %.0f s); folded into [other] by the memory ceiling: %" PRId64
+			" samples\n",
 			strcmp(out.path, "-") == 0 ? "stdout" : out.path, fgctl_get_int(meta, "samples"),
-			fgctl_get_int(meta, "processes"), fgctl_get_int(meta, "slices"),
+			fgctl_get_int(meta, "processes"), fgctl_get_int(meta, "slices"), from, to,
 			(double)fgctl_get_int(meta, "duration_ms") / 1000.0,
 			fgctl_get_int(meta, "folded_samples"));
+	}
 	return FGCTL_EXIT_OK;
 }
 

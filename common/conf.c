@@ -213,6 +213,7 @@ int fg_conf_parse_seconds(const char *s, uint32_t min, uint32_t max, uint32_t *r
 {
 	static const struct unit units[] = {
 		{ "", 1 }, { "s", 1 }, { "sec", 1 }, { "min", 60 }, { "h", 3600 },
+		{ "d", 86400 }, { "w", 7 * 86400 },
 	};
 	uint64_t v;
 	int r;

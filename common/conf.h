@@ -50,7 +50,8 @@ int fg_conf_parse_bool(const char *s, bool *ret);
 int fg_conf_parse_bytes(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
 
 /*
- * A duration in whole seconds: digits with an optional unit, s/sec, min or
- * h (so "900", "900s" and "15min" agree), within [min, max]. 0, -EINVAL or -ERANGE.
+ * A duration in whole seconds: digits with an optional unit, s/sec, min, h,
+ * d or w (so "900", "900s" and "15min" agree), within [min, max]. 0, -EINVAL
+ * or -ERANGE.
  */
 int fg_conf_parse_seconds(const char *s, uint32_t min, uint32_t max, uint32_t *ret);

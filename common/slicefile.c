@@ -396,9 +396,10 @@ static int parse_processes(struct cursor *c, struct fg_slicefile *s)
 			r = get_string_ref(c, s, &p->cgroup);
 		if (r < 0)
 			return r;
-		if (pid > INT32_MAX || uid > UINT32_MAX)
+		/* The pid is stored as its 32 bits: 4294967295 is -1, a process fgd cannot name. */
+		if (pid > UINT32_MAX || uid > UINT32_MAX)
 			return -EBADMSG;
-		p->pid = (int32_t)pid;
+		p->pid = (int32_t)(uint32_t)pid;
 		p->uid = (uint32_t)uid;
 	}
 	s->n_procs = n;

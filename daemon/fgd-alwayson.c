@@ -24,6 +24,8 @@
 #define MEMO_MAX_BYTES (32ULL << 20)
 /* The history's byte budget is enforced every this many slices written. */
 #define HISTORY_PRUNE_EVERY 30
+/* Groups of history files merged each time a slice closes: bounds the work in the loop. */
+#define HISTORY_MERGES_PER_SLICE 1
 /* What the internal recording's tables may hold between two resets. */
 #define RECORDING_MAX_BYTES (64ULL << 20)
 
@@ -243,6 +245,31 @@ static void store(struct fgd_alwayson *a, const struct fg_slice *s, int64_t end_
 		(void)fg_history__prune(a->history, a->d->conf.history_max);
 }
 
+/*
+ * One bounded step of the history's compaction, after a slice was stored.
+ * What the window still holds is not merged: a query reads the disk only
+ * before the window's oldest slice. Failures are counted there and logged
+ * when they change; sampling goes on.
+ */
+static void compact(struct fgd_alwayson *a, int64_t now_ms)
+{
+	const struct fg_compaction_policy *p = &a->d->conf.history_policy;
+	struct fg_history_stats before;
+	struct fg_window_stats ws;
+	int r;
+
+	/* Nothing to merge or expire: spare the directory listing (leftovers go at open). */
+	if (!a->history || (p->n_tiers == 0 && p->keep_ns == 0))
+		return;
+	fg_window__stats(a->window, &ws);
+	fg_history__stats(a->history, &before);
+	r = fg_history__compact(a->history, (uint64_t)now_ms * 1000000, (uint64_t)ws.oldest_ms * 1000000,
+				p, HISTORY_MERGES_PER_SLICE);
+	if (r < 0 && before.last_compact_error != r)
+		log_warning("Cannot compact the history: %s (sampling goes on; retried at the next slice)",
+			    strerror(-r));
+}
+
 void fgd_alwayson__flush(struct fgd_alwayson *a)
 {
 	store(a, fg_window__open_slice(a->window), realtime_ms());
@@ -254,6 +281,7 @@ void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms)
 		return;
 	/* The slice that just closed goes to disk now: a crash loses at most the open one. */
 	store(a, fg_window__last_closed(a->window), now_ms);
+	compact(a, now_ms);
 	/* A new slice re-interns its names anyway: the moment to drop a grown memo. */
 	if (fg_recording__bytes(a->rec) > MEMO_MAX_BYTES && fg_recording__forget(a->rec) >= 0) {
 		a->memo_resets++;
@@ -271,6 +299,22 @@ const struct fg_window *fgd_alwayson__window(const struct fgd_alwayson *a)
 uint32_t fgd_alwayson__frequency(const struct fgd_alwayson *a)
 {
 	return a->d->conf.always_on_frequency;
+}
+
+/* The tiers as [{age_seconds, length_seconds}, ...] and keep_seconds (0: kept until HistoryMax=). */
+static void history_policy_json(struct json_object *h, const struct fg_compaction_policy *p)
+{
+	struct json_object *tiers = json_object_new_array();
+
+	for (size_t i = 0; tiers && i < p->n_tiers; i++) {
+		struct json_object *t = json_object_new_object();
+
+		fg_json_add_int(t, "age_seconds", (int64_t)(p->tiers[i].age_ns / 1000000000));
+		fg_json_add_int(t, "length_seconds", (int64_t)(p->tiers[i].width_ns / 1000000000));
+		json_object_array_add(tiers, t);
+	}
+	json_object_object_add(h, "tiers", tiers);
+	fg_json_add_int(h, "keep_seconds", (int64_t)(p->keep_ns / 1000000000));
 }
 
 struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
@@ -321,7 +365,18 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 		fg_json_add_int(h, "written", (int64_t)hs.written);
 		fg_json_add_int(h, "write_errors", (int64_t)hs.write_errors);
 		fg_json_add_int(h, "corrupt", (int64_t)hs.corrupt);
+		fg_json_add_int(h, "future", (int64_t)hs.future);
 		fg_json_add_int(h, "pruned", (int64_t)hs.pruned);
+		fg_json_add_int(h, "max_bytes", (int64_t)a->d->conf.history_max);
+		history_policy_json(h, &a->d->conf.history_policy);
+		fg_json_add_int(h, "merged", (int64_t)hs.merged);
+		fg_json_add_int(h, "merged_sources", (int64_t)hs.merged_sources);
+		fg_json_add_int(h, "corrupt_dropped", (int64_t)hs.corrupt_dropped);
+		fg_json_add_int(h, "leftovers", (int64_t)hs.leftovers);
+		fg_json_add_int(h, "expired", (int64_t)hs.expired);
+		fg_json_add_int(h, "compact_errors", (int64_t)hs.compact_errors);
+		if (hs.last_compact_error)
+			fg_json_add_str(h, "last_compact_error", strerror(-hs.last_compact_error));
 	}
 	return o;
 }

@@ -11,6 +11,10 @@
 #include "parse.h"
 #include "proto.h"
 
+#define NS 1000000000ULL
+/* The longest age, file length or retention of the history: about ten years. */
+#define HISTORY_MAX_SECONDS (3650U * 86400)
+
 int fgd_config_init(struct fgd_config *ret)
 {
 	struct fgd_config c = {
@@ -25,6 +29,12 @@ int fgd_config_init(struct fgd_config *ret)
 		.window_seconds = 900,
 		.memory_max = 64ULL << 20,
 		.history_max = 1ULL << 30,
+		/* An hour of slices as written, a day of 1 min files, a week of 10 min files. */
+		.history_policy = {
+			.tiers = { { 3600 * NS, 60 * NS }, { 86400 * NS, 600 * NS } },
+			.n_tiers = 2,
+			.keep_ns = 7 * 86400 * NS,
+		},
 	};
 
 	if (fgd_config_set_string(&c.socket_path, FG_DEFAULT_SOCKET) < 0 ||
@@ -187,6 +197,50 @@ static int key_history_max(struct fgd_config *c, const char *value, struct fg_co
 	return 0;
 }
 
+/* "AGE:LENGTH ...": from AGE on, files are merged into files of LENGTH. */
+static int key_history_tiers(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	struct fg_compaction_policy p = { .keep_ns = 0 }; /* retention is checked with the others */
+	char copy[FG_CONF_MAX_LINE + 1], *save = NULL;
+	const char *why;
+
+	snprintf(copy, sizeof(copy), "%s", value);
+	for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		char *colon = strchr(tok, ':');
+		uint32_t age, length;
+
+		if (p.n_tiers == FG_COMPACTION_MAX_TIERS)
+			return FAIL(err, "HistoryTiers=: at most %d tiers", FG_COMPACTION_MAX_TIERS);
+		if (colon)
+			*colon = '\0';
+		if (!colon || fg_conf_parse_seconds(tok, 1, HISTORY_MAX_SECONDS, &age) < 0 ||
+		    fg_conf_parse_seconds(colon + 1, 1, HISTORY_MAX_SECONDS, &length) < 0)
+			return FAIL(err, "HistoryTiers=%s: expected AGE:LENGTH pairs of times, e.g. "
+					 "1h:1min 1d:10min", value);
+		p.tiers[p.n_tiers++] = (struct fg_compaction_tier){ age * NS, length * NS };
+	}
+	if (fg_compaction_policy_check(&p, &why) < 0)
+		return FAIL(err, "HistoryTiers=%s: %s", value, why);
+	p.keep_ns = c->history_policy.keep_ns;
+	c->history_policy = p;
+	return 0;
+}
+
+static int key_history_keep(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	uint32_t v;
+
+	if (strcmp(value, "infinity") == 0) {
+		c->history_policy.keep_ns = 0;
+		return 0;
+	}
+	if (fg_conf_parse_seconds(value, 1, HISTORY_MAX_SECONDS, &v) < 0)
+		return FAIL(err, "HistoryKeepSec=%s: expected 1s to 3650d (a time with s, min, h, d "
+				 "or w) or infinity", value);
+	c->history_policy.keep_ns = v * NS;
+	return 0;
+}
+
 static int key_state_directory(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
 	return set_path(&c->state_directory, "StateDirectory", 4096, value, err);
@@ -209,6 +263,8 @@ static const struct {
 	{ "MemoryMax", key_memory_max },
 	{ "StateDirectory", key_state_directory },
 	{ "HistoryMax", key_history_max },
+	{ "HistoryTiers", key_history_tiers },
+	{ "HistoryKeepSec", key_history_keep },
 };
 
 struct parse_ctx {
@@ -248,14 +304,12 @@ int fgd_config_parse(struct fgd_config *c, const char *text, size_t len, fg_conf
 	if (r < 0)
 		return r;
 	r = fg_conf_parse(text, len, assign, forward_error, &p);
-	if (r >= 0 && next.window_seconds < next.slice_seconds) {
+	if (r >= 0) {
 		struct fg_conf_error err = { .line = 0 };
 
-		snprintf(err.message, sizeof(err.message),
-			 "WindowSec= (%us) is shorter than SliceSec= (%us)", next.window_seconds,
-			 next.slice_seconds);
-		on_error(ctx, &err);
-		r = -EINVAL;
+		r = fgd_config_check(&next, &err);
+		if (r < 0)
+			on_error(ctx, &err);
 	}
 	if (r < 0) {
 		fgd_config_done(&next);
@@ -263,6 +317,19 @@ int fgd_config_parse(struct fgd_config *c, const char *text, size_t len, fg_conf
 	}
 	fgd_config_done(c);
 	*c = next;
+	return 0;
+}
+
+int fgd_config_check(const struct fgd_config *c, struct fg_conf_error *err)
+{
+	const struct fg_compaction_policy *p = &c->history_policy;
+	const char *why;
+
+	if (c->window_seconds < c->slice_seconds)
+		return FAIL(err, "WindowSec= (%us) is shorter than SliceSec= (%us)", c->window_seconds,
+			    c->slice_seconds);
+	if (fg_compaction_policy_check(p, &why) < 0)
+		return FAIL(err, "HistoryTiers= with HistoryKeepSec=: %s", why);
 	return 0;
 }
 

@@ -37,6 +37,13 @@ int fgd_config_parse(struct fgd_config *c, const char *text, size_t len, fg_conf
 		     void *ctx);
 
 /*
+ * What no single key can check: WindowSec= against SliceSec=, the history's
+ * tiers against HistoryKeepSec=. 0, or -EINVAL with
+ * err->message set (err->line is left alone).
+ */
+int fgd_config_check(const struct fgd_config *c, struct fg_conf_error *err);
+
+/*
  * Reads a whole configuration file of at most FGD_MAX_CONFIG_FILE bytes.
  * *ret_text (caller frees with free()) is NUL-terminated. 0, -ENOENT if it
  * does not exist, -EFBIG, or another negative errno.

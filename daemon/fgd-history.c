@@ -23,9 +23,15 @@ struct entry {
 	uint64_t start, end, bytes;
 };
 
+/* Groups a later format version keeps from merging, remembered so as not to retry them. */
+#define MAX_BLOCKED 16
+
 struct fg_history {
 	int dir_fd;                 /* owned: dir/slices */
 	struct fg_history_stats stats;
+	uint64_t cursor;            /* compaction goes on from the group after this time */
+	uint64_t blocked[MAX_BLOCKED]; /* starts of groups not to merge (a ring) */
+	size_t n_blocked;
 };
 
 /* Parses "START-END.fgdh"; false for any other name (temporary files included). */
@@ -114,6 +120,54 @@ static void recount(struct fg_history *h, const struct entry *v, size_t n)
 		h->stats.bytes += v[i].bytes;
 }
 
+/* The spans of v[0..n) for the plan, each file's fate KEEP or LEFTOVER. Caller frees *ret. */
+static int spans(const struct entry *v, size_t n, struct fg_compaction_file **ret)
+{
+	struct fg_compaction_file *f = calloc(n ? n : 1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		f[i] = (struct fg_compaction_file){ .start = v[i].start, .end = v[i].end };
+	fg_compaction_leftovers(f, n);
+	*ret = f;
+	return 0;
+}
+
+/* Deletes one slice file; a file already gone is fine. 0 or a negative errno. */
+static int remove_file(struct fg_history *h, const struct entry *e)
+{
+	char name[NAME_LEN + 1];
+
+	format_name(name, e->start, e->end);
+	if (unlinkat(h->dir_fd, name, 0) < 0 && errno != ENOENT)
+		return negative_errno();
+	return 0;
+}
+
+/* Deletes the leftovers of a crashed merge; v[0..*n) keeps the other files. */
+static int remove_leftovers(struct fg_history *h, struct entry *v, size_t *n)
+{
+	_cleanup_free_ struct fg_compaction_file *f = NULL;
+	size_t kept = 0;
+	int r = spans(v, *n, &f);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < *n; i++) {
+		if (f[i].fate != FG_COMPACTION_LEFTOVER) {
+			v[kept++] = v[i];
+			continue;
+		}
+		r = remove_file(h, &v[i]);
+		if (r < 0)
+			return r;
+		h->stats.leftovers++;
+	}
+	*n = kept;
+	return 0;
+}
+
 int fg_history__open(const char *dir, struct fg_history **ret)
 {
 	_cleanup_free_ struct entry *v = NULL;
@@ -139,6 +193,8 @@ int fg_history__open(const char *dir, struct fg_history **ret)
 		return r;
 	}
 	r = list(h, true, &v, &n);
+	if (r >= 0)
+		r = remove_leftovers(h, v, &n);
 	if (r < 0) {
 		fg_history__free(h);
 		return r;
@@ -178,15 +234,22 @@ static int store(struct fg_history *h, const char *name, const char *tmp, const 
 	return r;
 }
 
-int fg_history__store(struct fg_history *h, uint64_t start_ns, uint64_t end_ns, const uint8_t *data,
+/* Stores the slice file for [start_ns, end_ns). 0 or a negative errno. */
+static int store_span(struct fg_history *h, uint64_t start_ns, uint64_t end_ns, const uint8_t *data,
 		      size_t len)
 {
 	char name[NAME_LEN + 1], tmp[NAME_LEN + sizeof(TMP_SUFFIX)];
-	int r;
 
 	format_name(name, start_ns, end_ns);
 	snprintf(tmp, sizeof(tmp), "%s" TMP_SUFFIX, name);
-	r = start_ns <= end_ns && len <= MAX_FILE ? store(h, name, tmp, data, len) : -EINVAL;
+	return start_ns <= end_ns && len <= MAX_FILE ? store(h, name, tmp, data, len) : -EINVAL;
+}
+
+int fg_history__store(struct fg_history *h, uint64_t start_ns, uint64_t end_ns, const uint8_t *data,
+		      size_t len)
+{
+	int r = store_span(h, start_ns, end_ns, data, len);
+
 	if (r < 0) {
 		h->stats.write_errors++;
 		h->stats.last_write_error = r;
@@ -233,47 +296,198 @@ static int read_file(struct fg_history *h, const char *name, uint8_t **ret, size
 	return 0;
 }
 
+/*
+ * Reads and parses one slice file. 0; -ENOENT (gone meanwhile); -EBADMSG
+ * for a damaged file (unreadable or failing its checks: counted as corrupt);
+ * -EPROTONOSUPPORT for a later version (counted); -ENOMEM.
+ */
+static int load(struct fg_history *h, const struct entry *e, struct fg_slicefile **ret)
+{
+	char name[NAME_LEN + 1];
+	_cleanup_free_ uint8_t *data = NULL;
+	size_t len;
+	int r;
+
+	format_name(name, e->start, e->end);
+	r = read_file(h, name, &data, &len);
+	if (r == -ENOENT || r == -ENOMEM)
+		return r;
+	if (r >= 0)
+		r = fg_slicefile__parse(data, len, ret);
+	if (r == -EPROTONOSUPPORT)
+		h->stats.future++;
+	else if (r < 0 && r != -ENOMEM) {
+		h->stats.corrupt++;
+		r = -EBADMSG;
+	}
+	return r;
+}
+
 int fg_history__read(struct fg_history *h, uint64_t from_ns, uint64_t to_ns, fg_history_fn fn,
 		     void *ctx)
 {
 	_cleanup_free_ struct entry *v = NULL;
+	_cleanup_free_ struct fg_compaction_file *f = NULL;
 	size_t n;
 	int r = list(h, false, &v, &n);
 
+	if (r >= 0)
+		r = spans(v, n, &f);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
-		char name[NAME_LEN + 1];
-		_cleanup_free_ uint8_t *data = NULL;
 		struct fg_slicefile *s;
-		size_t len;
 
-		if (v[i].end <= from_ns || v[i].start >= to_ns)
+		/* A leftover's samples are in the merged file that holds its span. */
+		if (v[i].end <= from_ns || v[i].start >= to_ns || f[i].fate == FG_COMPACTION_LEFTOVER)
 			continue;
-		format_name(name, v[i].start, v[i].end);
-		r = read_file(h, name, &data, &len);
-		if (r == -ENOENT)
-			continue; /* pruned meanwhile */
+		r = load(h, &v[i], &s);
 		if (r == -ENOMEM)
 			return r;
-		if (r >= 0)
-			r = fg_slicefile__parse(data, len, &s);
-		if (r == -EPROTONOSUPPORT) {
-			h->stats.future++;
-			continue;
-		}
-		if (r == -ENOMEM)
-			return r;
-		if (r < 0) {
-			h->stats.corrupt++;
-			continue;
-		}
+		if (r < 0)
+			continue; /* deleted meanwhile, damaged or later: skipped (and counted) */
 		r = fn(ctx, s);
 		fg_slicefile__free(s);
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+static void compact_failed(struct fg_history *h, int r)
+{
+	h->stats.compact_errors++;
+	h->stats.last_compact_error = r;
+}
+
+static bool blocked(const struct fg_history *h, uint64_t start)
+{
+	for (size_t i = 0; i < MIN(h->n_blocked, (size_t)MAX_BLOCKED); i++)
+		if (h->blocked[i] == start)
+			return true;
+	return false;
+}
+
+/*
+ * Merges group gi of the plan f over v[0..n): the merged file is stored
+ * before any source is deleted. 0 or a negative errno.
+ */
+static int merge_group(struct fg_history *h, const struct entry *v, const struct fg_compaction_file *f,
+		       size_t n, uint32_t gi, const struct fg_compaction_group *g)
+{
+	struct fg_slicefile **slices = calloc(g->n_files, sizeof(*slices));
+	struct fg_slicefile_writer *w = NULL;
+	uint64_t damaged = 0;
+	const uint8_t *data;
+	size_t k = 0, len = 0;
+	int r = slices ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		if (f[i].fate != FG_COMPACTION_MERGE || f[i].group != gi)
+			continue;
+		r = load(h, &v[i], &slices[k]);
+		if (r == -EBADMSG)
+			damaged++;
+		if (r >= 0)
+			k++;
+		else if (r == -EBADMSG || r == -ENOENT)
+			r = 0;
+	}
+	if (r == -EPROTONOSUPPORT) {
+		/* A later fgd's file: this fgd cannot merge it, now or later. */
+		h->blocked[h->n_blocked++ % MAX_BLOCKED] = g->start;
+	}
+	/* With no readable source there is nothing to write; the damaged ones still go. */
+	if (r >= 0 && k > 0)
+		r = fg_slicefile_merge((const struct fg_slicefile *const *)slices, k, g->start, g->end, &w);
+	if (r >= 0 && w)
+		r = fg_slicefile_writer__finish(w, &data, &len);
+	if (r >= 0 && w)
+		r = store_span(h, g->start, g->end, data, len);
+	for (size_t i = 0; i < k; i++)
+		fg_slicefile__free(slices[i]);
+	free(slices);
+	fg_slicefile_writer__free(w);
+	if (r < 0)
+		return r;
+	if (k > 0) {
+		h->stats.merged++;
+		h->stats.files++;
+		h->stats.bytes += len;
+	}
+	h->stats.merged_sources += g->n_files;
+	h->stats.corrupt_dropped += damaged;
+	/* Stored and synced: from here a crash leaves leftovers, which readers skip. */
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].fate != FG_COMPACTION_MERGE || f[i].group != gi)
+			continue;
+		r = remove_file(h, &v[i]);
+		if (r < 0) {
+			compact_failed(h, r); /* a leftover now: the next step deletes it */
+			continue;
+		}
+		h->stats.files--;
+		h->stats.bytes -= v[i].bytes;
+	}
+	return 0;
+}
+
+int fg_history__compact(struct fg_history *h, uint64_t now_ns, uint64_t horizon_ns,
+			const struct fg_compaction_policy *p, unsigned max_merges)
+{
+	_cleanup_free_ struct entry *v = NULL;
+	_cleanup_free_ struct fg_compaction_file *f = NULL;
+	_cleanup_free_ struct fg_compaction_group *g = NULL;
+	size_t n, first = 0;
+	int r, ng, merged = 0, err = 0;
+
+	r = list(h, false, &v, &n);
+	if (r < 0) {
+		compact_failed(h, r);
+		return r;
+	}
+	recount(h, v, n);
+	f = calloc(n ? n : 1, sizeof(*f));
+	g = calloc(n / 2 + 1, sizeof(*g));
+	if (!f || !g)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		f[i] = (struct fg_compaction_file){ .start = v[i].start, .end = v[i].end };
+	ng = fg_compaction_plan(f, n, now_ns, horizon_ns, p, g);
+	if (ng < 0)
+		return ng;
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].fate != FG_COMPACTION_LEFTOVER && f[i].fate != FG_COMPACTION_EXPIRED)
+			continue;
+		r = remove_file(h, &v[i]);
+		if (r < 0) {
+			compact_failed(h, err = r);
+			continue;
+		}
+		if (f[i].fate == FG_COMPACTION_LEFTOVER)
+			h->stats.leftovers++;
+		else
+			h->stats.expired++;
+		h->stats.files--;
+		h->stats.bytes -= v[i].bytes;
+	}
+	/* In turn from the cursor, so that a group that keeps failing holds up no other. */
+	while ((int)first < ng && g[first].start < h->cursor)
+		first++;
+	for (int k = 0; k < ng && merged < (int)max_merges; k++) {
+		int gi = (int)((first + (size_t)k) % (size_t)ng);
+
+		if (blocked(h, g[gi].start))
+			continue;
+		h->cursor = g[gi].end;
+		r = merge_group(h, v, f, n, (uint32_t)gi, &g[gi]);
+		if (r < 0) {
+			compact_failed(h, err = r);
+			break;
+		}
+		merged++;
+	}
+	return err < 0 ? err : merged;
 }
 
 int fg_history__prune(struct fg_history *h, uint64_t max_bytes)

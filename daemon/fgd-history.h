@@ -15,11 +15,20 @@
  *
  * Failure to write (a full disk, a read-only mount) is returned and counted;
  * the caller goes on sampling.
+ *
+ * Compaction (common/compaction.h has the policy and the plan): a group of
+ * files is merged into one (fg_slicefile_merge()), which is stored as above
+ * before its sources are deleted. A crash in between leaves the merged file
+ * and some sources, each within the merged file's span: such leftovers are
+ * never read, and are deleted by the next open or compaction. A source that
+ * fails its checksum is skipped (counted as corrupt) and deleted with the
+ * others; a group holding a file of a later format version is left whole.
  */
 
 #include <stdint.h>
 #include <stddef.h>
 
+#include "compaction.h"
 #include "slicefile.h"
 
 struct fg_history_stats {
@@ -31,6 +40,14 @@ struct fg_history_stats {
 	uint64_t future;           /* files skipped for a later format version */
 	uint64_t temp_removed;     /* torn temporary files cleaned up at open */
 	uint64_t pruned;           /* files deleted to stay within the byte budget */
+	/* Compaction: */
+	uint64_t merged;           /* merged files written */
+	uint64_t merged_sources;   /* files merged into them, then deleted (damaged ones included) */
+	uint64_t corrupt_dropped;  /* of those, damaged files whose samples were lost */
+	uint64_t leftovers;        /* files within another's span (a crashed merge's), deleted */
+	uint64_t expired;          /* files deleted for age (HistoryKeepSec=) */
+	uint64_t compact_errors;   /* merges or deletions that failed; retried later */
+	int last_compact_error;    /* negative errno of the last failure; 0 if none */
 };
 
 struct fg_history;
@@ -49,13 +66,25 @@ int fg_history__store(struct fg_history *h, uint64_t start_ns, uint64_t end_ns, 
 
 /*
  * Calls fn, in time order, for every readable slice that overlaps
- * [from_ns, to_ns). Damaged files are skipped and counted. Returns 0, the
- * first negative value fn returned, or a negative errno from reading the
- * directory.
+ * [from_ns, to_ns), each whole (a coarse file is not cut to the range).
+ * Damaged files are skipped and counted, leftovers of a crashed merge
+ * skipped. Returns 0, the first negative value fn returned, or a negative
+ * errno from reading the directory.
  */
 typedef int (*fg_history_fn)(void *ctx, const struct fg_slicefile *s);
 int fg_history__read(struct fg_history *h, uint64_t from_ns, uint64_t to_ns, fg_history_fn fn,
 		     void *ctx);
+
+/*
+ * One step of compaction at now_ns under policy p: deletes leftovers and
+ * expired files, then merges at most max_merges groups, taking them in turn
+ * so that one that keeps failing does not hold up the others. Nothing
+ * ending after horizon_ns is merged. Returns the number of groups merged,
+ * or a negative errno (the last failure, counted); the history stays
+ * readable either way.
+ */
+int fg_history__compact(struct fg_history *h, uint64_t now_ns, uint64_t horizon_ns,
+			const struct fg_compaction_policy *p, unsigned max_merges);
 
 /* Deletes the oldest slices until the files take at most max_bytes. 0 or a negative errno. */
 int fg_history__prune(struct fg_history *h, uint64_t max_bytes);

@@ -333,6 +333,7 @@ static int load_config(struct fgd_config *ret)
 	_cleanup_(fgd_config_done) struct fgd_config c = { 0 };
 	const char *path = arg_config ?: FGD_CONFIG_FILE;
 	_cleanup_free_ char *text = NULL;
+	struct fg_conf_error err;
 	size_t len;
 	int r;
 
@@ -373,9 +374,9 @@ static int load_config(struct fgd_config *ret)
 		c.memory_max = arg_memory_max;
 	if (arg_state_directory && fgd_config_set_string(&c.state_directory, arg_state_directory) < 0)
 		return log_error("Out of memory"), -ENOMEM;
-	if (c.window_seconds < c.slice_seconds)
-		return log_error("The always-on window (%u s) must be at least one slice (%u s)",
-				 c.window_seconds, c.slice_seconds), -EINVAL;
+	r = fgd_config_check(&c, &err);
+	if (r < 0)
+		return log_error("Invalid configuration with the command line: %s", err.message), r;
 	if (!c.socket_group && getgrnam("fgd") && fgd_config_set_string(&c.socket_group, "fgd") < 0)
 		return log_error("Out of memory"), -ENOMEM;
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "compaction.h"
 #include "fgd-clock.h"
 #include "fgd-proc.h"
 #include "fgd-sampler.h"
@@ -63,6 +64,7 @@ struct fgd_config {
 	uint64_t memory_max;          /* MemoryMax=, bytes: the aggregates' ceiling */
 	const char *state_directory;  /* owned; StateDirectory=: the on-disk history */
 	uint64_t history_max;         /* HistoryMax=: bytes of history kept on disk */
+	struct fg_compaction_policy history_policy; /* HistoryTiers=, HistoryKeepSec= */
 };
 
 struct fgd_server;

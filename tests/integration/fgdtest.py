@@ -63,7 +63,7 @@ class Daemon:
         # Other users must reach the socket (the access-control test).
         os.chmod(self.dir, 0o755)
         self.socket = os.path.join(self.dir, "fgd.sock")
-        notify_path = os.path.join(self.dir, "notify")
+        notify_path = self.notify_path = os.path.join(self.dir, "notify")
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(notify_path)
         self.log_path = os.path.join(self.dir, "fgd.log")
@@ -88,6 +88,11 @@ class Daemon:
                 msg = self.notify.recv(4096).decode()
                 if "READY=1" in msg.split("\n"):
                     check(os.path.exists(self.socket), "READY=1 sent before the socket exists")
+                    # Nobody reads it from here on: a socket left bound would fill up
+                    # (net.unix.max_dgram_qlen, 10) with STATUS= every 5 s and block
+                    # fgd's sd_notify() after about a minute. Gone, sends just fail.
+                    self.notify.close()
+                    os.unlink(self.notify_path)
                     return
         raise TestFailure(f"fgd not ready within {self.timeout} s:\n{self.logs()}")
 
@@ -106,13 +111,14 @@ class Daemon:
                               f"stderr: {r.stderr.decode(errors='replace')}\nfgd log:\n{self.logs()}")
         return r
 
-    def record_raw(self, request, timeout=120):
-        """Sends a record request over the protocol itself (fgctl shows only a summary).
+    def record_raw(self, request, timeout=120, cmd="record"):
+        """Sends a record (or snapshot) request over the protocol itself (fgctl
+        shows only a summary).
 
         request holds the members after "fgd" and "cmd". Returns (result message,
         result bytes); the result message carries the recording's "meta".
         """
-        msg = dict({"fgd": 1, "cmd": "record"}, **request)
+        msg = dict({"fgd": 1, "cmd": cmd}, **request)
         deadline = time.monotonic() + timeout
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.connect(self.socket)

@@ -7,6 +7,8 @@
 #include "fgd-conf.h"
 #include "test.h"
 
+#define NS 1000000000ULL
+
 struct errors {
 	unsigned n;
 	unsigned line[8];
@@ -44,6 +46,13 @@ TEST(defaults)
 	ASSERT_EQ(c.window_seconds, 900);
 	ASSERT_U64_EQ(c.memory_max, 64ULL << 20);
 	ASSERT_STREQ(c.state_directory, "/var/lib/fgd");
+	/* An hour of slices, a day of 1 min files, a week of 10 min files. */
+	ASSERT_EQ(c.history_policy.n_tiers, 2);
+	ASSERT_U64_EQ(c.history_policy.tiers[0].age_ns, 3600 * NS);
+	ASSERT_U64_EQ(c.history_policy.tiers[0].width_ns, 60 * NS);
+	ASSERT_U64_EQ(c.history_policy.tiers[1].age_ns, 86400 * NS);
+	ASSERT_U64_EQ(c.history_policy.tiers[1].width_ns, 600 * NS);
+	ASSERT_U64_EQ(c.history_policy.keep_ns, 7 * 86400 * NS);
 	fgd_config_done(&c);
 }
 
@@ -65,7 +74,9 @@ TEST(every_key)
 			    "SliceSec=1min\n"
 			    "WindowSec=2h\n"
 			    "MemoryMax=1G\n"
-			    "StateDirectory=/srv/fgd", &e));
+			    "StateDirectory=/srv/fgd\n"
+			    "HistoryKeepSec=30d\n"
+			    "HistoryTiers= 30min:30s\t 2h:5min  3d:1h ", &e));
 	ASSERT_EQ(e.n, 0);
 	ASSERT_STREQ(c.socket_path, "/run/x/y.sock");
 	ASSERT_STREQ(c.socket_group, "wheel");
@@ -79,6 +90,16 @@ TEST(every_key)
 	ASSERT_EQ(c.window_seconds, 7200);
 	ASSERT_U64_EQ(c.memory_max, 1ULL << 30);
 	ASSERT_STREQ(c.state_directory, "/srv/fgd");
+	ASSERT_EQ(c.history_policy.n_tiers, 3);
+	ASSERT_U64_EQ(c.history_policy.tiers[0].age_ns, 1800 * NS);
+	ASSERT_U64_EQ(c.history_policy.tiers[0].width_ns, 30 * NS);
+	ASSERT_U64_EQ(c.history_policy.tiers[2].age_ns, 3 * 86400 * NS);
+	ASSERT_U64_EQ(c.history_policy.tiers[2].width_ns, 3600 * NS);
+	ASSERT_U64_EQ(c.history_policy.keep_ns, 30 * 86400 * NS);
+	/* No tiers: nothing is merged; infinity: nothing expires (HistoryMax= still applies). */
+	ASSERT_OK(parse(&c, "HistoryTiers=\nHistoryKeepSec=infinity\n", &e));
+	ASSERT_EQ(c.history_policy.n_tiers, 0);
+	ASSERT_U64_EQ(c.history_policy.keep_ns, 0);
 	/* An empty SocketGroup= goes back to the default. */
 	ASSERT_OK(parse(&c, "SocketGroup=\n", &e));
 	ASSERT_TRUE(c.socket_group == NULL);
@@ -121,6 +142,28 @@ TEST(errors_have_lines_and_leave_the_config_alone)
 	ASSERT_ERR(parse(&c, "MemoryMax=18446744073709551615G\n", &e), -EINVAL);
 	ASSERT_ERR(parse(&c, "AlwaysOn=maybe\n", &e), -EINVAL);
 	ASSERT_EQ(c.default_frequency, 99);
+
+	/* The history's tiers: each pair, their order, and the retention against the last. */
+	ASSERT_ERR(parse(&c, "HistoryTiers=1h\n", &e), -EINVAL);
+	ASSERT_STREQ(e.message[0], "HistoryTiers=1h: expected AGE:LENGTH pairs of times, e.g. 1h:1min 1d:10min");
+	ASSERT_ERR(parse(&c, "HistoryTiers=1h:0\n", &e), -EINVAL);
+	ASSERT_ERR(parse(&c, "HistoryTiers=1h:1min:2\n", &e), -EINVAL);
+	ASSERT_ERR(parse(&c, "HistoryTiers=1h:1min 30min:10min\n", &e), -EINVAL);
+	ASSERT_STREQ(e.message[0], "HistoryTiers=1h:1min 30min:10min: the tiers' ages must increase");
+	ASSERT_ERR(parse(&c, "HistoryTiers=1h:1min 1d:90s\n", &e), -EINVAL);
+	ASSERT_STREQ(e.message[0], "HistoryTiers=1h:1min 1d:90s: each tier's file length must be a "
+				   "multiple of the one before");
+	ASSERT_ERR(parse(&c, "HistoryTiers=1:1 2:2 3:4 4:8 5:16 6:32 7:64 8:128 9:256\n", &e), -EINVAL);
+	ASSERT_STREQ(e.message[0], "HistoryTiers=: at most 8 tiers");
+	ASSERT_ERR(parse(&c, "HistoryKeepSec=forever\n", &e), -EINVAL);
+	ASSERT_ERR(parse(&c, "HistoryKeepSec=1d\n", &e), -EINVAL);
+	ASSERT_EQ(e.line[0], 0);
+	ASSERT_STREQ(e.message[0], "HistoryTiers= with HistoryKeepSec=: history must be kept longer "
+				   "than the last tier's age");
+	/* The same, whatever the order of the keys. */
+	ASSERT_ERR(parse(&c, "HistoryKeepSec=2h\nHistoryTiers=1h:1min 3h:10min\n", &e), -EINVAL);
+	ASSERT_OK(parse(&c, "HistoryTiers=1h:1min\nHistoryKeepSec=2h\n", &e));
+	ASSERT_U64_EQ(c.history_policy.keep_ns, 7200 * NS);
 	fgd_config_done(&c);
 }
 
@@ -163,7 +206,12 @@ TEST(value_parsers)
 	ASSERT_OK(fg_conf_parse_seconds("10s", 1, 86400, &s));
 	ASSERT_EQ(s, 10);
 	ASSERT_ERR(fg_conf_parse_seconds("0", 1, 86400, &s), -ERANGE);
-	ASSERT_ERR(fg_conf_parse_seconds("1d", 1, 86400, &s), -EINVAL);
+	ASSERT_OK(fg_conf_parse_seconds("1d", 1, 86400, &s));
+	ASSERT_EQ(s, 86400);
+	ASSERT_OK(fg_conf_parse_seconds("2w", 1, 14 * 86400, &s));
+	ASSERT_EQ(s, 14 * 86400);
+	ASSERT_ERR(fg_conf_parse_seconds("2d", 1, 86400, &s), -ERANGE);
+	ASSERT_ERR(fg_conf_parse_seconds("1y", 1, 86400, &s), -EINVAL);
 	ASSERT_ERR(fg_conf_parse_seconds("-1", 1, 86400, &s), -EINVAL);
 	ASSERT_OK(fg_conf_parse_bool("Yes", &v));
 	ASSERT_TRUE(v);
@@ -205,6 +253,8 @@ TEST(example_file_matches_defaults)
 	ASSERT_EQ(c.window_seconds, d.window_seconds);
 	ASSERT_U64_EQ(c.memory_max, d.memory_max);
 	ASSERT_STREQ(c.state_directory, d.state_directory);
+	ASSERT_U64_EQ(c.history_max, d.history_max);
+	ASSERT_EQ(memcmp(&c.history_policy, &d.history_policy, sizeof(c.history_policy)), 0);
 	fgd_config_done(&c);
 	fgd_config_done(&d);
 	free(uncommented);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -66,6 +67,16 @@ static int on_slice(void *ctx, const struct fg_slicefile *s)
 	return 0;
 }
 
+/* Overwrites one byte of a file: damage, or a later version. */
+static void patch_byte(const char *path, off_t at, uint8_t byte)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(pwrite(fd, &byte, 1, at), 1);
+	close(fd);
+}
+
 static void make_dir(char *dir)
 {
 	ASSERT_TRUE(mkdtemp(dir));
@@ -128,10 +139,7 @@ TEST(a_damaged_file_is_skipped_and_counted_and_a_torn_one_removed)
 	fg_history__free(h);
 	/* A flipped byte in the middle slice. */
 	snprintf(path, sizeof(path), "%s/slices/%020d-%020d.fgdh", dir, 2000, 3000);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(pwrite(fd, "X", 1, 40), 1);
-	close(fd);
+	patch_byte(path, 40, 'X');
 	/* A crash during a write: the temporary file is left behind. */
 	snprintf(path, sizeof(path), "%s/slices/%020d-%020d.fgdh.tmp", dir, 4000, 5000);
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0640);
@@ -209,6 +217,372 @@ TEST(a_full_disk_is_an_error_not_a_partial_file)
 	ASSERT_TRUE(access(slices, F_OK) < 0);
 	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, on_slice, &seen));
 	ASSERT_EQ(seen.n, 1);
+	fg_history__free(h);
+	ASSERT_OK(umount(dir));
+	remove_dir(dir);
+}
+
+/* ---- compaction ---- */
+
+#define NS ((uint64_t)1000000000)
+/* A multiple of 600 s. */
+#define T0 ((uint64_t)1800000000 * NS)
+
+/* fgd's first tier: an hour old, into 1 min files. */
+static const struct fg_compaction_policy minutes = {
+	.tiers = { { 3600 * NS, 60 * NS } },
+	.n_tiers = 1,
+	.keep_ns = 86400 * NS,
+};
+
+/*
+ * A slice of [start, end) s after T0: `count` samples of "main;f<tag>" and
+ * one of "main;common" in process 42, `frames` frames deep.
+ */
+static void store_at(struct fg_history *h, uint64_t start, uint64_t end, unsigned tag, uint64_t count,
+		     size_t frames)
+{
+	const struct fg_slicefile_process p = { 42, 7, 0, "worker", "/usr/bin/worker", "/" };
+	const char *common[] = { "main", "common" };
+	const char **names = calloc(frames, sizeof(*names));
+	char (*buf)[160] = calloc(frames, sizeof(*buf));
+	struct fg_slicefile_writer *w;
+	const uint8_t *data;
+	uint32_t proc;
+	size_t len;
+
+	ASSERT_TRUE(names && buf && frames >= 2);
+	names[0] = "main";
+	for (size_t i = 1; i < frames; i++) {
+		snprintf(buf[i], sizeof(buf[i]), i == 1 ? "f%u" : "f%u_%0120zu", tag, i);
+		names[i] = buf[i];
+	}
+	ASSERT_OK(fg_slicefile_writer__new(T0 + start * NS, T0 + end * NS, &w));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p, &proc));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, proc, names, frames, count));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, proc, common, 2, 1));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_history__store(h, T0 + start * NS, T0 + end * NS, data, len));
+	fg_slicefile_writer__free(w);
+	free(names);
+	free(buf);
+}
+
+/* Samples per stack (its first two frames) over everything read, and the files read. */
+struct totals {
+	char stack[16][32];
+	uint64_t count[16];
+	size_t n;
+	uint64_t files, first_start, last_end;
+};
+
+static int add_totals(void *ctx, const struct fg_slicefile *s)
+{
+	struct totals *t = ctx;
+
+	if (!t->files++)
+		t->first_start = fg_slicefile__start(s);
+	t->last_end = fg_slicefile__end(s);
+	for (size_t i = 0; i < fg_slicefile__n_stacks(s); i++) {
+		struct fg_slicefile_stack st;
+		char key[32];
+		size_t k;
+
+		fg_slicefile__stack(s, i, &st);
+		snprintf(key, sizeof(key), "%s;%.8s", fg_slicefile__string(s, st.frames[0]),
+			 fg_slicefile__string(s, st.frames[1]));
+		for (k = 0; k < t->n && strcmp(t->stack[k], key) != 0; k++)
+			;
+		if (k == t->n) {
+			ASSERT_TRUE(t->n < 16);
+			snprintf(t->stack[t->n++], sizeof(t->stack[0]), "%s", key);
+		}
+		t->count[k] += st.count;
+	}
+	return 0;
+}
+
+static void read_totals(struct fg_history *h, struct totals *ret)
+{
+	*ret = (struct totals){ 0 };
+	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, add_totals, ret));
+}
+
+static void assert_same_samples(const struct totals *a, const struct totals *b)
+{
+	ASSERT_EQ(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		size_t k;
+
+		for (k = 0; k < b->n && strcmp(a->stack[i], b->stack[k]) != 0; k++)
+			;
+		ASSERT_TRUE(k < b->n);
+		ASSERT_U64_EQ(a->count[i], b->count[k]);
+	}
+}
+
+static void span_path(char *buf, size_t size, const char *dir, uint64_t start, uint64_t end)
+{
+	snprintf(buf, size, "%s/slices/%020" PRIu64 "-%020" PRIu64 ".fgdh", dir, T0 + start * NS,
+		 T0 + end * NS);
+}
+
+static bool exists(const char *dir, uint64_t start, uint64_t end)
+{
+	char path[512];
+
+	span_path(path, sizeof(path), dir, start, end);
+	return access(path, F_OK) == 0;
+}
+
+static void flip_byte(const char *dir, uint64_t start, uint64_t end)
+{
+	char path[512];
+
+	span_path(path, sizeof(path), dir, start, end);
+	patch_byte(path, 40, 'X');
+}
+
+/* The bytes of the slice files in dir, as the directory has them. */
+static uint64_t dir_bytes(const char *dir)
+{
+	char path[512];
+	uint64_t total = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/slices", dir);
+	d = opendir(path);
+	ASSERT_TRUE(d);
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (de->d_name[0] != '.' && fstatat(dirfd(d), de->d_name, &st, 0) == 0)
+			total += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return total;
+}
+
+/* Six 10 s slices of the minute at T0, with stacks f0 to f2. */
+static void store_minute(struct fg_history *h)
+{
+	for (unsigned i = 0; i < 6; i++)
+		store_at(h, i * 10, i * 10 + 10, i % 3, i + 1, 2);
+}
+
+TEST(compaction_merges_a_minute_once_it_is_an_hour_old_and_keeps_every_sample)
+{
+	char dir[] = "/tmp/fgd-test-history.XXXXXX";
+	struct fg_history *h;
+	struct fg_history_stats st;
+	struct totals before, after;
+
+	make_dir(dir);
+	ASSERT_OK(fg_history__open(dir, &h));
+	store_minute(h);
+	store_at(h, 60, 70, 0, 5, 2);
+	read_totals(h, &before);
+	ASSERT_EQ(before.files, 7);
+	ASSERT_EQ(before.n, 4);
+
+	ASSERT_EQ(fg_history__compact(h, T0 + (60 + 3600) * NS - 1, UINT64_MAX, &minutes, 1), 0);
+	/* Old enough, but the caller still holds the minute elsewhere (the window). */
+	ASSERT_EQ(fg_history__compact(h, T0 + (60 + 3600) * NS, T0 + 59 * NS, &minutes, 1), 0);
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.files, 7);
+	ASSERT_EQ(st.merged, 0);
+
+	ASSERT_EQ(fg_history__compact(h, T0 + (60 + 3600) * NS, UINT64_MAX, &minutes, 1), 1);
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.merged, 1);
+	ASSERT_EQ(st.merged_sources, 6);
+	ASSERT_EQ(st.files, 2);
+	ASSERT_U64_EQ(st.bytes, dir_bytes(dir));
+	ASSERT_EQ(st.compact_errors, 0);
+	ASSERT_TRUE(exists(dir, 0, 60));
+	ASSERT_TRUE(!exists(dir, 0, 10) && !exists(dir, 50, 60));
+	ASSERT_TRUE(exists(dir, 60, 70));
+	read_totals(h, &after);
+	ASSERT_EQ(after.files, 2);
+	assert_same_samples(&before, &after);
+	/* A range inside the minute reads the whole minute: coarse history has coarse edges. */
+	after = (struct totals){ 0 };
+	ASSERT_OK(fg_history__read(h, T0 + 20 * NS, T0 + 30 * NS, add_totals, &after));
+	ASSERT_EQ(after.files, 1);
+	ASSERT_U64_EQ(after.first_start, T0);
+	ASSERT_U64_EQ(after.last_end, T0 + 60 * NS);
+	/* Nothing more to do; the byte count matches the directory's. */
+	ASSERT_EQ(fg_history__compact(h, T0 + (60 + 3600) * NS, UINT64_MAX, &minutes, 1), 0);
+	fg_history__stats(h, &st);
+	ASSERT_U64_EQ(st.bytes, dir_bytes(dir));
+	fg_history__free(h);
+	ASSERT_OK(fg_history__open(dir, &h));
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.files, 2);
+	fg_history__free(h);
+	remove_dir(dir);
+}
+
+TEST(leftovers_of_a_crashed_merge_are_read_once_and_deleted)
+{
+	char dir[] = "/tmp/fgd-test-history.XXXXXX";
+	struct fg_history *h;
+	struct fg_history_stats st;
+	struct totals merged, now;
+
+	make_dir(dir);
+	ASSERT_OK(fg_history__open(dir, &h));
+	store_minute(h);
+	ASSERT_EQ(fg_history__compact(h, T0 + (60 + 3600) * NS, UINT64_MAX, &minutes, 1), 1);
+	read_totals(h, &merged);
+	/* fgd died after the rename, before deleting these two sources. */
+	store_at(h, 10, 20, 1, 2, 2);
+	store_at(h, 50, 60, 2, 6, 2);
+	read_totals(h, &now);
+	ASSERT_EQ(now.files, 1);
+	assert_same_samples(&merged, &now);
+	/* The next compaction deletes them. */
+	ASSERT_EQ(fg_history__compact(h, T0 + (60 + 3600) * NS, UINT64_MAX, &minutes, 1), 0);
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.leftovers, 2);
+	ASSERT_EQ(st.files, 1);
+	ASSERT_U64_EQ(st.bytes, dir_bytes(dir));
+	ASSERT_TRUE(!exists(dir, 10, 20) && !exists(dir, 50, 60));
+	/* So does the next open. */
+	store_at(h, 30, 40, 0, 4, 2);
+	fg_history__free(h);
+	ASSERT_OK(fg_history__open(dir, &h));
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.leftovers, 1);
+	ASSERT_EQ(st.files, 1);
+	ASSERT_TRUE(!exists(dir, 30, 40) && exists(dir, 0, 60));
+	read_totals(h, &now);
+	assert_same_samples(&merged, &now);
+	fg_history__free(h);
+	remove_dir(dir);
+}
+
+TEST(a_damaged_source_is_skipped_counted_and_deleted_with_its_group)
+{
+	char dir[] = "/tmp/fgd-test-history.XXXXXX";
+	struct fg_history *h;
+	struct fg_history_stats st;
+	struct totals t;
+
+	make_dir(dir);
+	ASSERT_OK(fg_history__open(dir, &h));
+	store_at(h, 0, 10, 0, 1, 2);
+	store_at(h, 10, 20, 1, 2, 2);
+	store_at(h, 20, 30, 0, 3, 2);
+	/* A minute whose two files are both damaged. */
+	store_at(h, 60, 70, 0, 1, 2);
+	store_at(h, 70, 80, 0, 1, 2);
+	flip_byte(dir, 10, 20);
+	flip_byte(dir, 60, 70);
+	flip_byte(dir, 70, 80);
+	ASSERT_EQ(fg_history__compact(h, T0 + (120 + 3600) * NS, UINT64_MAX, &minutes, 2), 2);
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.corrupt, 3);
+	ASSERT_EQ(st.corrupt_dropped, 3);
+	ASSERT_EQ(st.merged, 1);
+	ASSERT_EQ(st.merged_sources, 5);
+	ASSERT_EQ(st.files, 1);
+	ASSERT_U64_EQ(st.bytes, dir_bytes(dir));
+	ASSERT_TRUE(exists(dir, 0, 30) && !exists(dir, 10, 20) && !exists(dir, 60, 80) &&
+		    !exists(dir, 60, 70));
+	/* The readable sources' samples: f0 (1 + 3) and main;common (2). */
+	read_totals(h, &t);
+	ASSERT_EQ(t.n, 2);
+	ASSERT_STREQ(t.stack[0], "main;f0");
+	ASSERT_EQ(t.count[0], 4);
+	ASSERT_STREQ(t.stack[1], "main;common");
+	ASSERT_EQ(t.count[1], 2);
+	fg_history__free(h);
+	remove_dir(dir);
+}
+
+TEST(a_later_version_keeps_its_group_whole_and_others_go_on)
+{
+	char dir[] = "/tmp/fgd-test-history.XXXXXX", path[512];
+	struct fg_history *h;
+	struct fg_history_stats st;
+
+	make_dir(dir);
+	ASSERT_OK(fg_history__open(dir, &h));
+	store_at(h, 0, 10, 0, 1, 2);
+	store_at(h, 10, 20, 0, 1, 2);
+	store_at(h, 60, 70, 0, 1, 2);
+	store_at(h, 70, 80, 0, 1, 2);
+	span_path(path, sizeof(path), dir, 10, 20);
+	patch_byte(path, 4, FG_SLICEFILE_VERSION + 1);
+	ASSERT_EQ(fg_history__compact(h, T0 + (120 + 3600) * NS, UINT64_MAX, &minutes, 1),
+		  -EPROTONOSUPPORT);
+	ASSERT_EQ(fg_history__compact(h, T0 + (120 + 3600) * NS, UINT64_MAX, &minutes, 1), 1);
+	ASSERT_EQ(fg_history__compact(h, T0 + (120 + 3600) * NS, UINT64_MAX, &minutes, 1), 0);
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.future, 1);
+	ASSERT_EQ(st.compact_errors, 1);
+	ASSERT_EQ(st.last_compact_error, -EPROTONOSUPPORT);
+	ASSERT_EQ(st.merged, 1);
+	ASSERT_TRUE(exists(dir, 0, 10) && exists(dir, 10, 20) && exists(dir, 60, 80));
+	fg_history__free(h);
+	remove_dir(dir);
+}
+
+TEST(files_older_than_the_retention_are_deleted)
+{
+	char dir[] = "/tmp/fgd-test-history.XXXXXX";
+	struct fg_history *h;
+	struct fg_history_stats st;
+
+	make_dir(dir);
+	ASSERT_OK(fg_history__open(dir, &h));
+	store_at(h, 0, 60, 0, 1, 2);
+	store_at(h, 60, 120, 0, 1, 2);
+	ASSERT_EQ(fg_history__compact(h, T0 + (60 + 86400) * NS, UINT64_MAX, &minutes, 1), 0);
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.expired, 1);
+	ASSERT_EQ(st.files, 1);
+	ASSERT_U64_EQ(st.bytes, dir_bytes(dir));
+	ASSERT_TRUE(!exists(dir, 0, 60) && exists(dir, 60, 120));
+	fg_history__free(h);
+	remove_dir(dir);
+}
+
+TEST(a_full_disk_fails_the_merge_and_keeps_the_sources)
+{
+	char dir[] = "/tmp/fgd-test-history.XXXXXX", tmp[512];
+	struct fg_history *h;
+	struct fg_history_stats st;
+	struct totals t;
+
+	if (geteuid() != 0)
+		SKIP("mounting a small tmpfs needs root");
+	make_dir(dir);
+	if (mount("fgd-test", dir, "tmpfs", 0, "size=64k") < 0) {
+		remove_dir(dir);
+		SKIP("cannot mount a tmpfs here");
+	}
+	ASSERT_OK(fg_history__open(dir, &h));
+	/* Four sources of about 10 KB with nothing in common: their merge needs 40 KB more. */
+	for (unsigned i = 0; i < 4; i++)
+		store_at(h, i * 10, i * 10 + 10, i, 1, 80);
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.files, 4);
+	ASSERT_TRUE(st.bytes > 32 * 1024 && st.bytes <= 48 * 1024);
+	ASSERT_EQ(fg_history__compact(h, T0 + (60 + 3600) * NS, UINT64_MAX, &minutes, 1), -ENOSPC);
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.compact_errors, 1);
+	ASSERT_EQ(st.last_compact_error, -ENOSPC);
+	ASSERT_EQ(st.merged, 0);
+	ASSERT_EQ(st.files, 4);
+	snprintf(tmp, sizeof(tmp), "%s/slices/%020" PRIu64 "-%020" PRIu64 ".fgdh.tmp", dir, T0,
+		 T0 + 40 * NS);
+	ASSERT_TRUE(access(tmp, F_OK) < 0);
+	read_totals(h, &t);
+	ASSERT_EQ(t.files, 4);
+	ASSERT_EQ(t.n, 5);
 	fg_history__free(h);
 	ASSERT_OK(umount(dir));
 	remove_dir(dir);

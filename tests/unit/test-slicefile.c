@@ -160,6 +160,31 @@ TEST(an_empty_slice_is_a_slice)
 	fg_slicefile_writer__free(w);
 }
 
+/*
+ * The kernel reports pid -1 for a task outside fgd's pid namespace; fgd
+ * wrote such slices all along, and once could not read them back.
+ */
+TEST(a_process_with_pid_minus_one_reads_back)
+{
+	const struct fg_slicefile_process p = { -1, 0, 0, "[unknown]", NULL, NULL };
+	const char *frames[] = { "do_idle_[k]" };
+	struct fg_slicefile_writer *w;
+	struct fg_slicefile *s;
+	const uint8_t *data;
+	uint32_t proc;
+	size_t len;
+
+	ASSERT_OK(fg_slicefile_writer__new(5, 6, &w));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p, &proc));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, proc, frames, 1, 3));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s));
+	ASSERT_EQ(fg_slicefile__process(s, 0)->pid, -1);
+	ASSERT_STREQ(fg_slicefile__process(s, 0)->comm, "[unknown]");
+	fg_slicefile__free(s);
+	fg_slicefile_writer__free(w);
+}
+
 TEST(a_version_1_file_stays_readable)
 {
 	/* Written once, by hand from docs/HISTORY-FORMAT.md: history outlives fgd versions. */
