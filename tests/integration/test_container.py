@@ -14,9 +14,8 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 
-from fgdtest import Daemon, check, parse_folded, program, require_root, run, skip
+from fgdtest import Daemon, check, parse_folded, program, require_root, run, skip, wait_for
 
 
 def cgroup2_mount():
@@ -28,16 +27,6 @@ def cgroup2_mount():
             if fields[sep + 1] == "cgroup2":
                 return fields[4], fields[3]
     return None, None
-
-
-def wait_for(cond, what, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @contextlib.contextmanager
