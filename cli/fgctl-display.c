@@ -121,6 +121,9 @@ static void show_history(FILE *f, struct json_object *h)
 		(double)fgctl_get_int(h, "bytes") / (1 << 20),
 		(double)fgctl_get_int(h, "max_bytes") / (1 << 20), fgctl_get_int(h, "written"),
 		fgctl_get_int(h, "write_errors"), fgctl_get_int(h, "corrupt"), fgctl_get_int(h, "pruned"));
+	if (fgctl_get_int(h, "out_of_order"))
+		fprintf(f, "               %" PRId64 " slices not written: the wall clock went back into "
+			   "history already on disk\n", fgctl_get_int(h, "out_of_order"));
 	fprintf(f, "               compaction: %" PRId64 " merged files from %" PRId64 " (%" PRId64
 		   " damaged dropped), %" PRId64 " leftovers and %" PRId64 " expired deleted, %" PRId64
 		   " errors%s%s\n",

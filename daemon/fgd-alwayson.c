@@ -239,7 +239,10 @@ static void store(struct fgd_alwayson *a, const struct fg_slice *s, int64_t end_
 		fg_slicefile_writer__free(w);
 	}
 	/* A full disk must not fill the log too: say so when it starts. */
-	if (r < 0 && before.last_write_error != r)
+	if (r == -ERANGE && before.last_write_error != r)
+		log_warning("The wall clock went back: a slice falls within history already on disk and "
+			    "is not written (sampling goes on; it stays in memory for the window)");
+	else if (r < 0 && before.last_write_error != r)
 		log_warning("Cannot write a history slice: %s (sampling goes on)", strerror(-r));
 	if (r >= 0 && ++a->stored % HISTORY_PRUNE_EVERY == 0)
 		(void)fg_history__prune(a->history, a->d->conf.history_max);
@@ -364,6 +367,7 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 		fg_json_add_int(h, "bytes", (int64_t)hs.bytes);
 		fg_json_add_int(h, "written", (int64_t)hs.written);
 		fg_json_add_int(h, "write_errors", (int64_t)hs.write_errors);
+		fg_json_add_int(h, "out_of_order", (int64_t)hs.out_of_order);
 		fg_json_add_int(h, "corrupt", (int64_t)hs.corrupt);
 		fg_json_add_int(h, "future", (int64_t)hs.future);
 		fg_json_add_int(h, "pruned", (int64_t)hs.pruned);

@@ -30,6 +30,7 @@ struct fg_history {
 	int dir_fd;                 /* owned: dir/slices */
 	struct fg_history_stats stats;
 	uint64_t cursor;            /* compaction goes on from the group after this time */
+	uint64_t newest_end;        /* the latest end of a file: a slice starting before it is out of order */
 	uint64_t blocked[MAX_BLOCKED]; /* starts of groups not to merge (a ring) */
 	size_t n_blocked;
 };
@@ -200,6 +201,8 @@ int fg_history__open(const char *dir, struct fg_history **ret)
 		return r;
 	}
 	recount(h, v, n);
+	for (size_t i = 0; i < n; i++)
+		h->newest_end = MAX(h->newest_end, v[i].end);
 	*ret = h;
 	return 0;
 }
@@ -245,16 +248,45 @@ static int store_span(struct fg_history *h, uint64_t start_ns, uint64_t end_ns, 
 	return start_ns <= end_ns && len <= MAX_FILE ? store(h, name, tmp, data, len) : -EINVAL;
 }
 
+/*
+ * True if [start, end) nests with a file already stored (either within the
+ * other, or the same span): the two would read as a crashed merge's
+ * leftover and its merged file. Slices of one clock never nest; a wall clock
+ * set back can make them.
+ */
+static int nests(struct fg_history *h, uint64_t start, uint64_t end, bool *ret)
+{
+	_cleanup_free_ struct entry *v = NULL;
+	size_t n;
+	int r;
+
+	*ret = false;
+	if (start >= h->newest_end)
+		return 0; /* in order: the directory need not be read */
+	r = list(h, false, &v, &n);
+	for (size_t i = 0; r >= 0 && i < n && !*ret; i++)
+		*ret = (v[i].start <= start && end <= v[i].end) || (start <= v[i].start && v[i].end <= end);
+	return r;
+}
+
 int fg_history__store(struct fg_history *h, uint64_t start_ns, uint64_t end_ns, const uint8_t *data,
 		      size_t len)
 {
-	int r = store_span(h, start_ns, end_ns, data, len);
+	bool nested;
+	int r = nests(h, start_ns, end_ns, &nested);
 
+	if (r >= 0 && nested) {
+		h->stats.out_of_order++;
+		r = -ERANGE;
+	}
+	if (r >= 0)
+		r = store_span(h, start_ns, end_ns, data, len);
 	if (r < 0) {
 		h->stats.write_errors++;
 		h->stats.last_write_error = r;
 		return r;
 	}
+	h->newest_end = MAX(h->newest_end, end_ns);
 	h->stats.written++;
 	h->stats.files++;
 	h->stats.bytes += len;

@@ -34,7 +34,8 @@
 struct fg_history_stats {
 	uint64_t files, bytes;     /* on disk now */
 	uint64_t written;          /* slices stored, ever */
-	uint64_t write_errors;     /* slices that could not be stored */
+	uint64_t write_errors;     /* slices that could not be stored (out_of_order included) */
+	uint64_t out_of_order;     /* of those, slices refused for nesting with a stored file (clock set back) */
 	int last_write_error;      /* negative errno of the last failure; 0 if none */
 	uint64_t corrupt;          /* files skipped by readers for a bad checksum or format */
 	uint64_t future;           /* files skipped for a later format version */
@@ -60,7 +61,13 @@ struct fg_history;
 int fg_history__open(const char *dir, struct fg_history **ret);
 struct fg_history *fg_history__free(struct fg_history *h);
 
-/* Stores one slice's bytes crash-safely. 0, or a negative errno (counted). */
+/*
+ * Stores one slice's bytes crash-safely. 0, or a negative errno (counted):
+ * -ERANGE for a slice whose span nests with a file already stored (within
+ * it, around it, or the same), which only a wall clock set back can cause:
+ * written, it would read as the leftover of a crashed merge, or make a
+ * stored file one. Its samples stay in the window in memory.
+ */
 int fg_history__store(struct fg_history *h, uint64_t start_ns, uint64_t end_ns, const uint8_t *data,
 		      size_t len);
 
