@@ -351,6 +351,11 @@ int fgctl_verb_snapshot(int argc, char **argv, const char *socket)
 			fgctl_get_int(meta, "processes"), fgctl_get_int(meta, "slices"), from, to,
 			(double)fgctl_get_int(meta, "duration_ms") / 1000.0,
 			fgctl_get_int(meta, "folded_samples"));
+		if (fgctl_get_int(meta, "other_rate_samples"))
+			fprintf(stderr, "fgctl: note: %" PRId64 " of those samples come from history taken at "
+					"another sampling rate than %" PRId64 " Hz (or an unknown one); the graph "
+					"adds counts as they are\n",
+				fgctl_get_int(meta, "other_rate_samples"), fgctl_get_int(meta, "frequency"));
 	}
 	return FGCTL_EXIT_OK;
 }

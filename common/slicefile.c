@@ -10,7 +10,9 @@
 #include "strpool.h"
 
 #define MAGIC "FGDH"
-#define HEADER_SIZE 32
+#define HEADER_SIZE 40     /* what this version writes: with the frequency */
+#define HEADER_SIZE_MIN 32 /* what the first files have: no frequency */
+#define FREQUENCY_AT 32
 #define TRAILER_SIZE 4
 #define NONE_STRING UINT32_MAX
 
@@ -119,6 +121,7 @@ uint32_t fg_crc32c(uint32_t crc, const void *data, size_t len)
 
 struct fg_slicefile_writer {
 	uint64_t start, end;
+	uint32_t frequency;
 	struct fg_strpool *strings; /* owned */
 	struct bytes procs;         /* encoded processes */
 	struct bytes stacks;        /* encoded stacks */
@@ -229,6 +232,11 @@ int fg_slicefile_writer__add_stack(struct fg_slicefile_writer *w, uint32_t proc,
 	return 0;
 }
 
+void fg_slicefile_writer__set_frequency(struct fg_slicefile_writer *w, uint32_t hz)
+{
+	w->frequency = hz;
+}
+
 int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **ret_data, size_t *ret_len)
 {
 	size_t n_strings = fg_strpool__count(w->strings);
@@ -268,6 +276,8 @@ int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **r
 	store_le(w->out.p + 12, body_len, 4);
 	store_le(w->out.p + 16, w->start, 8);
 	store_le(w->out.p + 24, w->end, 8);
+	store_le(w->out.p + FREQUENCY_AT, w->frequency, 4);
+	store_le(w->out.p + FREQUENCY_AT + 4, 0, 4); /* reserved */
 	store_le(trailer, fg_crc32c(0, w->out.p, w->out.len), 4);
 	r = put(&w->out, trailer, sizeof(trailer));
 	if (r < 0)
@@ -281,6 +291,7 @@ int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **r
 
 struct fg_slicefile {
 	uint64_t start, end;
+	uint32_t frequency;
 	char *arena;          /* owned: every string, NUL-terminated */
 	uint32_t *string_off; /* owned: offsets into arena */
 	size_t n_strings;
@@ -460,7 +471,7 @@ int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 	struct cursor c;
 	int r;
 
-	if (len < HEADER_SIZE + TRAILER_SIZE || memcmp(b, MAGIC, 4) != 0)
+	if (len < HEADER_SIZE_MIN + TRAILER_SIZE || memcmp(b, MAGIC, 4) != 0)
 		return -EBADMSG;
 	version = load_le(b + 4, 2);
 	header_size = load_le(b + 6, 2);
@@ -470,7 +481,7 @@ int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 	if (version > FG_SLICEFILE_VERSION)
 		return -EPROTONOSUPPORT;
 	/* A later minor revision may grow the header; the body follows it. */
-	if (header_size < HEADER_SIZE || header_size + body_len + TRAILER_SIZE != len)
+	if (header_size < HEADER_SIZE_MIN || header_size + body_len + TRAILER_SIZE != len)
 		return -EBADMSG;
 	if (fg_crc32c(0, b, len - TRAILER_SIZE) != (uint32_t)load_le(b + len - TRAILER_SIZE, 4))
 		return -EBADMSG;
@@ -480,6 +491,7 @@ int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 		return -ENOMEM;
 	s->start = load_le(b + 16, 8);
 	s->end = load_le(b + 24, 8);
+	s->frequency = header_size >= FREQUENCY_AT + 4 ? (uint32_t)load_le(b + FREQUENCY_AT, 4) : 0;
 	c = (struct cursor){ b + header_size, b + header_size + body_len };
 	r = parse_strings(&c, s);
 	if (r >= 0)
@@ -492,6 +504,11 @@ int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 		return -EBADMSG;
 	*ret = TAKE_PTR(s);
 	return 0;
+}
+
+uint32_t fg_slicefile__frequency(const struct fg_slicefile *s)
+{
+	return s->frequency;
 }
 
 uint64_t fg_slicefile__start(const struct fg_slicefile *s)
@@ -645,6 +662,14 @@ static int merge_slice(struct merge *m, const struct fg_slicefile *s)
 	return 0;
 }
 
+static bool same_frequency(const struct fg_slicefile *const *slices, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (slices[i]->frequency != slices[0]->frequency)
+			return false;
+	return true;
+}
+
 int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint64_t start_ns,
 		   uint64_t end_ns, struct fg_slicefile_writer **ret)
 {
@@ -662,6 +687,9 @@ int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint6
 			goto out;
 	}
 	r = fg_slicefile_writer__new(start_ns, end_ns, &w);
+	/* One rate for the merged file if its sources agree; else unknown. */
+	if (r >= 0 && n > 0 && same_frequency(slices, n))
+		fg_slicefile_writer__set_frequency(w, slices[0]->frequency);
 	for (size_t i = 0; i < m.n_procs && r >= 0; i++) {
 		uint32_t idx;
 

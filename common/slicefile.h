@@ -9,7 +9,9 @@
  * bytes; in short:
  *
  *   header   "FGDH", u16 version, u16 header size, u32 flags,
- *            u64 start and end (ns since the epoch), u32 body length
+ *            u32 body length, u64 start and end (ns since the epoch),
+ *            u32 sampling frequency (0: unknown; absent from the first
+ *            files, whose header is 8 bytes shorter), u32 reserved
  *   body     varint-coded: the string table, the processes, the stacks
  *   trailer  u32 CRC-32C of header and body
  *
@@ -57,6 +59,9 @@ int fg_slicefile_writer__add_process(struct fg_slicefile_writer *w, const struct
 int fg_slicefile_writer__add_stack(struct fg_slicefile_writer *w, uint32_t proc, const char *const *frames,
 			       size_t n, uint64_t count);
 
+/* The sampling frequency, in Hz, the counts were taken at; 0 (the default): unknown. */
+void fg_slicefile_writer__set_frequency(struct fg_slicefile_writer *w, uint32_t hz);
+
 /*
  * The file's bytes, borrowed until the writer is freed or written to again.
  * 0, -ENOMEM, or -E2BIG for a body past 4 GiB.
@@ -74,6 +79,8 @@ int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 struct fg_slicefile *fg_slicefile__free(struct fg_slicefile *s);
 
 uint64_t fg_slicefile__start(const struct fg_slicefile *s);
+/* The sampling frequency in Hz, or 0 if unknown (files written before it was stored, mixed merges). */
+uint32_t fg_slicefile__frequency(const struct fg_slicefile *s);
 uint64_t fg_slicefile__end(const struct fg_slicefile *s);
 size_t fg_slicefile__n_processes(const struct fg_slicefile *s);
 /* Borrowed until the slice is freed. */
@@ -95,7 +102,9 @@ const char *fg_slicefile__string(const struct fg_slicefile *s, uint32_t id);
  * Compaction: the n slices merged into one covering [start_ns, end_ns), as a
  * writer the caller finishes and frees (fg_slicefile_writer__free()). A process
  * is the same across slices when its pid and start time are; a stack is the
- * same when its process and frames are, and their counts add up. 0,
+ * same when its process and frames are, and their counts add up. The
+ * merged file has its sources' frequency if they all have the same, else
+ * none (0): counts taken at different rates are added as they are. 0,
  * -ENOMEM or -E2BIG.
  */
 int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint64_t start_ns,

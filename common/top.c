@@ -15,6 +15,7 @@ struct proc {
 	uint64_t start_time;
 	uint32_t comm; /* name id */
 	uint64_t samples;
+	double cpu_seconds;
 };
 
 struct pair {
@@ -24,6 +25,7 @@ struct pair {
 
 struct fg_top {
 	size_t max_processes, max_leaves;
+	uint32_t default_frequency;
 	struct fg_strpool *names; /* owned: comms and leaves */
 	struct proc *procs;       /* owned */
 	size_t n_procs, cap_procs;
@@ -36,13 +38,13 @@ struct fg_top {
 	uint64_t dropped_samples, dropped_leaf_samples;
 };
 
-int fg_top__new(size_t max_processes, size_t max_leaves, struct fg_top **ret)
+int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_frequency, struct fg_top **ret)
 {
 	struct fg_top *t;
 
 	/* Ids and indexes are 32-bit. */
 	if (max_processes == 0 || max_leaves == 0 || max_processes >= UINT32_MAX ||
-	    max_leaves >= UINT32_MAX)
+	    max_leaves >= UINT32_MAX || default_frequency == 0)
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -54,6 +56,7 @@ int fg_top__new(size_t max_processes, size_t max_leaves, struct fg_top **ret)
 	}
 	t->max_processes = max_processes;
 	t->max_leaves = max_leaves;
+	t->default_frequency = default_frequency;
 	*ret = t;
 	return 0;
 }
@@ -146,6 +149,7 @@ int fg_top__add(struct fg_top *t, const struct fg_top_process *p, const char *le
 	if (i < 0)
 		return (int)i;
 	t->procs[i].samples += count;
+	t->procs[i].cpu_seconds += (double)count / (p->frequency ? p->frequency : t->default_frequency);
 	if (!leaf)
 		return 0;
 	key.proc = (uint32_t)i;
@@ -176,6 +180,8 @@ static int entry_cmp(const void *a, const void *b)
 {
 	const struct fg_top_entry *x = a, *y = b;
 
+	if (x->cpu_seconds != y->cpu_seconds)
+		return x->cpu_seconds > y->cpu_seconds ? -1 : 1;
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
 	if (x->pid != y->pid)
@@ -198,6 +204,7 @@ int fg_top__list(struct fg_top *t, const struct fg_top_entry **ret, size_t *ret_
 			.uid = p->uid,
 			.comm = fg_strpool__str(t->names, p->comm),
 			.samples = p->samples,
+			.cpu_seconds = p->cpu_seconds,
 		};
 	}
 	/* Entry i is still process i here: the hottest leaf of each, from the summed counts. */

@@ -8,6 +8,8 @@
  * count) at a time.
  *
  * A process is the same across sources when its pid and start time are.
+ * Sources may have sampled at different rates: each count is weighed by its
+ * own, so a process's CPU time is right across a change of rate.
  * Leaf counts add up per process before the hottest is chosen, so the
  * answer does not depend on how the samples were split between sources or
  * slices. The name shown is the last one fed: feed the oldest source first.
@@ -30,6 +32,7 @@ struct fg_top_process {
 	uint64_t start_time; /* with pid, tells reuses of a pid apart */
 	uid_t uid;
 	const char *comm;    /* borrowed for the call; NULL: "[unknown]" */
+	uint32_t frequency;  /* Hz the counts were taken at; 0: the list's default */
 };
 
 struct fg_top_entry {
@@ -38,6 +41,7 @@ struct fg_top_entry {
 	uid_t uid;            /* as first fed */
 	const char *comm;     /* the last name fed; borrowed until fg_top__free() */
 	uint64_t samples;     /* all of the process's samples, with or without a leaf */
+	double cpu_seconds;   /* the CPU time they stand for: each count over its frequency */
 	const char *leaf;     /* borrowed until fg_top__free(); NULL when no sample had a leaf */
 	uint64_t leaf_samples;
 };
@@ -51,8 +55,11 @@ struct fg_top_stats {
 
 struct fg_top;
 
-/* Caller frees *ret with fg_top__free(). 0, -EINVAL (a cap of 0) or -ENOMEM. */
-int fg_top__new(size_t max_processes, size_t max_leaves, struct fg_top **ret);
+/*
+ * default_frequency (Hz) is the rate of counts fed without one. Caller frees
+ * *ret with fg_top__free(). 0, -EINVAL (a cap or the frequency 0) or -ENOMEM.
+ */
+int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_frequency, struct fg_top **ret);
 struct fg_top *fg_top__free(struct fg_top *t);
 
 /*
@@ -65,7 +72,8 @@ int fg_top__add(struct fg_top *t, const struct fg_top_process *p, const char *le
 		uint64_t count);
 
 /*
- * The processes, busiest first (ties: lower pid, then earlier start time),
+ * The processes, busiest first (by CPU time, then samples; ties: lower
+ * pid, then earlier start time),
  * each with its hottest leaf (ties: the name first in byte order). *ret is
  * borrowed until the next fg_top__add() or fg_top__free(). 0 or -ENOMEM.
  */

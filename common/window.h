@@ -129,6 +129,11 @@ struct fg_window_result {
 	uint64_t folded_samples;  /* of those, samples in "[other]" frames */
 	uint64_t folded_stacks;   /* stacks folded into "[other]" in those processes */
 	uint64_t unattributed;    /* samples in "[other processes]" (counted only with match_all) */
+	/*
+	 * Of samples, those taken at another rate than the window's or an
+	 * unknown one: set by readers of the history, never by the window.
+	 */
+	uint64_t other_rate_samples;
 };
 
 /*

@@ -232,6 +232,7 @@ static void store(struct fgd_alwayson *a, const struct fg_slice *s, int64_t end_
 	fg_history__stats(a->history, &before);
 	r = fg_slice_export(s, end, &w);
 	if (r >= 0) {
+		fg_slicefile_writer__set_frequency(w, a->d->conf.always_on_frequency);
 		r = fg_slicefile_writer__finish(w, &data, &len);
 		if (r >= 0)
 			r = fg_history__store(a->history, (uint64_t)start * 1000000, (uint64_t)end * 1000000,
@@ -460,6 +461,7 @@ struct disk_query {
 	bool match_all;
 	stored_stack_fn fn;
 	void *ctx;
+	uint32_t frequency;          /* the window's: the rate other slices are compared with */
 	struct fg_window_result res; /* the disk's part alone */
 	bool *wanted;                /* owned: per process of the slice read */
 	size_t cap_wanted;
@@ -488,6 +490,7 @@ static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 	struct disk_query *dq = ctx;
 	int64_t start = (int64_t)(fg_slicefile__start(f) / 1000000), end = (int64_t)(fg_slicefile__end(f) / 1000000);
 	size_t n_procs = fg_slicefile__n_processes(f);
+	uint64_t before = dq->res.samples;
 	struct fg_window_proc wp;
 	int err;
 
@@ -522,6 +525,9 @@ static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 		else if (is_folded_stack(f, &st))
 			dq->res.folded_samples += st.count;
 	}
+	/* Counts at another rate weigh differently: what a snapshot adds up, it says. */
+	if (fg_slicefile__frequency(f) != dq->frequency)
+		dq->res.other_rate_samples += dq->res.samples - before;
 	if (dq->res.slices++ == 0 || start < dq->res.first_ms)
 		dq->res.first_ms = start;
 	dq->res.last_ms = MAX(dq->res.last_ms, end);
@@ -544,6 +550,7 @@ static void add_result(struct fg_window_result *res, const struct fg_window_resu
 	res->folded_samples += part->folded_samples;
 	res->folded_stacks += part->folded_stacks;
 	res->unattributed += part->unattributed;
+	res->other_rate_samples += part->other_rate_samples;
 }
 
 /*
@@ -555,7 +562,8 @@ static void add_result(struct fg_window_result *res, const struct fg_window_resu
 static int query_history(struct fgd_alwayson *a, int64_t since, int64_t until, struct match_ctx *mc,
 			 bool match_all, stored_stack_fn fn, void *ctx, struct fg_window_result *res)
 {
-	struct disk_query dq = { .mc = mc, .match_all = match_all, .fn = fn, .ctx = ctx };
+	struct disk_query dq = { .mc = mc, .match_all = match_all, .fn = fn, .ctx = ctx,
+				 .frequency = a->d->conf.always_on_frequency };
 	struct fg_window_stats ws;
 	int r;
 
@@ -606,7 +614,7 @@ static int add_stored_stack(void *ctx, const struct fg_slicefile *f, const struc
 static int top_stored_stack(void *ctx, const struct fg_slicefile *f, const struct fg_slicefile_stack *st,
 			    const struct fg_window_proc *p, bool rest)
 {
-	const struct fg_top_process tp = { p->pid, p->start_time, p->uid, p->comm };
+	const struct fg_top_process tp = { p->pid, p->start_time, p->uid, p->comm, fg_slicefile__frequency(f) };
 	const char *leaf = st->n && !is_folded_stack(f, st) ?
 				   fg_slicefile__string(f, st->frames[st->n - 1]) : NULL;
 
@@ -671,6 +679,7 @@ static struct json_object *result_json(const struct fgd_alwayson *a, const struc
 	fg_json_add_int(m, "folded_samples", (int64_t)res->folded_samples);
 	fg_json_add_int(m, "folded_stacks", (int64_t)res->folded_stacks);
 	fg_json_add_int(m, "unattributed_samples", (int64_t)res->unattributed);
+	fg_json_add_int(m, "other_rate_samples", (int64_t)res->other_rate_samples);
 	fg_json_add_int(m, "memory_max", (int64_t)st.memory_max);
 	fg_json_add_int(m, "window_total_folded_samples", (int64_t)st.total_folded_samples);
 	return m;
@@ -775,7 +784,7 @@ int fgd_alwayson__top_query(struct fgd_alwayson *a, const struct fg_query_reques
 	if (r < 0)
 		return r;
 	mc.sel = sel;
-	r = fg_top__new(TOP_MAX_PROCESSES, TOP_MAX_LEAVES, &top);
+	r = fg_top__new(TOP_MAX_PROCESSES, TOP_MAX_LEAVES, a->d->conf.always_on_frequency, &top);
 	if (r < 0)
 		return r;
 	/* Oldest first, so each process shows the last name it had: the disk, then memory. */
@@ -804,7 +813,7 @@ int fgd_alwayson__top_query(struct fgd_alwayson *a, const struct fg_query_reques
 	fg_json_add_int(meta, "dropped_leaf_samples", (int64_t)ts.dropped_leaf_samples);
 	json_object_object_add(m, "meta", meta);
 	json_object_object_add(m, "processes", procs);
-	/* A CPU's worth of samples is the frequency times the time the slices hold samples for. */
+	/* Shares of one CPU over the time the slices hold samples for. */
 	seconds = (double)res.covered_ms / 1000.0;
 	for (size_t i = 0; i < n && i < q->limit; i++) {
 		struct json_object *e = json_object_new_object();
@@ -816,8 +825,7 @@ int fgd_alwayson__top_query(struct fgd_alwayson *a, const struct fg_query_reques
 		fg_json_add_str(e, "comm", list[i].comm);
 		fg_json_add_int(e, "samples", (int64_t)list[i].samples);
 		json_object_object_add(e, "cpu_pct", json_object_new_double(
-			seconds > 0 ? 100.0 * (double)list[i].samples /
-					      (seconds * a->d->conf.always_on_frequency) : 0.0));
+			seconds > 0 ? 100.0 * list[i].cpu_seconds / seconds : 0.0));
 		fg_json_add_str(e, "leaf", list[i].leaf ? list[i].leaf : "");
 		fg_json_add_int(e, "leaf_samples", (int64_t)list[i].leaf_samples);
 		json_object_array_add(procs, e);

@@ -104,10 +104,13 @@ def test():
         check(hot(stacks) > 50, f"the history lost the workload: {summary}")
 
         # A new daemon on the same state directory answers for the time before it started,
-        # from the disk: the workload is gone, its profile is not.
-        with Daemon(["--state-directory", state, "--always-on-frequency", "99"]) as d2:
+        # from the disk: the workload is gone, its profile is not. It samples at another rate,
+        # and weighs the files' counts by theirs.
+        with Daemon(["--state-directory", state, "--always-on-frequency", "49"]) as d2:
             r = d2.fgctl("snapshot", "--last", "10m", "--comm", "^fgtest-burn$", "-o", "-")
             check(r.returncode == 0, f"snapshot after the restart failed: {r.stderr.decode()}")
+            check(b"taken at another sampling rate than 49 Hz" in r.stderr,
+                  f"no word on the 99 Hz history: {r.stderr.decode()}")
             after = parse_folded(r.stdout.decode())
             got = sum(c for s, c in after.items() if s.endswith((";main;hot_a", ";main;hot_b")))
             print(f"after the restart, from disk: {got} samples of hot_a/hot_b")
@@ -120,7 +123,7 @@ def test():
             check(reply.get("type") == "top", f"top over the protocol: {reply}")
             e, meta = reply["processes"][0], reply["meta"]
             check(e["leaf_samples"] == hot_a, f"leaf_samples {e['leaf_samples']}, the snapshot's hot_a {hot_a}")
-            # The share is over the time the slices hold samples for.
+            # The share is over the time the slices hold samples for, at the files' 99 Hz.
             check(0 < meta["covered_ms"] <= meta["duration_ms"], f"covered time: {meta}")
             share = 100 * e["samples"] / (99 * meta["covered_ms"] / 1000)
             check(abs(e["cpu_pct"] - share) < 1e-6,

@@ -213,6 +213,63 @@ TEST(a_version_1_file_stays_readable)
 	ASSERT_EQ(st.n, 3);
 	ASSERT_TRUE(strcmp(fg_slicefile__string(s, st.frames[0]), "_start") == 0);
 	ASSERT_TRUE(strcmp(fg_slicefile__string(s, st.frames[2]), "hot_a") == 0);
+	/* Its 32-byte header predates the frequency. */
+	ASSERT_EQ(fg_slicefile__frequency(s), 0);
+	fg_slicefile__free(s);
+}
+
+/* A slice of one stack sampled at hz, parsed back. */
+static struct fg_slicefile *slice_at(uint64_t start, uint32_t hz)
+{
+	static const char *const frames[] = { "main", "hot" };
+	const struct fg_slicefile_process p = { 1, 2, 0, "burn", NULL, NULL };
+	struct fg_slicefile_writer *w;
+	struct fg_slicefile *s;
+	const uint8_t *data;
+	uint32_t idx;
+	size_t len;
+
+	ASSERT_OK(fg_slicefile_writer__new(start, start + 10, &w));
+	fg_slicefile_writer__set_frequency(w, hz);
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p, &idx));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, idx, frames, 2, 5));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s));
+	fg_slicefile_writer__free(w);
+	return s;
+}
+
+/* The merge of a and b, parsed back; a and b are freed. */
+static struct fg_slicefile *merged(struct fg_slicefile *a, struct fg_slicefile *b)
+{
+	const struct fg_slicefile *in[] = { a, b };
+	struct fg_slicefile_writer *w;
+	struct fg_slicefile *s;
+	const uint8_t *data;
+	size_t len;
+
+	ASSERT_OK(fg_slicefile_merge(in, 2, 0, 20, &w));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s));
+	fg_slicefile_writer__free(w);
+	fg_slicefile__free(a);
+	fg_slicefile__free(b);
+	return s;
+}
+
+TEST(the_sampling_frequency_is_kept_and_merges_keep_it_only_when_agreed)
+{
+	struct fg_slicefile *s = slice_at(0, 19);
+
+	ASSERT_EQ(fg_slicefile__frequency(s), 19);
+	fg_slicefile__free(s);
+	s = merged(slice_at(0, 19), slice_at(10, 19));
+	ASSERT_EQ(fg_slicefile__frequency(s), 19);
+	fg_slicefile__free(s);
+	/* Counts taken at 19 and 99 Hz: added as they are, at no one rate. */
+	s = merged(slice_at(0, 19), slice_at(10, 99));
+	ASSERT_EQ(fg_slicefile__frequency(s), 0);
+	ASSERT_EQ(fg_slicefile__n_stacks(s), 1);
 	fg_slicefile__free(s);
 }
 

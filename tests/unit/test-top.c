@@ -18,7 +18,7 @@ TEST(the_hottest_leaf_comes_from_the_summed_counts)
 	struct fg_top *t;
 	size_t n;
 
-	ASSERT_OK(fg_top__new(16, 16, &t));
+	ASSERT_OK(fg_top__new(16, 16, 99, &t));
 	/* One source (the disk) has f ahead, the other (memory) only g: g wins overall. */
 	add(t, 10, 1, "burn", "f", 5);
 	add(t, 10, 1, "burn", "g", 4);
@@ -39,7 +39,7 @@ TEST(a_process_is_its_pid_and_start_time)
 	struct fg_top *t;
 	size_t n;
 
-	ASSERT_OK(fg_top__new(16, 16, &t));
+	ASSERT_OK(fg_top__new(16, 16, 99, &t));
 	ASSERT_OK(fg_top__add(t, &first, "main", 4, 2));
 	/* It exec'd: the later name is shown, the uid first fed is kept. */
 	ASSERT_OK(fg_top__add(t, &later, "hot", 3, 3));
@@ -64,7 +64,7 @@ TEST(order_is_deterministic)
 	struct fg_top *t;
 	size_t n;
 
-	ASSERT_OK(fg_top__new(16, 16, &t));
+	ASSERT_OK(fg_top__new(16, 16, 99, &t));
 	add(t, 30, 1, "c", "zeta", 2);
 	add(t, 30, 1, "c", "alpha", 2);
 	add(t, 20, 9, "b", "x", 4);
@@ -102,7 +102,7 @@ TEST(caps_count_what_they_leave_out)
 	struct fg_top *t;
 	size_t n;
 
-	ASSERT_OK(fg_top__new(2, 3, &t));
+	ASSERT_OK(fg_top__new(2, 3, 99, &t));
 	add(t, 1, 1, "a", "f", 5);
 	add(t, 2, 1, "b", "f", 4);
 	/* A third process: its samples are listed nowhere, and counted. */
@@ -129,6 +129,33 @@ TEST(caps_count_what_they_leave_out)
 	fg_top__free(t);
 }
 
+TEST(counts_are_weighed_by_the_rate_they_were_taken_at)
+{
+	/* 99 samples at 99 Hz (the default), 19 at 19 Hz, 190 at 19 Hz: 1 s, 1 s, 10 s of CPU. */
+	const struct fg_top_process fast = { 1, 1, 0, "fast" }, slow = { 2, 2, 0, "slow", 19 },
+				    busy = { 3, 3, 0, "busy", 19 };
+	const struct fg_top_entry *e;
+	struct fg_top *t;
+	size_t n;
+
+	ASSERT_OK(fg_top__new(4, 4, 99, &t));
+	ASSERT_OK(fg_top__add(t, &fast, "f", 1, 99));
+	ASSERT_OK(fg_top__add(t, &slow, "s", 1, 19));
+	ASSERT_OK(fg_top__add(t, &busy, "b", 1, 100));
+	ASSERT_OK(fg_top__add(t, &busy, "b", 1, 90));
+	ASSERT_OK(fg_top__list(t, &e, &n));
+	ASSERT_EQ(n, 3);
+	/* By CPU time: busy, then fast and slow at a second each (a tie), fast first for its samples. */
+	ASSERT_EQ(e[0].pid, 3);
+	ASSERT_TRUE(e[0].cpu_seconds > 9.999 && e[0].cpu_seconds < 10.001);
+	ASSERT_EQ(e[1].pid, 1);
+	ASSERT_TRUE(e[1].cpu_seconds > 0.999 && e[1].cpu_seconds < 1.001);
+	ASSERT_EQ(e[2].pid, 2);
+	ASSERT_EQ(e[2].samples, 19);
+	ASSERT_TRUE(e[2].cpu_seconds > 0.999 && e[2].cpu_seconds < 1.001);
+	fg_top__free(t);
+}
+
 TEST(names_and_bad_input)
 {
 	const struct fg_top_process p = { 1, 1, 0, "x" };
@@ -136,9 +163,10 @@ TEST(names_and_bad_input)
 	struct fg_top *t;
 	size_t n;
 
-	ASSERT_ERR(fg_top__new(0, 1, &t), -EINVAL);
-	ASSERT_ERR(fg_top__new(1, 0, &t), -EINVAL);
-	ASSERT_OK(fg_top__new(4, 4, &t));
+	ASSERT_ERR(fg_top__new(0, 1, 99, &t), -EINVAL);
+	ASSERT_ERR(fg_top__new(1, 0, 99, &t), -EINVAL);
+	ASSERT_ERR(fg_top__new(1, 1, 0, &t), -EINVAL);
+	ASSERT_OK(fg_top__new(4, 4, 99, &t));
 	ASSERT_OK(fg_top__list(t, &e, &n));
 	ASSERT_EQ(n, 0);
 	/* A name ends at its length or its first NUL byte; a zero count adds nothing. */

@@ -229,7 +229,7 @@ TEST(top_ranks_processes_with_their_hottest_leaf)
 	size_t n;
 
 	ASSERT_OK(fg_window__new(&o, T0, &w));
-	ASSERT_OK(fg_top__new(100, 100, &top));
+	ASSERT_OK(fg_top__new(100, 100, 99, &top));
 	add(w, &a, "main;hot_a", 3);
 	add(w, &b, "main;poll", 2);
 	fg_window__tick(w, T0 + 10000);
