@@ -36,10 +36,12 @@ struct fgd_alwayson {
 	struct fg_history *history; /* owned; NULL when the state directory is unusable */
 	char *history_dir;         /* owned copy: the state directory in use; NULL with no history */
 	/*
-	 * The call graph mode the internal recording started with: the
-	 * configuration's CallGraph= may change on reload, for recordings.
+	 * The settings it started with: a reload replaces the sampler to change
+	 * them (fgd.c), and until then the configuration may already hold others.
 	 */
+	uint32_t frequency;
 	enum fg_call_graph call_graph;
+	uint32_t slice_seconds, window_seconds;
 	uint32_t *xlat;            /* owned: recording name id -> window name id, or UINT32_MAX */
 	size_t cap_xlat;
 	uint64_t xlat_epoch;       /* the window epoch xlat is valid for */
@@ -180,7 +182,10 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 	if (!a)
 		return -ENOMEM;
 	a->d = d;
+	a->frequency = d->conf.always_on_frequency;
 	a->call_graph = d->conf.call_graph;
+	a->slice_seconds = d->conf.slice_seconds;
+	a->window_seconds = d->conf.window_seconds;
 	fg_record_request_init(&o.req);
 	o.req.all = true;
 	o.sink_ctx = a;
@@ -232,7 +237,7 @@ static void store(struct fgd_alwayson *a, const struct fg_slice *s, int64_t end_
 	fg_history__stats(a->history, &before);
 	r = fg_slice_export(s, end, &w);
 	if (r >= 0) {
-		fg_slicefile_writer__set_frequency(w, a->d->conf.always_on_frequency);
+		fg_slicefile_writer__set_frequency(w, a->frequency);
 		r = fg_slicefile_writer__finish(w, &data, &len);
 		if (r >= 0)
 			r = fg_history__store(a->history, (uint64_t)start * 1000000, (uint64_t)end * 1000000,
@@ -300,9 +305,9 @@ const struct fg_window *fgd_alwayson__window(const struct fgd_alwayson *a)
 	return a->window;
 }
 
-uint32_t fgd_alwayson__frequency(const struct fgd_alwayson *a)
+bool fgd_alwayson__has_history(const struct fgd_alwayson *a)
 {
-	return a->d->conf.always_on_frequency;
+	return a->history != NULL;
 }
 
 /* The tiers as [{age_seconds, length_seconds}, ...] and keep_seconds (0: kept until HistoryMax=). */
@@ -332,10 +337,10 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 	fg_window__stats(a->window, &ws);
 	fg_evset__totals(fg_recording__events(a->rec), &c);
 	fg_json_add_bool(o, "enabled", true);
-	fg_json_add_int(o, "frequency", a->d->conf.always_on_frequency);
+	fg_json_add_int(o, "frequency", a->frequency);
 	fg_json_add_str(o, "call_graph", fg_call_graph_name(a->call_graph));
-	fg_json_add_int(o, "slice_seconds", a->d->conf.slice_seconds);
-	fg_json_add_int(o, "window_seconds", a->d->conf.window_seconds);
+	fg_json_add_int(o, "slice_seconds", a->slice_seconds);
+	fg_json_add_int(o, "window_seconds", a->window_seconds);
 	fg_json_add_int(o, "memory_max", (int64_t)ws.memory_max);
 	fg_json_add_int(o, "slice_budget", (int64_t)ws.slice_budget);
 	fg_json_add_int(o, "bytes", (int64_t)ws.bytes);
@@ -563,7 +568,7 @@ static int query_history(struct fgd_alwayson *a, int64_t since, int64_t until, s
 			 bool match_all, stored_stack_fn fn, void *ctx, struct fg_window_result *res)
 {
 	struct disk_query dq = { .mc = mc, .match_all = match_all, .fn = fn, .ctx = ctx,
-				 .frequency = a->d->conf.always_on_frequency };
+				 .frequency = a->frequency };
 	struct fg_window_stats ws;
 	int r;
 
@@ -666,14 +671,14 @@ static struct json_object *result_json(const struct fgd_alwayson *a, const struc
 	fg_window__stats(a->window, &st);
 	fg_json_add_str(m, "source", "always-on");
 	fg_json_add_str(m, "event", a->d->event.name);
-	fg_json_add_int(m, "frequency", a->d->conf.always_on_frequency);
+	fg_json_add_int(m, "frequency", a->frequency);
 	fg_json_add_str(m, "call_graph", fg_call_graph_name(a->call_graph));
 	fg_json_add_int(m, "first_ms", res->first_ms);
 	fg_json_add_int(m, "last_ms", res->last_ms);
 	fg_json_add_int(m, "duration_ms", res->last_ms - res->first_ms);
 	fg_json_add_int(m, "covered_ms", res->covered_ms);
 	fg_json_add_int(m, "slices", (int64_t)res->slices);
-	fg_json_add_int(m, "slice_seconds", a->d->conf.slice_seconds);
+	fg_json_add_int(m, "slice_seconds", a->slice_seconds);
 	fg_json_add_int(m, "processes", (int64_t)res->processes);
 	fg_json_add_int(m, "samples", (int64_t)res->samples);
 	fg_json_add_int(m, "folded_samples", (int64_t)res->folded_samples);
@@ -741,7 +746,7 @@ int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_r
 			 from, to);
 		snprintf(s->info[0], sizeof(s->info[0]),
 			 "event: %s   frequency: %u Hz   slices: %" PRIu64 "   samples: %" PRIu64,
-			 a->d->event.name, a->d->conf.always_on_frequency, res.slices, res.samples);
+			 a->d->event.name, a->frequency, res.slices, res.samples);
 		snprintf(s->info[1], sizeof(s->info[1]),
 			 "folded into [other] (memory ceiling): %" PRIu64 " samples, %" PRIu64
 			 " stacks   [other processes]: %" PRIu64, res.folded_samples, res.folded_stacks,
@@ -784,7 +789,7 @@ int fgd_alwayson__top_query(struct fgd_alwayson *a, const struct fg_query_reques
 	if (r < 0)
 		return r;
 	mc.sel = sel;
-	r = fg_top__new(TOP_MAX_PROCESSES, TOP_MAX_LEAVES, a->d->conf.always_on_frequency, &top);
+	r = fg_top__new(TOP_MAX_PROCESSES, TOP_MAX_LEAVES, a->frequency, &top);
 	if (r < 0)
 		return r;
 	/* Oldest first, so each process shows the last name it had: the disk, then memory. */

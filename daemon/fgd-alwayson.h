@@ -32,7 +32,8 @@ void fgd_alwayson__flush(struct fgd_alwayson *a);
 
 /* The window, for queries. Borrowed until fgd_alwayson__free(). */
 const struct fg_window *fgd_alwayson__window(const struct fgd_alwayson *a);
-uint32_t fgd_alwayson__frequency(const struct fgd_alwayson *a);
+/* Whether its slices go to a history on disk (a usable state directory). */
+bool fgd_alwayson__has_history(const struct fgd_alwayson *a);
 
 /* The "always_on" member of status. NULL on ENOMEM. */
 struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a);

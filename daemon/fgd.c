@@ -406,35 +406,61 @@ void fgd_config_changed(struct fgd *d, const struct fgd_config *old)
 		log_info("Ring pages: %zu per CPU (was %zu)", c->ring_pages, old->ring_pages);
 }
 
-/*
- * The always-on sampler's settings apply at start only: its events and its
- * window's slices are sized by them, and its history is open in its state
- * directory. A reload keeps the running ones (and the window) and says so,
- * rather than appear to apply them. The recording defaults it shares
- * (CallGraph=, StackDump=, RingPages=) change for recordings only.
- */
+/* Whether c's always-on settings differ from old's: those the sampler is built with. */
+static bool always_on_changed(const struct fgd_config *c, const struct fgd_config *old)
+{
+	return c->always_on != old->always_on || c->always_on_frequency != old->always_on_frequency ||
+	       c->slice_seconds != old->slice_seconds || c->window_seconds != old->window_seconds ||
+	       c->memory_max != old->memory_max || !streq_ptr(c->state_directory, old->state_directory) ||
+	       (c->always_on && (c->call_graph != old->call_graph || c->stack_dump != old->stack_dump ||
+				 c->ring_pages != old->ring_pages));
+}
+
+/* Puts old's always-on settings back into c. 0 or -ENOMEM. */
 static int keep_always_on_settings(struct fgd_config *c, const struct fgd_config *old)
 {
-	bool same_dir = (!c->state_directory && !old->state_directory) ||
-			(c->state_directory && old->state_directory &&
-			 strcmp(c->state_directory, old->state_directory) == 0);
-
-	if (old->always_on && (c->call_graph != old->call_graph || c->stack_dump != old->stack_dump ||
-			       c->ring_pages != old->ring_pages))
-		log_info("CallGraph=, StackDump= and RingPages= apply to the next recordings; the always-on "
-			 "sampling keeps the ones it started with until fgd restarts");
-	if (c->always_on == old->always_on && c->always_on_frequency == old->always_on_frequency &&
-	    c->slice_seconds == old->slice_seconds && c->window_seconds == old->window_seconds &&
-	    c->memory_max == old->memory_max && same_dir)
-		return 0;
-	log_warning("Always-on settings (AlwaysOn=, AlwaysOnFrequency=, SliceSec=, WindowSec=, "
-		    "MemoryMax=, StateDirectory=) take effect at the next start; keeping the running ones");
 	c->always_on = old->always_on;
 	c->always_on_frequency = old->always_on_frequency;
 	c->slice_seconds = old->slice_seconds;
 	c->window_seconds = old->window_seconds;
 	c->memory_max = old->memory_max;
-	return same_dir ? 0 : fgd_config_set_string(&c->state_directory, old->state_directory);
+	return fgd_config_set_string(&c->state_directory, old->state_directory);
+}
+
+/*
+ * Applies changed always-on settings by replacing the sampler: a new one
+ * starts with them, then the running one writes its open slice, cut short,
+ * to the history and stops. Its closed slices are on disk already, so
+ * queries go on answering for their time from there (in the same state
+ * directory). On failure the running one goes on. 0 or a negative errno.
+ */
+static int restart_always_on(struct fgd *d)
+{
+	struct fgd_alwayson *next = NULL;
+	int r;
+
+	if (d->conf.always_on) {
+		if (d->conf.always_on_frequency > d->max_rate)
+			return log_error("Always-on frequency %u Hz is above kernel.perf_event_max_sample_rate "
+					 "(%u)", d->conf.always_on_frequency, d->max_rate), -EINVAL;
+		r = fgd_alwayson__new(d, &next);
+		if (r < 0)
+			return log_error("Failed to start always-on sampling: %s", strerror(-r)), r;
+	}
+	if (d->alwayson) {
+		fgd_alwayson__flush(d->alwayson);
+		d->alwayson = fgd_alwayson__free(d->alwayson);
+	}
+	d->alwayson = next;
+	if (next)
+		log_info("Always-on sampling now at %u Hz: %u s slices, %u s window, %" PRIu64 " bytes at "
+			 "most, call graph %s; the slices before are read from %s",
+			 d->conf.always_on_frequency, d->conf.slice_seconds, d->conf.window_seconds,
+			 d->conf.memory_max, fg_call_graph_name(d->conf.call_graph),
+			 d->conf.state_directory ?: "(no history)");
+	else
+		log_info("Always-on sampling stopped");
+	return 0;
 }
 
 /*
@@ -472,12 +498,22 @@ static void reload(struct fgd *d)
 		if (fgd_config_set_string(&next.socket_group, d->conf.socket_group) < 0)
 			goto oom;
 	}
-	if (keep_always_on_settings(&next, &d->conf) < 0)
-		goto oom;
+	/* Without a history the window in memory is all there is: replacing the sampler would lose it. */
+	if (always_on_changed(&next, &d->conf) && d->alwayson && !fgd_alwayson__has_history(d->alwayson)) {
+		log_warning("Always-on settings changed, but with no history on disk applying them would "
+			    "lose the window in memory: they take effect at the next start");
+		if (keep_always_on_settings(&next, &d->conf) < 0)
+			goto oom;
+	}
 	old = d->conf;
 	d->conf = next;
 	next = old; /* freed on return, after the hook saw it */
 	fgd_config_changed(d, &old);
+	if (always_on_changed(&d->conf, &old) && restart_always_on(d) < 0) {
+		log_warning("Keeping the running always-on settings");
+		if (keep_always_on_settings(&d->conf, &old) < 0)
+			goto oom;
+	}
 	log_info("Configuration reloaded");
 	goto done;
 oom:

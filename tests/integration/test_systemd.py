@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import time
 
-from fgdtest import FGD, FGCTL, TestFailure, check, require_root, run, skip
+from fgdtest import FGD, FGCTL, TestFailure, check, require_root, run, skip, wait_for, workload
 
 
 class Notify:
@@ -159,11 +159,23 @@ def write(path, text):
         fp.write(text)
 
 
+def burn_samples(sock, *args):
+    """fgtest-burn's always-on samples over the last 10 minutes, and fgctl's stderr."""
+    r = subprocess.run([FGCTL, "--socket", sock, "snapshot", "--last", "10m", "--comm", "^fgtest-burn$",
+                        "-o", "-", *args], capture_output=True, timeout=60)
+    if r.returncode != 0:
+        return 0, r.stderr.decode(errors="replace")
+    return sum(int(line.rsplit(" ", 1)[1]) for line in r.stdout.decode().splitlines()), \
+        r.stderr.decode(errors="replace")
+
+
 def test_reload(tmp):
     sock = os.path.join(tmp, "reload.sock")
     conf = os.path.join(tmp, "fgd.conf")
+    state = os.path.join(tmp, "state")
     # The socket comes from the file here, so that a reload can try to move it.
-    write(conf, f"[fgd]\nSocket={sock}\nFrequency=123\nCallGraph=fp\n")
+    base = f"StateDirectory={state}\nSliceSec=1\n"
+    write(conf, f"[fgd]\nSocket={sock}\nFrequency=123\nCallGraph=fp\nAlwaysOnFrequency=99\n{base}")
     f = Fgd(tmp, ["--config", conf])
     try:
         f.wait_for(lambda m: m.get("READY") == "1", "READY=1")
@@ -171,29 +183,50 @@ def test_reload(tmp):
         check(st["default_frequency"] == 123, f"default_frequency {st['default_frequency']}, not 123")
         check(st["call_graph"] == "fp", f"call_graph {st['call_graph']}")
         always_on = st["always_on"]
-        check(always_on["call_graph"] == "fp", f"always-on call graph {always_on['call_graph']}")
+        check(always_on["call_graph"] == "fp" and always_on["frequency"] == 99, f"always-on: {always_on}")
 
-        # Recording defaults apply at once; the always-on sampling keeps what it runs with.
-        write(conf, f"[fgd]\nFrequency=321\nCallGraph=dwarf\nSocket={sock}.elsewhere\n"
-                    f"AlwaysOnFrequency=7\nStateDirectory={tmp}/elsewhere\n")
-        f.proc.send_signal(signal.SIGHUP)
-        f.wait_for(lambda m: m.get("RELOADING") == "1", "RELOADING=1")
-        f.wait_for(lambda m: m.get("READY") == "1", "READY=1 after the reload")
-        st = status(sock)
-        check(st["default_frequency"] == 321, f"after reload: default_frequency {st['default_frequency']}")
-        check(st["call_graph"] == "dwarf", f"after reload: call_graph {st['call_graph']}")
-        check(st["socket"] == sock, "the socket moved on reload")
-        check(not os.path.exists(sock + ".elsewhere"), "a reload bound the new Socket=")
-        check("socket cannot move" in f.logs(), f"no word on the refused Socket=:\n{f.logs()}")
-        now_on = st["always_on"]
-        for key in ("call_graph", "frequency"):
-            check(now_on[key] == always_on[key], f"after reload: always-on {key} {now_on[key]}, "
-                                                 f"was {always_on[key]}")
-        check(now_on.get("history", {}).get("directory") == always_on.get("history", {}).get("directory"),
-              f"after reload the history says {now_on.get('history')}, was {always_on.get('history')}")
-        check(not os.path.exists(f"{tmp}/elsewhere"), "a reload opened the new StateDirectory=")
-        check("take effect at the next start" in f.logs(), f"no word on the kept always-on settings:\n"
-                                                          f"{f.logs()}")
+        with workload("fgtest-burn"):
+            before = wait_for(lambda: (n := burn_samples(sock)[0]) > 200 and n,
+                              "fgtest-burn in the always-on window")
+
+            # Recording defaults apply at once, and so do the always-on settings: a new sampler,
+            # the old one's slices on disk.
+            write(conf, f"[fgd]\nFrequency=321\nCallGraph=dwarf\nSocket={sock}.elsewhere\n"
+                        f"AlwaysOnFrequency=49\n{base}")
+            f.proc.send_signal(signal.SIGHUP)
+            f.wait_for(lambda m: m.get("RELOADING") == "1", "RELOADING=1")
+            f.wait_for(lambda m: m.get("READY") == "1", "READY=1 after the reload")
+            st = status(sock)
+            check(st["default_frequency"] == 321, f"after reload: default_frequency {st['default_frequency']}")
+            check(st["call_graph"] == "dwarf", f"after reload: call_graph {st['call_graph']}")
+            check(st["socket"] == sock, "the socket moved on reload")
+            check(not os.path.exists(sock + ".elsewhere"), "a reload bound the new Socket=")
+            check("socket cannot move" in f.logs(), f"no word on the refused Socket=:\n{f.logs()}")
+            now_on = st["always_on"]
+            check(now_on["frequency"] == 49 and now_on["call_graph"] == "dwarf",
+                  f"after reload the always-on sampling is {now_on}")
+            check(now_on["history"]["directory"] == state, f"after reload: {now_on['history']}")
+            # Nothing sampled before the reload is lost: it is read from the history, at its rate.
+            after, err = burn_samples(sock)
+            print(f"fgtest-burn: {before} samples before the reload, {after} after")
+            check(after >= before, f"{before} samples before the reload, {after} after:\n{err}")
+            check("another sampling rate than 49 Hz" in err, f"no word on the 99 Hz history: {err}")
+
+        # A state directory fgd cannot use: it samples on without a history, as at start. Then,
+        # with no history, applying new always-on settings would lose the window: kept, and said.
+        blocker = os.path.join(tmp, "not-a-directory")
+        write(blocker, "")
+        broken = (f"[fgd]\nSocket={sock}\nFrequency=321\nCallGraph=dwarf\nSliceSec=1\n"
+                  f"StateDirectory={blocker}/state\n")
+        for rate in (49, 19):
+            write(conf, f"{broken}AlwaysOnFrequency={rate}\n")
+            f.proc.send_signal(signal.SIGHUP)
+            f.wait_for(lambda m: m.get("RELOADING") == "1", "RELOADING=1")
+            f.wait_for(lambda m: m.get("READY") == "1", "READY=1 after the reload")
+        now_on = status(sock)["always_on"]
+        check("history" not in now_on and now_on["frequency"] == 49,
+              f"with no history to hand the window to, a reload replaced it: {now_on}")
+        check("would lose the window in memory" in f.logs(), f"no word on the kept settings:\n{f.logs()}")
 
         # A broken file: everything stays as it was, and the log names the line.
         write(conf, "[fgd]\nFrequency=999\nNoSuchKey=1\nCallGraph=sideways\n")
