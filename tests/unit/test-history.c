@@ -43,14 +43,23 @@ static void slice_bytes(uint64_t tag, size_t frames, uint8_t **ret, size_t *ret_
 	free(buf);
 }
 
-static void store(struct fg_history *h, uint64_t tag)
+/* Stores tag's bytes as [start, end): the store's result. */
+static int store_span(struct fg_history *h, uint64_t tag, uint64_t start, uint64_t end)
 {
 	uint8_t *data;
 	size_t len;
+	int r;
 
 	slice_bytes(tag, 3, &data, &len);
-	ASSERT_OK(fg_history__store(h, tag * 1000, tag * 1000 + 1000, data, len));
+	r = fg_history__store(h, start, end, data, len);
 	free(data);
+	return r;
+}
+
+/* Stores tag's slice as [tag * 1000, tag * 1000 + 1000). */
+static void store(struct fg_history *h, uint64_t tag)
+{
+	ASSERT_OK(store_span(h, tag, tag * 1000, tag * 1000 + 1000));
 }
 
 struct seen {
@@ -121,19 +130,6 @@ TEST(stores_and_reads_a_time_range_in_order)
 	ASSERT_EQ(seen.n, 3);
 	fg_history__free(h);
 	remove_dir(dir);
-}
-
-/* Stores tag's bytes as [start, end): the store's result. */
-static int store_span(struct fg_history *h, uint64_t tag, uint64_t start, uint64_t end)
-{
-	uint8_t *data;
-	size_t len;
-	int r;
-
-	slice_bytes(tag, 3, &data, &len);
-	r = fg_history__store(h, start, end, data, len);
-	free(data);
-	return r;
 }
 
 TEST(a_slice_nesting_with_a_stored_file_is_refused_not_taken_for_a_leftover)
