@@ -30,19 +30,6 @@ import time
 import fgbench
 
 
-def memory(fgd):
-    """fgd's RSS (anonymous and file-backed) and what status says it holds."""
-    st = fgd.status()
-    ao, sy, uw, pr = st["always_on"], st["symbols"], st["unwinding"], st["processes"]
-    kib = {k: fgbench.status_kib(fgd.pid, k) // 1024 for k in ("VmRSS", "RssAnon", "RssFile", "VmHWM")}
-    return (f"RSS {kib['VmRSS']} MiB ({kib['RssAnon']} anon, {kib['RssFile']} file; peak "
-            f"{kib['VmHWM']}); window {ao['bytes'] >> 10} KiB in {ao['slices']} slices, memo "
-            f"{ao['memo_bytes'] >> 10} KiB; {pr['generations']} process generations, "
-            f"{pr['maps']} maps; {sy['binaries']} binaries ({sy['binaries_loaded']} symbols read, "
-            f"{sy['binaries_dwarf']} with DWARF); CFI of {uw['binaries']} binaries, "
-            f"{uw['bytes'] >> 20} MiB")
-
-
 def measure_cpu(fgd, minutes, label):
     """Prints fgd's CPU share over `minutes` (and each minute's, with its memory); returns the
     total share."""
@@ -55,7 +42,7 @@ def measure_cpu(fgd, minutes, label):
         if not fgd.alive():
             raise SystemExit(f"bench: fgd died:\n{fgd.logs()}")
         per_minute.append(100 * (fgbench.cpu_seconds(fgd.pid) - cm) / (time.monotonic() - tm))
-        print(f"  minute {i + 1}: {per_minute[-1]:.3f}%; {memory(fgd)}", flush=True)
+        print(f"  minute {i + 1}: {per_minute[-1]:.3f}%; {fgbench.memory(fgd)}", flush=True)
     c1, t1 = fgbench.cpu_seconds(fgd.pid), time.monotonic()
     pct = 100 * (c1 - c0) / (t1 - t0)
     print(f"{label}: fgd used {c1 - c0:.2f} s of CPU (user+sys) in {t1 - t0:.0f} s = "
@@ -83,7 +70,7 @@ def window_figures(fgd):
     ao = fgd.status()["always_on"]
     return (f"window: {ao['slices']} slices, {ao['bytes']} bytes of {ao['memory_max']}, "
             f"{ao['samples']} samples ({ao['total_samples']} ever), "
-            f"{ao['total_folded_samples']} folded, {ao['lost']} lost; {memory(fgd)}")
+            f"{ao['total_folded_samples']} folded, {ao['lost']} lost; {fgbench.memory(fgd)}")
 
 
 def main():
@@ -127,7 +114,7 @@ def main():
                     raise SystemExit(f"bench: fgd died:\n{fgd.logs()}")
                 if time.monotonic() - last >= 60:
                     last = time.monotonic()
-                    print(f"  at {(last - t_start) / 60:.1f} min: {memory(fgd)}", flush=True)
+                    print(f"  at {(last - t_start) / 60:.1f} min: {fgbench.memory(fgd)}", flush=True)
                 time.sleep(5)
             elapsed = time.monotonic() - t_start
             total = fgbench.cpu_seconds(fgd.pid) - startup

@@ -33,7 +33,8 @@ class Poll:
 
     KEYS = (("always_on", "bytes"), ("always_on", "memo_bytes"), ("processes", "alive"),
             ("processes", "generations"), ("processes", "threads"), ("processes", "maps"),
-            ("symbols", "binaries"), ("symbols", "binaries_dwarf"), ("unwinding", "bytes"))
+            ("symbols", "binaries"), ("symbols", "binaries_dwarf"), ("symbols", "dwarf_bytes"),
+            ("unwinding", "bytes"))
 
     def __init__(self, fgd):
         self.fgd = fgd
@@ -76,8 +77,9 @@ class Poll:
         print(f"peaks: location memo {p['always_on.memo_bytes'] >> 20} MiB, processes alive "
               f"{p['processes.alive']}, generations {p['processes.generations']}, threads "
               f"{p['processes.threads']}, maps {p['processes.maps']}; binaries "
-              f"{p['symbols.binaries']} ({p['symbols.binaries_dwarf']} with DWARF read), CFI "
-              f"{p['unwinding.bytes'] >> 20} MiB")
+              f"{p['symbols.binaries']} ({p['symbols.binaries_dwarf']} with DWARF read, "
+              f"{p['symbols.dwarf_bytes'] >> 20} MiB held), CFI {p['unwinding.bytes'] >> 20} MiB")
+        print("at the end: " + fgbench.memory(self.fgd))
         pr = st["processes"]
         print(f"dropped: processes {pr['dropped_processes']}, threads {pr['dropped_threads']}, "
               f"maps {pr['dropped_maps']}; binaries {st['symbols']['binaries_dropped']}; history "

@@ -42,6 +42,42 @@ def status_kib(pid, key):
     return 0
 
 
+def rss_split(pid):
+    """A process's RSS in KiB by kind of mapping, from smaps: heap and other anonymous memory,
+    files; and the size of its perf rings, which RSS leaves out (the kernel's pages)."""
+    split = {"anon": 0, "file": 0, "rings": 0}
+    kind = "anon"
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            fields = line.split()
+            if not fields[0].endswith(":"):  # a mapping's header: range perms offset dev inode [path]
+                path = fields[5] if len(fields) > 5 else ""
+                kind = ("rings" if "perf_event" in path else
+                        "anon" if not path or path.startswith("[") else "file")
+            elif fields[0] == ("Size:" if kind == "rings" else "Rss:"):
+                split[kind] += int(fields[1])
+    return split
+
+
+def memory(fgd):
+    """fgd's RSS by kind, and what status says it holds that RSS is made of."""
+    st = fgd.status()
+    ao, sy, uw, pr = st["always_on"], st["symbols"], st["unwinding"], st["processes"]
+    split = rss_split(fgd.pid)
+    return (f"RSS {mib(status_kib(fgd.pid, 'VmRSS'))} MiB (heap and anonymous "
+            f"{mib(split['anon'])}, files {mib(split['file'])}; peak "
+            f"{mib(status_kib(fgd.pid, 'VmHWM'))}; perf rings, not in RSS, {mib(split['rings'])}); "
+            f"window {ao['bytes'] >> 10} KiB in {ao['slices']} slices, memo "
+            f"{ao['memo_bytes'] >> 10} KiB; {pr['generations']} process generations, "
+            f"{pr['maps']} maps; {sy['binaries']} binaries ({sy['binaries_loaded']} symbol tables "
+            f"read, {sy['binaries_dwarf']} DWARF, {sy['dwarf_bytes'] >> 20} MiB held); CFI of "
+            f"{uw['binaries']} binaries, {uw['bytes'] >> 20} MiB")
+
+
+def mib(kib):
+    return f"{kib / 1024:.0f}"
+
+
 class Machine:
     """The machine's counters from /proc/stat, to report what else ran during a measurement."""
 
