@@ -12,7 +12,10 @@ out), first with no fgd at all, then under fgd's always-on sampling at each
 --rates in each --modes. Every round runs every configuration once, in an
 order that alternates between rounds, and each configuration is compared
 with the no-sampling run of its own round, which cancels slow drift of the
-machine.
+machine. Mode `perf` (perf record -e cpu-clock -a, no call graph) gives the
+bare cost of the interrupt and sample record for reference, and
+--stack-bytes 0 runs the loop near the top of the stack, where a dwarf-mode
+sample copies little.
 
 A slowdown s at F samples per second of the task's CPU costs s / F of CPU
 per sample. Fitting s = c F over the rates gives the cost per sample c and
@@ -25,7 +28,10 @@ c x 19 x CPUs, as a share of one CPU.
 import argparse
 import math
 import os
+import signal
 import statistics
+import subprocess
+import tempfile
 
 import fgbench
 
@@ -44,11 +50,28 @@ def spin(build, seconds, warmup, stack_bytes):
     return statistics.mean(rates), statistics.mean(shares)
 
 
+def perf_plain(build, hz, args):
+    """The same under `perf record -e cpu-clock -a` without call graphs: the bare interrupt and
+    sample record, for reference. perf starts within the spinners' warm-up."""
+    with tempfile.TemporaryDirectory(prefix="fg-bench-perf-") as tmp:
+        perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(hz), "-a",
+                                 "-o", os.path.join(tmp, "perf.data"), "--", "sleep", "3600"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            rate, share = spin(build, args.seconds, args.warmup, args.stack_bytes)
+        finally:
+            perf.send_signal(signal.SIGINT)
+            perf.wait()
+    return rate, share, 0, 0, 0
+
+
 def run(build, conf, args):
     """One run of a configuration: (rounds per CPU-second, CPU share, samples, lost, throttled)."""
     if conf is None:
         return spin(build, args.seconds, args.warmup, args.stack_bytes) + (0, 0, 0)
     mode, hz = conf
+    if mode == "perf":
+        return perf_plain(build, hz, args)
     with fgbench.Fgd(build, ["--always-on-frequency", hz, "--call-graph", mode]) as fgd:
         before = fgd.status()["always_on"]
         rate, share = spin(build, args.seconds, args.warmup, args.stack_bytes)
@@ -70,7 +93,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--rates", default="19,99,999,2999", help="always-on rates, Hz")
-    ap.add_argument("--modes", default="dwarf,fp")
+    ap.add_argument("--modes", default="dwarf,fp",
+                    help="fgd's call-graph modes; 'perf': perf record without call graphs")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=20, help="measured, per run")
     ap.add_argument("--warmup", type=float, default=3, help="before each measurement")
