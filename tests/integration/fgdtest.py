@@ -88,6 +88,9 @@ class Daemon:
                 msg = self.notify.recv(4096).decode()
                 if "READY=1" in msg.split("\n"):
                     check(os.path.exists(self.socket), "READY=1 sent before the socket exists")
+                    # Nobody reads it from now on: a full queue would block fgd's STATUS= updates
+                    # (every 5 s; net.unix.max_dgram_qlen is 10), and fgd with them.
+                    self.notify.close()
                     return
         raise TestFailure(f"fgd not ready within {self.timeout} s:\n{self.logs()}")
 
