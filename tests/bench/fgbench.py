@@ -67,8 +67,9 @@ def memory(fgd):
     return (f"RSS {mib(status_kib(fgd.pid, 'VmRSS'))} MiB (heap and anonymous "
             f"{mib(split['anon'])}, files {mib(split['file'])}; peak "
             f"{mib(status_kib(fgd.pid, 'VmHWM'))}; perf rings, not in RSS, {mib(split['rings'])}); "
-            f"window {ao['bytes'] >> 10} KiB in {ao['slices']} slices, memo "
-            f"{ao['memo_bytes'] >> 10} KiB; {pr['generations']} process generations, "
+            + (f"window {ao['bytes'] >> 10} KiB in {ao['slices']} slices, memo "
+               f"{ao['memo_bytes'] >> 10} KiB; " if ao["enabled"] else "always-on off; ")
+            + f"{pr['generations']} process generations, "
             f"{pr['maps']} maps; {sy['binaries']} binaries ({sy['binaries_loaded']} symbol tables "
             f"read, {sy['binaries_dwarf']} DWARF, {sy['dwarf_bytes'] >> 20} MiB held); CFI of "
             f"{uw['binaries']} binaries, {uw['bytes'] >> 20} MiB")
