@@ -209,9 +209,10 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 		fgctl_get_int(syms, "kernel_symbols"),
 		fgctl_get_int(syms, "kernel_restricted") ? " (HIDDEN by kptr_restrict)" : "");
 	fprintf(f, "  debug info:  %" PRId64 " separate debug files, %" PRId64 " MiniDebugInfo, %" PRId64
-		   " with DWARF; DWARF dropped at limits: %" PRId64 "\n",
+		   " with DWARF (%.1f MiB held); DWARF dropped at limits: %" PRId64 "\n",
 		fgctl_get_int(syms, "binaries_debug_file"), fgctl_get_int(syms, "binaries_minidebuginfo"),
-		fgctl_get_int(syms, "binaries_dwarf"), fgctl_get_int(syms, "dwarf_dropped"));
+		fgctl_get_int(syms, "binaries_dwarf"),
+		(double)fgctl_get_int(syms, "dwarf_bytes") / (1 << 20), fgctl_get_int(syms, "dwarf_dropped"));
 	show_unwinding(f, st);
 	if (jit)
 		fprintf(f, "  jit maps:    %" PRId64 " processes looked at, %" PRId64 " maps read (%.1f MiB), %"

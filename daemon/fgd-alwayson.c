@@ -20,7 +20,10 @@
 #include "slicefile.h"
 #include "top.h"
 
-/* The location memo and names of the internal recording are dropped past this, at a slice's end. */
+/*
+ * The location memo and names of the internal recording are dropped at a slice's end past this
+ * size, or once older than the window.
+ */
 #define MEMO_MAX_BYTES (32ULL << 20)
 /* The history's byte budget is enforced every this many slices written. */
 #define HISTORY_PRUNE_EVERY 30
@@ -48,6 +51,7 @@ struct fgd_alwayson {
 	uint32_t *ids;             /* owned: one sample's window name ids */
 	size_t cap_ids;
 	uint64_t idle_samples, unknown_process_samples, errors, memo_resets;
+	uint64_t memo_since;       /* fgd_now() when the memo was last dropped (or begun) */
 	uint64_t stored; /* slices written to the history */
 };
 
@@ -192,6 +196,7 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 	r = fg_window__new(&wo, realtime_ms(), &a->window);
 	if (r < 0)
 		return r;
+	a->memo_since = fgd_now();
 	/* Without a usable state directory fgd still samples; the history is what is lost. */
 	if (d->conf.state_directory) {
 		r = fg_history__open(d->conf.state_directory, &a->history);
@@ -291,9 +296,17 @@ void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms)
 	/* The slice that just closed goes to disk now: a crash loses at most the open one. */
 	store(a, fg_window__last_closed(a->window), now_ms);
 	compact(a, now_ms);
-	/* A new slice re-interns its names anyway: the moment to drop a grown memo. */
-	if (fg_recording__bytes(a->rec) > MEMO_MAX_BYTES && fg_recording__forget(a->rec) >= 0) {
+	/*
+	 * A new slice re-interns its names anyway: the moment to drop a grown memo, or an old one.
+	 * Its locations hold their binaries, with their symbols and DWARF: kept for ever, a memo
+	 * that never grows to its cap would keep every binary ever sampled in memory long after
+	 * its processes are gone. Dropped once a window, it holds those sampled within the last.
+	 */
+	if ((fg_recording__bytes(a->rec) > MEMO_MAX_BYTES ||
+	     fgd_now() - a->memo_since >= (uint64_t)a->window_seconds * 1000000000u) &&
+	    fg_recording__forget(a->rec) >= 0) {
 		a->memo_resets++;
+		a->memo_since = fgd_now();
 		a->cap_xlat = 0;
 		free(a->xlat);
 		a->xlat = NULL;

@@ -496,6 +496,7 @@ static void handle_status(struct client *c)
 	fg_json_add_int(o, "binaries_minidebuginfo", (int64_t)ss.dsos_minidebuginfo);
 	fg_json_add_int(o, "binaries_dwarf", (int64_t)ss.dsos_dwarf);
 	fg_json_add_int(o, "dwarf_dropped", (int64_t)ss.dwarf_dropped);
+	fg_json_add_int(o, "dwarf_bytes", (int64_t)ss.dwarf_bytes);
 	fg_json_add_int(o, "kernel_symbols", (int64_t)ss.kallsyms);
 	fg_json_add_int(o, "kernel_reloads", (int64_t)ss.kallsyms_loads);
 	fg_json_add_bool(o, "kernel_restricted", ss.kernel_restricted);

@@ -764,4 +764,5 @@ int fg_symbolizer__refresh_kernel(struct fg_symbolizer *s, bool force)
 void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_symbolizer_stats *ret)
 {
 	*ret = s->stats;
+	ret->dwarf_bytes = s->dwarf_bytes;
 }

@@ -58,6 +58,7 @@ struct fg_symbolizer_stats {
 	uint64_t dsos_minidebuginfo; /* with symbols from .gnu_debugdata, ever */
 	uint64_t dsos_dwarf;    /* with DWARF read (inline frames), ever */
 	uint64_t dwarf_dropped; /* DWARF not read: the file or the total too large */
+	uint64_t dwarf_bytes;   /* DWARF files held in memory now (libdw's tables come on top) */
 	uint64_t kallsyms;      /* kernel symbols */
 	uint64_t kallsyms_loads;
 	bool kernel_restricted; /* kptr_restrict hides kernel addresses */

@@ -3,15 +3,40 @@
 snapshot of the window with its known hot functions (hot_a 75%, hot_b 25%),
 selectors narrow it, fgctl top ranks it first with hot_a as its leaf, a
 period with no data is an error with a message, status shows the window,
-and a recording alongside neither disturbs it nor is disturbed."""
+and a recording alongside neither disturbs it nor is disturbed. The sampler's
+location memo is dropped once it is older than the window (so that it does
+not keep every binary it ever named in memory), and names come back right
+after."""
 
 import json
 
 from fgdtest import Daemon, check, parse_folded, require_root, run, wait_for, workload
 
 
+def memo_follows_the_window():
+    with Daemon(["--always-on-frequency", "99", "--slice-seconds", "1",
+                 "--window-seconds", "3"]) as d, workload("fgtest-inline") as w:
+        def always_on():
+            return json.loads(d.fgctl("status", "--json", check_rc=0).stdout)["always_on"]
+
+        def inline_frames():
+            r = d.fgctl("snapshot", "--last", "1s", "-p", w.pid, "-f", "folded", "-o", "-")
+            return r.returncode == 0 and b"fgtest_outer;fgtest_middle;fgtest_inner" in r.stdout
+
+        def dropped_twice():
+            ao = always_on()
+            return ao if ao["memo_resets"] >= 2 else None
+
+        # Far below its 32 MiB cap, the memo is dropped for its age: twice within 20 s.
+        ao = wait_for(dropped_twice, "two drops of the memo", timeout=20)
+        check(ao["memo_bytes"] < 32 << 20, f"the memo was dropped for its size: {ao}")
+        # Locations named anew from the binary, DWARF inline frames and all.
+        wait_for(inline_frames, "fgtest-inline's inline frames after the drops")
+
+
 def test():
     require_root()
+    memo_follows_the_window()
     # 99 Hz and 2 s slices so a few seconds give enough samples to check proportions.
     with Daemon(["--always-on-frequency", "99", "--slice-seconds", "2"]) as d, \
             workload("fgtest-burn") as w:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The always-on memory ceiling under a storm: many short busy processes,
-each with a name of its own, against a tiny --memory-max. The window's bytes
+"""The always-on memory ceiling under storms, against a tiny --memory-max: many
+short busy processes, each with a name of its own; then a program whose every
+sample is a stack never seen before (fgtest-stackstorm). The window's bytes
 never pass the ceiling, the daemon survives, what was folded away is counted
 in status and in the snapshot's metadata, and the snapshot still adds up."""
 
@@ -9,7 +10,7 @@ import os
 import subprocess
 import time
 
-from fgdtest import Daemon, check, require_root, run
+from fgdtest import Daemon, check, parse_folded, require_root, run, workload
 
 STORM = r"""
 import ctypes, os, sys, time
@@ -40,23 +41,28 @@ def vm_hwm_kib(pid):
     return 0
 
 
-def test():
-    require_root()
+def watch_ceiling(d, ceiling, storm, seconds):
+    """Checks the window's bytes every 0.5 s until the storm ends; returns their peak."""
+    deadline = time.monotonic() + seconds
+    peak = 0
+    while storm.poll() is None:
+        check(time.monotonic() < deadline, "the storm did not end in time")
+        check(d.proc.poll() is None, f"fgd died under the storm:\n{d.logs()}")
+        ao = json.loads(d.fgctl("status", "--json", check_rc=0).stdout)["always_on"]
+        check(ao["bytes"] <= ceiling, f"the window holds {ao['bytes']} bytes, over {ceiling}")
+        peak = max(peak, ao["bytes"])
+        time.sleep(0.5)
+    return peak
+
+
+def fork_storm():
     ceiling = 256 << 10
     with Daemon(["--always-on-frequency", "999", "--slice-seconds", "2", "--window-seconds", "10",
                  "--memory-max", str(ceiling)]) as d:
         before = vm_hwm_kib(d.proc.pid)
         storm = subprocess.Popen(["python3", "-c", STORM, "1500"])
         try:
-            deadline = time.monotonic() + 240
-            peak = 0
-            while storm.poll() is None:
-                check(time.monotonic() < deadline, "the storm did not end in time")
-                check(d.proc.poll() is None, f"fgd died under the storm:\n{d.logs()}")
-                ao = json.loads(d.fgctl("status", "--json", check_rc=0).stdout)["always_on"]
-                check(ao["bytes"] <= ceiling, f"the window holds {ao['bytes']} bytes, over {ceiling}")
-                peak = max(peak, ao["bytes"])
-                time.sleep(0.5)
+            peak = watch_ceiling(d, ceiling, storm, 240)
         finally:
             if storm.poll() is None:
                 storm.kill()
@@ -78,6 +84,36 @@ def test():
         # bounded by limits of its own (docs/ARCHITECTURE.md); this checks only that it stays sane.
         hwm = vm_hwm_kib(d.proc.pid)
         check(hwm < 400 << 10, f"fgd's peak RSS reached {hwm} KiB")
+
+
+def stack_storm():
+    ceiling = 256 << 10
+    with Daemon(["--always-on-frequency", "999", "--slice-seconds", "2", "--window-seconds", "10",
+                 "--memory-max", str(ceiling)]) as d:
+        with workload("fgtest-stackstorm", 12) as storm:
+            peak = watch_ceiling(d, ceiling, storm, 60)
+            check(storm.returncode == 0, f"fgtest-stackstorm exited {storm.returncode}")
+        ao = json.loads(d.fgctl("status", "--json", check_rc=0).stdout)["always_on"]
+        print(f"window peak {peak} bytes of {ceiling}; {ao['total_folded_stacks']} stacks and "
+              f"{ao['total_folded_samples']} samples folded into [other]")
+        check(ao["total_folded_stacks"] > 0 and ao["total_folded_samples"] > 0,
+              f"the ceiling folded nothing away: {ao}")
+
+        # The storm's own samples: some stacks of its step functions kept, the rest in [other].
+        r = d.fgctl("snapshot", "--last", "15s", "--comm", "^fgtest-stacks", "-f", "folded",
+                    "-o", "-", check_rc=0)
+        stacks = parse_folded(r.stdout.decode())
+        other = sum(n for st, n in stacks.items() if st.endswith(";[other]"))
+        kept = [st for st in stacks if ";step" in st]
+        check(other > 0, f"no [other] in the storm's snapshot: {list(stacks)[:5]}")
+        check(len(kept) > 0, f"no stack of the storm kept: {list(stacks)[:5]}")
+        check(b"folded into [other] by the memory ceiling" in r.stderr, f"summary: {r.stderr!r}")
+
+
+def test():
+    require_root()
+    fork_storm()
+    stack_storm()
 
 
 run(test)

@@ -360,6 +360,7 @@ TEST(inline_frames_from_the_binary_dwarf)
 	struct fg_symbolizer *sym = isolated(dir);
 	struct fg_symbolizer_stats st;
 	struct fg_dso *d = file_dso(sym, path);
+	struct stat sb;
 
 	ASSERT_STREQ(frames_at(sym, d, mark, ALL), INLINE_CHAIN);
 	/* Off, the address is its real function alone. */
@@ -370,7 +371,12 @@ TEST(inline_frames_from_the_binary_dwarf)
 	fg_symbolizer__stats(sym, &st);
 	ASSERT_EQ(st.dsos_dwarf, 1);
 	ASSERT_EQ(st.dsos_debug_file, 0);
+	/* The whole file is held, and given back with the binary. */
+	ASSERT_OK(stat(path, &sb));
+	ASSERT_EQ(st.dwarf_bytes, (uint64_t)sb.st_size);
 	fg_dso__unref(d);
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.dwarf_bytes, 0);
 	fg_symbolizer__free(sym);
 	remove_tree(dir);
 }
