@@ -473,6 +473,7 @@ static void reload(struct fgd *d)
 	_cleanup_(fgd_config_done) struct fgd_config next = { 0 };
 	const char *path = arg_config ?: FGD_CONFIG_FILE;
 	struct fgd_config old;
+	bool restart;
 
 	d->reload_requested = false;
 	(void)sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, fgd_now() / 1000);
@@ -498,21 +499,24 @@ static void reload(struct fgd *d)
 		if (fgd_config_set_string(&next.socket_group, d->conf.socket_group) < 0)
 			goto oom;
 	}
+	restart = always_on_changed(&next, &d->conf);
 	/* Without a history the window in memory is all there is: replacing the sampler would lose it. */
-	if (always_on_changed(&next, &d->conf) && d->alwayson && !fgd_alwayson__has_history(d->alwayson)) {
+	if (restart && d->alwayson && !fgd_alwayson__has_history(d->alwayson)) {
 		log_warning("Always-on settings changed, but with no history on disk applying them would "
 			    "lose the window in memory: they take effect at the next start");
 		if (keep_always_on_settings(&next, &d->conf) < 0)
 			goto oom;
+		restart = false;
 	}
 	old = d->conf;
 	d->conf = next;
 	next = old; /* freed on return, after the hook saw it */
 	fgd_config_changed(d, &old);
-	if (always_on_changed(&d->conf, &old) && restart_always_on(d) < 0) {
+	if (restart && restart_always_on(d) < 0) {
 		log_warning("Keeping the running always-on settings");
 		if (keep_always_on_settings(&d->conf, &old) < 0)
-			goto oom;
+			log_error("Out of memory: StateDirectory= now says %s, the history in use is %s",
+				  d->conf.state_directory ?: "(none)", old.state_directory ?: "(none)");
 	}
 	log_info("Configuration reloaded");
 	goto done;

@@ -218,14 +218,19 @@ def test_reload(tmp):
         write(blocker, "")
         broken = (f"[fgd]\nSocket={sock}\nFrequency=321\nCallGraph=dwarf\nSliceSec=1\n"
                   f"StateDirectory={blocker}/state\n")
-        for rate in (49, 19):
-            write(conf, f"{broken}AlwaysOnFrequency={rate}\n")
+        slices = 0
+        for more in ("AlwaysOnFrequency=49\n", "AlwaysOnFrequency=19\nStackDump=16384\n"):
+            write(conf, broken + more)
             f.proc.send_signal(signal.SIGHUP)
             f.wait_for(lambda m: m.get("RELOADING") == "1", "RELOADING=1")
             f.wait_for(lambda m: m.get("READY") == "1", "READY=1 after the reload")
+            if not slices:
+                slices = wait_for(lambda: (n := status(sock)["always_on"]["slices"]) >= 3 and n,
+                                  "a few 1 s slices in the window")
         now_on = status(sock)["always_on"]
-        check("history" not in now_on and now_on["frequency"] == 49,
-              f"with no history to hand the window to, a reload replaced it: {now_on}")
+        check("history" not in now_on and now_on["frequency"] == 49 and now_on["slices"] >= slices,
+              f"with no history to hand the window to, a reload replaced it: {now_on}, "
+              f"{slices} slices before")
         check("would lose the window in memory" in f.logs(), f"no word on the kept settings:\n{f.logs()}")
 
         # A broken file: everything stays as it was, and the log names the line.
