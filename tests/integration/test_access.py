@@ -5,45 +5,17 @@ does not stop fgd serving everyone else. The socket is root-only by default."""
 
 import grp
 import os
-import pwd
 import stat
 import subprocess
 import sys
 
-from fgdtest import Daemon, check, parse_folded, require_root, run, workload
-
-USER = "fgd-test-user"
-GROUP = "fgd-test-group"
-
-
-def ensure_user():
-    created = []
-    try:
-        grp.getgrnam(GROUP)
-    except KeyError:
-        subprocess.run(["groupadd", "--system", GROUP], check=True)
-        created.append("group")
-    try:
-        pwd.getpwnam(USER)
-    except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-                        "--groups", GROUP, USER], check=True)
-        created.append("user")
-    subprocess.run(["usermod", "-a", "-G", GROUP, USER], check=True)
-    return created
-
-
-def remove_user(created):
-    if "user" in created:
-        subprocess.run(["userdel", USER], check=False)
-    if "group" in created:
-        subprocess.run(["groupdel", GROUP], check=False)
+from fgdtest import (TEST_GROUP as GROUP, TEST_USER as USER, Daemon, check, parse_folded,
+                     require_root, run, test_user, workload)
 
 
 def test():
     require_root()
-    created = ensure_user()
-    try:
+    with test_user():
         # Default: only root may connect.
         with Daemon() as d:
             mode = stat.S_IMODE(os.stat(d.socket).st_mode)
@@ -97,8 +69,6 @@ def test():
             finally:
                 hog.stdin.close()
                 hog.wait(timeout=30)
-    finally:
-        remove_user(created)
 
 
 run(test)
