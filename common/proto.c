@@ -73,6 +73,17 @@ void fg_proto_reader_expect_data(struct fg_proto_reader *r, uint64_t len)
 	r->data_left = len;
 }
 
+bool fg_proto_reader_pending(const struct fg_proto_reader *r)
+{
+	for (size_t i = 0; i < r->len; i++) {
+		char ch = r->buf[r->start + i];
+
+		if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n')
+			return true;
+	}
+	return false;
+}
+
 /* ---- messages ---- */
 
 /*

@@ -22,6 +22,7 @@
 #include "fgd-server.h"
 #include "macro.h"
 #include "proto.h"
+#include "session.h"
 
 /* Every resource a client can make grow has a limit; refusals are counted. */
 #define MAX_CLIENTS 64
@@ -43,19 +44,12 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
-enum client_state {
-	C_IDLE,      /* waiting for a request */
-	C_RECORDING, /* sampling; "stop" ends it early */
-	C_STREAMING, /* sending the result */
-	C_CLOSING,   /* flushing the last bytes, then closing */
-};
-
 struct client {
 	struct fgd_watch watch; /* first: the loop hands us this pointer */
 	struct fgd_server *server; /* borrowed */
 	struct client *next, *prev;
 	struct ucred cred;
-	enum client_state state;
+	enum fg_session_state state; /* what its requests get: common/session.h */
 	uint32_t epoll_events;
 	uint64_t last_request; /* a complete request, or becoming idle: for the idle timeout */
 	uint64_t stall_since;  /* the last send that made progress, while output waits */
@@ -72,6 +66,7 @@ struct client {
 	uint64_t deadline; /* CLOCK_MONOTONIC ns; 0: until stopped */
 	uint64_t next_progress;
 	uint64_t result_bytes;
+	const char *ended; /* static: why its last recording ended, for a stop that comes after */
 };
 
 struct fgd_server {
@@ -128,7 +123,7 @@ static void send_json(struct client *c, struct json_object *obj)
 
 	/* Out of memory while talking to one client: that client goes. */
 	if (!line || out_append(c, line, strlen(line)) < 0)
-		c->state = C_CLOSING;
+		c->state = FG_SESSION_CLOSING;
 }
 
 static void send_error(struct client *c, int err, const char *fmt, ...) _printf_(3, 4);
@@ -152,9 +147,12 @@ static void update_events(struct client *c)
 {
 	uint32_t ev = 0;
 
-	/* Read no more while answers pile up unread: that is the backpressure. */
-	if (!c->read_eof && c->state != C_CLOSING && c->state != C_STREAMING &&
-	    c->out_len < OUT_HIGH_WATER)
+	/*
+	 * Read no more while answers pile up unread: that is the backpressure. A
+	 * streaming connection's next requests wait in the socket until its result
+	 * has ended, so that their replies follow it in order.
+	 */
+	if (!c->read_eof && fg_session_reads(c->state) && c->out_len < OUT_HIGH_WATER)
 		ev |= EPOLLIN;
 	if (c->out_len > 0)
 		ev |= EPOLLOUT;
@@ -163,12 +161,16 @@ static void update_events(struct client *c)
 		c->epoll_events = ev;
 }
 
-/* Back to waiting for a request, or closing once the client has finished sending. */
+/*
+ * Back to waiting for a request. Requests that came while the result
+ * streamed are still to be read, even when the client has finished
+ * sending: process_input() answers them, and closes once none is left.
+ */
 static void become_idle(struct client *c)
 {
-	if (c->state == C_CLOSING)
+	if (c->state == FG_SESSION_CLOSING)
 		return;
-	c->state = c->read_eof ? C_CLOSING : C_IDLE;
+	c->state = FG_SESSION_IDLE;
 	c->last_request = fgd_now();
 }
 
@@ -205,7 +207,7 @@ static void end_result(struct client *c)
 /* Produces result chunks while the peer keeps up: the result is never all queued at once. */
 static void pump(struct client *c)
 {
-	while (c->state == C_STREAMING && c->out_len < OUT_HIGH_WATER) {
+	while (c->state == FG_SESSION_STREAMING && c->out_len < OUT_HIGH_WATER) {
 		_cleanup_(json_object_putp) struct json_object *m = NULL;
 		int r;
 
@@ -216,7 +218,7 @@ static void pump(struct client *c)
 			log_warning("Failed to render a result for uid %u: %s, dropping client",
 				    c->cred.uid, strerror(-r));
 			send_error(c, -r, "rendering the result failed: %s", strerror(-r));
-			c->state = C_CLOSING;
+			c->state = FG_SESSION_CLOSING;
 			return;
 		}
 		if (c->chunk_len > 0) {
@@ -224,8 +226,8 @@ static void pump(struct client *c)
 			if (m)
 				fg_json_add_int(m, "length", (int64_t)c->chunk_len);
 			send_json(c, m);
-			if (c->state == C_CLOSING || out_append(c, c->chunk, c->chunk_len) < 0) {
-				c->state = C_CLOSING;
+			if (c->state == FG_SESSION_CLOSING || out_append(c, c->chunk, c->chunk_len) < 0) {
+				c->state = FG_SESSION_CLOSING;
 				return;
 			}
 			c->result_bytes += c->chunk_len;
@@ -256,11 +258,16 @@ static void client_flush(struct client *c)
 		if (c->out_len == 0)
 			c->out_start = 0;
 	}
-	/* Refill: requests waiting for room, or result chunks; the rest waits for EPOLLOUT. */
+	/*
+	 * Refill: requests waiting for room, or result chunks; the rest waits for
+	 * EPOLLOUT. A result that just ended lets the requests behind it be read.
+	 */
 	process_input(c);
-	if (c->state == C_STREAMING)
+	if (c->state == FG_SESSION_STREAMING) {
 		pump(c);
-	if (c->state == C_CLOSING && c->out_len == 0) {
+		process_input(c);
+	}
+	if (c->state == FG_SESSION_CLOSING && c->out_len == 0) {
 		client_free(c);
 		return;
 	}
@@ -413,7 +420,8 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	}
 	s->n_recordings++;
 	s->recordings_started++;
-	c->state = C_RECORDING;
+	c->state = FG_SESSION_RECORDING;
+	c->ended = NULL;
 	c->deadline = req->duration_ms ? fg_recording__started(c->rec) + req->duration_ms * 1000000ULL : 0;
 	c->next_progress = fgd_now() + PROGRESS_INTERVAL_NS;
 	c->result_bytes = 0;
@@ -443,7 +451,7 @@ static void handle_status(struct client *c)
 	struct json_object *o, *cpus;
 
 	if (!m) {
-		c->state = C_CLOSING;
+		c->state = FG_SESSION_CLOSING;
 		return;
 	}
 	fg_json_add_str(m, "version", FG_VERSION);
@@ -572,16 +580,16 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 	if (!m) {
 		json_object_put(meta);
 		c->snap = fgd_snapshot__free(c->snap);
-		c->state = C_CLOSING;
+		c->state = FG_SESSION_CLOSING;
 		return;
 	}
 	fg_json_add_str(m, "reason", "snapshot");
 	json_object_object_add(m, "meta", meta);
 	send_json(c, m);
-	if (c->state == C_CLOSING)
+	if (c->state == FG_SESSION_CLOSING)
 		return;
 	c->result_bytes = 0;
-	c->state = C_STREAMING;
+	c->state = FG_SESSION_STREAMING;
 }
 
 static void handle_top(struct client *c, const struct fg_query_request *q)
@@ -600,9 +608,28 @@ static void handle_top(struct client *c, const struct fg_query_request *q)
 	send_json(c, m);
 }
 
+/* The error a request the rules refuse gets: what the connection is doing, and what to do instead. */
+static void refuse(struct client *c, const struct fg_request *req, int err)
+{
+	if (req->cmd == FG_CMD_STOP && c->ended)
+		send_error(c, err, "no recording to stop: this connection is idle; its recording had "
+				   "already ended (%s) before this stop was read, and its result was sent "
+				   "first", c->ended);
+	else if (req->cmd == FG_CMD_STOP)
+		send_error(c, err, "no recording to stop: this connection is %s",
+			   fg_session_state_name(c->state));
+	else if (c->state == FG_SESSION_RECORDING)
+		send_error(c, err, "a recording is running on this connection and its result comes "
+				   "first: stop it, or send this request on another connection");
+	else
+		send_error(c, err, "not possible while this connection is %s",
+			   fg_session_state_name(c->state));
+}
+
 static void handle_line(struct client *c, const char *line, size_t len)
 {
 	_cleanup_(json_object_putp) struct json_object *msg = NULL;
+	struct fg_session_rule rule;
 	struct fg_request req;
 	const char *why = NULL;
 	int r;
@@ -626,14 +653,21 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		send_error(c, EINVAL, "invalid request: %s", why ? why : "malformed");
 		return;
 	}
-	if (req.cmd == FG_CMD_STOP) {
-		if (c->state == C_RECORDING)
-			finish_recording(c, "stopped");
-		/* A stop that crossed the end of the recording is harmless. */
+	rule = fg_session_rule(c->state, req.cmd);
+	if (rule.action == FG_SESSION_STOP) {
+		finish_recording(c, "stopped");
 		return;
 	}
-	if (c->state != C_IDLE) {
-		send_error(c, EBUSY, "a request is already in progress on this connection");
+	if (rule.action == FG_SESSION_REFUSE) {
+		refuse(c, &req, rule.error);
+		return;
+	}
+	if (rule.action != FG_SESSION_RUN) {
+		/* process_input() reads only where the rules decide: this is a bug, answered all the same. */
+		log_error("Request read on a connection that is %s, refusing it",
+			  fg_session_state_name(c->state));
+		send_error(c, EIO, "fgd read this request while the connection was %s",
+			   fg_session_state_name(c->state));
 		return;
 	}
 	if (req.cmd == FG_CMD_STATUS)
@@ -653,26 +687,37 @@ static void handle_line(struct client *c, const char *line, size_t len)
  */
 static void process_input(struct client *c)
 {
-	while (c->state != C_CLOSING && c->state != C_STREAMING && c->out_len < OUT_HIGH_WATER) {
+	bool drained = false;
+
+	while (fg_session_reads(c->state) && c->out_len < OUT_HIGH_WATER) {
 		struct fg_proto_item it;
 		int r = fg_proto_reader_next(&c->in, &it);
 
 		if (r == -EMSGSIZE) {
 			c->server->bad_requests++;
 			send_error(c, EMSGSIZE, "request longer than %d bytes", FG_PROTO_MAX_REQUEST);
-			c->state = C_CLOSING;
+			c->state = FG_SESSION_CLOSING;
 		} else if (it.kind == FG_PROTO_DATA) {
 			send_error(c, EBADMSG, "clients do not send data");
-			c->state = C_CLOSING;
+			c->state = FG_SESSION_CLOSING;
 		} else if (it.kind == FG_PROTO_MESSAGE) {
 			c->last_request = fgd_now();
 			handle_line(c, it.bytes, it.len);
 			continue;
+		} else {
+			drained = true;
 		}
 		break;
 	}
-	if (c->read_eof && c->state == C_IDLE)
-		c->state = C_CLOSING;
+	/* The client has finished sending and every request it sent is answered. */
+	if (drained && c->read_eof && c->state == FG_SESSION_IDLE) {
+		if (fg_proto_reader_pending(&c->in)) {
+			c->server->bad_requests++;
+			send_error(c, EBADMSG, "the input ended inside a request: a request is one line, "
+					       "ending in a newline");
+		}
+		c->state = FG_SESSION_CLOSING;
+	}
 }
 
 /* One read per wakeup, so no client can keep the loop to itself. */
@@ -744,9 +789,10 @@ static void finish_recording(struct client *c, const char *reason)
 		json_object_object_add(m, "meta", meta);
 	}
 	send_json(c, m);
-	if (c->state == C_CLOSING)
+	c->ended = reason;
+	if (c->state == FG_SESSION_CLOSING)
 		return;
-	c->state = C_STREAMING;
+	c->state = FG_SESSION_STREAMING;
 	log_info("Recording for uid %u %s: %" PRIu64 " samples, %" PRIu64 " lost", c->cred.uid,
 		 reason, fg_recording__samples(c->rec), fg_recording__lost(c->rec));
 }
@@ -768,7 +814,7 @@ void fgd_server__drain_recordings(struct fgd_server *s)
 bool fgd_server__busy(const struct fgd_server *s)
 {
 	for (const struct client *c = s->clients; c; c = c->next)
-		if (c->state == C_RECORDING)
+		if (c->state == FG_SESSION_RECORDING)
 			return true;
 	return false;
 }
@@ -798,7 +844,7 @@ void fgd_server__tick(struct fgd_server *s)
 			client_free(c);
 			continue;
 		}
-		if (c->state == C_RECORDING) {
+		if (c->state == FG_SESSION_RECORDING) {
 			if (c->deadline && now >= c->deadline)
 				finish_recording(c, "completed");
 			else if (fg_recording__targets_gone(c->rec))
@@ -809,8 +855,11 @@ void fgd_server__tick(struct fgd_server *s)
 					send_progress(c, now);
 				c->next_progress = now + PROGRESS_INTERVAL_NS;
 			}
-		} else if (c->state == C_IDLE && now - c->last_request > IDLE_TIMEOUT_NS) {
-			c->state = C_CLOSING;
+		} else if (c->state == FG_SESSION_IDLE && c->out_len == 0 &&
+			   now - c->last_request > IDLE_TIMEOUT_NS) {
+			send_error(c, ETIMEDOUT, "closing this connection: no request for %llu s",
+				   IDLE_TIMEOUT_NS / 1000000000ULL);
+			c->state = FG_SESSION_CLOSING;
 		}
 		/* Flushing may free the client; next was taken before. */
 		client_flush(c);
@@ -1106,7 +1155,7 @@ void fgd_server__status(const struct fgd_server *s, struct json_object *status)
 	for (const struct client *c = s->clients; c; c = c->next) {
 		struct json_object *a;
 
-		if (!c->rec || c->state != C_RECORDING)
+		if (!c->rec || c->state != FG_SESSION_RECORDING)
 			continue;
 		a = json_object_new_object();
 		fg_json_add_int(a, "uid", c->cred.uid);
