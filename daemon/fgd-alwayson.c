@@ -439,6 +439,12 @@ struct fgd_snapshot *fgd_snapshot__free(struct fgd_snapshot *s)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgd_snapshot *, fgd_snapshot__free);
 
+size_t fgd_snapshot__bytes(const struct fgd_snapshot *s)
+{
+	return sizeof(*s) + (s->model ? fg_folded__bytes(s->model) : 0) +
+	       (s->flame ? fg_flame__bytes(s->flame) : 0) + (s->html ? fg_flame_html__bytes(s->html) : 0);
+}
+
 int fgd_snapshot__emit(struct fgd_snapshot *s, fg_write_fn fn, void *ctx, size_t budget)
 {
 	budget = MAX(budget, (size_t)EMIT_BUDGET_FLOOR);
@@ -605,6 +611,7 @@ struct stored_model {
 	struct fg_folded *out; /* borrowed */
 	uint32_t *stack;       /* owned: one stack's name ids in out */
 	size_t cap_stack;
+	uint64_t max_bytes; /* past it, -ENOBUFS: a week of history must not be read whole */
 };
 
 /* Adds a stored stack to the model in the window's form: "comm;frame;...", "[other processes]" alone. */
@@ -624,8 +631,11 @@ static int add_stored_stack(void *ctx, const struct fg_slicefile *f, const struc
 	}
 	if (err < 0)
 		return err;
-	return rest ? fg_folded__add(sm->out, sm->stack + 1, st->n, (double)st->count) :
-		      fg_folded__add(sm->out, sm->stack, st->n + 1, (double)st->count);
+	err = rest ? fg_folded__add(sm->out, sm->stack + 1, st->n, (double)st->count) :
+		     fg_folded__add(sm->out, sm->stack, st->n + 1, (double)st->count);
+	if (err >= 0 && fg_folded__bytes(sm->out) > sm->max_bytes)
+		return -ENOBUFS;
+	return err;
 }
 
 /* Feeds a stored stack to a top list: its leaf, or none for what was folded into "[other]". */
@@ -703,9 +713,16 @@ static struct json_object *result_json(const struct fgd_alwayson *a, const struc
 	return m;
 }
 
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1 << 20);
+}
+
+#define NARROW "narrow the period or the processes (--last, --since, -p, --comm, --exe, --cgroup)"
+
 int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_request *q, uid_t uid,
-				 struct fgd_snapshot **ret, struct json_object **ret_meta,
-				 char *ret_error, size_t error_size)
+				 uint64_t max_bytes, struct fgd_snapshot **ret,
+				 struct json_object **ret_meta, char *ret_error, size_t error_size)
 {
 	_cleanup_(fgd_snapshot__freep) struct fgd_snapshot *s = calloc(1, sizeof(*s));
 	_cleanup_(fg_selector__freep) struct fg_selector *sel = NULL;
@@ -730,26 +747,33 @@ int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_r
 	/* Unattributed samples belong to no process: only a root query of everything shows them. */
 	r = fg_window__query(a->window, since, until, match, &mc, uid == 0 && fg_selector__is_all(sel),
 			     s->model, &res);
+	/* The window is bounded by its ceiling; the history is not, so it is read against the budget. */
+	if (r >= 0 && fg_folded__bytes(s->model) > max_bytes)
+		r = -ENOBUFS;
 	if (r >= 0) {
-		struct stored_model sm = { .out = s->model };
+		struct stored_model sm = { .out = s->model, .max_bytes = max_bytes };
 
 		r = query_history(a, since, until, &mc, uid == 0 && fg_selector__is_all(sel),
 				  add_stored_stack, &sm, &res);
 		free(sm.stack);
 	}
+	if (r >= 0 && res.samples > 0 && fg_folded__n_stacks(s->model) > 0) {
+		r = fg_folded__sort(s->model);
+		if (r >= 0 && fg_folded__bytes(s->model) > max_bytes)
+			r = -ENOBUFS;
+	}
+	if (r == -ENOBUFS)
+		snprintf(ret_error, error_size, "its profile alone takes more than %.1f MiB: " NARROW,
+			 mib(max_bytes));
 	if (r < 0)
 		return r;
 	if (res.samples == 0 || fg_folded__n_stacks(s->model) == 0) {
 		no_data(a->window, &res, !fg_selector__is_all(sel) || uid != 0, ret_error, error_size);
 		return -ENODATA;
 	}
-	r = fg_folded__sort(s->model);
-	if (r < 0)
-		return r;
-	*ret_meta = result_json(a, &res);
-	if (!*ret_meta)
-		return -ENOMEM;
 	if (q->format != FG_FORMAT_FOLDED) {
+		size_t model_bytes = fg_folded__bytes(s->model), layout;
+
 		t = (time_t)(res.first_ms / 1000);
 		strftime(from, sizeof(from), "%Y-%m-%d %H:%M:%S", localtime(&t));
 		t = (time_t)(res.last_ms / 1000);
@@ -772,12 +796,23 @@ int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_r
 		fo.info = s->info_lines;
 		r = q->format == FG_FORMAT_HTML ? fg_flame_html__new(s->model, &fo, &s->html) :
 						  fg_flame__new(s->model, &fo, &s->flame);
-		if (r < 0) {
-			json_object_put(*ret_meta);
-			*ret_meta = NULL;
+		if (r < 0)
 			return r;
+		/* The page holds its own names: the model is not needed to stream it. */
+		if (s->html)
+			s->model = fg_folded__free(s->model);
+		layout = s->html ? fg_flame_html__bytes(s->html) : fg_flame__bytes(s->flame);
+		if (fgd_snapshot__bytes(s) > max_bytes) {
+			snprintf(ret_error, error_size,
+				 "its %s needs %.1f MiB to lay out, and its profile %.1f MiB: " NARROW
+				 ", or ask for folded text, which streams from the profile alone",
+				 s->html ? "HTML page" : "SVG", mib(layout), mib(model_bytes));
+			return -ENOBUFS;
 		}
 	}
+	*ret_meta = result_json(a, &res);
+	if (!*ret_meta)
+		return -ENOMEM;
 	*ret = TAKE_PTR(s);
 	return 0;
 }

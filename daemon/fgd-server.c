@@ -41,6 +41,24 @@
 #define PROGRESS_INTERVAL_NS (1000000000ULL)
 #define OUT_HIGH_WATER (256 * 1024)
 #define CHUNK_SIZE (64 * 1024)
+/*
+ * What one client's result may hold in fgd while it streams: the profile, the
+ * renderer's layout and the output buffers. A non-root user's 8 connections
+ * then hold no more than their 2 recordings may (USER_RECORDING_MAX_BYTES).
+ * A snapshot over it is refused (ENOBUFS), never cut short.
+ */
+#define RESULT_MAX_BYTES (256ULL << 20)
+#define USER_RESULT_MAX_BYTES (16ULL << 20)
+/*
+ * The output buffers' share of that: the queue takes chunks until it holds
+ * OUT_HIGH_WATER, so it needs that plus a chunk, and its capacity doubles
+ * past OUT_HIGH_WATER once; the chunk copy and the renderer's own buffer
+ * hold a chunk each, which a renderer overshoots by one element, doubling
+ * them once.
+ */
+#define OUTPUT_MAX_BYTES (2 * OUT_HIGH_WATER + 4 * CHUNK_SIZE)
+/* Output buffers larger than this are freed once they drain: idle clients hold little. */
+#define OUT_KEEP_BYTES (16 * 1024)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
@@ -76,7 +94,7 @@ struct fgd_server {
 	bool passed; /* the socket came from systemd, which owns its file */
 	struct client *clients;
 	size_t n_clients, n_recordings;
-	uint64_t accepted, rejected_clients, requests, bad_requests, denied;
+	uint64_t accepted, rejected_clients, requests, bad_requests, denied, results_refused;
 	uint64_t recordings_started, recordings_completed, recordings_aborted;
 };
 
@@ -193,6 +211,9 @@ static void end_result(struct client *c)
 	if (m)
 		fg_json_add_int(m, "bytes", (int64_t)c->result_bytes);
 	send_json(c, m);
+	free(c->chunk);
+	c->chunk = NULL;
+	c->chunk_cap = 0;
 	if (c->snap) {
 		c->snap = fgd_snapshot__free(c->snap);
 		malloc_trim(0);
@@ -257,6 +278,11 @@ static void client_flush(struct client *c)
 		c->stall_since = fgd_now();
 		if (c->out_len == 0)
 			c->out_start = 0;
+	}
+	if (c->out_len == 0 && c->out_cap > OUT_KEEP_BYTES && c->state != FG_SESSION_STREAMING) {
+		free(c->out);
+		c->out = NULL;
+		c->out_cap = 0;
 	}
 	/*
 	 * Refill: requests waiting for room, or result chunks; the rest waits for
@@ -561,6 +587,11 @@ static bool always_on_available(struct client *c)
 	return false;
 }
 
+static uint64_t result_budget(const struct client *c)
+{
+	return c->cred.uid == 0 ? RESULT_MAX_BYTES : USER_RESULT_MAX_BYTES;
+}
+
 static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 {
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
@@ -570,8 +601,18 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, c->cred.uid, &c->snap, &meta,
-					 why, sizeof(why));
+	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, c->cred.uid,
+					 result_budget(c) - OUTPUT_MAX_BYTES, &c->snap, &meta, why,
+					 sizeof(why));
+	/* Building took more than the result keeps (history read, the model of a page): give it back. */
+	malloc_trim(0);
+	if (r == -ENOBUFS) {
+		c->server->results_refused++;
+		send_error(c, ENOBUFS, "the snapshot does not fit in the %llu MiB a %s client's result "
+				       "may hold in fgd: %s", (unsigned long long)(result_budget(c) >> 20),
+			   c->cred.uid == 0 ? "root" : "non-root", why);
+		return;
+	}
 	if (r < 0) {
 		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
 		return;
@@ -871,6 +912,7 @@ void fgd_server__tick(struct fgd_server *s)
 static void client_free(struct client *c)
 {
 	struct fgd_server *s = c->server;
+	bool held;
 
 	if (c->rec) {
 		log_info("Client (uid %u) went away mid-recording, releasing it", c->cred.uid);
@@ -891,11 +933,15 @@ static void client_free(struct client *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->n_clients--;
+	held = c->snap || c->out_cap + c->chunk_cap > OUT_KEEP_BYTES;
 	c->snap = fgd_snapshot__free(c->snap);
 	fg_proto_reader_done(&c->in);
 	free(c->out);
 	free(c->chunk);
 	free(c);
+	/* A client that goes mid-result leaves as much free heap as end_result() would: return it. */
+	if (held)
+		malloc_trim(0);
 }
 
 static void reject(int fd, const char *why)
@@ -1137,7 +1183,11 @@ struct fgd_server *fgd_server__free(struct fgd_server *s)
 void fgd_server__status(const struct fgd_server *s, struct json_object *status)
 {
 	struct json_object *o = json_object_new_object(), *active = json_object_new_array();
-	uint64_t now = fgd_now();
+	uint64_t now = fgd_now(), result_bytes = 0;
+
+	/* What results being streamed hold now: their profiles, layouts and output buffers. */
+	for (const struct client *c = s->clients; c; c = c->next)
+		result_bytes += (c->snap ? fgd_snapshot__bytes(c->snap) : 0) + c->out_cap + c->chunk_cap;
 
 	json_object_object_add(status, "server", o);
 	fg_json_add_int(o, "clients", (int64_t)s->n_clients);
@@ -1146,6 +1196,10 @@ void fgd_server__status(const struct fgd_server *s, struct json_object *status)
 	fg_json_add_int(o, "requests", (int64_t)s->requests);
 	fg_json_add_int(o, "bad_requests", (int64_t)s->bad_requests);
 	fg_json_add_int(o, "denied", (int64_t)s->denied);
+	fg_json_add_int(o, "result_bytes", (int64_t)result_bytes);
+	fg_json_add_int(o, "result_max_bytes", (int64_t)RESULT_MAX_BYTES);
+	fg_json_add_int(o, "user_result_max_bytes", (int64_t)USER_RESULT_MAX_BYTES);
+	fg_json_add_int(o, "results_refused", (int64_t)s->results_refused);
 	fg_json_add_int(o, "recordings_active", (int64_t)s->n_recordings);
 	fg_json_add_int(o, "max_recordings", MAX_RECORDINGS);
 	fg_json_add_int(o, "recordings_started", (int64_t)s->recordings_started);
