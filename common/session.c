@@ -23,6 +23,12 @@
  *   request left unread would hold up a stop sent after it.
  * - While streaming, nothing is read: a request waits in the socket until
  *   the result has ended, so replies keep the order of the requests.
+ * - A short connection is one let in past a full client table, when no
+ *   idle connection could make room (fgd-server.c): it gets one request,
+ *   and what answers at once from what fgd holds, status and top, runs;
+ *   what would hold memory or a recording slot for long is EUSERS, as the
+ *   full table would have been. Either way it closes after the reply, so
+ *   the few short slots are free again at once.
  */
 static const struct fg_session_rule rules[_FG_SESSION_STATE_MAX][FG_CMD_TOP + 1] = {
 	[FG_SESSION_IDLE] = {
@@ -30,6 +36,13 @@ static const struct fg_session_rule rules[_FG_SESSION_STATE_MAX][FG_CMD_TOP + 1]
 		[FG_CMD_RECORD] = RUN,
 		[FG_CMD_STOP] = REFUSE(ENOENT),
 		[FG_CMD_SNAPSHOT] = RUN,
+		[FG_CMD_TOP] = RUN,
+	},
+	[FG_SESSION_SHORT] = {
+		[FG_CMD_STATUS] = RUN,
+		[FG_CMD_RECORD] = REFUSE(EUSERS),
+		[FG_CMD_STOP] = REFUSE(ENOENT),
+		[FG_CMD_SNAPSHOT] = REFUSE(EUSERS),
 		[FG_CMD_TOP] = RUN,
 	},
 	[FG_SESSION_RECORDING] = {
@@ -57,7 +70,12 @@ static const struct fg_session_rule rules[_FG_SESSION_STATE_MAX][FG_CMD_TOP + 1]
 
 bool fg_session_reads(enum fg_session_state state)
 {
-	return state == FG_SESSION_IDLE || state == FG_SESSION_RECORDING;
+	return state == FG_SESSION_IDLE || state == FG_SESSION_SHORT || state == FG_SESSION_RECORDING;
+}
+
+bool fg_session_one_request(enum fg_session_state state)
+{
+	return state == FG_SESSION_SHORT;
 }
 
 struct fg_session_rule fg_session_rule(enum fg_session_state state, enum fg_cmd cmd)
@@ -71,6 +89,7 @@ const char *fg_session_state_name(enum fg_session_state state)
 {
 	static const char *const names[_FG_SESSION_STATE_MAX] = {
 		[FG_SESSION_IDLE] = "idle",
+		[FG_SESSION_SHORT] = "short",
 		[FG_SESSION_RECORDING] = "recording",
 		[FG_SESSION_STREAMING] = "streaming",
 		[FG_SESSION_CLOSING] = "closing",

@@ -22,6 +22,7 @@
 
 enum fg_session_state {
 	FG_SESSION_IDLE,      /* waiting for a request */
+	FG_SESSION_SHORT,     /* let in past a full client table: one request, status or top */
 	FG_SESSION_RECORDING, /* a recording samples; its result will be the reply to record */
 	FG_SESSION_STREAMING, /* a result (a recording's or a snapshot's) is being sent */
 	FG_SESSION_CLOSING,   /* flushing its last messages, then closed */
@@ -43,6 +44,8 @@ struct fg_session_rule {
 
 /* Whether a connection in state reads requests (and so decides them) now. */
 bool fg_session_reads(enum fg_session_state state);
+/* Whether a connection in state closes after its next reply, whatever the request was. */
+bool fg_session_one_request(enum fg_session_state state);
 
 /*
  * The rule for a request cmd arriving on a connection in state. A malformed
@@ -51,5 +54,5 @@ bool fg_session_reads(enum fg_session_state state);
  */
 struct fg_session_rule fg_session_rule(enum fg_session_state state, enum fg_cmd cmd);
 
-/* "idle", "recording", "streaming", "closing"; NULL out of range. */
+/* "idle", "short", "recording", "streaming", "closing"; NULL out of range. */
 const char *fg_session_state_name(enum fg_session_state state);

@@ -24,10 +24,19 @@
 #include "proto.h"
 #include "session.h"
 
-/* Every resource a client can make grow has a limit; refusals are counted. */
+/*
+ * Every resource a client can make grow has a limit; refusals are counted.
+ * When the table is full, a newcomer closes the oldest idle connection whose
+ * going lets it in under these caps; failing that, it gets one of the short
+ * slots, which answer one status or top (common/session.c) and close.
+ */
 #define MAX_CLIENTS 64
 #define MAX_CLIENTS_PER_USER 8   /* for everyone but root */
 #define ROOT_RESERVED_CLIENTS 8  /* slots other users cannot take */
+#define SHORT_CLIENTS 8          /* beyond the table, for status and top */
+#define SHORT_CLIENTS_PER_USER 2 /* for everyone but root */
+/* A short slot is for a request sent at once and a reply read at once. */
+#define SHORT_TIMEOUT_NS (10ULL * 1000000000ULL)
 #define MAX_RECORDINGS 8
 #define MAX_RECORDINGS_PER_USER 2
 #define USER_MAX_FREQUENCY 1000
@@ -68,8 +77,10 @@ struct client {
 	struct client *next, *prev;
 	struct ucred cred;
 	enum fg_session_state state; /* what its requests get: common/session.h */
+	bool short_slot; /* let in past a full table: one request, then closed */
 	uint32_t epoll_events;
-	uint64_t last_request; /* a complete request, or becoming idle: for the idle timeout */
+	/* Connecting, a complete request, or the end of a result: for the idle timeout and eviction. */
+	uint64_t last_active;
 	uint64_t stall_since;  /* the last send that made progress, while output waits */
 
 	struct fg_proto_reader in;
@@ -93,8 +104,10 @@ struct fgd_server {
 	char *path; /* owned */
 	bool passed; /* the socket came from systemd, which owns its file */
 	struct client *clients;
-	size_t n_clients, n_recordings;
-	uint64_t accepted, rejected_clients, requests, bad_requests, denied, results_refused;
+	struct client *evicted; /* owned: closed, freed after the loop's batch of events */
+	size_t n_clients, n_short, n_recordings;
+	uint64_t accepted, rejected_clients, evicted_clients, short_requests;
+	uint64_t requests, bad_requests, denied, results_refused;
 	uint64_t recordings_started, recordings_completed, recordings_aborted;
 };
 
@@ -189,7 +202,7 @@ static void become_idle(struct client *c)
 	if (c->state == FG_SESSION_CLOSING)
 		return;
 	c->state = FG_SESSION_IDLE;
-	c->last_request = fgd_now();
+	c->last_active = fgd_now();
 }
 
 static int chunk_write(void *ctx, const void *buf, size_t len)
@@ -652,7 +665,10 @@ static void handle_top(struct client *c, const struct fg_query_request *q)
 /* The error a request the rules refuse gets: what the connection is doing, and what to do instead. */
 static void refuse(struct client *c, const struct fg_request *req, int err)
 {
-	if (req->cmd == FG_CMD_STOP && c->ended)
+	if (c->short_slot)
+		send_error(c, err, "fgd's %d connections are all busy, so this one was let in for one "
+				   "status or top only; try again later", MAX_CLIENTS);
+	else if (req->cmd == FG_CMD_STOP && c->ended)
 		send_error(c, err, "no recording to stop: this connection is idle; its recording had "
 				   "already ended (%s) before this stop was read, and its result was sent "
 				   "first", c->ended);
@@ -667,7 +683,7 @@ static void refuse(struct client *c, const struct fg_request *req, int err)
 			   fg_session_state_name(c->state));
 }
 
-static void handle_line(struct client *c, const char *line, size_t len)
+static void answer_line(struct client *c, const char *line, size_t len)
 {
 	_cleanup_(json_object_putp) struct json_object *msg = NULL;
 	struct fg_session_rule rule;
@@ -695,6 +711,8 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		return;
 	}
 	rule = fg_session_rule(c->state, req.cmd);
+	if (rule.action == FG_SESSION_RUN && c->short_slot)
+		c->server->short_requests++;
 	if (rule.action == FG_SESSION_STOP) {
 		finish_recording(c, "stopped");
 		return;
@@ -721,6 +739,16 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		handle_record(c, &req.record);
 }
 
+static void handle_line(struct client *c, const char *line, size_t len)
+{
+	bool one_request = fg_session_one_request(c->state);
+
+	answer_line(c, line, len);
+	/* A short slot is held for one reply, whatever the request was: it is free again once sent. */
+	if (one_request)
+		c->state = FG_SESSION_CLOSING;
+}
+
 /*
  * Handles the complete requests already received, while there is room to
  * answer them: a client that sends faster than it reads waits, with its
@@ -742,7 +770,7 @@ static void process_input(struct client *c)
 			send_error(c, EBADMSG, "clients do not send data");
 			c->state = FG_SESSION_CLOSING;
 		} else if (it.kind == FG_PROTO_MESSAGE) {
-			c->last_request = fgd_now();
+			c->last_active = fgd_now();
 			handle_line(c, it.bytes, it.len);
 			continue;
 		} else {
@@ -751,7 +779,7 @@ static void process_input(struct client *c)
 		break;
 	}
 	/* The client has finished sending and every request it sent is answered. */
-	if (drained && c->read_eof && c->state == FG_SESSION_IDLE) {
+	if (drained && c->read_eof && (c->state == FG_SESSION_IDLE || c->state == FG_SESSION_SHORT)) {
 		if (fg_proto_reader_pending(&c->in)) {
 			c->server->bad_requests++;
 			send_error(c, EBADMSG, "the input ended inside a request: a request is one line, "
@@ -877,11 +905,19 @@ void fgd_server__tick(struct fgd_server *s)
 	uint64_t now = fgd_now();
 	struct client *c, *next;
 
+	/* The loop's batch of events is done: nothing refers to an evicted client any more. */
+	while (s->evicted) {
+		c = s->evicted;
+		s->evicted = c->next;
+		free(c);
+	}
 	for (c = s->clients; c; c = next) {
+		uint64_t timeout = c->short_slot ? SHORT_TIMEOUT_NS : STALL_TIMEOUT_NS;
+
 		next = c->next;
-		if (c->out_len > 0 && now - c->stall_since > STALL_TIMEOUT_NS) {
+		if (c->out_len > 0 && now - c->stall_since > timeout) {
 			log_warning("Client (uid %u) stopped reading for %llu s, dropping it", c->cred.uid,
-				    STALL_TIMEOUT_NS / 1000000000ULL);
+				    (unsigned long long)(timeout / 1000000000ULL));
 			client_free(c);
 			continue;
 		}
@@ -897,9 +933,13 @@ void fgd_server__tick(struct fgd_server *s)
 				c->next_progress = now + PROGRESS_INTERVAL_NS;
 			}
 		} else if (c->state == FG_SESSION_IDLE && c->out_len == 0 &&
-			   now - c->last_request > IDLE_TIMEOUT_NS) {
+			   now - c->last_active > IDLE_TIMEOUT_NS) {
 			send_error(c, ETIMEDOUT, "closing this connection: no request for %llu s",
 				   IDLE_TIMEOUT_NS / 1000000000ULL);
+			c->state = FG_SESSION_CLOSING;
+		} else if (c->state == FG_SESSION_SHORT && now - c->last_active > SHORT_TIMEOUT_NS) {
+			send_error(c, ETIMEDOUT, "closing this connection: no request for %llu s",
+				   SHORT_TIMEOUT_NS / 1000000000ULL);
 			c->state = FG_SESSION_CLOSING;
 		}
 		/* Flushing may free the client; next was taken before. */
@@ -909,7 +949,11 @@ void fgd_server__tick(struct fgd_server *s)
 
 /* ---- clients ---- */
 
-static void client_free(struct client *c)
+/*
+ * Releases everything a client holds and takes it off the list; the caller
+ * frees the struct. Returns whether it held a result's worth of heap.
+ */
+static bool client_release(struct client *c)
 {
 	struct fgd_server *s = c->server;
 	bool held;
@@ -932,16 +976,58 @@ static void client_free(struct client *c)
 		s->clients = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	s->n_clients--;
+	if (c->short_slot)
+		s->n_short--;
+	else
+		s->n_clients--;
 	held = c->snap || c->out_cap + c->chunk_cap > OUT_KEEP_BYTES;
 	c->snap = fgd_snapshot__free(c->snap);
 	fg_proto_reader_done(&c->in);
 	free(c->out);
 	free(c->chunk);
+	c->out = c->chunk = NULL;
+	c->out_len = c->out_cap = c->chunk_cap = 0;
+	return held;
+}
+
+static void client_free(struct client *c)
+{
+	bool held = client_release(c);
+
 	free(c);
 	/* A client that goes mid-result leaves as much free heap as end_result() would: return it. */
 	if (held)
 		malloc_trim(0);
+}
+
+static void ignore_event(struct fgd_watch *w, uint32_t events)
+{
+}
+
+/*
+ * Closes an idle connection to make room, with an error line saying why.
+ * Idle, it has nothing queued, so the line follows whatever it was sent
+ * before. The struct outlives the loop's batch of events, which may still
+ * name it: fgd_server__tick() frees it.
+ */
+static void client_evict(struct client *c)
+{
+	struct fgd_server *s = c->server;
+	char line[512];
+	int n = snprintf(line, sizeof(line),
+			 "{\"fgd\":%d,\"type\":\"error\",\"error\":\"EUSERS\",\"message\":\"closed "
+			 "to make room for a new connection: fgd's client table was full and this was "
+			 "its oldest idle connection (no request for %llu s)\"}\n",
+			 FG_PROTO_VERSION,
+			 (unsigned long long)((fgd_now() - c->last_active) / 1000000000ULL));
+
+	(void)!send(c->watch.fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	log_debug("Closed an idle connection of uid %u to make room", c->cred.uid);
+	s->evicted_clients++;
+	client_release(c);
+	c->watch.fn = ignore_event;
+	c->next = s->evicted;
+	s->evicted = c;
 }
 
 static void reject(int fd, const char *why)
@@ -956,25 +1042,91 @@ static void reject(int fd, const char *why)
 	close(fd);
 }
 
-static size_t clients_of(const struct fgd_server *s, uid_t uid)
+/*
+ * Why a new connection of uid may not have a slot (a short one if
+ * short_slot) were `gone` (may be NULL) closed, or NULL. Root keeps a
+ * reserve: other users are let in only while fewer than MAX_CLIENTS -
+ * ROOT_RESERVED_CLIENTS connections are open.
+ */
+static const char *refusal(const struct fgd_server *s, uid_t uid, bool short_slot,
+			   const struct client *gone)
 {
-	size_t n = 0;
+	size_t all = 0, mine = 0;
 
-	for (const struct client *c = s->clients; c; c = c->next)
-		n += c->cred.uid == uid;
-	return n;
-}
-
-/* Why a new client may not stay, or NULL. Root keeps a reserve of slots for itself. */
-static const char *refusal(const struct fgd_server *s, uid_t uid)
-{
-	if (s->n_clients >= MAX_CLIENTS)
+	for (const struct client *c = s->clients; c; c = c->next) {
+		if (c == gone || c->short_slot != short_slot)
+			continue;
+		all++;
+		mine += c->cred.uid == uid;
+	}
+	if (short_slot) {
+		if (all >= SHORT_CLIENTS)
+			return "too many clients connected to fgd, none of them idle; try again later";
+		if (uid != 0 && mine >= SHORT_CLIENTS_PER_USER)
+			return "too many connections from this user, none of them idle; try again later";
+		return NULL;
+	}
+	if (all >= MAX_CLIENTS)
 		return "too many clients connected to fgd; try again later";
-	if (uid != 0 && s->n_clients >= MAX_CLIENTS - ROOT_RESERVED_CLIENTS)
+	if (uid != 0 && all >= MAX_CLIENTS - ROOT_RESERVED_CLIENTS)
 		return "too many clients connected to fgd; the remaining slots are root's";
-	if (uid != 0 && clients_of(s, uid) >= MAX_CLIENTS_PER_USER)
+	if (uid != 0 && mine >= MAX_CLIENTS_PER_USER)
 		return "too many connections from this user; close some and try again";
 	return NULL;
+}
+
+/*
+ * The connection a newcomer of uid may close to take its slot: the one idle
+ * the longest (no request in flight: waiting for one, nothing queued) among
+ * those whose going lets the newcomer in under the caps. So a user at their
+ * own cap can close only their own, and no user gets into root's reserve.
+ * NULL if there is none.
+ */
+static struct client *eviction_victim(struct fgd_server *s, uid_t uid, bool short_slot)
+{
+	struct client *victim = NULL;
+
+	for (struct client *c = s->clients; c; c = c->next) {
+		bool idle = (c->state == FG_SESSION_IDLE || c->state == FG_SESSION_SHORT) &&
+			    c->out_len == 0;
+
+		if (c->short_slot != short_slot || !idle ||
+		    (victim && c->last_active >= victim->last_active))
+			continue;
+		if (!refusal(s, uid, short_slot, c))
+			victim = c;
+	}
+	return victim;
+}
+
+/*
+ * Finds a new connection of uid a slot: a free one, or one an idle
+ * connection gives up, in the table and failing that among the short slots.
+ * Returns 0 and whether the slot is short, or -EUSERS and why not.
+ */
+static int admit(struct fgd_server *s, uid_t uid, bool *ret_short, const char **ret_why)
+{
+	const char *why = refusal(s, uid, false, NULL);
+	struct client *victim;
+
+	if (!why) {
+		*ret_short = false;
+		return 0;
+	}
+	victim = eviction_victim(s, uid, false);
+	if (!victim && !refusal(s, uid, true, NULL)) {
+		*ret_short = true;
+		return 0;
+	}
+	if (!victim)
+		victim = eviction_victim(s, uid, true);
+	if (!victim) {
+		*ret_why = why;
+		return -EUSERS;
+	}
+	*ret_short = victim->short_slot;
+	client_evict(victim);
+	return 0;
 }
 
 static void accept_event(struct fgd_watch *w, uint32_t events)
@@ -985,7 +1137,8 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 		socklen_t len = sizeof(struct ucred);
 		struct ucred cred;
 		struct client *c;
-		const char *why;
+		const char *why = NULL;
+		bool short_slot = false;
 		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -1000,8 +1153,7 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 			close(fd);
 			continue;
 		}
-		why = refusal(s, cred.uid);
-		if (why) {
+		if (admit(s, cred.uid, &short_slot, &why) < 0) {
 			s->rejected_clients++;
 			reject(fd, why);
 			continue;
@@ -1015,7 +1167,9 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 		c->watch.fn = client_event;
 		c->server = s;
 		c->cred = cred;
-		c->last_request = fgd_now();
+		c->short_slot = short_slot;
+		c->state = short_slot ? FG_SESSION_SHORT : FG_SESSION_IDLE;
+		c->last_active = fgd_now();
 		fg_proto_reader_init(&c->in, FG_PROTO_MAX_REQUEST);
 		if (fgd_watch_add(s->d, &c->watch, EPOLLIN) < 0) {
 			log_warning("Failed to watch a client: %m, dropping it");
@@ -1028,7 +1182,10 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 		if (s->clients)
 			s->clients->prev = c;
 		s->clients = c;
-		s->n_clients++;
+		if (short_slot)
+			s->n_short++;
+		else
+			s->n_clients++;
 		s->accepted++;
 	}
 }
@@ -1169,6 +1326,12 @@ struct fgd_server *fgd_server__free(struct fgd_server *s)
 		return NULL;
 	while (s->clients)
 		client_free(s->clients);
+	while (s->evicted) {
+		struct client *c = s->evicted;
+
+		s->evicted = c->next;
+		free(c);
+	}
 	if (s->listen_watch.fd >= 0) {
 		fgd_watch_del(s->d, &s->listen_watch);
 		close(s->listen_watch.fd);
@@ -1193,6 +1356,10 @@ void fgd_server__status(const struct fgd_server *s, struct json_object *status)
 	fg_json_add_int(o, "clients", (int64_t)s->n_clients);
 	fg_json_add_int(o, "max_clients", MAX_CLIENTS);
 	fg_json_add_int(o, "clients_rejected", (int64_t)s->rejected_clients);
+	fg_json_add_int(o, "clients_evicted", (int64_t)s->evicted_clients);
+	fg_json_add_int(o, "short_clients", (int64_t)s->n_short);
+	fg_json_add_int(o, "max_short_clients", SHORT_CLIENTS);
+	fg_json_add_int(o, "short_requests", (int64_t)s->short_requests);
 	fg_json_add_int(o, "requests", (int64_t)s->requests);
 	fg_json_add_int(o, "bad_requests", (int64_t)s->bad_requests);
 	fg_json_add_int(o, "denied", (int64_t)s->denied);

@@ -17,6 +17,11 @@ static const struct {
 	{ FG_SESSION_IDLE, FG_CMD_SNAPSHOT, FG_SESSION_RUN, 0 },
 	{ FG_SESSION_IDLE, FG_CMD_RECORD, FG_SESSION_RUN, 0 },
 	{ FG_SESSION_IDLE, FG_CMD_STOP, FG_SESSION_REFUSE, ENOENT },
+	{ FG_SESSION_SHORT, FG_CMD_STATUS, FG_SESSION_RUN, 0 },
+	{ FG_SESSION_SHORT, FG_CMD_TOP, FG_SESSION_RUN, 0 },
+	{ FG_SESSION_SHORT, FG_CMD_SNAPSHOT, FG_SESSION_REFUSE, EUSERS },
+	{ FG_SESSION_SHORT, FG_CMD_RECORD, FG_SESSION_REFUSE, EUSERS },
+	{ FG_SESSION_SHORT, FG_CMD_STOP, FG_SESSION_REFUSE, ENOENT },
 	{ FG_SESSION_RECORDING, FG_CMD_STATUS, FG_SESSION_RUN, 0 },
 	{ FG_SESSION_RECORDING, FG_CMD_TOP, FG_SESSION_RUN, 0 },
 	{ FG_SESSION_RECORDING, FG_CMD_SNAPSHOT, FG_SESSION_REFUSE, EBUSY },
@@ -74,9 +79,17 @@ TEST(a_request_read_is_a_request_answered)
 	}
 }
 
-TEST(only_idle_and_recording_connections_read)
+/* A short slot is held for one reply only; nothing else closes a connection by itself. */
+TEST(only_a_short_connection_closes_after_its_reply)
+{
+	for (int s = 0; s < _FG_SESSION_STATE_MAX; s++)
+		ASSERT_EQ(fg_session_one_request(s), s == FG_SESSION_SHORT);
+}
+
+TEST(only_idle_short_and_recording_connections_read)
 {
 	ASSERT_TRUE(fg_session_reads(FG_SESSION_IDLE));
+	ASSERT_TRUE(fg_session_reads(FG_SESSION_SHORT));
 	ASSERT_TRUE(fg_session_reads(FG_SESSION_RECORDING));
 	ASSERT_TRUE(!fg_session_reads(FG_SESSION_STREAMING));
 	ASSERT_TRUE(!fg_session_reads(FG_SESSION_CLOSING));
