@@ -216,10 +216,12 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 	show_unwinding(f, st);
 	if (jit)
 		fprintf(f, "  jit maps:    %" PRId64 " processes looked at, %" PRId64 " maps read (%.1f MiB), %"
-			   PRId64 " refused, %" PRId64 " read anew; %" PRId64 " reads skipped at the budget\n",
+			   PRId64 " refused, %" PRId64 " read anew; %" PRId64 " reads skipped at the budget, %"
+			   PRId64 " put off at the read rate, %" PRId64 " stopped at the size limit\n",
 			fgctl_get_int(jit, "maps"), fgctl_get_int(jit, "maps_read"),
 			(double)fgctl_get_int(jit, "bytes") / (1 << 20), fgctl_get_int(jit, "refused"),
-			fgctl_get_int(jit, "resets"), fgctl_get_int(jit, "budget_skipped"));
+			fgctl_get_int(jit, "resets"), fgctl_get_int(jit, "budget_skipped"),
+			fgctl_get_int(jit, "deferred"), fgctl_get_int(jit, "size_limited"));
 	fprintf(f, "  tracking:    %" PRId64 " records, %" PRId64 " lost, %" PRId64 " malformed\n",
 		fgctl_get_int(track, "records"), fgctl_get_int(track, "lost"),
 		fgctl_get_int(track, "malformed"));
@@ -307,8 +309,13 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 		for (size_t i = 0; refused && i < json_object_array_length(refused); i++) {
 			struct json_object *u = json_object_array_get_idx(refused, i);
 
-			fprintf(f, "    %s: %s%s%s\n", fgctl_get_str(u, "path"), fgctl_get_str(u, "reason"),
-				get_obj(u, "error") ? ": " : "", get_obj(u, "error") ? fgctl_get_str(u, "error") : "");
+			fprintf(f, "    %s: %s", fgctl_get_str(u, "path"), fgctl_get_str(u, "reason"));
+			if (get_obj(u, "error"))
+				fprintf(f, ": %s", fgctl_get_str(u, "error"));
+			if (get_obj(u, "size"))
+				fprintf(f, " (%.1f MiB, over fgd's JitMapMax=)",
+					(double)fgctl_get_int(u, "size") / (1 << 20));
+			fprintf(f, "\n");
 		}
 	}
 	if (fgctl_get_int(meta, "kernel_hidden"))

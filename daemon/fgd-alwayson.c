@@ -180,6 +180,7 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 		.max_bytes = RECORDING_MAX_BYTES,
 		.hostname = d->hostname,
 		.sink = on_stack,
+		.loader = d->loader,
 	};
 	int r;
 
@@ -286,6 +287,8 @@ static void compact(struct fgd_alwayson *a, int64_t now_ms)
 
 void fgd_alwayson__flush(struct fgd_alwayson *a)
 {
+	/* Samples still waiting for the loader go in with what is known: fgd is stopping. */
+	fg_recording__settle(a->rec);
 	store(a, fg_window__open_slice(a->window), realtime_ms());
 }
 
@@ -343,6 +346,7 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 {
 	struct json_object *o = json_object_new_object();
 	struct fg_window_stats ws;
+	struct fg_recording_waits waits;
 	struct fg_cpu_counters c;
 
 	if (!o)
@@ -373,6 +377,10 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 	fg_json_add_int(o, "errors", (int64_t)a->errors);
 	fg_json_add_int(o, "memo_bytes", (int64_t)fg_recording__bytes(a->rec));
 	fg_json_add_int(o, "memo_resets", (int64_t)a->memo_resets);
+	fg_recording__waits(a->rec, &waits);
+	fg_json_add_int(o, "waiting", (int64_t)waits.waiting);
+	fg_json_add_int(o, "waited", (int64_t)waits.waited);
+	fg_json_add_int(o, "degraded", (int64_t)waits.degraded);
 	fg_json_add_int(o, "lost", (int64_t)(c.lost + c.lost_samples));
 	fg_json_add_int(o, "throttled", (int64_t)c.throttled);
 	if (a->history) {

@@ -38,6 +38,8 @@
 /* A client that stops reading its result loses it, and its recording slot. */
 #define STALL_TIMEOUT_NS (60ULL * 1000000000ULL)
 #define PROGRESS_INTERVAL_NS (1000000000ULL)
+/* A stopped recording waits this long at most for the samples that wait for binaries being read. */
+#define FINISH_WAIT_NS (5ULL * 1000000000ULL)
 #define OUT_HIGH_WATER (256 * 1024)
 #define CHUNK_SIZE (64 * 1024)
 
@@ -46,6 +48,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 enum client_state {
 	C_IDLE,      /* waiting for a request */
 	C_RECORDING, /* sampling; "stop" ends it early */
+	C_FINISHING, /* stopped; its last samples wait for binaries being read */
 	C_STREAMING, /* sending the result */
 	C_CLOSING,   /* flushing the last bytes, then closing */
 };
@@ -70,6 +73,8 @@ struct client {
 	struct fg_recording *rec; /* owned */
 	struct fgd_snapshot *snap; /* owned: a snapshot's result being streamed */
 	uint64_t deadline; /* CLOCK_MONOTONIC ns; 0: until stopped */
+	const char *finish_reason; /* static; while C_FINISHING */
+	uint64_t finish_by;        /* CLOCK_MONOTONIC ns; C_FINISHING ends then whatever still waits */
 	uint64_t next_progress;
 	uint64_t result_bytes;
 };
@@ -101,6 +106,7 @@ static struct fg_recording *recording_free(struct fg_recording *rec)
 static void client_flush(struct client *c);
 static void process_input(struct client *c);
 static void finish_recording(struct client *c, const char *reason);
+static void complete_recording(struct client *c, const char *reason);
 
 /* ---- output ---- */
 
@@ -334,6 +340,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		.ring_pages = d->conf.ring_pages,
 		.max_bytes = c->cred.uid == 0 ? RECORDING_MAX_BYTES : USER_RECORDING_MAX_BYTES,
 		.hostname = d->hostname,
+		.loader = d->loader,
 	};
 	pid_t bad_pid = 0;
 	int r;
@@ -439,6 +446,7 @@ static void handle_status(struct client *c)
 	struct fg_unwinder_stats us;
 	struct fg_proctab_stats ps;
 	struct fg_jit_stats js;
+	struct fg_loader_stats ls;
 	struct fg_cpu_counters tc;
 	struct json_object *o, *cpus;
 
@@ -497,6 +505,11 @@ static void handle_status(struct client *c)
 	fg_json_add_int(o, "binaries_dwarf", (int64_t)ss.dsos_dwarf);
 	fg_json_add_int(o, "dwarf_dropped", (int64_t)ss.dwarf_dropped);
 	fg_json_add_int(o, "dwarf_bytes", (int64_t)ss.dwarf_bytes);
+	fg_json_add_int(o, "resolved", (int64_t)ss.resolved);
+	fg_json_add_int(o, "resolved_bytes", (int64_t)ss.resolved_bytes);
+	fg_json_add_int(o, "resolved_jobs", (int64_t)ss.resolved_jobs);
+	fg_json_add_int(o, "resolved_hits", (int64_t)ss.resolved_hits);
+	fg_json_add_int(o, "resolved_resets", (int64_t)ss.resolved_resets);
 	fg_json_add_int(o, "kernel_symbols", (int64_t)ss.kallsyms);
 	fg_json_add_int(o, "kernel_reloads", (int64_t)ss.kallsyms_loads);
 	fg_json_add_bool(o, "kernel_restricted", ss.kernel_restricted);
@@ -532,6 +545,25 @@ static void handle_status(struct client *c)
 	fg_json_add_int(o, "refused", (int64_t)js.refused);
 	fg_json_add_int(o, "resets", (int64_t)js.resets);
 	fg_json_add_int(o, "budget_skipped", (int64_t)js.budget_skipped);
+	fg_json_add_int(o, "size_limited", (int64_t)js.size_limited);
+	fg_json_add_int(o, "deferred", (int64_t)js.deferred);
+	fg_json_add_int(o, "max_map_bytes", (int64_t)d->conf.jit_map_max);
+
+	o = json_object_new_object();
+	json_object_object_add(m, "loop", o);
+	fg_json_add_int(o, "iterations", (int64_t)d->loop.iterations);
+	fg_json_add_int(o, "longest_ms", (int64_t)(d->loop.longest_ns / 1000000));
+	fg_json_add_int(o, "slow", (int64_t)d->loop.slow);
+	fg_json_add_int(o, "slow_ms", (int64_t)(FGD_SLOW_ITERATION_NS / 1000000));
+
+	fg_loader__stats(d->loader, &ls);
+	o = json_object_new_object();
+	json_object_object_add(m, "loader", o);
+	fg_json_add_int(o, "jobs", (int64_t)ls.completed);
+	fg_json_add_int(o, "queued", (int64_t)ls.queued);
+	fg_json_add_int(o, "busy_ms", (int64_t)(ls.busy_ns / 1000000));
+	fg_json_add_int(o, "longest_job_ms", (int64_t)(ls.longest_ns / 1000000));
+	fg_json_add_int(o, "longest_wait_ms", (int64_t)(ls.longest_wait_ns / 1000000));
 
 	if (d->alwayson) {
 		json_object_object_add(m, "always_on", fgd_alwayson__status(d->alwayson));
@@ -629,6 +661,8 @@ static void handle_line(struct client *c, const char *line, size_t len)
 	if (req.cmd == FG_CMD_STOP) {
 		if (c->state == C_RECORDING)
 			finish_recording(c, "stopped");
+		else if (c->state == C_FINISHING) /* a stop does not wait: the rest is dropped */
+			complete_recording(c, c->finish_reason);
 		/* A stop that crossed the end of the recording is harmless. */
 		return;
 	}
@@ -715,15 +749,13 @@ static void client_event(struct fgd_watch *w, uint32_t events)
 
 /* ---- recordings ---- */
 
-static void finish_recording(struct client *c, const char *reason)
+/* Builds the result of a stopped recording and starts streaming it. */
+static void complete_recording(struct client *c, const char *reason)
 {
 	struct fgd *d = c->server->d;
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	int r;
 
-	fg_recording__stop(c->rec);
-	/* One last round: whatever the rings hold up to now belongs to this recording. */
-	fgd_drain_round(d);
 	fgd_account_recording(d, c->rec);
 	fgd_unwatch_rings(d, fg_recording__events(c->rec));
 	r = fg_recording__finish(c->rec);
@@ -751,6 +783,24 @@ static void finish_recording(struct client *c, const char *reason)
 		 reason, fg_recording__samples(c->rec), fg_recording__lost(c->rec));
 }
 
+/*
+ * Stops a recording. Its result is built once the samples that wait for
+ * binaries being read have been handled, or FINISH_WAIT_NS later.
+ */
+static void finish_recording(struct client *c, const char *reason)
+{
+	fg_recording__stop(c->rec);
+	/* One last round: whatever the rings hold up to now belongs to this recording. */
+	fgd_drain_round(c->server->d);
+	if (fg_recording__waiting(c->rec) > 0) {
+		c->state = C_FINISHING;
+		c->finish_reason = reason;
+		c->finish_by = fgd_now() + FINISH_WAIT_NS;
+		return;
+	}
+	complete_recording(c, reason);
+}
+
 void fgd_server__snapshot_recordings(struct fgd_server *s)
 {
 	for (struct client *c = s->clients; c; c = c->next)
@@ -768,7 +818,7 @@ void fgd_server__drain_recordings(struct fgd_server *s)
 bool fgd_server__busy(const struct fgd_server *s)
 {
 	for (const struct client *c = s->clients; c; c = c->next)
-		if (c->state == C_RECORDING)
+		if (c->state == C_RECORDING || c->state == C_FINISHING)
 			return true;
 	return false;
 }
@@ -809,6 +859,9 @@ void fgd_server__tick(struct fgd_server *s)
 					send_progress(c, now);
 				c->next_progress = now + PROGRESS_INTERVAL_NS;
 			}
+		} else if (c->state == C_FINISHING) {
+			if (fg_recording__waiting(c->rec) == 0 || now >= c->finish_by)
+				complete_recording(c, c->finish_reason);
 		} else if (c->state == C_IDLE && now - c->last_request > IDLE_TIMEOUT_NS) {
 			c->state = C_CLOSING;
 		}

@@ -11,6 +11,7 @@
 
 #include "fgd-clock.h"
 #include "fgd-elf.h"
+#include "fgd-loader.h"
 #include "fgd-unwind.h"
 #include "hash.h"
 #include "idxmap.h"
@@ -20,6 +21,8 @@
 #define ENTRY_WINDOW 64
 /* A binary whose CFI could not be read for a reason that may pass is retried this often. */
 #define RETRY_NS (10ULL * 1000000000ULL)
+/* A process whose first binary needs its CFI read gets this many more loads started at once. */
+#define PREFETCH_MAPS 64
 
 /* One binary's CFI. */
 struct binary {
@@ -29,6 +32,7 @@ struct binary {
 	uint64_t last_period;     /* the trim period of the last use */
 	int error;                /* 0, or why there is no CFI */
 	uint64_t failed_at;       /* CLOCK_MONOTONIC ns */
+	bool loading;             /* a load is on the loader's thread: no CFI yet */
 	Elf *elf;                 /* owned */
 	void *image;              /* owned: the copy elf reads, for the vDSO */
 	Dwarf_CFI *eh;            /* owned: .eh_frame, what the program itself unwinds with */
@@ -52,6 +56,7 @@ struct fg_unwinder {
 	uint64_t clock;
 	uint64_t period; /* trim calls so far */
 	struct cached_row *rows; /* owned: FG_UNWIND_ROW_CACHE entries, direct-mapped */
+	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
 	struct fg_unwinder_stats stats;
 };
 
@@ -59,6 +64,9 @@ struct fg_unwinder {
 struct walk {
 	struct fg_unwinder *u;
 	const struct fg_process *proc;
+	bool nowait;     /* FG_UNWINDER_NOWAIT */
+	bool prefetched; /* prefetch() ran */
+	bool skipped;    /* nowait: a binary's CFI was being read, its frame taken by frame pointer */
 };
 
 int fg_unwinder__new(struct fg_unwinder **ret)
@@ -86,8 +94,13 @@ static bool eq_dso(const void *ctx, uint32_t idx, const void *key)
 	return ((const struct fg_unwinder *)ctx)->bins[idx].dso == key;
 }
 
-/* Frees what a load read, keeping the entry itself (its binary, serial and failure). */
-static void binary_unload(struct fg_unwinder *u, struct binary *b)
+void fg_unwinder__set_loader(struct fg_unwinder *u, struct fg_loader *loader)
+{
+	u->loader = loader;
+}
+
+/* Frees what a load read: the CFI handles and the file's copy. */
+static void cfi_free(struct binary *b)
 {
 	if (b->eh)
 		dwarf_cfi_end(b->eh);
@@ -97,6 +110,12 @@ static void binary_unload(struct fg_unwinder *u, struct binary *b)
 		elf_end(b->elf);
 	free(b->image);
 	fg_elf_syms__free(b->layout);
+}
+
+/* Frees what a load read, keeping the entry itself (its binary, serial and failure). */
+static void binary_unload(struct fg_unwinder *u, struct binary *b)
+{
+	cfi_free(b);
 	u->stats.bytes -= MIN(u->stats.bytes, b->bytes);
 	b->eh = b->debug = NULL;
 	b->dwarf = NULL;
@@ -199,15 +218,17 @@ static int load_vdso(struct binary *b)
 	if (!b->image)
 		return -ENOMEM;
 	memcpy(b->image, image, size);
+	if (!fg_elf_ready())
+		return -ENOSYS;
 	elf = elf_memory(b->image, size);
 	if (!elf)
 		return -ENOEXEC;
 	return binary_read(b, elf);
 }
 
-static int load_file(struct binary *b, const char *hint)
+static int load_file(struct binary *b, const struct fg_dso_source *src)
 {
-	_cleanup_close_ int fd = fg_dso__open(b->dso, hint);
+	_cleanup_close_ int fd = fg_dso_source_open(src);
 	const uint8_t *id = NULL;
 	struct stat st;
 	size_t id_len;
@@ -218,7 +239,8 @@ static int load_file(struct binary *b, const char *hint)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
-	(void)elf_version(EV_CURRENT);
+	if (!fg_elf_ready())
+		return -ENOSYS;
 	/* pread, not mmap: a file truncated under a mapping would raise SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
@@ -227,7 +249,7 @@ static int load_file(struct binary *b, const char *hint)
 	if (r < 0)
 		return r;
 	id_len = fg_elf_syms__build_id(b->layout, &id);
-	if (!fg_dso__is_file(b->dso, id, id_len, &st))
+	if (!fg_dso_source_is_file(src, id, id_len, &st))
 		return -ESTALE;
 	/* The CFI has been read into memory: the file can go. */
 	elf_cntl(elf, ELF_C_FDDONE);
@@ -237,7 +259,7 @@ static int load_file(struct binary *b, const char *hint)
 static bool transient(int err)
 {
 	return err == -ENOENT || err == -ESTALE || err == -ESRCH || err == -EMFILE ||
-	       err == -ENFILE || err == -ENOMEM || err == -EAGAIN;
+	       err == -ENFILE || err == -ENOMEM || err == -EAGAIN || err == -ECANCELED;
 }
 
 /* Drops the least recently used binary other than keep; false if there is none. */
@@ -245,8 +267,9 @@ static bool evict_one(struct fg_unwinder *u, const struct binary *keep)
 {
 	struct binary *victim = NULL;
 
+	/* A binary being loaded is about to be used: its load would only start again. */
 	for (size_t i = 0; i < u->n_bins; i++)
-		if (u->bins[i].dso && &u->bins[i] != keep &&
+		if (u->bins[i].dso && &u->bins[i] != keep && !u->bins[i].loading &&
 		    (!victim || u->bins[i].last_used < victim->last_used))
 			victim = &u->bins[i];
 	if (!victim)
@@ -271,39 +294,110 @@ static struct binary *free_entry(struct fg_unwinder *u)
 	return NULL;
 }
 
-/* Reads b's CFI, or records why it cannot be read so it is not tried on every sample. */
-static void binary_load(struct fg_unwinder *u, struct binary *b, const char *hint)
-{
-	int r = fg_dso__key(b->dso)->kind == FG_DSO_VDSO ? load_vdso(b) : load_file(b, hint);
+/*
+ * One load of a binary's CFI: work() reads it on the loader's thread into a
+ * struct binary of its own; done() moves it into the binary's entry, if the
+ * entry is still that binary's (the same serial).
+ */
+struct cfi_load {
+	struct fg_loader_job job;
+	struct fg_unwinder *u;    /* borrowed: the loader is freed before the unwinder */
+	struct fg_dso *dso;       /* owned reference */
+	uint32_t serial;          /* of the entry it loads for */
+	struct fg_dso_source src; /* owned */
+	struct binary out;        /* what work() read; moved into the entry */
+	int error;
+};
 
-	if (r < 0) {
-		b->bytes = 0; /* not yet in the stats */
-		binary_unload(u, b);
-		/* Each binary counts once, however often it is retried. */
-		u->stats.binaries_failed += b->error == 0;
-		b->error = r;
-		b->failed_at = fgd_now();
-		return;
-	}
-	b->error = 0;
-	u->stats.bytes += b->bytes;
-	u->stats.binaries_loaded++;
-	while (u->stats.bytes > FG_UNWIND_MAX_BYTES && evict_one(u, b))
-		;
+static void cfi_work(struct fg_loader_job *j)
+{
+	struct cfi_load *job = (struct cfi_load *)j;
+
+	job->error = job->src.key.kind == FG_DSO_VDSO ? load_vdso(&job->out) :
+							 load_file(&job->out, &job->src);
 }
 
-/* The binary's entry, its CFI loaded or its failure recorded. NULL on ENOMEM. */
-static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, const char *hint)
+static struct binary *find_binary(struct fg_unwinder *u, const struct fg_dso *dso)
 {
 	int64_t i = fg_idxmap_find(&u->by_dso, dso_hash(dso), eq_dso, u, dso);
-	struct binary *b;
 
-	if (i >= 0) {
-		b = &u->bins[i];
+	return i >= 0 ? &u->bins[i] : NULL;
+}
+
+/* Records b's failure so that it is not tried on every sample. */
+static void binary_failed(struct fg_unwinder *u, struct binary *b, int err)
+{
+	/* Each binary counts once, however often it is retried. */
+	u->stats.binaries_failed += b->error == 0;
+	b->error = err;
+	b->failed_at = fgd_now();
+}
+
+static void cfi_done(struct fg_loader_job *j, bool cancelled)
+{
+	struct cfi_load *job = (struct cfi_load *)j;
+	struct fg_unwinder *u = job->u;
+	struct binary *b = find_binary(u, job->dso);
+
+	if (b && b->serial == job->serial && b->loading) {
+		b->loading = false;
+		if (cancelled) {
+			b->error = -ECANCELED;
+		} else if (job->error < 0) {
+			binary_failed(u, b, job->error);
+		} else {
+			/* The entry keeps its binary, serial and use; the CFI comes from the job. */
+			b->elf = TAKE_PTR(job->out.elf);
+			b->image = TAKE_PTR(job->out.image);
+			b->eh = TAKE_PTR(job->out.eh);
+			b->dwarf = TAKE_PTR(job->out.dwarf);
+			b->debug = TAKE_PTR(job->out.debug);
+			b->layout = TAKE_PTR(job->out.layout);
+			b->bytes = job->out.bytes;
+			b->error = 0;
+			u->stats.bytes += b->bytes;
+			u->stats.binaries_loaded++;
+			while (u->stats.bytes > FG_UNWIND_MAX_BYTES && evict_one(u, b))
+				;
+		}
+	}
+	cfi_free(&job->out);
+	fg_dso_source_done(&job->src);
+	fg_dso__unref(job->dso);
+	free(job);
+}
+
+/* Starts reading b's CFI (at once, without a loader). */
+static void binary_load(struct fg_unwinder *u, struct binary *b, const char *hint)
+{
+	struct cfi_load *job = calloc(1, sizeof(*job));
+
+	if (!job || fg_dso__source(b->dso, hint, &job->src) < 0) {
+		free(job);
+		binary_failed(u, b, -ENOMEM);
+		return;
+	}
+	job->u = u;
+	job->dso = fg_dso__ref(b->dso);
+	job->serial = b->serial;
+	b->loading = true;
+	fg_loader__submit(u->loader, &job->job, cfi_work, cfi_done);
+}
+
+/*
+ * The binary's entry: its CFI loaded, its failure recorded, or (with a
+ * loader) its load started. NULL when no entry is free (all loading) or on
+ * ENOMEM.
+ */
+static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, const char *hint)
+{
+	struct binary *b = find_binary(u, dso);
+
+	if (b) {
 		b->last_used = ++u->clock;
 		b->last_period = u->period;
 		/* Maybe another process now maps the same file where we can read it. */
-		if (b->error && transient(b->error) && fgd_now() - b->failed_at >= RETRY_NS)
+		if (!b->loading && b->error && transient(b->error) && fgd_now() - b->failed_at >= RETRY_NS)
 			binary_load(u, b, hint);
 		return b;
 	}
@@ -464,6 +558,31 @@ static bool is_entry(const struct binary *b, uint64_t vaddr)
 	return entry && vaddr >= entry && vaddr - entry < ENTRY_WINDOW;
 }
 
+/*
+ * A walk met a binary whose CFI is being read: start reading the rest of
+ * the process's binaries too, so the walk that resumes does not wait for
+ * each in turn. Once a walk.
+ */
+static void prefetch(struct walk *w)
+{
+	size_t started = 0;
+	char hint[80];
+
+	if (w->prefetched)
+		return;
+	w->prefetched = true;
+	for (size_t i = 0; i < w->proc->n_maps && started < PREFETCH_MAPS; i++) {
+		const struct fg_map *m = &w->proc->maps[i];
+
+		if (!m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON || find_binary(w->u, m->dso))
+			continue;
+		snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, w->proc->pid,
+			 m->start, m->end);
+		(void)binary_get(w->u, m->dso, hint);
+		started++;
+	}
+}
+
 static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 {
 	struct walk *w = ctx;
@@ -479,6 +598,13 @@ static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 	snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, w->proc->pid,
 		 m->start, m->end);
 	b = binary_get(w->u, m->dso, hint);
+	if (b && b->loading) {
+		prefetch(w);
+		if (!w->nowait)
+			return -EINPROGRESS;
+		w->skipped = true;
+		return -ENOENT;
+	}
 	if (!b || b->error)
 		return -ENOENT;
 	if (fg_elf_syms__offset_to_vaddr(b->layout, pc - m->start + m->pgoff, &vaddr) < 0)
@@ -495,19 +621,19 @@ static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 }
 
 int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
-			const struct fg_sample *s, uint64_t *pcs, size_t max,
+			const struct fg_sample *s, unsigned flags, uint64_t *pcs, size_t max,
 			struct fg_unwind_result *ret)
 {
 	struct fg_unwind_regs regs;
 	struct fg_unwind_stack stack;
-	struct walk w = { u, proc };
+	struct walk w = { .u = u, .proc = proc, .nowait = flags & FG_UNWINDER_NOWAIT };
 
 	if (s->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
 	    fg_unwind_regs_from_perf(s->regs, s->n_regs, &regs) < 0)
 		return -EINVAL;
 	stack = (struct fg_unwind_stack){ regs.v[FG_REG_RSP], s->stack, s->stack_size };
 	fg_unwind(&regs, &stack, row_for_pc, &w, pcs, max, ret);
-	return 0;
+	return w.skipped;
 }
 
 void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods)

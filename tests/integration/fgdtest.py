@@ -7,8 +7,10 @@ workload prints, never through a fixed sleep.
 """
 
 import contextlib
+import grp
 import json
 import os
+import pwd
 import re
 import select
 import signal
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 FGD = os.environ.get("FGD", "fgd")
 FGCTL = os.environ.get("FGCTL", "fgctl")
@@ -223,6 +226,36 @@ def workload(name, *args, user=None):
             proc.kill()
         proc.wait()
         proc.stdout.close()
+
+
+TEST_USER = "fgd-test-user"
+TEST_GROUP = "fgd-test-group"
+
+
+@contextlib.contextmanager
+def test_user():
+    """An unprivileged user in a group of its own (for --socket-group), created if missing and
+    removed again if this made it. Yields name, group and pw (its pwd entry)."""
+    created = []
+    try:
+        try:
+            grp.getgrnam(TEST_GROUP)
+        except KeyError:
+            subprocess.run(["groupadd", "--system", TEST_GROUP], check=True)
+            created.append("group")
+        try:
+            pwd.getpwnam(TEST_USER)
+        except KeyError:
+            subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                            "--groups", TEST_GROUP, TEST_USER], check=True)
+            created.append("user")
+        subprocess.run(["usermod", "-a", "-G", TEST_GROUP, TEST_USER], check=True)
+        yield types.SimpleNamespace(name=TEST_USER, group=TEST_GROUP, pw=pwd.getpwnam(TEST_USER))
+    finally:
+        if "user" in created:
+            subprocess.run(["userdel", TEST_USER], check=False)
+        if "group" in created:
+            subprocess.run(["groupdel", TEST_GROUP], check=False)
 
 
 def wait_for(cond, what, timeout=30):
