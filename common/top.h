@@ -13,6 +13,8 @@
  * Leaf counts add up per process before the hottest is chosen, so the
  * answer does not depend on how the samples were split between sources or
  * slices. The name shown is the last one fed: feed the oldest source first.
+ * Names (process names, leaves) are kept clean (common/framename.h): from a
+ * history file of any age, they are valid UTF-8 in the list.
  *
  * Bounded: at most max_processes processes and max_leaves (process, leaf)
  * pairs. Samples of a process past the first cap are counted as dropped and

@@ -241,15 +241,16 @@ static bool loc_eq(const void *ctx, uint32_t idx, const void *key)
 	return l->addr == k->addr && l->dso == k->dso && l->kernel == k->kernel && l->jit == k->jit;
 }
 
-/* Copies name into the model, making it safe for the folded format. */
+/*
+ * Copies name, cut to a bounded length, with its suffix into the model, which
+ * cleans it (common/framename.h: ';', control bytes, invalid UTF-8).
+ */
 static int intern_name(struct fg_recording *r, const char *name, const char *suffix, uint32_t *ret)
 {
 	char buf[1024];
-	size_t len = 0;
+	size_t len = strnlen(name, sizeof(buf) - 8);
 
-	for (const char *p = name; *p && len < sizeof(buf) - 8; p++)
-		/* ';' separates frames and newlines separate stacks: neither may appear in a name. */
-		buf[len++] = (*p == ';') ? ':' : ((unsigned char)*p < 0x20 ? '?' : *p);
+	memcpy(buf, name, len);
 	if (len == 0)
 		buf[len++] = '?';
 	if (suffix) {

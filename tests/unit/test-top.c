@@ -181,3 +181,23 @@ TEST(names_and_bad_input)
 	ASSERT_TRUE(fg_top__free(t) == NULL);
 	ASSERT_TRUE(fg_top__free(NULL) == NULL);
 }
+
+TEST(names_from_any_source_come_out_clean)
+{
+	const struct fg_top_entry *e;
+	struct fg_top *t;
+	size_t n;
+
+	ASSERT_OK(fg_top__new(16, 16, 99, &t));
+	/* A process name its process chose (prctl), and a leaf from a damaged history file. */
+	add(t, 9, 1, "a\xff;b\n", "jit\xc0\xaf;x\r", 3);
+	ASSERT_OK(fg_top__list(t, &e, &n));
+	ASSERT_EQ(n, 1);
+	ASSERT_STREQ(e[0].comm, "a\xef\xbf\xbd:b\xef\xbf\xbd");
+	ASSERT_STREQ(e[0].leaf, "jit\xef\xbf\xbd\xef\xbf\xbd:x\xef\xbf\xbd");
+	/* The same name again, raw or clean, is the same leaf. */
+	add(t, 9, 1, "a\xff;b\n", "jit\xef\xbf\xbd\xef\xbf\xbd:x\xef\xbf\xbd", 2);
+	ASSERT_OK(fg_top__list(t, &e, &n));
+	ASSERT_EQ(e[0].leaf_samples, 5);
+	fg_top__free(t);
+}
