@@ -36,12 +36,14 @@ struct fg_top {
 	struct fg_idxmap pair_index;
 	struct fg_top_entry *list; /* owned: the last fg_top__list() */
 	size_t cap_list;
+	struct fg_view view;
 	char *clean; /* owned: a name's clean form, while it is interned */
 	size_t cap_clean;
 	uint64_t dropped_samples, dropped_leaf_samples;
 };
 
-int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_frequency, struct fg_top **ret)
+int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_frequency,
+		const struct fg_view *view, struct fg_top **ret)
 {
 	struct fg_top *t;
 
@@ -60,6 +62,7 @@ int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_freque
 	t->max_processes = max_processes;
 	t->max_leaves = max_leaves;
 	t->default_frequency = default_frequency;
+	t->view = *view;
 	*ret = t;
 	return 0;
 }
@@ -172,6 +175,8 @@ int fg_top__add(struct fg_top *t, const struct fg_top_process *p, const char *le
 	if (!leaf)
 		return 0;
 	key.proc = (uint32_t)i;
+	/* The leaf as the view shows it: a hidden kernel leaf is the run of kernel frames it ends. */
+	leaf = fg_view_frame(&t->view, leaf, strnlen(leaf, leaf_len), &leaf_len);
 	r = intern(t, leaf, leaf_len, &key.leaf);
 	if (r < 0)
 		return r;

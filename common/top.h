@@ -28,6 +28,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "view.h"
+
 /* A process as a source knows it. */
 struct fg_top_process {
 	pid_t pid;
@@ -58,10 +60,14 @@ struct fg_top_stats {
 struct fg_top;
 
 /*
- * default_frequency (Hz) is the rate of counts fed without one. Caller frees
- * *ret with fg_top__free(). 0, -EINVAL (a cap or the frequency 0) or -ENOMEM.
+ * default_frequency (Hz) is the rate of counts fed without one. view (copied)
+ * is what the client the list is for may see: a leaf it hides is counted as
+ * the frame that stands for it (view.h), before the hottest is chosen.
+ * Caller frees *ret with fg_top__free(). 0, -EINVAL (a cap or the frequency
+ * 0) or -ENOMEM.
  */
-int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_frequency, struct fg_top **ret);
+int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_frequency,
+		const struct fg_view *view, struct fg_top **ret);
 struct fg_top *fg_top__free(struct fg_top *t);
 
 /*

@@ -22,6 +22,7 @@
 #include "fgd-server.h"
 #include "macro.h"
 #include "proto.h"
+#include "view.h"
 
 /* Every resource a client can make grow has a limit; refusals are counted. */
 #define MAX_CLIENTS 64
@@ -279,6 +280,15 @@ static uint32_t paranoid_level(void)
 	return v < 0 ? 0 : (uint32_t)v;
 }
 
+/* What the client may see (common/view.h): decided once per request, the sysctl read then. */
+static struct fg_view client_view(const struct client *c)
+{
+	struct fg_view v;
+
+	fg_view_init(&v, c->cred.uid, (int)paranoid_level());
+	return v;
+}
+
 static size_t recordings_of(const struct fgd_server *s, uid_t uid)
 {
 	size_t n = 0;
@@ -299,7 +309,7 @@ static void send_started(struct client *c, const struct fg_recording_opts *o)
 		fg_json_add_str(m, "call_graph", fg_call_graph_name(o->call_graph));
 		fg_json_add_int(m, "cpus", (int64_t)fg_evset__n(fg_recording__events(c->rec)));
 		fg_json_add_int(m, "duration_ms", (int64_t)o->req.duration_ms);
-		fg_json_add_bool(m, "kernel_hidden", o->hide_kernel);
+		fg_json_add_bool(m, "kernel_hidden", o->view.hide_kernel);
 	}
 	send_json(c, m);
 }
@@ -325,7 +335,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	struct fgd *d = s->d;
 	struct fg_recording_opts o = {
 		.req = *req,
-		.uid = c->cred.uid,
+		.view = client_view(c),
 		.event = d->event,
 		.frequency = req->frequency ? req->frequency : d->conf.default_frequency,
 		.max_stack = d->max_stack,
@@ -391,9 +401,6 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 			   MAX_RECORDINGS, MAX_RECORDINGS_PER_USER);
 		return;
 	}
-	/* What the kernel would refuse an unprivileged user, the daemon does not hand out either. */
-	o.hide_kernel = c->cred.uid != 0 && paranoid_level() >= 2;
-
 	if (o.call_graph == FG_CALL_GRAPH_DWARF)
 		o.ring_pages = dwarf_ring_pages(o.ring_pages, o.frequency, o.stack_dump);
 	r = fg_recording__new(&o, d->procs, d->sym, d->unwinder, &c->rec, &bad_pid);
@@ -557,12 +564,13 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 {
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	struct json_object *meta = NULL;
+	struct fg_view view = client_view(c);
 	char why[512] = "";
 	int r;
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, c->cred.uid, &c->snap, &meta,
+	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, &view, &c->snap, &meta,
 					 why, sizeof(why));
 	if (r < 0) {
 		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
@@ -587,12 +595,13 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 static void handle_top(struct client *c, const struct fg_query_request *q)
 {
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
+	struct fg_view view = client_view(c);
 	char why[512] = "";
 	int r;
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__top_query(c->server->d->alwayson, q, c->cred.uid, &m, why, sizeof(why));
+	r = fgd_alwayson__top_query(c->server->d->alwayson, q, &view, &m, why, sizeof(why));
 	if (r < 0) {
 		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
 		return;
