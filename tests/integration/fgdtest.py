@@ -254,37 +254,38 @@ TEST_GROUP = "fgd-test-group"
 
 
 @contextlib.contextmanager
-def test_user():
-    """An unprivileged user, TEST_USER in TEST_GROUP (give fgd --socket-group TEST_GROUP),
-    created for the test if missing and removed after it if it was."""
+def test_user(user=TEST_USER, group=TEST_GROUP):
+    """An unprivileged user in group (give fgd --socket-group group), created for the test if
+    missing and removed after it if it was. Tests that may run at the same time as others
+    on the machine (other checkouts' test_access) had better use names of their own."""
     created = []
     try:
         try:
-            grp.getgrnam(TEST_GROUP)
+            grp.getgrnam(group)
         except KeyError:
-            subprocess.run(["groupadd", "--system", TEST_GROUP], check=True)
+            subprocess.run(["groupadd", "--system", group], check=True)
             created.append("group")
         try:
-            pwd.getpwnam(TEST_USER)
+            pwd.getpwnam(user)
         except KeyError:
             subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-                            "--groups", TEST_GROUP, TEST_USER], check=True)
+                            "--groups", group, user], check=True)
             created.append("user")
-        subprocess.run(["usermod", "-a", "-G", TEST_GROUP, TEST_USER], check=True)
-        yield TEST_USER
+        subprocess.run(["usermod", "-a", "-G", group, user], check=True)
+        yield user
     finally:
         # A process of the user killed a moment ago may still be on its way out: userdel
         # refuses while it is (exit status 8), so it gets a few seconds.
         deadline = time.monotonic() + 10
         while "user" in created:
-            r = subprocess.run(["userdel", TEST_USER], capture_output=True, text=True)
+            r = subprocess.run(["userdel", user], capture_output=True, text=True)
             if r.returncode != 8 or time.monotonic() > deadline:
                 if r.returncode != 0:
-                    print(f"userdel {TEST_USER}: {r.stderr.strip()}", file=sys.stderr)
+                    print(f"userdel {user}: {r.stderr.strip()}", file=sys.stderr)
                 break
             time.sleep(0.2)
         if "group" in created:
-            subprocess.run(["groupdel", TEST_GROUP], check=False)
+            subprocess.run(["groupdel", group], check=False)
 
 
 @contextlib.contextmanager

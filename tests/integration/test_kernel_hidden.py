@@ -11,10 +11,14 @@ process, sees the kernel functions."""
 import json
 import time
 
-from fgdtest import (TEST_GROUP, Daemon, check, parse_folded, require_root, run, sysctl,
-                     test_user, wait_for, workload)
+from fgdtest import (Daemon, check, parse_folded, require_root, run, sysctl, test_user, wait_for,
+                     workload)
 
 NOTE = b"kernel frames are collapsed into [kernel]"
+# Its own user and group: test_access, of this checkout or another, may add and delete its own
+# while this runs.
+USER = "fgd-test-kview"
+GROUP = "fgd-test-kview-g"
 
 
 def frames(stacks):
@@ -71,8 +75,8 @@ def test():
     require_root()
     with open("/proc/sys/kernel/perf_event_paranoid") as f:
         paranoid = int(f.read())
-    with test_user() as user, sysctl("kernel/perf_event_paranoid", max(paranoid, 2)), \
-            Daemon(["--socket-group", TEST_GROUP, "--always-on-frequency", "99",
+    with test_user(USER, GROUP) as user, sysctl("kernel/perf_event_paranoid", max(paranoid, 2)), \
+            Daemon(["--socket-group", GROUP, "--always-on-frequency", "99",
                     "--slice-seconds", "1", "--window-seconds", "4"]) as d:
         t0 = int(time.time())
         with workload("fgtest-syscall", user=user) as w:
