@@ -263,6 +263,13 @@ void fgctl_end_progress(FILE *f)
 	progress_shown = false;
 }
 
+void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta)
+{
+	if (fgctl_get_int(meta, "kernel_hidden"))
+		fprintf(f, "fgctl: note: kernel frames are collapsed into [kernel] for unprivileged users "
+			   "(kernel.perf_event_paranoid >= 2)\n");
+}
+
 void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct json_object *meta,
 			bool quiet)
 {
@@ -318,9 +325,7 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			fprintf(f, "\n");
 		}
 	}
-	if (fgctl_get_int(meta, "kernel_hidden"))
-		fprintf(f, "fgctl: note: kernel frames are collapsed into [kernel] for unprivileged users "
-			   "(kernel.perf_event_paranoid >= 2)\n");
+	fgctl_note_kernel_hidden(f, meta);
 	if (samples == 0)
 		fprintf(f, "fgctl: warning: no samples were collected: was the target using CPU?\n");
 	else if (!quiet && frames) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -84,8 +85,15 @@ static void *worker(void *arg)
 		l->stats.busy_ns += took;
 		l->stats.longest_ns = MAX(l->stats.longest_ns, took);
 		push(&l->finished, job);
-		/* A full counter (never, in practice) still leaves the fd readable. */
+		pthread_mutex_unlock(&l->lock);
+		/*
+		 * Outside the lock: the write wakes the loop, which takes the lock at
+		 * once, and must not find it held by a thread the scheduler just
+		 * set aside. A full counter (never, in practice) still leaves the fd
+		 * readable.
+		 */
 		(void)!write(l->event_fd, &one, sizeof(one));
+		pthread_mutex_lock(&l->lock);
 	}
 	pthread_mutex_unlock(&l->lock);
 	return NULL;
@@ -174,7 +182,7 @@ unsigned fg_loader__complete(struct fg_loader *l)
 {
 	struct fg_loader_job *job;
 	struct queue done;
-	uint64_t count, now = fgd_now();
+	uint64_t count, now = fgd_now(), longest_wait = 0;
 	unsigned n = 0;
 
 	(void)!read(l->event_fd, &count, sizeof(count));
@@ -185,18 +193,81 @@ unsigned fg_loader__complete(struct fg_loader *l)
 
 	/* done() may submit more: the lock is not held while it runs. */
 	while ((job = pop(&done))) {
-		uint64_t waited = now - job->submitted;
-
+		longest_wait = MAX(longest_wait, now - job->submitted);
 		job->done(job, false);
 		l->completed++;
 		n++;
+	}
+	if (n > 0) {
 		pthread_mutex_lock(&l->lock);
-		l->stats.completed++;
-		l->stats.queued--;
-		l->stats.longest_wait_ns = MAX(l->stats.longest_wait_ns, waited);
+		l->stats.completed += n;
+		l->stats.queued -= n;
+		l->stats.longest_wait_ns = MAX(l->stats.longest_wait_ns, longest_wait);
 		pthread_mutex_unlock(&l->lock);
 	}
 	return n;
+}
+
+struct dispose_job {
+	struct fg_loader_job job;
+	void (*fn)(void *);
+	void *p;
+};
+
+static void dispose_work(struct fg_loader_job *j)
+{
+	struct dispose_job *job = (struct dispose_job *)j;
+
+	job->fn(job->p);
+}
+
+static void dispose_done(struct fg_loader_job *j, bool cancelled)
+{
+	struct dispose_job *job = (struct dispose_job *)j;
+
+	if (cancelled)
+		job->fn(job->p);
+	free(job);
+}
+
+void fg_loader__dispose(struct fg_loader *l, void (*fn)(void *), void *p)
+{
+	struct dispose_job *job;
+
+	if (!p)
+		return;
+	job = calloc(1, sizeof(*job));
+	if (!job) {
+		/* Out of memory: freed here, at the cost of the wait it was to spare. */
+		fn(p);
+		return;
+	}
+	job->fn = fn;
+	job->p = p;
+	fg_loader__submit(l, &job->job, dispose_work, dispose_done);
+}
+
+struct trim_job {
+	struct fg_loader_job job;
+};
+
+static void trim_work(struct fg_loader_job *job)
+{
+	malloc_trim(0);
+}
+
+static void trim_done(struct fg_loader_job *job, bool cancelled)
+{
+	free(job);
+}
+
+void fg_loader__trim_memory(struct fg_loader *l)
+{
+	struct trim_job *job = calloc(1, sizeof(*job));
+
+	/* Out of memory, the memory stays with the heap: no harm but its size. */
+	if (job)
+		fg_loader__submit(l, &job->job, trim_work, trim_done);
 }
 
 uint64_t fg_loader__submitted(const struct fg_loader *l)

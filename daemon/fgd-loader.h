@@ -88,3 +88,21 @@ uint64_t fg_loader__submitted(const struct fg_loader *l);
 uint64_t fg_loader__completed(const struct fg_loader *l);
 
 void fg_loader__stats(const struct fg_loader *l, struct fg_loader_stats *ret);
+
+/*
+ * Destroys p with fn(p) on the worker (at once without a loader; and at
+ * once, on the caller's thread, if the loader is freed before it ran).
+ * Whatever the worker built is freed there too: its memory comes from the
+ * malloc arena the worker allocates from, and a free() from the loop takes
+ * that arena's lock, which the worker may hold while the scheduler has set
+ * it aside, for as long as it takes to run again (hundreds of milliseconds
+ * on a busy machine: measured).
+ */
+void fg_loader__dispose(struct fg_loader *l, void (*fn)(void *), void *p);
+
+/*
+ * Gives the heap's free memory back to the system (malloc_trim()), on the
+ * worker: trimming locks every malloc arena in turn, the worker's too, and
+ * the loop must not wait while the worker holds it. At once without a loader.
+ */
+void fg_loader__trim_memory(struct fg_loader *l);

@@ -7,8 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "flame-html.h"
-#include "flame.h"
 #include "folded.h"
 #include "fgd-clock.h"
 #include "fgd-jit.h"
@@ -16,6 +14,7 @@
 #include "hash.h"
 #include "idxmap.h"
 #include "macro.h"
+#include "result.h"
 
 /* Bounds on what one recording may hold; what they refuse is counted. */
 #define MAX_STACKS (1U << 20)
@@ -23,7 +22,6 @@
 #define MAX_UNREADABLE_LISTED 32
 #define MAX_JIT_MAPS 1024
 #define MAX_JIT_LISTED 32
-#define EMIT_BUDGET_FLOOR 4096
 /*
  * The waiting room of samples whose binaries are being read (see park()): an
  * eighth of the tables' budget, within these bounds. A DWARF-mode sample
@@ -106,7 +104,7 @@ struct fg_recording {
 	size_t n_targets;
 	char target_comm[FG_COMM_LEN];
 
-	struct fg_folded *model; /* owned: the aggregate itself */
+	struct fg_folded *model; /* owned: the aggregate itself, until finish hands it to result */
 	struct location *locs;   /* owned */
 	size_t n_locs, cap_locs;
 	struct fg_idxmap loc_index;
@@ -158,11 +156,7 @@ struct fg_recording {
 	bool nowait;                /* handling one that way now */
 	bool sample_degraded;       /* the sample being handled got less than was coming */
 
-	struct fg_flame *flame;     /* owned, for SVG output */
-	struct fg_flame_html *html; /* owned, for HTML output */
-	char title[FG_PROTO_MAX_TITLE], subtitle[512], info[3][256]; /* borrowed by flame */
-	const char *info_lines[4];
-	size_t cursor;          /* for folded output */
+	struct fg_result *result; /* owned: the output, once finished */
 };
 
 struct fg_recording *fg_recording__free(struct fg_recording *r)
@@ -170,8 +164,7 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 	if (!r)
 		return NULL;
 	fg_evset__free(r->events);
-	fg_flame__free(r->flame);
-	fg_flame_html__free(r->html);
+	fg_result__free(r->result);
 	fg_folded__free(r->model);
 	for (size_t i = 0; i < r->n_locs; i++)
 		fg_dso__unref(r->locs[i].dso);
@@ -218,6 +211,8 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 		return -EINVAL;
 	r->unwinder = unwinder;
 	r->opts = *opts;
+	/* The suffix a request may do without is the view's to take off (view.h). */
+	r->opts.view.kernel_suffix = opts->req.kernel_suffix;
 	r->opts.hostname = NULL;
 	snprintf(r->hostname, sizeof(r->hostname), "%s", opts->hostname ? opts->hostname : "");
 	r->procs = procs;
@@ -274,15 +269,16 @@ static bool loc_eq(const void *ctx, uint32_t idx, const void *key)
 	return l->addr == k->addr && l->dso == k->dso && l->kernel == k->kernel && l->jit == k->jit;
 }
 
-/* Copies name into the model, making it safe for the folded format. */
+/*
+ * Copies name, cut to a bounded length, with its suffix into the model, which
+ * cleans it (common/framename.h: ';', control bytes, invalid UTF-8).
+ */
 static int intern_name(struct fg_recording *r, const char *name, const char *suffix, uint32_t *ret)
 {
 	char buf[1024];
-	size_t len = 0;
+	size_t len = strnlen(name, sizeof(buf) - 8);
 
-	for (const char *p = name; *p && len < sizeof(buf) - 8; p++)
-		/* ';' separates frames and newlines separate stacks: neither may appear in a name. */
-		buf[len++] = (*p == ';') ? ':' : ((unsigned char)*p < 0x20 ? '?' : *p);
+	memcpy(buf, name, len);
 	if (len == 0)
 		buf[len++] = '?';
 	if (suffix) {
@@ -353,7 +349,6 @@ static void map_files_hint(const struct fg_process *proc, const struct fg_map *m
 static int name_location(struct fg_recording *r, struct location *l, const struct fg_process *proc,
 			 const struct fg_map *m)
 {
-	const char *ksuffix = r->opts.req.kernel_suffix ? "_[k]" : NULL;
 	unsigned flags = (r->opts.req.inline_frames ? FG_SYM_INLINE : 0) |
 			 (r->opts.req.demangle ? FG_SYM_DEMANGLE : 0);
 	struct fg_sym_frames fr;
@@ -364,8 +359,6 @@ static int name_location(struct fg_recording *r, struct location *l, const struc
 	l->names = (uint32_t)r->n_loc_names;
 	l->n_names = 1;
 	if (l->kernel) {
-		if (r->opts.hide_kernel)
-			return l->kind = FRAME_KERNEL, add_loc_name(r, "[kernel]", ksuffix);
 		name = fg_symbolizer__name_kernel(r->sym, l->addr);
 		if (!name) {
 			/* New kernel code (a module, a BPF program): kallsyms is read again, and we wait. */
@@ -377,7 +370,11 @@ static int name_location(struct fg_recording *r, struct location *l, const struc
 				name = fg_symbolizer__name_kernel(r->sym, l->addr);
 		}
 		l->kind = name ? FRAME_KERNEL : FRAME_KERNEL_UNKNOWN;
-		return add_loc_name(r, name ? name : "[unknown]", ksuffix);
+		/*
+		 * Always with the suffix: it is how a kernel frame is told from a user one
+		 * by name (view.h), which the client's view hides or takes off as names leave.
+		 */
+		return add_loc_name(r, name ? name : "[unknown]", FG_KERNEL_SUFFIX);
 	}
 	map_files_hint(proc, m, hint, sizeof(hint));
 	/* A binary, or the names of this address, still being read: the sample waits (park()). */
@@ -553,8 +550,9 @@ static bool wanted(struct fg_recording *r, const struct fg_process *proc)
 		if (r->targets[i].pid != proc->pid || !fg_process_is(proc, r->targets[i].lineage))
 			continue;
 		/* An exec may have made it someone else's (setuid): re-check for non-root clients. */
-		if (r->opts.uid != 0 && proc->serial != r->targets[i].serial &&
-		    (fg_process_owner((struct fg_process *)proc, &uid) < 0 || uid != r->opts.uid))
+		if (r->opts.view.uid != 0 && proc->serial != r->targets[i].serial &&
+		    (fg_process_owner((struct fg_process *)proc, &uid) < 0 ||
+		     !fg_view_shows_process(&r->opts.view, uid)))
 			return false;
 		return true;
 	}
@@ -616,12 +614,6 @@ static int64_t chain_locations(struct fg_recording *r, struct fg_process *proc, 
 		if (!first)
 			ip--;
 		first = false;
-		if (ctx == KERNEL && r->opts.hide_kernel) {
-			/* One [kernel] frame stands for the whole kernel part. */
-			if (n > 0 && r->locs[r->scratch[n - 1]].kernel)
-				continue;
-			ip = 0;
-		}
 		loc = ctx == KERNEL ? location(r, NULL, ip, true, NULL, NULL) : user_location(r, proc, ip);
 		if (loc == -EINPROGRESS) {
 			/* Go on: every binary this sample needs starts loading now, not one per round. */
@@ -1207,8 +1199,15 @@ static void stack_quality_line(const struct fg_recording *r, char *buf, size_t s
 
 int fg_recording__finish(struct fg_recording *r)
 {
-	struct fg_flame_opts fo;
-	int err;
+	char subtitle[512], info[3][256];
+	const char *info_lines[] = { info[0], info[1], info[2], NULL };
+	struct fg_result_opts ro = {
+		.format = r->opts.req.format,
+		.view = r->opts.view,
+		.title = r->opts.req.title[0] ? r->opts.req.title : "Flame Graph",
+		.subtitle = subtitle,
+		.info = info_lines,
+	};
 
 	fg_recording__stop(r);
 	fg_evset__totals(r->events, &r->totals);
@@ -1233,44 +1232,28 @@ int fg_recording__finish(struct fg_recording *r)
 	/* The location memo has done its job; release it before the output is built. */
 	drop_locations(r);
 
-	err = fg_folded__sort(r->model);
-	if (err < 0 || r->opts.req.format == FG_FORMAT_FOLDED)
-		return err;
-
-	snprintf(r->title, sizeof(r->title), "%s", r->opts.req.title[0] ? r->opts.req.title : "Flame Graph");
 	if (r->n_targets == 1)
-		snprintf(r->subtitle, sizeof(r->subtitle), "%s: pid %d (%s)", r->hostname,
+		snprintf(subtitle, sizeof(subtitle), "%s: pid %d (%s)", r->hostname,
 			 r->targets[0].pid, r->target_comm);
 	else if (r->n_targets > 1)
-		snprintf(r->subtitle, sizeof(r->subtitle), "%s: %zu processes", r->hostname,
-			 r->n_targets);
+		snprintf(subtitle, sizeof(subtitle), "%s: %zu processes", r->hostname, r->n_targets);
 	else
-		snprintf(r->subtitle, sizeof(r->subtitle), "%s: all CPUs", r->hostname);
-	snprintf(r->info[0], sizeof(r->info[0]),
+		snprintf(subtitle, sizeof(subtitle), "%s: all CPUs", r->hostname);
+	snprintf(info[0], sizeof(info[0]),
 		 "event: %s   frequency: %u Hz   duration: %.1f s   samples: %" PRIu64
 		 "   lost: %" PRIu64 "   throttled: %" PRIu64,
 		 r->opts.event.name, r->opts.frequency, duration_s(r), r->samples,
 		 r->totals.lost + r->totals.lost_samples, r->totals.throttled);
-	snprintf(r->info[1], sizeof(r->info[1]),
+	snprintf(info[1], sizeof(info[1]),
 		 "frames: %" PRIu64 " named, %" PRIu64 " module+offset, %" PRIu64
 		 " unknown   unreadable binaries: %" PRIu64 "   dropped (limits): %" PRIu64,
 		 r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL] + r->frames[FRAME_JIT],
 		 r->frames[FRAME_OFFSET],
 		 r->frames[FRAME_UNKNOWN] + r->frames[FRAME_KERNEL_UNKNOWN], r->unreadable_count,
 		 r->dropped_full);
-	stack_quality_line(r, r->info[2], sizeof(r->info[2]));
-	r->info_lines[0] = r->info[0];
-	r->info_lines[1] = r->info[1];
-	r->info_lines[2] = r->info[2];
-	r->info_lines[3] = NULL;
-
-	fg_flame_opts_init(&fo);
-	fo.title = r->title;
-	fo.subtitle = r->subtitle;
-	fo.info = r->info_lines;
-	if (r->opts.req.format == FG_FORMAT_HTML)
-		return fg_flame_html__new(r->model, &fo, &r->html);
-	return fg_flame__new(r->model, &fo, &r->flame);
+	stack_quality_line(r, info[2], sizeof(info[2]));
+	/* The model goes to the result, which shows the client what its view allows. */
+	return fg_result__new(TAKE_PTR(r->model), &ro, &r->result);
 }
 
 /* The JIT maps the recording looked at: what was read, and what was refused and why. */
@@ -1348,8 +1331,9 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 	fg_json_add_int(m, "dropped", (int64_t)r->dropped_full);
 	fg_json_add_int(m, "waited", (int64_t)r->waited);
 	fg_json_add_int(m, "degraded", (int64_t)r->degraded);
-	fg_json_add_int(m, "stacks", (int64_t)fg_folded__n_stacks(r->model));
-	fg_json_add_bool(m, "kernel_hidden", r->opts.hide_kernel);
+	fg_json_add_int(m, "stacks", (int64_t)(r->result ? fg_result__n_stacks(r->result) :
+						r->model ? fg_folded__n_stacks(r->model) : 0));
+	fg_json_add_bool(m, "kernel_hidden", r->opts.view.hide_kernel);
 	fg_json_add_bool(m, "memory_limited", r->memory_limited);
 	fg_json_add_str(m, "call_graph", fg_call_graph_name(r->opts.call_graph));
 	if (r->opts.call_graph == FG_CALL_GRAPH_DWARF)
@@ -1391,10 +1375,7 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 
 int fg_recording__emit(struct fg_recording *r, fg_write_fn fn, void *ctx, size_t budget)
 {
-	budget = MAX(budget, (size_t)EMIT_BUDGET_FLOOR);
-	if (r->opts.req.format == FG_FORMAT_SVG)
-		return fg_flame__emit(r->flame, fn, ctx, budget);
-	if (r->opts.req.format == FG_FORMAT_HTML)
-		return fg_flame_html__emit(r->html, fn, ctx, budget);
-	return fg_folded__emit(r->model, &r->cursor, fn, ctx, budget);
+	if (!r->result)
+		return -EINVAL;
+	return fg_result__emit(r->result, fn, ctx, budget);
 }

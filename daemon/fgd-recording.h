@@ -29,6 +29,7 @@
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
 #include "proto.h"
+#include "view.h"
 
 /*
  * Where a sink-mode recording's samples go instead of its own aggregate:
@@ -41,8 +42,7 @@ typedef void (*fg_recording_sink_fn)(void *ctx, struct fg_process *proc, const s
 
 struct fg_recording_opts {
 	struct fg_record_request req; /* what the client asked for, validated */
-	uid_t uid;                    /* the client's; 0 = root */
-	bool hide_kernel;             /* kernel frames collapse to one "[kernel]" frame */
+	struct fg_view view;          /* what the client may see (view.h); its kernel_suffix is req's */
 	struct fg_event_choice event;
 	uint32_t frequency;           /* resolved: never 0 */
 	uint32_t max_stack;

@@ -22,6 +22,7 @@
 #include "fgd-server.h"
 #include "macro.h"
 #include "proto.h"
+#include "view.h"
 
 /* Every resource a client can make grow has a limit; refusals are counted. */
 #define MAX_CLIENTS 64
@@ -97,10 +98,10 @@ static void client_free(struct client *c);
  * the system when it goes, or a daemon that ran one long recording keeps
  * its peak RSS for months.
  */
-static struct fg_recording *recording_free(struct fg_recording *rec)
+static struct fg_recording *recording_free(struct client *c)
 {
-	fg_recording__free(rec);
-	malloc_trim(0);
+	fg_recording__free(c->rec);
+	fg_loader__trim_memory(c->server->d->loader);
 	return NULL;
 }
 static void client_flush(struct client *c);
@@ -199,9 +200,9 @@ static void end_result(struct client *c)
 	send_json(c, m);
 	if (c->snap) {
 		c->snap = fgd_snapshot__free(c->snap);
-		malloc_trim(0);
+		fg_loader__trim_memory(c->server->d->loader);
 	} else {
-		c->rec = recording_free(c->rec);
+		c->rec = recording_free(c);
 		c->server->n_recordings--;
 		c->server->recordings_completed++;
 	}
@@ -285,6 +286,15 @@ static uint32_t paranoid_level(void)
 	return v < 0 ? 0 : (uint32_t)v;
 }
 
+/* What the client may see (common/view.h): decided once per request, the sysctl read then. */
+static struct fg_view client_view(const struct client *c)
+{
+	struct fg_view v;
+
+	fg_view_init(&v, c->cred.uid, (int)paranoid_level());
+	return v;
+}
+
 static size_t recordings_of(const struct fgd_server *s, uid_t uid)
 {
 	size_t n = 0;
@@ -305,7 +315,7 @@ static void send_started(struct client *c, const struct fg_recording_opts *o)
 		fg_json_add_str(m, "call_graph", fg_call_graph_name(o->call_graph));
 		fg_json_add_int(m, "cpus", (int64_t)fg_evset__n(fg_recording__events(c->rec)));
 		fg_json_add_int(m, "duration_ms", (int64_t)o->req.duration_ms);
-		fg_json_add_bool(m, "kernel_hidden", o->hide_kernel);
+		fg_json_add_bool(m, "kernel_hidden", o->view.hide_kernel);
 	}
 	send_json(c, m);
 }
@@ -331,7 +341,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	struct fgd *d = s->d;
 	struct fg_recording_opts o = {
 		.req = *req,
-		.uid = c->cred.uid,
+		.view = client_view(c),
 		.event = d->event,
 		.frequency = req->frequency ? req->frequency : d->conf.default_frequency,
 		.max_stack = d->max_stack,
@@ -398,9 +408,6 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 			   MAX_RECORDINGS, MAX_RECORDINGS_PER_USER);
 		return;
 	}
-	/* What the kernel would refuse an unprivileged user, the daemon does not hand out either. */
-	o.hide_kernel = c->cred.uid != 0 && paranoid_level() >= 2;
-
 	if (o.call_graph == FG_CALL_GRAPH_DWARF)
 		o.ring_pages = dwarf_ring_pages(o.ring_pages, o.frequency, o.stack_dump);
 	r = fg_recording__new(&o, d->procs, d->sym, d->unwinder, &c->rec, &bad_pid);
@@ -415,7 +422,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		send_error(c, -r, "could not start sampling: %s", strerror(-r));
 		if (c->rec)
 			fgd_unwatch_rings(d, fg_recording__events(c->rec));
-		c->rec = recording_free(c->rec);
+		c->rec = recording_free(c);
 		return;
 	}
 	s->n_recordings++;
@@ -589,12 +596,13 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 {
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	struct json_object *meta = NULL;
+	struct fg_view view = client_view(c);
 	char why[512] = "";
 	int r;
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, c->cred.uid, &c->snap, &meta,
+	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, &view, &c->snap, &meta,
 					 why, sizeof(why));
 	if (r < 0) {
 		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
@@ -619,12 +627,13 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 static void handle_top(struct client *c, const struct fg_query_request *q)
 {
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
+	struct fg_view view = client_view(c);
 	char why[512] = "";
 	int r;
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__top_query(c->server->d->alwayson, q, c->cred.uid, &m, why, sizeof(why));
+	r = fgd_alwayson__top_query(c->server->d->alwayson, q, &view, &m, why, sizeof(why));
 	if (r < 0) {
 		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
 		return;
@@ -762,7 +771,7 @@ static void complete_recording(struct client *c, const char *reason)
 	if (r < 0) {
 		log_warning("Failed to finish a recording for uid %u: %s", c->cred.uid, strerror(-r));
 		send_error(c, -r, "could not build the result: %s", strerror(-r));
-		c->rec = recording_free(c->rec);
+		c->rec = recording_free(c);
 		c->server->n_recordings--;
 		c->server->recordings_aborted++;
 		become_idle(c);
@@ -882,7 +891,7 @@ static void client_free(struct client *c)
 			fgd_account_recording(s->d, c->rec);
 			fgd_unwatch_rings(s->d, fg_recording__events(c->rec));
 		}
-		c->rec = recording_free(c->rec);
+		c->rec = recording_free(c);
 		s->n_recordings--;
 		s->recordings_aborted++;
 	}

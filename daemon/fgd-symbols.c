@@ -118,12 +118,30 @@ int fg_symbolizer__set_debug_dir(struct fg_symbolizer *s, const char *dir)
 	return 0;
 }
 
+/* What the loader built goes back to it to be freed (see fg_loader__dispose()). */
+static void dispose_syms(void *p)
+{
+	fg_elf_syms__free(p);
+}
+
+static void dispose_dwarf(void *p)
+{
+	fg_dwarf__free(p);
+}
+
+static void dispose_kallsyms(void *p)
+{
+	fg_kallsyms__free(p);
+}
+
 static void dso_free(struct fg_dso *d)
 {
+	struct fg_loader *l = d->owner->loader;
+
 	if (d->dwarf)
 		d->owner->dwarf_bytes -= fg_dwarf__bytes(d->dwarf);
-	fg_dwarf__free(d->dwarf);
-	fg_elf_syms__free(d->syms);
+	fg_loader__dispose(l, dispose_dwarf, d->dwarf);
+	fg_loader__dispose(l, dispose_syms, d->syms);
 	free(d->path);
 	free(d->open_path);
 	fg_root__unref(d->root);
@@ -638,6 +656,11 @@ static void load_work(struct fg_loader_job *j)
 	struct dso_load *job = (struct dso_load *)j;
 
 	job->error = job->src.key.kind == FG_DSO_VDSO ? load_vdso(&job->syms) : load_file(job);
+	/* Freed here, where it was built: done() frees nothing of the worker's. */
+	if (job->error < 0) {
+		job->syms = fg_elf_syms__free(job->syms);
+		job->dwarf = fg_dwarf__free(job->dwarf);
+	}
 }
 
 static void load_done(struct fg_loader_job *j, bool cancelled)
@@ -664,7 +687,7 @@ static void load_done(struct fg_loader_job *j, bool cancelled)
 			s->stats.dsos_minidebuginfo++;
 		/* Other loads may have used the room this one saw. */
 		if (job->dwarf && s->dwarf_bytes + fg_dwarf__bytes(job->dwarf) > MAX_DWARF_BYTES) {
-			job->dwarf = fg_dwarf__free(job->dwarf);
+			fg_loader__dispose(s->loader, dispose_dwarf, TAKE_PTR(job->dwarf));
 			job->dwarf_dropped = true;
 		}
 		if (job->dwarf) {
@@ -677,8 +700,7 @@ static void load_done(struct fg_loader_job *j, bool cancelled)
 		d->error = 0;
 		s->stats.dsos_loaded++;
 	}
-	fg_elf_syms__free(job->syms);
-	fg_dwarf__free(job->dwarf);
+	/* Nothing is left here: work() frees what it does not hand over, and the rest is taken. */
 	fg_dso_source_done(&job->src);
 	free(job->debug_dir);
 	free(job);
@@ -1102,13 +1124,12 @@ static void kallsyms_done(struct fg_loader_job *j, bool cancelled)
 	s->kallsyms_loading = false;
 	s->kallsyms_error = cancelled ? -ECANCELED : job->error;
 	if (!cancelled && job->error >= 0) {
-		fg_kallsyms__free(s->kallsyms);
+		fg_loader__dispose(s->loader, dispose_kallsyms, s->kallsyms);
 		s->kallsyms = TAKE_PTR(job->k);
 		s->stats.kallsyms = fg_kallsyms__count(s->kallsyms);
 		s->stats.kallsyms_loads++;
 		s->stats.kernel_restricted = fg_kallsyms__restricted(s->kallsyms);
 	}
-	fg_kallsyms__free(job->k);
 	free(job);
 }
 

@@ -24,7 +24,21 @@
 /* A process whose first binary needs its CFI read gets this many more loads started at once. */
 #define PREFETCH_MAPS 64
 
-/* One binary's CFI. */
+/*
+ * What reading one binary's CFI gave: built on the loader's thread, and
+ * freed there too (fg_loader__dispose()).
+ */
+struct cfi {
+	Elf *elf;                 /* owned */
+	void *image;              /* owned: the copy elf reads, for the vDSO */
+	Dwarf_CFI *eh;            /* owned: .eh_frame, what the program itself unwinds with */
+	Dwarf *dwarf;             /* owned, only to reach .debug_frame */
+	Dwarf_CFI *debug;         /* owned by dwarf: .debug_frame, for code .eh_frame omits */
+	struct fg_elf_syms *layout; /* owned: PT_LOAD segments and build-id */
+	uint64_t bytes;           /* what reading it cost, roughly: the CFI sections' sizes */
+};
+
+/* One binary's entry. */
 struct binary {
 	struct fg_dso *dso;       /* owned reference; NULL = free entry */
 	uint32_t serial;          /* never reused: row-cache keys of evicted entries go stale */
@@ -33,13 +47,7 @@ struct binary {
 	int error;                /* 0, or why there is no CFI */
 	uint64_t failed_at;       /* CLOCK_MONOTONIC ns */
 	bool loading;             /* a load is on the loader's thread: no CFI yet */
-	Elf *elf;                 /* owned */
-	void *image;              /* owned: the copy elf reads, for the vDSO */
-	Dwarf_CFI *eh;            /* owned: .eh_frame, what the program itself unwinds with */
-	Dwarf *dwarf;             /* owned, only to reach .debug_frame */
-	Dwarf_CFI *debug;         /* owned by dwarf: .debug_frame, for code .eh_frame omits */
-	struct fg_elf_syms *layout; /* owned: PT_LOAD segments and build-id */
-	uint64_t bytes;           /* what reading it cost, roughly: the CFI sections' sizes */
+	struct cfi *cfi;          /* owned; NULL until loaded, or after a failure */
 };
 
 struct cached_row {
@@ -99,30 +107,34 @@ void fg_unwinder__set_loader(struct fg_unwinder *u, struct fg_loader *loader)
 	u->loader = loader;
 }
 
-/* Frees what a load read: the CFI handles and the file's copy. */
-static void cfi_free(struct binary *b)
+static struct cfi *cfi_free(struct cfi *c)
 {
-	if (b->eh)
-		dwarf_cfi_end(b->eh);
-	if (b->dwarf)
-		dwarf_end(b->dwarf);
-	if (b->elf)
-		elf_end(b->elf);
-	free(b->image);
-	fg_elf_syms__free(b->layout);
+	if (!c)
+		return NULL;
+	if (c->eh)
+		dwarf_cfi_end(c->eh);
+	if (c->dwarf)
+		dwarf_end(c->dwarf);
+	if (c->elf)
+		elf_end(c->elf);
+	free(c->image);
+	fg_elf_syms__free(c->layout);
+	free(c);
+	return NULL;
 }
 
-/* Frees what a load read, keeping the entry itself (its binary, serial and failure). */
+static void dispose_cfi(void *p)
+{
+	cfi_free(p);
+}
+
+/* Drops what a load read, keeping the entry itself (its binary, serial and failure). */
 static void binary_unload(struct fg_unwinder *u, struct binary *b)
 {
-	cfi_free(b);
-	u->stats.bytes -= MIN(u->stats.bytes, b->bytes);
-	b->eh = b->debug = NULL;
-	b->dwarf = NULL;
-	b->elf = NULL;
-	b->image = NULL;
-	b->layout = NULL;
-	b->bytes = 0;
+	if (!b->cfi)
+		return;
+	u->stats.bytes -= MIN(u->stats.bytes, b->cfi->bytes);
+	fg_loader__dispose(u->loader, dispose_cfi, TAKE_PTR(b->cfi));
 }
 
 /* Empties the entry: its binary leaves the index and loses our reference. */
@@ -177,32 +189,32 @@ static uint64_t cfi_bytes(Elf *elf, bool *ret_debug_frame)
 	return sum;
 }
 
-/* Reads the CFI of an opened ELF handle into b, which takes the handle. */
-static int binary_read(struct binary *b, Elf *elf)
+/* Reads the CFI of an opened ELF handle into c, which takes the handle. */
+static int cfi_read(struct cfi *c, Elf *elf)
 {
 	bool debug_frame;
 	int r;
 
-	b->elf = elf;
-	r = fg_elf_syms__load_layout(elf, &b->layout);
+	c->elf = elf;
+	r = fg_elf_syms__load_layout(elf, &c->layout);
 	if (r < 0)
 		return r;
-	b->bytes = cfi_bytes(elf, &debug_frame);
+	c->bytes = cfi_bytes(elf, &debug_frame);
 	/* .eh_frame is what the program itself unwinds with: the usual source. */
-	b->eh = dwarf_getcfi_elf(elf);
+	c->eh = dwarf_getcfi_elf(elf);
 	/*
 	 * Code built without unwind tables but with -g has only .debug_frame,
 	 * even when the startup files linked in bring an .eh_frame.
 	 */
 	if (debug_frame) {
-		b->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-		if (b->dwarf)
-			b->debug = dwarf_getcfi(b->dwarf);
+		c->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		if (c->dwarf)
+			c->debug = dwarf_getcfi(c->dwarf);
 	}
-	return b->eh || b->debug ? 0 : -ENODATA;
+	return c->eh || c->debug ? 0 : -ENODATA;
 }
 
-static int load_vdso(struct binary *b)
+static int load_vdso(struct cfi *c)
 {
 	const void *image;
 	size_t size;
@@ -214,19 +226,19 @@ static int load_vdso(struct binary *b)
 	if (r < 0)
 		return r;
 	/* A copy: libelf may convert data in place. */
-	b->image = malloc(size);
-	if (!b->image)
+	c->image = malloc(size);
+	if (!c->image)
 		return -ENOMEM;
-	memcpy(b->image, image, size);
+	memcpy(c->image, image, size);
 	if (!fg_elf_ready())
 		return -ENOSYS;
-	elf = elf_memory(b->image, size);
+	elf = elf_memory(c->image, size);
 	if (!elf)
 		return -ENOEXEC;
-	return binary_read(b, elf);
+	return cfi_read(c, elf);
 }
 
-static int load_file(struct binary *b, const struct fg_dso_source *src)
+static int load_file(struct cfi *c, const struct fg_dso_source *src)
 {
 	_cleanup_close_ int fd = fg_dso_source_open(src);
 	const uint8_t *id = NULL;
@@ -245,10 +257,10 @@ static int load_file(struct binary *b, const struct fg_dso_source *src)
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
-	r = binary_read(b, elf);
+	r = cfi_read(c, elf);
 	if (r < 0)
 		return r;
-	id_len = fg_elf_syms__build_id(b->layout, &id);
+	id_len = fg_elf_syms__build_id(c->layout, &id);
 	if (!fg_dso_source_is_file(src, id, id_len, &st))
 		return -ESTALE;
 	/* The CFI has been read into memory: the file can go. */
@@ -305,7 +317,7 @@ struct cfi_load {
 	struct fg_dso *dso;       /* owned reference */
 	uint32_t serial;          /* of the entry it loads for */
 	struct fg_dso_source src; /* owned */
-	struct binary out;        /* what work() read; moved into the entry */
+	struct cfi *out;          /* owned: what work() read, NULL on failure; moved into the entry */
 	int error;
 };
 
@@ -313,8 +325,16 @@ static void cfi_work(struct fg_loader_job *j)
 {
 	struct cfi_load *job = (struct cfi_load *)j;
 
-	job->error = job->src.key.kind == FG_DSO_VDSO ? load_vdso(&job->out) :
-							 load_file(&job->out, &job->src);
+	job->out = calloc(1, sizeof(*job->out));
+	if (!job->out) {
+		job->error = -ENOMEM;
+		return;
+	}
+	job->error = job->src.key.kind == FG_DSO_VDSO ? load_vdso(job->out) :
+							 load_file(job->out, &job->src);
+	/* Freed here, where it was built: done() frees nothing of the worker's. */
+	if (job->error < 0)
+		job->out = cfi_free(job->out);
 }
 
 static struct binary *find_binary(struct fg_unwinder *u, const struct fg_dso *dso)
@@ -346,22 +366,16 @@ static void cfi_done(struct fg_loader_job *j, bool cancelled)
 		} else if (job->error < 0) {
 			binary_failed(u, b, job->error);
 		} else {
-			/* The entry keeps its binary, serial and use; the CFI comes from the job. */
-			b->elf = TAKE_PTR(job->out.elf);
-			b->image = TAKE_PTR(job->out.image);
-			b->eh = TAKE_PTR(job->out.eh);
-			b->dwarf = TAKE_PTR(job->out.dwarf);
-			b->debug = TAKE_PTR(job->out.debug);
-			b->layout = TAKE_PTR(job->out.layout);
-			b->bytes = job->out.bytes;
+			b->cfi = TAKE_PTR(job->out);
 			b->error = 0;
-			u->stats.bytes += b->bytes;
+			u->stats.bytes += b->cfi->bytes;
 			u->stats.binaries_loaded++;
 			while (u->stats.bytes > FG_UNWIND_MAX_BYTES && evict_one(u, b))
 				;
 		}
 	}
-	cfi_free(&job->out);
+	/* Not taken: its entry was evicted or reused meanwhile. */
+	fg_loader__dispose(u->loader, dispose_cfi, job->out);
 	fg_dso_source_done(&job->src);
 	fg_dso__unref(job->dso);
 	free(job);
@@ -532,8 +546,8 @@ static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 		return 0;
 	}
 	u->stats.row_misses++;
-	if ((!b->eh || dwarf_cfi_addrframe(b->eh, vaddr, &frame) < 0) &&
-	    (!b->debug || dwarf_cfi_addrframe(b->debug, vaddr, &frame) < 0))
+	if ((!b->cfi->eh || dwarf_cfi_addrframe(b->cfi->eh, vaddr, &frame) < 0) &&
+	    (!b->cfi->debug || dwarf_cfi_addrframe(b->cfi->debug, vaddr, &frame) < 0))
 		return -ENOENT;
 	r = convert(frame, ret);
 	free(frame);
@@ -553,7 +567,7 @@ static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
  */
 static bool is_entry(const struct binary *b, uint64_t vaddr)
 {
-	uint64_t entry = fg_elf_syms__entry(b->layout);
+	uint64_t entry = fg_elf_syms__entry(b->cfi->layout);
 
 	return entry && vaddr >= entry && vaddr - entry < ENTRY_WINDOW;
 }
@@ -605,9 +619,9 @@ static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 		w->skipped = true;
 		return -ENOENT;
 	}
-	if (!b || b->error)
+	if (!b || !b->cfi)
 		return -ENOENT;
-	if (fg_elf_syms__offset_to_vaddr(b->layout, pc - m->start + m->pgoff, &vaddr) < 0)
+	if (fg_elf_syms__offset_to_vaddr(b->cfi->layout, pc - m->start + m->pgoff, &vaddr) < 0)
 		return -ENOENT;
 	r = row_lookup(w->u, b, vaddr, ret);
 	if (r == -ENOENT && is_entry(b, vaddr)) {

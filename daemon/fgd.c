@@ -684,7 +684,14 @@ static void teardown(struct fgd *d)
 {
 	d->server = fgd_server__free(d->server);
 	d->alwayson = fgd_alwayson__free(d->alwayson);
-	/* Its jobs hold references to dsos and the unwinder: before those go. */
+	/*
+	 * Its jobs hold references to dsos and the unwinder: before those go.
+	 * What they free from now on, they free themselves.
+	 */
+	if (d->sym)
+		fg_symbolizer__set_loader(d->sym, NULL);
+	if (d->unwinder)
+		fg_unwinder__set_loader(d->unwinder, NULL);
 	d->loader = fg_loader__free(d->loader);
 	d->tracker = fg_evset__free(d->tracker);
 	d->procs = fg_proctab__free(d->procs);
@@ -820,6 +827,15 @@ int main(int argc, char **argv)
 	struct fgd d = { .epoll_fd = -1, .signal_watch.fd = -1 };
 	int r;
 
+	/*
+	 * Big blocks (symbol tables, DWARF, result buffers) come straight from
+	 * mmap and go back with munmap, outside malloc's arena locks: the
+	 * loader thread builds and frees hundreds of MiB, and the loop must
+	 * never wait for an arena the loader holds while it copies or trims a
+	 * large block. (A set threshold also stops glibc from raising it to 32
+	 * MiB as blocks are freed.)
+	 */
+	(void)mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	r = parse_args(argc, argv);
 	if (r <= 0)
 		return r < 0 ? 2 : 0;
