@@ -157,6 +157,21 @@ static void show_always_on(FILE *f, struct json_object *ao)
 	show_history(f, get_obj(ao, "history"));
 }
 
+/* How long fgd's loop was away from the rings and clients, and what its loader thread read. */
+static void show_loop(FILE *f, struct json_object *loop, struct json_object *loader)
+{
+	if (!loop || !loader)
+		return;
+	fprintf(f, "  loop:        longest turn %" PRId64 " ms, %" PRId64 " over %" PRId64 " ms\n",
+		fgctl_get_int(loop, "longest_ms"), fgctl_get_int(loop, "slow"),
+		fgctl_get_int(loop, "slow_ms"));
+	fprintf(f, "  loader:      %" PRId64 " files and names read off the loop (%.1f s), %" PRId64
+		   " queued; longest %" PRId64 " ms, longest wait %" PRId64 " ms\n",
+		fgctl_get_int(loader, "jobs"), (double)fgctl_get_int(loader, "busy_ms") / 1000,
+		fgctl_get_int(loader, "queued"), fgctl_get_int(loader, "longest_job_ms"),
+		fgctl_get_int(loader, "longest_wait_ms"));
+}
+
 void fgctl_show_status(FILE *f, struct json_object *st)
 {
 	struct json_object *server = get_obj(st, "server"), *procs = get_obj(st, "processes");
@@ -225,6 +240,7 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 	fprintf(f, "  tracking:    %" PRId64 " records, %" PRId64 " lost, %" PRId64 " malformed\n",
 		fgctl_get_int(track, "records"), fgctl_get_int(track, "lost"),
 		fgctl_get_int(track, "malformed"));
+	show_loop(f, get_obj(st, "loop"), get_obj(st, "loader"));
 	fprintf(f, "  sampling, all recordings so far:\n");
 	fprintf(f, "    %5s %12s %10s %10s %10s\n", "cpu", "samples", "lost", "throttled", "malformed");
 	for (size_t i = 0; cpus && i < json_object_array_length(cpus); i++) {
@@ -326,6 +342,10 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 		}
 	}
 	fgctl_note_kernel_hidden(f, meta);
+	if (fgctl_get_int(meta, "degraded") > 0)
+		fprintf(f, "fgctl: note: %" PRId64 " samples could not wait any longer for fgd to read the "
+			   "binaries they ran in; some of their frames are module+offset, lack inline frames "
+			   "or were unwound by frame pointer\n", fgctl_get_int(meta, "degraded"));
 	if (samples == 0)
 		fprintf(f, "fgctl: warning: no samples were collected: was the target using CPU?\n");
 	else if (!quiet && frames) {

@@ -33,10 +33,12 @@
 /*
  * A sample waits this long at most: then it is handled with what is known.
  * libc with its DWARF takes a tenth of a second to read, a large C++
- * program a few seconds; longer is a hostile binary, or a hung filesystem,
- * and holds up every load queued behind it.
+ * program a second or two; longer is a hostile binary, or a hung
+ * filesystem, and holds up every load queued behind it. Well within the
+ * time an ended process stays in the table (fgd.c's REAP_GRACE_NS), so the
+ * sample still finds its process.
  */
-#define PARK_MAX_WAIT_NS (10ULL * 1000000000ULL)
+#define PARK_MAX_WAIT_NS (5ULL * 1000000000ULL)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_recording *, fg_recording__free);

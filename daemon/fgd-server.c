@@ -516,6 +516,7 @@ static void handle_status(struct client *c)
 	fg_json_add_int(o, "resolved_bytes", (int64_t)ss.resolved_bytes);
 	fg_json_add_int(o, "resolved_jobs", (int64_t)ss.resolved_jobs);
 	fg_json_add_int(o, "resolved_hits", (int64_t)ss.resolved_hits);
+	fg_json_add_int(o, "resolved_waits", (int64_t)ss.resolved_waits);
 	fg_json_add_int(o, "resolved_resets", (int64_t)ss.resolved_resets);
 	fg_json_add_int(o, "kernel_symbols", (int64_t)ss.kallsyms);
 	fg_json_add_int(o, "kernel_reloads", (int64_t)ss.kallsyms_loads);

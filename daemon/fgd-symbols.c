@@ -36,6 +36,12 @@
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 /* Addresses named on the loader's thread, kept: past this, the table starts again. */
 #define RESOLVED_MAX_BYTES (32ULL << 20)
+/*
+ * Addresses being named on the loader's thread at once: each job carries
+ * its answer's buffer (8 KiB), and a process with ever new addresses would
+ * queue them faster than they are named. Past it, samples wait.
+ */
+#define MAX_NAME_JOBS 1024
 /* Program headers and note segments read for a build-id; real ones are far smaller. */
 #define MAX_PHDRS 256
 #define MAX_NOTE_BYTES (64U << 10)
@@ -77,6 +83,7 @@ struct fg_symbolizer {
 	size_t n_resolved, cap_resolved;
 	struct fg_idxmap resolved_index;
 	struct fg_strpool *resolved_names; /* owned; NULL until the first */
+	size_t name_jobs;                  /* submitted, not done yet */
 
 	struct fg_kallsyms *kallsyms; /* owned */
 	uint64_t modules_hash;
@@ -958,6 +965,7 @@ static void name_done(struct fg_loader_job *j, bool cancelled)
 	struct fg_symbolizer *s = job->dso->owner;
 	struct resolved *e = resolved_find(s, &job->key);
 
+	s->name_jobs--;
 	/* A reset while the job ran took its entry away: the answer still counts. */
 	if (!e && !cancelled)
 		e = resolved_add(s, &job->key);
@@ -1031,6 +1039,14 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 		s->stats.resolved_hits++;
 		return 0;
 	}
+	if (s->name_jobs >= MAX_NAME_JOBS) {
+		/* The loader has enough to do: the caller asks again once it has done some. */
+		s->stats.resolved_waits++;
+		if (!nowait)
+			return -EINPROGRESS;
+		frames_of(d, offset, 0, ret);
+		return 1;
+	}
 	if (!e && !(e = resolved_add(s, &k)))
 		return -ENOMEM;
 	job = calloc(1, sizeof(*job));
@@ -1039,6 +1055,7 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 	job->dso = fg_dso__ref(d);
 	job->key = k;
 	e->pending = true;
+	s->name_jobs++;
 	s->stats.resolved_jobs++;
 	fg_loader__submit(s->loader, &job->job, name_work, name_done);
 	if (!nowait)

@@ -71,6 +71,7 @@ struct fg_symbolizer_stats {
 	uint64_t resolved_bytes; /* what they take */
 	uint64_t resolved_jobs;  /* addresses sent to the loader's thread, ever */
 	uint64_t resolved_hits;  /* names found kept, ever */
+	uint64_t resolved_waits; /* lookups that waited for room on the loader, ever */
 	uint64_t resolved_resets; /* times the table was emptied at its limit */
 	uint64_t kallsyms;      /* kernel symbols */
 	uint64_t kallsyms_loads;
