@@ -914,14 +914,16 @@ static void park(struct fg_recording *r, const struct fg_record *rec, const uint
 		.regs_abi = chain ? 0 : s->regs_abi,
 		.stack_size = stack_size,
 	};
+	/* A record without registers or a stack (frame-pointer mode) has NULL for them: no memcpy. */
 	at = (uint8_t *)(p + 1);
-	memcpy(at, chain ? chain : s->ips, nr * sizeof(uint64_t));
+	if (nr)
+		memcpy(at, chain ? chain : s->ips, nr * sizeof(uint64_t));
 	at += nr * sizeof(uint64_t);
-	if (!chain) {
+	if (n_regs)
 		memcpy(at, s->regs, n_regs * sizeof(uint64_t));
-		at += n_regs * sizeof(uint64_t);
+	at += n_regs * sizeof(uint64_t);
+	if (stack_size)
 		memcpy(at, s->stack, stack_size);
-	}
 	r->park_len += size;
 	r->n_parked++;
 }
