@@ -157,6 +157,21 @@ static void show_always_on(FILE *f, struct json_object *ao)
 	show_history(f, get_obj(ao, "history"));
 }
 
+/* How long fgd's loop was away from the rings and clients, and what its loader thread read. */
+static void show_loop(FILE *f, struct json_object *loop, struct json_object *loader)
+{
+	if (!loop || !loader)
+		return;
+	fprintf(f, "  loop:        longest turn %" PRId64 " ms, %" PRId64 " over %" PRId64 " ms\n",
+		fgctl_get_int(loop, "longest_ms"), fgctl_get_int(loop, "slow"),
+		fgctl_get_int(loop, "slow_ms"));
+	fprintf(f, "  loader:      %" PRId64 " files and names read off the loop (%.1f s), %" PRId64
+		   " queued; longest %" PRId64 " ms, longest wait %" PRId64 " ms\n",
+		fgctl_get_int(loader, "jobs"), (double)fgctl_get_int(loader, "busy_ms") / 1000,
+		fgctl_get_int(loader, "queued"), fgctl_get_int(loader, "longest_job_ms"),
+		fgctl_get_int(loader, "longest_wait_ms"));
+}
+
 void fgctl_show_status(FILE *f, struct json_object *st)
 {
 	struct json_object *server = get_obj(st, "server"), *procs = get_obj(st, "processes");
@@ -223,13 +238,16 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 	show_unwinding(f, st);
 	if (jit)
 		fprintf(f, "  jit maps:    %" PRId64 " processes looked at, %" PRId64 " maps read (%.1f MiB), %"
-			   PRId64 " refused, %" PRId64 " read anew; %" PRId64 " reads skipped at the budget\n",
+			   PRId64 " refused, %" PRId64 " read anew; %" PRId64 " reads skipped at the budget, %"
+			   PRId64 " put off at the read rate, %" PRId64 " stopped at the size limit\n",
 			fgctl_get_int(jit, "maps"), fgctl_get_int(jit, "maps_read"),
 			(double)fgctl_get_int(jit, "bytes") / (1 << 20), fgctl_get_int(jit, "refused"),
-			fgctl_get_int(jit, "resets"), fgctl_get_int(jit, "budget_skipped"));
+			fgctl_get_int(jit, "resets"), fgctl_get_int(jit, "budget_skipped"),
+			fgctl_get_int(jit, "deferred"), fgctl_get_int(jit, "size_limited"));
 	fprintf(f, "  tracking:    %" PRId64 " records, %" PRId64 " lost, %" PRId64 " malformed\n",
 		fgctl_get_int(track, "records"), fgctl_get_int(track, "lost"),
 		fgctl_get_int(track, "malformed"));
+	show_loop(f, get_obj(st, "loop"), get_obj(st, "loader"));
 	fprintf(f, "  sampling, all recordings so far:\n");
 	fprintf(f, "    %5s %12s %10s %10s %10s\n", "cpu", "samples", "lost", "throttled", "malformed");
 	for (size_t i = 0; cpus && i < json_object_array_length(cpus); i++) {
@@ -266,6 +284,13 @@ void fgctl_end_progress(FILE *f)
 	if (progress_shown)
 		fprintf(f, "\r\033[K");
 	progress_shown = false;
+}
+
+void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta)
+{
+	if (fgctl_get_int(meta, "kernel_hidden"))
+		fprintf(f, "fgctl: note: kernel frames are collapsed into [kernel] for unprivileged users "
+			   "(kernel.perf_event_paranoid >= 2)\n");
 }
 
 void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct json_object *meta,
@@ -314,13 +339,20 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 		for (size_t i = 0; refused && i < json_object_array_length(refused); i++) {
 			struct json_object *u = json_object_array_get_idx(refused, i);
 
-			fprintf(f, "    %s: %s%s%s\n", fgctl_get_str(u, "path"), fgctl_get_str(u, "reason"),
-				get_obj(u, "error") ? ": " : "", get_obj(u, "error") ? fgctl_get_str(u, "error") : "");
+			fprintf(f, "    %s: %s", fgctl_get_str(u, "path"), fgctl_get_str(u, "reason"));
+			if (get_obj(u, "error"))
+				fprintf(f, ": %s", fgctl_get_str(u, "error"));
+			if (get_obj(u, "size"))
+				fprintf(f, " (%.1f MiB, over fgd's JitMapMax=)",
+					(double)fgctl_get_int(u, "size") / (1 << 20));
+			fprintf(f, "\n");
 		}
 	}
-	if (fgctl_get_int(meta, "kernel_hidden"))
-		fprintf(f, "fgctl: note: kernel frames are collapsed into [kernel] for unprivileged users "
-			   "(kernel.perf_event_paranoid >= 2)\n");
+	fgctl_note_kernel_hidden(f, meta);
+	if (fgctl_get_int(meta, "degraded") > 0)
+		fprintf(f, "fgctl: note: %" PRId64 " samples could not wait any longer for fgd to read the "
+			   "binaries they ran in; some of their frames are module+offset, lack inline frames "
+			   "or were unwound by frame pointer\n", fgctl_get_int(meta, "degraded"));
 	if (samples == 0)
 		fprintf(f, "fgctl: warning: no samples were collected: was the target using CPU?\n");
 	else if (!quiet && frames) {

@@ -27,6 +27,13 @@ void fgctl_end_progress(FILE *f);
 void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct json_object *meta,
 			bool quiet);
 
+/*
+ * The note that kernel frames were collapsed into [kernel] for this user,
+ * when a reply's metadata says so (kernel_hidden): after a recording, a
+ * snapshot, a top list or a diff of snapshots.
+ */
+void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta);
+
 /* A JSON member as an integer, or 0. */
 int64_t fgctl_get_int(struct json_object *obj, const char *key);
 /* A JSON member as a string, or "". Borrowed from obj. */

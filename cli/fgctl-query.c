@@ -357,6 +357,8 @@ int fgctl_verb_snapshot(int argc, char **argv, const char *socket)
 					"adds counts as they are\n",
 				fgctl_get_int(meta, "other_rate_samples"), fgctl_get_int(meta, "frequency"));
 	}
+	/* As after a recording, whatever -q says: the graph is not what root would get. */
+	fgctl_note_kernel_hidden(stderr, meta);
 	return FGCTL_EXIT_OK;
 }
 
@@ -392,6 +394,7 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 	       " samples\n\n", (double)fgctl_get_int(meta, "covered_ms") / 1000.0,
 	       fgctl_get_int(meta, "samples"), fgctl_get_int(meta, "frequency"),
 	       fgctl_get_int(meta, "folded_samples"));
+	fgctl_note_kernel_hidden(stderr, meta);
 	if (fgctl_get_int(meta, "dropped_samples") || fgctl_get_int(meta, "dropped_leaf_samples"))
 		fprintf(stderr, "fgctl: too many processes in that period for fgd's top list: %" PRId64
 				" samples left out, %" PRId64 " counted without their leaf\n",

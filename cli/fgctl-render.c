@@ -1200,6 +1200,7 @@ static int diff_baseline(struct render_args *args)
 	args->flame.info = info;
 	if (!args->quiet)
 		fprintf(stderr, "fgctl: %s\nfgctl: %s\nfgctl: %s\n", info_before, info_after, scale);
+	fgctl_note_kernel_hidden(stderr, fgctl_get_int(meta_before, "kernel_hidden") ? meta_before : meta_after);
 	return compare(args, before, after);
 }
 

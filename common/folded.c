@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "framename.h"
 #include "hash.h"
 #include "idxmap.h"
 #include "macro.h"
@@ -34,6 +35,8 @@ struct fg_folded {
 	uint32_t *scratch; /* owned; frame ids of the line being parsed */
 	size_t cap_scratch;
 	size_t n_prev; /* leading ids in scratch that are the previous line's frames */
+	char *clean; /* owned: a name's clean form, while it is interned */
+	size_t cap_clean;
 };
 
 struct stack_key {
@@ -64,15 +67,40 @@ struct fg_folded *fg_folded__free(struct fg_folded *f)
 	fg_idxmap_done(&f->index);
 	free(f->order);
 	free(f->scratch);
+	free(f->clean);
 	free(f);
 	return NULL;
 }
 
+/*
+ * Every name enters the model here, and leaves it clean (framename.h). The
+ * pool holds clean names only, so a name found as it is needs no look: only
+ * a name seen for the first time is checked, and cleaned if it must be.
+ */
+static int intern(struct fg_folded *f, const char *name, size_t len, uint32_t *ret_id)
+{
+	int64_t id = fg_strpool__find(f->names, name, len);
+	size_t clean_len;
+	int r;
+
+	if (id >= 0) {
+		*ret_id = (uint32_t)id;
+		return 0;
+	}
+	if (!fg_framename_is_clean(name, len)) {
+		r = fg_framename_clean(name, len, &f->clean, &f->cap_clean, &clean_len);
+		if (r < 0)
+			return r;
+		name = f->clean;
+		len = clean_len;
+	}
+	r = fg_strpool__intern(f->names, name, len, ret_id);
+	return r < 0 ? r : 0;
+}
+
 int fg_folded__intern(struct fg_folded *f, const char *name, size_t len, uint32_t *ret_id)
 {
-	int r = fg_strpool__intern(f->names, name, len, ret_id);
-
-	return r < 0 ? r : 0;
+	return intern(f, name, len, ret_id);
 }
 
 const char *fg_folded__name(const struct fg_folded *f, uint32_t id)
@@ -309,7 +337,7 @@ static int intern_frames(struct fg_folded *f, const char *line, size_t len, size
 		if (!same || n >= f->n_prev ||
 		    !fg_strpool__is(f->names, f->scratch[n], line + start, end - start)) {
 			same = false;
-			r = fg_strpool__intern(f->names, line + start, end - start, &f->scratch[n]);
+			r = intern(f, line + start, end - start, &f->scratch[n]);
 			if (r < 0)
 				goto fail;
 		}

@@ -38,12 +38,17 @@ struct fg_stack {
 struct fg_folded *fg_folded__new(void);
 struct fg_folded *fg_folded__free(struct fg_folded *f);
 
-/* Interns a frame name. 0 or a negative errno. */
+/*
+ * Interns a frame name, cleaned as common/framename.h says: every name in a
+ * model, from any source, is valid UTF-8 without control characters or ';',
+ * so no output made from a model needs to check its names again. Names that
+ * differ only in what cleaning replaced are one name. 0 or a negative errno.
+ */
 int fg_folded__intern(struct fg_folded *f, const char *name, size_t len, uint32_t *ret_id);
 /* Borrowed until the model is freed. */
 const char *fg_folded__name(const struct fg_folded *f, uint32_t id);
 size_t fg_folded__n_names(const struct fg_folded *f);
-/* Length of the name in bytes; a name read from text may hold NUL bytes. */
+/* Length of the name in bytes (names hold no NUL byte: cleaning replaced it). */
 size_t fg_folded__name_len(const struct fg_folded *f, uint32_t id);
 
 /*
@@ -63,7 +68,7 @@ int fg_folded__add_pair(struct fg_folded *f, const uint32_t *frames, size_t n, d
 
 /*
  * Parses one line of folded text (without its newline; a trailing CR is
- * ignored) and adds it. A line ending in two counts is a differential pair,
+ * ignored) and adds it, its frame names cleaned as fg_folded__intern() does. A line ending in two counts is a differential pair,
  * "stack before after", as flamegraph.pl reads it. Returns 1 if a stack was
  * added, 0 for a blank or '#' comment line, -EINVAL if the line is
  * malformed (no count, or no frames), -ERANGE for a count too large for a

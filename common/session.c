@@ -21,6 +21,8 @@
  *   once, between progress messages. A second result cannot interleave with
  *   the recording's own, so snapshot and record are EBUSY. Nothing waits: a
  *   request left unread would hold up a stop sent after it.
+ * - Finishing is the end of recording: its result is on its way, and a
+ *   stop does not wait for the samples still waiting for binaries.
  * - While streaming, nothing is read: a request waits in the socket until
  *   the result has ended, so replies keep the order of the requests.
  * - A short connection is one let in past a full client table, when no
@@ -52,6 +54,13 @@ static const struct fg_session_rule rules[_FG_SESSION_STATE_MAX][FG_CMD_TOP + 1]
 		[FG_CMD_SNAPSHOT] = REFUSE(EBUSY),
 		[FG_CMD_TOP] = RUN,
 	},
+	[FG_SESSION_FINISHING] = {
+		[FG_CMD_STATUS] = RUN,
+		[FG_CMD_RECORD] = REFUSE(EBUSY),
+		[FG_CMD_STOP] = STOP,
+		[FG_CMD_SNAPSHOT] = REFUSE(EBUSY),
+		[FG_CMD_TOP] = RUN,
+	},
 	[FG_SESSION_STREAMING] = {
 		[FG_CMD_STATUS] = DEFER,
 		[FG_CMD_RECORD] = DEFER,
@@ -70,7 +79,8 @@ static const struct fg_session_rule rules[_FG_SESSION_STATE_MAX][FG_CMD_TOP + 1]
 
 bool fg_session_reads(enum fg_session_state state)
 {
-	return state == FG_SESSION_IDLE || state == FG_SESSION_SHORT || state == FG_SESSION_RECORDING;
+	return state == FG_SESSION_IDLE || state == FG_SESSION_SHORT ||
+	       state == FG_SESSION_RECORDING || state == FG_SESSION_FINISHING;
 }
 
 bool fg_session_one_request(enum fg_session_state state)
@@ -91,6 +101,7 @@ const char *fg_session_state_name(enum fg_session_state state)
 		[FG_SESSION_IDLE] = "idle",
 		[FG_SESSION_SHORT] = "short",
 		[FG_SESSION_RECORDING] = "recording",
+		[FG_SESSION_FINISHING] = "finishing",
 		[FG_SESSION_STREAMING] = "streaming",
 		[FG_SESSION_CLOSING] = "closing",
 	};

@@ -9,7 +9,7 @@
  * table back against the documentation.
  *
  * Requests are read in order. In the states that read (idle, short,
- * recording) each one is decided as it is read; a streaming connection reads
+ * recording, finishing) each one is decided as it is read; a streaming connection reads
  * nothing until its result has ended, so a request sent meanwhile is decided
  * then, as on an idle connection, and its reply follows the result's "end";
  * a closing connection reads nothing more: the last message it was sent
@@ -24,6 +24,7 @@ enum fg_session_state {
 	FG_SESSION_IDLE,      /* waiting for a request */
 	FG_SESSION_SHORT,     /* let in past a full client table: one request, status or top */
 	FG_SESSION_RECORDING, /* a recording samples; its result will be the reply to record */
+	FG_SESSION_FINISHING, /* stopped; its last samples wait for binaries being read */
 	FG_SESSION_STREAMING, /* a result (a recording's or a snapshot's) is being sent */
 	FG_SESSION_CLOSING,   /* flushing its last messages, then closed */
 	_FG_SESSION_STATE_MAX,
@@ -54,5 +55,5 @@ bool fg_session_one_request(enum fg_session_state state);
  */
 struct fg_session_rule fg_session_rule(enum fg_session_state state, enum fg_cmd cmd);
 
-/* "idle", "short", "recording", "streaming", "closing"; NULL out of range. */
+/* "idle", "short", "recording", "finishing", "streaming", "closing"; NULL out of range. */
 const char *fg_session_state_name(enum fg_session_state state);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framename.h"
 #include "hash.h"
 #include "idxmap.h"
 #include "macro.h"
@@ -35,10 +36,14 @@ struct fg_top {
 	struct fg_idxmap pair_index;
 	struct fg_top_entry *list; /* owned: the last fg_top__list() */
 	size_t cap_list;
+	struct fg_view view;
+	char *clean; /* owned: a name's clean form, while it is interned */
+	size_t cap_clean;
 	uint64_t dropped_samples, dropped_leaf_samples;
 };
 
-int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_frequency, struct fg_top **ret)
+int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_frequency,
+		const struct fg_view *view, struct fg_top **ret)
 {
 	struct fg_top *t;
 
@@ -57,6 +62,7 @@ int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_freque
 	t->max_processes = max_processes;
 	t->max_leaves = max_leaves;
 	t->default_frequency = default_frequency;
+	t->view = *view;
 	*ret = t;
 	return 0;
 }
@@ -71,6 +77,7 @@ struct fg_top *fg_top__free(struct fg_top *t)
 	free(t->pairs);
 	fg_idxmap_done(&t->pair_index);
 	free(t->list);
+	free(t->clean);
 	free(t);
 	return NULL;
 }
@@ -90,10 +97,25 @@ static bool pair_eq(const void *ctx, uint32_t idx, const void *key)
 	return a->proc == b->proc && a->leaf == b->leaf;
 }
 
+/* Names are kept clean (framename.h): only one not held yet is checked, and cleaned if it must be. */
 static int intern(struct fg_top *t, const char *s, size_t len, uint32_t *ret)
 {
-	int r = fg_strpool__intern(t->names, s, strnlen(s, len), ret);
+	int64_t id;
+	int r;
 
+	len = strnlen(s, len);
+	id = fg_strpool__find(t->names, s, len);
+	if (id >= 0) {
+		*ret = (uint32_t)id;
+		return 0;
+	}
+	if (!fg_framename_is_clean(s, len)) {
+		r = fg_framename_clean(s, len, &t->clean, &t->cap_clean, &len);
+		if (r < 0)
+			return r;
+		s = t->clean;
+	}
+	r = fg_strpool__intern(t->names, s, len, ret);
 	return r < 0 ? r : 0;
 }
 
@@ -153,6 +175,8 @@ int fg_top__add(struct fg_top *t, const struct fg_top_process *p, const char *le
 	if (!leaf)
 		return 0;
 	key.proc = (uint32_t)i;
+	/* The leaf as the view shows it: a hidden kernel leaf is the run of kernel frames it ends. */
+	leaf = fg_view_frame(&t->view, leaf, strnlen(leaf, leaf_len), &leaf_len);
 	r = intern(t, leaf, leaf_len, &key.leaf);
 	if (r < 0)
 		return r;

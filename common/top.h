@@ -13,6 +13,8 @@
  * Leaf counts add up per process before the hottest is chosen, so the
  * answer does not depend on how the samples were split between sources or
  * slices. The name shown is the last one fed: feed the oldest source first.
+ * Names (process names, leaves) are kept clean (common/framename.h): from a
+ * history file of any age, they are valid UTF-8 in the list.
  *
  * Bounded: at most max_processes processes and max_leaves (process, leaf)
  * pairs. Samples of a process past the first cap are counted as dropped and
@@ -25,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "view.h"
 
 /* A process as a source knows it. */
 struct fg_top_process {
@@ -56,10 +60,14 @@ struct fg_top_stats {
 struct fg_top;
 
 /*
- * default_frequency (Hz) is the rate of counts fed without one. Caller frees
- * *ret with fg_top__free(). 0, -EINVAL (a cap or the frequency 0) or -ENOMEM.
+ * default_frequency (Hz) is the rate of counts fed without one. view (copied)
+ * is what the client the list is for may see: a leaf it hides is counted as
+ * the frame that stands for it (view.h), before the hottest is chosen.
+ * Caller frees *ret with fg_top__free(). 0, -EINVAL (a cap or the frequency
+ * 0) or -ENOMEM.
  */
-int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_frequency, struct fg_top **ret);
+int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_frequency,
+		const struct fg_view *view, struct fg_top **ret);
 struct fg_top *fg_top__free(struct fg_top *t);
 
 /*

@@ -240,7 +240,8 @@ int fg_unwind_eval(const struct fg_unwind_op *ops, size_t n, const struct fg_unw
 /* Maps an eval/read error to how the walk ends. */
 static enum fg_unwind_end end_of(int err)
 {
-	return err == -ERANGE ? FG_UNWIND_TRUNCATED : FG_UNWIND_FAILED;
+	return err == -ERANGE ? FG_UNWIND_TRUNCATED :
+	       err == -EINPROGRESS ? FG_UNWIND_PENDING : FG_UNWIND_FAILED;
 }
 
 /* Computes the caller's registers from row; 0 or a negative errno. */

@@ -105,8 +105,10 @@ struct fg_unwind_row {
 /*
  * The row for pc (an address already adjusted to lie inside the call
  * instruction for return addresses). Returns 0, -ENOENT when no CFI covers
- * pc (the unwinder then tries the frame pointer), or another negative errno
- * to stop the walk as a failure.
+ * pc (the unwinder then tries the frame pointer), -EINPROGRESS when the
+ * CFI is not at hand yet (the walk stops as FG_UNWIND_PENDING, for the
+ * caller to try again later), or another negative errno to stop the walk
+ * as a failure.
  */
 typedef int (*fg_unwind_row_fn)(void *ctx, uint64_t pc, struct fg_unwind_row *ret);
 
@@ -122,6 +124,7 @@ enum fg_unwind_end {
 	FG_UNWIND_TRUNCATED, /* the next frame's data lies above the dump */
 	FG_UNWIND_FAILED,    /* no CFI and no usable frame pointer, or inconsistent data */
 	FG_UNWIND_MAX_DEPTH, /* stopped at the caller's limit */
+	FG_UNWIND_PENDING,   /* the row callback is still fetching some CFI */
 };
 
 struct fg_unwind_result {

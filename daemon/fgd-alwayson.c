@@ -8,8 +8,6 @@
 #include <stdio.h>
 
 #include "fgd-alwayson.h"
-#include "flame-html.h"
-#include "flame.h"
 #include "folded.h"
 #include "selector.h"
 #include "fgd-history.h"
@@ -17,8 +15,10 @@
 #include "fgd-recording.h"
 #include "fgd.h"
 #include "macro.h"
+#include "result.h"
 #include "slicefile.h"
 #include "top.h"
+#include "view.h"
 
 /*
  * The location memo and names of the internal recording are dropped at a slice's end past this
@@ -180,6 +180,7 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 		.max_bytes = RECORDING_MAX_BYTES,
 		.hostname = d->hostname,
 		.sink = on_stack,
+		.loader = d->loader,
 	};
 	int r;
 
@@ -192,6 +193,10 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 	a->window_seconds = d->conf.window_seconds;
 	fg_record_request_init(&o.req);
 	o.req.all = true;
+	/* Stored names tell kernel frames by their suffix (view.h): the window must have it. */
+	o.req.kernel_suffix = true;
+	/* Its samples go to the window; what a client sees of them, its own view decides. */
+	fg_view_init(&o.view, 0, 0);
 	o.sink_ctx = a;
 	r = fg_window__new(&wo, realtime_ms(), &a->window);
 	if (r < 0)
@@ -286,6 +291,8 @@ static void compact(struct fgd_alwayson *a, int64_t now_ms)
 
 void fgd_alwayson__flush(struct fgd_alwayson *a)
 {
+	/* Samples still waiting for the loader go in with what is known: fgd is stopping. */
+	fg_recording__settle(a->rec);
 	store(a, fg_window__open_slice(a->window), realtime_ms());
 }
 
@@ -343,6 +350,7 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 {
 	struct json_object *o = json_object_new_object();
 	struct fg_window_stats ws;
+	struct fg_recording_waits waits;
 	struct fg_cpu_counters c;
 
 	if (!o)
@@ -373,6 +381,10 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 	fg_json_add_int(o, "errors", (int64_t)a->errors);
 	fg_json_add_int(o, "memo_bytes", (int64_t)fg_recording__bytes(a->rec));
 	fg_json_add_int(o, "memo_resets", (int64_t)a->memo_resets);
+	fg_recording__waits(a->rec, &waits);
+	fg_json_add_int(o, "waiting", (int64_t)waits.waiting);
+	fg_json_add_int(o, "waited", (int64_t)waits.waited);
+	fg_json_add_int(o, "degraded", (int64_t)waits.degraded);
 	fg_json_add_int(o, "lost", (int64_t)(c.lost + c.lost_samples));
 	fg_json_add_int(o, "throttled", (int64_t)c.throttled);
 	if (a->history) {
@@ -406,7 +418,6 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 
 /* ---- queries ---- */
 
-#define EMIT_BUDGET_FLOOR 4096
 /* What one top query may hold: processes, and (process, leaf frame) pairs; past them, counted. */
 #define TOP_MAX_PROCESSES (1u << 18)
 #define TOP_MAX_LEAVES (1u << 20)
@@ -417,22 +428,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_selector *, fg_selector__free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_top *, fg_top__free);
 
 struct fgd_snapshot {
-	enum fg_format format;
-	struct fg_folded *model;    /* owned */
-	struct fg_flame *flame;     /* owned */
-	struct fg_flame_html *html; /* owned */
-	size_t cursor;
-	char title[FG_PROTO_MAX_TITLE], subtitle[512], info[2][256]; /* borrowed by the renderers */
-	const char *info_lines[3];
+	struct fg_result *result; /* owned */
 };
 
 struct fgd_snapshot *fgd_snapshot__free(struct fgd_snapshot *s)
 {
 	if (!s)
 		return NULL;
-	fg_flame__free(s->flame);
-	fg_flame_html__free(s->html);
-	fg_folded__free(s->model);
+	fg_result__free(s->result);
 	free(s);
 	return NULL;
 }
@@ -441,23 +444,17 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgd_snapshot *, fgd_snapshot__free);
 
 size_t fgd_snapshot__bytes(const struct fgd_snapshot *s)
 {
-	return sizeof(*s) + (s->model ? fg_folded__bytes(s->model) : 0) +
-	       (s->flame ? fg_flame__bytes(s->flame) : 0) + (s->html ? fg_flame_html__bytes(s->html) : 0);
+	return sizeof(*s) + (s->result ? fg_result__bytes(s->result) : 0);
 }
 
 int fgd_snapshot__emit(struct fgd_snapshot *s, fg_write_fn fn, void *ctx, size_t budget)
 {
-	budget = MAX(budget, (size_t)EMIT_BUDGET_FLOOR);
-	if (s->format == FG_FORMAT_SVG)
-		return fg_flame__emit(s->flame, fn, ctx, budget);
-	if (s->format == FG_FORMAT_HTML)
-		return fg_flame_html__emit(s->html, fn, ctx, budget);
-	return fg_folded__emit(s->model, &s->cursor, fn, ctx, budget);
+	return fg_result__emit(s->result, fn, ctx, budget);
 }
 
 struct match_ctx {
 	const struct fg_selector *sel;
-	uid_t uid; /* the client's */
+	const struct fg_view *view; /* the client's */
 };
 
 static bool match(void *ctx, const struct fg_window_proc *p)
@@ -465,7 +462,7 @@ static bool match(void *ctx, const struct fg_window_proc *p)
 	const struct match_ctx *m = ctx;
 
 	/* Non-root users see only what they could record: their own processes. */
-	if (m->uid != 0 && p->uid != m->uid)
+	if (!fg_view_shows_process(m->view, p->uid))
 		return false;
 	return fg_selector__match(m->sel, p->pid, p->uid, p->comm, p->exe, p->cgroup);
 }
@@ -684,7 +681,8 @@ static void no_data(const struct fg_window *w, const struct fg_window_result *re
 		snprintf(err, size, "no samples in that period (%" PRIu64 " slices looked at)", res->slices);
 }
 
-static struct json_object *result_json(const struct fgd_alwayson *a, const struct fg_window_result *res)
+static struct json_object *result_json(const struct fgd_alwayson *a, const struct fg_window_result *res,
+				       const struct fg_view *view)
 {
 	struct json_object *m = json_object_new_object();
 	struct fg_window_stats st;
@@ -710,6 +708,7 @@ static struct json_object *result_json(const struct fgd_alwayson *a, const struc
 	fg_json_add_int(m, "other_rate_samples", (int64_t)res->other_rate_samples);
 	fg_json_add_int(m, "memory_max", (int64_t)st.memory_max);
 	fg_json_add_int(m, "window_total_folded_samples", (int64_t)st.total_folded_samples);
+	fg_json_add_bool(m, "kernel_hidden", view->hide_kernel);
 	return m;
 }
 
@@ -720,17 +719,29 @@ static double mib(uint64_t bytes)
 
 #define NARROW "narrow the period or the processes (--last, --since, -p, --comm, --exe, --cgroup)"
 
-int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_request *q, uid_t uid,
-				 uint64_t max_bytes, struct fgd_snapshot **ret,
-				 struct json_object **ret_meta, char *ret_error, size_t error_size)
+int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_request *q,
+				 const struct fg_view *view, uint64_t max_bytes,
+				 struct fgd_snapshot **ret, struct json_object **ret_meta,
+				 char *ret_error, size_t error_size)
 {
 	_cleanup_(fgd_snapshot__freep) struct fgd_snapshot *s = calloc(1, sizeof(*s));
 	_cleanup_(fg_selector__freep) struct fg_selector *sel = NULL;
+	_cleanup_(fg_folded__freep) struct fg_folded *model = NULL;
+	_cleanup_(json_object_putp) struct json_object *meta = NULL;
+	char from[32], to[32], subtitle[512], info[2][256];
+	const char *info_lines[] = { info[0], info[1], NULL };
+	struct fg_result_opts ro = {
+		.format = q->format,
+		.view = *view,
+		.title = q->title[0] ? q->title : "Flame Graph",
+		.subtitle = subtitle,
+		.info = info_lines,
+	};
+	struct match_ctx mc = { .view = view };
 	struct fg_window_result res;
-	struct match_ctx mc = { .uid = uid };
-	struct fg_flame_opts fo;
 	int64_t since, until;
-	char from[32], to[32];
+	size_t model_bytes;
+	bool match_all;
 	time_t t;
 	int r;
 
@@ -740,90 +751,75 @@ int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_r
 	if (r < 0)
 		return r;
 	mc.sel = sel;
-	s->format = q->format;
-	s->model = fg_folded__new();
-	if (!s->model)
+	model = fg_folded__new();
+	if (!model)
 		return -ENOMEM;
 	/* Unattributed samples belong to no process: only a root query of everything shows them. */
-	r = fg_window__query(a->window, since, until, match, &mc, uid == 0 && fg_selector__is_all(sel),
-			     s->model, &res);
+	match_all = view->uid == 0 && fg_selector__is_all(sel);
+	r = fg_window__query(a->window, since, until, match, &mc, match_all, model, &res);
 	/* The window is bounded by its ceiling; the history is not, so it is read against the budget. */
-	if (r >= 0 && fg_folded__bytes(s->model) > max_bytes)
+	if (r >= 0 && fg_folded__bytes(model) > max_bytes)
 		r = -ENOBUFS;
 	if (r >= 0) {
-		struct stored_model sm = { .out = s->model, .max_bytes = max_bytes };
+		struct stored_model sm = { .out = model, .max_bytes = max_bytes };
 
-		r = query_history(a, since, until, &mc, uid == 0 && fg_selector__is_all(sel),
-				  add_stored_stack, &sm, &res);
+		r = query_history(a, since, until, &mc, match_all, add_stored_stack, &sm, &res);
 		free(sm.stack);
-	}
-	if (r >= 0 && res.samples > 0 && fg_folded__n_stacks(s->model) > 0) {
-		r = fg_folded__sort(s->model);
-		if (r >= 0 && fg_folded__bytes(s->model) > max_bytes)
-			r = -ENOBUFS;
 	}
 	if (r == -ENOBUFS)
 		snprintf(ret_error, error_size, "its profile alone takes more than %.1f MiB: " NARROW,
 			 mib(max_bytes));
 	if (r < 0)
 		return r;
-	if (res.samples == 0 || fg_folded__n_stacks(s->model) == 0) {
-		no_data(a->window, &res, !fg_selector__is_all(sel) || uid != 0, ret_error, error_size);
+	if (res.samples == 0 || fg_folded__n_stacks(model) == 0) {
+		no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0, ret_error, error_size);
 		return -ENODATA;
 	}
-	if (q->format != FG_FORMAT_FOLDED) {
-		size_t model_bytes = fg_folded__bytes(s->model), layout;
-
-		t = (time_t)(res.first_ms / 1000);
-		strftime(from, sizeof(from), "%Y-%m-%d %H:%M:%S", localtime(&t));
-		t = (time_t)(res.last_ms / 1000);
-		strftime(to, sizeof(to), "%H:%M:%S", localtime(&t));
-		snprintf(s->title, sizeof(s->title), "%s", q->title[0] ? q->title : "Flame Graph");
-		snprintf(s->subtitle, sizeof(s->subtitle), "%s: always-on, %s to %s", a->d->hostname,
-			 from, to);
-		snprintf(s->info[0], sizeof(s->info[0]),
-			 "event: %s   frequency: %u Hz   slices: %" PRIu64 "   samples: %" PRIu64,
-			 a->d->event.name, a->frequency, res.slices, res.samples);
-		snprintf(s->info[1], sizeof(s->info[1]),
-			 "folded into [other] (memory ceiling): %" PRIu64 " samples, %" PRIu64
-			 " stacks   [other processes]: %" PRIu64, res.folded_samples, res.folded_stacks,
-			 res.unattributed);
-		s->info_lines[0] = s->info[0];
-		s->info_lines[1] = s->info[1];
-		fg_flame_opts_init(&fo);
-		fo.title = s->title;
-		fo.subtitle = s->subtitle;
-		fo.info = s->info_lines;
-		r = q->format == FG_FORMAT_HTML ? fg_flame_html__new(s->model, &fo, &s->html) :
-						  fg_flame__new(s->model, &fo, &s->flame);
-		if (r < 0)
-			return r;
-		/* The page holds its own names: the model is not needed to stream it. */
-		if (s->html)
-			s->model = fg_folded__free(s->model);
-		layout = s->html ? fg_flame_html__bytes(s->html) : fg_flame__bytes(s->flame);
-		if (fgd_snapshot__bytes(s) > max_bytes) {
-			snprintf(ret_error, error_size,
-				 "its %s needs %.1f MiB to lay out, and its profile %.1f MiB: " NARROW
-				 ", or ask for folded text, which streams from the profile alone",
-				 s->html ? "HTML page" : "SVG", mib(layout), mib(model_bytes));
-			return -ENOBUFS;
-		}
-	}
-	*ret_meta = result_json(a, &res);
-	if (!*ret_meta)
+	meta = result_json(a, &res, view);
+	if (!meta)
 		return -ENOMEM;
+	t = (time_t)(res.first_ms / 1000);
+	strftime(from, sizeof(from), "%Y-%m-%d %H:%M:%S", localtime(&t));
+	t = (time_t)(res.last_ms / 1000);
+	strftime(to, sizeof(to), "%H:%M:%S", localtime(&t));
+	snprintf(subtitle, sizeof(subtitle), "%s: always-on, %s to %s", a->d->hostname, from, to);
+	snprintf(info[0], sizeof(info[0]),
+		 "event: %s   frequency: %u Hz   slices: %" PRIu64 "   samples: %" PRIu64,
+		 a->d->event.name, a->frequency, res.slices, res.samples);
+	snprintf(info[1], sizeof(info[1]),
+		 "folded into [other] (memory ceiling): %" PRIu64 " samples, %" PRIu64
+		 " stacks   [other processes]: %" PRIu64, res.folded_samples, res.folded_stacks,
+		 res.unattributed);
+	/* What the client sees of the model, the result decides: its view goes with it. */
+	model_bytes = fg_folded__bytes(model);
+	r = fg_result__new(TAKE_PTR(model), &ro, &s->result);
+	if (r < 0)
+		return r;
+	if (fgd_snapshot__bytes(s) > max_bytes) {
+		if (q->format == FG_FORMAT_FOLDED)
+			snprintf(ret_error, error_size, "its profile takes %.1f MiB: " NARROW,
+				 mib(fgd_snapshot__bytes(s)));
+		else
+			snprintf(ret_error, error_size,
+				 "its %s takes %.1f MiB laid out, from a profile of %.1f MiB: " NARROW
+				 ", or ask for folded text, which streams from the profile alone",
+				 q->format == FG_FORMAT_HTML ? "HTML page" : "SVG",
+				 mib(fgd_snapshot__bytes(s)), mib(model_bytes));
+		return -ENOBUFS;
+	}
+	*ret_meta = TAKE_PTR(meta);
 	*ret = TAKE_PTR(s);
 	return 0;
 }
 
-int fgd_alwayson__top_query(struct fgd_alwayson *a, const struct fg_query_request *q, uid_t uid,
-			    struct json_object **ret, char *ret_error, size_t error_size)
+int fgd_alwayson__top_query(struct fgd_alwayson *a, const struct fg_query_request *q,
+			    const struct fg_view *view, struct json_object **ret, char *ret_error,
+			    size_t error_size)
 {
 	_cleanup_(fg_selector__freep) struct fg_selector *sel = NULL;
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	_cleanup_(fg_top__freep) struct fg_top *top = NULL;
-	struct match_ctx mc = { .uid = uid };
+	struct match_ctx mc = { .view = view };
 	struct fg_window_result res = {}, window;
 	const struct fg_top_entry *list;
 	struct json_object *meta, *procs;
@@ -837,7 +833,8 @@ int fgd_alwayson__top_query(struct fgd_alwayson *a, const struct fg_query_reques
 	if (r < 0)
 		return r;
 	mc.sel = sel;
-	r = fg_top__new(TOP_MAX_PROCESSES, TOP_MAX_LEAVES, a->frequency, &top);
+	/* The list applies the client's view to the leaves it is fed. */
+	r = fg_top__new(TOP_MAX_PROCESSES, TOP_MAX_LEAVES, a->frequency, view, &top);
 	if (r < 0)
 		return r;
 	/* Oldest first, so each process shows the last name it had: the disk, then memory. */
@@ -850,12 +847,12 @@ int fgd_alwayson__top_query(struct fgd_alwayson *a, const struct fg_query_reques
 		return r;
 	add_result(&res, &window);
 	if (res.samples == 0) {
-		no_data(a->window, &res, !fg_selector__is_all(sel) || uid != 0, ret_error, error_size);
+		no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0, ret_error, error_size);
 		return -ENODATA;
 	}
 	fg_top__stats(top, &ts);
 	m = fg_proto_new_message("top");
-	meta = result_json(a, &res);
+	meta = result_json(a, &res, view);
 	procs = json_object_new_array();
 	if (!m || !meta || !procs) {
 		json_object_put(meta);

@@ -6,6 +6,7 @@
 #include <sys/un.h>
 
 #include "fgd-conf.h"
+#include "fgd-jit.h"
 #include "config.h"
 #include "macro.h"
 #include "parse.h"
@@ -29,6 +30,7 @@ int fgd_config_init(struct fgd_config *ret)
 		.window_seconds = 900,
 		.memory_max = 64ULL << 20,
 		.history_max = 1ULL << 30,
+		.jit_map_max = FG_JIT_DEFAULT_MAX_MAP,
 		/* An hour of slices as written, a day of 1 min files, a week of 10 min files. */
 		.history_policy = {
 			.tiers = { { 3600 * NS, 60 * NS }, { 86400 * NS, 600 * NS } },
@@ -197,6 +199,18 @@ static int key_history_max(struct fgd_config *c, const char *value, struct fg_co
 	return 0;
 }
 
+static int key_jit_map_max(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (strcmp(value, "infinity") == 0) {
+		c->jit_map_max = 0;
+		return 0;
+	}
+	if (fg_conf_parse_bytes(value, 1ULL << 10, 1ULL << 40, &c->jit_map_max) < 0)
+		return FAIL(err, "JitMapMax=%s: expected 1K to 1T (bytes, or with K, M, G or T) or "
+				 "infinity", value);
+	return 0;
+}
+
 /* "AGE:LENGTH ...": from AGE on, files are merged into files of LENGTH. */
 static int key_history_tiers(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
@@ -265,6 +279,7 @@ static const struct {
 	{ "HistoryMax", key_history_max },
 	{ "HistoryTiers", key_history_tiers },
 	{ "HistoryKeepSec", key_history_keep },
+	{ "JitMapMax", key_jit_map_max },
 };
 
 struct parse_ctx {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "fgd-dwarf.h"
+#include "fgd-elf.h"
 #include "macro.h"
 
 /* Deeper inline nesting than this is not real code; it bounds the walk. */
@@ -62,7 +63,7 @@ int fg_dwarf__new(int fd, struct fg_dwarf **ret)
 		return -EINVAL;
 	if ((uint64_t)st.st_size > FG_DWARF_MAX_FILE)
 		return -EFBIG;
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (!fg_elf_ready())
 		return -ENOSYS;
 	d = calloc(1, sizeof(*d));
 	if (!d)

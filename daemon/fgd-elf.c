@@ -121,6 +121,12 @@ static void elf_init(void)
 	elf_ok = elf_version(EV_CURRENT) != EV_NONE;
 }
 
+bool fg_elf_ready(void)
+{
+	pthread_once(&elf_once, elf_init);
+	return elf_ok;
+}
+
 /*
  * libelf keeps its own error codes, which are not part of its ABI, and sets
  * no errno. What the C library left in errno still tells a failed read or
@@ -761,8 +767,7 @@ static int begin_fd(int fd, Elf **ret)
 	struct stat st;
 	Elf *elf;
 
-	pthread_once(&elf_once, elf_init);
-	if (!elf_ok)
+	if (!fg_elf_ready())
 		return -ENOSYS;
 	if (fstat(fd, &st) < 0)
 		return -errno;
@@ -790,8 +795,7 @@ int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret)
 
 int fg_elf_syms__load_layout(Elf *elf, struct fg_elf_syms **ret)
 {
-	pthread_once(&elf_once, elf_init);
-	if (!elf_ok)
+	if (!fg_elf_ready())
 		return -ENOSYS;
 	return load(elf, false, true, ret);
 }
@@ -802,8 +806,7 @@ int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **r
 	_cleanup_free_ void *copy = NULL;
 	_cleanup_(elf_endp) Elf *elf = NULL;
 
-	pthread_once(&elf_once, elf_init);
-	if (!elf_ok)
+	if (!fg_elf_ready())
 		return -ENOSYS;
 	if (size == 0)
 		return -ENOEXEC;
@@ -825,8 +828,7 @@ int fg_elf_syms__load_debugdata_mem(const void *xz, size_t size, struct fg_elf_s
 	_cleanup_(loader_done) struct loader m = { .debug_file = true };
 	int r;
 
-	pthread_once(&elf_once, elf_init);
-	if (!elf_ok)
+	if (!fg_elf_ready())
 		return -ENOSYS;
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -51,7 +51,8 @@
  *     untrusted like the rest: its size is capped before and after
  *     inflating, and it goes through the same checked reader.
  *
- * No logging and no global state beyond libelf's version handshake.
+ * No logging and no global state beyond libelf's version handshake
+ * (fg_elf_ready()).
  */
 
 #include <libelf.h>
@@ -74,6 +75,12 @@ enum fg_elf_source {
 };
 
 struct fg_elf_syms;
+
+/*
+ * libelf's version handshake, done once for the process whatever the thread:
+ * every user of libelf calls it before elf_begin(). False if libelf refused.
+ */
+bool fg_elf_ready(void);
 
 /* Reads from fd (borrowed; not closed). Caller frees *ret with fg_elf_syms__free(). */
 int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret);

@@ -15,8 +15,20 @@
 /* A miss re-reads a map at most this often; an absent map is looked for less often. */
 #define JIT_RETRY_READ_NS (200ULL * 1000000)
 #define JIT_RETRY_OPEN_NS (1000ULL * 1000000)
-/* Bytes read per refresh: a huge map is taken in steps, not in one stall of the loop. */
-#define JIT_READ_MAX (8U << 20)
+/* A map whose read waits for the budget: about when a refresh's worth has been earned. */
+#define JIT_RETRY_DEFERRED_NS (JIT_READ_MAX * NS_PER_SEC / JIT_READ_RATE)
+#define NS_PER_SEC 1000000000ULL
+/*
+ * Reading maps is the sampling loop's time, and their contents are a user's
+ * to choose: all maps together are read at most JIT_READ_RATE bytes a second,
+ * in bursts of at most JIT_READ_BURST (a token bucket), and one refresh of
+ * one map reads at most JIT_READ_MAX. Parsing runs at several hundred MB/s,
+ * so a burst costs the loop a few milliseconds, and a map being caught up
+ * with (a node process met after an hour) takes a few seconds in steps.
+ */
+#define JIT_READ_RATE (32ULL << 20)
+#define JIT_READ_BURST (2ULL << 20)
+#define JIT_READ_MAX (1U << 20)
 #define JIT_BUF_SIZE (64U << 10)
 /* All parsed maps together; past it, maps stop growing. */
 #define JIT_MEMORY_BUDGET (512ULL << 20)
@@ -31,7 +43,9 @@ struct fg_jitmap {
 	enum fg_jit_refusal refusal;
 	int error;
 	uid_t file_uid;
+	uint64_t file_size;  /* for FG_JIT_TOO_LARGE and size_limited */
 	bool budget_limited;
+	bool size_limited;   /* grew past the size limit while read: the rest is not read */
 	bool released; /* the generation is gone: nothing more is read */
 
 	bool ids_known;
@@ -55,6 +69,9 @@ struct fg_jitmap {
 struct fg_jit {
 	uint32_t next_serial;
 	uint8_t *buf; /* owned: JIT_BUF_SIZE bytes */
+	uint64_t max_map_bytes; /* a bigger map is refused (0: no limit) */
+	uint64_t tokens;        /* bytes that may be read now */
+	uint64_t refilled;      /* CLOCK_MONOTONIC ns of the last refill */
 	struct fg_jit_stats stats;
 };
 
@@ -69,8 +86,16 @@ int fg_jit__new(struct fg_jit **ret)
 		free(j);
 		return -ENOMEM;
 	}
+	j->max_map_bytes = FG_JIT_DEFAULT_MAX_MAP;
+	j->tokens = JIT_READ_BURST;
+	j->refilled = fgd_now();
 	*ret = j;
 	return 0;
+}
+
+void fg_jit__set_max_map(struct fg_jit *j, uint64_t bytes)
+{
+	j->max_map_bytes = bytes;
 }
 
 struct fg_jit *fg_jit__free(struct fg_jit *j)
@@ -293,11 +318,35 @@ static void remember_tail(struct fg_jitmap *m, const uint8_t *data, size_t n)
 	m->window_len += n;
 }
 
-/* Reads what the file gained. Returns true if more remains than one refresh reads. */
-static bool read_new(struct fg_jit *j, struct fg_jitmap *m, int fd, uint64_t size)
+/* Adds the tokens earned since the last refill. */
+static void refill(struct fg_jit *j, uint64_t now)
 {
-	uint64_t until = MIN(size, m->offset + JIT_READ_MAX);
+	uint64_t elapsed = MIN(now - j->refilled, NS_PER_SEC), earned = elapsed * JIT_READ_RATE / NS_PER_SEC;
 
+	if (earned == 0)
+		return;
+	j->tokens = MIN(j->tokens + earned, JIT_READ_BURST);
+	j->refilled = now;
+}
+
+enum refresh_result {
+	REFRESH_DONE,     /* read up to the end, or nothing to read */
+	REFRESH_MORE,     /* one refresh's worth read; more remains */
+	REFRESH_DEFERRED, /* more remains, but the read budget is spent for now */
+};
+
+/* Reads what the file gained, up to size, within the read budget. */
+static enum refresh_result read_new(struct fg_jit *j, struct fg_jitmap *m, int fd, uint64_t size)
+{
+	uint64_t until;
+
+	refill(j, fgd_now());
+	/* A refresh that could read only a sliver of what waits is not worth its system calls. */
+	if (m->offset < size && j->tokens < MIN(size - m->offset, (uint64_t)JIT_BUF_SIZE)) {
+		j->stats.deferred++;
+		return REFRESH_DEFERRED;
+	}
+	until = MIN(size, m->offset + MIN((uint64_t)JIT_READ_MAX, j->tokens));
 	while (m->offset < until) {
 		size_t want = (size_t)MIN(until - m->offset, JIT_BUF_SIZE);
 		ssize_t n;
@@ -305,15 +354,16 @@ static bool read_new(struct fg_jit *j, struct fg_jitmap *m, int fd, uint64_t siz
 		if (j->stats.bytes >= JIT_MEMORY_BUDGET) {
 			m->budget_limited = true;
 			j->stats.budget_skipped++;
-			return false;
+			return REFRESH_DONE;
 		}
 		n = pread(fd, j->buf, want, (off_t)m->offset);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
 			m->error = n < 0 ? negative_errno() : 0;
-			return false;
+			return REFRESH_DONE;
 		}
+		j->tokens -= MIN(j->tokens, (uint64_t)n);
 		/* -ENOMEM costs the entries it could not keep, which the parser counts as dropped. */
 		(void)fg_perfmap__feed(m->pm, j->buf, (size_t)n);
 		account(j, m);
@@ -321,13 +371,14 @@ static bool read_new(struct fg_jit *j, struct fg_jitmap *m, int fd, uint64_t siz
 		m->offset += (uint64_t)n;
 	}
 	j->stats.reads++;
-	return m->offset < size;
+	return m->offset < size ? REFRESH_MORE : REFRESH_DONE;
 }
 
-/* Opens the map if need be, and reads what it gained. Returns true if more remains. */
-static bool refresh(struct fg_jit *j, struct fg_jitmap *m)
+/* Opens the map if need be, and reads what it gained. */
+static enum refresh_result refresh(struct fg_jit *j, struct fg_jitmap *m)
 {
 	_cleanup_close_ int fd = -1;
+	uint64_t size;
 	struct stat st;
 	int r;
 
@@ -336,27 +387,40 @@ static bool refresh(struct fg_jit *j, struct fg_jitmap *m)
 		if (r < 0) {
 			/* Gone meanwhile is no error: the map just cannot be read any more. */
 			m->error = r == -ENOENT || r == -ESRCH ? 0 : r;
-			return false;
+			return REFRESH_DONE;
 		}
 	}
 	fd = open_trusted(j, m, &st);
 	if (fd < 0) {
 		/* A map that was read and then vanished keeps its names: the code is still there. */
 		m->error = fd == -ENOENT || fd == -EPERM ? 0 : fd;
-		return false;
+		return REFRESH_DONE;
 	}
 	m->error = 0;
-	if (m->pm && (st.st_dev != m->dev || st.st_ino != m->ino ||
-		      (uint64_t)st.st_size < m->offset || !same_content(fd, m))) {
+	size = (uint64_t)st.st_size;
+	if (m->pm && (st.st_dev != m->dev || st.st_ino != m->ino || size < m->offset ||
+		      !same_content(fd, m))) {
 		/* Replaced, shrunk or rewritten (jcmd rewrites the whole map): read it anew. */
 		drop_parsed(j, m);
 		j->stats.resets++;
+	}
+	if (j->max_map_bytes && size > j->max_map_bytes) {
+		m->file_size = size;
+		/* Met too big: refused. Grown too big while read: what was read stays. */
+		if (!m->pm) {
+			refuse(j, m, FG_JIT_TOO_LARGE);
+			return REFRESH_DONE;
+		}
+		if (!m->size_limited)
+			j->stats.size_limited++;
+		m->size_limited = true;
+		size = j->max_map_bytes;
 	}
 	if (!m->pm) {
 		r = fg_perfmap__new(NULL, &m->pm);
 		if (r < 0) {
 			m->error = r;
-			return false;
+			return REFRESH_DONE;
 		}
 		account(j, m);
 		/* 0 is never a serial, so no id is 0. */
@@ -369,7 +433,7 @@ static bool refresh(struct fg_jit *j, struct fg_jitmap *m)
 	if (m->state != FG_JIT_READING)
 		j->stats.reading++;
 	m->state = FG_JIT_READING;
-	return read_new(j, m, fd, (uint64_t)st.st_size);
+	return read_new(j, m, fd, size);
 }
 
 /* A lookup may index entries fed since the last one, which takes memory. */
@@ -394,9 +458,9 @@ static int found(struct fg_jitmap *m, int64_t idx, struct fg_jit_frame *ret)
 int fg_jitmap__lookup(struct fg_jit *j, struct fg_jitmap *m, struct fg_process *p, uint64_t addr,
 		      struct fg_jit_frame *ret)
 {
+	enum refresh_result res;
 	uint64_t now;
 	int64_t i;
-	bool more;
 
 	if ((i = pm_lookup(j, m, addr)) >= 0)
 		return found(m, i, ret);
@@ -406,9 +470,11 @@ int fg_jitmap__lookup(struct fg_jit *j, struct fg_jitmap *m, struct fg_process *
 	now = fgd_now();
 	if (now < m->next_try)
 		return 0;
-	more = refresh(j, m);
-	if (more)
+	res = refresh(j, m);
+	if (res == REFRESH_MORE)
 		m->next_try = 0;
+	else if (res == REFRESH_DEFERRED)
+		m->next_try = now + JIT_RETRY_DEFERRED_NS;
 	else
 		m->next_try = now + (m->state == FG_JIT_READING ? JIT_RETRY_READ_NS : JIT_RETRY_OPEN_NS);
 	if ((i = pm_lookup(j, m, addr)) >= 0)
@@ -425,7 +491,9 @@ void fg_jitmap__info(const struct fg_jitmap *m, struct fg_jitmap_info *ret)
 		.refusal = m->refusal,
 		.error = m->error,
 		.file_uid = m->file_uid,
+		.file_size = m->file_size,
 		.budget_limited = m->budget_limited,
+		.size_limited = m->size_limited,
 	};
 	if (m->pm)
 		fg_perfmap__stats(m->pm, &ret->stats);
@@ -447,6 +515,8 @@ const char *fg_jit_refusal_name(enum fg_jit_refusal r)
 		return "not_regular";
 	case FG_JIT_OWNER:
 		return "owner";
+	case FG_JIT_TOO_LARGE:
+		return "too_large";
 	default:
 		return NULL;
 	}

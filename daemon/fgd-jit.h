@@ -29,6 +29,12 @@
  * Memory. Each map keeps at most FG_PERFMAP_MAX_ENTRIES entries and
  * FG_PERFMAP_MAX_NAME_BYTES of names; all maps together stop growing at a
  * budget (reads past it are skipped and counted).
+ *
+ * Time. Maps are read inside the sampling loop, and their size and content
+ * are a user's to choose: a map bigger than the per-map limit is refused,
+ * and all maps together are read at a bounded rate (a token bucket: a
+ * refresh that finds it spent is put off, and counted), so no map, however
+ * big or many, keeps the loop from draining the rings on time.
  */
 
 #include <stdbool.h>
@@ -49,7 +55,11 @@ enum fg_jit_refusal {
 	FG_JIT_SYMLINK,     /* the map, or /tmp, is a symbolic link */
 	FG_JIT_NOT_REGULAR, /* a FIFO, device, socket or directory */
 	FG_JIT_OWNER,       /* owned by neither root nor the process's uid */
+	FG_JIT_TOO_LARGE,   /* bigger than the per-map limit (fg_jit__set_max_map()) */
 };
+
+/* JitMapMax='s default: a map of 2^20 node entries is about 100 MiB. */
+#define FG_JIT_DEFAULT_MAX_MAP (256ULL << 20)
 
 struct fg_jit;
 struct fg_jitmap;
@@ -67,7 +77,9 @@ struct fg_jitmap_info {
 	enum fg_jit_refusal refusal;
 	int error;            /* negative errno of the last failed open or read; 0 if none */
 	uid_t file_uid;       /* for FG_JIT_OWNER */
+	uint64_t file_size;   /* for FG_JIT_TOO_LARGE and size_limited: the size last seen */
 	bool budget_limited;  /* a read was skipped: all maps together are at their budget */
+	bool size_limited;    /* grew past the per-map limit while read: read up to it only */
 	struct fg_perfmap_stats stats; /* of the map as now read (zero while absent or refused) */
 };
 
@@ -79,11 +91,20 @@ struct fg_jit_stats {
 	uint64_t refused;   /* maps refused by the trust rules, ever */
 	uint64_t resets;    /* maps read again from the start (shrunk, replaced, rewritten), ever */
 	uint64_t budget_skipped; /* reads skipped at the memory budget, ever */
+	uint64_t size_limited;   /* maps that grew past the per-map limit while read, ever */
+	uint64_t deferred;       /* refreshes put off because the read budget was spent, ever */
 };
 
 /* Caller frees *ret with fg_jit__free(), after every generation released its map. */
 int fg_jit__new(struct fg_jit **ret);
 struct fg_jit *fg_jit__free(struct fg_jit *j);
+
+/*
+ * The per-map size limit (JitMapMax=; 0: none). A map found bigger is
+ * refused (FG_JIT_TOO_LARGE); one that grows past it while it is read keeps
+ * what was read and reads no further (size_limited).
+ */
+void fg_jit__set_max_map(struct fg_jit *j, uint64_t bytes);
 
 /*
  * The map state of generation p, created on first use (the file is not
@@ -110,5 +131,5 @@ void fg_jit__release(struct fg_jit *j, struct fg_process *p);
 
 void fg_jit__stats(const struct fg_jit *j, struct fg_jit_stats *ret);
 
-/* "symlink", "not_regular", "owner"; NULL for FG_JIT_TRUSTED. */
+/* "symlink", "not_regular", "owner", "too_large"; NULL for FG_JIT_TRUSTED. */
 const char *fg_jit_refusal_name(enum fg_jit_refusal r);

@@ -463,17 +463,27 @@ static void read_threads(struct fg_proctab *t, pid_t pid, uint64_t now)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		char comm[FG_COMM_LEN] = "", file[96];
+		char comm[FG_COMM_LEN + 1], file[96];
 		_cleanup_(fclosep) FILE *f = NULL;
 		pid_t tid = (pid_t)atoi(de->d_name);
+		size_t n;
 
 		if (tid <= 0)
 			continue;
 		snprintf(file, sizeof(file), "/proc/%d/task/%d/comm", pid, tid);
 		f = fopen(file, "re");
-		if (!f || !fgets(comm, sizeof(comm), f))
+		if (!f)
 			continue;
-		comm[strcspn(comm, "\n")] = '\0';
+		/*
+		 * The name and the newline the kernel adds: a name may hold newlines of its
+		 * own (prctl(PR_SET_NAME) takes any bytes), so only the last one goes.
+		 */
+		n = fread(comm, 1, FG_COMM_LEN, f);
+		if (n == 0)
+			continue;
+		if (comm[n - 1] == '\n')
+			n--;
+		comm[MIN(n, (size_t)FG_COMM_LEN - 1)] = '\0';
 		set_thread(t, tid, pid, comm, now);
 	}
 }

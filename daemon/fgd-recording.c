@@ -7,8 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "flame-html.h"
-#include "flame.h"
 #include "folded.h"
 #include "fgd-clock.h"
 #include "fgd-jit.h"
@@ -16,6 +14,7 @@
 #include "hash.h"
 #include "idxmap.h"
 #include "macro.h"
+#include "result.h"
 
 /* Bounds on what one recording may hold; what they refuse is counted. */
 #define MAX_STACKS (1U << 20)
@@ -23,7 +22,23 @@
 #define MAX_UNREADABLE_LISTED 32
 #define MAX_JIT_MAPS 1024
 #define MAX_JIT_LISTED 32
-#define EMIT_BUDGET_FLOOR 4096
+/*
+ * The waiting room of samples whose binaries are being read (see park()): an
+ * eighth of the tables' budget, within these bounds. A DWARF-mode sample
+ * takes its stack dump along (32 KiB by default): 8 MiB holds about 250,
+ * two seconds of both CPUs at 99 Hz; 64 MiB, a quarter second of 64 CPUs.
+ */
+#define PARK_MIN_BYTES (8ULL << 20)
+#define PARK_MAX_BYTES (64ULL << 20)
+/*
+ * A sample waits this long at most: then it is handled with what is known.
+ * libc with its DWARF takes a tenth of a second to read, a large C++
+ * program a second or two; longer is a hostile binary, or a hung
+ * filesystem, and holds up every load queued behind it. Well within the
+ * time an ended process stays in the table (fgd.c's REAP_GRACE_NS), so the
+ * sample still finds its process.
+ */
+#define PARK_MAX_WAIT_NS (5ULL * 1000000000ULL)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_recording *, fg_recording__free);
@@ -54,6 +69,7 @@ struct location {
 	bool kernel;
 	bool outermost;     /* named like a process's or thread's first function */
 	bool jit;           /* addr is a JIT map entry's id (fgd-jit.h), dso NULL */
+	bool provisional;   /* named without waiting for the loader: not in loc_index */
 	uint8_t kind;       /* enum frame_kind, of its outermost frame */
 };
 
@@ -90,7 +106,7 @@ struct fg_recording {
 	size_t n_targets;
 	char target_comm[FG_COMM_LEN];
 
-	struct fg_folded *model; /* owned: the aggregate itself */
+	struct fg_folded *model; /* owned: the aggregate itself, until finish hands it to result */
 	struct location *locs;   /* owned */
 	size_t n_locs, cap_locs;
 	struct fg_idxmap loc_index;
@@ -127,11 +143,22 @@ struct fg_recording {
 	struct fg_jitmap *jit_last;   /* the last one noted: most samples come from one process */
 	bool jit_maps_truncated;      /* more than MAX_JIT_MAPS were looked at */
 
-	struct fg_flame *flame;     /* owned, for SVG output */
-	struct fg_flame_html *html; /* owned, for HTML output */
-	char title[FG_PROTO_MAX_TITLE], subtitle[512], info[3][256]; /* borrowed by flame */
-	const char *info_lines[4];
-	size_t cursor;          /* for folded output */
+	/*
+	 * Samples waiting for a binary to be read, copied in arrival order
+	 * (struct parked entries): the loader's thread reads it meanwhile, and
+	 * drain rounds take them again (replay()).
+	 */
+	uint8_t *park;              /* owned */
+	size_t park_len, park_cap;
+	size_t park_dead;           /* bytes of handled entries not compacted away yet */
+	size_t n_parked;
+	uint64_t park_max;          /* bytes */
+	uint64_t waited;            /* samples that waited, ever (each counted once) */
+	uint64_t degraded;          /* samples handled without all they waited for (handle_now()) */
+	bool nowait;                /* handling one that way now */
+	bool sample_degraded;       /* the sample being handled got less than was coming */
+
+	struct fg_result *result; /* owned: the output, once finished */
 };
 
 struct fg_recording *fg_recording__free(struct fg_recording *r)
@@ -139,8 +166,7 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 	if (!r)
 		return NULL;
 	fg_evset__free(r->events);
-	fg_flame__free(r->flame);
-	fg_flame_html__free(r->html);
+	fg_result__free(r->result);
 	fg_folded__free(r->model);
 	for (size_t i = 0; i < r->n_locs; i++)
 		fg_dso__unref(r->locs[i].dso);
@@ -156,6 +182,7 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 	free(r->scratch);
 	free(r->stack);
 	free(r->chain);
+	free(r->park);
 	free(r->targets);
 	free(r->per_cpu);
 	free(r->cpu_ids);
@@ -186,6 +213,8 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 		return -EINVAL;
 	r->unwinder = unwinder;
 	r->opts = *opts;
+	/* The suffix a request may do without is the view's to take off (view.h). */
+	r->opts.view.kernel_suffix = opts->req.kernel_suffix;
 	r->opts.hostname = NULL;
 	snprintf(r->hostname, sizeof(r->hostname), "%s", opts->hostname ? opts->hostname : "");
 	r->procs = procs;
@@ -196,6 +225,7 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 		return -ENOMEM;
 	fg_folded__set_max_stacks(r->model, MAX_STACKS);
 	r->max_locs = MAX_LOCATIONS;
+	r->park_max = MIN(MAX(opts->max_bytes / 8, PARK_MIN_BYTES), PARK_MAX_BYTES);
 
 	if (!opts->req.all) {
 		r->targets = calloc(opts->req.n_pids, sizeof(*r->targets));
@@ -241,15 +271,16 @@ static bool loc_eq(const void *ctx, uint32_t idx, const void *key)
 	return l->addr == k->addr && l->dso == k->dso && l->kernel == k->kernel && l->jit == k->jit;
 }
 
-/* Copies name into the model, making it safe for the folded format. */
+/*
+ * Copies name, cut to a bounded length, with its suffix into the model, which
+ * cleans it (common/framename.h: ';', control bytes, invalid UTF-8).
+ */
 static int intern_name(struct fg_recording *r, const char *name, const char *suffix, uint32_t *ret)
 {
 	char buf[1024];
-	size_t len = 0;
+	size_t len = strnlen(name, sizeof(buf) - 8);
 
-	for (const char *p = name; *p && len < sizeof(buf) - 8; p++)
-		/* ';' separates frames and newlines separate stacks: neither may appear in a name. */
-		buf[len++] = (*p == ';') ? ':' : ((unsigned char)*p < 0x20 ? '?' : *p);
+	memcpy(buf, name, len);
 	if (len == 0)
 		buf[len++] = '?';
 	if (suffix) {
@@ -302,11 +333,24 @@ static bool is_outermost_name(const char *name)
 	return false;
 }
 
-/* Names a new location; for user code, proc and m say where it was sampled. */
+/* The sampled process reaches the very file it mapped, while it lives: "" if proc or m is NULL. */
+static void map_files_hint(const struct fg_process *proc, const struct fg_map *m, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (proc && m)
+		snprintf(buf, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, proc->pid, m->start,
+			 m->end);
+}
+
+/*
+ * Names a new location; for user code, proc and m say where it was
+ * sampled. -EINPROGRESS when its names are being read on the loader's
+ * thread (the binary, its DWARF, kallsyms): nothing was added then. With
+ * r->nowait, names what is known now and marks the location provisional.
+ */
 static int name_location(struct fg_recording *r, struct location *l, const struct fg_process *proc,
 			 const struct fg_map *m)
 {
-	const char *ksuffix = r->opts.req.kernel_suffix ? "_[k]" : NULL;
 	unsigned flags = (r->opts.req.inline_frames ? FG_SYM_INLINE : 0) |
 			 (r->opts.req.demangle ? FG_SYM_DEMANGLE : 0);
 	struct fg_sym_frames fr;
@@ -317,19 +361,30 @@ static int name_location(struct fg_recording *r, struct location *l, const struc
 	l->names = (uint32_t)r->n_loc_names;
 	l->n_names = 1;
 	if (l->kernel) {
-		if (r->opts.hide_kernel)
-			return l->kind = FRAME_KERNEL, add_loc_name(r, "[kernel]", ksuffix);
 		name = fg_symbolizer__name_kernel(r->sym, l->addr);
-		if (!name && fg_symbolizer__refresh_kernel(r->sym, true) > 0)
-			name = fg_symbolizer__name_kernel(r->sym, l->addr);
+		if (!name) {
+			/* New kernel code (a module, a BPF program): kallsyms is read again, and we wait. */
+			err = fg_symbolizer__refresh_kernel(r->sym, true);
+			if (err == -EINPROGRESS && !r->nowait)
+				return err;
+			l->provisional = err == -EINPROGRESS;
+			if (err > 0)
+				name = fg_symbolizer__name_kernel(r->sym, l->addr);
+		}
 		l->kind = name ? FRAME_KERNEL : FRAME_KERNEL_UNKNOWN;
-		return add_loc_name(r, name ? name : "[unknown]", ksuffix);
+		/*
+		 * Always with the suffix: it is how a kernel frame is told from a user one
+		 * by name (view.h), which the client's view hides or takes off as names leave.
+		 */
+		return add_loc_name(r, name ? name : "[unknown]", FG_KERNEL_SUFFIX);
 	}
-	/* The sampled process reaches the very file it mapped, while it lives. */
-	if (proc && m)
-		snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, proc->pid,
-			 m->start, m->end);
-	fg_symbolizer__frames_user(r->sym, l->dso, l->addr, proc && m ? hint : NULL, flags, &fr);
+	map_files_hint(proc, m, hint, sizeof(hint));
+	/* A binary, or the names of this address, still being read: the sample waits (park()). */
+	err = fg_symbolizer__frames(r->sym, l->dso, l->addr, hint[0] ? hint : NULL,
+				    flags | (r->nowait ? FG_SYM_NOWAIT : 0), &fr);
+	if (err < 0)
+		return err;
+	l->provisional = err > 0;
 	l->kind = fr.result == FG_SYM_NAMED ? FRAME_NAMED :
 		  fr.result == FG_SYM_OFFSET ? FRAME_OFFSET : FRAME_UNKNOWN;
 	/* The real function, not what was inlined into it; C names, never demangled. */
@@ -364,8 +419,16 @@ static int reserve_location(struct fg_recording *r, struct location **ret)
 /* Makes the named location in the reserved slot l findable under hash h: its index, or -ENOMEM. */
 static int64_t commit_location(struct fg_recording *r, struct location *l, uint64_t h)
 {
-	int err = fg_idxmap_insert(&r->loc_index, h, (uint32_t)r->n_locs);
+	int err = 0;
 
+	/*
+	 * Named with less than was coming (see handle_sample()'s nowait): kept
+	 * for this sample only, out of the index, so the next one asks again.
+	 */
+	if (l->provisional)
+		r->sample_degraded = true;
+	else
+		err = fg_idxmap_insert(&r->loc_index, h, (uint32_t)r->n_locs);
 	if (err < 0) {
 		r->n_loc_names = l->names; /* its names were the last ones added */
 		return err;
@@ -489,8 +552,9 @@ static bool wanted(struct fg_recording *r, const struct fg_process *proc)
 		if (r->targets[i].pid != proc->pid || !fg_process_is(proc, r->targets[i].lineage))
 			continue;
 		/* An exec may have made it someone else's (setuid): re-check for non-root clients. */
-		if (r->opts.uid != 0 && proc->serial != r->targets[i].serial &&
-		    (fg_process_owner((struct fg_process *)proc, &uid) < 0 || uid != r->opts.uid))
+		if (r->opts.view.uid != 0 && proc->serial != r->targets[i].serial &&
+		    (fg_process_owner((struct fg_process *)proc, &uid) < 0 ||
+		     !fg_view_shows_process(&r->opts.view, uid)))
 			return false;
 		return true;
 	}
@@ -514,93 +578,24 @@ static int root_frame(struct fg_recording *r, const struct fg_sample *s,
 	return intern_name(r, buf, NULL, ret);
 }
 
-/*
- * DWARF mode: the kernel callchain holds only kernel frames; the user part
- * is unwound from the sample's registers and stack dump. Builds the same
- * PERF_CONTEXT_*-marked chain the kernel would have, in r->chain, and
- * accounts how the user part ended. Returns its length, or -ENOMEM.
- */
-static int64_t dwarf_chain(struct fg_recording *r, const struct fg_record *rec,
-			   const struct fg_process *proc)
-{
-	const struct fg_sample *s = &rec->sample;
-	size_t max_user = r->opts.max_stack, n = 0;
-	struct fg_unwind_result res;
-
-	if (FG_GROW(r->chain, r->cap_chain, s->nr + 3 + max_user) < 0)
-		return -ENOMEM;
-	for (uint64_t i = 0; i < s->nr && s->ips[i] != (uint64_t)PERF_CONTEXT_USER; i++)
-		r->chain[n++] = s->ips[i];
-	if (n == 0 && (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
-		r->chain[n++] = PERF_CONTEXT_KERNEL;
-		r->chain[n++] = s->ip;
-	}
-	/* Kernel threads and the idle task have no user part. */
-	if (!proc || s->regs_abi == PERF_SAMPLE_REGS_ABI_NONE)
-		return (int64_t)n;
-	r->quality.user_stacks++;
-	r->chain[n++] = PERF_CONTEXT_USER;
-	if (fg_unwinder__unwind(r->unwinder, proc, s, r->chain + n, max_user, &res) < 0) {
-		/* A 32-bit process: its registers are not the ones asked for. */
-		r->quality.failed++;
-		return (int64_t)n;
-	}
-	n += res.n;
-	r->quality.fp_frames += res.fp_frames;
-	if (res.end == FG_UNWIND_OUTERMOST)
-		r->quality.complete++;
-	else if (res.end == FG_UNWIND_FAILED)
-		r->quality.failed++;
-	else
-		r->quality.truncated++;
-	return (int64_t)n;
-}
-
-
-/* The frame above the process name for --group-by: the cgroup, whole or its last component. */
-static int group_frame(struct fg_recording *r, const struct fg_sample *s,
-		       const struct fg_process *proc, uint32_t *ret)
-{
-	/* The idle task (pid 0) is in the root cgroup. */
-	const char *cg = s->sid.pid == 0 ? "/" : proc && proc->cgroup ? proc->cgroup : "[unknown]";
-	const char *last = strrchr(cg, '/');
-
-	if (r->opts.req.group_by == FG_GROUP_CGROUP_NAME && last && last[1])
-		cg = last + 1;
-	return intern_name(r, cg, NULL, ret);
-}
-
 /* What walking a sample's chain found about its user part, for the stack figures. */
 struct user_part {
 	int64_t outermost; /* location of the outermost user frame; -1 if none */
 	size_t frames;
 };
 
-/* Frame-pointer mode: how far the kernel's walk of the user stack got. */
-static void account_fp_chain(struct fg_recording *r, const struct user_part *user)
-{
-	if (user->outermost < 0)
-		return;
-	r->quality.user_stacks++;
-	if (r->locs[user->outermost].outermost)
-		r->quality.complete++;
-	else if (user->frames >= r->opts.max_stack)
-		r->quality.truncated++;
-	else
-		r->quality.failed++;
-}
-
 /*
  * Turns a PERF_CONTEXT_*-marked chain, leaf first, into locations in
  * r->scratch. Every frame but a context's first is a return address, looked
- * up at ip - 1 so that it names the call site. Returns how many, or a
- * negative errno (a table is full).
+ * up at ip - 1 so that it names the call site. Returns how many,
+ * -EINPROGRESS when a binary or kallsyms is still being read (the loads of
+ * all of them have started), or a negative errno (a table is full).
  */
 static int64_t chain_locations(struct fg_recording *r, struct fg_process *proc, const uint64_t *ips,
 			       uint64_t nr, struct user_part *user)
 {
 	enum { NONE, KERNEL, USER } ctx = NONE;
-	bool first = true;
+	bool first = true, pending = false;
 	size_t n = 0;
 
 	*user = (struct user_part){ .outermost = -1 };
@@ -621,13 +616,12 @@ static int64_t chain_locations(struct fg_recording *r, struct fg_process *proc, 
 		if (!first)
 			ip--;
 		first = false;
-		if (ctx == KERNEL && r->opts.hide_kernel) {
-			/* One [kernel] frame stands for the whole kernel part. */
-			if (n > 0 && r->locs[r->scratch[n - 1]].kernel)
-				continue;
-			ip = 0;
-		}
 		loc = ctx == KERNEL ? location(r, NULL, ip, true, NULL, NULL) : user_location(r, proc, ip);
+		if (loc == -EINPROGRESS) {
+			/* Go on: every binary this sample needs starts loading now, not one per round. */
+			pending = true;
+			continue;
+		}
 		if (loc < 0)
 			return loc;
 		if (ctx == USER) {
@@ -636,7 +630,104 @@ static int64_t chain_locations(struct fg_recording *r, struct fg_process *proc, 
 		}
 		r->scratch[n++] = (uint32_t)loc;
 	}
-	return (int64_t)n;
+	return pending ? -EINPROGRESS : (int64_t)n;
+}
+
+/* How a sample's user stack was unwound (DWARF mode): accounted once the sample is kept. */
+struct unwound {
+	bool user;              /* the sample has a user part */
+	uint8_t end;            /* enum fg_unwind_end; FAILED for a 32-bit process */
+	uint32_t fp_frames;
+};
+
+static void account_unwound(struct fg_recording *r, const struct unwound *u)
+{
+	if (!u->user)
+		return;
+	r->quality.user_stacks++;
+	r->quality.fp_frames += u->fp_frames;
+	if (u->end == FG_UNWIND_OUTERMOST)
+		r->quality.complete++;
+	else if (u->end == FG_UNWIND_FAILED)
+		r->quality.failed++;
+	else
+		r->quality.truncated++;
+}
+
+/*
+ * DWARF mode: the kernel callchain holds only kernel frames; the user part
+ * is unwound from the sample's registers and stack dump. Builds the same
+ * PERF_CONTEXT_*-marked chain the kernel would have, in r->chain, and says
+ * how the user part ended in *ret. Returns its length, -EINPROGRESS when
+ * some CFI is still being read, or -ENOMEM.
+ */
+static int64_t dwarf_chain(struct fg_recording *r, const struct fg_record *rec,
+			   const struct fg_process *proc, struct unwound *ret)
+{
+	const struct fg_sample *s = &rec->sample;
+	size_t max_user = r->opts.max_stack, n = 0;
+	struct fg_unwind_result res;
+	int err;
+
+	*ret = (struct unwound){};
+	if (FG_GROW(r->chain, r->cap_chain, s->nr + 3 + max_user) < 0)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < s->nr && s->ips[i] != (uint64_t)PERF_CONTEXT_USER; i++)
+		r->chain[n++] = s->ips[i];
+	if (n == 0 && (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+		r->chain[n++] = PERF_CONTEXT_KERNEL;
+		r->chain[n++] = s->ip;
+	}
+	/* Kernel threads and the idle task have no user part. */
+	if (!proc || s->regs_abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return (int64_t)n;
+	r->chain[n++] = PERF_CONTEXT_USER;
+	ret->user = true;
+	err = fg_unwinder__unwind(r->unwinder, proc, s, r->nowait ? FG_UNWINDER_NOWAIT : 0,
+				  r->chain + n, max_user, &res);
+	r->sample_degraded |= err > 0;
+	if (err < 0) {
+		/* A 32-bit process: its registers are not the ones asked for. */
+		ret->end = FG_UNWIND_FAILED;
+		return (int64_t)n;
+	}
+	if (res.end == FG_UNWIND_PENDING) {
+		/* The frames found so far can have their binaries read meanwhile. */
+		struct user_part ignored;
+
+		(void)chain_locations(r, (struct fg_process *)proc, r->chain, n + res.n, &ignored);
+		return -EINPROGRESS;
+	}
+	ret->end = res.end;
+	ret->fp_frames = (uint32_t)res.fp_frames;
+	return (int64_t)(n + res.n);
+}
+
+/* The frame above the process name for --group-by: the cgroup, whole or its last component. */
+static int group_frame(struct fg_recording *r, const struct fg_sample *s,
+		       const struct fg_process *proc, uint32_t *ret)
+{
+	/* The idle task (pid 0) is in the root cgroup. */
+	const char *cg = s->sid.pid == 0 ? "/" : proc && proc->cgroup ? proc->cgroup : "[unknown]";
+	const char *last = strrchr(cg, '/');
+
+	if (r->opts.req.group_by == FG_GROUP_CGROUP_NAME && last && last[1])
+		cg = last + 1;
+	return intern_name(r, cg, NULL, ret);
+}
+
+/* Frame-pointer mode: how far the kernel's walk of the user stack got. */
+static void account_fp_chain(struct fg_recording *r, const struct user_part *user)
+{
+	if (user->outermost < 0)
+		return;
+	r->quality.user_stacks++;
+	if (r->locs[user->outermost].outermost)
+		r->quality.complete++;
+	else if (user->frames >= r->opts.max_stack)
+		r->quality.truncated++;
+	else
+		r->quality.failed++;
 }
 
 /*
@@ -678,28 +769,45 @@ static int add_stack(struct fg_recording *r, const struct fg_sample *s,
 	return err;
 }
 
-static void on_sample(struct fg_recording *r, const struct fg_record *rec)
+/*
+ * One sample into the aggregate. In DWARF mode, pre (else NULL) says the
+ * sample's callchain is already the unwound chain, and how it ended.
+ * Returns -EINPROGRESS when something it needs is being read on the
+ * loader's thread: nothing is counted then, and the caller parks it to be
+ * handled again; when the stack was unwound by then, *ret_unwound is set
+ * and r->chain[0..*ret_chain_len) holds the chain, which is all the sample
+ * needs from then on.
+ */
+static int handle_sample(struct fg_recording *r, const struct fg_record *rec, const struct unwound *pre,
+			 struct unwound *ret_unwound, size_t *ret_chain_len)
 {
 	const struct fg_sample *s = &rec->sample;
 	bool dwarf = r->opts.call_graph == FG_CALL_GRAPH_DWARF;
 	struct fg_process *proc = NULL;
 	const uint64_t *ips = s->ips;
 	uint64_t nr = s->nr, one_ip[2];
+	struct unwound uw = {};
 	struct user_part user;
 	int64_t n;
 
+	*ret_chain_len = 0;
+	r->sample_degraded = false;
 	if (s->sid.pid != 0)
 		proc = fg_proctab__find(r->procs, (pid_t)s->sid.pid, s->sid.time);
 	if (r->n_targets && (!proc || !wanted(r, proc))) {
 		r->filtered++;
-		return;
+		return 0;
 	}
-	if (dwarf) {
-		int64_t len = dwarf_chain(r, rec, proc);
+	if (dwarf && pre) {
+		uw = *pre;
+	} else if (dwarf) {
+		int64_t len = dwarf_chain(r, rec, proc, &uw);
 
+		if (len == -EINPROGRESS)
+			return -EINPROGRESS;
 		if (len < 0) {
 			r->dropped_full++;
-			return;
+			return 0;
 		}
 		ips = r->chain;
 		nr = (uint64_t)len;
@@ -714,19 +822,204 @@ static void on_sample(struct fg_recording *r, const struct fg_record *rec)
 		nr = 2;
 	}
 	n = chain_locations(r, proc, ips, nr, &user);
+	if (n == -EINPROGRESS) {
+		if (dwarf && !pre && ips == r->chain) {
+			*ret_unwound = uw;
+			*ret_chain_len = nr;
+		}
+		return -EINPROGRESS;
+	}
 	if (n < 0 || add_stack(r, s, proc, (size_t)n) < 0) {
 		r->dropped_full++;
-		return;
+		return 0;
 	}
-	if (!dwarf && proc)
+	if (dwarf)
+		account_unwound(r, &uw);
+	else if (proc)
 		account_fp_chain(r, &user);
 	r->samples++;
+	r->degraded += r->sample_degraded;
+	return 0;
+}
+
+/*
+ * A sample that must not wait any longer (it waited too long, the room is
+ * full, or the recording ends): handled with what is known now. Its frames
+ * may be module+offset, lack inline frames, or have been unwound by frame
+ * pointer where CFI was still being read; it is counted in r->degraded.
+ */
+static void handle_now(struct fg_recording *r, const struct fg_record *rec, const struct unwound *pre)
+{
+	struct unwound ignored;
+	size_t chain_len;
+
+	r->nowait = true;
+	(void)handle_sample(r, rec, pre, &ignored, &chain_len);
+	r->nowait = false;
+}
+
+/*
+ * A parked sample: what handle_sample() reads of a record, followed in
+ * the buffer by its callchain, registers and stack dump. A DWARF-mode
+ * sample whose stack was unwound before it had to wait keeps the unwound
+ * chain instead of its registers and stack (tens of bytes, not kilobytes).
+ */
+struct parked {
+	uint32_t size;     /* of the entry, these arrays included, a multiple of 8 */
+	uint16_t misc;
+	bool dead;         /* handled: its bytes wait for compact() */
+	bool has_unwound;  /* the callchain is the unwound chain, see unwound */
+	uint32_t n_regs;
+	struct unwound unwound;
+	uint64_t wait;     /* the loader's submission count when it was parked: see replay() */
+	uint64_t parked_at; /* CLOCK_MONOTONIC ns */
+	struct fg_sample_id sid;
+	uint64_t ip, period, nr, regs_abi, stack_size;
+};
+
+/*
+ * Copies a sample that waits for the loader into the waiting room, or
+ * handles it at once with what is known (handle_now()) when the room is
+ * full. chain, when not NULL, is its unwound chain of chain_len entries,
+ * with unwound saying how it ended.
+ */
+static void park(struct fg_recording *r, const struct fg_record *rec, const uint64_t *chain,
+		 size_t chain_len, const struct unwound *unwound)
+{
+	const struct fg_sample *s = &rec->sample;
+	uint64_t nr = chain ? chain_len : s->nr, n_regs = chain ? 0 : s->n_regs;
+	uint64_t stack_size = chain ? 0 : s->stack_size;
+	uint64_t size = ALIGN_TO(sizeof(struct parked) + (nr + n_regs) * sizeof(uint64_t) + stack_size, 8);
+	struct parked *p;
+	uint8_t *at;
+
+	if (r->park_len + size > r->park_max || FG_GROW(r->park, r->park_cap, r->park_len + size) < 0) {
+		handle_now(r, rec, unwound);
+		return;
+	}
+	r->waited++;
+	p = (struct parked *)(r->park + r->park_len);
+	*p = (struct parked){
+		.size = (uint32_t)size,
+		.misc = rec->misc,
+		.has_unwound = chain != NULL,
+		.n_regs = (uint32_t)n_regs,
+		.unwound = chain ? *unwound : (struct unwound){},
+		.wait = fg_loader__submitted(r->opts.loader),
+		.parked_at = fgd_now(),
+		.sid = s->sid,
+		.ip = s->ip,
+		.period = s->period,
+		.nr = nr,
+		.regs_abi = chain ? 0 : s->regs_abi,
+		.stack_size = stack_size,
+	};
+	/* A record without registers or a stack (frame-pointer mode) has NULL for them: no memcpy. */
+	at = (uint8_t *)(p + 1);
+	if (nr)
+		memcpy(at, chain ? chain : s->ips, nr * sizeof(uint64_t));
+	at += nr * sizeof(uint64_t);
+	if (n_regs)
+		memcpy(at, s->regs, n_regs * sizeof(uint64_t));
+	at += n_regs * sizeof(uint64_t);
+	if (stack_size)
+		memcpy(at, s->stack, stack_size);
+	r->park_len += size;
+	r->n_parked++;
+}
+
+/* The record a parked entry stands for; its arrays are borrowed from the entry. */
+static void unpark(const struct parked *p, struct fg_record *ret)
+{
+	const uint64_t *ips = (const uint64_t *)(p + 1);
+
+	*ret = (struct fg_record){ .type = PERF_RECORD_SAMPLE, .misc = p->misc, .sid = p->sid };
+	ret->sample = (struct fg_sample){
+		.sid = p->sid,
+		.ip = p->ip,
+		.period = p->period,
+		.nr = p->nr,
+		.ips = ips,
+		.regs_abi = p->regs_abi,
+		.regs = ips + p->nr,
+		.n_regs = p->n_regs,
+		.stack = (const uint8_t *)(ips + p->nr + p->n_regs),
+		.stack_size = p->stack_size,
+	};
+}
+
+/* Moves the entries still waiting to the front of the room, in order. */
+static void compact(struct fg_recording *r)
+{
+	size_t to = 0;
+
+	for (size_t off = 0; off < r->park_len;) {
+		struct parked *p = (struct parked *)(r->park + off);
+		size_t size = p->size;
+
+		if (!p->dead) {
+			memmove(r->park + to, p, size);
+			to += size;
+		}
+		off += size;
+	}
+	r->park_len = to;
+	r->park_dead = 0;
+}
+
+/*
+ * Handles again the parked samples whose wait may be over: those parked
+ * before the last job the loader completed was submitted (the loader
+ * completes jobs in order, see fgd-loader.h). One still waiting stays where
+ * it is, waiting for what the loader was given since; one that has waited
+ * PARK_MAX_WAIT_NS, or every one when all is set, is handled with what is
+ * known (handle_now()). Handled entries are marked dead, and the room
+ * compacted once they are half of it.
+ */
+static void replay(struct fg_recording *r, bool all)
+{
+	uint64_t completed = fg_loader__completed(r->opts.loader), now = fgd_now();
+
+	if (r->n_parked == 0)
+		return;
+	for (size_t off = 0; off < r->park_len; off += ((struct parked *)(r->park + off))->size) {
+		struct parked *p = (struct parked *)(r->park + off);
+		const struct unwound *pre = p->has_unwound ? &p->unwound : NULL;
+		struct fg_record rec;
+		struct unwound ignored;
+		size_t chain_len;
+
+		if (p->dead)
+			continue;
+		unpark(p, &rec);
+		if (all || now - p->parked_at >= PARK_MAX_WAIT_NS) {
+			handle_now(r, &rec, pre);
+		} else if (p->wait > completed) {
+			continue;
+		} else if (handle_sample(r, &rec, pre, &ignored, &chain_len) == -EINPROGRESS) {
+			p->wait = fg_loader__submitted(r->opts.loader);
+			continue;
+		}
+		p->dead = true;
+		r->park_dead += p->size;
+		r->n_parked--;
+	}
+	if (r->n_parked == 0)
+		r->park_len = r->park_dead = 0;
+	else if (r->park_dead > r->park_len / 2)
+		compact(r);
 }
 
 static void on_record(void *ctx, const struct fg_record *rec)
 {
-	if (rec->type == PERF_RECORD_SAMPLE)
-		on_sample(ctx, rec);
+	struct fg_recording *r = ctx;
+	struct unwound unwound;
+	size_t chain_len;
+
+	if (rec->type != PERF_RECORD_SAMPLE ||
+	    handle_sample(r, rec, NULL, &unwound, &chain_len) != -EINPROGRESS)
+		return;
+	park(r, rec, chain_len ? r->chain : NULL, chain_len, chain_len ? &unwound : NULL);
 }
 
 /* Bytes the aggregate holds. */
@@ -740,6 +1033,8 @@ void fg_recording__drain(struct fg_recording *r)
 {
 	if (r->state == FINISHED)
 		return;
+	/* First what waited: a binary it needed may have been read since. */
+	replay(r, false);
 	fg_evset__drain(r->events, on_record, r);
 	/*
 	 * Checked once a round, not per sample: past the budget the tables stop
@@ -818,6 +1113,21 @@ bool fg_recording__targets_gone(struct fg_recording *r)
 	return r->n_targets > 0 && !any_alive;
 }
 
+void fg_recording__settle(struct fg_recording *r)
+{
+	replay(r, true);
+}
+
+size_t fg_recording__waiting(const struct fg_recording *r)
+{
+	return r->n_parked;
+}
+
+void fg_recording__waits(const struct fg_recording *r, struct fg_recording_waits *ret)
+{
+	*ret = (struct fg_recording_waits){ r->n_parked, r->waited, r->degraded };
+}
+
 uint64_t fg_recording__samples(const struct fg_recording *r)
 {
 	return r->samples;
@@ -893,8 +1203,15 @@ static void stack_quality_line(const struct fg_recording *r, char *buf, size_t s
 
 int fg_recording__finish(struct fg_recording *r)
 {
-	struct fg_flame_opts fo;
-	int err;
+	char subtitle[512], info[3][256];
+	const char *info_lines[] = { info[0], info[1], info[2], NULL };
+	struct fg_result_opts ro = {
+		.format = r->opts.req.format,
+		.view = r->opts.view,
+		.title = r->opts.req.title[0] ? r->opts.req.title : "Flame Graph",
+		.subtitle = subtitle,
+		.info = info_lines,
+	};
 
 	fg_recording__stop(r);
 	fg_evset__totals(r->events, &r->totals);
@@ -910,48 +1227,37 @@ int fg_recording__finish(struct fg_recording *r)
 	}
 	r->events = fg_evset__free(r->events);
 	r->state = FINISHED;
+	/* What still waits gets what is known now: the result is due. */
+	fg_recording__settle(r);
+	free(r->park);
+	r->park = NULL;
+	r->park_cap = 0;
 
 	/* The location memo has done its job; release it before the output is built. */
 	drop_locations(r);
 
-	err = fg_folded__sort(r->model);
-	if (err < 0 || r->opts.req.format == FG_FORMAT_FOLDED)
-		return err;
-
-	snprintf(r->title, sizeof(r->title), "%s", r->opts.req.title[0] ? r->opts.req.title : "Flame Graph");
 	if (r->n_targets == 1)
-		snprintf(r->subtitle, sizeof(r->subtitle), "%s: pid %d (%s)", r->hostname,
+		snprintf(subtitle, sizeof(subtitle), "%s: pid %d (%s)", r->hostname,
 			 r->targets[0].pid, r->target_comm);
 	else if (r->n_targets > 1)
-		snprintf(r->subtitle, sizeof(r->subtitle), "%s: %zu processes", r->hostname,
-			 r->n_targets);
+		snprintf(subtitle, sizeof(subtitle), "%s: %zu processes", r->hostname, r->n_targets);
 	else
-		snprintf(r->subtitle, sizeof(r->subtitle), "%s: all CPUs", r->hostname);
-	snprintf(r->info[0], sizeof(r->info[0]),
+		snprintf(subtitle, sizeof(subtitle), "%s: all CPUs", r->hostname);
+	snprintf(info[0], sizeof(info[0]),
 		 "event: %s   frequency: %u Hz   duration: %.1f s   samples: %" PRIu64
 		 "   lost: %" PRIu64 "   throttled: %" PRIu64,
 		 r->opts.event.name, r->opts.frequency, duration_s(r), r->samples,
 		 r->totals.lost + r->totals.lost_samples, r->totals.throttled);
-	snprintf(r->info[1], sizeof(r->info[1]),
+	snprintf(info[1], sizeof(info[1]),
 		 "frames: %" PRIu64 " named, %" PRIu64 " module+offset, %" PRIu64
 		 " unknown   unreadable binaries: %" PRIu64 "   dropped (limits): %" PRIu64,
 		 r->frames[FRAME_NAMED] + r->frames[FRAME_KERNEL] + r->frames[FRAME_JIT],
 		 r->frames[FRAME_OFFSET],
 		 r->frames[FRAME_UNKNOWN] + r->frames[FRAME_KERNEL_UNKNOWN], r->unreadable_count,
 		 r->dropped_full);
-	stack_quality_line(r, r->info[2], sizeof(r->info[2]));
-	r->info_lines[0] = r->info[0];
-	r->info_lines[1] = r->info[1];
-	r->info_lines[2] = r->info[2];
-	r->info_lines[3] = NULL;
-
-	fg_flame_opts_init(&fo);
-	fo.title = r->title;
-	fo.subtitle = r->subtitle;
-	fo.info = r->info_lines;
-	if (r->opts.req.format == FG_FORMAT_HTML)
-		return fg_flame_html__new(r->model, &fo, &r->html);
-	return fg_flame__new(r->model, &fo, &r->flame);
+	stack_quality_line(r, info[2], sizeof(info[2]));
+	/* The model goes to the result, which shows the client what its view allows. */
+	return fg_result__new(TAKE_PTR(r->model), &ro, &r->result);
 }
 
 /* The JIT maps the recording looked at: what was read, and what was refused and why. */
@@ -959,7 +1265,7 @@ static struct json_object *jit_maps_json(const struct fg_recording *r)
 {
 	struct json_object *o = json_object_new_object(), *refused = json_object_new_array();
 	uint64_t read = 0, entries = 0, malformed = 0, dropped = 0, n_refused = 0;
-	bool budget = false;
+	bool budget = false, size_limited = false;
 
 	json_object_object_add(o, "refused", refused);
 	for (size_t i = 0; i < r->n_jit_maps; i++) {
@@ -968,6 +1274,7 @@ static struct json_object *jit_maps_json(const struct fg_recording *r)
 
 		fg_jitmap__info(r->jit_maps[i], &info);
 		budget |= info.budget_limited;
+		size_limited |= info.size_limited;
 		if (info.state == FG_JIT_READING) {
 			read++;
 			entries += info.stats.entries;
@@ -986,6 +1293,8 @@ static struct json_object *jit_maps_json(const struct fg_recording *r)
 			fg_json_add_str(e, "reason", fg_jit_refusal_name(info.refusal));
 			if (info.refusal == FG_JIT_OWNER)
 				fg_json_add_int(e, "uid", info.file_uid);
+			if (info.refusal == FG_JIT_TOO_LARGE)
+				fg_json_add_int(e, "size", (int64_t)info.file_size);
 		} else {
 			fg_json_add_str(e, "reason", "unreadable");
 			fg_json_add_str(e, "error", strerror(-info.error));
@@ -999,6 +1308,7 @@ static struct json_object *jit_maps_json(const struct fg_recording *r)
 	fg_json_add_int(o, "frames", (int64_t)r->frames[FRAME_JIT]);
 	fg_json_add_int(o, "refused_count", (int64_t)n_refused);
 	fg_json_add_bool(o, "budget_limited", budget);
+	fg_json_add_bool(o, "size_limited", size_limited);
 	fg_json_add_bool(o, "truncated", r->jit_maps_truncated);
 	return o;
 }
@@ -1023,8 +1333,11 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 	fg_json_add_int(m, "throttled", (int64_t)c.throttled);
 	fg_json_add_int(m, "malformed", (int64_t)c.malformed);
 	fg_json_add_int(m, "dropped", (int64_t)r->dropped_full);
-	fg_json_add_int(m, "stacks", (int64_t)fg_folded__n_stacks(r->model));
-	fg_json_add_bool(m, "kernel_hidden", r->opts.hide_kernel);
+	fg_json_add_int(m, "waited", (int64_t)r->waited);
+	fg_json_add_int(m, "degraded", (int64_t)r->degraded);
+	fg_json_add_int(m, "stacks", (int64_t)(r->result ? fg_result__n_stacks(r->result) :
+						r->model ? fg_folded__n_stacks(r->model) : 0));
+	fg_json_add_bool(m, "kernel_hidden", r->opts.view.hide_kernel);
 	fg_json_add_bool(m, "memory_limited", r->memory_limited);
 	fg_json_add_str(m, "call_graph", fg_call_graph_name(r->opts.call_graph));
 	if (r->opts.call_graph == FG_CALL_GRAPH_DWARF)
@@ -1066,10 +1379,7 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 
 int fg_recording__emit(struct fg_recording *r, fg_write_fn fn, void *ctx, size_t budget)
 {
-	budget = MAX(budget, (size_t)EMIT_BUDGET_FLOOR);
-	if (r->opts.req.format == FG_FORMAT_SVG)
-		return fg_flame__emit(r->flame, fn, ctx, budget);
-	if (r->opts.req.format == FG_FORMAT_HTML)
-		return fg_flame_html__emit(r->html, fn, ctx, budget);
-	return fg_folded__emit(r->model, &r->cursor, fn, ctx, budget);
+	if (!r->result)
+		return -EINVAL;
+	return fg_result__emit(r->result, fn, ctx, budget);
 }

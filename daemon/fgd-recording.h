@@ -5,11 +5,13 @@
  * One recording: its own per-CPU sampling events at its frequency, a filter
  * (the whole machine, or a set of processes), and the aggregate.
  *
- * The hot path stores only interned code locations (binary, file offset)
- * and interned stacks of them with counts: nothing is named while sampling.
- * When the recording ends, each unique location is symbolized once, the
- * stacks become a folded model, and the result streams out as folded text
- * or an SVG flame graph.
+ * The hot path turns each sample's callchain into code locations (binary,
+ * file offset), names each location the first time it sees it (a memo of
+ * locations to frame names), and adds the named stack to a folded model;
+ * when the recording ends, the model streams out as folded text, SVG or
+ * HTML. Whatever a location's names need that takes reading a file (a
+ * binary's symbols, its DWARF, its CFI, kallsyms) is read on the loader's
+ * thread: the sample waits, parked, and is handled again once it is read.
  *
  * Lifecycle: new -> (snapshot, handle samples)* -> stop -> last drain ->
  * finish -> emit until done -> free.
@@ -21,11 +23,13 @@
 #include <sys/types.h>
 
 #include "emit.h"
+#include "fgd-loader.h"
 #include "fgd-proc.h"
 #include "fgd-sampler.h"
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
 #include "proto.h"
+#include "view.h"
 
 /*
  * Where a sink-mode recording's samples go instead of its own aggregate:
@@ -38,8 +42,7 @@ typedef void (*fg_recording_sink_fn)(void *ctx, struct fg_process *proc, const s
 
 struct fg_recording_opts {
 	struct fg_record_request req; /* what the client asked for, validated */
-	uid_t uid;                    /* the client's; 0 = root */
-	bool hide_kernel;             /* kernel frames collapse to one "[kernel]" frame */
+	struct fg_view view;          /* what the client may see (view.h); its kernel_suffix is req's */
 	struct fg_event_choice event;
 	uint32_t frequency;           /* resolved: never 0 */
 	uint32_t max_stack;
@@ -50,6 +53,12 @@ struct fg_recording_opts {
 	const char *hostname;         /* borrowed for the call */
 	fg_recording_sink_fn sink;    /* NULL: the recording aggregates itself */
 	void *sink_ctx;
+	/*
+	 * Where sym and unwinder read files (borrowed; the same loader, or
+	 * NULL for none): samples that wait for it are parked and taken again
+	 * as its jobs complete.
+	 */
+	struct fg_loader *loader;
 };
 
 /*
@@ -99,6 +108,27 @@ void fg_recording__drain(struct fg_recording *r);
 
 /* Stops sampling. Call one more drain round after it, then finish. */
 void fg_recording__stop(struct fg_recording *r);
+
+/*
+ * Samples waiting for a binary, its CFI or kallsyms to be read on the
+ * loader's thread (fgd-loader.h). Each drain round handles again those
+ * whose wait may be over. None waits for ever: after a few seconds, when
+ * the waiting room is full, or at finish, a sample is handled with what is
+ * known then (its frames may be module+offset, lack inline frames, or have
+ * been unwound by frame pointer), and counted as degraded. A stopped
+ * recording does best to wait for them to go to 0 before it finishes.
+ */
+size_t fg_recording__waiting(const struct fg_recording *r);
+/* Handles every waiting sample now, with what is known (finish does it too). */
+void fg_recording__settle(struct fg_recording *r);
+
+/* What waiting cost. */
+struct fg_recording_waits {
+	uint64_t waiting;  /* now */
+	uint64_t waited;   /* ever */
+	uint64_t degraded; /* ever: handled without all they waited for */
+};
+void fg_recording__waits(const struct fg_recording *r, struct fg_recording_waits *ret);
 
 /* True once every target process has exited (never for whole-machine recordings). */
 bool fg_recording__targets_gone(struct fg_recording *r);

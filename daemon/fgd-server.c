@@ -23,6 +23,7 @@
 #include "macro.h"
 #include "proto.h"
 #include "session.h"
+#include "view.h"
 
 /*
  * Every resource a client can make grow has a limit; refusals are counted.
@@ -48,6 +49,8 @@
 /* A client that stops reading its result loses it, and its recording slot. */
 #define STALL_TIMEOUT_NS (60ULL * 1000000000ULL)
 #define PROGRESS_INTERVAL_NS (1000000000ULL)
+/* A stopped recording waits this long at most for the samples that wait for binaries being read. */
+#define FINISH_WAIT_NS (5ULL * 1000000000ULL)
 #define OUT_HIGH_WATER (256 * 1024)
 #define CHUNK_SIZE (64 * 1024)
 /*
@@ -93,6 +96,8 @@ struct client {
 	struct fg_recording *rec; /* owned */
 	struct fgd_snapshot *snap; /* owned: a snapshot's result being streamed */
 	uint64_t deadline; /* CLOCK_MONOTONIC ns; 0: until stopped */
+	const char *finish_reason; /* static; while finishing */
+	uint64_t finish_by;        /* CLOCK_MONOTONIC ns; finishing ends then whatever still waits */
 	uint64_t next_progress;
 	uint64_t result_bytes;
 	const char *ended; /* static: why its last recording ended, for a stop that comes after */
@@ -118,15 +123,16 @@ static void client_free(struct client *c);
  * the system when it goes, or a daemon that ran one long recording keeps
  * its peak RSS for months.
  */
-static struct fg_recording *recording_free(struct fg_recording *rec)
+static struct fg_recording *recording_free(struct client *c)
 {
-	fg_recording__free(rec);
-	malloc_trim(0);
+	fg_recording__free(c->rec);
+	fg_loader__trim_memory(c->server->d->loader);
 	return NULL;
 }
 static void client_flush(struct client *c);
 static void process_input(struct client *c);
 static void finish_recording(struct client *c, const char *reason);
+static void complete_recording(struct client *c, const char *reason);
 
 /* ---- output ---- */
 
@@ -229,9 +235,9 @@ static void end_result(struct client *c)
 	c->chunk_cap = 0;
 	if (c->snap) {
 		c->snap = fgd_snapshot__free(c->snap);
-		malloc_trim(0);
+		fg_loader__trim_memory(c->server->d->loader);
 	} else {
-		c->rec = recording_free(c->rec);
+		c->rec = recording_free(c);
 		c->server->n_recordings--;
 		c->server->recordings_completed++;
 	}
@@ -325,6 +331,15 @@ static uint32_t paranoid_level(void)
 	return v < 0 ? 0 : (uint32_t)v;
 }
 
+/* What the client may see (common/view.h): decided once per request, the sysctl read then. */
+static struct fg_view client_view(const struct client *c)
+{
+	struct fg_view v;
+
+	fg_view_init(&v, c->cred.uid, (int)paranoid_level());
+	return v;
+}
+
 static size_t recordings_of(const struct fgd_server *s, uid_t uid)
 {
 	size_t n = 0;
@@ -345,7 +360,7 @@ static void send_started(struct client *c, const struct fg_recording_opts *o)
 		fg_json_add_str(m, "call_graph", fg_call_graph_name(o->call_graph));
 		fg_json_add_int(m, "cpus", (int64_t)fg_evset__n(fg_recording__events(c->rec)));
 		fg_json_add_int(m, "duration_ms", (int64_t)o->req.duration_ms);
-		fg_json_add_bool(m, "kernel_hidden", o->hide_kernel);
+		fg_json_add_bool(m, "kernel_hidden", o->view.hide_kernel);
 	}
 	send_json(c, m);
 }
@@ -371,7 +386,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	struct fgd *d = s->d;
 	struct fg_recording_opts o = {
 		.req = *req,
-		.uid = c->cred.uid,
+		.view = client_view(c),
 		.event = d->event,
 		.frequency = req->frequency ? req->frequency : d->conf.default_frequency,
 		.max_stack = d->max_stack,
@@ -380,6 +395,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		.ring_pages = d->conf.ring_pages,
 		.max_bytes = c->cred.uid == 0 ? RECORDING_MAX_BYTES : USER_RECORDING_MAX_BYTES,
 		.hostname = d->hostname,
+		.loader = d->loader,
 	};
 	pid_t bad_pid = 0;
 	int r;
@@ -437,9 +453,6 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 			   MAX_RECORDINGS, MAX_RECORDINGS_PER_USER);
 		return;
 	}
-	/* What the kernel would refuse an unprivileged user, the daemon does not hand out either. */
-	o.hide_kernel = c->cred.uid != 0 && paranoid_level() >= 2;
-
 	if (o.call_graph == FG_CALL_GRAPH_DWARF)
 		o.ring_pages = dwarf_ring_pages(o.ring_pages, o.frequency, o.stack_dump);
 	r = fg_recording__new(&o, d->procs, d->sym, d->unwinder, &c->rec, &bad_pid);
@@ -454,7 +467,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		send_error(c, -r, "could not start sampling: %s", strerror(-r));
 		if (c->rec)
 			fgd_unwatch_rings(d, fg_recording__events(c->rec));
-		c->rec = recording_free(c->rec);
+		c->rec = recording_free(c);
 		return;
 	}
 	s->n_recordings++;
@@ -486,6 +499,7 @@ static void handle_status(struct client *c)
 	struct fg_unwinder_stats us;
 	struct fg_proctab_stats ps;
 	struct fg_jit_stats js;
+	struct fg_loader_stats ls;
 	struct fg_cpu_counters tc;
 	struct json_object *o, *cpus;
 
@@ -544,6 +558,12 @@ static void handle_status(struct client *c)
 	fg_json_add_int(o, "binaries_dwarf", (int64_t)ss.dsos_dwarf);
 	fg_json_add_int(o, "dwarf_dropped", (int64_t)ss.dwarf_dropped);
 	fg_json_add_int(o, "dwarf_bytes", (int64_t)ss.dwarf_bytes);
+	fg_json_add_int(o, "resolved", (int64_t)ss.resolved);
+	fg_json_add_int(o, "resolved_bytes", (int64_t)ss.resolved_bytes);
+	fg_json_add_int(o, "resolved_jobs", (int64_t)ss.resolved_jobs);
+	fg_json_add_int(o, "resolved_hits", (int64_t)ss.resolved_hits);
+	fg_json_add_int(o, "resolved_waits", (int64_t)ss.resolved_waits);
+	fg_json_add_int(o, "resolved_resets", (int64_t)ss.resolved_resets);
 	fg_json_add_int(o, "kernel_symbols", (int64_t)ss.kallsyms);
 	fg_json_add_int(o, "kernel_reloads", (int64_t)ss.kallsyms_loads);
 	fg_json_add_bool(o, "kernel_restricted", ss.kernel_restricted);
@@ -579,6 +599,25 @@ static void handle_status(struct client *c)
 	fg_json_add_int(o, "refused", (int64_t)js.refused);
 	fg_json_add_int(o, "resets", (int64_t)js.resets);
 	fg_json_add_int(o, "budget_skipped", (int64_t)js.budget_skipped);
+	fg_json_add_int(o, "size_limited", (int64_t)js.size_limited);
+	fg_json_add_int(o, "deferred", (int64_t)js.deferred);
+	fg_json_add_int(o, "max_map_bytes", (int64_t)d->conf.jit_map_max);
+
+	o = json_object_new_object();
+	json_object_object_add(m, "loop", o);
+	fg_json_add_int(o, "iterations", (int64_t)d->loop.iterations);
+	fg_json_add_int(o, "longest_ms", (int64_t)(d->loop.longest_ns / 1000000));
+	fg_json_add_int(o, "slow", (int64_t)d->loop.slow);
+	fg_json_add_int(o, "slow_ms", (int64_t)(FGD_SLOW_ITERATION_NS / 1000000));
+
+	fg_loader__stats(d->loader, &ls);
+	o = json_object_new_object();
+	json_object_object_add(m, "loader", o);
+	fg_json_add_int(o, "jobs", (int64_t)ls.completed);
+	fg_json_add_int(o, "queued", (int64_t)ls.queued);
+	fg_json_add_int(o, "busy_ms", (int64_t)(ls.busy_ns / 1000000));
+	fg_json_add_int(o, "longest_job_ms", (int64_t)(ls.longest_ns / 1000000));
+	fg_json_add_int(o, "longest_wait_ms", (int64_t)(ls.longest_wait_ns / 1000000));
 
 	if (d->alwayson) {
 		json_object_object_add(m, "always_on", fgd_alwayson__status(d->alwayson));
@@ -609,16 +648,17 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 {
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	struct json_object *meta = NULL;
+	struct fg_view view = client_view(c);
 	char why[512] = "";
 	int r;
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, c->cred.uid,
+	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, &view,
 					 result_budget(c) - OUTPUT_MAX_BYTES, &c->snap, &meta, why,
 					 sizeof(why));
 	/* Building took more than the result keeps (history read, the model of a page): give it back. */
-	malloc_trim(0);
+	fg_loader__trim_memory(c->server->d->loader);
 	if (r == -ENOBUFS) {
 		c->server->results_refused++;
 		send_error(c, ENOBUFS, "the snapshot does not fit in the %llu MiB a %s client's result "
@@ -649,12 +689,13 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 static void handle_top(struct client *c, const struct fg_query_request *q)
 {
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
+	struct fg_view view = client_view(c);
 	char why[512] = "";
 	int r;
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__top_query(c->server->d->alwayson, q, c->cred.uid, &m, why, sizeof(why));
+	r = fgd_alwayson__top_query(c->server->d->alwayson, q, &view, &m, why, sizeof(why));
 	if (r < 0) {
 		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
 		return;
@@ -662,7 +703,7 @@ static void handle_top(struct client *c, const struct fg_query_request *q)
 	send_json(c, m);
 }
 
-/* The error a request the rules refuse gets: what the connection is doing, and what to do instead. */
+/* The error a refused request gets: what the connection is doing, and what to do instead. */
 static void refuse(struct client *c, const struct fg_request *req, int err)
 {
 	if (c->short_slot)
@@ -675,7 +716,7 @@ static void refuse(struct client *c, const struct fg_request *req, int err)
 	else if (req->cmd == FG_CMD_STOP)
 		send_error(c, err, "no recording to stop: this connection is %s",
 			   fg_session_state_name(c->state));
-	else if (c->state == FG_SESSION_RECORDING)
+	else if (c->state == FG_SESSION_RECORDING || c->state == FG_SESSION_FINISHING)
 		send_error(c, err, "a recording is running on this connection and its result comes "
 				   "first: stop it, or send this request on another connection");
 	else
@@ -714,7 +755,10 @@ static void answer_line(struct client *c, const char *line, size_t len)
 	if (rule.action == FG_SESSION_RUN && c->short_slot)
 		c->server->short_requests++;
 	if (rule.action == FG_SESSION_STOP) {
-		finish_recording(c, "stopped");
+		if (c->state == FG_SESSION_FINISHING) /* a stop does not wait: the rest is dropped */
+			complete_recording(c, c->finish_reason);
+		else
+			finish_recording(c, "stopped");
 		return;
 	}
 	if (rule.action == FG_SESSION_REFUSE) {
@@ -829,22 +873,20 @@ static void client_event(struct fgd_watch *w, uint32_t events)
 
 /* ---- recordings ---- */
 
-static void finish_recording(struct client *c, const char *reason)
+/* Builds the result of a stopped recording and starts streaming it. */
+static void complete_recording(struct client *c, const char *reason)
 {
 	struct fgd *d = c->server->d;
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	int r;
 
-	fg_recording__stop(c->rec);
-	/* One last round: whatever the rings hold up to now belongs to this recording. */
-	fgd_drain_round(d);
 	fgd_account_recording(d, c->rec);
 	fgd_unwatch_rings(d, fg_recording__events(c->rec));
 	r = fg_recording__finish(c->rec);
 	if (r < 0) {
 		log_warning("Failed to finish a recording for uid %u: %s", c->cred.uid, strerror(-r));
 		send_error(c, -r, "could not build the result: %s", strerror(-r));
-		c->rec = recording_free(c->rec);
+		c->rec = recording_free(c);
 		c->server->n_recordings--;
 		c->server->recordings_aborted++;
 		become_idle(c);
@@ -866,6 +908,24 @@ static void finish_recording(struct client *c, const char *reason)
 		 reason, fg_recording__samples(c->rec), fg_recording__lost(c->rec));
 }
 
+/*
+ * Stops a recording. Its result is built once the samples that wait for
+ * binaries being read have been handled, or FINISH_WAIT_NS later.
+ */
+static void finish_recording(struct client *c, const char *reason)
+{
+	fg_recording__stop(c->rec);
+	/* One last round: whatever the rings hold up to now belongs to this recording. */
+	fgd_drain_round(c->server->d);
+	if (fg_recording__waiting(c->rec) > 0) {
+		c->state = FG_SESSION_FINISHING;
+		c->finish_reason = reason;
+		c->finish_by = fgd_now() + FINISH_WAIT_NS;
+		return;
+	}
+	complete_recording(c, reason);
+}
+
 void fgd_server__snapshot_recordings(struct fgd_server *s)
 {
 	for (struct client *c = s->clients; c; c = c->next)
@@ -883,7 +943,7 @@ void fgd_server__drain_recordings(struct fgd_server *s)
 bool fgd_server__busy(const struct fgd_server *s)
 {
 	for (const struct client *c = s->clients; c; c = c->next)
-		if (c->state == FG_SESSION_RECORDING)
+		if (c->state == FG_SESSION_RECORDING || c->state == FG_SESSION_FINISHING)
 			return true;
 	return false;
 }
@@ -941,6 +1001,9 @@ void fgd_server__tick(struct fgd_server *s)
 			send_error(c, ETIMEDOUT, "closing this connection: no request for %llu s",
 				   SHORT_TIMEOUT_NS / 1000000000ULL);
 			c->state = FG_SESSION_CLOSING;
+		} else if (c->state == FG_SESSION_FINISHING) {
+			if (fg_recording__waiting(c->rec) == 0 || now >= c->finish_by)
+				complete_recording(c, c->finish_reason);
 		}
 		/* Flushing may free the client; next was taken before. */
 		client_flush(c);
@@ -964,7 +1027,7 @@ static bool client_release(struct client *c)
 			fgd_account_recording(s->d, c->rec);
 			fgd_unwatch_rings(s->d, fg_recording__events(c->rec));
 		}
-		c->rec = recording_free(c->rec);
+		c->rec = recording_free(c);
 		s->n_recordings--;
 		s->recordings_aborted++;
 	}
@@ -992,12 +1055,13 @@ static bool client_release(struct client *c)
 
 static void client_free(struct client *c)
 {
+	struct fg_loader *loader = c->server->d->loader;
 	bool held = client_release(c);
 
 	free(c);
 	/* A client that goes mid-result leaves as much free heap as end_result() would: return it. */
 	if (held)
-		malloc_trim(0);
+		fg_loader__trim_memory(loader);
 }
 
 static void ignore_event(struct fgd_watch *w, uint32_t events)

@@ -16,12 +16,14 @@
 #include "fgd-demangle.h"
 #include "fgd-dwarf.h"
 #include "fgd-elf.h"
+#include "fgd-loader.h"
 #include "fgd-root.h"
 #include "fgd-symbols.h"
 #include "hash.h"
 #include "idxmap.h"
 #include "kallsyms.h"
 #include "macro.h"
+#include "strpool.h"
 
 /* Every binary mapped on a big host fits; past this, frames show as [unknown]. */
 #define MAX_DSOS 65536
@@ -32,12 +34,24 @@
 /* DWARF is held in memory (see fgd-dwarf.h); past this total, binaries get no inline frames. */
 #define MAX_DWARF_BYTES (UINT64_C(2) << 30)
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
+/* Addresses named on the loader's thread, kept: past this, the table starts again. */
+#define RESOLVED_MAX_BYTES (32ULL << 20)
+/*
+ * Addresses being named on the loader's thread at once: each job carries
+ * its answer's buffer (8 KiB), and a process with ever new addresses would
+ * queue them faster than they are named. Past it, samples wait.
+ */
+#define MAX_NAME_JOBS 1024
+/* Program headers and note segments read for a build-id; real ones are far smaller. */
+#define MAX_PHDRS 256
+#define MAX_NOTE_BYTES (64U << 10)
 
 struct fg_dso {
 	unsigned refs;
 	uint32_t slot;                /* index in the owner's table */
 	struct fg_symbolizer *owner;  /* borrowed; outlives every dso */
 	struct fg_dso_key key;
+	uint64_t serial;              /* never reused: names kept by offset stay this binary's */
 	bool in_build_id_index, in_inode_index;
 	char *path;                   /* owned */
 	char *open_path;              /* owned; where to read it if not path; may be NULL */
@@ -46,6 +60,7 @@ struct fg_dso {
 	enum fg_dso_state state;
 	int error;
 	uint64_t failed_at;           /* CLOCK_MONOTONIC ns of the last failed load */
+	bool failed_once;             /* counted in dsos_failed */
 	struct fg_elf_syms *syms;     /* owned once loaded */
 	struct fg_dwarf *dwarf;       /* owned once loaded; NULL: no DWARF */
 };
@@ -60,10 +75,21 @@ struct fg_symbolizer {
 
 	char *debug_dir; /* owned */
 	uint64_t dwarf_bytes; /* held by the dsos' DWARF */
+	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
+	uint64_t next_dso_serial;
+
+	/* Addresses named on the loader's thread (see fg_symbolizer__frames()). */
+	struct resolved *resolved; /* owned */
+	size_t n_resolved, cap_resolved;
+	struct fg_idxmap resolved_index;
+	struct fg_strpool *resolved_names; /* owned; NULL until the first */
+	size_t name_jobs;                  /* submitted, not done yet */
 
 	struct fg_kallsyms *kallsyms; /* owned */
 	uint64_t modules_hash;
-	uint64_t kallsyms_loaded_at; /* CLOCK_MONOTONIC ns; 0 = never */
+	uint64_t kallsyms_loaded_at; /* CLOCK_MONOTONIC ns of the last read started; 0 = never */
+	bool kallsyms_loading;       /* a read is on the loader's thread */
+	int kallsyms_error;          /* of the last read */
 
 	struct fg_symbolizer_stats stats;
 };
@@ -83,6 +109,11 @@ int fg_symbolizer__new(struct fg_symbolizer **ret)
 	return 0;
 }
 
+void fg_symbolizer__set_loader(struct fg_symbolizer *s, struct fg_loader *loader)
+{
+	s->loader = loader;
+}
+
 int fg_symbolizer__set_debug_dir(struct fg_symbolizer *s, const char *dir)
 {
 	char *copy = strdup(dir);
@@ -94,12 +125,30 @@ int fg_symbolizer__set_debug_dir(struct fg_symbolizer *s, const char *dir)
 	return 0;
 }
 
+/* What the loader built goes back to it to be freed (see fg_loader__dispose()). */
+static void dispose_syms(void *p)
+{
+	fg_elf_syms__free(p);
+}
+
+static void dispose_dwarf(void *p)
+{
+	fg_dwarf__free(p);
+}
+
+static void dispose_kallsyms(void *p)
+{
+	fg_kallsyms__free(p);
+}
+
 static void dso_free(struct fg_dso *d)
 {
+	struct fg_loader *l = d->owner->loader;
+
 	if (d->dwarf)
 		d->owner->dwarf_bytes -= fg_dwarf__bytes(d->dwarf);
-	fg_dwarf__free(d->dwarf);
-	fg_elf_syms__free(d->syms);
+	fg_loader__dispose(l, dispose_dwarf, d->dwarf);
+	fg_loader__dispose(l, dispose_syms, d->syms);
 	free(d->path);
 	free(d->open_path);
 	fg_root__unref(d->root);
@@ -120,6 +169,9 @@ struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s)
 	fg_idxmap_done(&s->by_inode);
 	fg_kallsyms__free(s->kallsyms);
 	free(s->debug_dir);
+	free(s->resolved);
+	fg_idxmap_done(&s->resolved_index);
+	fg_strpool__free(s->resolved_names);
 	free(s);
 	return NULL;
 }
@@ -185,7 +237,12 @@ static int open_regular(const struct fg_root *root, const char *path)
 	return TAKE_FD(fd);
 }
 
-/* Reads the GNU build-id note of an ELF file. Returns its length, 0 if none, or -errno. */
+/*
+ * Reads the GNU build-id note of an ELF file. Returns its length, 0 if none,
+ * or -errno. This runs in the loop, for mappings found in /proc: the file is
+ * read with pread (a mapping of a file its owner truncates raises SIGBUS),
+ * and only note segments of a sane size (a build-id note is 36 bytes).
+ */
 static int read_build_id(const struct fg_root *root, const char *path, uint8_t *buf, size_t size)
 {
 	_cleanup_close_ int fd = open_regular(root, path);
@@ -195,11 +252,13 @@ static int read_build_id(const struct fg_root *root, const char *path, uint8_t *
 
 	if (fd < 0)
 		return fd;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!fg_elf_ready())
+		return -ENOSYS;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n_phdrs) < 0) {
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n_phdrs) < 0 ||
+	    n_phdrs > MAX_PHDRS) {
 		elf_end(elf);
 		return -ENOEXEC;
 	}
@@ -209,7 +268,7 @@ static int read_build_id(const struct fg_root *root, const char *path, uint8_t *
 		size_t off = 0, name_off, desc_off;
 		Elf_Data *data;
 
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE || ph.p_filesz > MAX_NOTE_BYTES)
 			continue;
 		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
 		if (!data)
@@ -279,6 +338,7 @@ static struct fg_dso *create(struct fg_symbolizer *s, const struct fg_dso_key *k
 	d->refs = 1;
 	d->owner = s;
 	d->key = *key;
+	d->serial = ++s->next_dso_serial;
 	/* /proc/PID/maps marks unlinked files; the name is still the useful part. */
 	len = strlen(path);
 	deleted = strstr(path, " (deleted)");
@@ -440,13 +500,85 @@ static int load_vdso(struct fg_elf_syms **ret)
 	return r < 0 ? r : fg_elf_syms__load_mem(image, size, ret);
 }
 
+const struct fg_dso_key *fg_dso__key(const struct fg_dso *d)
+{
+	return &d->key;
+}
+
+int fg_dso__source(const struct fg_dso *d, const char *hint, struct fg_dso_source *ret)
+{
+	struct fg_dso_source src = { .key = d->key };
+
+	src.path = strdup(d->path);
+	src.open_path = d->open_path ? strdup(d->open_path) : NULL;
+	src.hint = hint ? strdup(hint) : NULL;
+	if (!src.path || (d->open_path && !src.open_path) || (hint && !src.hint)) {
+		fg_dso_source_done(&src);
+		return -ENOMEM;
+	}
+	src.root = fg_root__ref(d->root);
+	*ret = src;
+	return 0;
+}
+
+void fg_dso_source_done(struct fg_dso_source *src)
+{
+	free(src->path);
+	free(src->open_path);
+	free(src->hint);
+	fg_root__unref(src->root);
+	*src = (struct fg_dso_source){};
+}
+
+int fg_dso_source_open(const struct fg_dso_source *src)
+{
+	const char *tries[] = { src->hint, src->open_path, src->path };
+	int fd = -ENOENT;
+
+	if (src->key.kind != FG_DSO_FILE)
+		return -ENOENT;
+	/* The /proc paths are the daemon's; the mapped path is the process's, under its root. */
+	for (size_t i = 0; i < ELEMENTSOF(tries) && fd < 0; i++)
+		if (tries[i])
+			fd = open_regular(tries[i] == src->path ? src->root : NULL, tries[i]);
+	return fd;
+}
+
+bool fg_dso_source_is_file(const struct fg_dso_source *src, const uint8_t *id, size_t id_len,
+			   const struct stat *st)
+{
+	const struct fg_dso_key *k = &src->key;
+
+	if (k->build_id_len)
+		return id_len == k->build_id_len && memcmp(id, k->build_id, id_len) == 0;
+	return !k->ino || ((uint64_t)st->st_ino == k->ino && (uint64_t)st->st_dev == k->dev);
+}
+
+/*
+ * One load of a dso's symbols, debug information and DWARF. work() runs
+ * on the loader's thread with the inputs copied here; done() installs the
+ * results in the dso on the loop's thread.
+ */
+struct dso_load {
+	struct fg_loader_job job;
+	struct fg_dso *dso;        /* owned reference; only done() looks at it */
+	struct fg_dso_source src;  /* owned */
+	char *debug_dir;           /* owned copy */
+	uint64_t dwarf_room;       /* what the DWARF budget had left at submission */
+	/* Results. */
+	int error;
+	struct fg_elf_syms *syms;  /* owned until installed */
+	struct fg_dwarf *dwarf;    /* owned until installed */
+	bool debug_file, dwarf_dropped;
+};
+
 /*
  * Separate debug information, then DWARF for inline frames. Both only add
  * to what the binary itself gave, so a failure here is not the dso's.
  */
-static void load_debug(struct fg_dso *d, int fd)
+static void load_debug(struct dso_load *job, int fd)
 {
-	struct fg_symbolizer *s = d->owner;
+	const struct fg_dso_source *src = &job->src;
 	_cleanup_close_ int dfd = -1;
 	enum fg_debuginfo_how how;
 	struct stat st;
@@ -458,67 +590,31 @@ static void load_debug(struct fg_dso *d, int fd)
 	 * then the host's: a debug file is accepted only if it is this
 	 * binary's, wherever it was found.
 	 */
-	if (fg_elf_syms__source(d->syms) != FG_ELF_SYMTAB || !fg_elf_syms__has_dwarf(d->syms)) {
-		if (d->root)
-			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ d->root, s->debug_dir, d->path },
-						d->syms, &how);
+	if (fg_elf_syms__source(job->syms) != FG_ELF_SYMTAB || !fg_elf_syms__has_dwarf(job->syms)) {
+		if (src->root)
+			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ src->root, job->debug_dir,
+									   src->path },
+						job->syms, &how);
 		if (dfd < 0)
-			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ NULL, s->debug_dir, d->path },
-						d->syms, &how);
-		if (dfd >= 0)
-			s->stats.dsos_debug_file++;
+			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ NULL, job->debug_dir, src->path },
+						job->syms, &how);
+		job->debug_file = dfd >= 0;
 	}
-	if (fg_elf_syms__source(d->syms) == FG_ELF_MINIDEBUGINFO)
-		s->stats.dsos_minidebuginfo++;
-	if (dfd < 0 && !fg_elf_syms__has_dwarf(d->syms))
+	if (dfd < 0 && !fg_elf_syms__has_dwarf(job->syms))
 		return;
 	if (fstat(dfd >= 0 ? dfd : fd, &st) < 0)
 		return;
-	if (s->dwarf_bytes + (uint64_t)st.st_size > MAX_DWARF_BYTES) {
-		s->stats.dwarf_dropped++;
+	if ((uint64_t)st.st_size > job->dwarf_room) {
+		job->dwarf_dropped = true;
 		return;
 	}
-	r = fg_dwarf__new(dfd >= 0 ? dfd : fd, &d->dwarf);
-	if (r == -EFBIG)
-		s->stats.dwarf_dropped++;
-	if (r < 0)
-		return;
-	s->dwarf_bytes += fg_dwarf__bytes(d->dwarf);
-	s->stats.dsos_dwarf++;
+	r = fg_dwarf__new(dfd >= 0 ? dfd : fd, &job->dwarf);
+	job->dwarf_dropped = r == -EFBIG;
 }
 
-int fg_dso__open(const struct fg_dso *d, const char *hint)
+static int load_file(struct dso_load *job)
 {
-	const char *tries[] = { hint, d->open_path, d->path };
-	int fd = -ENOENT;
-
-	if (d->key.kind != FG_DSO_FILE)
-		return -ENOENT;
-	/* The /proc paths are the daemon's; the mapped path is the process's, under its root. */
-	for (size_t i = 0; i < ELEMENTSOF(tries) && fd < 0; i++)
-		if (tries[i])
-			fd = open_regular(tries[i] == d->path ? d->root : NULL, tries[i]);
-	return fd;
-}
-
-const struct fg_dso_key *fg_dso__key(const struct fg_dso *d)
-{
-	return &d->key;
-}
-
-bool fg_dso__is_file(const struct fg_dso *d, const uint8_t *id, size_t id_len, const struct stat *st)
-{
-	const struct fg_dso_key *k = &d->key;
-
-	if (k->build_id_len)
-		return id_len == k->build_id_len && memcmp(id, k->build_id, id_len) == 0;
-	return !k->ino || ((uint64_t)st->st_ino == k->ino && (uint64_t)st->st_dev == k->dev);
-}
-
-static int load_file(struct fg_dso *d, const char *hint)
-{
-	_cleanup_close_ int fd = fg_dso__open(d, hint);
-	struct fg_elf_syms *syms = NULL;
+	_cleanup_close_ int fd = fg_dso_source_open(&job->src);
 	const uint8_t *id;
 	struct stat st;
 	size_t id_len;
@@ -528,20 +624,19 @@ static int load_file(struct fg_dso *d, const char *hint)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
-	r = fg_elf_syms__load_fd(fd, &syms);
+	r = fg_elf_syms__load_fd(fd, &job->syms);
 	if (r < 0)
 		return r;
 	/*
 	 * Never a wrong name: the file at this path must be the one that was
 	 * mapped. A package upgrade replaces it under the running process.
 	 */
-	id_len = fg_elf_syms__build_id(syms, &id);
-	if (!fg_dso__is_file(d, id, id_len, &st)) {
-		fg_elf_syms__free(syms);
+	id_len = fg_elf_syms__build_id(job->syms, &id);
+	if (!fg_dso_source_is_file(&job->src, id, id_len, &st)) {
+		job->syms = fg_elf_syms__free(job->syms);
 		return -ESTALE;
 	}
-	d->syms = syms;
-	load_debug(d, fd);
+	load_debug(job, fd);
 	return 0;
 }
 
@@ -563,31 +658,86 @@ static bool transient(int err)
 	}
 }
 
-static void ensure_loaded(struct fg_symbolizer *s, struct fg_dso *d, const char *hint)
+static void load_work(struct fg_loader_job *j)
 {
-	uint64_t now;
-	int r;
+	struct dso_load *job = (struct dso_load *)j;
 
-	if (d->state == FG_DSO_LOADED)
-		return;
-	if (d->state == FG_DSO_FAILED) {
-		now = fgd_now();
-		if (!transient(d->error) || now - d->failed_at < DSO_RETRY_NS)
-			return;
+	job->error = job->src.key.kind == FG_DSO_VDSO ? load_vdso(&job->syms) : load_file(job);
+	/* Freed here, where it was built: done() frees nothing of the worker's. */
+	if (job->error < 0) {
+		job->syms = fg_elf_syms__free(job->syms);
+		job->dwarf = fg_dwarf__free(job->dwarf);
 	}
-	r = d->key.kind == FG_DSO_VDSO ? load_vdso(&d->syms) : load_file(d, hint);
-	if (r < 0) {
+}
+
+static void load_done(struct fg_loader_job *j, bool cancelled)
+{
+	struct dso_load *job = (struct dso_load *)j;
+	struct fg_dso *d = job->dso;
+	struct fg_symbolizer *s = d->owner;
+
+	if (cancelled) {
+		d->state = FG_DSO_UNLOADED;
+	} else if (job->error < 0) {
 		/* Count each binary once, however often it is retried. */
-		if (d->state != FG_DSO_FAILED)
+		if (!d->failed_once)
 			s->stats.dsos_failed++;
+		d->failed_once = true;
 		d->state = FG_DSO_FAILED;
-		d->error = r;
+		d->error = job->error;
 		d->failed_at = fgd_now();
-		return;
+	} else {
+		d->syms = TAKE_PTR(job->syms);
+		if (job->debug_file)
+			s->stats.dsos_debug_file++;
+		if (fg_elf_syms__source(d->syms) == FG_ELF_MINIDEBUGINFO)
+			s->stats.dsos_minidebuginfo++;
+		/* Other loads may have used the room this one saw. */
+		if (job->dwarf && s->dwarf_bytes + fg_dwarf__bytes(job->dwarf) > MAX_DWARF_BYTES) {
+			fg_loader__dispose(s->loader, dispose_dwarf, TAKE_PTR(job->dwarf));
+			job->dwarf_dropped = true;
+		}
+		if (job->dwarf) {
+			d->dwarf = TAKE_PTR(job->dwarf);
+			s->dwarf_bytes += fg_dwarf__bytes(d->dwarf);
+			s->stats.dsos_dwarf++;
+		}
+		s->stats.dwarf_dropped += job->dwarf_dropped;
+		d->state = FG_DSO_LOADED;
+		d->error = 0;
+		s->stats.dsos_loaded++;
 	}
-	d->state = FG_DSO_LOADED;
-	d->error = 0;
-	s->stats.dsos_loaded++;
+	/* Nothing is left here: work() frees what it does not hand over, and the rest is taken. */
+	fg_dso_source_done(&job->src);
+	free(job->debug_dir);
+	free(job);
+	fg_dso__unref(d);
+}
+
+int fg_symbolizer__prepare(struct fg_symbolizer *s, struct fg_dso *d, const char *hint)
+{
+	struct dso_load *job;
+
+	if (!d || d->key.kind == FG_DSO_ANON || d->state == FG_DSO_LOADED)
+		return 0;
+	if (d->state == FG_DSO_LOADING)
+		return -EINPROGRESS;
+	if (d->state == FG_DSO_FAILED && (!transient(d->error) || fgd_now() - d->failed_at < DSO_RETRY_NS))
+		return 0;
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	job->debug_dir = strdup(s->debug_dir);
+	if (!job->debug_dir || fg_dso__source(d, hint, &job->src) < 0) {
+		free(job->debug_dir);
+		free(job);
+		return -ENOMEM;
+	}
+	job->dwarf_room = MAX_DWARF_BYTES - MIN(s->dwarf_bytes, MAX_DWARF_BYTES);
+	job->dso = fg_dso__ref(d);
+	d->state = FG_DSO_LOADING;
+	fg_loader__submit(s->loader, &job->job, load_work, load_done);
+	return d->state == FG_DSO_LOADING ? -EINPROGRESS : 0;
 }
 
 /* The symbol covering file offset `offset` of d (loading it first), and its ELF address. */
@@ -595,7 +745,8 @@ static int64_t lookup_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t o
 			   const char *open_hint, uint64_t *ret_vaddr)
 {
 	*ret_vaddr = offset;
-	ensure_loaded(s, d, open_hint);
+	/* With a loader, a caller that did not wait for the load gets no name. */
+	(void)fg_symbolizer__prepare(s, d, open_hint);
 	if (d->state != FG_DSO_LOADED ||
 	    fg_elf_syms__offset_to_vaddr(d->syms, offset, ret_vaddr) < 0)
 		return -1;
@@ -640,25 +791,26 @@ static const char *frame_name(struct fg_sym_frames *ret, const char *name, unsig
 	return out;
 }
 
-void fg_symbolizer__frames_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
-				const char *open_hint, unsigned flags, struct fg_sym_frames *ret)
+/*
+ * The frames of offset in d, which is loaded or failed: reads only what a
+ * load left immutable (the symbols, the basename) and d's DWARF, so it can
+ * run on the loader's thread while the loop goes on.
+ */
+static void frames_of(struct fg_dso *d, uint64_t offset, unsigned flags, struct fg_sym_frames *ret)
 {
 	const char *inlined[FG_SYM_MAX_FRAMES - 1];
 	struct fg_dwarf_names dn;
-	uint64_t vaddr;
-	int64_t idx;
+	uint64_t vaddr = offset;
+	int64_t idx = -1;
 	size_t k;
 
 	ret->n = 1;
 	ret->used = 0;
 	ret->inlined = 0;
-	if (!d || d->key.kind == FG_DSO_ANON) {
-		ret->result = FG_SYM_UNKNOWN;
-		ret->names[0] = "[unknown]";
-		return;
-	}
-	idx = lookup_user(s, d, offset, open_hint, &vaddr);
+	if (d->syms && fg_elf_syms__offset_to_vaddr(d->syms, offset, &vaddr) >= 0)
+		idx = fg_elf_syms__lookup(d->syms, vaddr);
 	if (idx < 0) {
+		/* The address addr2line would want, or the file offset when the ELF is unreadable. */
 		snprintf(ret->buf, sizeof(ret->buf), "%s+0x%" PRIx64, d->basename, vaddr);
 		ret->used = strlen(ret->buf) + 1;
 		ret->result = FG_SYM_OFFSET;
@@ -682,6 +834,234 @@ void fg_symbolizer__frames_user(struct fg_symbolizer *s, struct fg_dso *d, uint6
 	for (size_t i = 0; i < k; i++)
 		ret->names[ret->n++] = frame_name(ret, inlined[i], flags);
 	ret->inlined = k;
+}
+
+static void unknown_frame(struct fg_sym_frames *ret)
+{
+	*ret = (struct fg_sym_frames){ .n = 1, .result = FG_SYM_UNKNOWN, .names = { "[unknown]" } };
+}
+
+void fg_symbolizer__frames_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
+				const char *open_hint, unsigned flags, struct fg_sym_frames *ret)
+{
+	if (!d || d->key.kind == FG_DSO_ANON) {
+		unknown_frame(ret);
+		return;
+	}
+	/* With a loader, a caller that did not wait for the load gets module+offset. */
+	(void)fg_symbolizer__prepare(s, d, open_hint);
+	frames_of(d, offset, d->state == FG_DSO_LOADED ? flags : 0, ret);
+}
+
+/* ---- names found off the loop, and kept for every recording ---- */
+
+/*
+ * A DWARF walk for inline frames costs what the compilation unit makes it
+ * (a crafted one: seconds), and so may demangling, so an address that needs
+ * either is named on the loader's thread. The answer is kept here, by
+ * binary and offset, for every recording and the always-on sampler alike;
+ * past RESOLVED_MAX_BYTES the table starts again empty.
+ */
+struct resolved {
+	uint64_t dso_serial;
+	uint64_t offset;
+	uint8_t flags;
+	bool pending;  /* a name job runs for it */
+	uint8_t result; /* enum fg_sym_result */
+	uint8_t n;
+	uint32_t names[FG_SYM_MAX_FRAMES]; /* ids in resolved_names */
+};
+
+struct resolved_key {
+	uint64_t dso_serial, offset;
+	uint8_t flags;
+};
+
+struct name_job {
+	struct fg_loader_job job;
+	struct fg_dso *dso;        /* owned reference: keeps d->syms and d->dwarf alive */
+	struct resolved_key key;
+	struct fg_sym_frames out;
+};
+
+static uint64_t resolved_hash(const struct resolved_key *k)
+{
+	return fg_hash_combine(fg_hash_combine(fg_hash_mix(k->dso_serial), k->offset), k->flags);
+}
+
+static bool resolved_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct resolved *e = &((const struct fg_symbolizer *)ctx)->resolved[idx];
+	const struct resolved_key *k = key;
+
+	return e->dso_serial == k->dso_serial && e->offset == k->offset && e->flags == k->flags;
+}
+
+static uint64_t resolved_bytes(const struct fg_symbolizer *s)
+{
+	return s->cap_resolved * sizeof(*s->resolved) + fg_idxmap_bytes(&s->resolved_index) +
+	       (s->resolved_names ? fg_strpool__bytes(s->resolved_names) : 0);
+}
+
+/* Empties the table. Jobs still running put their answers in the new one. */
+static void resolved_reset(struct fg_symbolizer *s)
+{
+	free(s->resolved);
+	s->resolved = NULL;
+	s->n_resolved = s->cap_resolved = 0;
+	fg_idxmap_done(&s->resolved_index);
+	s->resolved_names = fg_strpool__free(s->resolved_names);
+	s->stats.resolved_resets++;
+}
+
+static struct resolved *resolved_find(struct fg_symbolizer *s, const struct resolved_key *k)
+{
+	int64_t i = fg_idxmap_find(&s->resolved_index, resolved_hash(k), resolved_eq, s, k);
+
+	return i >= 0 ? &s->resolved[i] : NULL;
+}
+
+static struct resolved *resolved_add(struct fg_symbolizer *s, const struct resolved_key *k)
+{
+	struct resolved *e;
+
+	if (resolved_bytes(s) > RESOLVED_MAX_BYTES)
+		resolved_reset(s);
+	if (!s->resolved_names && !(s->resolved_names = fg_strpool__new()))
+		return NULL;
+	if (FG_GROW(s->resolved, s->cap_resolved, s->n_resolved + 1) < 0 ||
+	    fg_idxmap_insert(&s->resolved_index, resolved_hash(k), (uint32_t)s->n_resolved) < 0)
+		return NULL;
+	e = &s->resolved[s->n_resolved++];
+	*e = (struct resolved){ .dso_serial = k->dso_serial, .offset = k->offset, .flags = k->flags };
+	return e;
+}
+
+/* Keeps a job's answer. False on ENOMEM (the entry then stays pending-free and is asked again). */
+static bool resolved_fill(struct fg_symbolizer *s, struct resolved *e, const struct fg_sym_frames *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		uint32_t id;
+
+		if (fg_strpool__intern(s->resolved_names, f->names[i], strlen(f->names[i]), &id) < 0)
+			return false;
+		e->names[i] = id;
+	}
+	e->n = (uint8_t)f->n;
+	e->result = (uint8_t)f->result;
+	return true;
+}
+
+static void name_work(struct fg_loader_job *j)
+{
+	struct name_job *job = (struct name_job *)j;
+
+	frames_of(job->dso, job->key.offset, job->key.flags, &job->out);
+}
+
+static void name_done(struct fg_loader_job *j, bool cancelled)
+{
+	struct name_job *job = (struct name_job *)j;
+	struct fg_symbolizer *s = job->dso->owner;
+	struct resolved *e = resolved_find(s, &job->key);
+
+	s->name_jobs--;
+	/* A reset while the job ran took its entry away: the answer still counts. */
+	if (!e && !cancelled)
+		e = resolved_add(s, &job->key);
+	if (e) {
+		e->pending = false;
+		if (cancelled || !resolved_fill(s, e, &job->out))
+			e->n = 0; /* nothing known: asked again */
+	}
+	fg_dso__unref(job->dso);
+	free(job);
+}
+
+/* Whether naming offset in loaded d takes DWARF or demangling: work for the loader's thread. */
+static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags)
+{
+	uint64_t vaddr;
+	int64_t idx;
+	const char *name;
+
+	if (d->state != FG_DSO_LOADED || fg_elf_syms__offset_to_vaddr(d->syms, offset, &vaddr) < 0)
+		return false;
+	idx = fg_elf_syms__lookup(d->syms, vaddr);
+	if (idx < 0)
+		return false;
+	if ((flags & FG_SYM_INLINE) && d->dwarf)
+		return true;
+	name = fg_elf_syms__name(d->syms, (size_t)idx);
+	/* Itanium C++ and Rust v0 names: what libiberty would work on. */
+	return (flags & FG_SYM_DEMANGLE) && name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
+}
+
+int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
+			  const char *open_hint, unsigned flags, struct fg_sym_frames *ret)
+{
+	bool nowait = flags & FG_SYM_NOWAIT;
+	struct resolved_key k;
+	struct name_job *job;
+	struct resolved *e;
+	int r;
+
+	if (!d || d->key.kind == FG_DSO_ANON) {
+		unknown_frame(ret);
+		return 0;
+	}
+	r = fg_symbolizer__prepare(s, d, open_hint);
+	if (r == -EINPROGRESS && (flags & FG_SYM_NOWAIT)) {
+		/* Not loaded yet: the binary is known, its symbols are not. */
+		frames_of(d, offset, 0, ret);
+		return 1;
+	}
+	if (r < 0)
+		return r;
+	flags &= ~FG_SYM_NOWAIT;
+	if (!s->loader || !costly(d, offset, flags)) {
+		frames_of(d, offset, d->state == FG_DSO_LOADED ? flags : 0, ret);
+		return 0;
+	}
+	k = (struct resolved_key){ d->serial, offset, (uint8_t)flags };
+	e = resolved_find(s, &k);
+	if (e && e->pending && nowait) {
+		/* The symbol table's name, as it is: no DWARF, no demangling here. */
+		frames_of(d, offset, 0, ret);
+		return 1;
+	}
+	if (e && e->pending)
+		return -EINPROGRESS;
+	if (e && e->n > 0) {
+		*ret = (struct fg_sym_frames){ .n = e->n, .result = e->result, .inlined = e->n - 1u };
+		for (size_t i = 0; i < e->n; i++)
+			ret->names[i] = fg_strpool__str(s->resolved_names, e->names[i]);
+		s->stats.resolved_hits++;
+		return 0;
+	}
+	if (s->name_jobs >= MAX_NAME_JOBS) {
+		/* The loader has enough to do: the caller asks again once it has done some. */
+		s->stats.resolved_waits++;
+		if (!nowait)
+			return -EINPROGRESS;
+		frames_of(d, offset, 0, ret);
+		return 1;
+	}
+	if (!e && !(e = resolved_add(s, &k)))
+		return -ENOMEM;
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	job->dso = fg_dso__ref(d);
+	job->key = k;
+	e->pending = true;
+	s->name_jobs++;
+	s->stats.resolved_jobs++;
+	fg_loader__submit(s->loader, &job->job, name_work, name_done);
+	if (!nowait)
+		return -EINPROGRESS;
+	frames_of(d, offset, 0, ret);
+	return 1;
 }
 
 const char *fg_symbolizer__name_kernel(struct fg_symbolizer *s, uint64_t addr)
@@ -734,35 +1114,71 @@ static uint64_t modules_hash(void)
 	return fg_hash_bytes(text, len, 1);
 }
 
+/* One read of /proc/kallsyms, parsed on the loader's thread (about 100 ms for 120,000 lines). */
+struct kallsyms_load {
+	struct fg_loader_job job;
+	struct fg_symbolizer *s; /* borrowed: only done() touches it; the loader is freed first */
+	struct fg_kallsyms *k;   /* owned until installed */
+	int error;
+};
+
+static void kallsyms_work(struct fg_loader_job *j)
+{
+	struct kallsyms_load *job = (struct kallsyms_load *)j;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	job->error = read_proc_file("/proc/kallsyms", &text, &len);
+	if (job->error >= 0)
+		job->error = fg_kallsyms__parse(text, len, &job->k);
+}
+
+static void kallsyms_done(struct fg_loader_job *j, bool cancelled)
+{
+	struct kallsyms_load *job = (struct kallsyms_load *)j;
+	struct fg_symbolizer *s = job->s;
+
+	s->kallsyms_loading = false;
+	s->kallsyms_error = cancelled ? -ECANCELED : job->error;
+	if (!cancelled && job->error >= 0) {
+		fg_loader__dispose(s->loader, dispose_kallsyms, s->kallsyms);
+		s->kallsyms = TAKE_PTR(job->k);
+		s->stats.kallsyms = fg_kallsyms__count(s->kallsyms);
+		s->stats.kallsyms_loads++;
+		s->stats.kernel_restricted = fg_kallsyms__restricted(s->kallsyms);
+	}
+	free(job);
+}
+
 int fg_symbolizer__refresh_kernel(struct fg_symbolizer *s, bool force)
 {
-	_cleanup_free_ char *text = NULL;
-	struct fg_kallsyms *k;
-	uint64_t now = fgd_now(), mh = modules_hash();
-	size_t len;
-	int r;
+	struct kallsyms_load *job;
+	uint64_t now = fgd_now(), mh;
 
+	if (s->kallsyms_loading)
+		return -EINPROGRESS;
+	mh = modules_hash();
 	if (s->kallsyms && mh == s->modules_hash &&
 	    (!force || now - s->kallsyms_loaded_at < KALLSYMS_MIN_INTERVAL_NS))
 		return 0;
-	r = read_proc_file("/proc/kallsyms", &text, &len);
-	if (r < 0)
-		return r;
-	r = fg_kallsyms__parse(text, len, &k);
-	if (r < 0)
-		return r;
-	fg_kallsyms__free(s->kallsyms);
-	s->kallsyms = k;
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	job->s = s;
+	/* Tried now, whatever comes of it: a failing read is not retried on every sample. */
 	s->modules_hash = mh;
 	s->kallsyms_loaded_at = now;
-	s->stats.kallsyms = fg_kallsyms__count(k);
-	s->stats.kallsyms_loads++;
-	s->stats.kernel_restricted = fg_kallsyms__restricted(k);
-	return 1;
+	s->kallsyms_loading = true;
+	fg_loader__submit(s->loader, &job->job, kallsyms_work, kallsyms_done);
+	if (s->kallsyms_loading)
+		return -EINPROGRESS;
+	return s->kallsyms_error < 0 ? s->kallsyms_error : 1;
 }
 
 void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_symbolizer_stats *ret)
 {
 	*ret = s->stats;
 	ret->dwarf_bytes = s->dwarf_bytes;
+	ret->resolved = s->n_resolved;
+	ret->resolved_bytes = resolved_bytes(s);
 }

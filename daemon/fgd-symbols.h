@@ -16,6 +16,12 @@
  * (fgd-debuginfo.h: build-id and .gnu_debuglink files, MiniDebugInfo) for
  * the names a stripped binary lacks, and keeps the binary's DWARF, if any,
  * for inline frames.
+ *
+ * Loads run on the loader's thread (fgd-loader.h), because how long they
+ * take is up to whoever made the file: fg_symbolizer__prepare() starts one
+ * and says whether the dso is ready; the names come once it is. The dso
+ * changes only on the loop's thread, when the loader hands the results
+ * back. Without a loader, loads happen at once in the caller.
  */
 
 #include <stdbool.h>
@@ -41,11 +47,13 @@ struct fg_dso_key {
 
 enum fg_dso_state {
 	FG_DSO_UNLOADED,
+	FG_DSO_LOADING, /* on the loader's thread */
 	FG_DSO_LOADED,
 	FG_DSO_FAILED, /* see fg_dso__error() */
 };
 
 struct fg_dso;
+struct fg_loader;
 struct fg_root;
 struct fg_symbolizer;
 
@@ -59,13 +67,33 @@ struct fg_symbolizer_stats {
 	uint64_t dsos_dwarf;    /* with DWARF read (inline frames), ever */
 	uint64_t dwarf_dropped; /* DWARF not read: the file or the total too large */
 	uint64_t dwarf_bytes;   /* DWARF files held in memory now (libdw's tables come on top) */
+	uint64_t resolved;       /* addresses named on the loader's thread, kept now */
+	uint64_t resolved_bytes; /* what they take */
+	uint64_t resolved_jobs;  /* addresses sent to the loader's thread, ever */
+	uint64_t resolved_hits;  /* names found kept, ever */
+	uint64_t resolved_waits; /* lookups that waited for room on the loader, ever */
+	uint64_t resolved_resets; /* times the table was emptied at its limit */
 	uint64_t kallsyms;      /* kernel symbols */
 	uint64_t kallsyms_loads;
 	bool kernel_restricted; /* kptr_restrict hides kernel addresses */
 };
 
 int fg_symbolizer__new(struct fg_symbolizer **ret);
+/* Free the loader first: its jobs hold references to dsos. */
 struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s);
+
+/* Loads go to loader (borrowed until the symbolizer is freed); NULL: in the caller. */
+void fg_symbolizer__set_loader(struct fg_symbolizer *s, struct fg_loader *loader);
+
+/*
+ * Starts loading d's symbols unless they are loaded, being loaded, or failed
+ * for good (a failure that may pass is retried every few seconds). hint is
+ * as for fg_symbolizer__name_user(). Returns 0 when d can be named now
+ * (loaded, or its failure stands: names are module+offset), -EINPROGRESS
+ * while a load runs (the loader's completion will say when to ask again),
+ * or -ENOMEM. A NULL or anonymous d is always ready.
+ */
+int fg_symbolizer__prepare(struct fg_symbolizer *s, struct fg_dso *d, const char *hint);
 
 /*
  * Where separate debug files are looked for (fgd-debuginfo.h); default
@@ -104,20 +132,38 @@ struct fg_dwarf *fg_dso__dwarf(struct fg_dso *d);
 const struct fg_dso_key *fg_dso__key(const struct fg_dso *d);
 
 /*
- * Opens the dso's file for reading: through hint (see open_hint below) if
- * given, else where it was last seen mapped, else its path. Only regular
- * files, never blocking. Returns an fd the caller closes, or a negative
- * errno (-ENOENT for a dso that is not a file). The caller checks that the
- * file is the one mapped (build-id, or device and inode).
+ * Where a dso's file may be read, copied so that another thread can open it
+ * while the loop goes on changing the dso (fg_symbolizer__get_dso() updates
+ * where it was last seen mapped).
  */
-int fg_dso__open(const struct fg_dso *d, const char *hint);
+struct fg_dso_source {
+	struct fg_dso_key key;
+	char *path;      /* owned: the mapped path, resolved under root */
+	char *open_path; /* owned; may be NULL: where it was last seen mapped */
+	char *hint;      /* owned; may be NULL: see fg_symbolizer__name_user()'s open_hint */
+	struct fg_root *root; /* owned reference; NULL: the daemon's own */
+};
+
+/* Takes d's source, with hint (may be NULL). Caller releases it with fg_dso_source_done(). */
+int fg_dso__source(const struct fg_dso *d, const char *hint, struct fg_dso_source *ret);
+/* On the loop's thread, as it drops a reference to the root. */
+void fg_dso_source_done(struct fg_dso_source *src);
+
+/*
+ * Opens the file: through the hint if given, else where it was last seen
+ * mapped, else its path. Only regular files, never blocking. Returns an fd
+ * the caller closes, or a negative errno (-ENOENT for a dso that is not a
+ * file). The caller checks that the file is the one mapped. Any thread.
+ */
+int fg_dso_source_open(const struct fg_dso_source *src);
 
 /*
  * True if an opened file (its build-id, which may be empty, and its stat)
  * is the one the dso was mapped from. Never a wrong name: a package upgrade
- * replaces the file at a path under the running process.
+ * replaces the file at a path under the running process. Any thread.
  */
-bool fg_dso__is_file(const struct fg_dso *d, const uint8_t *id, size_t id_len, const struct stat *st);
+bool fg_dso_source_is_file(const struct fg_dso_source *src, const uint8_t *id, size_t id_len,
+			   const struct stat *st);
 enum fg_dso_kind fg_dso__kind(const struct fg_dso *d);
 
 /*
@@ -134,10 +180,11 @@ enum fg_sym_result {
 
 /*
  * Names the code at file offset `offset` of dso (loading its symbols on
- * first use). open_hint (may be NULL) is where the file is best read now:
- * the sampled process's /proc/PID/map_files/START-END, which reaches the
- * mapped file even if it was replaced, unlinked or is in another mount
- * namespace. Returns the name, borrowed until the dso is freed or, for
+ * first use; with a loader, a dso that is not ready yet, see
+ * fg_symbolizer__prepare(), is named module+offset). open_hint (may be
+ * NULL) is where the file is best read now: the sampled process's
+ * /proc/PID/map_files/START-END, which reaches the mapped file even if it
+ * was replaced, unlinked or is in another mount namespace. Returns the name, borrowed until the dso is freed or, for
  * FG_SYM_OFFSET, formatted into buf; stores which in *ret_result.
  *
  * Only regular files are read, opened without blocking: a FIFO or device
@@ -152,6 +199,7 @@ const char *fg_symbolizer__name_user(struct fg_symbolizer *s, struct fg_dso *d, 
 /* Options of fg_symbolizer__frames_user(). */
 #define FG_SYM_INLINE (1u << 0)   /* functions inlined at the address are frames too */
 #define FG_SYM_DEMANGLE (1u << 1) /* C++ and Rust names demangled (fgd-demangle.h) */
+#define FG_SYM_NOWAIT (1u << 2)   /* fg_symbolizer__frames(): what is known now, never -EINPROGRESS */
 
 /* Deepest inline chain kept, with the function it was inlined into; deeper keeps the outermost. */
 #define FG_SYM_MAX_FRAMES 16
@@ -183,10 +231,28 @@ void fg_symbolizer__frames_user(struct fg_symbolizer *s, struct fg_dso *d, uint6
 const char *fg_symbolizer__name_kernel(struct fg_symbolizer *s, uint64_t addr);
 
 /*
+ * What the loop names user code with: fg_symbolizer__frames_user(), except
+ * that nothing whose cost is up to the file runs here. With a loader, an
+ * address whose names need DWARF (inline frames) or demangling is named on
+ * the loader's thread, once, and the answer kept for every caller (by the
+ * binary and offset). Returns 0 with *ret filled (names borrowed until the
+ * next call), -EINPROGRESS while d's symbols or this address's names are
+ * being read (ask again once the loader completes something), or -ENOMEM.
+ * With FG_SYM_NOWAIT, what waits is not waited for: 1 says *ret is what is
+ * known now (module+offset for a binary not read yet, the symbol table's
+ * name without inline frames or demangling), to be asked again later.
+ */
+int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
+			  const char *open_hint, unsigned flags, struct fg_sym_frames *ret);
+
+/*
  * (Re)loads /proc/kallsyms if it was never loaded, if the module list
  * changed, or if force is set and the last load is older than a few
  * seconds (new BPF programs and trampolines show up without module
- * changes). Returns 1 if reloaded, 0 if not, or a negative errno.
+ * changes). The file is read and parsed on the loader's thread: until then
+ * the old table names what it can. Returns 1 if reloaded (without a
+ * loader), 0 if no reload was due, -EINPROGRESS while one runs, or a
+ * negative errno.
  */
 int fg_symbolizer__refresh_kernel(struct fg_symbolizer *s, bool force);
 

@@ -11,6 +11,7 @@
 
 #include "fgd-clock.h"
 #include "fgd-elf.h"
+#include "fgd-loader.h"
 #include "fgd-unwind.h"
 #include "hash.h"
 #include "idxmap.h"
@@ -20,15 +21,14 @@
 #define ENTRY_WINDOW 64
 /* A binary whose CFI could not be read for a reason that may pass is retried this often. */
 #define RETRY_NS (10ULL * 1000000000ULL)
+/* A process whose first binary needs its CFI read gets this many more loads started at once. */
+#define PREFETCH_MAPS 64
 
-/* One binary's CFI. */
-struct binary {
-	struct fg_dso *dso;       /* owned reference; NULL = free entry */
-	uint32_t serial;          /* never reused: row-cache keys of evicted entries go stale */
-	uint64_t last_used;       /* the unwinder's clock of uses, for eviction */
-	uint64_t last_period;     /* the trim period of the last use */
-	int error;                /* 0, or why there is no CFI */
-	uint64_t failed_at;       /* CLOCK_MONOTONIC ns */
+/*
+ * What reading one binary's CFI gave: built on the loader's thread, and
+ * freed there too (fg_loader__dispose()).
+ */
+struct cfi {
 	Elf *elf;                 /* owned */
 	void *image;              /* owned: the copy elf reads, for the vDSO */
 	Dwarf_CFI *eh;            /* owned: .eh_frame, what the program itself unwinds with */
@@ -36,6 +36,18 @@ struct binary {
 	Dwarf_CFI *debug;         /* owned by dwarf: .debug_frame, for code .eh_frame omits */
 	struct fg_elf_syms *layout; /* owned: PT_LOAD segments and build-id */
 	uint64_t bytes;           /* what reading it cost, roughly: the CFI sections' sizes */
+};
+
+/* One binary's entry. */
+struct binary {
+	struct fg_dso *dso;       /* owned reference; NULL = free entry */
+	uint32_t serial;          /* never reused: row-cache keys of evicted entries go stale */
+	uint64_t last_used;       /* the unwinder's clock of uses, for eviction */
+	uint64_t last_period;     /* the trim period of the last use */
+	int error;                /* 0, or why there is no CFI */
+	uint64_t failed_at;       /* CLOCK_MONOTONIC ns */
+	bool loading;             /* a load is on the loader's thread: no CFI yet */
+	struct cfi *cfi;          /* owned; NULL until loaded, or after a failure */
 };
 
 struct cached_row {
@@ -52,6 +64,7 @@ struct fg_unwinder {
 	uint64_t clock;
 	uint64_t period; /* trim calls so far */
 	struct cached_row *rows; /* owned: FG_UNWIND_ROW_CACHE entries, direct-mapped */
+	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
 	struct fg_unwinder_stats stats;
 };
 
@@ -59,6 +72,9 @@ struct fg_unwinder {
 struct walk {
 	struct fg_unwinder *u;
 	const struct fg_process *proc;
+	bool nowait;     /* FG_UNWINDER_NOWAIT */
+	bool prefetched; /* prefetch() ran */
+	bool skipped;    /* nowait: a binary's CFI was being read, its frame taken by frame pointer */
 };
 
 int fg_unwinder__new(struct fg_unwinder **ret)
@@ -86,24 +102,39 @@ static bool eq_dso(const void *ctx, uint32_t idx, const void *key)
 	return ((const struct fg_unwinder *)ctx)->bins[idx].dso == key;
 }
 
-/* Frees what a load read, keeping the entry itself (its binary, serial and failure). */
+void fg_unwinder__set_loader(struct fg_unwinder *u, struct fg_loader *loader)
+{
+	u->loader = loader;
+}
+
+static struct cfi *cfi_free(struct cfi *c)
+{
+	if (!c)
+		return NULL;
+	if (c->eh)
+		dwarf_cfi_end(c->eh);
+	if (c->dwarf)
+		dwarf_end(c->dwarf);
+	if (c->elf)
+		elf_end(c->elf);
+	free(c->image);
+	fg_elf_syms__free(c->layout);
+	free(c);
+	return NULL;
+}
+
+static void dispose_cfi(void *p)
+{
+	cfi_free(p);
+}
+
+/* Drops what a load read, keeping the entry itself (its binary, serial and failure). */
 static void binary_unload(struct fg_unwinder *u, struct binary *b)
 {
-	if (b->eh)
-		dwarf_cfi_end(b->eh);
-	if (b->dwarf)
-		dwarf_end(b->dwarf);
-	if (b->elf)
-		elf_end(b->elf);
-	free(b->image);
-	fg_elf_syms__free(b->layout);
-	u->stats.bytes -= MIN(u->stats.bytes, b->bytes);
-	b->eh = b->debug = NULL;
-	b->dwarf = NULL;
-	b->elf = NULL;
-	b->image = NULL;
-	b->layout = NULL;
-	b->bytes = 0;
+	if (!b->cfi)
+		return;
+	u->stats.bytes -= MIN(u->stats.bytes, b->cfi->bytes);
+	fg_loader__dispose(u->loader, dispose_cfi, TAKE_PTR(b->cfi));
 }
 
 /* Empties the entry: its binary leaves the index and loses our reference. */
@@ -158,32 +189,32 @@ static uint64_t cfi_bytes(Elf *elf, bool *ret_debug_frame)
 	return sum;
 }
 
-/* Reads the CFI of an opened ELF handle into b, which takes the handle. */
-static int binary_read(struct binary *b, Elf *elf)
+/* Reads the CFI of an opened ELF handle into c, which takes the handle. */
+static int cfi_read(struct cfi *c, Elf *elf)
 {
 	bool debug_frame;
 	int r;
 
-	b->elf = elf;
-	r = fg_elf_syms__load_layout(elf, &b->layout);
+	c->elf = elf;
+	r = fg_elf_syms__load_layout(elf, &c->layout);
 	if (r < 0)
 		return r;
-	b->bytes = cfi_bytes(elf, &debug_frame);
+	c->bytes = cfi_bytes(elf, &debug_frame);
 	/* .eh_frame is what the program itself unwinds with: the usual source. */
-	b->eh = dwarf_getcfi_elf(elf);
+	c->eh = dwarf_getcfi_elf(elf);
 	/*
 	 * Code built without unwind tables but with -g has only .debug_frame,
 	 * even when the startup files linked in bring an .eh_frame.
 	 */
 	if (debug_frame) {
-		b->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-		if (b->dwarf)
-			b->debug = dwarf_getcfi(b->dwarf);
+		c->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		if (c->dwarf)
+			c->debug = dwarf_getcfi(c->dwarf);
 	}
-	return b->eh || b->debug ? 0 : -ENODATA;
+	return c->eh || c->debug ? 0 : -ENODATA;
 }
 
-static int load_vdso(struct binary *b)
+static int load_vdso(struct cfi *c)
 {
 	const void *image;
 	size_t size;
@@ -195,19 +226,21 @@ static int load_vdso(struct binary *b)
 	if (r < 0)
 		return r;
 	/* A copy: libelf may convert data in place. */
-	b->image = malloc(size);
-	if (!b->image)
+	c->image = malloc(size);
+	if (!c->image)
 		return -ENOMEM;
-	memcpy(b->image, image, size);
-	elf = elf_memory(b->image, size);
+	memcpy(c->image, image, size);
+	if (!fg_elf_ready())
+		return -ENOSYS;
+	elf = elf_memory(c->image, size);
 	if (!elf)
 		return -ENOEXEC;
-	return binary_read(b, elf);
+	return cfi_read(c, elf);
 }
 
-static int load_file(struct binary *b, const char *hint)
+static int load_file(struct cfi *c, const struct fg_dso_source *src)
 {
-	_cleanup_close_ int fd = fg_dso__open(b->dso, hint);
+	_cleanup_close_ int fd = fg_dso_source_open(src);
 	const uint8_t *id = NULL;
 	struct stat st;
 	size_t id_len;
@@ -218,16 +251,17 @@ static int load_file(struct binary *b, const char *hint)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
-	(void)elf_version(EV_CURRENT);
+	if (!fg_elf_ready())
+		return -ENOSYS;
 	/* pread, not mmap: a file truncated under a mapping would raise SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
-	r = binary_read(b, elf);
+	r = cfi_read(c, elf);
 	if (r < 0)
 		return r;
-	id_len = fg_elf_syms__build_id(b->layout, &id);
-	if (!fg_dso__is_file(b->dso, id, id_len, &st))
+	id_len = fg_elf_syms__build_id(c->layout, &id);
+	if (!fg_dso_source_is_file(src, id, id_len, &st))
 		return -ESTALE;
 	/* The CFI has been read into memory: the file can go. */
 	elf_cntl(elf, ELF_C_FDDONE);
@@ -237,7 +271,7 @@ static int load_file(struct binary *b, const char *hint)
 static bool transient(int err)
 {
 	return err == -ENOENT || err == -ESTALE || err == -ESRCH || err == -EMFILE ||
-	       err == -ENFILE || err == -ENOMEM || err == -EAGAIN;
+	       err == -ENFILE || err == -ENOMEM || err == -EAGAIN || err == -ECANCELED;
 }
 
 /* Drops the least recently used binary other than keep; false if there is none. */
@@ -245,8 +279,9 @@ static bool evict_one(struct fg_unwinder *u, const struct binary *keep)
 {
 	struct binary *victim = NULL;
 
+	/* A binary being loaded is about to be used: its load would only start again. */
 	for (size_t i = 0; i < u->n_bins; i++)
-		if (u->bins[i].dso && &u->bins[i] != keep &&
+		if (u->bins[i].dso && &u->bins[i] != keep && !u->bins[i].loading &&
 		    (!victim || u->bins[i].last_used < victim->last_used))
 			victim = &u->bins[i];
 	if (!victim)
@@ -271,39 +306,112 @@ static struct binary *free_entry(struct fg_unwinder *u)
 	return NULL;
 }
 
-/* Reads b's CFI, or records why it cannot be read so it is not tried on every sample. */
-static void binary_load(struct fg_unwinder *u, struct binary *b, const char *hint)
-{
-	int r = fg_dso__key(b->dso)->kind == FG_DSO_VDSO ? load_vdso(b) : load_file(b, hint);
+/*
+ * One load of a binary's CFI: work() reads it on the loader's thread into a
+ * struct binary of its own; done() moves it into the binary's entry, if the
+ * entry is still that binary's (the same serial).
+ */
+struct cfi_load {
+	struct fg_loader_job job;
+	struct fg_unwinder *u;    /* borrowed: the loader is freed before the unwinder */
+	struct fg_dso *dso;       /* owned reference */
+	uint32_t serial;          /* of the entry it loads for */
+	struct fg_dso_source src; /* owned */
+	struct cfi *out;          /* owned: what work() read, NULL on failure; moved into the entry */
+	int error;
+};
 
-	if (r < 0) {
-		b->bytes = 0; /* not yet in the stats */
-		binary_unload(u, b);
-		/* Each binary counts once, however often it is retried. */
-		u->stats.binaries_failed += b->error == 0;
-		b->error = r;
-		b->failed_at = fgd_now();
+static void cfi_work(struct fg_loader_job *j)
+{
+	struct cfi_load *job = (struct cfi_load *)j;
+
+	job->out = calloc(1, sizeof(*job->out));
+	if (!job->out) {
+		job->error = -ENOMEM;
 		return;
 	}
-	b->error = 0;
-	u->stats.bytes += b->bytes;
-	u->stats.binaries_loaded++;
-	while (u->stats.bytes > FG_UNWIND_MAX_BYTES && evict_one(u, b))
-		;
+	job->error = job->src.key.kind == FG_DSO_VDSO ? load_vdso(job->out) :
+							 load_file(job->out, &job->src);
+	/* Freed here, where it was built: done() frees nothing of the worker's. */
+	if (job->error < 0)
+		job->out = cfi_free(job->out);
 }
 
-/* The binary's entry, its CFI loaded or its failure recorded. NULL on ENOMEM. */
-static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, const char *hint)
+static struct binary *find_binary(struct fg_unwinder *u, const struct fg_dso *dso)
 {
 	int64_t i = fg_idxmap_find(&u->by_dso, dso_hash(dso), eq_dso, u, dso);
-	struct binary *b;
 
-	if (i >= 0) {
-		b = &u->bins[i];
+	return i >= 0 ? &u->bins[i] : NULL;
+}
+
+/* Records b's failure so that it is not tried on every sample. */
+static void binary_failed(struct fg_unwinder *u, struct binary *b, int err)
+{
+	/* Each binary counts once, however often it is retried. */
+	u->stats.binaries_failed += b->error == 0;
+	b->error = err;
+	b->failed_at = fgd_now();
+}
+
+static void cfi_done(struct fg_loader_job *j, bool cancelled)
+{
+	struct cfi_load *job = (struct cfi_load *)j;
+	struct fg_unwinder *u = job->u;
+	struct binary *b = find_binary(u, job->dso);
+
+	if (b && b->serial == job->serial && b->loading) {
+		b->loading = false;
+		if (cancelled) {
+			b->error = -ECANCELED;
+		} else if (job->error < 0) {
+			binary_failed(u, b, job->error);
+		} else {
+			b->cfi = TAKE_PTR(job->out);
+			b->error = 0;
+			u->stats.bytes += b->cfi->bytes;
+			u->stats.binaries_loaded++;
+			while (u->stats.bytes > FG_UNWIND_MAX_BYTES && evict_one(u, b))
+				;
+		}
+	}
+	/* Not taken: its entry was evicted or reused meanwhile. */
+	fg_loader__dispose(u->loader, dispose_cfi, job->out);
+	fg_dso_source_done(&job->src);
+	fg_dso__unref(job->dso);
+	free(job);
+}
+
+/* Starts reading b's CFI (at once, without a loader). */
+static void binary_load(struct fg_unwinder *u, struct binary *b, const char *hint)
+{
+	struct cfi_load *job = calloc(1, sizeof(*job));
+
+	if (!job || fg_dso__source(b->dso, hint, &job->src) < 0) {
+		free(job);
+		binary_failed(u, b, -ENOMEM);
+		return;
+	}
+	job->u = u;
+	job->dso = fg_dso__ref(b->dso);
+	job->serial = b->serial;
+	b->loading = true;
+	fg_loader__submit(u->loader, &job->job, cfi_work, cfi_done);
+}
+
+/*
+ * The binary's entry: its CFI loaded, its failure recorded, or (with a
+ * loader) its load started. NULL when no entry is free (all loading) or on
+ * ENOMEM.
+ */
+static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, const char *hint)
+{
+	struct binary *b = find_binary(u, dso);
+
+	if (b) {
 		b->last_used = ++u->clock;
 		b->last_period = u->period;
 		/* Maybe another process now maps the same file where we can read it. */
-		if (b->error && transient(b->error) && fgd_now() - b->failed_at >= RETRY_NS)
+		if (!b->loading && b->error && transient(b->error) && fgd_now() - b->failed_at >= RETRY_NS)
 			binary_load(u, b, hint);
 		return b;
 	}
@@ -438,8 +546,8 @@ static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 		return 0;
 	}
 	u->stats.row_misses++;
-	if ((!b->eh || dwarf_cfi_addrframe(b->eh, vaddr, &frame) < 0) &&
-	    (!b->debug || dwarf_cfi_addrframe(b->debug, vaddr, &frame) < 0))
+	if ((!b->cfi->eh || dwarf_cfi_addrframe(b->cfi->eh, vaddr, &frame) < 0) &&
+	    (!b->cfi->debug || dwarf_cfi_addrframe(b->cfi->debug, vaddr, &frame) < 0))
 		return -ENOENT;
 	r = convert(frame, ret);
 	free(frame);
@@ -459,9 +567,34 @@ static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
  */
 static bool is_entry(const struct binary *b, uint64_t vaddr)
 {
-	uint64_t entry = fg_elf_syms__entry(b->layout);
+	uint64_t entry = fg_elf_syms__entry(b->cfi->layout);
 
 	return entry && vaddr >= entry && vaddr - entry < ENTRY_WINDOW;
+}
+
+/*
+ * A walk met a binary whose CFI is being read: start reading the rest of
+ * the process's binaries too, so the walk that resumes does not wait for
+ * each in turn. Once a walk.
+ */
+static void prefetch(struct walk *w)
+{
+	size_t started = 0;
+	char hint[80];
+
+	if (w->prefetched)
+		return;
+	w->prefetched = true;
+	for (size_t i = 0; i < w->proc->n_maps && started < PREFETCH_MAPS; i++) {
+		const struct fg_map *m = &w->proc->maps[i];
+
+		if (!m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON || find_binary(w->u, m->dso))
+			continue;
+		snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, w->proc->pid,
+			 m->start, m->end);
+		(void)binary_get(w->u, m->dso, hint);
+		started++;
+	}
 }
 
 static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
@@ -479,9 +612,16 @@ static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 	snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, w->proc->pid,
 		 m->start, m->end);
 	b = binary_get(w->u, m->dso, hint);
-	if (!b || b->error)
+	if (b && b->loading) {
+		prefetch(w);
+		if (!w->nowait)
+			return -EINPROGRESS;
+		w->skipped = true;
 		return -ENOENT;
-	if (fg_elf_syms__offset_to_vaddr(b->layout, pc - m->start + m->pgoff, &vaddr) < 0)
+	}
+	if (!b || !b->cfi)
+		return -ENOENT;
+	if (fg_elf_syms__offset_to_vaddr(b->cfi->layout, pc - m->start + m->pgoff, &vaddr) < 0)
 		return -ENOENT;
 	r = row_lookup(w->u, b, vaddr, ret);
 	if (r == -ENOENT && is_entry(b, vaddr)) {
@@ -495,19 +635,19 @@ static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 }
 
 int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
-			const struct fg_sample *s, uint64_t *pcs, size_t max,
+			const struct fg_sample *s, unsigned flags, uint64_t *pcs, size_t max,
 			struct fg_unwind_result *ret)
 {
 	struct fg_unwind_regs regs;
 	struct fg_unwind_stack stack;
-	struct walk w = { u, proc };
+	struct walk w = { .u = u, .proc = proc, .nowait = flags & FG_UNWINDER_NOWAIT };
 
 	if (s->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
 	    fg_unwind_regs_from_perf(s->regs, s->n_regs, &regs) < 0)
 		return -EINVAL;
 	stack = (struct fg_unwind_stack){ regs.v[FG_REG_RSP], s->stack, s->stack_size };
 	fg_unwind(&regs, &stack, row_for_pc, &w, pcs, max, ret);
-	return 0;
+	return w.skipped;
 }
 
 void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods)

@@ -10,8 +10,9 @@
  * .debug_frame, read with libdw, gives the row.
  *
  * Cost. A binary's CFI is loaded once, on the first sample that needs it,
- * through the sampled process's /proc/PID/map_files entry, and kept for
- * every process that maps it; rows are cached by (binary, address), so a
+ * through the sampled process's /proc/PID/map_files entry (on the loader's
+ * thread: how long it takes is up to the file), and kept for every process
+ * that maps it; rows are cached by (binary, address), so a
  * warm sample parses nothing: it binary-searches the process's maps, finds
  * the row in the cache and reads the dump. The per-process part of the
  * state is the process table's maps, which MMAP2, exec and exit records
@@ -26,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "fgd-loader.h"
 #include "fgd-proc.h"
 #include "record.h"
 #include "unwind.h"
@@ -47,23 +49,32 @@ struct fg_unwinder_stats {
 struct fg_unwinder;
 
 int fg_unwinder__new(struct fg_unwinder **ret);
+/* Free the loader first: its jobs hold references to the unwinder and to dsos. */
 struct fg_unwinder *fg_unwinder__free(struct fg_unwinder *u);
+
+/*
+ * CFI loads go to loader (borrowed until the unwinder is freed); NULL: in
+ * the caller. With a loader, a walk that reaches a binary whose CFI is not
+ * read yet stops as FG_UNWIND_PENDING (see fg_unwinder__unwind()).
+ */
+void fg_unwinder__set_loader(struct fg_unwinder *u, struct fg_loader *loader);
+
+/* Options of fg_unwinder__unwind(). */
+#define FG_UNWINDER_NOWAIT (1u << 0) /* CFI being read is not waited for: see below */
 
 /*
  * Unwinds the user stack of sample s (taken with REGS_USER under
  * FG_PERF_REGS_MASK_X86_64 and STACK_USER) in proc (borrowed). pcs[0] is
- * the sampled user pc, the rest return addresses. -EINVAL if the sample
- * carries no 64-bit user registers (a kernel thread, a 32-bit process).
+ * the sampled user pc, the rest return addresses. Returns 0, or -EINVAL if
+ * the sample carries no 64-bit user registers (a kernel thread, a 32-bit
+ * process). A walk that reaches a binary whose CFI is being read on the
+ * loader's thread stops as FG_UNWIND_PENDING; with FG_UNWINDER_NOWAIT it
+ * takes that frame by frame pointer instead, and returns 1.
  */
 int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
-			const struct fg_sample *s, uint64_t *pcs, size_t max,
+			const struct fg_sample *s, unsigned flags, uint64_t *pcs, size_t max,
 			struct fg_unwind_result *ret);
 
-/*
- * Called once a period (the daemon's reap interval): drops the CFI of
- * binaries no sample needed in the last idle_periods periods, so what
- * processes that went away used does not stay for months.
- */
 void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods);
 
 void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_unwinder_stats *ret);

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "fgd-alwayson.h"
 #include "fgd-conf.h"
+#include "fgd-jit.h"
 #include "fgd-log.h"
 #include "fgd-server.h"
 #include "fgd.h"
@@ -98,6 +99,15 @@ static void ring_event(struct fgd_watch *w, uint32_t events)
 	struct fgd *d = (struct fgd *)((uint8_t *)w - offsetof(struct fgd, ring_watch));
 
 	d->drain_requested = true;
+}
+
+/* Loads finished: hand their results over, and let the samples that waited for them go on. */
+static void loader_event(struct fgd_watch *w, uint32_t events)
+{
+	struct fgd *d = (struct fgd *)((uint8_t *)w - offsetof(struct fgd, loader_watch));
+
+	if (fg_loader__complete(d->loader) > 0)
+		d->drain_requested = true;
 }
 
 static void on_tracking_record(void *ctx, const struct fg_record *rec)
@@ -404,6 +414,8 @@ void fgd_config_changed(struct fgd *d, const struct fgd_config *old)
 		log_info("Default stack dump: %u bytes (was %u)", c->stack_dump, old->stack_dump);
 	if (c->ring_pages != old->ring_pages)
 		log_info("Ring pages: %zu per CPU (was %zu)", c->ring_pages, old->ring_pages);
+	/* Maps already refused stay refused; the limit applies from their next read. */
+	fg_jit__set_max_map(fg_proctab__jit(d->procs), c->jit_map_max);
 }
 
 /* Whether c's always-on settings differ from old's: those the sampler is built with. */
@@ -586,6 +598,7 @@ static int setup(struct fgd *d)
 		r = fg_proctab__new(d->sym, &d->procs);
 	if (r < 0)
 		return log_error("Out of memory"), r;
+	fg_jit__set_max_map(fg_proctab__jit(d->procs), d->conf.jit_map_max);
 
 	/* Tracking first, then the scan: nothing born in between can be missed. */
 	r = fg_evset__open(&track, &d->tracker);
@@ -619,6 +632,16 @@ static int setup(struct fgd *d)
 			log_warning("Kernel addresses are hidden (kernel.kptr_restrict); kernel frames "
 				    "will show as [unknown]");
 	}
+	/* From here on, files are read on the loader's thread, never in the loop. */
+	r = fg_loader__new(&d->loader);
+	if (r < 0)
+		return log_error("Failed to start the loader thread: %s", strerror(-r)), r;
+	d->loader_watch = (struct fgd_watch){ .fd = fg_loader__fd(d->loader), .fn = loader_event };
+	r = fgd_watch_add(d, &d->loader_watch, EPOLLIN);
+	if (r < 0)
+		return log_error("Failed to watch the loader: %s", strerror(-r)), r;
+	fg_symbolizer__set_loader(d->sym, d->loader);
+	fg_unwinder__set_loader(d->unwinder, d->loader);
 
 	r = sd_listen_fds(true);
 	if (r > 1)
@@ -661,6 +684,15 @@ static void teardown(struct fgd *d)
 {
 	d->server = fgd_server__free(d->server);
 	d->alwayson = fgd_alwayson__free(d->alwayson);
+	/*
+	 * Its jobs hold references to dsos and the unwinder: before those go.
+	 * What they free from now on, they free themselves.
+	 */
+	if (d->sym)
+		fg_symbolizer__set_loader(d->sym, NULL);
+	if (d->unwinder)
+		fg_unwinder__set_loader(d->unwinder, NULL);
+	d->loader = fg_loader__free(d->loader);
 	d->tracker = fg_evset__free(d->tracker);
 	d->procs = fg_proctab__free(d->procs);
 	d->unwinder = fg_unwinder__free(d->unwinder);
@@ -748,6 +780,8 @@ static int run(struct fgd *d)
 		int64_t wait = due > now ? (int64_t)((due - now) / 1000000) + 1 : 0;
 		int n = epoll_wait(d->epoll_fd, evs, ELEMENTSOF(evs), (int)wait);
 
+		uint64_t woke = fgd_now(), busy;
+
 		if (n < 0 && errno != EINTR)
 			return log_error("epoll_wait failed: %m"), negative_errno();
 		for (int i = 0; i < n; i++) {
@@ -779,6 +813,11 @@ static int run(struct fgd *d)
 			(void)sd_notify(false, "WATCHDOG=1");
 			next_watchdog = now + watchdog_ns;
 		}
+		/* Time away from the rings and the clients, whatever the cause: what status shows. */
+		busy = fgd_now() - woke;
+		d->loop.iterations++;
+		d->loop.longest_ns = MAX(d->loop.longest_ns, busy);
+		d->loop.slow += busy > FGD_SLOW_ITERATION_NS;
 	}
 	return 0;
 }
@@ -788,6 +827,15 @@ int main(int argc, char **argv)
 	struct fgd d = { .epoll_fd = -1, .signal_watch.fd = -1 };
 	int r;
 
+	/*
+	 * Big blocks (symbol tables, DWARF, result buffers) come straight from
+	 * mmap and go back with munmap, outside malloc's arena locks: the
+	 * loader thread builds and frees hundreds of MiB, and the loop must
+	 * never wait for an arena the loader holds while it copies or trims a
+	 * large block. (A set threshold also stops glibc from raising it to 32
+	 * MiB as blocks are freed.)
+	 */
+	(void)mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	r = parse_args(argc, argv);
 	if (r <= 0)
 		return r < 0 ? 2 : 0;

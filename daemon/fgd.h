@@ -13,6 +13,7 @@
 
 #include "compaction.h"
 #include "fgd-clock.h"
+#include "fgd-loader.h"
 #include "fgd-proc.h"
 #include "fgd-sampler.h"
 #include "fgd-recording.h"
@@ -64,11 +65,25 @@ struct fgd_config {
 	uint64_t memory_max;          /* MemoryMax=, bytes: the aggregates' ceiling */
 	const char *state_directory;  /* owned; StateDirectory=: the on-disk history */
 	uint64_t history_max;         /* HistoryMax=: bytes of history kept on disk */
+	uint64_t jit_map_max;         /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */
 	struct fg_compaction_policy history_policy; /* HistoryTiers=, HistoryKeepSec= */
 };
 
 struct fgd_server;
 struct fgd_alwayson;
+
+/*
+ * One turn of the loop that takes longer than this is slow: a status
+ * request waits that long, and so do the rings.
+ */
+#define FGD_SLOW_ITERATION_NS (50ULL * 1000000ULL)
+
+/* How long the loop is away from the rings and the clients (status "loop"). */
+struct fgd_loop_stats {
+	uint64_t iterations;
+	uint64_t slow;       /* iterations longer than FGD_SLOW_ITERATION_NS */
+	uint64_t longest_ns; /* the longest iteration, wall clock */
+};
 
 struct fgd {
 	struct fgd_config conf;
@@ -83,6 +98,8 @@ struct fgd {
 	uint32_t max_stack;
 	uint32_t max_rate;
 
+	struct fg_loader *loader;    /* owned: reads binaries, CFI and kallsyms off the loop */
+	struct fgd_watch loader_watch;
 	struct fg_symbolizer *sym;   /* owned */
 	struct fg_unwinder *unwinder; /* owned */
 	struct fg_proctab *procs;    /* owned */
@@ -92,6 +109,7 @@ struct fgd {
 	struct fgd_server *server;   /* owned */
 	struct fgd_alwayson *alwayson; /* owned; NULL when always-on sampling is off */
 
+	struct fgd_loop_stats loop;
 	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
 	size_t n_cpu_totals;
 	struct fg_stack_quality stack_totals[3]; /* of every recording, by enum fg_call_graph */

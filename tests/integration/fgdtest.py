@@ -227,11 +227,32 @@ class Daemon:
                     check(result is not None, "end without a result")
                     return result, bytes(data)
 
-    def query_raw(self, cmd, request, timeout=60):
+    def query_raw(self, cmd, request, timeout=60, user=None, raw=False):
         """Sends a one-reply request (e.g. "top") over the protocol; returns the reply message.
 
-        request holds the members after "fgd" and "cmd"."""
+        request holds the members after "fgd" and "cmd". With user, the request
+        is sent by a process of that user (the daemon answers by SO_PEERCRED).
+        With raw, the reply line's bytes are returned, undecoded."""
         msg = dict({"fgd": 1, "cmd": cmd}, **request)
+        if user:
+            script = ("import socket, sys\n"
+                      "s = socket.socket(socket.AF_UNIX)\n"
+                      "s.settimeout(float(sys.argv[2]))\n"
+                      "s.connect(sys.argv[1])\n"
+                      "s.sendall(sys.stdin.buffer.read())\n"
+                      "buf = b''\n"
+                      "while b'\\n' not in buf:\n"
+                      "    chunk = s.recv(65536)\n"
+                      "    if not chunk:\n"
+                      "        break\n"
+                      "    buf += chunk\n"
+                      "sys.stdout.buffer.write(buf.split(b'\\n', 1)[0])\n")
+            r = subprocess.run(["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--",
+                                sys.executable, "-c", script, self.socket, str(timeout)],
+                               input=(json.dumps(msg) + "\n").encode(), capture_output=True,
+                               timeout=timeout + 10)
+            check(r.returncode == 0 and r.stdout, f"{cmd} as {user} got no answer: {r.stderr!r}")
+            return r.stdout if raw else json.loads(r.stdout)
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)
             s.connect(self.socket)
@@ -241,7 +262,8 @@ class Daemon:
                 chunk = s.recv(65536)
                 check(chunk, f"fgd closed the connection before answering {cmd}")
                 buf += chunk
-            return json.loads(buf.split(b"\n", 1)[0])
+            line = buf.split(b"\n", 1)[0]
+            return line if raw else json.loads(line)
 
     def conn(self, timeout=20):
         return Conn(self.socket, timeout)
@@ -351,6 +373,62 @@ def workload(name, *args, user=None):
             proc.kill()
         proc.wait()
         proc.stdout.close()
+
+
+TEST_USER = "fgd-test-user"
+TEST_GROUP = "fgd-test-group"
+
+
+@contextlib.contextmanager
+def test_user(user=TEST_USER, group=TEST_GROUP):
+    """An unprivileged user in group (give fgd --socket-group group), created for the test if
+    missing and removed after it if it was. Tests that may run at the same time as others
+    on the machine (other checkouts' test_access) had better use names of their own."""
+    created = []
+    try:
+        try:
+            grp.getgrnam(group)
+        except KeyError:
+            subprocess.run(["groupadd", "--system", group], check=True)
+            created.append("group")
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                            "--groups", group, user], check=True)
+            created.append("user")
+        subprocess.run(["usermod", "-a", "-G", group, user], check=True)
+        yield user
+    finally:
+        # A process of the user killed a moment ago may still be on its way out: userdel
+        # refuses while it is (exit status 8), so it gets a few seconds.
+        deadline = time.monotonic() + 10
+        while "user" in created:
+            r = subprocess.run(["userdel", user], capture_output=True, text=True)
+            if r.returncode != 8 or time.monotonic() > deadline:
+                if r.returncode != 0:
+                    print(f"userdel {user}: {r.stderr.strip()}", file=sys.stderr)
+                break
+            time.sleep(0.2)
+        if "group" in created:
+            subprocess.run(["groupdel", group], check=False)
+
+
+@contextlib.contextmanager
+def sysctl(path, value):
+    """Sets /proc/sys/PATH to value if it differs, and puts the old value back after."""
+    full = os.path.join("/proc/sys", path)
+    with open(full) as f:
+        old = f.read().strip()
+    if old != str(value):
+        with open(full, "w") as f:
+            f.write(str(value))
+    try:
+        yield old
+    finally:
+        if old != str(value):
+            with open(full, "w") as f:
+                f.write(old)
 
 
 def wait_for(cond, what, timeout=30):

@@ -4,13 +4,16 @@
  * memory, makes it executable and calls it forever, so nearly every sample
  * lands in code no file describes. The test writes (or plants) the perf map
  * naming it. Prints "ready", then "START SIZE" of the code in hex. x86-64
- * only: elsewhere it says "unsupported" and exits 77.
+ * only: elsewhere it says "unsupported" and exits 77. With an argument, it
+ * first names itself that (prctl(PR_SET_NAME): any bytes but NUL, 15 kept),
+ * as any process may.
  */
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
 #if defined(__x86_64__)
 	/* push rbp; mov rbp,rsp; mov ecx,0x100000; 1: dec ecx; jnz 1b; pop rbp; ret */
@@ -21,6 +24,10 @@ int main(void)
 	void (*fn)(void);
 	void *mem;
 
+	if (argc > 1 && prctl(PR_SET_NAME, argv[1], 0, 0, 0) < 0) {
+		perror("prctl");
+		return 1;
+	}
 	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {
 		perror("mmap");

@@ -76,6 +76,7 @@ TEST(every_key)
 			    "MemoryMax=1G\n"
 			    "StateDirectory=/srv/fgd\n"
 			    "HistoryKeepSec=30d\n"
+			    "JitMapMax=64M\n"
 			    "HistoryTiers= 30min:30s\t 2h:5min  3d:1h ", &e));
 	ASSERT_EQ(e.n, 0);
 	ASSERT_STREQ(c.socket_path, "/run/x/y.sock");
@@ -96,6 +97,11 @@ TEST(every_key)
 	ASSERT_U64_EQ(c.history_policy.tiers[2].age_ns, 3 * 86400 * NS);
 	ASSERT_U64_EQ(c.history_policy.tiers[2].width_ns, 3600 * NS);
 	ASSERT_U64_EQ(c.history_policy.keep_ns, 30 * 86400 * NS);
+	ASSERT_U64_EQ(c.jit_map_max, 64ULL << 20);
+	ASSERT_OK(parse(&c, "JitMapMax=infinity\n", &e));
+	ASSERT_U64_EQ(c.jit_map_max, 0);
+	ASSERT_ERR(parse(&c, "JitMapMax=12\n", &e), -EINVAL);
+	ASSERT_U64_EQ(c.jit_map_max, 0);
 	/* No tiers: nothing is merged; infinity: nothing expires (HistoryMax= still applies). */
 	ASSERT_OK(parse(&c, "HistoryTiers=\nHistoryKeepSec=infinity\n", &e));
 	ASSERT_EQ(c.history_policy.n_tiers, 0);

@@ -278,14 +278,15 @@ TEST(format_count)
 	ASSERT_STREQ(buf, "0.01234568");
 }
 
-TEST(name_length_covers_nul_bytes_and_an_empty_model_can_be_differential)
+TEST(a_nul_byte_read_from_text_is_replaced_and_an_empty_model_can_be_differential)
 {
 	struct fg_folded *f = fg_folded__new();
 	struct fg_stack st;
 
 	ASSERT_EQ(fg_folded__add_line(f, "a\0b;c 1", 7), 1);
 	fg_folded__stack(f, 0, &st);
-	ASSERT_EQ(fg_folded__name_len(f, st.frames[0]), 3);
+	ASSERT_EQ(fg_folded__name_len(f, st.frames[0]), 5);
+	ASSERT_TRUE(memcmp(fg_folded__name(f, st.frames[0]), "a\xef\xbf\xbd" "b", 5) == 0);
 	ASSERT_EQ(fg_folded__name_len(f, st.frames[1]), 1);
 	fg_folded__free(f);
 
@@ -294,5 +295,29 @@ TEST(name_length_covers_nul_bytes_and_an_empty_model_can_be_differential)
 	fg_folded__mark_diff(f);
 	ASSERT_TRUE(fg_folded__is_diff(f));
 	ASSERT_EQ(fg_folded__n_stacks(f), 0);
+	fg_folded__free(f);
+}
+
+TEST(names_are_clean_whichever_way_they_come_in)
+{
+	struct fg_folded *f = fg_folded__new();
+	static struct sink s;
+	uint32_t ids[3];
+
+	/* By id: a process name with ';' and a newline, a JIT name with bytes that are not UTF-8. */
+	ASSERT_OK(fg_folded__intern(f, "we;ird\ncomm", 11, &ids[0]));
+	ASSERT_OK(fg_folded__intern(f, "main", 4, &ids[1]));
+	ASSERT_OK(fg_folded__intern(f, "jit\xff\xc0\xaf\xed\xa0\x80\xe2\x82_[j]", 15, &ids[2]));
+	ASSERT_OK(fg_folded__add(f, ids, 3, 2));
+	/* By text: the same names as a foreign folded file spells them, cleaned alike. */
+	ASSERT_EQ(add(f, "we:ird\x0b" "comm;main;jit\xff\xc0\xaf\xed\xa0\x80\xe2\x82_[j] 1"), 1);
+	ASSERT_EQ(add(f, "caf\xc3\xa9;\x1b[0m\tx 4"), 1);
+	ASSERT_OK(fg_folded__sort(f));
+	emit_all(f, 4096, &s);
+	ASSERT_STREQ(s.buf, "caf\xc3\xa9;\xef\xbf\xbd[0m\xef\xbf\xbdx 4\n"
+			    "we:ird\xef\xbf\xbd" "comm;main;jit\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd_[j] 3\n");
+	/* One name each: raw and clean spellings intern to the same id. */
+	ASSERT_EQ(fg_folded__n_names(f), 5);
 	fg_folded__free(f);
 }

@@ -202,3 +202,79 @@ TEST(reference_outlives_generation)
 	ASSERT_TRUE(fg_jitmap__unref(held) == NULL);
 	teardown(&f);
 }
+
+TEST(map_over_the_size_limit_is_refused)
+{
+	struct fixture f = {};
+	struct fg_jit_frame fr;
+	struct fg_jit_stats st;
+	struct fg_jitmap_info i;
+	FILE *fp;
+
+	setup(&f);
+	fg_jit__set_max_map(f.jit, 4096);
+	/* Sparse: its size, not its content, is what is refused, before anything is read. */
+	write_file(f.path, "1000 10 first\n", "w");
+	ASSERT_EQ(truncate(f.path, 8 << 20), 0);
+	ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x1000, &fr), 0);
+	i = info(&f);
+	ASSERT_EQ(i.state, FG_JIT_REFUSED);
+	ASSERT_STREQ(fg_jit_refusal_name(i.refusal), "too_large");
+	ASSERT_EQ(i.file_size, 8 << 20);
+	ASSERT_EQ(i.stats.bytes, 0);
+	fg_jit__stats(f.jit, &st);
+	ASSERT_EQ(st.refused, 1);
+	ASSERT_EQ(st.reads, 0);
+	teardown(&f);
+
+	/* A map that grows past the limit while it is read keeps what was read, and reads no more. */
+	setup(&f);
+	fg_jit__set_max_map(f.jit, 64);
+	write_file(f.path, "1000 10 first\n", "w");
+	ASSERT_TRUE(poll_name(&f, 0x1000, "first", NULL));
+	fp = fopen(f.path, "a");
+	ASSERT_TRUE(fp);
+	for (int k = 0; k < 16; k++)
+		fprintf(fp, "%x 10 later%d\n", 0x2000 + k * 0x100, k);
+	ASSERT_EQ(fclose(fp), 0);
+	ASSERT_TRUE(poll_name(&f, 0x2000, "later0", NULL));
+	/* Past byte 64 nothing is read: the last entries never come. */
+	ASSERT_TRUE(poll_name(&f, 0x2f00, NULL, NULL));
+	i = info(&f);
+	ASSERT_EQ(i.state, FG_JIT_READING);
+	ASSERT_TRUE(i.size_limited);
+	ASSERT_EQ(i.stats.bytes, 64);
+	fg_jit__stats(f.jit, &st);
+	ASSERT_EQ(st.size_limited, 1);
+	teardown(&f);
+}
+
+TEST(reads_are_bounded_by_the_read_budget)
+{
+	struct fixture f = {};
+	struct fg_jit_frame fr;
+	struct fg_jit_stats st;
+	double t0;
+	int misses = 0;
+
+	setup(&f);
+	/* 16 MiB of one unterminated line: no entry, and half a second of the read rate. */
+	write_file(f.path, "", "w");
+	ASSERT_EQ(truncate(f.path, 16 << 20), 0);
+	t0 = now_s();
+	/* Every lookup misses and asks for more, as samples in unnamed JIT code do. */
+	while (info(&f).stats.bytes < (16 << 20) && now_s() - t0 < 10) {
+		ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x1000, &fr), 0);
+		misses++;
+	}
+	ASSERT_EQ(info(&f).stats.bytes, 16 << 20);
+	fg_jit__stats(f.jit, &st);
+	/* No refresh read more than its share, and the budget made some wait. */
+	ASSERT_TRUE(st.reads >= 16);
+	ASSERT_TRUE(st.deferred > 0);
+	/* 16 MiB at 32 MiB/s, after a 2 MiB burst: no less than 0.4 s, however fast the disk. */
+	ASSERT_TRUE(now_s() - t0 >= 0.4);
+	printf("# %d lookups, %" PRIu64 " reads, %" PRIu64 " put off, %.2f s\n", misses, st.reads,
+	       st.deferred, now_s() - t0);
+	teardown(&f);
+}

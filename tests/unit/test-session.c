@@ -27,6 +27,11 @@ static const struct {
 	{ FG_SESSION_RECORDING, FG_CMD_SNAPSHOT, FG_SESSION_REFUSE, EBUSY },
 	{ FG_SESSION_RECORDING, FG_CMD_RECORD, FG_SESSION_REFUSE, EBUSY },
 	{ FG_SESSION_RECORDING, FG_CMD_STOP, FG_SESSION_STOP, 0 },
+	{ FG_SESSION_FINISHING, FG_CMD_STATUS, FG_SESSION_RUN, 0 },
+	{ FG_SESSION_FINISHING, FG_CMD_TOP, FG_SESSION_RUN, 0 },
+	{ FG_SESSION_FINISHING, FG_CMD_SNAPSHOT, FG_SESSION_REFUSE, EBUSY },
+	{ FG_SESSION_FINISHING, FG_CMD_RECORD, FG_SESSION_REFUSE, EBUSY },
+	{ FG_SESSION_FINISHING, FG_CMD_STOP, FG_SESSION_STOP, 0 },
 	{ FG_SESSION_STREAMING, FG_CMD_STATUS, FG_SESSION_DEFER, 0 },
 	{ FG_SESSION_STREAMING, FG_CMD_TOP, FG_SESSION_DEFER, 0 },
 	{ FG_SESSION_STREAMING, FG_CMD_SNAPSHOT, FG_SESSION_DEFER, 0 },
@@ -73,8 +78,10 @@ TEST(a_request_read_is_a_request_answered)
 				ASSERT_TRUE(r.error > 0 && fg_errno_name(r.error) != NULL);
 			else
 				ASSERT_EQ(r.error, 0);
-			/* Only a running recording can be stopped. */
-			ASSERT_EQ(r.action == FG_SESSION_STOP, s == FG_SESSION_RECORDING && c == FG_CMD_STOP);
+			/* Only a recording not yet complete can be stopped. */
+			ASSERT_EQ(r.action == FG_SESSION_STOP,
+				  (s == FG_SESSION_RECORDING || s == FG_SESSION_FINISHING) &&
+					  c == FG_CMD_STOP);
 		}
 	}
 }
@@ -86,10 +93,11 @@ TEST(only_a_short_connection_closes_after_its_reply)
 		ASSERT_EQ(fg_session_one_request(s), s == FG_SESSION_SHORT);
 }
 
-TEST(only_idle_short_and_recording_connections_read)
+TEST(only_idle_short_recording_and_finishing_connections_read)
 {
 	ASSERT_TRUE(fg_session_reads(FG_SESSION_IDLE));
 	ASSERT_TRUE(fg_session_reads(FG_SESSION_SHORT));
+	ASSERT_TRUE(fg_session_reads(FG_SESSION_FINISHING));
 	ASSERT_TRUE(fg_session_reads(FG_SESSION_RECORDING));
 	ASSERT_TRUE(!fg_session_reads(FG_SESSION_STREAMING));
 	ASSERT_TRUE(!fg_session_reads(FG_SESSION_CLOSING));

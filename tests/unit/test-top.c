@@ -4,6 +4,9 @@
 #include "test.h"
 #include "top.h"
 
+/* Root's view: everything as stored. */
+static const struct fg_view root_view = { .uid = 0, .kernel_suffix = true };
+
 static void add(struct fg_top *t, pid_t pid, uint64_t start, const char *comm, const char *leaf,
 		uint64_t count)
 {
@@ -18,7 +21,7 @@ TEST(the_hottest_leaf_comes_from_the_summed_counts)
 	struct fg_top *t;
 	size_t n;
 
-	ASSERT_OK(fg_top__new(16, 16, 99, &t));
+	ASSERT_OK(fg_top__new(16, 16, 99, &root_view, &t));
 	/* One source (the disk) has f ahead, the other (memory) only g: g wins overall. */
 	add(t, 10, 1, "burn", "f", 5);
 	add(t, 10, 1, "burn", "g", 4);
@@ -39,7 +42,7 @@ TEST(a_process_is_its_pid_and_start_time)
 	struct fg_top *t;
 	size_t n;
 
-	ASSERT_OK(fg_top__new(16, 16, 99, &t));
+	ASSERT_OK(fg_top__new(16, 16, 99, &root_view, &t));
 	ASSERT_OK(fg_top__add(t, &first, "main", 4, 2));
 	/* It exec'd: the later name is shown, the uid first fed is kept. */
 	ASSERT_OK(fg_top__add(t, &later, "hot", 3, 3));
@@ -64,7 +67,7 @@ TEST(order_is_deterministic)
 	struct fg_top *t;
 	size_t n;
 
-	ASSERT_OK(fg_top__new(16, 16, 99, &t));
+	ASSERT_OK(fg_top__new(16, 16, 99, &root_view, &t));
 	add(t, 30, 1, "c", "zeta", 2);
 	add(t, 30, 1, "c", "alpha", 2);
 	add(t, 20, 9, "b", "x", 4);
@@ -102,7 +105,7 @@ TEST(caps_count_what_they_leave_out)
 	struct fg_top *t;
 	size_t n;
 
-	ASSERT_OK(fg_top__new(2, 3, 99, &t));
+	ASSERT_OK(fg_top__new(2, 3, 99, &root_view, &t));
 	add(t, 1, 1, "a", "f", 5);
 	add(t, 2, 1, "b", "f", 4);
 	/* A third process: its samples are listed nowhere, and counted. */
@@ -138,7 +141,7 @@ TEST(counts_are_weighed_by_the_rate_they_were_taken_at)
 	struct fg_top *t;
 	size_t n;
 
-	ASSERT_OK(fg_top__new(4, 4, 99, &t));
+	ASSERT_OK(fg_top__new(4, 4, 99, &root_view, &t));
 	ASSERT_OK(fg_top__add(t, &fast, "f", 1, 99));
 	ASSERT_OK(fg_top__add(t, &slow, "s", 1, 19));
 	ASSERT_OK(fg_top__add(t, &busy, "b", 1, 100));
@@ -163,10 +166,10 @@ TEST(names_and_bad_input)
 	struct fg_top *t;
 	size_t n;
 
-	ASSERT_ERR(fg_top__new(0, 1, 99, &t), -EINVAL);
-	ASSERT_ERR(fg_top__new(1, 0, 99, &t), -EINVAL);
-	ASSERT_ERR(fg_top__new(1, 1, 0, &t), -EINVAL);
-	ASSERT_OK(fg_top__new(4, 4, 99, &t));
+	ASSERT_ERR(fg_top__new(0, 1, 99, &root_view, &t), -EINVAL);
+	ASSERT_ERR(fg_top__new(1, 0, 99, &root_view, &t), -EINVAL);
+	ASSERT_ERR(fg_top__new(1, 1, 0, &root_view, &t), -EINVAL);
+	ASSERT_OK(fg_top__new(4, 4, 99, &root_view, &t));
 	ASSERT_OK(fg_top__list(t, &e, &n));
 	ASSERT_EQ(n, 0);
 	/* A name ends at its length or its first NUL byte; a zero count adds nothing. */
@@ -180,4 +183,53 @@ TEST(names_and_bad_input)
 	ASSERT_EQ(e[0].leaf_samples, 3);
 	ASSERT_TRUE(fg_top__free(t) == NULL);
 	ASSERT_TRUE(fg_top__free(NULL) == NULL);
+}
+
+TEST(a_hiding_view_counts_kernel_leaves_as_one)
+{
+	const struct fg_top_entry *e;
+	struct fg_view user, root;
+	struct fg_top *t;
+	size_t n;
+
+	/* 30 + 25 samples in the kernel beat 40 in hot_a once the kernel is one frame. */
+	fg_view_init(&user, 1000, 2);
+	ASSERT_OK(fg_top__new(16, 16, 99, &user, &t));
+	add(t, 7, 1, "app", "hot_a", 40);
+	add(t, 7, 1, "app", "read_zero_[k]", 30);
+	add(t, 7, 1, "app", "[unknown]_[k]", 25);
+	ASSERT_OK(fg_top__list(t, &e, &n));
+	ASSERT_EQ(n, 1);
+	ASSERT_STREQ(e[0].leaf, FG_VIEW_KERNEL);
+	ASSERT_EQ(e[0].leaf_samples, 55);
+	fg_top__free(t);
+
+	fg_view_init(&root, 0, 2);
+	ASSERT_OK(fg_top__new(16, 16, 99, &root, &t));
+	add(t, 7, 1, "app", "hot_a", 40);
+	add(t, 7, 1, "app", "read_zero_[k]", 30);
+	add(t, 7, 1, "app", "[unknown]_[k]", 25);
+	ASSERT_OK(fg_top__list(t, &e, &n));
+	ASSERT_STREQ(e[0].leaf, "hot_a");
+	fg_top__free(t);
+}
+
+TEST(names_from_any_source_come_out_clean)
+{
+	const struct fg_top_entry *e;
+	struct fg_top *t;
+	size_t n;
+
+	ASSERT_OK(fg_top__new(16, 16, 99, &root_view, &t));
+	/* A process name its process chose (prctl), and a leaf from a damaged history file. */
+	add(t, 9, 1, "a\xff;b\n", "jit\xc0\xaf;x\r", 3);
+	ASSERT_OK(fg_top__list(t, &e, &n));
+	ASSERT_EQ(n, 1);
+	ASSERT_STREQ(e[0].comm, "a\xef\xbf\xbd:b\xef\xbf\xbd");
+	ASSERT_STREQ(e[0].leaf, "jit\xef\xbf\xbd\xef\xbf\xbd:x\xef\xbf\xbd");
+	/* The same name again, raw or clean, is the same leaf. */
+	add(t, 9, 1, "a\xff;b\n", "jit\xef\xbf\xbd\xef\xbf\xbd:x\xef\xbf\xbd", 2);
+	ASSERT_OK(fg_top__list(t, &e, &n));
+	ASSERT_EQ(e[0].leaf_samples, 5);
+	fg_top__free(t);
 }

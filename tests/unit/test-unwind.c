@@ -413,7 +413,7 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 	ASSERT_OK(fg_proctab__new(sym, &t));
 	ASSERT_OK(fg_unwinder__new(&u));
 	ASSERT_OK(fg_proctab__get_live(t, c->pid, &p, NULL));
-	ASSERT_OK(fg_unwinder__unwind(u, p, &s, pcs, ELEMENTSOF(pcs), &ret->res));
+	ASSERT_OK(fg_unwinder__unwind(u, p, &s, 0, pcs, ELEMENTSOF(pcs), &ret->res));
 	ret->n = ret->inlined = 0;
 	for (size_t i = 0; i < ret->res.n; i++) {
 		/* Return addresses are named by their call instruction. */
@@ -438,7 +438,7 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 		uint64_t pcs2[32];
 
 		fg_unwinder__stats(u, &before);
-		ASSERT_OK(fg_unwinder__unwind(u, p, &s, pcs2, ELEMENTSOF(pcs2), &again));
+		ASSERT_OK(fg_unwinder__unwind(u, p, &s, 0, pcs2, ELEMENTSOF(pcs2), &again));
 		fg_unwinder__stats(u, &after);
 		ASSERT_EQ(again.n, ret->res.n);
 		ASSERT_TRUE(memcmp(pcs, pcs2, again.n * sizeof(pcs[0])) == 0);
@@ -454,7 +454,7 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 		fg_unwinder__stats(u, &after);
 		ASSERT_EQ(after.binaries, 0);
 		ASSERT_EQ(after.binaries_evicted, before.binaries);
-		ASSERT_OK(fg_unwinder__unwind(u, p, &s, pcs2, ELEMENTSOF(pcs2), &again));
+		ASSERT_OK(fg_unwinder__unwind(u, p, &s, 0, pcs2, ELEMENTSOF(pcs2), &again));
 		ASSERT_EQ(again.n, ret->res.n);
 		fg_unwinder__stats(u, &after);
 		ASSERT_EQ(after.binaries_loaded, before.binaries_loaded + before.binaries);
@@ -599,7 +599,7 @@ TEST(a_process_at_its_first_instruction_is_one_complete_frame)
 	ASSERT_OK(fg_proctab__new(sym, &t));
 	ASSERT_OK(fg_unwinder__new(&u));
 	ASSERT_OK(fg_proctab__get_live(t, pid, &p, NULL));
-	ASSERT_OK(fg_unwinder__unwind(u, p, &s, pcs, ELEMENTSOF(pcs), &res));
+	ASSERT_OK(fg_unwinder__unwind(u, p, &s, 0, pcs, ELEMENTSOF(pcs), &res));
 	kill(pid, SIGKILL);
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	ASSERT_EQ(res.n, 1);

@@ -10,6 +10,9 @@
 
 #define T0 1700000000000LL /* a multiple of 10 s */
 
+/* Root's view: everything as stored. */
+static const struct fg_view root_view = { .uid = 0, .kernel_suffix = true };
+
 static void add(struct fg_window *w, const struct fg_window_proc *p, const char *stack, uint64_t count)
 {
 	uint32_t ids[64];
@@ -229,7 +232,7 @@ TEST(top_ranks_processes_with_their_hottest_leaf)
 	size_t n;
 
 	ASSERT_OK(fg_window__new(&o, T0, &w));
-	ASSERT_OK(fg_top__new(100, 100, 99, &top));
+	ASSERT_OK(fg_top__new(100, 100, 99, &root_view, &top));
 	add(w, &a, "main;hot_a", 3);
 	add(w, &b, "main;poll", 2);
 	fg_window__tick(w, T0 + 10000);

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame-html.h"
+#include "flame.h"
+#include "macro.h"
+#include "result.h"
+
+/* Chunks smaller than this cost more in framing than they carry. */
+#define EMIT_BUDGET_FLOOR 4096
+
+struct fg_result {
+	enum fg_format format;
+	struct fg_folded *model;    /* owned: as the view shows it, sorted */
+	struct fg_flame *flame;     /* owned, SVG */
+	struct fg_flame_html *html; /* owned, HTML */
+	size_t n_stacks;            /* the model's, which an HTML page does not keep */
+	size_t cursor;              /* folded */
+	char *title, *subtitle;     /* owned; borrowed by the renderer */
+	char **info;                /* owned, NULL-terminated; borrowed by the renderer */
+};
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_result *, fg_result__free);
+
+struct fg_result *fg_result__free(struct fg_result *r)
+{
+	if (!r)
+		return NULL;
+	/* The renderers borrow the model and the strings: they go first. */
+	fg_flame__free(r->flame);
+	fg_flame_html__free(r->html);
+	fg_folded__free(r->model);
+	free(r->title);
+	free(r->subtitle);
+	for (size_t i = 0; r->info && r->info[i]; i++)
+		free(r->info[i]);
+	free(r->info);
+	free(r);
+	return NULL;
+}
+
+/* *ret is a copy of s, or NULL for NULL. 0 or -ENOMEM. */
+static int copy_str(const char *s, char **ret)
+{
+	*ret = s ? strdup(s) : NULL;
+	return s && !*ret ? -ENOMEM : 0;
+}
+
+static int copy_opts(struct fg_result *r, const struct fg_result_opts *o)
+{
+	size_t n = 0;
+	int err;
+
+	err = copy_str(o->title, &r->title);
+	if (err >= 0)
+		err = copy_str(o->subtitle, &r->subtitle);
+	if (err < 0 || !o->info)
+		return err;
+	while (o->info[n])
+		n++;
+	r->info = calloc(n + 1, sizeof(*r->info));
+	if (!r->info)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		err = copy_str(o->info[i], &r->info[i]);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts, struct fg_result **ret)
+{
+	_cleanup_(fg_result__freep) struct fg_result *r = calloc(1, sizeof(*r));
+	struct fg_flame_opts fo;
+	int err;
+
+	if (!r) {
+		fg_folded__free(model);
+		return -ENOMEM;
+	}
+	if (opts->format != FG_FORMAT_FOLDED && opts->format != FG_FORMAT_SVG &&
+	    opts->format != FG_FORMAT_HTML) {
+		fg_folded__free(model);
+		return -EINVAL;
+	}
+	r->format = opts->format;
+	/* What the client may not see goes before anything is made of the model. */
+	err = fg_view_model(&opts->view, model, &r->model);
+	if (err < 0)
+		return err;
+	err = fg_folded__sort(r->model);
+	r->n_stacks = fg_folded__n_stacks(r->model);
+	if (err < 0 || r->format == FG_FORMAT_FOLDED) {
+		if (err >= 0)
+			*ret = TAKE_PTR(r);
+		return err;
+	}
+	err = copy_opts(r, opts);
+	if (err < 0)
+		return err;
+	fg_flame_opts_init(&fo);
+	fo.title = r->title;
+	fo.subtitle = r->subtitle;
+	fo.info = (const char *const *)r->info;
+	err = r->format == FG_FORMAT_HTML ? fg_flame_html__new(r->model, &fo, &r->html) :
+					    fg_flame__new(r->model, &fo, &r->flame);
+	if (err < 0)
+		return err;
+	/* The page holds the names it shows: the model would only take memory while it streams. */
+	if (r->html)
+		r->model = fg_folded__free(r->model);
+	*ret = TAKE_PTR(r);
+	return 0;
+}
+
+size_t fg_result__n_stacks(const struct fg_result *r)
+{
+	return r->n_stacks;
+}
+
+size_t fg_result__bytes(const struct fg_result *r)
+{
+	return sizeof(*r) + (r->model ? fg_folded__bytes(r->model) : 0) +
+	       (r->flame ? fg_flame__bytes(r->flame) : 0) + (r->html ? fg_flame_html__bytes(r->html) : 0);
+}
+
+int fg_result__emit(struct fg_result *r, fg_write_fn fn, void *ctx, size_t budget)
+{
+	budget = MAX(budget, (size_t)EMIT_BUDGET_FLOOR);
+	switch (r->format) {
+	case FG_FORMAT_SVG:
+		return fg_flame__emit(r->flame, fn, ctx, budget);
+	case FG_FORMAT_HTML:
+		return fg_flame_html__emit(r->html, fn, ctx, budget);
+	case FG_FORMAT_FOLDED:
+		break;
+	}
+	return fg_folded__emit(r->model, &r->cursor, fn, ctx, budget);
+}

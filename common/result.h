@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * What a client gets of a profile: the model as the client's view shows it
+ * (common/view.h), rendered in the format it asked for and streamed in
+ * chunks. Every profile fgd sends, a recording's or a snapshot's, is one, so
+ * the view is applied here once for every format of stacks: folded text, SVG,
+ * HTML, and any format added later as a case of this object.
+ *
+ * Pure.
+ */
+
+#include <stddef.h>
+
+#include "emit.h"
+#include "folded.h"
+#include "proto.h"
+#include "view.h"
+
+struct fg_result_opts {
+	enum fg_format format;
+	struct fg_view view;     /* what the client may see: required, there is no default */
+	const char *title;       /* SVG and HTML, copied; NULL: the renderer's default */
+	const char *subtitle;    /* copied; NULL for none */
+	const char *const *info; /* NULL-terminated lines under the title, copied; NULL for none */
+};
+
+struct fg_result;
+
+/*
+ * Builds the result of model, which it takes over (freed with the result,
+ * or at once on failure): the view applied, the stacks sorted, the
+ * renderer laid out. Caller frees *ret with fg_result__free(). 0, -EINVAL
+ * for a format it does not know, -E2BIG (HTML: a model too large), -ENOMEM.
+ */
+int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts, struct fg_result **ret);
+struct fg_result *fg_result__free(struct fg_result *r);
+
+/* Distinct stacks the client gets, after the view merged what it made identical. */
+size_t fg_result__n_stacks(const struct fg_result *r);
+/*
+ * Heap bytes the result holds while it streams: the model (folded text and
+ * SVG stream from it; an HTML page keeps what it shows and lets it go once
+ * laid out) and the renderer. For memory budgets.
+ */
+size_t fg_result__bytes(const struct fg_result *r);
+
+/*
+ * Writes the next part of the output (see emit.h): at least budget bytes
+ * (4096 at least), or the rest. 0 while more remains, 1 when done, or the
+ * sink's error.
+ */
+int fg_result__emit(struct fg_result *r, fg_write_fn fn, void *ctx, size_t budget);
