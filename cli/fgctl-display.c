@@ -202,11 +202,18 @@ void fgctl_show_status(FILE *f, struct json_object *st)
 			fgctl_get_int(a, "uid"), (double)fgctl_get_int(a, "elapsed_ms") / 1000,
 			fgctl_get_int(a, "samples"), fgctl_get_int(a, "lost"));
 	}
-	fprintf(f, "  clients:     %" PRId64 " connected (max %" PRId64 "), %" PRId64 " rejected; %" PRId64
+	fprintf(f, "  clients:     %" PRId64 " connected (max %" PRId64 "), %" PRId64 " rejected, %" PRId64
+		   " idle ones closed to make room, %" PRId64 " short requests; %" PRId64
 		   " requests, %" PRId64 " malformed, %" PRId64 " denied\n",
 		fgctl_get_int(server, "clients"), fgctl_get_int(server, "max_clients"),
-		fgctl_get_int(server, "clients_rejected"), fgctl_get_int(server, "requests"),
+		fgctl_get_int(server, "clients_rejected"), fgctl_get_int(server, "clients_evicted"),
+		fgctl_get_int(server, "short_requests"), fgctl_get_int(server, "requests"),
 		fgctl_get_int(server, "bad_requests"), fgctl_get_int(server, "denied"));
+	fprintf(f, "  results:     %.1f MiB held while streaming, %" PRId64 " refused over their budget "
+		   "(%" PRId64 " MiB a client, %" PRId64 " MiB for non-root users)\n",
+		(double)fgctl_get_int(server, "result_bytes") / (1 << 20),
+		fgctl_get_int(server, "results_refused"), fgctl_get_int(server, "result_max_bytes") >> 20,
+		fgctl_get_int(server, "user_result_max_bytes") >> 20);
 	fprintf(f, "  processes:   %" PRId64 " alive, %" PRId64 " threads, %" PRId64 " mappings; read from /proc: %" PRId64
 		   "; dropped at limits: %" PRId64 " processes, %" PRId64 " threads, %" PRId64 " mappings\n",
 		fgctl_get_int(procs, "alive"), fgctl_get_int(procs, "threads"),

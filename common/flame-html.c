@@ -139,7 +139,7 @@ struct func {
 };
 
 struct fg_flame_html {
-	const struct fg_folded *model; /* borrowed until fg_flame_html__free() */
+	const struct fg_folded *model; /* borrowed while fg_flame_html__new() builds, then NULL */
 	struct fg_flame_opts opts;     /* pointers borrowed until fg_flame_html__free() */
 	bool diff;
 	double total; /* the 100% figure: the tree's, or opts.total if larger */
@@ -189,6 +189,20 @@ size_t fg_flame_html__n_elided(const struct fg_flame_html *h)
 size_t fg_flame_html__n_frames(const struct fg_flame_html *h)
 {
 	return h->tree.n;
+}
+
+size_t fg_flame_html__bytes(const struct fg_flame_html *h)
+{
+	size_t frames = h->tree.n;
+
+	/* The per-frame arrays are allocated for tree.n frames (at least one), colors included. */
+	return sizeof(*h) + fg_flametree_bytes(&h->tree) + (h->pool ? fg_strpool__bytes(h->pool) : 0) +
+	       (h->node_name ? MAX(frames, (size_t)1) * sizeof(*h->node_name) : 0) +
+	       (h->node_gap ? frames * sizeof(*h->node_gap) : 0) +
+	       (h->node_color ? frames * sizeof(*h->node_color) : 0) +
+	       (h->colors ? frames * sizeof(*h->colors) : 0) +
+	       (h->names ? MAX(fg_strpool__count(h->pool), (size_t)1) * sizeof(*h->names) : 0) +
+	       (h->funcs ? MAX(h->n_funcs, (size_t)1) * sizeof(*h->funcs) : 0) + h->out.cap;
 }
 
 static int cmp_double_desc(const void *a, const void *b)
@@ -499,6 +513,8 @@ int fg_flame_html__new(const struct fg_folded *model, const struct fg_flame_opts
 	if (r < 0)
 		return r;
 
+	/* Everything the page shows is copied: the caller may free the model now. */
+	h->model = NULL;
 	*ret = TAKE_PTR(h);
 	return 0;
 }

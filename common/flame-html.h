@@ -25,9 +25,10 @@ struct fg_flame_html;
 
 /*
  * Builds the page's data for a sorted model (see fg_folded__sort()), or a
- * sequence with opts->flamechart. The model and everything opts points to
- * are borrowed until fg_flame_html__free(); opts may be NULL for the
- * defaults. Stores a new renderer in *ret (caller frees with
+ * sequence with opts->flamechart. The model is borrowed for this call only
+ * (the page keeps the names it shows), so a caller may free it before
+ * streaming the page; everything opts points to is borrowed until
+ * fg_flame_html__free(); opts may be NULL for the defaults. Stores a new renderer in *ret (caller frees with
  * fg_flame_html__free()). Returns 0, -EINVAL for bad options or an unsorted
  * model, -E2BIG for a model too large, or -ENOMEM.
  */
@@ -39,6 +40,8 @@ struct fg_flame_html *fg_flame_html__free(struct fg_flame_html *h);
 size_t fg_flame_html__n_elided(const struct fg_flame_html *h);
 /* Frames in the page, the root included; 0 for a model without samples. */
 size_t fg_flame_html__n_frames(const struct fg_flame_html *h);
+/* Heap bytes the renderer holds (the model not included), for memory accounting. */
+size_t fg_flame_html__bytes(const struct fg_flame_html *h);
 
 /*
  * Writes the next part of the page (see emit.h): at least budget bytes, or

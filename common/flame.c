@@ -324,6 +324,11 @@ size_t fg_flame__n_elided(const struct fg_flame *fl)
 	return fl->tree.n_dropped;
 }
 
+size_t fg_flame__bytes(const struct fg_flame *fl)
+{
+	return sizeof(*fl) + fg_flametree_bytes(&fl->tree) + fl->out.cap;
+}
+
 static void put_escaped(struct fg_flame *fl, const char *s)
 {
 	fg_outbuf_put_markup(&fl->out, s, strlen(s), SIZE_MAX);

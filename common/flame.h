@@ -108,6 +108,8 @@ const char *fg_flame_node_name(const struct fg_folded *m, const struct fg_flame_
 
 /* Frames elided as too narrow. */
 size_t fg_flame__n_elided(const struct fg_flame *fl);
+/* Heap bytes the renderer holds (not the model it borrows), for memory accounting. */
+size_t fg_flame__bytes(const struct fg_flame *fl);
 
 /*
  * Writes the next part of the SVG (see emit.h): at least budget bytes, or

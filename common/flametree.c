@@ -161,3 +161,9 @@ void fg_flametree_done(struct fg_flametree *t)
 	free(t->nodes);
 	*t = (struct fg_flametree){};
 }
+
+size_t fg_flametree_bytes(const struct fg_flametree *t)
+{
+	/* A built tree's array is exactly its nodes (or one, for an empty tree). */
+	return t->nodes ? MAX(t->n, (size_t)1) * sizeof(*t->nodes) : 0;
+}

@@ -56,3 +56,5 @@ struct fg_flametree {
 int fg_flametree_build(const struct fg_folded *m, const struct fg_flametree_opts *opts,
 		       struct fg_flametree *ret);
 void fg_flametree_done(struct fg_flametree *t);
+/* Heap bytes a built tree holds, for memory accounting. */
+size_t fg_flametree_bytes(const struct fg_flametree *t);

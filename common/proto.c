@@ -5,6 +5,7 @@
 
 #include "macro.h"
 #include "proto.h"
+#include "utf8.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
@@ -72,24 +73,71 @@ void fg_proto_reader_expect_data(struct fg_proto_reader *r, uint64_t len)
 	r->data_left = len;
 }
 
+bool fg_proto_reader_pending(const struct fg_proto_reader *r)
+{
+	for (size_t i = 0; i < r->len; i++) {
+		char ch = r->buf[r->start + i];
+
+		if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n')
+			return true;
+	}
+	return false;
+}
+
 /* ---- messages ---- */
+
+/*
+ * Copies s[0..len) to out (NULL: only counts) with every byte that is not
+ * part of a UTF-8 sequence replaced by U+FFFD. Returns the bytes written.
+ */
+static size_t utf8_copy(const char *s, size_t len, char *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len;) {
+		const unsigned char *p = (const unsigned char *)s + i;
+		size_t used = 1;
+		uint32_t cp = 0;
+
+		if (*p >= 0x80)
+			used = fg_utf8_next(p, len - i, &cp);
+		if (*p >= 0x80 && cp == 0xfffd &&
+		    !(used == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] == 0xbd)) {
+			if (out)
+				memcpy(out + n, "\xef\xbf\xbd", 3);
+			n += 3;
+		} else {
+			if (out)
+				memcpy(out + n, p, used);
+			n += used;
+		}
+		i += used;
+	}
+	return n;
+}
 
 char *fg_proto_format(struct json_object *obj)
 {
 	const char *s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
-	size_t len;
+	size_t len, n;
 	char *line;
 
 	if (!s)
 		return NULL;
-	/* Plain output escapes control characters, so it never holds a raw newline. */
+	/*
+	 * Plain output escapes control characters, so it never holds a raw
+	 * newline. It copies strings' other bytes as they are, though, and names
+	 * come from processes (comm, paths, symbols): bytes that are not UTF-8
+	 * become U+FFFD, so that every message is UTF-8 as the protocol says.
+	 */
 	len = strlen(s);
-	line = malloc(len + 2);
+	n = utf8_copy(s, len, NULL);
+	line = malloc(n + 2);
 	if (!line)
 		return NULL;
-	memcpy(line, s, len);
-	line[len] = '\n';
-	line[len + 1] = '\0';
+	utf8_copy(s, len, line);
+	line[n] = '\n';
+	line[n + 1] = '\0';
 	return line;
 }
 

@@ -62,6 +62,11 @@ int fg_proto_reader_feed(struct fg_proto_reader *r, const void *data, size_t len
  */
 int fg_proto_reader_next(struct fg_proto_reader *r, struct fg_proto_item *ret);
 void fg_proto_reader_expect_data(struct fg_proto_reader *r, uint64_t len);
+/*
+ * Whether bytes other than blanks were received and not returned yet: at the
+ * end of the input, the start of a request without its newline.
+ */
+bool fg_proto_reader_pending(const struct fg_proto_reader *r);
 
 /* ---- messages ---- */
 

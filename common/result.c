@@ -16,6 +16,7 @@ struct fg_result {
 	struct fg_folded *model;    /* owned: as the view shows it, sorted */
 	struct fg_flame *flame;     /* owned, SVG */
 	struct fg_flame_html *html; /* owned, HTML */
+	size_t n_stacks;            /* the model's, which an HTML page does not keep */
 	size_t cursor;              /* folded */
 	char *title, *subtitle;     /* owned; borrowed by the renderer */
 	char **info;                /* owned, NULL-terminated; borrowed by the renderer */
@@ -91,6 +92,7 @@ int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts, s
 	if (err < 0)
 		return err;
 	err = fg_folded__sort(r->model);
+	r->n_stacks = fg_folded__n_stacks(r->model);
 	if (err < 0 || r->format == FG_FORMAT_FOLDED) {
 		if (err >= 0)
 			*ret = TAKE_PTR(r);
@@ -107,13 +109,22 @@ int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts, s
 					    fg_flame__new(r->model, &fo, &r->flame);
 	if (err < 0)
 		return err;
+	/* The page holds the names it shows: the model would only take memory while it streams. */
+	if (r->html)
+		r->model = fg_folded__free(r->model);
 	*ret = TAKE_PTR(r);
 	return 0;
 }
 
 size_t fg_result__n_stacks(const struct fg_result *r)
 {
-	return fg_folded__n_stacks(r->model);
+	return r->n_stacks;
+}
+
+size_t fg_result__bytes(const struct fg_result *r)
+{
+	return sizeof(*r) + (r->model ? fg_folded__bytes(r->model) : 0) +
+	       (r->flame ? fg_flame__bytes(r->flame) : 0) + (r->html ? fg_flame_html__bytes(r->html) : 0);
 }
 
 int fg_result__emit(struct fg_result *r, fg_write_fn fn, void *ctx, size_t budget)

@@ -39,6 +39,12 @@ struct fg_result *fg_result__free(struct fg_result *r);
 
 /* Distinct stacks the client gets, after the view merged what it made identical. */
 size_t fg_result__n_stacks(const struct fg_result *r);
+/*
+ * Heap bytes the result holds while it streams: the model (folded text and
+ * SVG stream from it; an HTML page keeps what it shows and lets it go once
+ * laid out) and the renderer. For memory budgets.
+ */
+size_t fg_result__bytes(const struct fg_result *r);
 
 /*
  * Writes the next part of the output (see emit.h): at least budget bytes

@@ -442,6 +442,11 @@ struct fgd_snapshot *fgd_snapshot__free(struct fgd_snapshot *s)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgd_snapshot *, fgd_snapshot__free);
 
+size_t fgd_snapshot__bytes(const struct fgd_snapshot *s)
+{
+	return sizeof(*s) + (s->result ? fg_result__bytes(s->result) : 0);
+}
+
 int fgd_snapshot__emit(struct fgd_snapshot *s, fg_write_fn fn, void *ctx, size_t budget)
 {
 	return fg_result__emit(s->result, fn, ctx, budget);
@@ -603,6 +608,7 @@ struct stored_model {
 	struct fg_folded *out; /* borrowed */
 	uint32_t *stack;       /* owned: one stack's name ids in out */
 	size_t cap_stack;
+	uint64_t max_bytes; /* past it, -ENOBUFS: a week of history must not be read whole */
 };
 
 /* Adds a stored stack to the model in the window's form: "comm;frame;...", "[other processes]" alone. */
@@ -622,8 +628,11 @@ static int add_stored_stack(void *ctx, const struct fg_slicefile *f, const struc
 	}
 	if (err < 0)
 		return err;
-	return rest ? fg_folded__add(sm->out, sm->stack + 1, st->n, (double)st->count) :
-		      fg_folded__add(sm->out, sm->stack, st->n + 1, (double)st->count);
+	err = rest ? fg_folded__add(sm->out, sm->stack + 1, st->n, (double)st->count) :
+		     fg_folded__add(sm->out, sm->stack, st->n + 1, (double)st->count);
+	if (err >= 0 && fg_folded__bytes(sm->out) > sm->max_bytes)
+		return -ENOBUFS;
+	return err;
 }
 
 /* Feeds a stored stack to a top list: its leaf, or none for what was folded into "[other]". */
@@ -703,9 +712,17 @@ static struct json_object *result_json(const struct fgd_alwayson *a, const struc
 	return m;
 }
 
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1 << 20);
+}
+
+#define NARROW "narrow the period or the processes (--last, --since, -p, --comm, --exe, --cgroup)"
+
 int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_request *q,
-				 const struct fg_view *view, struct fgd_snapshot **ret,
-				 struct json_object **ret_meta, char *ret_error, size_t error_size)
+				 const struct fg_view *view, uint64_t max_bytes,
+				 struct fgd_snapshot **ret, struct json_object **ret_meta,
+				 char *ret_error, size_t error_size)
 {
 	_cleanup_(fgd_snapshot__freep) struct fgd_snapshot *s = calloc(1, sizeof(*s));
 	_cleanup_(fg_selector__freep) struct fg_selector *sel = NULL;
@@ -723,6 +740,7 @@ int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_r
 	struct match_ctx mc = { .view = view };
 	struct fg_window_result res;
 	int64_t since, until;
+	size_t model_bytes;
 	bool match_all;
 	time_t t;
 	int r;
@@ -739,12 +757,18 @@ int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_r
 	/* Unattributed samples belong to no process: only a root query of everything shows them. */
 	match_all = view->uid == 0 && fg_selector__is_all(sel);
 	r = fg_window__query(a->window, since, until, match, &mc, match_all, model, &res);
+	/* The window is bounded by its ceiling; the history is not, so it is read against the budget. */
+	if (r >= 0 && fg_folded__bytes(model) > max_bytes)
+		r = -ENOBUFS;
 	if (r >= 0) {
-		struct stored_model sm = { .out = model };
+		struct stored_model sm = { .out = model, .max_bytes = max_bytes };
 
 		r = query_history(a, since, until, &mc, match_all, add_stored_stack, &sm, &res);
 		free(sm.stack);
 	}
+	if (r == -ENOBUFS)
+		snprintf(ret_error, error_size, "its profile alone takes more than %.1f MiB: " NARROW,
+			 mib(max_bytes));
 	if (r < 0)
 		return r;
 	if (res.samples == 0 || fg_folded__n_stacks(model) == 0) {
@@ -767,9 +791,22 @@ int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_r
 		 " stacks   [other processes]: %" PRIu64, res.folded_samples, res.folded_stacks,
 		 res.unattributed);
 	/* What the client sees of the model, the result decides: its view goes with it. */
+	model_bytes = fg_folded__bytes(model);
 	r = fg_result__new(TAKE_PTR(model), &ro, &s->result);
 	if (r < 0)
 		return r;
+	if (fgd_snapshot__bytes(s) > max_bytes) {
+		if (q->format == FG_FORMAT_FOLDED)
+			snprintf(ret_error, error_size, "its profile takes %.1f MiB: " NARROW,
+				 mib(fgd_snapshot__bytes(s)));
+		else
+			snprintf(ret_error, error_size,
+				 "its %s takes %.1f MiB laid out, from a profile of %.1f MiB: " NARROW
+				 ", or ask for folded text, which streams from the profile alone",
+				 q->format == FG_FORMAT_HTML ? "HTML page" : "SVG",
+				 mib(fgd_snapshot__bytes(s)), mib(model_bytes));
+		return -ENOBUFS;
+	}
 	*ret_meta = TAKE_PTR(meta);
 	*ret = TAKE_PTR(s);
 	return 0;

@@ -22,12 +22,22 @@
 #include "fgd-server.h"
 #include "macro.h"
 #include "proto.h"
+#include "session.h"
 #include "view.h"
 
-/* Every resource a client can make grow has a limit; refusals are counted. */
+/*
+ * Every resource a client can make grow has a limit; refusals are counted.
+ * When the table is full, a newcomer closes the oldest idle connection whose
+ * going lets it in under these caps; failing that, it gets one of the short
+ * slots, which answer one status or top (common/session.c) and close.
+ */
 #define MAX_CLIENTS 64
 #define MAX_CLIENTS_PER_USER 8   /* for everyone but root */
 #define ROOT_RESERVED_CLIENTS 8  /* slots other users cannot take */
+#define SHORT_CLIENTS 8          /* beyond the table, for status and top */
+#define SHORT_CLIENTS_PER_USER 2 /* for everyone but root */
+/* A short slot is for a request sent at once and a reply read at once. */
+#define SHORT_TIMEOUT_NS (10ULL * 1000000000ULL)
 #define MAX_RECORDINGS 8
 #define MAX_RECORDINGS_PER_USER 2
 #define USER_MAX_FREQUENCY 1000
@@ -43,25 +53,37 @@
 #define FINISH_WAIT_NS (5ULL * 1000000000ULL)
 #define OUT_HIGH_WATER (256 * 1024)
 #define CHUNK_SIZE (64 * 1024)
+/*
+ * What one client's result may hold in fgd while it streams: the profile, the
+ * renderer's layout and the output buffers. A non-root user's 8 connections
+ * then hold no more than their 2 recordings may (USER_RECORDING_MAX_BYTES).
+ * A snapshot over it is refused (ENOBUFS), never cut short.
+ */
+#define RESULT_MAX_BYTES (256ULL << 20)
+#define USER_RESULT_MAX_BYTES (16ULL << 20)
+/*
+ * The output buffers' share of that: the queue takes chunks until it holds
+ * OUT_HIGH_WATER, so it needs that plus a chunk, and its capacity doubles
+ * past OUT_HIGH_WATER once; the chunk copy and the renderer's own buffer
+ * hold a chunk each, which a renderer overshoots by one element, doubling
+ * them once.
+ */
+#define OUTPUT_MAX_BYTES (2 * OUT_HIGH_WATER + 4 * CHUNK_SIZE)
+/* Output buffers larger than this are freed once they drain: idle clients hold little. */
+#define OUT_KEEP_BYTES (16 * 1024)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-
-enum client_state {
-	C_IDLE,      /* waiting for a request */
-	C_RECORDING, /* sampling; "stop" ends it early */
-	C_FINISHING, /* stopped; its last samples wait for binaries being read */
-	C_STREAMING, /* sending the result */
-	C_CLOSING,   /* flushing the last bytes, then closing */
-};
 
 struct client {
 	struct fgd_watch watch; /* first: the loop hands us this pointer */
 	struct fgd_server *server; /* borrowed */
 	struct client *next, *prev;
 	struct ucred cred;
-	enum client_state state;
+	enum fg_session_state state; /* what its requests get: common/session.h */
+	bool short_slot; /* let in past a full table: one request, then closed */
 	uint32_t epoll_events;
-	uint64_t last_request; /* a complete request, or becoming idle: for the idle timeout */
+	/* Connecting, a complete request, or the end of a result: for the idle timeout and eviction. */
+	uint64_t last_active;
 	uint64_t stall_since;  /* the last send that made progress, while output waits */
 
 	struct fg_proto_reader in;
@@ -74,10 +96,11 @@ struct client {
 	struct fg_recording *rec; /* owned */
 	struct fgd_snapshot *snap; /* owned: a snapshot's result being streamed */
 	uint64_t deadline; /* CLOCK_MONOTONIC ns; 0: until stopped */
-	const char *finish_reason; /* static; while C_FINISHING */
-	uint64_t finish_by;        /* CLOCK_MONOTONIC ns; C_FINISHING ends then whatever still waits */
+	const char *finish_reason; /* static; while finishing */
+	uint64_t finish_by;        /* CLOCK_MONOTONIC ns; finishing ends then whatever still waits */
 	uint64_t next_progress;
 	uint64_t result_bytes;
+	const char *ended; /* static: why its last recording ended, for a stop that comes after */
 };
 
 struct fgd_server {
@@ -86,8 +109,10 @@ struct fgd_server {
 	char *path; /* owned */
 	bool passed; /* the socket came from systemd, which owns its file */
 	struct client *clients;
-	size_t n_clients, n_recordings;
-	uint64_t accepted, rejected_clients, requests, bad_requests, denied;
+	struct client *evicted; /* owned: closed, freed after the loop's batch of events */
+	size_t n_clients, n_short, n_recordings;
+	uint64_t accepted, rejected_clients, evicted_clients, short_requests;
+	uint64_t requests, bad_requests, denied, results_refused;
 	uint64_t recordings_started, recordings_completed, recordings_aborted;
 };
 
@@ -135,7 +160,7 @@ static void send_json(struct client *c, struct json_object *obj)
 
 	/* Out of memory while talking to one client: that client goes. */
 	if (!line || out_append(c, line, strlen(line)) < 0)
-		c->state = C_CLOSING;
+		c->state = FG_SESSION_CLOSING;
 }
 
 static void send_error(struct client *c, int err, const char *fmt, ...) _printf_(3, 4);
@@ -159,9 +184,12 @@ static void update_events(struct client *c)
 {
 	uint32_t ev = 0;
 
-	/* Read no more while answers pile up unread: that is the backpressure. */
-	if (!c->read_eof && c->state != C_CLOSING && c->state != C_STREAMING &&
-	    c->out_len < OUT_HIGH_WATER)
+	/*
+	 * Read no more while answers pile up unread: that is the backpressure. A
+	 * streaming connection's next requests wait in the socket until its result
+	 * has ended, so that their replies follow it in order.
+	 */
+	if (!c->read_eof && fg_session_reads(c->state) && c->out_len < OUT_HIGH_WATER)
 		ev |= EPOLLIN;
 	if (c->out_len > 0)
 		ev |= EPOLLOUT;
@@ -170,13 +198,17 @@ static void update_events(struct client *c)
 		c->epoll_events = ev;
 }
 
-/* Back to waiting for a request, or closing once the client has finished sending. */
+/*
+ * Back to waiting for a request. Requests that came while the result
+ * streamed are still to be read, even when the client has finished
+ * sending: process_input() answers them, and closes once none is left.
+ */
 static void become_idle(struct client *c)
 {
-	if (c->state == C_CLOSING)
+	if (c->state == FG_SESSION_CLOSING)
 		return;
-	c->state = c->read_eof ? C_CLOSING : C_IDLE;
-	c->last_request = fgd_now();
+	c->state = FG_SESSION_IDLE;
+	c->last_active = fgd_now();
 }
 
 static int chunk_write(void *ctx, const void *buf, size_t len)
@@ -198,6 +230,9 @@ static void end_result(struct client *c)
 	if (m)
 		fg_json_add_int(m, "bytes", (int64_t)c->result_bytes);
 	send_json(c, m);
+	free(c->chunk);
+	c->chunk = NULL;
+	c->chunk_cap = 0;
 	if (c->snap) {
 		c->snap = fgd_snapshot__free(c->snap);
 		fg_loader__trim_memory(c->server->d->loader);
@@ -212,7 +247,7 @@ static void end_result(struct client *c)
 /* Produces result chunks while the peer keeps up: the result is never all queued at once. */
 static void pump(struct client *c)
 {
-	while (c->state == C_STREAMING && c->out_len < OUT_HIGH_WATER) {
+	while (c->state == FG_SESSION_STREAMING && c->out_len < OUT_HIGH_WATER) {
 		_cleanup_(json_object_putp) struct json_object *m = NULL;
 		int r;
 
@@ -223,7 +258,7 @@ static void pump(struct client *c)
 			log_warning("Failed to render a result for uid %u: %s, dropping client",
 				    c->cred.uid, strerror(-r));
 			send_error(c, -r, "rendering the result failed: %s", strerror(-r));
-			c->state = C_CLOSING;
+			c->state = FG_SESSION_CLOSING;
 			return;
 		}
 		if (c->chunk_len > 0) {
@@ -231,8 +266,8 @@ static void pump(struct client *c)
 			if (m)
 				fg_json_add_int(m, "length", (int64_t)c->chunk_len);
 			send_json(c, m);
-			if (c->state == C_CLOSING || out_append(c, c->chunk, c->chunk_len) < 0) {
-				c->state = C_CLOSING;
+			if (c->state == FG_SESSION_CLOSING || out_append(c, c->chunk, c->chunk_len) < 0) {
+				c->state = FG_SESSION_CLOSING;
 				return;
 			}
 			c->result_bytes += c->chunk_len;
@@ -263,11 +298,21 @@ static void client_flush(struct client *c)
 		if (c->out_len == 0)
 			c->out_start = 0;
 	}
-	/* Refill: requests waiting for room, or result chunks; the rest waits for EPOLLOUT. */
+	if (c->out_len == 0 && c->out_cap > OUT_KEEP_BYTES && c->state != FG_SESSION_STREAMING) {
+		free(c->out);
+		c->out = NULL;
+		c->out_cap = 0;
+	}
+	/*
+	 * Refill: requests waiting for room, or result chunks; the rest waits for
+	 * EPOLLOUT. A result that just ended lets the requests behind it be read.
+	 */
 	process_input(c);
-	if (c->state == C_STREAMING)
+	if (c->state == FG_SESSION_STREAMING) {
 		pump(c);
-	if (c->state == C_CLOSING && c->out_len == 0) {
+		process_input(c);
+	}
+	if (c->state == FG_SESSION_CLOSING && c->out_len == 0) {
 		client_free(c);
 		return;
 	}
@@ -427,7 +472,8 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	}
 	s->n_recordings++;
 	s->recordings_started++;
-	c->state = C_RECORDING;
+	c->state = FG_SESSION_RECORDING;
+	c->ended = NULL;
 	c->deadline = req->duration_ms ? fg_recording__started(c->rec) + req->duration_ms * 1000000ULL : 0;
 	c->next_progress = fgd_now() + PROGRESS_INTERVAL_NS;
 	c->result_bytes = 0;
@@ -458,7 +504,7 @@ static void handle_status(struct client *c)
 	struct json_object *o, *cpus;
 
 	if (!m) {
-		c->state = C_CLOSING;
+		c->state = FG_SESSION_CLOSING;
 		return;
 	}
 	fg_json_add_str(m, "version", FG_VERSION);
@@ -593,6 +639,11 @@ static bool always_on_available(struct client *c)
 	return false;
 }
 
+static uint64_t result_budget(const struct client *c)
+{
+	return c->cred.uid == 0 ? RESULT_MAX_BYTES : USER_RESULT_MAX_BYTES;
+}
+
 static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 {
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
@@ -603,8 +654,18 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, &view, &c->snap, &meta,
-					 why, sizeof(why));
+	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, &view,
+					 result_budget(c) - OUTPUT_MAX_BYTES, &c->snap, &meta, why,
+					 sizeof(why));
+	/* Building took more than the result keeps (history read, the model of a page): give it back. */
+	fg_loader__trim_memory(c->server->d->loader);
+	if (r == -ENOBUFS) {
+		c->server->results_refused++;
+		send_error(c, ENOBUFS, "the snapshot does not fit in the %llu MiB a %s client's result "
+				       "may hold in fgd: %s", (unsigned long long)(result_budget(c) >> 20),
+			   c->cred.uid == 0 ? "root" : "non-root", why);
+		return;
+	}
 	if (r < 0) {
 		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
 		return;
@@ -613,16 +674,16 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 	if (!m) {
 		json_object_put(meta);
 		c->snap = fgd_snapshot__free(c->snap);
-		c->state = C_CLOSING;
+		c->state = FG_SESSION_CLOSING;
 		return;
 	}
 	fg_json_add_str(m, "reason", "snapshot");
 	json_object_object_add(m, "meta", meta);
 	send_json(c, m);
-	if (c->state == C_CLOSING)
+	if (c->state == FG_SESSION_CLOSING)
 		return;
 	c->result_bytes = 0;
-	c->state = C_STREAMING;
+	c->state = FG_SESSION_STREAMING;
 }
 
 static void handle_top(struct client *c, const struct fg_query_request *q)
@@ -642,9 +703,31 @@ static void handle_top(struct client *c, const struct fg_query_request *q)
 	send_json(c, m);
 }
 
-static void handle_line(struct client *c, const char *line, size_t len)
+/* The error a refused request gets: what the connection is doing, and what to do instead. */
+static void refuse(struct client *c, const struct fg_request *req, int err)
+{
+	if (c->short_slot)
+		send_error(c, err, "fgd's %d connections are all busy, so this one was let in for one "
+				   "status or top only; try again later", MAX_CLIENTS);
+	else if (req->cmd == FG_CMD_STOP && c->ended)
+		send_error(c, err, "no recording to stop: this connection is idle; its recording had "
+				   "already ended (%s) before this stop was read, and its result was sent "
+				   "first", c->ended);
+	else if (req->cmd == FG_CMD_STOP)
+		send_error(c, err, "no recording to stop: this connection is %s",
+			   fg_session_state_name(c->state));
+	else if (c->state == FG_SESSION_RECORDING || c->state == FG_SESSION_FINISHING)
+		send_error(c, err, "a recording is running on this connection and its result comes "
+				   "first: stop it, or send this request on another connection");
+	else
+		send_error(c, err, "not possible while this connection is %s",
+			   fg_session_state_name(c->state));
+}
+
+static void answer_line(struct client *c, const char *line, size_t len)
 {
 	_cleanup_(json_object_putp) struct json_object *msg = NULL;
+	struct fg_session_rule rule;
 	struct fg_request req;
 	const char *why = NULL;
 	int r;
@@ -668,16 +751,26 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		send_error(c, EINVAL, "invalid request: %s", why ? why : "malformed");
 		return;
 	}
-	if (req.cmd == FG_CMD_STOP) {
-		if (c->state == C_RECORDING)
-			finish_recording(c, "stopped");
-		else if (c->state == C_FINISHING) /* a stop does not wait: the rest is dropped */
+	rule = fg_session_rule(c->state, req.cmd);
+	if (rule.action == FG_SESSION_RUN && c->short_slot)
+		c->server->short_requests++;
+	if (rule.action == FG_SESSION_STOP) {
+		if (c->state == FG_SESSION_FINISHING) /* a stop does not wait: the rest is dropped */
 			complete_recording(c, c->finish_reason);
-		/* A stop that crossed the end of the recording is harmless. */
+		else
+			finish_recording(c, "stopped");
 		return;
 	}
-	if (c->state != C_IDLE) {
-		send_error(c, EBUSY, "a request is already in progress on this connection");
+	if (rule.action == FG_SESSION_REFUSE) {
+		refuse(c, &req, rule.error);
+		return;
+	}
+	if (rule.action != FG_SESSION_RUN) {
+		/* process_input() reads only where the rules decide: this is a bug, answered all the same. */
+		log_error("Request read on a connection that is %s, refusing it",
+			  fg_session_state_name(c->state));
+		send_error(c, EIO, "fgd read this request while the connection was %s",
+			   fg_session_state_name(c->state));
 		return;
 	}
 	if (req.cmd == FG_CMD_STATUS)
@@ -690,6 +783,16 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		handle_record(c, &req.record);
 }
 
+static void handle_line(struct client *c, const char *line, size_t len)
+{
+	bool one_request = fg_session_one_request(c->state);
+
+	answer_line(c, line, len);
+	/* A short slot is held for one reply, whatever the request was: it is free again once sent. */
+	if (one_request)
+		c->state = FG_SESSION_CLOSING;
+}
+
 /*
  * Handles the complete requests already received, while there is room to
  * answer them: a client that sends faster than it reads waits, with its
@@ -697,26 +800,37 @@ static void handle_line(struct client *c, const char *line, size_t len)
  */
 static void process_input(struct client *c)
 {
-	while (c->state != C_CLOSING && c->state != C_STREAMING && c->out_len < OUT_HIGH_WATER) {
+	bool drained = false;
+
+	while (fg_session_reads(c->state) && c->out_len < OUT_HIGH_WATER) {
 		struct fg_proto_item it;
 		int r = fg_proto_reader_next(&c->in, &it);
 
 		if (r == -EMSGSIZE) {
 			c->server->bad_requests++;
 			send_error(c, EMSGSIZE, "request longer than %d bytes", FG_PROTO_MAX_REQUEST);
-			c->state = C_CLOSING;
+			c->state = FG_SESSION_CLOSING;
 		} else if (it.kind == FG_PROTO_DATA) {
 			send_error(c, EBADMSG, "clients do not send data");
-			c->state = C_CLOSING;
+			c->state = FG_SESSION_CLOSING;
 		} else if (it.kind == FG_PROTO_MESSAGE) {
-			c->last_request = fgd_now();
+			c->last_active = fgd_now();
 			handle_line(c, it.bytes, it.len);
 			continue;
+		} else {
+			drained = true;
 		}
 		break;
 	}
-	if (c->read_eof && c->state == C_IDLE)
-		c->state = C_CLOSING;
+	/* The client has finished sending and every request it sent is answered. */
+	if (drained && c->read_eof && (c->state == FG_SESSION_IDLE || c->state == FG_SESSION_SHORT)) {
+		if (fg_proto_reader_pending(&c->in)) {
+			c->server->bad_requests++;
+			send_error(c, EBADMSG, "the input ended inside a request: a request is one line, "
+					       "ending in a newline");
+		}
+		c->state = FG_SESSION_CLOSING;
+	}
 }
 
 /* One read per wakeup, so no client can keep the loop to itself. */
@@ -786,9 +900,10 @@ static void complete_recording(struct client *c, const char *reason)
 		json_object_object_add(m, "meta", meta);
 	}
 	send_json(c, m);
-	if (c->state == C_CLOSING)
+	c->ended = reason;
+	if (c->state == FG_SESSION_CLOSING)
 		return;
-	c->state = C_STREAMING;
+	c->state = FG_SESSION_STREAMING;
 	log_info("Recording for uid %u %s: %" PRIu64 " samples, %" PRIu64 " lost", c->cred.uid,
 		 reason, fg_recording__samples(c->rec), fg_recording__lost(c->rec));
 }
@@ -803,7 +918,7 @@ static void finish_recording(struct client *c, const char *reason)
 	/* One last round: whatever the rings hold up to now belongs to this recording. */
 	fgd_drain_round(c->server->d);
 	if (fg_recording__waiting(c->rec) > 0) {
-		c->state = C_FINISHING;
+		c->state = FG_SESSION_FINISHING;
 		c->finish_reason = reason;
 		c->finish_by = fgd_now() + FINISH_WAIT_NS;
 		return;
@@ -828,7 +943,7 @@ void fgd_server__drain_recordings(struct fgd_server *s)
 bool fgd_server__busy(const struct fgd_server *s)
 {
 	for (const struct client *c = s->clients; c; c = c->next)
-		if (c->state == C_RECORDING || c->state == C_FINISHING)
+		if (c->state == FG_SESSION_RECORDING || c->state == FG_SESSION_FINISHING)
 			return true;
 	return false;
 }
@@ -850,15 +965,23 @@ void fgd_server__tick(struct fgd_server *s)
 	uint64_t now = fgd_now();
 	struct client *c, *next;
 
+	/* The loop's batch of events is done: nothing refers to an evicted client any more. */
+	while (s->evicted) {
+		c = s->evicted;
+		s->evicted = c->next;
+		free(c);
+	}
 	for (c = s->clients; c; c = next) {
+		uint64_t timeout = c->short_slot ? SHORT_TIMEOUT_NS : STALL_TIMEOUT_NS;
+
 		next = c->next;
-		if (c->out_len > 0 && now - c->stall_since > STALL_TIMEOUT_NS) {
+		if (c->out_len > 0 && now - c->stall_since > timeout) {
 			log_warning("Client (uid %u) stopped reading for %llu s, dropping it", c->cred.uid,
-				    STALL_TIMEOUT_NS / 1000000000ULL);
+				    (unsigned long long)(timeout / 1000000000ULL));
 			client_free(c);
 			continue;
 		}
-		if (c->state == C_RECORDING) {
+		if (c->state == FG_SESSION_RECORDING) {
 			if (c->deadline && now >= c->deadline)
 				finish_recording(c, "completed");
 			else if (fg_recording__targets_gone(c->rec))
@@ -869,11 +992,18 @@ void fgd_server__tick(struct fgd_server *s)
 					send_progress(c, now);
 				c->next_progress = now + PROGRESS_INTERVAL_NS;
 			}
-		} else if (c->state == C_FINISHING) {
+		} else if (c->state == FG_SESSION_IDLE && c->out_len == 0 &&
+			   now - c->last_active > IDLE_TIMEOUT_NS) {
+			send_error(c, ETIMEDOUT, "closing this connection: no request for %llu s",
+				   IDLE_TIMEOUT_NS / 1000000000ULL);
+			c->state = FG_SESSION_CLOSING;
+		} else if (c->state == FG_SESSION_SHORT && now - c->last_active > SHORT_TIMEOUT_NS) {
+			send_error(c, ETIMEDOUT, "closing this connection: no request for %llu s",
+				   SHORT_TIMEOUT_NS / 1000000000ULL);
+			c->state = FG_SESSION_CLOSING;
+		} else if (c->state == FG_SESSION_FINISHING) {
 			if (fg_recording__waiting(c->rec) == 0 || now >= c->finish_by)
 				complete_recording(c, c->finish_reason);
-		} else if (c->state == C_IDLE && now - c->last_request > IDLE_TIMEOUT_NS) {
-			c->state = C_CLOSING;
 		}
 		/* Flushing may free the client; next was taken before. */
 		client_flush(c);
@@ -882,9 +1012,14 @@ void fgd_server__tick(struct fgd_server *s)
 
 /* ---- clients ---- */
 
-static void client_free(struct client *c)
+/*
+ * Releases everything a client holds and takes it off the list; the caller
+ * frees the struct. Returns whether it held a result's worth of heap.
+ */
+static bool client_release(struct client *c)
 {
 	struct fgd_server *s = c->server;
+	bool held;
 
 	if (c->rec) {
 		log_info("Client (uid %u) went away mid-recording, releasing it", c->cred.uid);
@@ -904,12 +1039,59 @@ static void client_free(struct client *c)
 		s->clients = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	s->n_clients--;
+	if (c->short_slot)
+		s->n_short--;
+	else
+		s->n_clients--;
+	held = c->snap || c->out_cap + c->chunk_cap > OUT_KEEP_BYTES;
 	c->snap = fgd_snapshot__free(c->snap);
 	fg_proto_reader_done(&c->in);
 	free(c->out);
 	free(c->chunk);
+	c->out = c->chunk = NULL;
+	c->out_len = c->out_cap = c->chunk_cap = 0;
+	return held;
+}
+
+static void client_free(struct client *c)
+{
+	struct fg_loader *loader = c->server->d->loader;
+	bool held = client_release(c);
+
 	free(c);
+	/* A client that goes mid-result leaves as much free heap as end_result() would: return it. */
+	if (held)
+		fg_loader__trim_memory(loader);
+}
+
+static void ignore_event(struct fgd_watch *w, uint32_t events)
+{
+}
+
+/*
+ * Closes an idle connection to make room, with an error line saying why.
+ * Idle, it has nothing queued, so the line follows whatever it was sent
+ * before. The struct outlives the loop's batch of events, which may still
+ * name it: fgd_server__tick() frees it.
+ */
+static void client_evict(struct client *c)
+{
+	struct fgd_server *s = c->server;
+	char line[512];
+	int n = snprintf(line, sizeof(line),
+			 "{\"fgd\":%d,\"type\":\"error\",\"error\":\"EUSERS\",\"message\":\"closed "
+			 "to make room for a new connection: fgd's client table was full and this was "
+			 "its oldest idle connection (no request for %llu s)\"}\n",
+			 FG_PROTO_VERSION,
+			 (unsigned long long)((fgd_now() - c->last_active) / 1000000000ULL));
+
+	(void)!send(c->watch.fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	log_debug("Closed an idle connection of uid %u to make room", c->cred.uid);
+	s->evicted_clients++;
+	client_release(c);
+	c->watch.fn = ignore_event;
+	c->next = s->evicted;
+	s->evicted = c;
 }
 
 static void reject(int fd, const char *why)
@@ -924,25 +1106,91 @@ static void reject(int fd, const char *why)
 	close(fd);
 }
 
-static size_t clients_of(const struct fgd_server *s, uid_t uid)
+/*
+ * Why a new connection of uid may not have a slot (a short one if
+ * short_slot) were `gone` (may be NULL) closed, or NULL. Root keeps a
+ * reserve: other users are let in only while fewer than MAX_CLIENTS -
+ * ROOT_RESERVED_CLIENTS connections are open.
+ */
+static const char *refusal(const struct fgd_server *s, uid_t uid, bool short_slot,
+			   const struct client *gone)
 {
-	size_t n = 0;
+	size_t all = 0, mine = 0;
 
-	for (const struct client *c = s->clients; c; c = c->next)
-		n += c->cred.uid == uid;
-	return n;
-}
-
-/* Why a new client may not stay, or NULL. Root keeps a reserve of slots for itself. */
-static const char *refusal(const struct fgd_server *s, uid_t uid)
-{
-	if (s->n_clients >= MAX_CLIENTS)
+	for (const struct client *c = s->clients; c; c = c->next) {
+		if (c == gone || c->short_slot != short_slot)
+			continue;
+		all++;
+		mine += c->cred.uid == uid;
+	}
+	if (short_slot) {
+		if (all >= SHORT_CLIENTS)
+			return "too many clients connected to fgd, none of them idle; try again later";
+		if (uid != 0 && mine >= SHORT_CLIENTS_PER_USER)
+			return "too many connections from this user, none of them idle; try again later";
+		return NULL;
+	}
+	if (all >= MAX_CLIENTS)
 		return "too many clients connected to fgd; try again later";
-	if (uid != 0 && s->n_clients >= MAX_CLIENTS - ROOT_RESERVED_CLIENTS)
+	if (uid != 0 && all >= MAX_CLIENTS - ROOT_RESERVED_CLIENTS)
 		return "too many clients connected to fgd; the remaining slots are root's";
-	if (uid != 0 && clients_of(s, uid) >= MAX_CLIENTS_PER_USER)
+	if (uid != 0 && mine >= MAX_CLIENTS_PER_USER)
 		return "too many connections from this user; close some and try again";
 	return NULL;
+}
+
+/*
+ * The connection a newcomer of uid may close to take its slot: the one idle
+ * the longest (no request in flight: waiting for one, nothing queued) among
+ * those whose going lets the newcomer in under the caps. So a user at their
+ * own cap can close only their own, and no user gets into root's reserve.
+ * NULL if there is none.
+ */
+static struct client *eviction_victim(struct fgd_server *s, uid_t uid, bool short_slot)
+{
+	struct client *victim = NULL;
+
+	for (struct client *c = s->clients; c; c = c->next) {
+		bool idle = (c->state == FG_SESSION_IDLE || c->state == FG_SESSION_SHORT) &&
+			    c->out_len == 0;
+
+		if (c->short_slot != short_slot || !idle ||
+		    (victim && c->last_active >= victim->last_active))
+			continue;
+		if (!refusal(s, uid, short_slot, c))
+			victim = c;
+	}
+	return victim;
+}
+
+/*
+ * Finds a new connection of uid a slot: a free one, or one an idle
+ * connection gives up, in the table and failing that among the short slots.
+ * Returns 0 and whether the slot is short, or -EUSERS and why not.
+ */
+static int admit(struct fgd_server *s, uid_t uid, bool *ret_short, const char **ret_why)
+{
+	const char *why = refusal(s, uid, false, NULL);
+	struct client *victim;
+
+	if (!why) {
+		*ret_short = false;
+		return 0;
+	}
+	victim = eviction_victim(s, uid, false);
+	if (!victim && !refusal(s, uid, true, NULL)) {
+		*ret_short = true;
+		return 0;
+	}
+	if (!victim)
+		victim = eviction_victim(s, uid, true);
+	if (!victim) {
+		*ret_why = why;
+		return -EUSERS;
+	}
+	*ret_short = victim->short_slot;
+	client_evict(victim);
+	return 0;
 }
 
 static void accept_event(struct fgd_watch *w, uint32_t events)
@@ -953,7 +1201,8 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 		socklen_t len = sizeof(struct ucred);
 		struct ucred cred;
 		struct client *c;
-		const char *why;
+		const char *why = NULL;
+		bool short_slot = false;
 		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -968,8 +1217,7 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 			close(fd);
 			continue;
 		}
-		why = refusal(s, cred.uid);
-		if (why) {
+		if (admit(s, cred.uid, &short_slot, &why) < 0) {
 			s->rejected_clients++;
 			reject(fd, why);
 			continue;
@@ -983,7 +1231,9 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 		c->watch.fn = client_event;
 		c->server = s;
 		c->cred = cred;
-		c->last_request = fgd_now();
+		c->short_slot = short_slot;
+		c->state = short_slot ? FG_SESSION_SHORT : FG_SESSION_IDLE;
+		c->last_active = fgd_now();
 		fg_proto_reader_init(&c->in, FG_PROTO_MAX_REQUEST);
 		if (fgd_watch_add(s->d, &c->watch, EPOLLIN) < 0) {
 			log_warning("Failed to watch a client: %m, dropping it");
@@ -996,7 +1246,10 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 		if (s->clients)
 			s->clients->prev = c;
 		s->clients = c;
-		s->n_clients++;
+		if (short_slot)
+			s->n_short++;
+		else
+			s->n_clients++;
 		s->accepted++;
 	}
 }
@@ -1137,6 +1390,12 @@ struct fgd_server *fgd_server__free(struct fgd_server *s)
 		return NULL;
 	while (s->clients)
 		client_free(s->clients);
+	while (s->evicted) {
+		struct client *c = s->evicted;
+
+		s->evicted = c->next;
+		free(c);
+	}
 	if (s->listen_watch.fd >= 0) {
 		fgd_watch_del(s->d, &s->listen_watch);
 		close(s->listen_watch.fd);
@@ -1151,15 +1410,27 @@ struct fgd_server *fgd_server__free(struct fgd_server *s)
 void fgd_server__status(const struct fgd_server *s, struct json_object *status)
 {
 	struct json_object *o = json_object_new_object(), *active = json_object_new_array();
-	uint64_t now = fgd_now();
+	uint64_t now = fgd_now(), result_bytes = 0;
+
+	/* What results being streamed hold now: their profiles, layouts and output buffers. */
+	for (const struct client *c = s->clients; c; c = c->next)
+		result_bytes += (c->snap ? fgd_snapshot__bytes(c->snap) : 0) + c->out_cap + c->chunk_cap;
 
 	json_object_object_add(status, "server", o);
 	fg_json_add_int(o, "clients", (int64_t)s->n_clients);
 	fg_json_add_int(o, "max_clients", MAX_CLIENTS);
 	fg_json_add_int(o, "clients_rejected", (int64_t)s->rejected_clients);
+	fg_json_add_int(o, "clients_evicted", (int64_t)s->evicted_clients);
+	fg_json_add_int(o, "short_clients", (int64_t)s->n_short);
+	fg_json_add_int(o, "max_short_clients", SHORT_CLIENTS);
+	fg_json_add_int(o, "short_requests", (int64_t)s->short_requests);
 	fg_json_add_int(o, "requests", (int64_t)s->requests);
 	fg_json_add_int(o, "bad_requests", (int64_t)s->bad_requests);
 	fg_json_add_int(o, "denied", (int64_t)s->denied);
+	fg_json_add_int(o, "result_bytes", (int64_t)result_bytes);
+	fg_json_add_int(o, "result_max_bytes", (int64_t)RESULT_MAX_BYTES);
+	fg_json_add_int(o, "user_result_max_bytes", (int64_t)USER_RESULT_MAX_BYTES);
+	fg_json_add_int(o, "results_refused", (int64_t)s->results_refused);
 	fg_json_add_int(o, "recordings_active", (int64_t)s->n_recordings);
 	fg_json_add_int(o, "max_recordings", MAX_RECORDINGS);
 	fg_json_add_int(o, "recordings_started", (int64_t)s->recordings_started);
@@ -1169,7 +1440,7 @@ void fgd_server__status(const struct fgd_server *s, struct json_object *status)
 	for (const struct client *c = s->clients; c; c = c->next) {
 		struct json_object *a;
 
-		if (!c->rec || c->state != C_RECORDING)
+		if (!c->rec || c->state != FG_SESSION_RECORDING)
 			continue;
 		a = json_object_new_object();
 		fg_json_add_int(a, "uid", c->cred.uid);

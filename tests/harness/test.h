@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -77,3 +78,22 @@ const char *fg_test_data_dir(void);
 
 /* r is a return value that must be exactly the negative errno e (e.g. -EINVAL). */
 #define ASSERT_ERR(r, e) ASSERT_EQ(r, e)
+
+/*
+ * Bytes of heap in use now, to check the *_bytes() accessors against what
+ * was really allocated; 0 where the allocator does not say (sanitizers).
+ */
+static inline size_t heap_in_use(void)
+{
+	struct mallinfo2 m = mallinfo2();
+
+	return m.uordblks + m.hblkhd; /* large blocks are mapped on their own */
+}
+
+/* An accessor's figure is the heap its object holds, within 10% (chunk headers, rounding). */
+#define ASSERT_BYTES_MATCH(claimed, before, after)                                       \
+	do {                                                                             \
+		size_t _c = (claimed), _b = (before), _a = (after);                      \
+		if (_b > 0 && _a > 0)                                                    \
+			ASSERT_TRUE(_a - _b >= _c * 9 / 10 && _a - _b <= _c * 11 / 10);   \
+	} while (0)

@@ -52,6 +52,83 @@ def program(name):
     return path
 
 
+class Conn:
+    """One connection speaking the protocol by hand: request lines out, messages in.
+
+    Every read has a deadline: a reply that never comes fails the test instead of
+    hanging it."""
+
+    def __init__(self, path, timeout=20):
+        self.timeout = timeout
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.buf = b""
+
+    def send(self, request):
+        """A request: a dict of the members after "fgd" (with "cmd"), or raw bytes."""
+        if isinstance(request, dict):
+            request = (json.dumps(dict({"fgd": 1}, **request)) + "\n").encode()
+        self.sock.sendall(request)
+
+    def _fill(self, what):
+        self.sock.settimeout(self.timeout)
+        try:
+            chunk = self.sock.recv(1 << 20)
+        except socket.timeout:
+            raise TestFailure(f"{what}: no reply from fgd within {self.timeout} s")
+        except ConnectionResetError:
+            chunk = b""
+        return chunk
+
+    def message(self, what="reply"):
+        """The next message, or None at the end of the connection. A "data" message
+        comes with its bytes, as its "bytes" member."""
+        while b"\n" not in self.buf:
+            chunk = self._fill(what)
+            if not chunk:
+                check(not self.buf, f"the connection ended inside a message: {self.buf[:200]!r}")
+                return None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        msg = json.loads(line)
+        if msg.get("type") == "data":
+            while len(self.buf) < msg["length"]:
+                chunk = self._fill("data")
+                check(chunk, "the connection ended inside a data chunk")
+                self.buf += chunk
+            msg["bytes"], self.buf = self.buf[:msg["length"]], self.buf[msg["length"]:]
+        return msg
+
+    def reply(self, what="reply"):
+        """The next message that is not progress news."""
+        while True:
+            msg = self.message(what)
+            if msg is None or msg.get("type") != "progress":
+                return msg
+
+    def result(self, what="result"):
+        """After a "result" message: its data, up to "end"; returns (bytes, end message)."""
+        data = bytearray()
+        while True:
+            msg = self.message(what)
+            check(msg is not None, f"the connection ended inside a {what}")
+            if msg["type"] == "end":
+                check(msg["bytes"] == len(data), f"end says {msg['bytes']} bytes, {len(data)} came")
+                return bytes(data), msg
+            check(msg["type"] == "data", f"{msg['type']} inside a {what}: {msg}")
+            data += msg["bytes"]
+
+    def close(self):
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
 class Daemon:
     """fgd started for one test, ready once it sent READY=1."""
 
@@ -106,7 +183,7 @@ class Daemon:
     def fgctl(self, *args, user=None, timeout=120, input=None, check_rc=None):
         cmd = [FGCTL, "--socket", self.socket] + [str(a) for a in args]
         if user:
-            cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"] + cmd
+            cmd = as_user(user, cmd)
         r = subprocess.run(cmd, capture_output=True, timeout=timeout, input=input)
         if check_rc is not None and r.returncode != check_rc:
             raise TestFailure(f"{' '.join(cmd)} exited {r.returncode}, expected {check_rc}\n"
@@ -188,6 +265,20 @@ class Daemon:
             line = buf.split(b"\n", 1)[0]
             return line if raw else json.loads(line)
 
+    def conn(self, timeout=20):
+        return Conn(self.socket, timeout)
+
+    def status(self):
+        return json.loads(self.fgctl("status", "--json", check_rc=0).stdout)
+
+    def rss_kib(self):
+        """fgd's resident memory now (VmRSS), in KiB."""
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise TestFailure("fgd has no VmRSS")
+
     def fd_count(self, kind=""):
         """fgd's open fds whose target contains kind (e.g. "perf_event"), or all."""
         fd_dir = f"/proc/{self.proc.pid}/fd"
@@ -231,12 +322,47 @@ class Daemon:
         return False
 
 
+TEST_USER = "fgd-test-user"
+TEST_GROUP = "fgd-test-group"
+
+
+@contextlib.contextmanager
+def test_user():
+    """A second, unprivileged user (TEST_USER, in TEST_GROUP) for the time of a test;
+    whatever this created is removed again. Yields the user's name."""
+    created = []
+    try:
+        try:
+            grp.getgrnam(TEST_GROUP)
+        except KeyError:
+            subprocess.run(["groupadd", "--system", TEST_GROUP], check=True)
+            created.append("group")
+        try:
+            pwd.getpwnam(TEST_USER)
+        except KeyError:
+            subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                            "--groups", TEST_GROUP, TEST_USER], check=True)
+            created.append("user")
+        subprocess.run(["usermod", "-a", "-G", TEST_GROUP, TEST_USER], check=True)
+        yield TEST_USER
+    finally:
+        if "user" in created:
+            subprocess.run(["userdel", TEST_USER], check=False)
+        if "group" in created:
+            subprocess.run(["groupdel", TEST_GROUP], check=False)
+
+
+def as_user(user, cmd):
+    """cmd (a list) run as user, with the user's groups."""
+    return ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"] + list(cmd)
+
+
 @contextlib.contextmanager
 def workload(name, *args, user=None):
     """Starts a test program and waits for the "ready" line it prints."""
     cmd = [program(name)] + [str(a) for a in args]
     if user:
-        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"] + cmd
+        cmd = as_user(user, cmd)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()

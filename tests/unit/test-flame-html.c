@@ -634,6 +634,21 @@ TEST(detail_kept)
  * 200,000 distinct stacks: the frame cap holds, the widest frames are the
  * ones kept, and the page stays a few megabytes.
  */
+/* The page keeps what it shows: it streams the same bytes after its model is gone. */
+TEST(the_page_outlives_its_model)
+{
+	_cleanup_(fg_folded__freep) struct fg_folded *f = model_new(basic, true);
+	_cleanup_(membuf_done) struct membuf whole = {}, m = {};
+	_cleanup_(fg_flame_html__freep) struct fg_flame_html *h = NULL;
+	struct fg_folded *g = model_new(basic, true);
+
+	render(f, NULL, &whole);
+	ASSERT_OK(fg_flame_html__new(g, NULL, &h));
+	fg_folded__free(g);
+	emit_all(emit_one, h, 4096, &m);
+	ASSERT_TRUE(m.len == whole.len && memcmp(m.data, whole.data, whole.len) == 0);
+}
+
 TEST(large_profile_is_bounded)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *f = fg_folded__new();
@@ -654,7 +669,14 @@ TEST(large_profile_is_bounded)
 		ASSERT_EQ(fg_folded__add_line(f, line, (size_t)len), 1);
 	}
 	ASSERT_OK(fg_folded__sort(f));
-	ASSERT_OK(fg_flame_html__new(f, NULL, &h));
+	{
+		/* What fgd holds while it streams a page is counted as the heap it takes. */
+		size_t before = heap_in_use();
+
+		ASSERT_OK(fg_flame_html__new(f, NULL, &h));
+		ASSERT_BYTES_MATCH(fg_flame_html__bytes(h), before, heap_in_use());
+		ASSERT_TRUE(fg_flame_html__bytes(h) > fg_flame_html__n_frames(h) * 64);
+	}
 	ASSERT_TRUE(fg_flame_html__n_frames(h) <= 200000);
 	ASSERT_TRUE(fg_flame_html__n_frames(h) > 150000);
 	ASSERT_TRUE(fg_flame_html__n_elided(h) > 0);

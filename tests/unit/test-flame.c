@@ -739,3 +739,25 @@ TEST(large_profile_stays_small)
 	ASSERT_EQ(count_str(m.data, "class=\"func_g\""), 4);
 	ASSERT_TRUE(m.len < 16 * 1024);
 }
+
+/* fgd budgets a snapshot by this figure: the layout of every frame drawn, as the heap it takes. */
+TEST(bytes_are_the_heap_held)
+{
+	_cleanup_(fg_folded__freep) struct fg_folded *f = fg_folded__new();
+	_cleanup_(fg_flame__freep) struct fg_flame *fl = NULL;
+	char line[128];
+	size_t before;
+
+	/* 5000 stacks of equal weight: each leaf is 0.24 px wide, so all are drawn. */
+	ASSERT_TRUE(f);
+	for (int i = 0; i < 5000; i++) {
+		int n = snprintf(line, sizeof(line), "main;mod_%d;fn_%d;leaf_%d 1", i % 7, i % 101, i);
+
+		ASSERT_EQ(fg_folded__add_line(f, line, (size_t)n), 1);
+	}
+	ASSERT_OK(fg_folded__sort(f));
+	before = heap_in_use();
+	ASSERT_OK(fg_flame__new(f, NULL, &fl));
+	ASSERT_BYTES_MATCH(fg_flame__bytes(fl), before, heap_in_use());
+	ASSERT_TRUE(fg_flame__bytes(fl) > 5000 * sizeof(struct fg_flame_node));
+}

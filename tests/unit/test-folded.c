@@ -240,6 +240,26 @@ TEST(stack_cap_refuses_only_new_stacks)
 	fg_folded__free(f);
 }
 
+/* fgd budgets a result by this figure (a snapshot's profile): it is the heap the model takes. */
+TEST(bytes_are_the_heap_held)
+{
+	size_t before = heap_in_use();
+	struct fg_folded *f = fg_folded__new();
+	char line[128];
+
+	ASSERT_TRUE(f);
+	for (int i = 0; i < 50000; i++) {
+		int n = snprintf(line, sizeof(line), "main;mod_%d;fn_%d;leaf_%d %d", i % 13, i % 997, i,
+				 1 + i % 5);
+
+		ASSERT_EQ(fg_folded__add_line(f, line, (size_t)n), 1);
+	}
+	ASSERT_OK(fg_folded__sort(f));
+	ASSERT_BYTES_MATCH(fg_folded__bytes(f), before, heap_in_use());
+	ASSERT_TRUE(fg_folded__bytes(f) > 50000 * (4 * sizeof(uint32_t)));
+	fg_folded__free(f);
+}
+
 TEST(format_count)
 {
 	char buf[64];

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "proto.h"
+#include "utf8.h"
 #include "test.h"
 
 static int decode_line(const char *line, struct fg_request *req, const char **err)
@@ -140,6 +141,31 @@ TEST(record_request_round_trip)
 	/* Inline frames and demangling are on unless turned off. */
 	ASSERT_TRUE(back.record.inline_frames && back.record.demangle);
 	ASSERT_EQ(back.record.group_by, FG_GROUP_CGROUP_NAME);
+}
+
+/* Names come from processes: a message is UTF-8 whatever bytes they hold. */
+TEST(messages_are_utf8)
+{
+	struct json_object *obj = fg_proto_new_message("top");
+	char *line;
+
+	ASSERT_TRUE(obj);
+	fg_json_add_str(obj, "comm", "a\xff\xc3(\xc3\xa9\xef\xbf\xbd\xf0\x9f\x94\xa5\xe2\x82");
+	line = fg_proto_format(obj);
+	json_object_put(obj);
+	ASSERT_TRUE(line);
+	/* Each bad byte one U+FFFD; valid sequences, U+FFFD itself included, kept. */
+	ASSERT_TRUE(strstr(line, "\"a\xef\xbf\xbd\xef\xbf\xbd(\xc3\xa9\xef\xbf\xbd\xf0\x9f\x94\xa5"
+			       "\xef\xbf\xbd\xef\xbf\xbd\"") != NULL);
+	for (size_t i = 0; line[i];) {
+		uint32_t cp;
+		size_t n = fg_utf8_next((const unsigned char *)line + i, strlen(line + i), &cp);
+
+		/* Valid throughout: the only U+FFFD are whole three-byte ones. */
+		ASSERT_TRUE(cp != 0xfffd || n == 3 || line[i] == '\n');
+		i += n;
+	}
+	free(line);
 }
 
 TEST(inline_and_demangle_options)
