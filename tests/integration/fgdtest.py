@@ -46,6 +46,13 @@ def check(cond, message):
         raise TestFailure(message)
 
 
+def sanitized():
+    """Whether fgd is built with AddressSanitizer: its memory is then redzones and a
+    quarantine of freed blocks, so RSS says nothing about what fgd itself holds."""
+    with open(FGD if os.path.isabs(FGD) else shutil.which(FGD), "rb") as f:
+        return b"__asan_init" in f.read()
+
+
 def program(name):
     path = os.path.join(PROGRAMS, name)
     check(os.access(path, os.X_OK), f"test program {path} is missing: build with meson first")
@@ -320,36 +327,6 @@ class Daemon:
         if exc_type is not None:
             print(f"--- fgd log ---\n{logs}", file=sys.stderr)
         return False
-
-
-TEST_USER = "fgd-test-user"
-TEST_GROUP = "fgd-test-group"
-
-
-@contextlib.contextmanager
-def test_user():
-    """A second, unprivileged user (TEST_USER, in TEST_GROUP) for the time of a test;
-    whatever this created is removed again. Yields the user's name."""
-    created = []
-    try:
-        try:
-            grp.getgrnam(TEST_GROUP)
-        except KeyError:
-            subprocess.run(["groupadd", "--system", TEST_GROUP], check=True)
-            created.append("group")
-        try:
-            pwd.getpwnam(TEST_USER)
-        except KeyError:
-            subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-                            "--groups", TEST_GROUP, TEST_USER], check=True)
-            created.append("user")
-        subprocess.run(["usermod", "-a", "-G", TEST_GROUP, TEST_USER], check=True)
-        yield TEST_USER
-    finally:
-        if "user" in created:
-            subprocess.run(["userdel", TEST_USER], check=False)
-        if "group" in created:
-            subprocess.run(["groupdel", TEST_GROUP], check=False)
 
 
 def as_user(user, cmd):

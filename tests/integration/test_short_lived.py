@@ -13,6 +13,14 @@ from fgdtest import FGCTL, Daemon, check, parse_folded, program, require_root, r
 RUNS = 40
 
 
+def user_part(stack):
+    """The stack without the kernel frames an interrupt or a system call put on top."""
+    frames = stack.split(";")
+    while frames and frames[-1].endswith("_[k]"):
+        frames.pop()
+    return ";".join(frames)
+
+
 def spawn_many(stop):
     """RUNS fgtest-burn processes of 40 ms each, one after the other."""
     for _ in range(RUNS):
@@ -46,18 +54,25 @@ def test():
             stacks = {s: c for s, c in parse_folded(out.decode()).items()
                       if s.startswith("fgtest-burn;")}
             total = sum(stacks.values())
-            hot = sum(c for s, c in stacks.items() if s.endswith(";main;hot_a")
-                      or s.endswith(";main;hot_b"))
-            print(f"{mode}: {total} samples of {RUNS} short-lived processes, "
-                  f"{hot / max(1, total):.1%} named main;hot_a/hot_b")
+            # The program's own samples, through its main: what is left is each process's
+            # exec, dynamic loading and exit, which take a share of a 40 ms life that depends
+            # on the machine (7% on a paravirtualized one, where page faults are slow).
+            program_part = {s: c for s, c in stacks.items() if ";main;" in s}
+            in_main = sum(program_part.values())
+            hot = sum(c for s, c in program_part.items()
+                      if user_part(s).endswith(";main;hot_a") or user_part(s).endswith(";main;hot_b"))
+            print(f"{mode}: {total} samples of {RUNS} short-lived processes, {in_main} in main, "
+                  f"{hot / max(1, in_main):.1%} of those named main;hot_a/hot_b")
             # 40 x 40 ms of one busy CPU at 999 Hz is ~1600 samples; allow a loaded machine.
             check(total > 400, f"{mode}: too few samples of the short-lived processes: {total}")
-            check(hot / total >= 0.95, f"{mode}: only {hot / total:.1%} of their samples are named: "
+            # Unnamed code would have no main: most samples must be in it, named.
+            check(in_main >= 0.85 * total, f"{mode}: only {in_main} of {total} samples in main: "
                   f"{sorted(stacks.items(), key=lambda kv: -kv[1])[:3]}")
+            check(hot / in_main >= 0.95, f"{mode}: only {hot / in_main:.1%} of their samples in main "
+                  f"are named: {sorted(program_part.items(), key=lambda kv: -kv[1])[:3]}")
             if mode == "dwarf":
-                whole = sum(c for s, c in stacks.items() if ";_start;__libc_start_main;" in s)
-                check(whole / total >= 0.95, f"dwarf: only {whole / total:.1%} of their stacks "
-                      f"reach _start: {sorted(stacks.items(), key=lambda kv: -kv[1])[:3]}")
-
+                whole = sum(c for s, c in program_part.items() if ";_start;__libc_start_main;" in s)
+                check(whole / in_main >= 0.95, f"dwarf: only {whole / in_main:.1%} of their stacks "
+                      f"in main reach _start: {sorted(program_part.items(), key=lambda kv: -kv[1])[:3]}")
 
 run(test)
