@@ -161,16 +161,22 @@ struct fg_unwinder *fg_unwinder__free(struct fg_unwinder *u)
 	return NULL;
 }
 
-/* Bytes of the sections CFI lookups read; whether there is a .debug_frame. */
-static uint64_t cfi_bytes(Elf *elf, bool *ret_debug_frame)
+/* The sections CFI comes from, as cfi_sections() finds them. */
+struct cfi_sections {
+	uint64_t bytes;       /* of .eh_frame, .eh_frame_hdr and .debug_frame together */
+	uint64_t eh_frame;    /* bytes of .eh_frame */
+	uint64_t debug_frame; /* bytes of .debug_frame (0: none, or SHT_NOBITS) */
+	bool eh_frame_hdr;    /* .eh_frame comes with its table for binary search */
+};
+
+static void cfi_sections(Elf *elf, struct cfi_sections *ret)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
-	uint64_t sum = 0;
 
-	*ret_debug_frame = false;
+	*ret = (struct cfi_sections){};
 	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-		return 0;
+		return;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
@@ -178,38 +184,67 @@ static uint64_t cfi_bytes(Elf *elf, bool *ret_debug_frame)
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name)
+		if (!name || sh.sh_type == SHT_NOBITS)
 			continue;
 		if (!strcmp(name, ".debug_frame"))
-			*ret_debug_frame = sh.sh_type != SHT_NOBITS;
-		if (!strcmp(name, ".eh_frame") || !strcmp(name, ".eh_frame_hdr") ||
-		    !strcmp(name, ".debug_frame"))
-			sum += sh.sh_size;
+			ret->debug_frame = sh.sh_size;
+		else if (!strcmp(name, ".eh_frame"))
+			ret->eh_frame = sh.sh_size;
+		else if (!strcmp(name, ".eh_frame_hdr"))
+			ret->eh_frame_hdr = true;
+		else
+			continue;
+		ret->bytes += sh.sh_size;
 	}
-	return sum;
+}
+
+/*
+ * Makes libdw index every FDE of a CFI section now, on the loader's thread:
+ * a section without a search table (.debug_frame always; .eh_frame without
+ * .eh_frame_hdr) is otherwise scanned on the loop, entry by entry, by the
+ * lookups that miss. libdw keeps every FDE it parsed, and a lookup of an
+ * address no FDE covers parses them all. Refused past FG_UNWIND_MAX_SCANNED:
+ * the FDEs it would keep cost several times the section.
+ */
+static int index_unsorted(Dwarf_CFI *cfi, uint64_t size)
+{
+	Dwarf_Frame *frame = NULL;
+
+	if (size > FG_UNWIND_MAX_SCANNED)
+		return -E2BIG;
+	if (dwarf_cfi_addrframe(cfi, 0, &frame) == 0)
+		free(frame);
+	return 0;
 }
 
 /* Reads the CFI of an opened ELF handle into c, which takes the handle. */
 static int cfi_read(struct cfi *c, Elf *elf)
 {
-	bool debug_frame;
+	struct cfi_sections cs;
 	int r;
 
 	c->elf = elf;
 	r = fg_elf_syms__load_layout(elf, &c->layout);
 	if (r < 0)
 		return r;
-	c->bytes = cfi_bytes(elf, &debug_frame);
+	cfi_sections(elf, &cs);
+	c->bytes = cs.bytes;
 	/* .eh_frame is what the program itself unwinds with: the usual source. */
 	c->eh = dwarf_getcfi_elf(elf);
+	if (c->eh && !cs.eh_frame_hdr && index_unsorted(c->eh, cs.eh_frame) < 0) {
+		dwarf_cfi_end(c->eh);
+		c->eh = NULL;
+	}
 	/*
 	 * Code built without unwind tables but with -g has only .debug_frame,
 	 * even when the startup files linked in bring an .eh_frame.
 	 */
-	if (debug_frame) {
+	if (cs.debug_frame) {
 		c->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		if (c->dwarf)
 			c->debug = dwarf_getcfi(c->dwarf);
+		if (c->debug && index_unsorted(c->debug, cs.debug_frame) < 0)
+			c->debug = NULL; /* the Dwarf's own, freed with it */
 	}
 	return c->eh || c->debug ? 0 : -ENODATA;
 }

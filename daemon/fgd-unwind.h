@@ -23,6 +23,10 @@
  * recently used go first), and the row cache has FG_UNWIND_ROW_CACHE
  * entries, so the memory is capped whatever runs on the machine (the stats'
  * bytes; libdw's own index of the entries looked up comes on top).
+ *
+ * Time. A row is looked up in the loop (then cached); everything whose
+ * cost is up to the file is done when the CFI is read, on the loader's
+ * thread: a section without a search table is indexed whole there.
  */
 
 #include <stdint.h>
@@ -35,6 +39,12 @@
 #define FG_UNWIND_MAX_BINARIES 1024
 #define FG_UNWIND_MAX_BYTES (256ULL << 20) /* of CFI sections held */
 #define FG_UNWIND_ROW_CACHE 8192
+/*
+ * A CFI section without a search table (.debug_frame, or .eh_frame with no
+ * .eh_frame_hdr) is indexed whole when read; a bigger one is not used.
+ * Real ones are a few MiB at most: linkers write .eh_frame_hdr.
+ */
+#define FG_UNWIND_MAX_SCANNED (16ULL << 20)
 
 struct fg_unwinder_stats {
 	uint64_t binaries;        /* holding CFI now */
