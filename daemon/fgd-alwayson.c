@@ -8,12 +8,12 @@
 #include <stdio.h>
 
 #include "fgd-alwayson.h"
+#include "fgd-clock.h"
 #include "folded.h"
 #include "selector.h"
 #include "fgd-history.h"
 #include "fgd-log.h"
 #include "fgd-recording.h"
-#include "fgd.h"
 #include "macro.h"
 #include "result.h"
 #include "slicefile.h"
@@ -33,7 +33,8 @@
 #define RECORDING_MAX_BYTES (64ULL << 20)
 
 struct fgd_alwayson {
-	struct fgd *d;             /* borrowed */
+	struct fgd_alwayson_opts opts; /* its pointers borrowed */
+	struct fg_proctab *procs;  /* borrowed */
 	struct fg_recording *rec;  /* owned */
 	struct fg_window *window;  /* owned */
 	struct fg_history *history; /* owned; NULL when the state directory is unusable */
@@ -59,8 +60,6 @@ struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
 {
 	if (!a)
 		return NULL;
-	if (a->rec && fg_recording__events(a->rec))
-		fgd_unwatch_rings(a->d, fg_recording__events(a->rec));
 	fg_recording__free(a->rec);
 	fg_window__free(a->window);
 	fg_history__free(a->history);
@@ -139,7 +138,7 @@ static void on_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 		if (fg_process_owner(proc, &owner) < 0)
 			owner = 0;
 		/* Unknown (0) only for a process gone before fgd saw it. */
-		if (fg_proctab__born(a->d->procs, proc, &wp.start_time) < 0)
+		if (fg_proctab__born(a->procs, proc, &wp.start_time) < 0)
 			wp.start_time = 0;
 		wp.uid = owner;
 		wp.comm = proc->comm;
@@ -162,35 +161,37 @@ static void on_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 		a->errors++;
 }
 
-int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
+int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_recording_deps *deps,
+		      struct fgd_alwayson **ret)
 {
 	_cleanup_(fgd_alwayson__freep) struct fgd_alwayson *a = calloc(1, sizeof(*a));
+	const struct fgd_config *c = opts->conf;
 	struct fg_window_opts wo = {
-		.slice_ms = (uint64_t)d->conf.slice_seconds * 1000,
-		.window_ms = (uint64_t)d->conf.window_seconds * 1000,
-		.memory_max = d->conf.memory_max,
+		.slice_ms = (uint64_t)c->slice_seconds * 1000,
+		.window_ms = (uint64_t)c->window_seconds * 1000,
+		.memory_max = c->memory_max,
 	};
 	struct fg_recording_opts o = {
-		.event = d->event,
-		.frequency = d->conf.always_on_frequency,
-		.max_stack = d->max_stack,
-		.call_graph = d->conf.call_graph,
-		.stack_dump = d->conf.stack_dump,
-		.ring_pages = d->conf.ring_pages,
+		.event = opts->event,
+		.frequency = c->always_on_frequency,
+		.max_stack = opts->max_stack,
+		.call_graph = c->call_graph,
+		.stack_dump = c->stack_dump,
+		.ring_pages = c->ring_pages,
 		.max_bytes = RECORDING_MAX_BYTES,
-		.hostname = d->hostname,
+		.hostname = opts->hostname,
 		.sink = on_stack,
-		.loader = d->loader,
 	};
 	int r;
 
 	if (!a)
 		return -ENOMEM;
-	a->d = d;
-	a->frequency = d->conf.always_on_frequency;
-	a->call_graph = d->conf.call_graph;
-	a->slice_seconds = d->conf.slice_seconds;
-	a->window_seconds = d->conf.window_seconds;
+	a->opts = *opts;
+	a->procs = deps->procs;
+	a->frequency = c->always_on_frequency;
+	a->call_graph = c->call_graph;
+	a->slice_seconds = c->slice_seconds;
+	a->window_seconds = c->window_seconds;
 	fg_record_request_init(&o.req);
 	o.req.all = true;
 	/* Stored names tell kernel frames by their suffix (view.h): the window must have it. */
@@ -203,26 +204,24 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 		return r;
 	a->memo_since = fgd_now();
 	/* Without a usable state directory fgd still samples; the history is what is lost. */
-	if (d->conf.state_directory) {
-		r = fg_history__open(d->conf.state_directory, &a->history);
+	if (c->state_directory) {
+		r = fg_history__open(c->state_directory, &a->history);
 		if (r < 0)
 			log_warning("Cannot use %s for the history, keeping none: %s",
-				    d->conf.state_directory, strerror(-r));
-		else if (!(a->history_dir = strdup(d->conf.state_directory)))
+				    c->state_directory, strerror(-r));
+		else if (!(a->history_dir = strdup(c->state_directory)))
 			return -ENOMEM;
 	}
-	r = fg_recording__new(&o, d->procs, d->sym, d->unwinder, &a->rec, NULL);
-	if (r >= 0)
-		r = fgd_watch_rings(d, fg_recording__events(a->rec));
+	r = fg_recording__new(&o, deps, &a->rec, NULL);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(a);
 	return 0;
 }
 
-void fgd_alwayson__snapshot(struct fgd_alwayson *a)
+struct fg_evset *fgd_alwayson__events(struct fgd_alwayson *a)
 {
-	fg_evset__snapshot(fg_recording__events(a->rec));
+	return fg_recording__events(a->rec);
 }
 
 void fgd_alwayson__drain(struct fgd_alwayson *a)
@@ -261,7 +260,7 @@ static void store(struct fgd_alwayson *a, const struct fg_slice *s, int64_t end_
 	else if (r < 0 && before.last_write_error != r)
 		log_warning("Cannot write a history slice: %s (sampling goes on)", strerror(-r));
 	if (r >= 0 && ++a->stored % HISTORY_PRUNE_EVERY == 0)
-		(void)fg_history__prune(a->history, a->d->conf.history_max);
+		(void)fg_history__prune(a->history, a->opts.conf->history_max);
 }
 
 /*
@@ -272,7 +271,7 @@ static void store(struct fgd_alwayson *a, const struct fg_slice *s, int64_t end_
  */
 static void compact(struct fgd_alwayson *a, int64_t now_ms)
 {
-	const struct fg_compaction_policy *p = &a->d->conf.history_policy;
+	const struct fg_compaction_policy *p = &a->opts.conf->history_policy;
 	struct fg_history_stats before;
 	struct fg_window_stats ws;
 	int r;
@@ -402,8 +401,8 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 		fg_json_add_int(h, "corrupt", (int64_t)hs.corrupt);
 		fg_json_add_int(h, "future", (int64_t)hs.future);
 		fg_json_add_int(h, "pruned", (int64_t)hs.pruned);
-		fg_json_add_int(h, "max_bytes", (int64_t)a->d->conf.history_max);
-		history_policy_json(h, &a->d->conf.history_policy);
+		fg_json_add_int(h, "max_bytes", (int64_t)a->opts.conf->history_max);
+		history_policy_json(h, &a->opts.conf->history_policy);
 		fg_json_add_int(h, "merged", (int64_t)hs.merged);
 		fg_json_add_int(h, "merged_sources", (int64_t)hs.merged_sources);
 		fg_json_add_int(h, "corrupt_dropped", (int64_t)hs.corrupt_dropped);
@@ -691,7 +690,7 @@ static struct json_object *result_json(const struct fgd_alwayson *a, const struc
 		return NULL;
 	fg_window__stats(a->window, &st);
 	fg_json_add_str(m, "source", "always-on");
-	fg_json_add_str(m, "event", a->d->event.name);
+	fg_json_add_str(m, "event", a->opts.event.name);
 	fg_json_add_int(m, "frequency", a->frequency);
 	fg_json_add_str(m, "call_graph", fg_call_graph_name(a->call_graph));
 	fg_json_add_int(m, "first_ms", res->first_ms);
@@ -782,10 +781,10 @@ int fgd_alwayson__snapshot_query(struct fgd_alwayson *a, const struct fg_query_r
 	strftime(from, sizeof(from), "%Y-%m-%d %H:%M:%S", localtime(&t));
 	t = (time_t)(res.last_ms / 1000);
 	strftime(to, sizeof(to), "%H:%M:%S", localtime(&t));
-	snprintf(subtitle, sizeof(subtitle), "%s: always-on, %s to %s", a->d->hostname, from, to);
+	snprintf(subtitle, sizeof(subtitle), "%s: always-on, %s to %s", a->opts.hostname, from, to);
 	snprintf(info[0], sizeof(info[0]),
 		 "event: %s   frequency: %u Hz   slices: %" PRIu64 "   samples: %" PRIu64,
-		 a->d->event.name, a->frequency, res.slices, res.samples);
+		 a->opts.event.name, a->frequency, res.slices, res.samples);
 	snprintf(info[1], sizeof(info[1]),
 		 "folded into [other] (memory ceiling): %" PRIu64 " samples, %" PRIu64
 		 " stacks   [other processes]: %" PRIu64, res.folded_samples, res.folded_stacks,

@@ -13,17 +13,33 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fgd-conf.h"
+#include "fgd-recording.h"
 #include "window.h"
 
-struct fgd;
 struct fgd_alwayson;
 
-/* Starts sampling. d is borrowed and must outlive it. Caller frees *ret with fgd_alwayson__free(). */
-int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret);
+struct fgd_alwayson_opts {
+	/*
+	 * Borrowed for its life: the settings it starts with (rate, slices,
+	 * window, ceiling, state directory, call graph) are copied; the
+	 * history's budget and compaction policy are read at each step, so a
+	 * reload changes them.
+	 */
+	const struct fgd_config *conf;
+	struct fg_event_choice event;
+	uint32_t max_stack;
+	const char *hostname; /* borrowed for its life */
+};
+
+/* Starts sampling (deps copied). Caller frees *ret with fgd_alwayson__free(). */
+int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_recording_deps *deps,
+		      struct fgd_alwayson **ret);
 struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a);
 
-/* The drain round's two steps (fgd_drain_round()): snapshot the rings, then drain them. */
-void fgd_alwayson__snapshot(struct fgd_alwayson *a);
+/* Its per-CPU events, for the engine's drain round and ring watch. Borrowed. */
+struct fg_evset *fgd_alwayson__events(struct fgd_alwayson *a);
+/* Drains its rings up to their last snapshot into the window. */
 void fgd_alwayson__drain(struct fgd_alwayson *a);
 /* Rotates slices when their time is up; now_ms is CLOCK_REALTIME. */
 void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms);

@@ -7,8 +7,13 @@
  * error function, with their line numbers, and the caller logs them.
  */
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compaction.h"
 #include "conf.h"
-#include "fgd.h"
+#include "proto.h"
 
 #define FGD_DEFAULT_FREQUENCY 99
 #define FGD_DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: about half a second at 999 Hz */
@@ -18,6 +23,32 @@
 /* systemd's StateDirectory=fgd is always under /var/lib. */
 #define FGD_DEFAULT_STATE_DIRECTORY "/var/lib/fgd"
 #define FGD_MAX_CONFIG_FILE (64 * 1024)
+
+/*
+ * What fgd.conf(5) and the command line set; defaults in fgd-conf.c. SIGHUP
+ * builds a new one and swaps it in (fgd.c's reload()), so nothing
+ * may keep a pointer into it across loop iterations.
+ */
+struct fgd_config {
+	const char *socket_path;  /* owned: fgd_config_done() frees it */
+	const char *socket_group; /* owned; NULL: none */
+	uint32_t default_frequency;
+	enum fg_call_graph call_graph; /* for requests that do not choose: FP or DWARF */
+	uint32_t stack_dump;     /* DWARF mode's default dump size */
+	size_t ring_pages;       /* per CPU, for sampling */
+	size_t track_ring_pages; /* per CPU, for tracking */
+
+	/* Always-on sampling (docs/ARCHITECTURE.md, "Always-on"). */
+	bool always_on;               /* AlwaysOn= */
+	uint32_t always_on_frequency; /* AlwaysOnFrequency=, Hz */
+	uint32_t slice_seconds;       /* SliceSec= */
+	uint32_t window_seconds;      /* WindowSec= */
+	uint64_t memory_max;          /* MemoryMax=, bytes: the aggregates' ceiling */
+	const char *state_directory;  /* owned; StateDirectory=: the on-disk history */
+	uint64_t history_max;         /* HistoryMax=: bytes of history kept on disk */
+	uint64_t jit_map_max;         /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */
+	struct fg_compaction_policy history_policy; /* HistoryTiers=, HistoryKeepSec= */
+};
 
 /* Fills *ret with the defaults. 0 or -ENOMEM; *ret is then freed with fgd_config_done(). */
 int fgd_config_init(struct fgd_config *ret);

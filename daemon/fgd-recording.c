@@ -99,6 +99,7 @@ struct fg_recording {
 	struct fg_proctab *procs;  /* borrowed */
 	struct fg_symbolizer *sym; /* borrowed */
 	struct fg_unwinder *unwinder; /* borrowed; DWARF mode only */
+	struct fg_loader *loader;  /* borrowed; NULL: files are read at once */
 	struct fg_evset *events;   /* owned until finish */
 	enum state state;
 
@@ -190,8 +191,7 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 	return NULL;
 }
 
-int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *procs,
-		      struct fg_symbolizer *sym, struct fg_unwinder *unwinder,
+int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_recording_deps *deps,
 		      struct fg_recording **ret, pid_t *ret_bad_pid)
 {
 	_cleanup_(fg_recording__freep) struct fg_recording *r = NULL;
@@ -209,17 +209,18 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	if (opts->call_graph == FG_CALL_GRAPH_DWARF && !unwinder)
+	if (opts->call_graph == FG_CALL_GRAPH_DWARF && !deps->unwinder)
 		return -EINVAL;
-	r->unwinder = unwinder;
+	r->unwinder = deps->unwinder;
+	r->loader = deps->loader;
 	r->opts = *opts;
 	/* The suffix a request may do without is the view's to take off (view.h). */
 	r->opts.view.kernel_suffix = opts->req.kernel_suffix;
 	r->opts.hostname = NULL;
 	snprintf(r->hostname, sizeof(r->hostname), "%s", opts->hostname ? opts->hostname : "");
-	r->procs = procs;
-	r->sym = sym;
-	r->jit = fg_proctab__jit(procs);
+	r->procs = deps->procs;
+	r->sym = deps->sym;
+	r->jit = fg_proctab__jit(deps->procs);
 	r->model = fg_folded__new();
 	if (!r->model)
 		return -ENOMEM;
@@ -232,7 +233,7 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 		if (!r->targets)
 			return -ENOMEM;
 		for (size_t i = 0; i < opts->req.n_pids; i++) {
-			struct fg_process *p = fg_proctab__current(procs, opts->req.pids[i]);
+			struct fg_process *p = fg_proctab__current(r->procs, opts->req.pids[i]);
 
 			if (!p || p->end_time != FG_TIME_ALIVE) {
 				if (ret_bad_pid)
@@ -244,7 +245,6 @@ int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *p
 				memcpy(r->target_comm, p->comm, sizeof(r->target_comm));
 		}
 	}
-	(void)fg_symbolizer__refresh_kernel(sym, false);
 	err = fg_evset__open(&eo, &r->events);
 	if (err < 0)
 		return err;
@@ -905,7 +905,7 @@ static void park(struct fg_recording *r, const struct fg_record *rec, const uint
 		.has_unwound = chain != NULL,
 		.n_regs = (uint32_t)n_regs,
 		.unwound = chain ? *unwound : (struct unwound){},
-		.wait = fg_loader__submitted(r->opts.loader),
+		.wait = fg_loader__submitted(r->loader),
 		.parked_at = fgd_now(),
 		.sid = s->sid,
 		.ip = s->ip,
@@ -978,7 +978,7 @@ static void compact(struct fg_recording *r)
  */
 static void replay(struct fg_recording *r, bool all)
 {
-	uint64_t completed = fg_loader__completed(r->opts.loader), now = fgd_now();
+	uint64_t completed = fg_loader__completed(r->loader), now = fgd_now();
 
 	if (r->n_parked == 0)
 		return;
@@ -997,7 +997,7 @@ static void replay(struct fg_recording *r, bool all)
 		} else if (p->wait > completed) {
 			continue;
 		} else if (handle_sample(r, &rec, pre, &ignored, &chain_len) == -EINPROGRESS) {
-			p->wait = fg_loader__submitted(r->opts.loader);
+			p->wait = fg_loader__submitted(r->loader);
 			continue;
 		}
 		p->dead = true;

@@ -53,10 +53,17 @@ struct fg_recording_opts {
 	const char *hostname;         /* borrowed for the call */
 	fg_recording_sink_fn sink;    /* NULL: the recording aggregates itself */
 	void *sink_ctx;
+};
+
+/* The components a recording samples and names with: the engine's, borrowed for its life. */
+struct fg_recording_deps {
+	struct fg_proctab *procs;
+	struct fg_symbolizer *sym;
+	struct fg_unwinder *unwinder; /* needed in DWARF mode */
 	/*
-	 * Where sym and unwinder read files (borrowed; the same loader, or
-	 * NULL for none): samples that wait for it are parked and taken again
-	 * as its jobs complete.
+	 * Where sym and unwinder read files (the same loader, or NULL for
+	 * none): samples that wait for it are parked and taken again as its
+	 * jobs complete.
 	 */
 	struct fg_loader *loader;
 };
@@ -91,12 +98,10 @@ struct fg_recording;
 /*
  * Opens and enables the events. For a pid list, each pid's current process
  * is the target; one that does not exist fails the recording with -ESRCH
- * and its pid stored in *ret_bad_pid. procs, sym and unwinder (needed in
- * DWARF mode) are borrowed and must outlive the recording. Caller frees
- * *ret with fg_recording__free().
+ * and its pid stored in *ret_bad_pid. deps is copied; what it points to
+ * must outlive the recording. Caller frees *ret with fg_recording__free().
  */
-int fg_recording__new(const struct fg_recording_opts *opts, struct fg_proctab *procs,
-		      struct fg_symbolizer *sym, struct fg_unwinder *unwinder,
+int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_recording_deps *deps,
 		      struct fg_recording **ret, pid_t *ret_bad_pid);
 struct fg_recording *fg_recording__free(struct fg_recording *r);
 

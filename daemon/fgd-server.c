@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "fgd-alwayson.h"
+#include "fgd-clock.h"
 #include "fgd-jit.h"
 #include "fgd-log.h"
 #include "fgd-recording.h"
@@ -104,7 +105,9 @@ struct client {
 };
 
 struct fgd_server {
-	struct fgd *d; /* borrowed */
+	const struct fgd_config *conf; /* borrowed: fgd.c's, swapped whole on reload */
+	struct fgd_loop *loop;         /* borrowed */
+	struct fgd_engine *engine;     /* borrowed: starts, drains and finishes the recordings */
 	struct fgd_watch listen_watch;
 	char *path; /* owned */
 	bool passed; /* the socket came from systemd, which owns its file */
@@ -126,7 +129,7 @@ static void client_free(struct client *c);
 static struct fg_recording *recording_free(struct client *c)
 {
 	fg_recording__free(c->rec);
-	fg_loader__trim_memory(c->server->d->loader);
+	fg_loader__trim_memory(fgd_engine__loader(c->server->engine));
 	return NULL;
 }
 static void client_flush(struct client *c);
@@ -194,7 +197,7 @@ static void update_events(struct client *c)
 	if (c->out_len > 0)
 		ev |= EPOLLOUT;
 	/* EPOLLHUP and EPOLLERR are always reported. */
-	if (ev != c->epoll_events && fgd_watch_mod(c->server->d, &c->watch, ev) == 0)
+	if (ev != c->epoll_events && fgd_loop__mod(c->server->loop, &c->watch, ev) == 0)
 		c->epoll_events = ev;
 }
 
@@ -235,7 +238,7 @@ static void end_result(struct client *c)
 	c->chunk_cap = 0;
 	if (c->snap) {
 		c->snap = fgd_snapshot__free(c->snap);
-		fg_loader__trim_memory(c->server->d->loader);
+		fg_loader__trim_memory(fgd_engine__loader(c->server->engine));
 	} else {
 		c->rec = recording_free(c);
 		c->server->n_recordings--;
@@ -352,10 +355,9 @@ static size_t recordings_of(const struct fgd_server *s, uid_t uid)
 static void send_started(struct client *c, const struct fg_recording_opts *o)
 {
 	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("started");
-	struct fgd *d = c->server->d;
 
 	if (m) {
-		fg_json_add_str(m, "event", d->event.name);
+		fg_json_add_str(m, "event", o->event.name);
 		fg_json_add_int(m, "frequency", o->frequency);
 		fg_json_add_str(m, "call_graph", fg_call_graph_name(o->call_graph));
 		fg_json_add_int(m, "cpus", (int64_t)fg_evset__n(fg_recording__events(c->rec)));
@@ -383,23 +385,23 @@ static size_t dwarf_ring_pages(size_t pages, uint32_t frequency, uint32_t stack_
 static void handle_record(struct client *c, const struct fg_record_request *req)
 {
 	struct fgd_server *s = c->server;
-	struct fgd *d = s->d;
 	struct fg_recording_opts o = {
 		.req = *req,
 		.view = client_view(c),
-		.event = d->event,
-		.frequency = req->frequency ? req->frequency : d->conf.default_frequency,
-		.max_stack = d->max_stack,
-		.call_graph = req->call_graph != FG_CALL_GRAPH_DEFAULT ? req->call_graph : d->conf.call_graph,
-		.stack_dump = req->stack_dump ? req->stack_dump : d->conf.stack_dump,
-		.ring_pages = d->conf.ring_pages,
 		.max_bytes = c->cred.uid == 0 ? RECORDING_MAX_BYTES : USER_RECORDING_MAX_BYTES,
-		.hostname = d->hostname,
-		.loader = d->loader,
 	};
+	struct fgd_engine_stats es;
 	pid_t bad_pid = 0;
 	int r;
 
+	/* What the daemon uses unless the request chooses. */
+	fgd_engine__recording_defaults(s->engine, &o);
+	if (req->frequency)
+		o.frequency = req->frequency;
+	if (req->call_graph != FG_CALL_GRAPH_DEFAULT)
+		o.call_graph = req->call_graph;
+	if (req->stack_dump)
+		o.stack_dump = req->stack_dump;
 	if (req->all && c->cred.uid != 0) {
 		s->denied++;
 		send_error(c, EPERM, "recording the whole machine (-a) needs root; "
@@ -411,7 +413,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		pid_t tgid = 0;
 		uid_t owner;
 
-		r = fg_proctab__get_live(d->procs, req->pids[i], &p, &tgid);
+		r = fg_proctab__get_live(fgd_engine__procs(s->engine), req->pids[i], &p, &tgid);
 		if (r < 0 && tgid > 0) {
 			send_error(c, ESRCH, "%d is a thread of process %d: record the process with -p %d",
 				   req->pids[i], tgid, tgid);
@@ -442,9 +444,10 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 			   o.frequency, USER_MAX_FREQUENCY);
 		return;
 	}
-	if (o.frequency > d->max_rate) {
+	fgd_engine__stats(s->engine, &es);
+	if (o.frequency > es.max_rate) {
 		send_error(c, EINVAL, "frequency %u Hz is above the kernel's limit "
-				      "(kernel.perf_event_max_sample_rate = %u)", o.frequency, d->max_rate);
+				      "(kernel.perf_event_max_sample_rate = %u)", o.frequency, es.max_rate);
 		return;
 	}
 	if (s->n_recordings >= MAX_RECORDINGS ||
@@ -455,19 +458,14 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	}
 	if (o.call_graph == FG_CALL_GRAPH_DWARF)
 		o.ring_pages = dwarf_ring_pages(o.ring_pages, o.frequency, o.stack_dump);
-	r = fg_recording__new(&o, d->procs, d->sym, d->unwinder, &c->rec, &bad_pid);
+	r = fgd_engine__start_recording(s->engine, &o, &c->rec, &bad_pid);
 	if (r == -ESRCH) {
 		send_error(c, ESRCH, "no such process: %d", bad_pid);
 		return;
 	}
-	if (r >= 0)
-		r = fgd_watch_rings(d, fg_recording__events(c->rec));
 	if (r < 0) {
 		log_warning("Failed to start a recording for uid %u: %s", c->cred.uid, strerror(-r));
 		send_error(c, -r, "could not start sampling: %s", strerror(-r));
-		if (c->rec)
-			fgd_unwatch_rings(d, fg_recording__events(c->rec));
-		c->rec = recording_free(c);
 		return;
 	}
 	s->n_recordings++;
@@ -482,145 +480,135 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		 req->all ? "all processes" : "selected processes", o.frequency);
 }
 
-/* Adds the figures of the recordings running now in mode g. */
-static void fgd_server__add_stack_quality(struct fgd_server *s, enum fg_call_graph g,
-					  struct fg_stack_quality *q)
-{
-	for (const struct client *c = s->clients; c; c = c->next)
-		if (c->rec && fg_recording__events(c->rec) && fg_recording__call_graph(c->rec) == g)
-			fg_stack_quality_add(q, fg_recording__stack_quality(c->rec));
-}
-
 static void handle_status(struct client *c)
 {
 	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("status");
-	struct fgd *d = c->server->d;
-	struct fg_symbolizer_stats ss;
-	struct fg_unwinder_stats us;
-	struct fg_proctab_stats ps;
-	struct fg_jit_stats js;
-	struct fg_loader_stats ls;
-	struct fg_cpu_counters tc;
+	const struct fgd_config *conf = c->server->conf;
+	struct fgd_alwayson *alwayson = fgd_engine__alwayson(c->server->engine);
+	const struct fg_symbolizer_stats *ss;
+	const struct fg_unwinder_stats *us;
+	const struct fg_proctab_stats *ps;
+	const struct fg_jit_stats *js;
+	const struct fg_loader_stats *ls;
+	struct fgd_engine_stats es;
+	struct fgd_loop_stats lp;
 	struct json_object *o, *cpus;
 
 	if (!m) {
 		c->state = FG_SESSION_CLOSING;
 		return;
 	}
+	fgd_engine__stats(c->server->engine, &es);
+	fgd_loop__stats(c->server->loop, &lp);
+	ss = &es.symbols;
+	us = &es.unwinding;
+	ps = &es.processes;
+	js = &es.jit;
+	ls = &es.loader;
 	fg_json_add_str(m, "version", FG_VERSION);
 	fg_json_add_int(m, "pid", getpid());
-	fg_json_add_int(m, "uptime_ms", (int64_t)((fgd_now() - d->started) / 1000000));
-	fg_json_add_str(m, "event", d->event.name);
-	fg_json_add_int(m, "default_frequency", d->conf.default_frequency);
-	fg_json_add_int(m, "max_frequency", d->max_rate);
-	fg_json_add_int(m, "max_stack", d->max_stack);
-	fg_json_add_int(m, "ring_pages", (int64_t)d->conf.ring_pages);
-	fg_json_add_str(m, "call_graph", fg_call_graph_name(d->conf.call_graph));
-	fg_json_add_int(m, "stack_dump", d->conf.stack_dump);
+	fg_json_add_int(m, "uptime_ms", (int64_t)((fgd_now() - es.started) / 1000000));
+	fg_json_add_str(m, "event", es.event.name);
+	fg_json_add_int(m, "default_frequency", conf->default_frequency);
+	fg_json_add_int(m, "max_frequency", es.max_rate);
+	fg_json_add_int(m, "max_stack", es.max_stack);
+	fg_json_add_int(m, "ring_pages", (int64_t)conf->ring_pages);
+	fg_json_add_str(m, "call_graph", fg_call_graph_name(conf->call_graph));
+	fg_json_add_int(m, "stack_dump", conf->stack_dump);
 	fg_json_add_str(m, "socket", c->server->path);
 
 	cpus = json_object_new_array();
 	json_object_object_add(m, "cpus", cpus);
-	for (size_t i = 0; i < d->n_cpu_totals; i++)
-		json_object_array_add(cpus, fg_cpu_counters_json(d->cpu_totals[i].cpu, &d->cpu_totals[i].c));
+	for (size_t i = 0; i < es.n_cpu_totals; i++)
+		json_object_array_add(cpus, fg_cpu_counters_json(es.cpu_totals[i].cpu, &es.cpu_totals[i].c));
 
-	fg_evset__totals(d->tracker, &tc);
 	o = json_object_new_object();
 	json_object_object_add(m, "tracking", o);
-	fg_json_add_int(o, "records", (int64_t)tc.records);
-	fg_json_add_int(o, "lost", (int64_t)(tc.lost + tc.lost_samples));
-	fg_json_add_int(o, "malformed", (int64_t)tc.malformed);
+	fg_json_add_int(o, "records", (int64_t)es.tracking.records);
+	fg_json_add_int(o, "lost", (int64_t)(es.tracking.lost + es.tracking.lost_samples));
+	fg_json_add_int(o, "malformed", (int64_t)es.tracking.malformed);
 
-	fg_proctab__stats(d->procs, &ps);
 	o = json_object_new_object();
 	json_object_object_add(m, "processes", o);
-	fg_json_add_int(o, "alive", (int64_t)ps.processes);
-	fg_json_add_int(o, "generations", (int64_t)ps.generations);
-	fg_json_add_int(o, "threads", (int64_t)ps.threads);
-	fg_json_add_int(o, "maps", (int64_t)ps.maps);
-	fg_json_add_int(o, "proc_reads", (int64_t)ps.proc_reads);
-	fg_json_add_int(o, "dropped_processes", (int64_t)ps.dropped_processes);
-	fg_json_add_int(o, "dropped_threads", (int64_t)ps.dropped_threads);
-	fg_json_add_int(o, "dropped_maps", (int64_t)ps.dropped_maps);
-	fg_json_add_int(o, "roots", (int64_t)ps.roots);
-	fg_json_add_int(o, "roots_dropped", (int64_t)ps.roots_dropped);
-	fg_json_add_int(o, "roots_unknown", (int64_t)ps.roots_unknown);
+	fg_json_add_int(o, "alive", (int64_t)ps->processes);
+	fg_json_add_int(o, "generations", (int64_t)ps->generations);
+	fg_json_add_int(o, "threads", (int64_t)ps->threads);
+	fg_json_add_int(o, "maps", (int64_t)ps->maps);
+	fg_json_add_int(o, "proc_reads", (int64_t)ps->proc_reads);
+	fg_json_add_int(o, "dropped_processes", (int64_t)ps->dropped_processes);
+	fg_json_add_int(o, "dropped_threads", (int64_t)ps->dropped_threads);
+	fg_json_add_int(o, "dropped_maps", (int64_t)ps->dropped_maps);
+	fg_json_add_int(o, "roots", (int64_t)ps->roots);
+	fg_json_add_int(o, "roots_dropped", (int64_t)ps->roots_dropped);
+	fg_json_add_int(o, "roots_unknown", (int64_t)ps->roots_unknown);
 
-	fg_symbolizer__stats(d->sym, &ss);
 	o = json_object_new_object();
 	json_object_object_add(m, "symbols", o);
-	fg_json_add_int(o, "binaries", (int64_t)ss.dsos);
-	fg_json_add_int(o, "binaries_loaded", (int64_t)ss.dsos_loaded);
-	fg_json_add_int(o, "binaries_unreadable", (int64_t)ss.dsos_failed);
-	fg_json_add_int(o, "binaries_dropped", (int64_t)ss.dsos_dropped);
-	fg_json_add_int(o, "binaries_debug_file", (int64_t)ss.dsos_debug_file);
-	fg_json_add_int(o, "binaries_minidebuginfo", (int64_t)ss.dsos_minidebuginfo);
-	fg_json_add_int(o, "binaries_dwarf", (int64_t)ss.dsos_dwarf);
-	fg_json_add_int(o, "dwarf_dropped", (int64_t)ss.dwarf_dropped);
-	fg_json_add_int(o, "dwarf_bytes", (int64_t)ss.dwarf_bytes);
-	fg_json_add_int(o, "resolved", (int64_t)ss.resolved);
-	fg_json_add_int(o, "resolved_bytes", (int64_t)ss.resolved_bytes);
-	fg_json_add_int(o, "resolved_jobs", (int64_t)ss.resolved_jobs);
-	fg_json_add_int(o, "resolved_hits", (int64_t)ss.resolved_hits);
-	fg_json_add_int(o, "resolved_waits", (int64_t)ss.resolved_waits);
-	fg_json_add_int(o, "resolved_resets", (int64_t)ss.resolved_resets);
-	fg_json_add_int(o, "kernel_symbols", (int64_t)ss.kallsyms);
-	fg_json_add_int(o, "kernel_reloads", (int64_t)ss.kallsyms_loads);
-	fg_json_add_bool(o, "kernel_restricted", ss.kernel_restricted);
+	fg_json_add_int(o, "binaries", (int64_t)ss->dsos);
+	fg_json_add_int(o, "binaries_loaded", (int64_t)ss->dsos_loaded);
+	fg_json_add_int(o, "binaries_unreadable", (int64_t)ss->dsos_failed);
+	fg_json_add_int(o, "binaries_dropped", (int64_t)ss->dsos_dropped);
+	fg_json_add_int(o, "binaries_debug_file", (int64_t)ss->dsos_debug_file);
+	fg_json_add_int(o, "binaries_minidebuginfo", (int64_t)ss->dsos_minidebuginfo);
+	fg_json_add_int(o, "binaries_dwarf", (int64_t)ss->dsos_dwarf);
+	fg_json_add_int(o, "dwarf_dropped", (int64_t)ss->dwarf_dropped);
+	fg_json_add_int(o, "dwarf_bytes", (int64_t)ss->dwarf_bytes);
+	fg_json_add_int(o, "resolved", (int64_t)ss->resolved);
+	fg_json_add_int(o, "resolved_bytes", (int64_t)ss->resolved_bytes);
+	fg_json_add_int(o, "resolved_jobs", (int64_t)ss->resolved_jobs);
+	fg_json_add_int(o, "resolved_hits", (int64_t)ss->resolved_hits);
+	fg_json_add_int(o, "resolved_waits", (int64_t)ss->resolved_waits);
+	fg_json_add_int(o, "resolved_resets", (int64_t)ss->resolved_resets);
+	fg_json_add_int(o, "kernel_symbols", (int64_t)ss->kallsyms);
+	fg_json_add_int(o, "kernel_reloads", (int64_t)ss->kallsyms_loads);
+	fg_json_add_bool(o, "kernel_restricted", ss->kernel_restricted);
 
-	fg_unwinder__stats(d->unwinder, &us);
 	o = json_object_new_object();
 	json_object_object_add(m, "unwinding", o);
-	fg_json_add_int(o, "binaries", (int64_t)us.binaries);
-	fg_json_add_int(o, "binaries_loaded", (int64_t)us.binaries_loaded);
-	fg_json_add_int(o, "binaries_without_cfi", (int64_t)us.binaries_failed);
-	fg_json_add_int(o, "binaries_evicted", (int64_t)us.binaries_evicted);
-	fg_json_add_int(o, "row_hits", (int64_t)us.row_hits);
-	fg_json_add_int(o, "row_misses", (int64_t)us.row_misses);
-	fg_json_add_int(o, "rows_uncached", (int64_t)us.rows_uncached);
-	fg_json_add_int(o, "bytes", (int64_t)us.bytes);
+	fg_json_add_int(o, "binaries", (int64_t)us->binaries);
+	fg_json_add_int(o, "binaries_loaded", (int64_t)us->binaries_loaded);
+	fg_json_add_int(o, "binaries_without_cfi", (int64_t)us->binaries_failed);
+	fg_json_add_int(o, "binaries_evicted", (int64_t)us->binaries_evicted);
+	fg_json_add_int(o, "row_hits", (int64_t)us->row_hits);
+	fg_json_add_int(o, "row_misses", (int64_t)us->row_misses);
+	fg_json_add_int(o, "rows_uncached", (int64_t)us->rows_uncached);
+	fg_json_add_int(o, "bytes", (int64_t)us->bytes);
 
 	/* Every recording's stack figures, finished or not yet, by mode. */
 	o = json_object_new_object();
 	json_object_object_add(m, "stack_quality", o);
-	for (enum fg_call_graph g = FG_CALL_GRAPH_FP; g <= FG_CALL_GRAPH_DWARF; g++) {
-		struct fg_stack_quality q = d->stack_totals[g];
-
-		fgd_server__add_stack_quality(c->server, g, &q);
-		json_object_object_add(o, fg_call_graph_name(g), fg_stack_quality_json(&q));
-	}
-	fg_jit__stats(fg_proctab__jit(d->procs), &js);
+	for (enum fg_call_graph g = FG_CALL_GRAPH_FP; g <= FG_CALL_GRAPH_DWARF; g++)
+		json_object_object_add(o, fg_call_graph_name(g), fg_stack_quality_json(&es.stack_quality[g]));
 	o = json_object_new_object();
 	json_object_object_add(m, "jit", o);
-	fg_json_add_int(o, "maps", (int64_t)js.maps);
-	fg_json_add_int(o, "maps_read", (int64_t)js.reading);
-	fg_json_add_int(o, "bytes", (int64_t)js.bytes);
-	fg_json_add_int(o, "reads", (int64_t)js.reads);
-	fg_json_add_int(o, "refused", (int64_t)js.refused);
-	fg_json_add_int(o, "resets", (int64_t)js.resets);
-	fg_json_add_int(o, "budget_skipped", (int64_t)js.budget_skipped);
-	fg_json_add_int(o, "size_limited", (int64_t)js.size_limited);
-	fg_json_add_int(o, "deferred", (int64_t)js.deferred);
-	fg_json_add_int(o, "max_map_bytes", (int64_t)d->conf.jit_map_max);
+	fg_json_add_int(o, "maps", (int64_t)js->maps);
+	fg_json_add_int(o, "maps_read", (int64_t)js->reading);
+	fg_json_add_int(o, "bytes", (int64_t)js->bytes);
+	fg_json_add_int(o, "reads", (int64_t)js->reads);
+	fg_json_add_int(o, "refused", (int64_t)js->refused);
+	fg_json_add_int(o, "resets", (int64_t)js->resets);
+	fg_json_add_int(o, "budget_skipped", (int64_t)js->budget_skipped);
+	fg_json_add_int(o, "size_limited", (int64_t)js->size_limited);
+	fg_json_add_int(o, "deferred", (int64_t)js->deferred);
+	fg_json_add_int(o, "max_map_bytes", (int64_t)conf->jit_map_max);
 
 	o = json_object_new_object();
 	json_object_object_add(m, "loop", o);
-	fg_json_add_int(o, "iterations", (int64_t)d->loop.iterations);
-	fg_json_add_int(o, "longest_ms", (int64_t)(d->loop.longest_ns / 1000000));
-	fg_json_add_int(o, "slow", (int64_t)d->loop.slow);
+	fg_json_add_int(o, "iterations", (int64_t)lp.iterations);
+	fg_json_add_int(o, "longest_ms", (int64_t)(lp.longest_ns / 1000000));
+	fg_json_add_int(o, "slow", (int64_t)lp.slow);
 	fg_json_add_int(o, "slow_ms", (int64_t)(FGD_SLOW_ITERATION_NS / 1000000));
 
-	fg_loader__stats(d->loader, &ls);
 	o = json_object_new_object();
 	json_object_object_add(m, "loader", o);
-	fg_json_add_int(o, "jobs", (int64_t)ls.completed);
-	fg_json_add_int(o, "queued", (int64_t)ls.queued);
-	fg_json_add_int(o, "busy_ms", (int64_t)(ls.busy_ns / 1000000));
-	fg_json_add_int(o, "longest_job_ms", (int64_t)(ls.longest_ns / 1000000));
-	fg_json_add_int(o, "longest_wait_ms", (int64_t)(ls.longest_wait_ns / 1000000));
+	fg_json_add_int(o, "jobs", (int64_t)ls->completed);
+	fg_json_add_int(o, "queued", (int64_t)ls->queued);
+	fg_json_add_int(o, "busy_ms", (int64_t)(ls->busy_ns / 1000000));
+	fg_json_add_int(o, "longest_job_ms", (int64_t)(ls->longest_ns / 1000000));
+	fg_json_add_int(o, "longest_wait_ms", (int64_t)(ls->longest_wait_ns / 1000000));
 
-	if (d->alwayson) {
-		json_object_object_add(m, "always_on", fgd_alwayson__status(d->alwayson));
+	if (alwayson) {
+		json_object_object_add(m, "always_on", fgd_alwayson__status(alwayson));
 	} else {
 		o = json_object_new_object();
 		json_object_object_add(m, "always_on", o);
@@ -632,7 +620,7 @@ static void handle_status(struct client *c)
 
 static bool always_on_available(struct client *c)
 {
-	if (c->server->d->alwayson)
+	if (fgd_engine__alwayson(c->server->engine))
 		return true;
 	send_error(c, ENODATA, "always-on sampling is off in this fgd (--no-always-on): "
 			       "there is no history to query; use fgctl record");
@@ -654,11 +642,11 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, &view,
+	r = fgd_alwayson__snapshot_query(fgd_engine__alwayson(c->server->engine), q, &view,
 					 result_budget(c) - OUTPUT_MAX_BYTES, &c->snap, &meta, why,
 					 sizeof(why));
 	/* Building took more than the result keeps (history read, the model of a page): give it back. */
-	fg_loader__trim_memory(c->server->d->loader);
+	fg_loader__trim_memory(fgd_engine__loader(c->server->engine));
 	if (r == -ENOBUFS) {
 		c->server->results_refused++;
 		send_error(c, ENOBUFS, "the snapshot does not fit in the %llu MiB a %s client's result "
@@ -695,7 +683,7 @@ static void handle_top(struct client *c, const struct fg_query_request *q)
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__top_query(c->server->d->alwayson, q, &view, &m, why, sizeof(why));
+	r = fgd_alwayson__top_query(fgd_engine__alwayson(c->server->engine), q, &view, &m, why, sizeof(why));
 	if (r < 0) {
 		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
 		return;
@@ -876,13 +864,10 @@ static void client_event(struct fgd_watch *w, uint32_t events)
 /* Builds the result of a stopped recording and starts streaming it. */
 static void complete_recording(struct client *c, const char *reason)
 {
-	struct fgd *d = c->server->d;
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	int r;
 
-	fgd_account_recording(d, c->rec);
-	fgd_unwatch_rings(d, fg_recording__events(c->rec));
-	r = fg_recording__finish(c->rec);
+	r = fgd_engine__finish_recording(c->server->engine, c->rec);
 	if (r < 0) {
 		log_warning("Failed to finish a recording for uid %u: %s", c->cred.uid, strerror(-r));
 		send_error(c, -r, "could not build the result: %s", strerror(-r));
@@ -914,9 +899,7 @@ static void complete_recording(struct client *c, const char *reason)
  */
 static void finish_recording(struct client *c, const char *reason)
 {
-	fg_recording__stop(c->rec);
-	/* One last round: whatever the rings hold up to now belongs to this recording. */
-	fgd_drain_round(c->server->d);
+	fgd_engine__stop_recording(c->server->engine, c->rec);
 	if (fg_recording__waiting(c->rec) > 0) {
 		c->state = FG_SESSION_FINISHING;
 		c->finish_reason = reason;
@@ -924,28 +907,6 @@ static void finish_recording(struct client *c, const char *reason)
 		return;
 	}
 	complete_recording(c, reason);
-}
-
-void fgd_server__snapshot_recordings(struct fgd_server *s)
-{
-	for (struct client *c = s->clients; c; c = c->next)
-		if (c->rec && fg_recording__events(c->rec))
-			fg_evset__snapshot(fg_recording__events(c->rec));
-}
-
-void fgd_server__drain_recordings(struct fgd_server *s)
-{
-	for (struct client *c = s->clients; c; c = c->next)
-		if (c->rec && fg_recording__events(c->rec))
-			fg_recording__drain(c->rec);
-}
-
-bool fgd_server__busy(const struct fgd_server *s)
-{
-	for (const struct client *c = s->clients; c; c = c->next)
-		if (c->state == FG_SESSION_RECORDING || c->state == FG_SESSION_FINISHING)
-			return true;
-	return false;
 }
 
 static void send_progress(struct client *c, uint64_t now)
@@ -1023,15 +984,13 @@ static bool client_release(struct client *c)
 
 	if (c->rec) {
 		log_info("Client (uid %u) went away mid-recording, releasing it", c->cred.uid);
-		if (fg_recording__events(c->rec)) {
-			fgd_account_recording(s->d, c->rec);
-			fgd_unwatch_rings(s->d, fg_recording__events(c->rec));
-		}
-		c->rec = recording_free(c);
+		/* Sampling or finishing, it is still the engine's; streaming, only ours. */
+		fgd_engine__abort_recording(s->engine, TAKE_PTR(c->rec));
+		fg_loader__trim_memory(fgd_engine__loader(s->engine));
 		s->n_recordings--;
 		s->recordings_aborted++;
 	}
-	fgd_watch_del(s->d, &c->watch);
+	fgd_loop__del(s->loop, &c->watch);
 	safe_close(c->watch.fd);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -1055,7 +1014,7 @@ static bool client_release(struct client *c)
 
 static void client_free(struct client *c)
 {
-	struct fg_loader *loader = c->server->d->loader;
+	struct fg_loader *loader = fgd_engine__loader(c->server->engine);
 	bool held = client_release(c);
 
 	free(c);
@@ -1235,7 +1194,7 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 		c->state = short_slot ? FG_SESSION_SHORT : FG_SESSION_IDLE;
 		c->last_active = fgd_now();
 		fg_proto_reader_init(&c->in, FG_PROTO_MAX_REQUEST);
-		if (fgd_watch_add(s->d, &c->watch, EPOLLIN) < 0) {
+		if (fgd_loop__add(s->loop, &c->watch, EPOLLIN) < 0) {
 			log_warning("Failed to watch a client: %m, dropping it");
 			close(fd);
 			free(c);
@@ -1352,21 +1311,24 @@ static int adopt_socket(int fd, char **ret_path)
 	return 0;
 }
 
-int fgd_server__new(struct fgd *d, int listen_fd, struct fgd_server **ret)
+int fgd_server__new(const struct fgd_config *conf, struct fgd_loop *loop, struct fgd_engine *engine,
+		    int listen_fd, struct fgd_server **ret)
 {
 	struct fgd_server *s = calloc(1, sizeof(*s));
 	int r, fd = listen_fd;
 
 	if (!s)
 		return -ENOMEM;
-	s->d = d;
+	s->conf = conf;
+	s->loop = loop;
+	s->engine = engine;
 	s->listen_watch.fd = -1;
 	if (listen_fd >= 0) {
 		s->passed = true;
 		r = adopt_socket(listen_fd, &s->path);
 	} else {
-		s->path = strdup(d->conf.socket_path);
-		r = s->path ? bind_socket(s->path, d->conf.socket_group, &fd) : -ENOMEM;
+		s->path = strdup(conf->socket_path);
+		r = s->path ? bind_socket(s->path, conf->socket_group, &fd) : -ENOMEM;
 	}
 	if (r < 0) {
 		free(s->path);
@@ -1375,7 +1337,7 @@ int fgd_server__new(struct fgd *d, int listen_fd, struct fgd_server **ret)
 	}
 	s->listen_watch.fd = fd;
 	s->listen_watch.fn = accept_event;
-	r = fgd_watch_add(d, &s->listen_watch, EPOLLIN);
+	r = fgd_loop__add(loop, &s->listen_watch, EPOLLIN);
 	if (r < 0) {
 		fgd_server__free(s);
 		return r;
@@ -1397,7 +1359,7 @@ struct fgd_server *fgd_server__free(struct fgd_server *s)
 		free(c);
 	}
 	if (s->listen_watch.fd >= 0) {
-		fgd_watch_del(s->d, &s->listen_watch);
+		fgd_loop__del(s->loop, &s->listen_watch);
 		close(s->listen_watch.fd);
 		if (!s->passed)
 			unlink(s->path);
@@ -1454,22 +1416,4 @@ void fgd_server__status(const struct fgd_server *s, struct json_object *status)
 const char *fgd_server__path(const struct fgd_server *s)
 {
 	return s->path;
-}
-
-size_t fgd_server__recordings(const struct fgd_server *s)
-{
-	return s->n_recordings;
-}
-
-void fgd_server__add_live_counters(const struct fgd_server *s, struct fg_cpu_counters *sum)
-{
-	for (const struct client *c = s->clients; c; c = c->next) {
-		const struct fg_evset *events = c->rec ? fg_recording__events(c->rec) : NULL;
-		struct fg_cpu_counters t;
-
-		if (!events)
-			continue;
-		fg_evset__totals(events, &t);
-		fg_cpu_counters_add(sum, &t);
-	}
 }

@@ -15,32 +15,28 @@
 
 #include <json-c/json.h>
 
-#include "fgd.h"
+#include "fgd-conf.h"
+#include "fgd-engine.h"
+#include "fgd-loop.h"
+
+struct fgd_server;
 
 /*
  * Serves listen_fd, a listening socket systemd passed (taken over: closed by
  * fgd_server__free(), its file left to systemd), or with listen_fd -1 binds
- * d->conf.socket_path itself (refusing to steal one a live daemon answers on).
+ * conf->socket_path itself (refusing to steal one a live daemon answers on).
+ * conf, loop and engine are borrowed for the server's life; the engine
+ * starts, drains and finishes the recordings clients ask for.
  */
-int fgd_server__new(struct fgd *d, int listen_fd, struct fgd_server **ret);
+int fgd_server__new(const struct fgd_config *conf, struct fgd_loop *loop, struct fgd_engine *engine,
+		    int listen_fd, struct fgd_server **ret);
 struct fgd_server *fgd_server__free(struct fgd_server *s);
-
-/* Drains the rings of every live recording (part of a drain round). */
-void fgd_server__snapshot_recordings(struct fgd_server *s);
-void fgd_server__drain_recordings(struct fgd_server *s);
 
 /* Deadlines, exited targets, progress messages, idle clients. */
 void fgd_server__tick(struct fgd_server *s);
-
-/* True while any recording samples: the loop then drains more often. */
-bool fgd_server__busy(const struct fgd_server *s);
 
 /* Adds the server's figures to a status reply. */
 void fgd_server__status(const struct fgd_server *s, struct json_object *status);
 
 /* The socket's path, borrowed until fgd_server__free(). */
 const char *fgd_server__path(const struct fgd_server *s);
-/* Recordings sampling now. */
-size_t fgd_server__recordings(const struct fgd_server *s);
-/* Adds the counters of every live recording's events to *sum. */
-void fgd_server__add_live_counters(const struct fgd_server *s, struct fg_cpu_counters *sum);

@@ -22,22 +22,18 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "fgd-alwayson.h"
+#include "fgd-clock.h"
 #include "fgd-conf.h"
-#include "fgd-jit.h"
+#include "fgd-engine.h"
 #include "fgd-log.h"
+#include "fgd-loop.h"
 #include "fgd-server.h"
-#include "fgd.h"
 #include "macro.h"
 #include "parse.h"
 
 #define ROUND_BUSY_NS (100ULL * 1000000ULL)  /* drain interval while recording */
 #define ROUND_IDLE_NS (1000ULL * 1000000ULL) /* only tracking to keep current */
-#define REAP_INTERVAL_NS (1000ULL * 1000000ULL)
-/* Ended processes stay resolvable this long, for samples read after their exit. */
-#define REAP_GRACE_NS (10ULL * 1000000000ULL)
-/* CFI of a binary no sample needed for this long is dropped. */
-#define UNWIND_IDLE_NS (600ULL * 1000000000ULL)
+#define TICK_INTERVAL_NS (1000ULL * 1000000ULL) /* fgd_engine__tick(): reaping, trimming */
 /* How often STATUS= is refreshed for systemctl status. */
 #define STATUS_INTERVAL_NS (5ULL * 1000000000ULL)
 
@@ -57,103 +53,19 @@ static uint32_t arg_window_seconds;
 static uint64_t arg_memory_max;
 static const char *arg_state_directory;
 
-int fgd_watch_add(struct fgd *d, struct fgd_watch *w, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = w };
-
-	return epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? negative_errno() : 0;
-}
-
-int fgd_watch_mod(struct fgd *d, struct fgd_watch *w, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = w };
-
-	return epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, w->fd, &ev) < 0 ? negative_errno() : 0;
-}
-
-void fgd_watch_del(struct fgd *d, struct fgd_watch *w)
-{
-	if (w->fd >= 0)
-		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, w->fd, NULL);
-}
-
-int fgd_watch_rings(struct fgd *d, const struct fg_evset *events)
-{
-	for (size_t i = 0; i < fg_evset__n(events); i++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &d->ring_watch };
-
-		if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fg_evset__fd(events, i), &ev) < 0)
-			return negative_errno();
-	}
-	return 0;
-}
-
-void fgd_unwatch_rings(struct fgd *d, const struct fg_evset *events)
-{
-	for (size_t i = 0; i < fg_evset__n(events); i++)
-		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, fg_evset__fd(events, i), NULL);
-}
-
-static void ring_event(struct fgd_watch *w, uint32_t events)
-{
-	struct fgd *d = (struct fgd *)((uint8_t *)w - offsetof(struct fgd, ring_watch));
-
-	d->drain_requested = true;
-}
-
-/* Loads finished: hand their results over, and let the samples that waited for them go on. */
-static void loader_event(struct fgd_watch *w, uint32_t events)
-{
-	struct fgd *d = (struct fgd *)((uint8_t *)w - offsetof(struct fgd, loader_watch));
-
-	if (fg_loader__complete(d->loader) > 0)
-		d->drain_requested = true;
-}
-
-static void on_tracking_record(void *ctx, const struct fg_record *rec)
-{
-	struct fgd *d = ctx;
-
-	fg_proctab__handle(d->procs, rec);
-}
-
-void fgd_drain_round(struct fgd *d)
-{
-	/*
-	 * Snapshot the sample rings first, then read all tracking up to now:
-	 * every fork, exec and mmap that a snapshotted sample depends on
-	 * happened before the snapshot, so it is applied before the sample.
-	 */
-	struct timespec ts;
-
-	fgd_server__snapshot_recordings(d->server);
-	if (d->alwayson)
-		fgd_alwayson__snapshot(d->alwayson);
-	fg_evset__snapshot(d->tracker);
-	fg_evset__drain_ordered(d->tracker, on_tracking_record, d);
-	fgd_server__drain_recordings(d->server);
-	if (d->alwayson) {
-		fgd_alwayson__drain(d->alwayson);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		fgd_alwayson__tick(d->alwayson, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-	}
-	d->drain_requested = false;
-}
-
-void fgd_account_recording(struct fgd *d, struct fg_recording *rec)
-{
-	const struct fg_evset *events = fg_recording__events(rec);
-
-	fg_stack_quality_add(&d->stack_totals[fg_recording__call_graph(rec)],
-			     fg_recording__stack_quality(rec));
-	for (size_t i = 0; events && i < fg_evset__n(events); i++) {
-		const struct fg_cpu_counters *c = fg_evset__counters(events, i);
-
-		for (size_t j = 0; j < d->n_cpu_totals; j++)
-			if (d->cpu_totals[j].cpu == fg_evset__cpu(events, i))
-				fg_cpu_counters_add(&d->cpu_totals[j].c, c);
-	}
-}
+/*
+ * The daemon: its configuration, and the three parts fgd.c wires together
+ * and runs (docs/ARCHITECTURE.md): the loop, the engine, the server.
+ */
+struct fgd {
+	struct fgd_config conf;
+	struct fgd_loop *loop;       /* owned */
+	struct fgd_watch signal_watch;
+	struct fgd_engine *engine;   /* owned */
+	struct fgd_server *server;   /* owned */
+	bool quit;
+	bool reload_requested;       /* SIGHUP */
+};
 
 static void signal_event(struct fgd_watch *w, uint32_t events)
 {
@@ -400,10 +312,9 @@ static bool streq_ptr(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-void fgd_config_changed(struct fgd *d, const struct fgd_config *old)
+/* Logs what a reload changed of the defaults the next recordings get. */
+static void log_config_changes(const struct fgd_config *c, const struct fgd_config *old)
 {
-	const struct fgd_config *c = &d->conf;
-
 	/* Recordings keep the settings they started with; these are for the next ones. */
 	if (c->default_frequency != old->default_frequency)
 		log_info("Default frequency: %u Hz (was %u)", c->default_frequency, old->default_frequency);
@@ -414,8 +325,6 @@ void fgd_config_changed(struct fgd *d, const struct fgd_config *old)
 		log_info("Default stack dump: %u bytes (was %u)", c->stack_dump, old->stack_dump);
 	if (c->ring_pages != old->ring_pages)
 		log_info("Ring pages: %zu per CPU (was %zu)", c->ring_pages, old->ring_pages);
-	/* Maps already refused stay refused; the limit applies from their next read. */
-	fg_jit__set_max_map(fg_proctab__jit(d->procs), c->jit_map_max);
 }
 
 /* Whether c's always-on settings differ from old's: those the sampler is built with. */
@@ -440,42 +349,6 @@ static int keep_always_on_settings(struct fgd_config *c, const struct fgd_config
 }
 
 /*
- * Applies changed always-on settings by replacing the sampler: a new one
- * starts with them, then the running one writes its open slice, cut short,
- * to the history and stops. Its closed slices are on disk already, so
- * queries go on answering for their time from there (in the same state
- * directory). On failure the running one goes on. 0 or a negative errno.
- */
-static int restart_always_on(struct fgd *d)
-{
-	struct fgd_alwayson *next = NULL;
-	int r;
-
-	if (d->conf.always_on) {
-		if (d->conf.always_on_frequency > d->max_rate)
-			return log_error("Always-on frequency %u Hz is above kernel.perf_event_max_sample_rate "
-					 "(%u)", d->conf.always_on_frequency, d->max_rate), -EINVAL;
-		r = fgd_alwayson__new(d, &next);
-		if (r < 0)
-			return log_error("Failed to start always-on sampling: %s", strerror(-r)), r;
-	}
-	if (d->alwayson) {
-		fgd_alwayson__flush(d->alwayson);
-		d->alwayson = fgd_alwayson__free(d->alwayson);
-	}
-	d->alwayson = next;
-	if (next)
-		log_info("Always-on sampling now at %u Hz: %u s slices, %u s window, %" PRIu64 " bytes at "
-			 "most, call graph %s; the slices before are read from %s",
-			 d->conf.always_on_frequency, d->conf.slice_seconds, d->conf.window_seconds,
-			 d->conf.memory_max, fg_call_graph_name(d->conf.call_graph),
-			 d->conf.state_directory ?: "(no history)");
-	else
-		log_info("Always-on sampling stopped");
-	return 0;
-}
-
-/*
  * SIGHUP: a new configuration from the file and the command line, swapped
  * in whole. The socket stays as it is; a configuration that does not parse,
  * or that this kernel cannot run, leaves the running one in place.
@@ -484,6 +357,7 @@ static void reload(struct fgd *d)
 {
 	_cleanup_(fgd_config_done) struct fgd_config next = { 0 };
 	const char *path = arg_config ?: FGD_CONFIG_FILE;
+	struct fgd_engine_stats es;
 	struct fgd_config old;
 	bool restart;
 
@@ -494,9 +368,10 @@ static void reload(struct fgd *d)
 		log_error("Failed to reload the configuration, keeping the running one");
 		goto done;
 	}
-	if (next.default_frequency > d->max_rate) {
+	fgd_engine__stats(d->engine, &es);
+	if (next.default_frequency > es.max_rate) {
 		log_error("Frequency=%u is above kernel.perf_event_max_sample_rate (%u), keeping the "
-			  "running configuration", next.default_frequency, d->max_rate);
+			  "running configuration", next.default_frequency, es.max_rate);
 		goto done;
 	}
 	if (!streq_ptr(next.socket_path, d->conf.socket_path)) {
@@ -513,7 +388,7 @@ static void reload(struct fgd *d)
 	}
 	restart = always_on_changed(&next, &d->conf);
 	/* Without a history the window in memory is all there is: replacing the sampler would lose it. */
-	if (restart && d->alwayson && !fgd_alwayson__has_history(d->alwayson)) {
+	if (restart && fgd_engine__alwayson(d->engine) && !fgd_engine__has_history(d->engine)) {
 		log_warning("Always-on settings changed, but with no history on disk applying them would "
 			    "lose the window in memory: they take effect at the next start");
 		if (keep_always_on_settings(&next, &d->conf) < 0)
@@ -523,8 +398,8 @@ static void reload(struct fgd *d)
 	old = d->conf;
 	d->conf = next;
 	next = old; /* freed on return, after the hook saw it */
-	fgd_config_changed(d, &old);
-	if (restart && restart_always_on(d) < 0) {
+	log_config_changes(&d->conf, &old);
+	if (fgd_engine__reconfigure(d->engine, restart) < 0) {
 		log_warning("Keeping the running always-on settings");
 		if (keep_always_on_settings(&d->conf, &old) < 0)
 			log_error("Out of memory: StateDirectory= now says %s, the history in use is %s",
@@ -547,101 +422,36 @@ static void make_socket_dir(const char *path)
 		log_warning("Failed to create the directory of %s: %m, ignoring", path);
 }
 
+static void signal_setup_mask(sigset_t *mask)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGHUP);
+}
+
 static int setup(struct fgd *d)
 {
-	struct fg_evset_opts track = { .kind = FG_EVSET_TRACK, .ring_pages = d->conf.track_ring_pages };
+	const char *why = NULL;
 	int listen_fd = -1;
 	sigset_t mask;
 	int r;
 
-	d->started = fgd_now();
-	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->epoll_fd < 0)
-		return log_error("Failed to create the epoll instance: %m"), negative_errno();
-	if (gethostname(d->hostname, sizeof(d->hostname) - 1) < 0)
-		snprintf(d->hostname, sizeof(d->hostname), "localhost");
-	d->ring_watch.fd = -1;
-	d->ring_watch.fn = ring_event;
+	r = fgd_loop__new(&d->loop);
+	if (r < 0)
+		return log_error("Failed to create the event loop: %s", strerror(-r)), r;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
+	signal_setup_mask(&mask);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	d->signal_watch.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d->signal_watch.fn = signal_event;
-	if (d->signal_watch.fd < 0 || fgd_watch_add(d, &d->signal_watch, EPOLLIN) < 0)
+	if (d->signal_watch.fd < 0 || fgd_loop__add(d->loop, &d->signal_watch, EPOLLIN) < 0)
 		return log_error("Failed to set up signal handling: %m"), negative_errno();
 
-	r = fg_sampler_probe_event(&d->event);
-	if (r < 0) {
-		log_error("Failed to open a perf event: %s. fgd needs root (or CAP_PERFMON) "
-			  "and a kernel with perf events.", strerror(-r));
-		return r;
-	}
-	d->max_stack = fg_sampler_max_stack();
-	d->max_rate = fg_sampler_max_rate();
-	if (d->conf.default_frequency > d->max_rate) {
-		log_error("Default frequency %u Hz is above kernel.perf_event_max_sample_rate (%u)",
-			  d->conf.default_frequency, d->max_rate);
-		return -EINVAL;
-	}
-	log_info("Sampling event: %s%s", d->event.name,
-		 d->event.type == PERF_TYPE_SOFTWARE ? " (no hardware PMU here: software clock)" : "");
-
-	r = fg_unwinder__new(&d->unwinder);
+	r = fgd_engine__new(&d->conf, d->loop, &d->engine, &why);
 	if (r < 0)
-		return log_error("Failed to set up the unwinder: %s", strerror(-r)), r;
-	r = fg_symbolizer__new(&d->sym);
-	if (r >= 0)
-		r = fg_proctab__new(d->sym, &d->procs);
-	if (r < 0)
-		return log_error("Out of memory"), r;
-	fg_jit__set_max_map(fg_proctab__jit(d->procs), d->conf.jit_map_max);
-
-	/* Tracking first, then the scan: nothing born in between can be missed. */
-	r = fg_evset__open(&track, &d->tracker);
-	if (r >= 0)
-		r = fg_evset__enable(d->tracker);
-	if (r >= 0)
-		r = fgd_watch_rings(d, d->tracker);
-	if (r < 0) {
-		log_error("Failed to open the tracking events: %s", strerror(-r));
-		return r;
-	}
-	d->n_cpu_totals = fg_evset__n(d->tracker);
-	d->cpu_totals = calloc(d->n_cpu_totals, sizeof(*d->cpu_totals));
-	if (!d->cpu_totals)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->n_cpu_totals; i++)
-		d->cpu_totals[i].cpu = fg_evset__cpu(d->tracker, i);
-
-	r = fg_proctab__scan(d->procs);
-	if (r < 0)
-		return log_error("Failed to read /proc: %s", strerror(-r)), r;
-	r = fg_symbolizer__refresh_kernel(d->sym, false);
-	if (r < 0)
-		log_warning("Failed to read /proc/kallsyms: %s; kernel frames will show as [unknown]",
-			    strerror(-r));
-	else {
-		struct fg_symbolizer_stats ss;
-
-		fg_symbolizer__stats(d->sym, &ss);
-		if (ss.kernel_restricted)
-			log_warning("Kernel addresses are hidden (kernel.kptr_restrict); kernel frames "
-				    "will show as [unknown]");
-	}
-	/* From here on, files are read on the loader's thread, never in the loop. */
-	r = fg_loader__new(&d->loader);
-	if (r < 0)
-		return log_error("Failed to start the loader thread: %s", strerror(-r)), r;
-	d->loader_watch = (struct fgd_watch){ .fd = fg_loader__fd(d->loader), .fn = loader_event };
-	r = fgd_watch_add(d, &d->loader_watch, EPOLLIN);
-	if (r < 0)
-		return log_error("Failed to watch the loader: %s", strerror(-r)), r;
-	fg_symbolizer__set_loader(d->sym, d->loader);
-	fg_unwinder__set_loader(d->unwinder, d->loader);
+		return log_error("Failed to start: %s: %s", why, strerror(-r)), r;
 
 	r = sd_listen_fds(true);
 	if (r > 1)
@@ -657,49 +467,25 @@ static int setup(struct fgd *d)
 				    strerror(-r), d->conf.socket_path);
 		make_socket_dir(d->conf.socket_path);
 	}
-	r = fgd_server__new(d, listen_fd, &d->server);
+	r = fgd_server__new(&d->conf, d->loop, d->engine, listen_fd, &d->server);
 	if (r == -EADDRINUSE)
 		return log_error("Another fgd is already serving %s", d->conf.socket_path), r;
 	if (r == -ENOENT && d->conf.socket_group)
 		return log_error("No such group: %s", d->conf.socket_group), r;
 	if (r < 0)
 		return log_error("Failed to listen on %s: %s", d->conf.socket_path, strerror(-r)), r;
-
-	if (d->conf.always_on) {
-		if (d->conf.always_on_frequency > d->max_rate)
-			return log_error("Always-on frequency %u Hz is above kernel.perf_event_max_sample_rate (%u)",
-					 d->conf.always_on_frequency, d->max_rate), -EINVAL;
-		r = fgd_alwayson__new(d, &d->alwayson);
-		if (r < 0)
-			return log_error("Failed to start always-on sampling: %s", strerror(-r)), r;
-		log_info("Always-on sampling at %u Hz: %u s slices, %u s window, %" PRIu64 " bytes at most",
-			 d->conf.always_on_frequency, d->conf.slice_seconds, d->conf.window_seconds,
-			 d->conf.memory_max);
-	}
-	fgd_drain_round(d);
 	return 0;
 }
 
 static void teardown(struct fgd *d)
 {
+	/* Clients go first: their recordings are the engine's until they let them go. */
 	d->server = fgd_server__free(d->server);
-	d->alwayson = fgd_alwayson__free(d->alwayson);
-	/*
-	 * Its jobs hold references to dsos and the unwinder: before those go.
-	 * What they free from now on, they free themselves.
-	 */
-	if (d->sym)
-		fg_symbolizer__set_loader(d->sym, NULL);
-	if (d->unwinder)
-		fg_unwinder__set_loader(d->unwinder, NULL);
-	d->loader = fg_loader__free(d->loader);
-	d->tracker = fg_evset__free(d->tracker);
-	d->procs = fg_proctab__free(d->procs);
-	d->unwinder = fg_unwinder__free(d->unwinder);
-	d->sym = fg_symbolizer__free(d->sym);
-	free(d->cpu_totals);
+	d->engine = fgd_engine__free(d->engine);
+	if (d->loop && d->signal_watch.fd >= 0)
+		fgd_loop__del(d->loop, &d->signal_watch);
 	safe_close(d->signal_watch.fd);
-	safe_close(d->epoll_fd);
+	d->loop = fgd_loop__free(d->loop);
 	fgd_config_done(&d->conf);
 }
 
@@ -714,37 +500,30 @@ static uint64_t rss_bytes(void)
 	return resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Samples and losses of every recording since start, finished or not. */
-static void sample_totals(struct fgd *d, struct fg_cpu_counters *ret)
-{
-	struct fg_cpu_counters sum = { 0 };
-
-	for (size_t i = 0; i < d->n_cpu_totals; i++)
-		fg_cpu_counters_add(&sum, &d->cpu_totals[i].c);
-	fgd_server__add_live_counters(d->server, &sum);
-	*ret = sum;
-}
-
 struct status_clock {
 	uint64_t at;      /* CLOCK_MONOTONIC ns of the last STATUS= */
-	uint64_t samples; /* sample_totals() then */
+	uint64_t samples; /* of every recording since start, then */
 };
 
 /* STATUS=, the one line systemctl status shows. */
 static void send_status(struct fgd *d, struct status_clock *last, uint64_t now)
 {
-	struct fg_cpu_counters t;
+	struct fg_cpu_counters t = { 0 };
+	struct fgd_engine_stats es;
 	double rate = 0;
 
-	sample_totals(d, &t);
+	/* Samples and losses of every recording since start, finished or not. */
+	fgd_engine__stats(d->engine, &es);
+	for (size_t i = 0; i < es.n_cpu_totals; i++)
+		fg_cpu_counters_add(&t, &es.cpu_totals[i].c);
+	fgd_engine__live_counters(d->engine, &t);
 	if (last->at && now > last->at && t.samples >= last->samples)
 		rate = (double)(t.samples - last->samples) * 1e9 / (double)(now - last->at);
 	(void)sd_notifyf(false, "STATUS=%s on %zu CPUs, default %u Hz, %zu recording%s, "
 			 "%.0f samples/s, %" PRIu64 " lost, RSS %.1f MiB",
-			 d->event.name, d->n_cpu_totals, d->conf.default_frequency,
-			 fgd_server__recordings(d->server),
-			 fgd_server__recordings(d->server) == 1 ? "" : "s", rate,
-			 t.lost + t.lost_samples, (double)rss_bytes() / (1 << 20));
+			 es.event.name, es.n_cpu_totals, d->conf.default_frequency, es.recordings,
+			 es.recordings == 1 ? "" : "s", rate, t.lost + t.lost_samples,
+			 (double)rss_bytes() / (1 << 20));
 	last->at = now;
 	last->samples = t.samples;
 }
@@ -755,15 +534,13 @@ static void send_status(struct fgd *d, struct status_clock *last, uint64_t now)
  */
 static void stopping(struct fgd *d)
 {
-	/* The open slice is cut short and kept: a restart finds the history up to now. */
-	if (d->alwayson)
-		fgd_alwayson__flush(d->alwayson);
+	fgd_engine__stopping(d->engine);
 	(void)sd_notify(false, "STOPPING=1");
 }
 
 static int run(struct fgd *d)
 {
-	uint64_t next_round = fgd_now(), next_reap = next_round + REAP_INTERVAL_NS;
+	uint64_t next_round = fgd_now(), next_tick = next_round + TICK_INTERVAL_NS;
 	uint64_t next_status = next_round + STATUS_INTERVAL_NS, next_watchdog = UINT64_MAX;
 	uint64_t watchdog_ns = 0, watchdog_usec;
 	struct status_clock status = { 0 };
@@ -775,33 +552,24 @@ static int run(struct fgd *d)
 	}
 	send_status(d, &status, next_round);
 	while (!d->quit) {
-		struct epoll_event evs[64];
 		uint64_t now = fgd_now(), due = MIN(next_round, next_watchdog);
 		int64_t wait = due > now ? (int64_t)((due - now) / 1000000) + 1 : 0;
-		int n = epoll_wait(d->epoll_fd, evs, ELEMENTSOF(evs), (int)wait);
+		int r = fgd_loop__wait(d->loop, (int)wait);
 
-		uint64_t woke = fgd_now(), busy;
-
-		if (n < 0 && errno != EINTR)
-			return log_error("epoll_wait failed: %m"), negative_errno();
-		for (int i = 0; i < n; i++) {
-			struct fgd_watch *w = evs[i].data.ptr;
-
-			w->fn(w, evs[i].events);
-		}
+		if (r < 0)
+			return log_error("epoll_wait failed: %s", strerror(-r)), r;
 		now = fgd_now();
-		if (d->drain_requested || now >= next_round) {
-			fgd_drain_round(d);
-			next_round = now + (fgd_server__busy(d->server) ? ROUND_BUSY_NS : ROUND_IDLE_NS);
+		if (fgd_engine__drain_wanted(d->engine) || now >= next_round) {
+			fgd_engine__drain(d->engine);
+			next_round = now + (fgd_engine__busy(d->engine) ? ROUND_BUSY_NS : ROUND_IDLE_NS);
 		}
 		fgd_server__tick(d->server);
 		/* A recording may have started: drain soon rather than in a second. */
-		if (fgd_server__busy(d->server) && next_round > now + ROUND_BUSY_NS)
+		if (fgd_engine__busy(d->engine) && next_round > now + ROUND_BUSY_NS)
 			next_round = now + ROUND_BUSY_NS;
-		if (now >= next_reap) {
-			fg_proctab__reap(d->procs, now, REAP_GRACE_NS);
-			fg_unwinder__trim(d->unwinder, UNWIND_IDLE_NS / REAP_INTERVAL_NS);
-			next_reap = now + REAP_INTERVAL_NS;
+		if (now >= next_tick) {
+			fgd_engine__tick(d->engine, now);
+			next_tick = now + TICK_INTERVAL_NS;
 		}
 		if (d->reload_requested && !d->quit)
 			reload(d);
@@ -813,18 +581,15 @@ static int run(struct fgd *d)
 			(void)sd_notify(false, "WATCHDOG=1");
 			next_watchdog = now + watchdog_ns;
 		}
-		/* Time away from the rings and the clients, whatever the cause: what status shows. */
-		busy = fgd_now() - woke;
-		d->loop.iterations++;
-		d->loop.longest_ns = MAX(d->loop.longest_ns, busy);
-		d->loop.slow += busy > FGD_SLOW_ITERATION_NS;
+		fgd_loop__turn_done(d->loop);
 	}
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct fgd d = { .epoll_fd = -1, .signal_watch.fd = -1 };
+	struct fgd d = { .signal_watch.fd = -1 };
+	struct fgd_engine_stats es;
 	int r;
 
 	/*
@@ -843,8 +608,9 @@ int main(int argc, char **argv)
 		return 2;
 	r = setup(&d);
 	if (r >= 0) {
+		fgd_engine__stats(d.engine, &es);
 		log_info("fgd %s ready on %s (%s, %zu CPUs, default %u Hz)", FG_VERSION,
-			 fgd_server__path(d.server), d.event.name, d.n_cpu_totals,
+			 fgd_server__path(d.server), es.event.name, es.n_cpu_totals,
 			 d.conf.default_frequency);
 		(void)sd_notify(false, "READY=1");
 		r = run(&d);

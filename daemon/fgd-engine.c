@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fgd-alwayson.h"
+#include "fgd-clock.h"
+#include "fgd-engine.h"
+#include "fgd-jit.h"
+#include "fgd-log.h"
+#include "macro.h"
+
+/* Ended processes stay resolvable this long, for samples read after their exit. */
+#define REAP_GRACE_NS (10ULL * 1000000000ULL)
+/* fgd_engine__tick() is called this often; CFI of a binary no sample needed for this long is dropped. */
+#define TICK_NS (1000ULL * 1000000ULL)
+#define UNWIND_IDLE_NS (600ULL * 1000000000ULL)
+
+struct fgd_engine {
+	const struct fgd_config *conf; /* borrowed: fgd.c's, swapped whole on reload */
+	struct fgd_loop *loop;         /* borrowed */
+	uint64_t started;              /* CLOCK_MONOTONIC ns */
+	char hostname[256];
+
+	struct fg_event_choice event;
+	uint32_t max_stack;
+	uint32_t max_rate;
+
+	struct fg_loader *loader;     /* owned: reads binaries, CFI and kallsyms off the loop */
+	struct fgd_watch loader_watch;
+	struct fg_symbolizer *sym;    /* owned */
+	struct fg_unwinder *unwinder; /* owned */
+	struct fg_proctab *procs;     /* owned */
+	struct fg_evset *tracker;     /* owned */
+	/*
+	 * Every perf ring fd wakes the loop through this one watch, so an event
+	 * still pending for a ring whose recording was just freed cannot point
+	 * at freed memory.
+	 */
+	struct fgd_watch ring_watch;
+	bool drain_wanted;
+
+	struct fgd_alwayson *alwayson; /* owned; NULL when always-on sampling is off */
+	struct fg_recording **recs;    /* owned array of borrowed pointers: sampling or finishing */
+	size_t n_recs, cap_recs;
+
+	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
+	size_t n_cpu_totals;
+	struct fg_stack_quality stack_totals[3]; /* of every recording ended, by enum fg_call_graph */
+};
+
+static void ring_event(struct fgd_watch *w, uint32_t events)
+{
+	struct fgd_engine *e = (struct fgd_engine *)((uint8_t *)w - offsetof(struct fgd_engine, ring_watch));
+
+	e->drain_wanted = true;
+}
+
+/* Loads finished: hand their results over, and let the samples that waited for them go on. */
+static void loader_event(struct fgd_watch *w, uint32_t events)
+{
+	struct fgd_engine *e = (struct fgd_engine *)((uint8_t *)w - offsetof(struct fgd_engine, loader_watch));
+
+	if (fg_loader__complete(e->loader) > 0)
+		e->drain_wanted = true;
+}
+
+static int watch_rings(struct fgd_engine *e, const struct fg_evset *events)
+{
+	for (size_t i = 0; i < fg_evset__n(events); i++) {
+		int r = fgd_loop__add_fd(e->loop, fg_evset__fd(events, i), &e->ring_watch, EPOLLIN);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void unwatch_rings(struct fgd_engine *e, const struct fg_evset *events)
+{
+	for (size_t i = 0; events && i < fg_evset__n(events); i++)
+		fgd_loop__del_fd(e->loop, fg_evset__fd(events, i));
+}
+
+static const struct fg_recording_deps *deps(struct fgd_engine *e, struct fg_recording_deps *ret)
+{
+	*ret = (struct fg_recording_deps){ e->procs, e->sym, e->unwinder, e->loader };
+	return ret;
+}
+
+/* Always-on sampling with the configuration's settings; its rings watched. */
+static int alwayson_start(struct fgd_engine *e, struct fgd_alwayson **ret)
+{
+	const struct fgd_config *c = e->conf;
+	struct fgd_alwayson_opts o = {
+		.conf = c,
+		.event = e->event,
+		.max_stack = e->max_stack,
+		.hostname = e->hostname,
+	};
+	struct fg_recording_deps d;
+	struct fgd_alwayson *a;
+	int r;
+
+	if (c->always_on_frequency > e->max_rate)
+		return log_error("Always-on frequency %u Hz is above kernel.perf_event_max_sample_rate "
+				 "(%u)", c->always_on_frequency, e->max_rate), -EINVAL;
+	r = fgd_alwayson__new(&o, deps(e, &d), &a);
+	if (r >= 0)
+		r = watch_rings(e, fgd_alwayson__events(a));
+	if (r < 0) {
+		if (r != -EINVAL)
+			log_error("Failed to start always-on sampling: %s", strerror(-r));
+		fgd_alwayson__free(a);
+		return r;
+	}
+	*ret = a;
+	return 0;
+}
+
+static struct fgd_alwayson *alwayson_stop(struct fgd_engine *e, struct fgd_alwayson *a)
+{
+	if (a)
+		unwatch_rings(e, fgd_alwayson__events(a));
+	return fgd_alwayson__free(a);
+}
+
+struct fgd_engine *fgd_engine__free(struct fgd_engine *e)
+{
+	if (!e)
+		return NULL;
+	/* Recordings belong to the server's clients: they were aborted before this. */
+	free(e->recs);
+	e->alwayson = alwayson_stop(e, e->alwayson);
+	/*
+	 * The loader's jobs hold references to dsos and the unwinder: it goes
+	 * before those. What they free from now on, they free themselves.
+	 */
+	if (e->sym)
+		fg_symbolizer__set_loader(e->sym, NULL);
+	if (e->unwinder)
+		fg_unwinder__set_loader(e->unwinder, NULL);
+	if (e->loader)
+		fgd_loop__del(e->loop, &e->loader_watch);
+	e->loader = fg_loader__free(e->loader);
+	unwatch_rings(e, e->tracker);
+	e->tracker = fg_evset__free(e->tracker);
+	e->procs = fg_proctab__free(e->procs);
+	e->unwinder = fg_unwinder__free(e->unwinder);
+	e->sym = fg_symbolizer__free(e->sym);
+	free(e->cpu_totals);
+	free(e);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgd_engine *, fgd_engine__free);
+
+int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct fgd_engine **ret,
+		    const char **ret_why)
+{
+	_cleanup_(fgd_engine__freep) struct fgd_engine *e = calloc(1, sizeof(*e));
+	struct fg_evset_opts track = { .kind = FG_EVSET_TRACK, .ring_pages = conf->track_ring_pages };
+	struct fg_symbolizer_stats ss;
+	int r;
+
+#define FAIL(why, err) (*ret_why = (why), (err))
+	if (!e)
+		return FAIL("out of memory", -ENOMEM);
+	e->conf = conf;
+	e->loop = loop;
+	e->started = fgd_now();
+	e->ring_watch = (struct fgd_watch){ .fd = -1, .fn = ring_event };
+	if (gethostname(e->hostname, sizeof(e->hostname) - 1) < 0)
+		snprintf(e->hostname, sizeof(e->hostname), "localhost");
+
+	r = fg_sampler_probe_event(&e->event);
+	if (r < 0)
+		return FAIL("cannot open a perf event (fgd needs root, or CAP_PERFMON, and a kernel "
+			    "with perf events)", r);
+	e->max_stack = fg_sampler_max_stack();
+	e->max_rate = fg_sampler_max_rate();
+	if (conf->default_frequency > e->max_rate)
+		return FAIL("the default frequency is above kernel.perf_event_max_sample_rate", -EINVAL);
+	log_info("Sampling event: %s%s", e->event.name,
+		 e->event.type == PERF_TYPE_SOFTWARE ? " (no hardware PMU here: software clock)" : "");
+
+	r = fg_unwinder__new(&e->unwinder);
+	if (r >= 0)
+		r = fg_symbolizer__new(&e->sym);
+	if (r >= 0)
+		r = fg_proctab__new(e->sym, &e->procs);
+	if (r < 0)
+		return FAIL("out of memory", r);
+	fg_jit__set_max_map(fg_proctab__jit(e->procs), conf->jit_map_max);
+
+	/* Tracking first, then the scan: nothing born in between can be missed. */
+	r = fg_evset__open(&track, &e->tracker);
+	if (r >= 0)
+		r = fg_evset__enable(e->tracker);
+	if (r >= 0)
+		r = watch_rings(e, e->tracker);
+	if (r < 0)
+		return FAIL("cannot open the tracking events", r);
+	e->n_cpu_totals = fg_evset__n(e->tracker);
+	e->cpu_totals = calloc(e->n_cpu_totals, sizeof(*e->cpu_totals));
+	if (!e->cpu_totals)
+		return FAIL("out of memory", -ENOMEM);
+	for (size_t i = 0; i < e->n_cpu_totals; i++)
+		e->cpu_totals[i].cpu = fg_evset__cpu(e->tracker, i);
+
+	r = fg_proctab__scan(e->procs);
+	if (r < 0)
+		return FAIL("cannot read /proc", r);
+	r = fg_symbolizer__refresh_kernel(e->sym, false);
+	if (r < 0)
+		log_warning("Failed to read /proc/kallsyms: %s; kernel frames will show as [unknown]",
+			    strerror(-r));
+	fg_symbolizer__stats(e->sym, &ss);
+	if (r >= 0 && ss.kernel_restricted)
+		log_warning("Kernel addresses are hidden (kernel.kptr_restrict); kernel frames will show "
+			    "as [unknown]");
+
+	/* From here on, files are read on the loader's thread, never in the loop. */
+	r = fg_loader__new(&e->loader);
+	if (r < 0)
+		return FAIL("cannot start the loader thread", r);
+	e->loader_watch = (struct fgd_watch){ .fd = fg_loader__fd(e->loader), .fn = loader_event };
+	r = fgd_loop__add(loop, &e->loader_watch, EPOLLIN);
+	if (r < 0)
+		return FAIL("cannot watch the loader", r);
+	fg_symbolizer__set_loader(e->sym, e->loader);
+	fg_unwinder__set_loader(e->unwinder, e->loader);
+
+	if (conf->always_on) {
+		r = alwayson_start(e, &e->alwayson);
+		if (r < 0)
+			return FAIL("cannot start always-on sampling", r);
+		log_info("Always-on sampling at %u Hz: %u s slices, %u s window, %" PRIu64 " bytes at most",
+			 conf->always_on_frequency, conf->slice_seconds, conf->window_seconds,
+			 conf->memory_max);
+	}
+	fgd_engine__drain(e);
+	*ret = TAKE_PTR(e);
+#undef FAIL
+	return 0;
+}
+
+static void on_tracking_record(void *ctx, const struct fg_record *rec)
+{
+	struct fgd_engine *e = ctx;
+
+	fg_proctab__handle(e->procs, rec);
+}
+
+void fgd_engine__drain(struct fgd_engine *e)
+{
+	/*
+	 * Snapshot the sample rings first, then read all tracking up to now:
+	 * every fork, exec and mmap that a snapshotted sample depends on
+	 * happened before the snapshot, so it is applied before the sample.
+	 */
+	struct timespec ts;
+
+	for (size_t i = 0; i < e->n_recs; i++)
+		if (fg_recording__events(e->recs[i]))
+			fg_evset__snapshot(fg_recording__events(e->recs[i]));
+	if (e->alwayson)
+		fg_evset__snapshot(fgd_alwayson__events(e->alwayson));
+	fg_evset__snapshot(e->tracker);
+	fg_evset__drain_ordered(e->tracker, on_tracking_record, e);
+	for (size_t i = 0; i < e->n_recs; i++)
+		fg_recording__drain(e->recs[i]);
+	if (e->alwayson) {
+		fgd_alwayson__drain(e->alwayson);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		fgd_alwayson__tick(e->alwayson, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	}
+	e->drain_wanted = false;
+}
+
+bool fgd_engine__drain_wanted(const struct fgd_engine *e)
+{
+	return e->drain_wanted;
+}
+
+bool fgd_engine__busy(const struct fgd_engine *e)
+{
+	return e->n_recs > 0;
+}
+
+void fgd_engine__tick(struct fgd_engine *e, uint64_t now)
+{
+	fg_proctab__reap(e->procs, now, REAP_GRACE_NS);
+	fg_unwinder__trim(e->unwinder, UNWIND_IDLE_NS / TICK_NS);
+}
+
+/* Adds a recording's per-CPU counters and stack figures to the totals: as it leaves the engine. */
+static void account(struct fgd_engine *e, struct fg_recording *rec)
+{
+	const struct fg_evset *events = fg_recording__events(rec);
+
+	fg_stack_quality_add(&e->stack_totals[fg_recording__call_graph(rec)],
+			     fg_recording__stack_quality(rec));
+	for (size_t i = 0; events && i < fg_evset__n(events); i++) {
+		const struct fg_cpu_counters *c = fg_evset__counters(events, i);
+
+		for (size_t j = 0; j < e->n_cpu_totals; j++)
+			if (e->cpu_totals[j].cpu == fg_evset__cpu(events, i))
+				fg_cpu_counters_add(&e->cpu_totals[j].c, c);
+	}
+}
+
+/* Takes rec out of the recordings drained: its figures go to the totals, its rings unwatched. */
+static void detach(struct fgd_engine *e, struct fg_recording *rec)
+{
+	for (size_t i = 0; i < e->n_recs; i++) {
+		if (e->recs[i] != rec)
+			continue;
+		account(e, rec);
+		unwatch_rings(e, fg_recording__events(rec));
+		e->recs[i] = e->recs[--e->n_recs];
+		return;
+	}
+}
+
+void fgd_engine__recording_defaults(const struct fgd_engine *e, struct fg_recording_opts *o)
+{
+	const struct fgd_config *c = e->conf;
+
+	o->event = e->event;
+	o->frequency = c->default_frequency;
+	o->max_stack = e->max_stack;
+	o->call_graph = c->call_graph;
+	o->stack_dump = c->stack_dump;
+	o->ring_pages = c->ring_pages;
+	o->hostname = e->hostname;
+}
+
+int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_opts *o,
+				struct fg_recording **ret, pid_t *ret_bad_pid)
+{
+	struct fg_recording *rec = NULL;
+	struct fg_recording_deps d;
+	int r;
+
+	if (o->frequency > e->max_rate)
+		return -ERANGE;
+	r = FG_GROW(e->recs, e->cap_recs, e->n_recs + 1);
+	if (r < 0)
+		return r;
+	/* Modules loaded since: their frames would not be named. */
+	(void)fg_symbolizer__refresh_kernel(e->sym, false);
+	r = fg_recording__new(o, deps(e, &d), &rec, ret_bad_pid);
+	if (r >= 0)
+		r = watch_rings(e, fg_recording__events(rec));
+	if (r < 0) {
+		if (rec)
+			unwatch_rings(e, fg_recording__events(rec));
+		fg_recording__free(rec);
+		return r;
+	}
+	e->recs[e->n_recs++] = rec;
+	*ret = rec;
+	return 0;
+}
+
+void fgd_engine__stop_recording(struct fgd_engine *e, struct fg_recording *rec)
+{
+	fg_recording__stop(rec);
+	/* One last round: whatever the rings hold up to now belongs to this recording. */
+	fgd_engine__drain(e);
+}
+
+int fgd_engine__finish_recording(struct fgd_engine *e, struct fg_recording *rec)
+{
+	detach(e, rec);
+	return fg_recording__finish(rec);
+}
+
+void fgd_engine__abort_recording(struct fgd_engine *e, struct fg_recording *rec)
+{
+	detach(e, rec);
+	fg_recording__free(rec);
+}
+
+struct fg_proctab *fgd_engine__procs(struct fgd_engine *e)
+{
+	return e->procs;
+}
+
+struct fgd_alwayson *fgd_engine__alwayson(struct fgd_engine *e)
+{
+	return e->alwayson;
+}
+
+struct fg_loader *fgd_engine__loader(struct fgd_engine *e)
+{
+	return e->loader;
+}
+
+const char *fgd_engine__hostname(const struct fgd_engine *e)
+{
+	return e->hostname;
+}
+
+bool fgd_engine__has_history(const struct fgd_engine *e)
+{
+	return e->alwayson && fgd_alwayson__has_history(e->alwayson);
+}
+
+void fgd_engine__stats(struct fgd_engine *e, struct fgd_engine_stats *ret)
+{
+	*ret = (struct fgd_engine_stats){
+		.event = e->event,
+		.max_stack = e->max_stack,
+		.max_rate = e->max_rate,
+		.started = e->started,
+		.cpu_totals = e->cpu_totals,
+		.n_cpu_totals = e->n_cpu_totals,
+		.recordings = e->n_recs,
+	};
+	/* Every recording's stack figures, finished or not yet, by mode. */
+	for (size_t g = 0; g < ELEMENTSOF(ret->stack_quality); g++)
+		ret->stack_quality[g] = e->stack_totals[g];
+	for (size_t i = 0; i < e->n_recs; i++)
+		fg_stack_quality_add(&ret->stack_quality[fg_recording__call_graph(e->recs[i])],
+				     fg_recording__stack_quality(e->recs[i]));
+	fg_evset__totals(e->tracker, &ret->tracking);
+	fg_proctab__stats(e->procs, &ret->processes);
+	fg_symbolizer__stats(e->sym, &ret->symbols);
+	fg_unwinder__stats(e->unwinder, &ret->unwinding);
+	fg_jit__stats(fg_proctab__jit(e->procs), &ret->jit);
+	fg_loader__stats(e->loader, &ret->loader);
+}
+
+void fgd_engine__live_counters(const struct fgd_engine *e, struct fg_cpu_counters *sum)
+{
+	for (size_t i = 0; i < e->n_recs; i++) {
+		const struct fg_evset *events = fg_recording__events(e->recs[i]);
+		struct fg_cpu_counters t;
+
+		if (!events)
+			continue;
+		fg_evset__totals(events, &t);
+		fg_cpu_counters_add(sum, &t);
+	}
+}
+
+int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on)
+{
+	const struct fgd_config *c = e->conf;
+	struct fgd_alwayson *next = NULL;
+	int r;
+
+	/* Maps already refused stay refused; the limit applies from their next read. */
+	fg_jit__set_max_map(fg_proctab__jit(e->procs), c->jit_map_max);
+	if (!restart_always_on)
+		return 0;
+	/*
+	 * A new sampler starts with the new settings, then the running one
+	 * writes its open slice, cut short, to the history and stops. Its
+	 * closed slices are on disk already, so queries go on answering for
+	 * their time from there (in the same state directory).
+	 */
+	if (c->always_on) {
+		r = alwayson_start(e, &next);
+		if (r < 0)
+			return r;
+	}
+	if (e->alwayson)
+		fgd_alwayson__flush(e->alwayson);
+	alwayson_stop(e, e->alwayson);
+	e->alwayson = next;
+	if (next)
+		log_info("Always-on sampling now at %u Hz: %u s slices, %u s window, %" PRIu64 " bytes at "
+			 "most, call graph %s; the slices before are read from %s",
+			 c->always_on_frequency, c->slice_seconds, c->window_seconds, c->memory_max,
+			 fg_call_graph_name(c->call_graph), c->state_directory ?: "(no history)");
+	else
+		log_info("Always-on sampling stopped");
+	return 0;
+}
+
+void fgd_engine__stopping(struct fgd_engine *e)
+{
+	/* The open slice is cut short and kept: a restart finds the history up to now. */
+	if (e->alwayson)
+		fgd_alwayson__flush(e->alwayson);
+}

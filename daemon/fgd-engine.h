@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The engine: what the daemon samples with, and what the samples go to.
+ *
+ * It owns the components of the data path (docs/ARCHITECTURE.md): the
+ * tracking events and the process table they keep current, the symbolizer,
+ * the unwinder and the loader thread that reads their files; the sources
+ * (each recording's per-CPU perf events, and always-on's); and the
+ * consumers (the recordings' aggregates, the always-on window). It runs the
+ * drain round that moves samples from sources to consumers in the right
+ * order, and keeps the totals status reports.
+ *
+ * The server asks it to start, stop and finish recordings; fgd.c creates
+ * it, runs its drain rounds and ticks from the loop, and tells it when the
+ * configuration changed. It calls back into neither.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fgd-conf.h"
+#include "fgd-jit.h"
+#include "fgd-loader.h"
+#include "fgd-loop.h"
+#include "fgd-proc.h"
+#include "fgd-recording.h"
+#include "fgd-sampler.h"
+#include "fgd-symbols.h"
+#include "fgd-unwind.h"
+
+struct fgd_alwayson;
+struct fgd_engine;
+
+/* Accumulated per-CPU figures of every recording, finished or not. */
+struct fgd_cpu_totals {
+	int cpu;
+	struct fg_cpu_counters c;
+};
+
+/* The engine's figures, for status; pointers are borrowed until the next call into the engine. */
+struct fgd_engine_stats {
+	struct fg_event_choice event;
+	uint32_t max_stack, max_rate;
+	uint64_t started;                      /* CLOCK_MONOTONIC ns */
+	const struct fgd_cpu_totals *cpu_totals; /* of every recording, finished or not */
+	size_t n_cpu_totals;
+	struct fg_stack_quality stack_quality[3]; /* by enum fg_call_graph, running recordings included */
+	struct fg_cpu_counters tracking;
+	struct fg_proctab_stats processes;
+	struct fg_symbolizer_stats symbols;
+	struct fg_unwinder_stats unwinding;
+	struct fg_jit_stats jit;
+	struct fg_loader_stats loader;
+	size_t recordings;                     /* sampling or finishing now */
+};
+
+/*
+ * Probes the sampling event, opens the tracking events, reads /proc and
+ * kallsyms, starts the loader and, when configured, always-on sampling.
+ * conf is borrowed for the engine's life (fgd.c swaps its contents on
+ * reload and then calls fgd_engine__reconfigure()); loop is borrowed, and
+ * the engine registers its rings and the loader there. *ret_why names the
+ * step that failed (a static string), for the caller's message. Caller
+ * frees *ret with fgd_engine__free().
+ */
+int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct fgd_engine **ret,
+		    const char **ret_why);
+struct fgd_engine *fgd_engine__free(struct fgd_engine *e);
+
+/*
+ * One drain round: every source's rings are snapshotted, tracking is read
+ * up to now, then every source is drained up to its snapshot into its
+ * consumer, and always-on rotates its slices.
+ */
+void fgd_engine__drain(struct fgd_engine *e);
+/* Whether a ring or the loader asked for a drain round since the last. */
+bool fgd_engine__drain_wanted(const struct fgd_engine *e);
+/* Whether any recording samples, or waits to finish: drain rounds come often then. */
+bool fgd_engine__busy(const struct fgd_engine *e);
+
+/* Once a second: reaps ended processes and CFI no sample needed for long. */
+void fgd_engine__tick(struct fgd_engine *e, uint64_t now);
+
+/*
+ * Starts a recording with o (fgd_engine__recording_defaults() fills what
+ * the engine knows; the caller sets the request's part). For a pid list,
+ * -ESRCH with the pid that does not exist in *ret_bad_pid. Caller ends it
+ * with fgd_engine__finish_recording() or fgd_engine__abort_recording().
+ */
+void fgd_engine__recording_defaults(const struct fgd_engine *e, struct fg_recording_opts *o);
+int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_opts *o,
+				struct fg_recording **ret, pid_t *ret_bad_pid);
+/* Stops sampling and drains what the rings hold: the recording may still wait for the loader. */
+void fgd_engine__stop_recording(struct fgd_engine *e, struct fg_recording *rec);
+/*
+ * Takes a stopped recording out of the engine, its figures added to the
+ * totals, and builds its result (fg_recording__finish()). The caller then
+ * streams it and frees it. 0 or a negative errno.
+ */
+int fgd_engine__finish_recording(struct fgd_engine *e, struct fg_recording *rec);
+/* Takes a recording out of the engine, its figures added to the totals, and frees it. */
+void fgd_engine__abort_recording(struct fgd_engine *e, struct fg_recording *rec);
+
+/* The process table, for the server's checks of who may record what. Borrowed. */
+struct fg_proctab *fgd_engine__procs(struct fgd_engine *e);
+/* Always-on sampling, for queries; NULL when off. Borrowed until the next reconfigure. */
+struct fgd_alwayson *fgd_engine__alwayson(struct fgd_engine *e);
+/* The loader, for giving memory back off the loop (fg_loader__trim_memory()). Borrowed. */
+struct fg_loader *fgd_engine__loader(struct fgd_engine *e);
+/* The host's name, for titles. Borrowed. */
+const char *fgd_engine__hostname(const struct fgd_engine *e);
+
+void fgd_engine__stats(struct fgd_engine *e, struct fgd_engine_stats *ret);
+/* Adds the counters of the recordings sampling now to *sum (the totals have the ended ones). */
+void fgd_engine__live_counters(const struct fgd_engine *e, struct fg_cpu_counters *sum);
+
+/*
+ * Applies a configuration fgd.c swapped into the engine's conf. Recordings
+ * keep the settings they started with. With restart_always_on (fgd.c saw
+ * always-on settings change), a new always-on sampler starts with them,
+ * then the running one writes its open slice to the history and stops:
+ * queries answer for its time from disk. 0, or a negative errno when the
+ * new sampler could not start (the running one goes on).
+ */
+int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on);
+/* Whether always-on keeps a history on disk (a reload may replace it without losing its window). */
+bool fgd_engine__has_history(const struct fgd_engine *e);
+
+/* SIGTERM: always-on writes its open slice, cut short, to the history. */
+void fgd_engine__stopping(struct fgd_engine *e);
