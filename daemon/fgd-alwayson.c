@@ -21,21 +21,23 @@
 #include "view.h"
 
 /*
- * The location memo and names of the internal recording are dropped at a slice's end past this
- * size, or once older than the window.
+ * The resolver's location memo and names are dropped at a slice's end past this size, or once
+ * older than the window; twice this, and they stop growing until then.
  */
 #define MEMO_MAX_BYTES (32ULL << 20)
 /* The history's byte budget is enforced every this many slices written. */
 #define HISTORY_PRUNE_EVERY 30
 /* Groups of history files merged each time a slice closes: bounds the work in the loop. */
 #define HISTORY_MERGES_PER_SLICE 1
-/* What the internal recording's tables may hold between two resets. */
-#define RECORDING_MAX_BYTES (64ULL << 20)
+/* The waiting room of samples whose binaries are being read (fgd-resolve.h). */
+#define WAITING_MAX_BYTES (8ULL << 20)
 
 struct fgd_alwayson {
 	struct fgd_alwayson_opts opts; /* its pointers borrowed */
 	struct fg_proctab *procs;  /* borrowed */
-	struct fg_recording *rec;  /* owned */
+	struct fg_evset *events;   /* owned: the source */
+	struct fg_resolver *res;   /* owned: samples to stacks of names in names */
+	struct fg_folded *names;   /* owned: the names the resolver interns, until the memo is dropped */
 	struct fg_window *window;  /* owned */
 	struct fg_history *history; /* owned; NULL when the state directory is unusable */
 	char *history_dir;         /* owned copy: the state directory in use; NULL with no history */
@@ -60,7 +62,9 @@ struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
 {
 	if (!a)
 		return NULL;
-	fg_recording__free(a->rec);
+	fg_evset__free(a->events);
+	fg_resolver__free(a->res);
+	fg_folded__free(a->names);
 	fg_window__free(a->window);
 	fg_history__free(a->history);
 	free(a->history_dir);
@@ -112,15 +116,16 @@ static int window_name(struct fgd_alwayson *a, uint32_t id, uint32_t *ret)
 		*ret = a->xlat[id];
 		return 0;
 	}
-	name = fg_recording__name(a->rec, id);
+	name = fg_folded__name(a->names, id);
 	err = fg_window__intern(a->window, name, strlen(name), ret);
 	if (err >= 0)
 		a->xlat[id] = *ret;
 	return err;
 }
 
-static void on_stack(void *ctx, struct fg_process *proc, const struct fg_sample *s,
-		     const uint32_t *names, size_t n)
+/* A resolved stack into the window's open slice (fgd-resolve.h's emit). */
+static int on_stack(void *ctx, struct fg_process *proc, const struct fg_sample *s, uint32_t *names,
+		    size_t n)
 {
 	struct fgd_alwayson *a = ctx;
 	struct fg_window_proc wp = { .pid = (pid_t)s->sid.pid, .comm = "[unknown]" };
@@ -129,7 +134,7 @@ static void on_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 	/* The idle task is not a process: counted, not kept. */
 	if (s->sid.pid == 0) {
 		a->idle_samples++;
-		return;
+		return 0;
 	}
 	if (proc) {
 		uid_t owner = 0;
@@ -149,7 +154,7 @@ static void on_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 	}
 	if (FG_GROW(a->ids, a->cap_ids, n + 1) < 0) {
 		a->errors++;
-		return;
+		return 0;
 	}
 	for (size_t i = 0; i < n && err >= 0; i++)
 		err = window_name(a, names[i], &a->ids[i]);
@@ -157,11 +162,13 @@ static void on_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 		err = fg_window__add_other(a->window, &wp, 1);
 	else if (err >= 0)
 		err = fg_window__add(a->window, &wp, a->ids, n, 1);
+	/* The window's ceiling is its own to count; anything else is an error of ours. */
 	if (err < 0)
 		a->errors++;
+	return 0;
 }
 
-int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_recording_deps *deps,
+int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_resolve_deps *deps,
 		      struct fgd_alwayson **ret)
 {
 	_cleanup_(fgd_alwayson__freep) struct fgd_alwayson *a = calloc(1, sizeof(*a));
@@ -171,16 +178,23 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reco
 		.window_ms = (uint64_t)c->window_seconds * 1000,
 		.memory_max = c->memory_max,
 	};
-	struct fg_recording_opts o = {
+	struct fg_evset_opts eo = {
+		.kind = FG_EVSET_SAMPLE,
 		.event = opts->event,
 		.frequency = c->always_on_frequency,
 		.max_stack = opts->max_stack,
 		.call_graph = c->call_graph,
 		.stack_dump = c->stack_dump,
 		.ring_pages = c->ring_pages,
-		.max_bytes = RECORDING_MAX_BYTES,
-		.hostname = opts->hostname,
-		.sink = on_stack,
+	};
+	struct fg_resolve_opts ro = {
+		.call_graph = c->call_graph,
+		.max_stack = opts->max_stack,
+		.inline_frames = true,
+		.demangle = true,
+		.jit_suffix = true,
+		.waiting_max = WAITING_MAX_BYTES,
+		.emit = on_stack,
 	};
 	int r;
 
@@ -192,13 +206,7 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reco
 	a->call_graph = c->call_graph;
 	a->slice_seconds = c->slice_seconds;
 	a->window_seconds = c->window_seconds;
-	fg_record_request_init(&o.req);
-	o.req.all = true;
-	/* Stored names tell kernel frames by their suffix (view.h): the window must have it. */
-	o.req.kernel_suffix = true;
-	/* Its samples go to the window; what a client sees of them, its own view decides. */
-	fg_view_init(&o.view, 0, 0);
-	o.sink_ctx = a;
+	ro.ctx = a;
 	r = fg_window__new(&wo, realtime_ms(), &a->window);
 	if (r < 0)
 		return r;
@@ -212,7 +220,16 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reco
 		else if (!(a->history_dir = strdup(c->state_directory)))
 			return -ENOMEM;
 	}
-	r = fg_recording__new(&o, deps, &a->rec, NULL);
+	/* Kernel frames are named with their suffix, always (fgd-resolve.c): the window's names keep it. */
+	a->names = fg_folded__new();
+	if (!a->names)
+		return -ENOMEM;
+	r = fg_resolver__new(&ro, deps, a->names, &a->res);
+	if (r < 0)
+		return r;
+	r = fg_evset__open(&eo, &a->events);
+	if (r >= 0)
+		r = fg_evset__enable(a->events);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(a);
@@ -221,12 +238,30 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reco
 
 struct fg_evset *fgd_alwayson__events(struct fgd_alwayson *a)
 {
-	return fg_recording__events(a->rec);
+	return a->events;
+}
+
+static void on_record(void *ctx, const struct fg_record *rec)
+{
+	struct fgd_alwayson *a = ctx;
+
+	fg_resolver__sample(a->res, rec);
+}
+
+/* Bytes of the memo: the resolver's locations and the names they are interned in. */
+static uint64_t memo_bytes(const struct fgd_alwayson *a)
+{
+	return fg_resolver__bytes(a->res) + fg_folded__bytes(a->names);
 }
 
 void fgd_alwayson__drain(struct fgd_alwayson *a)
 {
-	fg_recording__drain(a->rec);
+	/* First what waited: a binary it needed may have been read since. */
+	fg_resolver__replay(a->res, false);
+	fg_evset__drain(a->events, on_record, a);
+	/* Between two drops of the memo its tables may not grow past this: new locations wait. */
+	if (memo_bytes(a) > MEMO_MAX_BYTES * 2)
+		fg_resolver__freeze(a->res);
 }
 
 /* Writes slice s, ending at end_ms, to the history. Failures are counted there and logged once. */
@@ -291,7 +326,7 @@ static void compact(struct fgd_alwayson *a, int64_t now_ms)
 void fgd_alwayson__flush(struct fgd_alwayson *a)
 {
 	/* Samples still waiting for the loader go in with what is known: fgd is stopping. */
-	fg_recording__settle(a->rec);
+	fg_resolver__replay(a->res, true);
 	store(a, fg_window__open_slice(a->window), realtime_ms());
 }
 
@@ -308,9 +343,15 @@ void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms)
 	 * that never grows to its cap would keep every binary ever sampled in memory long after
 	 * its processes are gone. Dropped once a window, it holds those sampled within the last.
 	 */
-	if ((fg_recording__bytes(a->rec) > MEMO_MAX_BYTES ||
-	     fgd_now() - a->memo_since >= (uint64_t)a->window_seconds * 1000000000u) &&
-	    fg_recording__forget(a->rec) >= 0) {
+	if (memo_bytes(a) > MEMO_MAX_BYTES ||
+	    fgd_now() - a->memo_since >= (uint64_t)a->window_seconds * 1000000000u) {
+		struct fg_folded *names = fg_folded__new();
+
+		if (!names)
+			return;
+		fg_resolver__forget(a->res, names);
+		fg_folded__free(a->names);
+		a->names = names;
 		a->memo_resets++;
 		a->memo_since = fgd_now();
 		a->cap_xlat = 0;
@@ -349,13 +390,13 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 {
 	struct json_object *o = json_object_new_object();
 	struct fg_window_stats ws;
-	struct fg_recording_waits waits;
+	struct fg_resolve_stats rs;
 	struct fg_cpu_counters c;
 
 	if (!o)
 		return NULL;
 	fg_window__stats(a->window, &ws);
-	fg_evset__totals(fg_recording__events(a->rec), &c);
+	fg_evset__totals(a->events, &c);
 	fg_json_add_bool(o, "enabled", true);
 	fg_json_add_int(o, "frequency", a->frequency);
 	fg_json_add_str(o, "call_graph", fg_call_graph_name(a->call_graph));
@@ -378,12 +419,12 @@ struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
 	fg_json_add_int(o, "idle_samples", (int64_t)a->idle_samples);
 	fg_json_add_int(o, "unknown_process_samples", (int64_t)a->unknown_process_samples);
 	fg_json_add_int(o, "errors", (int64_t)a->errors);
-	fg_json_add_int(o, "memo_bytes", (int64_t)fg_recording__bytes(a->rec));
+	fg_json_add_int(o, "memo_bytes", (int64_t)memo_bytes(a));
 	fg_json_add_int(o, "memo_resets", (int64_t)a->memo_resets);
-	fg_recording__waits(a->rec, &waits);
-	fg_json_add_int(o, "waiting", (int64_t)waits.waiting);
-	fg_json_add_int(o, "waited", (int64_t)waits.waited);
-	fg_json_add_int(o, "degraded", (int64_t)waits.degraded);
+	fg_resolver__stats(a->res, &rs);
+	fg_json_add_int(o, "waiting", (int64_t)rs.waiting);
+	fg_json_add_int(o, "waited", (int64_t)rs.waited);
+	fg_json_add_int(o, "degraded", (int64_t)rs.degraded);
 	fg_json_add_int(o, "lost", (int64_t)(c.lost + c.lost_samples));
 	fg_json_add_int(o, "throttled", (int64_t)c.throttled);
 	if (a->history) {

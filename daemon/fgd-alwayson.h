@@ -33,7 +33,7 @@ struct fgd_alwayson_opts {
 };
 
 /* Starts sampling (deps copied). Caller frees *ret with fgd_alwayson__free(). */
-int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_recording_deps *deps,
+int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_resolve_deps *deps,
 		      struct fgd_alwayson **ret);
 struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a);
 

@@ -87,9 +87,9 @@ static void unwatch_rings(struct fgd_engine *e, const struct fg_evset *events)
 		fgd_loop__del_fd(e->loop, fg_evset__fd(events, i));
 }
 
-static const struct fg_recording_deps *deps(struct fgd_engine *e, struct fg_recording_deps *ret)
+static const struct fg_resolve_deps *deps(struct fgd_engine *e, struct fg_resolve_deps *ret)
 {
-	*ret = (struct fg_recording_deps){ e->procs, e->sym, e->unwinder, e->loader };
+	*ret = (struct fg_resolve_deps){ e->procs, e->sym, e->unwinder, e->loader };
 	return ret;
 }
 
@@ -103,7 +103,7 @@ static int alwayson_start(struct fgd_engine *e, struct fgd_alwayson **ret)
 		.max_stack = e->max_stack,
 		.hostname = e->hostname,
 	};
-	struct fg_recording_deps d;
+	struct fg_resolve_deps d;
 	struct fgd_alwayson *a;
 	int r;
 
@@ -345,7 +345,7 @@ int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_
 				struct fg_recording **ret, pid_t *ret_bad_pid)
 {
 	struct fg_recording *rec = NULL;
-	struct fg_recording_deps d;
+	struct fg_resolve_deps d;
 	int r;
 
 	if (o->frequency > e->max_rate)

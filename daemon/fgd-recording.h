@@ -25,20 +25,12 @@
 #include "emit.h"
 #include "fgd-loader.h"
 #include "fgd-proc.h"
+#include "fgd-resolve.h"
 #include "fgd-sampler.h"
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
 #include "proto.h"
 #include "view.h"
-
-/*
- * Where a sink-mode recording's samples go instead of its own aggregate:
- * proc (NULL if unknown; borrowed for the call) and the stack as frame name
- * ids, root first, without a process frame; names[] and the ids are
- * borrowed for the call, the names readable with fg_recording__name().
- */
-typedef void (*fg_recording_sink_fn)(void *ctx, struct fg_process *proc, const struct fg_sample *s,
-				     const uint32_t *names, size_t n);
 
 struct fg_recording_opts {
 	struct fg_record_request req; /* what the client asked for, validated */
@@ -51,47 +43,10 @@ struct fg_recording_opts {
 	size_t ring_pages;
 	uint64_t max_bytes;           /* the aggregate's memory; past it, new stacks are dropped */
 	const char *hostname;         /* borrowed for the call */
-	fg_recording_sink_fn sink;    /* NULL: the recording aggregates itself */
-	void *sink_ctx;
 };
 
-/* The components a recording samples and names with: the engine's, borrowed for its life. */
-struct fg_recording_deps {
-	struct fg_proctab *procs;
-	struct fg_symbolizer *sym;
-	struct fg_unwinder *unwinder; /* needed in DWARF mode */
-	/*
-	 * Where sym and unwinder read files (the same loader, or NULL for
-	 * none): samples that wait for it are parked and taken again as its
-	 * jobs complete.
-	 */
-	struct fg_loader *loader;
-};
-
-/*
- * How samples' user stacks ended. Complete: the walk reached the outermost
- * frame (in DWARF mode, a frame whose CFI leaves the return address
- * undefined, as _start and thread entry points do; in frame-pointer mode, a
- * frame named like one of them, see docs/PERFORMANCE.md). Truncated: the
- * stack dump (DWARF) or the depth limit ended it. Failed: anything else.
- */
-struct fg_stack_quality {
-	uint64_t user_stacks; /* samples with a user part */
-	uint64_t complete, truncated, failed;
-	uint64_t fp_frames;   /* DWARF mode: frames unwound by frame pointer for want of CFI */
-};
-
-static inline void fg_stack_quality_add(struct fg_stack_quality *dst, const struct fg_stack_quality *src)
-{
-	dst->user_stacks += src->user_stacks;
-	dst->complete += src->complete;
-	dst->truncated += src->truncated;
-	dst->failed += src->failed;
-	dst->fp_frames += src->fp_frames;
-}
-
-/* The figures as metadata and status report them. NULL on ENOMEM. */
-struct json_object *fg_stack_quality_json(const struct fg_stack_quality *q);
+/* The components a recording samples and names with: the engine's (fgd-resolve.h). */
+#define fg_recording_deps fg_resolve_deps
 
 struct fg_recording;
 
@@ -101,12 +56,19 @@ struct fg_recording;
  * and its pid stored in *ret_bad_pid. deps is copied; what it points to
  * must outlive the recording. Caller frees *ret with fg_recording__free().
  */
-int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_recording_deps *deps,
+int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_resolve_deps *deps,
 		      struct fg_recording **ret, pid_t *ret_bad_pid);
 struct fg_recording *fg_recording__free(struct fg_recording *r);
 
 /* The events, for epoll registration; NULL after finish. Borrowed. */
 struct fg_evset *fg_recording__events(struct fg_recording *r);
+
+/*
+ * A record delivered by hand rather than from the rings (tests, and any
+ * source other than the recording's own events): resolved into the
+ * aggregate as a drained one would be.
+ */
+void fg_recording__feed(struct fg_recording *r, const struct fg_record *rec);
 
 /* Drains what the last snapshot of the events saw into the aggregate. */
 void fg_recording__drain(struct fg_recording *r);
@@ -144,18 +106,6 @@ enum fg_call_graph fg_recording__call_graph(const struct fg_recording *r);
 uint64_t fg_recording__lost(const struct fg_recording *r);
 /* CLOCK_MONOTONIC ns when sampling started; and when it stopped (0 while running). */
 uint64_t fg_recording__started(const struct fg_recording *r);
-
-/* A frame name id handed to the sink: borrowed until fg_recording__forget(). */
-const char *fg_recording__name(const struct fg_recording *r, uint32_t id);
-
-/*
- * Sink mode: drops the location memo and the names, which a long-lived
- * recording would otherwise grow for ever; ids handed out before are stale.
- * Returns the bytes they held. 0 or -ENOMEM (then the old ones stay).
- */
-int fg_recording__forget(struct fg_recording *r);
-/* Bytes the memo and names hold now. */
-uint64_t fg_recording__bytes(const struct fg_recording *r);
 
 /* Closes the events, symbolizes and prepares the output. 0 or a negative errno. */
 int fg_recording__finish(struct fg_recording *r);

@@ -65,8 +65,9 @@ def test():
                   f"{hot / max(1, in_main):.1%} of those named main;hot_a/hot_b")
             # 40 x 40 ms of one busy CPU at 999 Hz is ~1600 samples; allow a loaded machine.
             check(total > 400, f"{mode}: too few samples of the short-lived processes: {total}")
-            # Unnamed code would have no main: most samples must be in it, named.
-            check(in_main >= 0.85 * total, f"{mode}: only {in_main} of {total} samples in main: "
+            # Unnamed code would have no main at all: at least half the samples must be in it
+            # (7% are outside on a quiet machine, 20% on a loaded one, where exec is slower).
+            check(in_main >= 0.5 * total, f"{mode}: only {in_main} of {total} samples in main: "
                   f"{sorted(stacks.items(), key=lambda kv: -kv[1])[:3]}")
             check(hot / in_main >= 0.95, f"{mode}: only {hot / in_main:.1%} of their samples in main "
                   f"are named: {sorted(program_part.items(), key=lambda kv: -kv[1])[:3]}")
