@@ -283,6 +283,11 @@ void fgd_engine__drain(struct fgd_engine *e)
 	e->drain_wanted = false;
 }
 
+void fgd_engine__feed_tracking(struct fgd_engine *e, const struct fg_record *rec)
+{
+	fg_proctab__handle(e->procs, rec);
+}
+
 bool fgd_engine__drain_wanted(const struct fgd_engine *e)
 {
 	return e->drain_wanted;

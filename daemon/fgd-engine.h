@@ -75,6 +75,13 @@ struct fgd_engine *fgd_engine__free(struct fgd_engine *e);
  * consumer, and always-on rotates its slices.
  */
 void fgd_engine__drain(struct fgd_engine *e);
+/*
+ * A tracking record (fork, comm, mmap, exit) from elsewhere than the
+ * engine's own rings, applied to the process table as a drained one would
+ * be: for tests, and for sources that see processes the rings do not.
+ */
+void fgd_engine__feed_tracking(struct fgd_engine *e, const struct fg_record *rec);
+
 /* Whether a ring or the loader asked for a drain round since the last. */
 bool fgd_engine__drain_wanted(const struct fgd_engine *e);
 /* Whether any recording samples, or waits to finish: drain rounds come often then. */

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The engine on synthesized input: a process it never saw run is made up
+ * with tracking records (fork, exec, an mmap of this test's own binary),
+ * its samples are fed to a recording the engine started, and the result
+ * the engine finishes must name the functions they point into. The engine
+ * opens real tracking and sampling events (it needs root); nothing it reads
+ * from them is what the test checks.
+ */
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "fgd-clock.h"
+#include "fgd-conf.h"
+#include "fgd-engine.h"
+#include "fgd-loop.h"
+#include "macro.h"
+#include "test.h"
+
+/* A pid no process has: the engine learns of it from the records alone. */
+#define FAKE_PID 4000000
+#define FAKE_BASE 0x7f0000000000ULL
+
+int engine_leaf(int x);
+int engine_caller(int x);
+
+__attribute__((noinline, used)) int engine_leaf(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * 5 + 1;
+}
+
+__attribute__((noinline, used)) int engine_caller(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return engine_leaf(x) + 3;
+}
+
+/* The file offset of addr in this binary, from our own mapping of it. */
+static uint64_t file_offset(uint64_t addr)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	uint64_t off = UINT64_MAX;
+
+	ASSERT_TRUE(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, pgoff;
+
+		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &pgoff) == 3 && addr >= lo && addr < hi)
+			off = addr - lo + pgoff;
+	}
+	fclose(f);
+	ASSERT_TRUE(off != UINT64_MAX);
+	return off;
+}
+
+struct sink {
+	char text[65536];
+	size_t len;
+};
+
+static int collect(void *ctx, const void *buf, size_t len)
+{
+	struct sink *s = ctx;
+
+	ASSERT_TRUE(s->len + len < sizeof(s->text));
+	memcpy(s->text + s->len, buf, len);
+	s->len += len;
+	return 0;
+}
+
+static void start(struct fgd_config *conf, struct fgd_loop **loop, struct fgd_engine **e)
+{
+	const char *why = NULL;
+
+	if (geteuid() != 0)
+		SKIP("the engine opens perf events: needs root");
+	ASSERT_OK(fgd_config_init(conf));
+	conf->always_on = false;
+	ASSERT_OK(fgd_loop__new(loop));
+	ASSERT_OK(fgd_engine__new(conf, *loop, e, &why));
+}
+
+TEST(a_made_up_process_is_tracked_and_its_samples_named)
+{
+	struct fgd_config conf;
+	struct fgd_loop *loop = NULL;
+	struct fgd_engine *e = NULL;
+	struct fg_recording *rec = NULL;
+	struct fg_recording_opts o = {};
+	struct fgd_engine_stats es;
+	struct sink *out = calloc(1, sizeof(*out));
+	char exe[4096];
+	struct stat st;
+	ssize_t n;
+	uint64_t t = fgd_now(), leaf, caller;
+	struct fg_record r;
+	int done;
+
+	ASSERT_TRUE(out);
+	start(&conf, &loop, &e);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_TRUE(n > 0);
+	exe[n] = '\0';
+	ASSERT_EQ(stat(exe, &st), 0);
+
+	/* The whole machine, frame pointers: the samples below are all the test reads back. */
+	fgd_engine__recording_defaults(e, &o);
+	fg_record_request_init(&o.req);
+	o.req.all = true;
+	o.call_graph = FG_CALL_GRAPH_FP;
+	o.frequency = 1;
+	o.max_bytes = 64 << 20;
+	fg_view_init(&o.view, 0, 0);
+	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, NULL));
+
+	/* Born of us, then exec'd into "fakeproc" with this binary mapped at FAKE_BASE. */
+	r = (struct fg_record){ .type = PERF_RECORD_FORK, .sid.time = ++t };
+	r.task = (struct fg_task){ .pid = FAKE_PID, .ppid = (uint32_t)getpid(), .tid = FAKE_PID,
+				   .ptid = (uint32_t)getpid(), .time = t };
+	fgd_engine__feed_tracking(e, &r);
+	r = (struct fg_record){ .type = PERF_RECORD_COMM, .misc = PERF_RECORD_MISC_COMM_EXEC,
+				.sid.time = ++t };
+	r.comm = (struct fg_comm){ .pid = FAKE_PID, .tid = FAKE_PID, .exec = true, .comm = "fakeproc" };
+	fgd_engine__feed_tracking(e, &r);
+	r = (struct fg_record){ .type = PERF_RECORD_MMAP2, .sid.time = ++t };
+	r.mmap2 = (struct fg_mmap2){ .pid = FAKE_PID, .tid = FAKE_PID, .addr = FAKE_BASE,
+				     .len = ((uint64_t)st.st_size + 4095) & ~4095ULL, .pgoff = 0,
+				     .maj = major(st.st_dev), .min = minor(st.st_dev), .ino = st.st_ino,
+				     .prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .filename = exe };
+	fgd_engine__feed_tracking(e, &r);
+
+	/* Three samples in engine_leaf called from engine_caller, as the kernel would write them. */
+	leaf = FAKE_BASE + file_offset((uint64_t)(uintptr_t)engine_leaf) + 4;
+	caller = FAKE_BASE + file_offset((uint64_t)(uintptr_t)engine_caller) + 4;
+	for (int i = 0; i < 3; i++) {
+		uint64_t ips[] = { PERF_CONTEXT_USER, leaf, caller };
+
+		r = (struct fg_record){ .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER };
+		r.sample.sid = (struct fg_sample_id){ .pid = FAKE_PID, .tid = FAKE_PID, .time = ++t };
+		r.sid = r.sample.sid;
+		r.sample.ip = leaf;
+		r.sample.period = 1;
+		r.sample.nr = ELEMENTSOF(ips);
+		r.sample.ips = ips;
+		fg_recording__feed(rec, &r);
+	}
+	/* The binary is read on the loader's thread: drain rounds until none waits. */
+	fgd_engine__stop_recording(e, rec);
+	for (int i = 0; i < 100 && fg_recording__waiting(rec) > 0; i++) {
+		(void)fgd_loop__wait(loop, 100);
+		fgd_engine__drain(e);
+	}
+	ASSERT_EQ(fg_recording__waiting(rec), 0);
+	ASSERT_OK(fgd_engine__finish_recording(e, rec));
+	while ((done = fg_recording__emit(rec, collect, out, 65536)) == 0)
+		;
+	ASSERT_EQ(done, 1);
+	out->text[out->len] = '\0';
+	ASSERT_TRUE(strstr(out->text, "fakeproc;engine_caller;engine_leaf 3\n") != NULL);
+
+	/* The recording's figures went to the engine's totals as it left. */
+	fgd_engine__stats(e, &es);
+	ASSERT_EQ(es.recordings, 0);
+	ASSERT_TRUE(es.processes.generations >= 1);
+	fg_recording__free(rec);
+	fgd_engine__free(e);
+	fgd_loop__free(loop);
+	fgd_config_done(&conf);
+	free(out);
+}
+
+TEST(a_recording_aborted_leaves_the_engine)
+{
+	struct fgd_config conf;
+	struct fgd_loop *loop = NULL;
+	struct fgd_engine *e = NULL;
+	struct fg_recording *rec = NULL;
+	struct fg_recording_opts o = {};
+	struct fgd_engine_stats es;
+	pid_t bad = 0;
+
+	start(&conf, &loop, &e);
+	fgd_engine__recording_defaults(e, &o);
+	fg_record_request_init(&o.req);
+	o.req.n_pids = 1;
+	o.req.pids[0] = FAKE_PID + 1;
+	o.max_bytes = 64 << 20;
+	fg_view_init(&o.view, 0, 0);
+	/* A pid that does not exist is named back. */
+	ASSERT_ERR(fgd_engine__start_recording(e, &o, &rec, &bad), -ESRCH);
+	ASSERT_EQ(bad, FAKE_PID + 1);
+	o.req.pids[0] = getpid();
+	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, &bad));
+	ASSERT_TRUE(fgd_engine__busy(e));
+	fgd_engine__drain(e);
+	fgd_engine__abort_recording(e, rec);
+	ASSERT_TRUE(!fgd_engine__busy(e));
+	fgd_engine__stats(e, &es);
+	ASSERT_EQ(es.recordings, 0);
+	/* Over the kernel's maximum rate: refused before any event is opened. */
+	o.frequency = es.max_rate + 1;
+	ASSERT_ERR(fgd_engine__start_recording(e, &o, &rec, &bad), -ERANGE);
+	fgd_engine__free(e);
+	fgd_loop__free(loop);
+	fgd_config_done(&conf);
+}
