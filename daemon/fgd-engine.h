@@ -24,9 +24,9 @@
 #include "fgd-jit.h"
 #include "fgd-loader.h"
 #include "fgd-loop.h"
-#include "fgd-proc.h"
+#include "fgd-proctab.h"
 #include "fgd-recording.h"
-#include "fgd-sampler.h"
+#include "fgd-evset.h"
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
 

@@ -7,7 +7,7 @@
  *
  * Each process generation has at most one map state, created on the first
  * lookup of an address in its anonymous executable memory and freed with the
- * generation (fgd-proc calls fg_jit__release()). The file is read
+ * generation (fgd-proctab calls fg_jit__release()). The file is read
  * incrementally: the bytes consumed are remembered, and a lookup that misses
  * re-reads what the file gained since, at most every JIT_RETRY interval. A
  * file that shrank, was replaced or rewritten in place is read again from
@@ -41,7 +41,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fgd-proc.h"
+#include "fgd-proctab.h"
 #include "perfmap.h"
 
 enum fg_jit_state {

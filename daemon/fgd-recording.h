@@ -24,9 +24,9 @@
 
 #include "emit.h"
 #include "fgd-loader.h"
-#include "fgd-proc.h"
+#include "fgd-proctab.h"
 #include "fgd-resolve.h"
-#include "fgd-sampler.h"
+#include "fgd-evset.h"
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
 #include "proto.h"

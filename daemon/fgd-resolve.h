@@ -33,7 +33,7 @@
 
 #include "folded.h"
 #include "fgd-loader.h"
-#include "fgd-proc.h"
+#include "fgd-proctab.h"
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
 #include "proto.h"

@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "fgd-loader.h"
-#include "fgd-proc.h"
+#include "fgd-proctab.h"
 #include "record.h"
 #include "unwind.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fgd-jit.h"
-#include "fgd-proc.h"
+#include "fgd-proctab.h"
 #include "fgd-symbols.h"
 #include "macro.h"
 #include "test.h"

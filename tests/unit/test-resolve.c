@@ -21,7 +21,7 @@
 #pragma GCC diagnostic pop
 #include "fgd-clock.h"
 #include "fgd-loader.h"
-#include "fgd-proc.h"
+#include "fgd-proctab.h"
 #include "fgd-resolve.h"
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"

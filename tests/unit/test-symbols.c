@@ -12,7 +12,7 @@
 
 #include "elf-test.h"
 #include "fgd-elf.h"
-#include "fgd-proc.h"
+#include "fgd-proctab.h"
 #include "fgd-symbols.h"
 #include "test.h"
 

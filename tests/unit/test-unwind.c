@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fgd-proc.h"
+#include "fgd-proctab.h"
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
 #include "macro.h"

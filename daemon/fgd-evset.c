@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cpulist.h"
-#include "fgd-sampler.h"
+#include "fgd-evset.h"
 #include "macro.h"
 #include "proto.h"
 #include "ring.h"

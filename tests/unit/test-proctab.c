@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "fgd-clock.h"
-#include "fgd-proc.h"
+#include "fgd-proctab.h"
 #include "parse.h"
 #include "fgd-symbols.h"
 #include "container-test.h"

@@ -14,7 +14,7 @@
 
 #include "fgd-clock.h"
 #include "fgd-jit.h"
-#include "fgd-proc.h"
+#include "fgd-proctab.h"
 #include "macro.h"
 #include "parse.h"
 #include "u32map.h"
