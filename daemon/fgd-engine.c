@@ -264,8 +264,6 @@ void fgd_engine__drain(struct fgd_engine *e)
 	 * every fork, exec and mmap that a snapshotted sample depends on
 	 * happened before the snapshot, so it is applied before the sample.
 	 */
-	struct timespec ts;
-
 	for (size_t i = 0; i < e->n_recs; i++)
 		if (fg_recording__events(e->recs[i]))
 			fg_evset__snapshot(fg_recording__events(e->recs[i]));
@@ -277,8 +275,7 @@ void fgd_engine__drain(struct fgd_engine *e)
 		fg_recording__drain(e->recs[i]);
 	if (e->alwayson) {
 		fgd_alwayson__drain(e->alwayson);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		fgd_alwayson__tick(e->alwayson, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+		fgd_alwayson__tick(e->alwayson, fgd_wall_ms());
 	}
 	e->drain_wanted = false;
 }

@@ -19,6 +19,7 @@
 #include "fgd-clock.h"
 #include "fgd-jit.h"
 #include "fgd-log.h"
+#include "fgd-query.h"
 #include "fgd-recording.h"
 #include "fgd-server.h"
 #include "macro.h"
@@ -637,14 +638,15 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	struct json_object *meta = NULL;
 	struct fg_view view = client_view(c);
+	struct fgd_alwayson_data ao;
 	char why[512] = "";
 	int r;
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__snapshot_query(fgd_engine__alwayson(c->server->engine), q, &view,
-					 result_budget(c) - OUTPUT_MAX_BYTES, &c->snap, &meta, why,
-					 sizeof(why));
+	fgd_alwayson__data(fgd_engine__alwayson(c->server->engine), &ao);
+	r = fgd_query__snapshot(&ao, q, &view, result_budget(c) - OUTPUT_MAX_BYTES, &c->snap, &meta,
+				why, sizeof(why));
 	/* Building took more than the result keeps (history read, the model of a page): give it back. */
 	fg_loader__trim_memory(fgd_engine__loader(c->server->engine));
 	if (r == -ENOBUFS) {
@@ -678,12 +680,14 @@ static void handle_top(struct client *c, const struct fg_query_request *q)
 {
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	struct fg_view view = client_view(c);
+	struct fgd_alwayson_data ao;
 	char why[512] = "";
 	int r;
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__top_query(fgd_engine__alwayson(c->server->engine), q, &view, &m, why, sizeof(why));
+	fgd_alwayson__data(fgd_engine__alwayson(c->server->engine), &ao);
+	r = fgd_query__top(&ao, q, &view, &m, why, sizeof(why));
 	if (r < 0) {
 		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
 		return;

@@ -274,7 +274,7 @@ TEST(scan_finds_this_process)
 	ASSERT_OK(fg_proctab__scan(f.t));
 	p = fg_proctab__current(f.t, getpid());
 	ASSERT_TRUE(p);
-	ASSERT_STREQ(p->comm, "test-proc");
+	ASSERT_STREQ(p->comm, "test-proctab");
 	m = fg_process_find_map(p, (uint64_t)(uintptr_t)&marker);
 	ASSERT_TRUE(m && m->dso);
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fgd-clock.h"
+#include "fgd-history.h"
+#include "fgd-query.h"
+#include "folded.h"
+#include "macro.h"
+#include "result.h"
+#include "selector.h"
+#include "slicefile.h"
+#include "top.h"
+#include "view.h"
+
+/* What one top query may hold: processes, and (process, leaf frame) pairs; past them, counted. */
+#define TOP_MAX_PROCESSES (1u << 18)
+#define TOP_MAX_LEAVES (1u << 20)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_selector *, fg_selector__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_top *, fg_top__free);
+
+struct fgd_snapshot {
+	struct fg_result *result; /* owned */
+};
+
+struct fgd_snapshot *fgd_snapshot__free(struct fgd_snapshot *s)
+{
+	if (!s)
+		return NULL;
+	fg_result__free(s->result);
+	free(s);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgd_snapshot *, fgd_snapshot__free);
+
+size_t fgd_snapshot__bytes(const struct fgd_snapshot *s)
+{
+	return sizeof(*s) + (s->result ? fg_result__bytes(s->result) : 0);
+}
+
+int fgd_snapshot__emit(struct fgd_snapshot *s, fg_write_fn fn, void *ctx, size_t budget)
+{
+	return fg_result__emit(s->result, fn, ctx, budget);
+}
+
+struct match_ctx {
+	const struct fg_selector *sel;
+	const struct fg_view *view; /* the client's */
+};
+
+static bool match(void *ctx, const struct fg_window_proc *p)
+{
+	const struct match_ctx *m = ctx;
+
+	/* Non-root users see only what they could record: their own processes. */
+	if (!fg_view_shows_process(m->view, p->uid))
+		return false;
+	return fg_selector__match(m->sel, p->pid, p->uid, p->comm, p->exe, p->cgroup);
+}
+
+/*
+ * What a query does with each matched stack of a stored slice: p (borrowed
+ * for the call) is its process, rest true for the "[other processes]"
+ * pseudo-process. 0 or a negative errno, which stops the reading.
+ */
+typedef int (*stored_stack_fn)(void *ctx, const struct fg_slicefile *f,
+			       const struct fg_slicefile_stack *st, const struct fg_window_proc *p,
+			       bool rest);
+
+/* Reading the history for a query: which processes it covers, and its figures. */
+struct disk_query {
+	struct match_ctx *mc;
+	bool match_all;
+	stored_stack_fn fn;
+	void *ctx;
+	uint32_t frequency;          /* the window's: the rate other slices are compared with */
+	struct fg_window_result res; /* the disk's part alone */
+	bool *wanted;                /* owned: per process of the slice read */
+	size_t cap_wanted;
+};
+
+static bool is_other_processes(const struct fg_slicefile_process *p)
+{
+	return p->pid == 0 && p->comm && strcmp(p->comm, FG_WINDOW_OTHER_PROCESSES) == 0;
+}
+
+/* A stack of the one frame "[other]": what the memory ceiling folded away. */
+static bool is_folded_stack(const struct fg_slicefile *f, const struct fg_slicefile_stack *st)
+{
+	return st->n == 1 && strcmp(fg_slicefile__string(f, st->frames[0]), FG_WINDOW_OTHER) == 0;
+}
+
+static void stored_proc(const struct fg_slicefile_process *p, struct fg_window_proc *ret)
+{
+	*ret = (struct fg_window_proc){ p->pid, p->start_time, p->uid, p->comm ?: "[unknown]",
+					p->exe, p->cgroup };
+}
+
+/* Hands a stored slice's matched stacks to the query, counting them as the window's queries do. */
+static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
+{
+	struct disk_query *dq = ctx;
+	int64_t start = (int64_t)(fg_slicefile__start(f) / 1000000), end = (int64_t)(fg_slicefile__end(f) / 1000000);
+	size_t n_procs = fg_slicefile__n_processes(f);
+	uint64_t before = dq->res.samples;
+	struct fg_window_proc wp;
+	int err;
+
+	err = FG_GROW(dq->wanted, dq->cap_wanted, n_procs + 1);
+	if (err < 0)
+		return err;
+	/* The selector once per process, not once per stack. */
+	for (size_t i = 0; i < n_procs; i++) {
+		const struct fg_slicefile_process *p = fg_slicefile__process(f, i);
+
+		stored_proc(p, &wp);
+		dq->wanted[i] = is_other_processes(p) ? dq->match_all : match(dq->mc, &wp);
+		dq->res.processes += dq->wanted[i] && !is_other_processes(p);
+	}
+	for (size_t i = 0; i < fg_slicefile__n_stacks(f); i++) {
+		const struct fg_slicefile_process *p;
+		struct fg_slicefile_stack st;
+		bool rest;
+
+		fg_slicefile__stack(f, i, &st);
+		if (!dq->wanted[st.proc])
+			continue;
+		p = fg_slicefile__process(f, st.proc);
+		rest = is_other_processes(p);
+		stored_proc(p, &wp);
+		err = dq->fn(dq->ctx, f, &st, &wp, rest);
+		if (err < 0)
+			return err;
+		dq->res.samples += st.count;
+		if (rest)
+			dq->res.unattributed += st.count;
+		else if (is_folded_stack(f, &st))
+			dq->res.folded_samples += st.count;
+	}
+	/* Counts at another rate weigh differently: what a snapshot adds up, it says. */
+	if (fg_slicefile__frequency(f) != dq->frequency)
+		dq->res.other_rate_samples += dq->res.samples - before;
+	if (dq->res.slices++ == 0 || start < dq->res.first_ms)
+		dq->res.first_ms = start;
+	dq->res.last_ms = MAX(dq->res.last_ms, end);
+	dq->res.covered_ms += end - start;
+	return 0;
+}
+
+/* Adds the figures of another part of a query's period to res. */
+static void add_result(struct fg_window_result *res, const struct fg_window_result *part)
+{
+	if (part->slices == 0)
+		return;
+	if (res->slices == 0 || part->first_ms < res->first_ms)
+		res->first_ms = part->first_ms;
+	res->last_ms = MAX(res->last_ms, part->last_ms);
+	res->slices += part->slices;
+	res->covered_ms += part->covered_ms;
+	res->processes += part->processes;
+	res->samples += part->samples;
+	res->folded_samples += part->folded_samples;
+	res->folded_stacks += part->folded_stacks;
+	res->unattributed += part->unattributed;
+	res->other_rate_samples += part->other_rate_samples;
+}
+
+/*
+ * The part of [since, until) older than the window in memory comes from the
+ * history on disk: slices written before a restart, or expired from the
+ * window. Slices still in memory are not read twice. fn gets every matched
+ * stack, oldest slice first; the figures are added to res.
+ */
+static int query_history(const struct fgd_alwayson_data *a, int64_t since, int64_t until, struct match_ctx *mc,
+			 bool match_all, stored_stack_fn fn, void *ctx, struct fg_window_result *res)
+{
+	struct disk_query dq = { .mc = mc, .match_all = match_all, .fn = fn, .ctx = ctx,
+				 .frequency = a->frequency };
+	struct fg_window_stats ws;
+	int r;
+
+	if (!a->history)
+		return 0;
+	fg_window__stats(a->window, &ws);
+	until = MIN(until, ws.oldest_ms);
+	if (since < 0 || until <= since)
+		return 0;
+	r = fg_history__read(a->history, (uint64_t)since * 1000000, (uint64_t)until * 1000000,
+			     read_stored_slice, &dq);
+	free(dq.wanted);
+	if (r < 0)
+		return r;
+	add_result(res, &dq.res);
+	return 0;
+}
+
+/* A snapshot's model, fed from the history. */
+struct stored_model {
+	struct fg_folded *out; /* borrowed */
+	uint32_t *stack;       /* owned: one stack's name ids in out */
+	size_t cap_stack;
+	uint64_t max_bytes; /* past it, -ENOBUFS: a week of history must not be read whole */
+};
+
+/* Adds a stored stack to the model in the window's form: "comm;frame;...", "[other processes]" alone. */
+static int add_stored_stack(void *ctx, const struct fg_slicefile *f, const struct fg_slicefile_stack *st,
+			    const struct fg_window_proc *p, bool rest)
+{
+	struct stored_model *sm = ctx;
+	int err = FG_GROW(sm->stack, sm->cap_stack, st->n + 1);
+
+	if (err < 0)
+		return err;
+	err = fg_folded__intern(sm->out, p->comm, strlen(p->comm), &sm->stack[0]);
+	for (size_t k = 0; err >= 0 && k < st->n; k++) {
+		const char *name = fg_slicefile__string(f, st->frames[k]);
+
+		err = fg_folded__intern(sm->out, name, strlen(name), &sm->stack[k + 1]);
+	}
+	if (err < 0)
+		return err;
+	err = rest ? fg_folded__add(sm->out, sm->stack + 1, st->n, (double)st->count) :
+		     fg_folded__add(sm->out, sm->stack, st->n + 1, (double)st->count);
+	if (err >= 0 && fg_folded__bytes(sm->out) > sm->max_bytes)
+		return -ENOBUFS;
+	return err;
+}
+
+/* Feeds a stored stack to a top list: its leaf, or none for what was folded into "[other]". */
+static int top_stored_stack(void *ctx, const struct fg_slicefile *f, const struct fg_slicefile_stack *st,
+			    const struct fg_window_proc *p, bool rest)
+{
+	const struct fg_top_process tp = { p->pid, p->start_time, p->uid, p->comm, fg_slicefile__frequency(f) };
+	const char *leaf = st->n && !is_folded_stack(f, st) ?
+				   fg_slicefile__string(f, st->frames[st->n - 1]) : NULL;
+
+	(void)rest; /* top never asks for the unattributed */
+	return fg_top__add(ctx, &tp, leaf, leaf ? strlen(leaf) : 0, st->count);
+}
+
+/* The range a query asks for, and its selector. */
+static int query_setup(const struct fg_query_request *q, int64_t *since, int64_t *until,
+		       struct fg_selector **sel, char *err, size_t size)
+{
+	struct fg_selector_spec spec = {
+		.pid = q->pid, .uid = q->uid, .comm = q->comm, .cgroup = q->cgroup, .exe = q->exe,
+	};
+	const char *why = NULL;
+	int r;
+
+	*since = q->since_ms;
+	*until = q->until_ms ? q->until_ms : fgd_wall_ms() + 1;
+	r = fg_selector__new(&spec, sel, &why);
+	if (r < 0)
+		snprintf(err, size, "%s", why ? why : strerror(-r));
+	return r;
+}
+
+static void no_data(const struct fg_window *w, const struct fg_window_result *res, bool selective,
+		    char *err, size_t size)
+{
+	struct fg_window_stats st;
+
+	fg_window__stats(w, &st);
+	if (res->slices == 0)
+		snprintf(err, size, "no always-on data for that period: the window in memory covers the "
+				    "last %" PRId64 " s", (fgd_wall_ms() - st.oldest_ms) / 1000);
+	else if (selective)
+		snprintf(err, size, "no samples of the selected processes in that period "
+				    "(%" PRIu64 " slices looked at)", res->slices);
+	else
+		snprintf(err, size, "no samples in that period (%" PRIu64 " slices looked at)", res->slices);
+}
+
+static struct json_object *result_json(const struct fgd_alwayson_data *a, const struct fg_window_result *res,
+				       const struct fg_view *view)
+{
+	struct json_object *m = json_object_new_object();
+	struct fg_window_stats st;
+
+	if (!m)
+		return NULL;
+	fg_window__stats(a->window, &st);
+	fg_json_add_str(m, "source", "always-on");
+	fg_json_add_str(m, "event", a->event);
+	fg_json_add_int(m, "frequency", a->frequency);
+	fg_json_add_str(m, "call_graph", fg_call_graph_name(a->call_graph));
+	fg_json_add_int(m, "first_ms", res->first_ms);
+	fg_json_add_int(m, "last_ms", res->last_ms);
+	fg_json_add_int(m, "duration_ms", res->last_ms - res->first_ms);
+	fg_json_add_int(m, "covered_ms", res->covered_ms);
+	fg_json_add_int(m, "slices", (int64_t)res->slices);
+	fg_json_add_int(m, "slice_seconds", a->slice_seconds);
+	fg_json_add_int(m, "processes", (int64_t)res->processes);
+	fg_json_add_int(m, "samples", (int64_t)res->samples);
+	fg_json_add_int(m, "folded_samples", (int64_t)res->folded_samples);
+	fg_json_add_int(m, "folded_stacks", (int64_t)res->folded_stacks);
+	fg_json_add_int(m, "unattributed_samples", (int64_t)res->unattributed);
+	fg_json_add_int(m, "other_rate_samples", (int64_t)res->other_rate_samples);
+	fg_json_add_int(m, "memory_max", (int64_t)st.memory_max);
+	fg_json_add_int(m, "window_total_folded_samples", (int64_t)st.total_folded_samples);
+	fg_json_add_bool(m, "kernel_hidden", view->hide_kernel);
+	return m;
+}
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1 << 20);
+}
+
+#define NARROW "narrow the period or the processes (--last, --since, -p, --comm, --exe, --cgroup)"
+
+int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query_request *q,
+				 const struct fg_view *view, uint64_t max_bytes,
+				 struct fgd_snapshot **ret, struct json_object **ret_meta,
+				 char *ret_error, size_t error_size)
+{
+	_cleanup_(fgd_snapshot__freep) struct fgd_snapshot *s = calloc(1, sizeof(*s));
+	_cleanup_(fg_selector__freep) struct fg_selector *sel = NULL;
+	_cleanup_(fg_folded__freep) struct fg_folded *model = NULL;
+	_cleanup_(json_object_putp) struct json_object *meta = NULL;
+	char from[32], to[32], subtitle[512], info[2][256];
+	const char *info_lines[] = { info[0], info[1], NULL };
+	struct fg_result_opts ro = {
+		.format = q->format,
+		.view = *view,
+		.title = q->title[0] ? q->title : "Flame Graph",
+		.subtitle = subtitle,
+		.info = info_lines,
+	};
+	struct match_ctx mc = { .view = view };
+	struct fg_window_result res;
+	int64_t since, until;
+	size_t model_bytes;
+	bool match_all;
+	time_t t;
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	r = query_setup(q, &since, &until, &sel, ret_error, error_size);
+	if (r < 0)
+		return r;
+	mc.sel = sel;
+	model = fg_folded__new();
+	if (!model)
+		return -ENOMEM;
+	/* Unattributed samples belong to no process: only a root query of everything shows them. */
+	match_all = view->uid == 0 && fg_selector__is_all(sel);
+	r = fg_window__query(a->window, since, until, match, &mc, match_all, model, &res);
+	/* The window is bounded by its ceiling; the history is not, so it is read against the budget. */
+	if (r >= 0 && fg_folded__bytes(model) > max_bytes)
+		r = -ENOBUFS;
+	if (r >= 0) {
+		struct stored_model sm = { .out = model, .max_bytes = max_bytes };
+
+		r = query_history(a, since, until, &mc, match_all, add_stored_stack, &sm, &res);
+		free(sm.stack);
+	}
+	if (r == -ENOBUFS)
+		snprintf(ret_error, error_size, "its profile alone takes more than %.1f MiB: " NARROW,
+			 mib(max_bytes));
+	if (r < 0)
+		return r;
+	if (res.samples == 0 || fg_folded__n_stacks(model) == 0) {
+		no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0, ret_error, error_size);
+		return -ENODATA;
+	}
+	meta = result_json(a, &res, view);
+	if (!meta)
+		return -ENOMEM;
+	t = (time_t)(res.first_ms / 1000);
+	strftime(from, sizeof(from), "%Y-%m-%d %H:%M:%S", localtime(&t));
+	t = (time_t)(res.last_ms / 1000);
+	strftime(to, sizeof(to), "%H:%M:%S", localtime(&t));
+	snprintf(subtitle, sizeof(subtitle), "%s: always-on, %s to %s", a->hostname, from, to);
+	snprintf(info[0], sizeof(info[0]),
+		 "event: %s   frequency: %u Hz   slices: %" PRIu64 "   samples: %" PRIu64,
+		 a->event, a->frequency, res.slices, res.samples);
+	snprintf(info[1], sizeof(info[1]),
+		 "folded into [other] (memory ceiling): %" PRIu64 " samples, %" PRIu64
+		 " stacks   [other processes]: %" PRIu64, res.folded_samples, res.folded_stacks,
+		 res.unattributed);
+	/* What the client sees of the model, the result decides: its view goes with it. */
+	model_bytes = fg_folded__bytes(model);
+	r = fg_result__new(TAKE_PTR(model), &ro, &s->result);
+	if (r < 0)
+		return r;
+	if (fgd_snapshot__bytes(s) > max_bytes) {
+		if (q->format == FG_FORMAT_FOLDED)
+			snprintf(ret_error, error_size, "its profile takes %.1f MiB: " NARROW,
+				 mib(fgd_snapshot__bytes(s)));
+		else
+			snprintf(ret_error, error_size,
+				 "its %s takes %.1f MiB laid out, from a profile of %.1f MiB: " NARROW
+				 ", or ask for folded text, which streams from the profile alone",
+				 q->format == FG_FORMAT_HTML ? "HTML page" : "SVG",
+				 mib(fgd_snapshot__bytes(s)), mib(model_bytes));
+		return -ENOBUFS;
+	}
+	*ret_meta = TAKE_PTR(meta);
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_request *q,
+			    const struct fg_view *view, struct json_object **ret, char *ret_error,
+			    size_t error_size)
+{
+	_cleanup_(fg_selector__freep) struct fg_selector *sel = NULL;
+	_cleanup_(json_object_putp) struct json_object *m = NULL;
+	_cleanup_(fg_top__freep) struct fg_top *top = NULL;
+	struct match_ctx mc = { .view = view };
+	struct fg_window_result res = {}, window;
+	const struct fg_top_entry *list;
+	struct json_object *meta, *procs;
+	struct fg_top_stats ts;
+	int64_t since, until;
+	double seconds;
+	size_t n;
+	int r;
+
+	r = query_setup(q, &since, &until, &sel, ret_error, error_size);
+	if (r < 0)
+		return r;
+	mc.sel = sel;
+	/* The list applies the client's view to the leaves it is fed. */
+	r = fg_top__new(TOP_MAX_PROCESSES, TOP_MAX_LEAVES, a->frequency, view, &top);
+	if (r < 0)
+		return r;
+	/* Oldest first, so each process shows the last name it had: the disk, then memory. */
+	r = query_history(a, since, until, &mc, false, top_stored_stack, top, &res);
+	if (r >= 0)
+		r = fg_window__top(a->window, since, until, match, &mc, top, &window);
+	if (r >= 0)
+		r = fg_top__list(top, &list, &n);
+	if (r < 0)
+		return r;
+	add_result(&res, &window);
+	if (res.samples == 0) {
+		no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0, ret_error, error_size);
+		return -ENODATA;
+	}
+	fg_top__stats(top, &ts);
+	m = fg_proto_new_message("top");
+	meta = result_json(a, &res, view);
+	procs = json_object_new_array();
+	if (!m || !meta || !procs) {
+		json_object_put(meta);
+		json_object_put(procs);
+		return -ENOMEM;
+	}
+	fg_json_add_int(meta, "dropped_samples", (int64_t)ts.dropped_samples);
+	fg_json_add_int(meta, "dropped_leaf_samples", (int64_t)ts.dropped_leaf_samples);
+	json_object_object_add(m, "meta", meta);
+	json_object_object_add(m, "processes", procs);
+	/* Shares of one CPU over the time the slices hold samples for. */
+	seconds = (double)res.covered_ms / 1000.0;
+	for (size_t i = 0; i < n && i < q->limit; i++) {
+		struct json_object *e = json_object_new_object();
+
+		if (!e)
+			return -ENOMEM;
+		fg_json_add_int(e, "pid", list[i].pid);
+		fg_json_add_int(e, "uid", list[i].uid);
+		fg_json_add_str(e, "comm", list[i].comm);
+		fg_json_add_int(e, "samples", (int64_t)list[i].samples);
+		json_object_object_add(e, "cpu_pct", json_object_new_double(
+			seconds > 0 ? 100.0 * list[i].cpu_seconds / seconds : 0.0));
+		fg_json_add_str(e, "leaf", list[i].leaf ? list[i].leaf : "");
+		fg_json_add_int(e, "leaf_samples", (int64_t)list[i].leaf_samples);
+		json_object_array_add(procs, e);
+	}
+	*ret = TAKE_PTR(m);
+	return 0;
+}
