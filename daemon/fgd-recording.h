@@ -2,19 +2,16 @@
 #pragma once
 
 /*
- * One recording: its own per-CPU sampling events at its frequency, a filter
- * (the whole machine, or a set of processes), and the aggregate.
+ * One recording: a consumer (docs/ARCHITECTURE.md, "The engine") with a
+ * source of its own. Its source is per-CPU sampling events at its
+ * frequency (fgd-evset); a resolver of its own (fgd-resolve) turns each of
+ * their samples into a stack of frame names, filtered to its targets (the
+ * whole machine, or a set of processes); and its aggregate is a folded
+ * model that the names are interned in. When the recording ends, the model
+ * streams out as folded text, SVG or HTML (common/result).
  *
- * The hot path turns each sample's callchain into code locations (binary,
- * file offset), names each location the first time it sees it (a memo of
- * locations to frame names), and adds the named stack to a folded model;
- * when the recording ends, the model streams out as folded text, SVG or
- * HTML. Whatever a location's names need that takes reading a file (a
- * binary's symbols, its DWARF, its CFI, kallsyms) is read on the loader's
- * thread: the sample waits, parked, and is handled again once it is read.
- *
- * Lifecycle: new -> (snapshot, handle samples)* -> stop -> last drain ->
- * finish -> emit until done -> free.
+ * Lifecycle: new -> (drain)* -> stop -> last drain -> settle -> finish ->
+ * emit until done -> free.
  */
 
 #include <json-c/json.h>
@@ -44,9 +41,6 @@ struct fg_recording_opts {
 	uint64_t max_bytes;           /* the aggregate's memory; past it, new stacks are dropped */
 	const char *hostname;         /* borrowed for the call */
 };
-
-/* The components a recording samples and names with: the engine's (fgd-resolve.h). */
-#define fg_recording_deps fg_resolve_deps
 
 struct fg_recording;
 
