@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "fgd.h"
+#include "status.h"
 
 /*
  * Serves listen_fd, a listening socket systemd passed (taken over: closed by
@@ -35,8 +36,15 @@ void fgd_server__tick(struct fgd_server *s);
 /* True while any recording samples: the loop then drains more often. */
 bool fgd_server__busy(const struct fgd_server *s);
 
-/* Adds the server's figures to a status reply. */
-void fgd_server__status(const struct fgd_server *s, struct json_object *status);
+/*
+ * The server's part of status: st->server (its clients and limits) and
+ * st->recordings (the recordings sampling now, replacing what st held).
+ * 0, or -ENOMEM with st untouched.
+ */
+int fgd_server__status(const struct fgd_server *s, struct fg_status *st);
+/* Adds the stack figures of the recordings sampling now in mode g to *q. */
+void fgd_server__add_stack_quality(const struct fgd_server *s, enum fg_call_graph g,
+				   struct fg_stack_quality *q);
 
 /* The socket's path, borrowed until fgd_server__free(). */
 const char *fgd_server__path(const struct fgd_server *s);
