@@ -24,6 +24,7 @@
 #include "macro.h"
 #include "parse.h"
 #include "proto.h"
+#include "status.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
@@ -438,6 +439,8 @@ static int verb_status(int argc, char **argv)
 		{}
 	};
 	_cleanup_(json_object_putp) struct json_object *req = NULL, *reply = NULL;
+	/* Declared after reply: its strings point into reply, so it goes first. */
+	_cleanup_(fg_status_done) struct fg_status st = {};
 	struct fgctl_conn conn;
 	enum fgctl_event ev;
 	bool json = false;
@@ -483,10 +486,17 @@ static int verb_status(int argc, char **argv)
 		fprintf(stderr, "fgctl: %s\n", fgctl_get_str(reply, "message"));
 		return fgctl_exit_code_for(fgctl_get_str(reply, "error"));
 	}
-	if (json)
+	/* As fgd sent it, members this fgctl does not know included: for scripts. */
+	if (json) {
 		printf("%s\n", json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PRETTY));
-	else
-		fgctl_show_status(stdout, reply);
+		return FGCTL_EXIT_OK;
+	}
+	r = fg_status_from_json(reply, &st);
+	if (r < 0) {
+		fprintf(stderr, "fgctl: malformed status from fgd: %s\n", strerror(-r));
+		return FGCTL_EXIT_FAILURE;
+	}
+	fgctl_show_status(stdout, &st);
 	return FGCTL_EXIT_OK;
 }
 
