@@ -24,7 +24,7 @@
 #include "fgctl-display.h"
 #include "fgctl-output.h"
 #include "fgctl-query.h"
-#include "fgctl-render.h"
+#include "fgctl.h"
 #include "flame-html.h"
 #include "flame.h"
 #include "folded.h"
@@ -925,7 +925,7 @@ static int parse_render_options(int argc, char **argv, struct render_args *args,
 	return -1;
 }
 
-int fgctl_verb_render(int argc, char **argv)
+int fgctl_verb_render(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *model = NULL;
 	struct render_args args = {};
@@ -1204,11 +1204,11 @@ static int diff_baseline(struct render_args *args)
 	return compare(args, before, after);
 }
 
-int fgctl_verb_diff(int argc, char **argv, const char *socket)
+int fgctl_verb_diff(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *before = NULL, *after = NULL;
 	bool from_fgd = baseline_given(argc, argv);
-	struct render_args args = { .socket = socket };
+	struct render_args args = { .socket = ctx->socket };
 	int r;
 
 	r = parse_render_options(argc, argv, &args, from_fgd ? MODE_DIFF_BASELINE : MODE_DIFF_FILES,
