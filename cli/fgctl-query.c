@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "fgctl-client.h"
 #include "fgctl-display.h"
-#include "fgctl-output.h"
 #include "fgctl-query.h"
 #include "macro.h"
 #include "parse.h"
