@@ -9,7 +9,7 @@
 
 /* What main settles before a verb runs. */
 struct fgctl_ctx {
-	/* fgd's socket: --socket, else $FGD_SOCKET, else the default; borrowed. A verb's -s overrides it. */
+	/* fgd's: --socket, else $FGD_SOCKET, else the default; borrowed. A verb's -s overrides it. */
 	const char *socket;
 };
 

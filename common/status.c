@@ -20,10 +20,14 @@ enum kind {
 	K_I64,    /* int64_t */
 	K_BOOL,   /* bool */
 	K_STR,    /* const char *, borrowed; NULL: absent, not written */
-	K_PCT,    /* a double derived on the way out: 100 * the uint64_t at offset / the one at aux */
-	K_OBJECT, /* a nested object: the struct at offset, members in sub; present when the bool at aux is */
-	K_ARRAY,  /* objects: pointer at offset, size_t count at aux, elem_size bytes each, members in sub */
-	K_GATE,   /* the members after it are written only when the bool at offset is true */
+	/* A double derived on the way out: 100 * the uint64_t at offset / the one at aux. */
+	K_PCT,
+	/* A nested object: the struct at offset, members in sub; there if the bool at aux is. */
+	K_OBJECT,
+	/* Objects: pointer at offset, size_t count at aux, elem_size bytes each, members in sub. */
+	K_ARRAY,
+	/* The members after it are written only when the bool at offset is true. */
+	K_GATE,
 };
 
 #define NO_FLAG SIZE_MAX
@@ -46,7 +50,8 @@ struct member {
 #define PCT(name, part, whole) { name, K_PCT, offsetof(T, part), offsetof(T, whole), NULL, 0 }
 #define OBJECT(m, members) { #m, K_OBJECT, offsetof(T, m), NO_FLAG, members, 0 }
 #define OPTIONAL(m, flag, members) { #m, K_OBJECT, offsetof(T, m), offsetof(T, flag), members, 0 }
-#define ARRAY(m, count, type, members) { #m, K_ARRAY, offsetof(T, m), offsetof(T, count), members, sizeof(type) }
+#define ARRAY(m, count, type, members) \
+	{ #m, K_ARRAY, offsetof(T, m), offsetof(T, count), members, sizeof(type) }
 #define GATE(flag) { NULL, K_GATE, offsetof(T, flag), 0, NULL, 0 }
 #define END { NULL, K_END, 0, 0, NULL, 0 }
 
@@ -413,7 +418,8 @@ static int decode_members(struct json_object *o, void *base, const struct member
 			break;
 		case K_PCT:
 			/* Derived from the counts, which the struct holds: only its type is checked. */
-			if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+			if (!json_object_is_type(v, json_type_double) &&
+			    !json_object_is_type(v, json_type_int))
 				return -EBADMSG;
 			break;
 		case K_OBJECT:

@@ -465,7 +465,7 @@ TEST(arrays_are_bounded)
 	fg_status_done(&s);
 }
 
-/* What the encoder leaves out: the parts flagged absent, strings that are NULL, a disabled sampler's figures. */
+/* What the encoder leaves out: parts flagged absent, NULL strings, a disabled sampler's figures. */
 TEST(encoder_leaves_out_what_is_absent)
 {
 	_cleanup_(fg_status_done) struct fg_status s = {};
