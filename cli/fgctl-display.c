@@ -48,9 +48,10 @@ static void format_duration(char *buf, size_t size, uint64_t ms)
 		snprintf(buf, size, "%.1f s", (double)ms / 1000);
 }
 
-static double pct(int64_t part, int64_t whole)
+/* Counts arrive as int64_t (metadata) or uint64_t (status): as doubles, the same share. */
+static double pct(double part, double whole)
 {
-	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+	return whole > 0 ? 100.0 * part / whole : 0.0;
 }
 
 /* "N user stacks: X% complete, Y% truncated, Z% failed" of a stack_quality object. */
@@ -83,179 +84,172 @@ static void show_stack_hint(FILE *f, struct json_object *meta)
 			   "record with --call-graph dwarf\n");
 }
 
-static void show_unwinding(FILE *f, struct json_object *st)
+/* An absent string (an older fgd's status) shows as nothing. */
+static const char *str(const char *s)
 {
-	struct json_object *unw = get_obj(st, "unwinding"), *quality = get_obj(st, "stack_quality");
-	int64_t hits = fgctl_get_int(unw, "row_hits"), misses = fgctl_get_int(unw, "row_misses");
+	return s ? s : "";
+}
 
-	fprintf(f, "  stacks:      %s by default", fgctl_get_str(st, "call_graph"));
-	if (strcmp(fgctl_get_str(st, "call_graph"), "dwarf") == 0)
-		fprintf(f, " (%" PRId64 "-byte stack dumps)", fgctl_get_int(st, "stack_dump"));
+static void show_status_stack_quality(FILE *f, const struct fg_status_stack_quality *q)
+{
+	uint64_t n = q->user_stacks;
+
+	fprintf(f, "%" PRIu64 " user stacks: %.1f%% complete, %.1f%% truncated, %.1f%% failed", n,
+		pct(q->complete, n), pct(q->truncated, n), pct(q->failed, n));
+}
+
+static void show_unwinding(FILE *f, const struct fg_status *st)
+{
+	const struct fg_status_unwinding *unw = &st->unwinding;
+	const struct {
+		const char *name;
+		const struct fg_status_stack_quality *q;
+	} modes[] = { { "dwarf", &st->stack_quality.dwarf }, { "fp", &st->stack_quality.fp } };
+
+	fprintf(f, "  stacks:      %s by default", str(st->call_graph));
+	if (strcmp(str(st->call_graph), "dwarf") == 0)
+		fprintf(f, " (%" PRIu32 "-byte stack dumps)", st->stack_dump);
 	fprintf(f, "\n");
-	for (const char *const *m = (const char *const[]){ "dwarf", "fp", NULL }; *m; m++) {
-		struct json_object *q = get_obj(quality, *m);
-
-		if (fgctl_get_int(q, "user_stacks") == 0)
+	for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+		if (modes[i].q->user_stacks == 0)
 			continue;
-		fprintf(f, "    %-5s      ", *m);
-		show_stack_quality(f, q);
+		fprintf(f, "    %-5s      ", modes[i].name);
+		show_status_stack_quality(f, modes[i].q);
 		fprintf(f, "\n");
 	}
-	fprintf(f, "  unwinding:   CFI of %" PRId64 " binaries held (%" PRId64 " read, %" PRId64
-		   " without CFI, %" PRId64 " evicted), %.1f MiB; row cache %.1f%% hits\n",
-		fgctl_get_int(unw, "binaries"), fgctl_get_int(unw, "binaries_loaded"),
-		fgctl_get_int(unw, "binaries_without_cfi"), fgctl_get_int(unw, "binaries_evicted"),
-		(double)fgctl_get_int(unw, "bytes") / (1 << 20), pct(hits, hits + misses));
+	fprintf(f, "  unwinding:   CFI of %" PRIu64 " binaries held (%" PRIu64 " read, %" PRIu64
+		   " without CFI, %" PRIu64 " evicted), %.1f MiB; row cache %.1f%% hits\n",
+		unw->binaries, unw->binaries_loaded, unw->binaries_without_cfi, unw->binaries_evicted,
+		(double)unw->bytes / (1 << 20), pct(unw->row_hits, unw->row_hits + unw->row_misses));
 }
 
 /* The history on disk: what it holds, what compaction did, and every failure. */
-static void show_history(FILE *f, struct json_object *h)
+static void show_history(FILE *f, const struct fg_status_always_on *ao)
 {
-	if (!h) {
+	const struct fg_status_history *h = &ao->history;
+
+	if (!ao->has_history) {
 		fprintf(f, "  history:     none\n");
 		return;
 	}
-	fprintf(f, "  history:     %s: %" PRId64 " files, %.1f of %.1f MiB; %" PRId64 " slices written, %"
-		   PRId64 " write errors, %" PRId64 " damaged files skipped, %" PRId64 " pruned\n",
-		fgctl_get_str(h, "directory"), fgctl_get_int(h, "files"),
-		(double)fgctl_get_int(h, "bytes") / (1 << 20),
-		(double)fgctl_get_int(h, "max_bytes") / (1 << 20), fgctl_get_int(h, "written"),
-		fgctl_get_int(h, "write_errors"), fgctl_get_int(h, "corrupt"), fgctl_get_int(h, "pruned"));
-	if (fgctl_get_int(h, "out_of_order"))
-		fprintf(f, "               %" PRId64 " slices not written: the wall clock went back into "
-			   "history already on disk\n", fgctl_get_int(h, "out_of_order"));
-	fprintf(f, "               compaction: %" PRId64 " merged files from %" PRId64 " (%" PRId64
-		   " damaged dropped), %" PRId64 " leftovers and %" PRId64 " expired deleted, %" PRId64
+	fprintf(f, "  history:     %s: %" PRIu64 " files, %.1f of %.1f MiB; %" PRIu64 " slices written, %"
+		   PRIu64 " write errors, %" PRIu64 " damaged files skipped, %" PRIu64 " pruned\n",
+		str(h->directory), h->files, (double)h->bytes / (1 << 20),
+		(double)h->max_bytes / (1 << 20), h->written, h->write_errors, h->corrupt, h->pruned);
+	if (h->out_of_order)
+		fprintf(f, "               %" PRIu64 " slices not written: the wall clock went back into "
+			   "history already on disk\n", h->out_of_order);
+	fprintf(f, "               compaction: %" PRIu64 " merged files from %" PRIu64 " (%" PRIu64
+		   " damaged dropped), %" PRIu64 " leftovers and %" PRIu64 " expired deleted, %" PRIu64
 		   " errors%s%s\n",
-		fgctl_get_int(h, "merged"), fgctl_get_int(h, "merged_sources"),
-		fgctl_get_int(h, "corrupt_dropped"), fgctl_get_int(h, "leftovers"),
-		fgctl_get_int(h, "expired"), fgctl_get_int(h, "compact_errors"),
-		fgctl_get_int(h, "compact_errors") ? ", last: " : "",
-		fgctl_get_int(h, "compact_errors") ? fgctl_get_str(h, "last_compact_error") : "");
+		h->merged, h->merged_sources, h->corrupt_dropped, h->leftovers, h->expired,
+		h->compact_errors, h->compact_errors ? ", last: " : "",
+		h->compact_errors ? str(h->last_compact_error) : "");
 }
 
 /* The always-on window: its rate, what it holds, and what its memory ceiling folded away. */
-static void show_always_on(FILE *f, struct json_object *ao)
+static void show_always_on(FILE *f, const struct fg_status_always_on *ao)
 {
-	if (!ao || !fgctl_get_int(ao, "enabled")) {
+	if (!ao->enabled) {
 		fprintf(f, "  always-on:   off\n");
 		return;
 	}
-	fprintf(f, "  always-on:   %" PRId64 " Hz, %" PRId64 " slices of %" PRId64 " s (window %" PRId64
-		   " s); %.1f of %.1f MiB; %" PRId64 " samples held, %" PRId64 " lost\n",
-		fgctl_get_int(ao, "frequency"), fgctl_get_int(ao, "slices"),
-		fgctl_get_int(ao, "slice_seconds"), fgctl_get_int(ao, "window_seconds"),
-		(double)fgctl_get_int(ao, "bytes") / (1 << 20),
-		(double)fgctl_get_int(ao, "memory_max") / (1 << 20), fgctl_get_int(ao, "samples"),
-		fgctl_get_int(ao, "lost"));
-	fprintf(f, "               folded away by the memory ceiling: %" PRId64 " samples in %" PRId64
-		   " stacks into [other], %" PRId64 " samples into [other processes] (since start; %"
-		   PRId64 " and %" PRId64 " in the window now)\n",
-		fgctl_get_int(ao, "total_folded_samples"), fgctl_get_int(ao, "total_folded_stacks"),
-		fgctl_get_int(ao, "total_unattributed_samples"), fgctl_get_int(ao, "folded_samples"),
-		fgctl_get_int(ao, "unattributed_samples"));
-	show_history(f, get_obj(ao, "history"));
+	fprintf(f, "  always-on:   %" PRIu32 " Hz, %" PRIu64 " slices of %" PRIu32 " s (window %" PRIu32
+		   " s); %.1f of %.1f MiB; %" PRIu64 " samples held, %" PRIu64 " lost\n",
+		ao->frequency, ao->slices, ao->slice_seconds, ao->window_seconds,
+		(double)ao->bytes / (1 << 20), (double)ao->memory_max / (1 << 20), ao->samples, ao->lost);
+	fprintf(f, "               folded away by the memory ceiling: %" PRIu64 " samples in %" PRIu64
+		   " stacks into [other], %" PRIu64 " samples into [other processes] (since start; %"
+		   PRIu64 " and %" PRIu64 " in the window now)\n",
+		ao->total_folded_samples, ao->total_folded_stacks, ao->total_unattributed_samples,
+		ao->folded_samples, ao->unattributed_samples);
+	show_history(f, ao);
 }
 
 /* How long fgd's loop was away from the rings and clients, and what its loader thread read. */
-static void show_loop(FILE *f, struct json_object *loop, struct json_object *loader)
+static void show_loop(FILE *f, const struct fg_status *st)
 {
-	if (!loop || !loader)
+	const struct fg_status_loop *loop = &st->loop;
+	const struct fg_status_loader *loader = &st->loader;
+
+	if (!st->has_loop || !st->has_loader)
 		return;
-	fprintf(f, "  loop:        longest turn %" PRId64 " ms, %" PRId64 " over %" PRId64 " ms\n",
-		fgctl_get_int(loop, "longest_ms"), fgctl_get_int(loop, "slow"),
-		fgctl_get_int(loop, "slow_ms"));
-	fprintf(f, "  loader:      %" PRId64 " files and names read off the loop (%.1f s), %" PRId64
-		   " queued; longest %" PRId64 " ms, longest wait %" PRId64 " ms\n",
-		fgctl_get_int(loader, "jobs"), (double)fgctl_get_int(loader, "busy_ms") / 1000,
-		fgctl_get_int(loader, "queued"), fgctl_get_int(loader, "longest_job_ms"),
-		fgctl_get_int(loader, "longest_wait_ms"));
+	fprintf(f, "  loop:        longest turn %" PRIu64 " ms, %" PRIu64 " over %" PRIu64 " ms\n",
+		loop->longest_ms, loop->slow, loop->slow_ms);
+	fprintf(f, "  loader:      %" PRIu64 " files and names read off the loop (%.1f s), %" PRIu64
+		   " queued; longest %" PRIu64 " ms, longest wait %" PRIu64 " ms\n",
+		loader->jobs, (double)loader->busy_ms / 1000, loader->queued, loader->longest_job_ms,
+		loader->longest_wait_ms);
 }
 
-void fgctl_show_status(FILE *f, struct json_object *st)
+void fgctl_show_status(FILE *f, const struct fg_status *st)
 {
-	struct json_object *server = get_obj(st, "server"), *procs = get_obj(st, "processes");
-	struct json_object *syms = get_obj(st, "symbols"), *track = get_obj(st, "tracking");
-	struct json_object *cpus = get_obj(st, "cpus"), *active = get_obj(st, "recordings");
-	struct json_object *jit = get_obj(st, "jit");
+	const struct fg_status_server *server = &st->server;
+	const struct fg_status_processes *procs = &st->processes;
+	const struct fg_status_symbols *syms = &st->symbols;
+	const struct fg_status_tracking *track = &st->tracking;
+	const struct fg_status_jit *jit = &st->jit;
 	char up[32];
 
-	format_duration(up, sizeof(up), (uint64_t)fgctl_get_int(st, "uptime_ms"));
-	fprintf(f, "fgd %s, pid %" PRId64 ", up %s\n", fgctl_get_str(st, "version"),
-		fgctl_get_int(st, "pid"), up);
-	fprintf(f, "  socket:      %s\n", fgctl_get_str(st, "socket"));
-	fprintf(f, "  event:       %s%s\n", fgctl_get_str(st, "event"),
-		strcmp(fgctl_get_str(st, "event"), "cpu-clock") == 0 ?
+	format_duration(up, sizeof(up), st->uptime_ms);
+	fprintf(f, "fgd %s, pid %" PRIu32 ", up %s\n", str(st->version), st->pid, up);
+	fprintf(f, "  socket:      %s\n", str(st->socket));
+	fprintf(f, "  event:       %s%s\n", str(st->event),
+		strcmp(str(st->event), "cpu-clock") == 0 ?
 			" (software clock: no hardware PMU events here)" : " (hardware PMU)");
-	fprintf(f, "  frequency:   %" PRId64 " Hz default, %" PRId64 " Hz max; callchains up to %" PRId64
-		   " frames\n", fgctl_get_int(st, "default_frequency"),
-		fgctl_get_int(st, "max_frequency"), fgctl_get_int(st, "max_stack"));
-	show_always_on(f, get_obj(st, "always_on"));
-	fprintf(f, "  recordings:  %" PRId64 " active (max %" PRId64 "), %" PRId64 " completed, %" PRId64
-		   " aborted\n", fgctl_get_int(server, "recordings_active"),
-		fgctl_get_int(server, "max_recordings"), fgctl_get_int(server, "recordings_completed"),
-		fgctl_get_int(server, "recordings_aborted"));
-	for (size_t i = 0; active && i < json_object_array_length(active); i++) {
-		struct json_object *a = json_object_array_get_idx(active, i);
+	fprintf(f, "  frequency:   %" PRIu32 " Hz default, %" PRIu32 " Hz max; callchains up to %" PRIu32
+		   " frames\n", st->default_frequency, st->max_frequency, st->max_stack);
+	show_always_on(f, &st->always_on);
+	fprintf(f, "  recordings:  %" PRIu64 " active (max %" PRIu64 "), %" PRIu64 " completed, %" PRIu64
+		   " aborted\n", server->recordings_active, server->max_recordings,
+		server->recordings_completed, server->recordings_aborted);
+	for (size_t i = 0; i < st->n_recordings; i++) {
+		const struct fg_status_recording *a = &st->recordings[i];
 
-		fprintf(f, "               uid %" PRId64 ": %.1f s, %" PRId64 " samples, %" PRId64 " lost\n",
-			fgctl_get_int(a, "uid"), (double)fgctl_get_int(a, "elapsed_ms") / 1000,
-			fgctl_get_int(a, "samples"), fgctl_get_int(a, "lost"));
+		fprintf(f, "               uid %" PRIu32 ": %.1f s, %" PRIu64 " samples, %" PRIu64 " lost\n",
+			a->uid, (double)a->elapsed_ms / 1000, a->samples, a->lost);
 	}
-	fprintf(f, "  clients:     %" PRId64 " connected (max %" PRId64 "), %" PRId64 " rejected, %" PRId64
-		   " idle ones closed to make room, %" PRId64 " short requests; %" PRId64
-		   " requests, %" PRId64 " malformed, %" PRId64 " denied\n",
-		fgctl_get_int(server, "clients"), fgctl_get_int(server, "max_clients"),
-		fgctl_get_int(server, "clients_rejected"), fgctl_get_int(server, "clients_evicted"),
-		fgctl_get_int(server, "short_requests"), fgctl_get_int(server, "requests"),
-		fgctl_get_int(server, "bad_requests"), fgctl_get_int(server, "denied"));
-	fprintf(f, "  results:     %.1f MiB held while streaming, %" PRId64 " refused over their budget "
-		   "(%" PRId64 " MiB a client, %" PRId64 " MiB for non-root users)\n",
-		(double)fgctl_get_int(server, "result_bytes") / (1 << 20),
-		fgctl_get_int(server, "results_refused"), fgctl_get_int(server, "result_max_bytes") >> 20,
-		fgctl_get_int(server, "user_result_max_bytes") >> 20);
-	fprintf(f, "  processes:   %" PRId64 " alive, %" PRId64 " threads, %" PRId64 " mappings; read from /proc: %" PRId64
-		   "; dropped at limits: %" PRId64 " processes, %" PRId64 " threads, %" PRId64 " mappings\n",
-		fgctl_get_int(procs, "alive"), fgctl_get_int(procs, "threads"),
-		fgctl_get_int(procs, "maps"), fgctl_get_int(procs, "proc_reads"),
-		fgctl_get_int(procs, "dropped_processes"), fgctl_get_int(procs, "dropped_threads"),
-		fgctl_get_int(procs, "dropped_maps"));
-	fprintf(f, "  roots:       %" PRId64 " container or chroot roots held; %" PRId64
-		   " dropped at the limit, %" PRId64 " processes gone before theirs was read\n",
-		fgctl_get_int(procs, "roots"), fgctl_get_int(procs, "roots_dropped"),
-		fgctl_get_int(procs, "roots_unknown"));
-	fprintf(f, "  symbols:     %" PRId64 " binaries known, %" PRId64 " parsed, %" PRId64
-		   " unreadable, %" PRId64 " dropped; %" PRId64 " kernel symbols%s\n",
-		fgctl_get_int(syms, "binaries"), fgctl_get_int(syms, "binaries_loaded"),
-		fgctl_get_int(syms, "binaries_unreadable"), fgctl_get_int(syms, "binaries_dropped"),
-		fgctl_get_int(syms, "kernel_symbols"),
-		fgctl_get_int(syms, "kernel_restricted") ? " (HIDDEN by kptr_restrict)" : "");
-	fprintf(f, "  debug info:  %" PRId64 " separate debug files, %" PRId64 " MiniDebugInfo, %" PRId64
-		   " with DWARF (%.1f MiB held); DWARF dropped at limits: %" PRId64 "\n",
-		fgctl_get_int(syms, "binaries_debug_file"), fgctl_get_int(syms, "binaries_minidebuginfo"),
-		fgctl_get_int(syms, "binaries_dwarf"),
-		(double)fgctl_get_int(syms, "dwarf_bytes") / (1 << 20), fgctl_get_int(syms, "dwarf_dropped"));
+	fprintf(f, "  clients:     %" PRIu64 " connected (max %" PRIu64 "), %" PRIu64 " rejected, %" PRIu64
+		   " idle ones closed to make room, %" PRIu64 " short requests; %" PRIu64
+		   " requests, %" PRIu64 " malformed, %" PRIu64 " denied\n",
+		server->clients, server->max_clients, server->clients_rejected, server->clients_evicted,
+		server->short_requests, server->requests, server->bad_requests, server->denied);
+	fprintf(f, "  results:     %.1f MiB held while streaming, %" PRIu64 " refused over their budget "
+		   "(%" PRIu64 " MiB a client, %" PRIu64 " MiB for non-root users)\n",
+		(double)server->result_bytes / (1 << 20), server->results_refused,
+		server->result_max_bytes >> 20, server->user_result_max_bytes >> 20);
+	fprintf(f, "  processes:   %" PRIu64 " alive, %" PRIu64 " threads, %" PRIu64 " mappings; read from /proc: %" PRIu64
+		   "; dropped at limits: %" PRIu64 " processes, %" PRIu64 " threads, %" PRIu64 " mappings\n",
+		procs->alive, procs->threads, procs->maps, procs->proc_reads, procs->dropped_processes,
+		procs->dropped_threads, procs->dropped_maps);
+	fprintf(f, "  roots:       %" PRIu64 " container or chroot roots held; %" PRIu64
+		   " dropped at the limit, %" PRIu64 " processes gone before theirs was read\n",
+		procs->roots, procs->roots_dropped, procs->roots_unknown);
+	fprintf(f, "  symbols:     %" PRIu64 " binaries known, %" PRIu64 " parsed, %" PRIu64
+		   " unreadable, %" PRIu64 " dropped; %" PRIu64 " kernel symbols%s\n",
+		syms->binaries, syms->binaries_loaded, syms->binaries_unreadable, syms->binaries_dropped,
+		syms->kernel_symbols, syms->kernel_restricted ? " (HIDDEN by kptr_restrict)" : "");
+	fprintf(f, "  debug info:  %" PRIu64 " separate debug files, %" PRIu64 " MiniDebugInfo, %" PRIu64
+		   " with DWARF (%.1f MiB held); DWARF dropped at limits: %" PRIu64 "\n",
+		syms->binaries_debug_file, syms->binaries_minidebuginfo, syms->binaries_dwarf,
+		(double)syms->dwarf_bytes / (1 << 20), syms->dwarf_dropped);
 	show_unwinding(f, st);
-	if (jit)
-		fprintf(f, "  jit maps:    %" PRId64 " processes looked at, %" PRId64 " maps read (%.1f MiB), %"
-			   PRId64 " refused, %" PRId64 " read anew; %" PRId64 " reads skipped at the budget, %"
-			   PRId64 " put off at the read rate, %" PRId64 " stopped at the size limit\n",
-			fgctl_get_int(jit, "maps"), fgctl_get_int(jit, "maps_read"),
-			(double)fgctl_get_int(jit, "bytes") / (1 << 20), fgctl_get_int(jit, "refused"),
-			fgctl_get_int(jit, "resets"), fgctl_get_int(jit, "budget_skipped"),
-			fgctl_get_int(jit, "deferred"), fgctl_get_int(jit, "size_limited"));
-	fprintf(f, "  tracking:    %" PRId64 " records, %" PRId64 " lost, %" PRId64 " malformed\n",
-		fgctl_get_int(track, "records"), fgctl_get_int(track, "lost"),
-		fgctl_get_int(track, "malformed"));
-	show_loop(f, get_obj(st, "loop"), get_obj(st, "loader"));
+	if (st->has_jit)
+		fprintf(f, "  jit maps:    %" PRIu64 " processes looked at, %" PRIu64 " maps read (%.1f MiB), %"
+			   PRIu64 " refused, %" PRIu64 " read anew; %" PRIu64 " reads skipped at the budget, %"
+			   PRIu64 " put off at the read rate, %" PRIu64 " stopped at the size limit\n",
+			jit->maps, jit->maps_read, (double)jit->bytes / (1 << 20), jit->refused, jit->resets,
+			jit->budget_skipped, jit->deferred, jit->size_limited);
+	fprintf(f, "  tracking:    %" PRIu64 " records, %" PRIu64 " lost, %" PRIu64 " malformed\n",
+		track->records, track->lost, track->malformed);
+	show_loop(f, st);
 	fprintf(f, "  sampling, all recordings so far:\n");
 	fprintf(f, "    %5s %12s %10s %10s %10s\n", "cpu", "samples", "lost", "throttled", "malformed");
-	for (size_t i = 0; cpus && i < json_object_array_length(cpus); i++) {
-		struct json_object *c = json_object_array_get_idx(cpus, i);
+	for (size_t i = 0; i < st->n_cpus; i++) {
+		const struct fg_status_cpu *c = &st->cpus[i];
 
-		fprintf(f, "    %5" PRId64 " %12" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64 "\n",
-			fgctl_get_int(c, "cpu"), fgctl_get_int(c, "samples"), fgctl_get_int(c, "lost"),
-			fgctl_get_int(c, "throttled"), fgctl_get_int(c, "malformed"));
+		fprintf(f, "    %5" PRIu32 " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+			c->cpu, c->samples, c->lost, c->throttled, c->malformed);
 	}
 }
 

@@ -8,8 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The status reply as an aligned summary. */
-void fgctl_show_status(FILE *f, struct json_object *status);
+#include "status.h"
+
+/* The status reply, decoded (common/status.h), as an aligned summary. */
+void fgctl_show_status(FILE *f, const struct fg_status *status);
 
 /*
  * The one-line progress of a running recording, redrawn in place on a

@@ -2,23 +2,20 @@
 #pragma once
 
 /*
- * The verbs that query fgd's always-on sampling: snapshot and top. socket is
- * the path to connect to, borrowed for the call.
+ * What the verbs that query fgd's always-on sampling share (snapshot, top,
+ * and diff --baseline): the period and the selectors of a query as
+ * getopt_long options (codes from 0x200, and 'p'), their help, and the
+ * conversations with fgd. A socket parameter is the path to connect to,
+ * borrowed for the call.
  */
 
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stddef.h>
 
+#include "fgctl-client.h"
 #include "proto.h"
 
-int fgctl_verb_snapshot(int argc, char **argv, const char *socket);
-int fgctl_verb_top(int argc, char **argv, const char *socket);
-
-/*
- * What they share with fgctl diff --baseline: the period and the selectors
- * of a query, as getopt_long options (codes above 0x200, and 'p').
- */
 enum {
 	FGCTL_OPT_SINCE = 0x200,
 	FGCTL_OPT_UNTIL,
@@ -39,8 +36,15 @@ enum {
 	{ "cgroup", required_argument, NULL, FGCTL_OPT_CGROUP },           \
 	{ "exe", required_argument, NULL, FGCTL_OPT_EXE }
 
-/* Their help text, one line each. */
+/* snapshot's and top's: the query options, and --socket and --help. */
+#define FGCTL_QUERY_VERB_OPTIONS                                           \
+	FGCTL_QUERY_OPTIONS,                                               \
+	{ "socket", required_argument, NULL, 's' },                        \
+	{ "help", no_argument, NULL, 'h' }
+
+/* Their help text, one line each; and the lines that end snapshot's and top's help. */
 extern const char fgctl_query_help[];
+extern const char fgctl_query_help_tail[];
 
 /* The period options as given; borrowed from argv. NULL: not given. */
 struct fgctl_period {
@@ -61,6 +65,19 @@ int fgctl_query_option(int c, const char *arg, struct fg_query_request *q,
  */
 int fgctl_query_range(struct fg_query_request *q, const struct fgctl_period *period,
 		      const char *last_default);
+
+/*
+ * Connects to socket and sends req. Returns 0 with *ret_conn open (the
+ * caller closes it with fgctl_disconnect()), or the exit code to use,
+ * having said why.
+ */
+int fgctl_query_send(const char *socket, const struct fg_request *req, struct fgctl_conn *ret_conn);
+
+/*
+ * An error reply, printed as "fgctl: LABEL: message" ("fgctl: message" when
+ * label is NULL). Returns the exit code for its errno name.
+ */
+int fgctl_query_error(struct json_object *msg, const char *label);
 
 /*
  * Where a snapshot's result goes, as it arrives. open is called once the

@@ -362,88 +362,85 @@ bool fgd_alwayson__has_history(const struct fgd_alwayson *a)
 	return a->history != NULL;
 }
 
-/* The tiers as [{age_seconds, length_seconds}, ...] and keep_seconds (0: kept until HistoryMax=). */
-static void history_policy_json(struct json_object *h, const struct fg_compaction_policy *p)
+int fgd_alwayson__status(const struct fgd_alwayson *a, struct fg_status_always_on *ret)
 {
-	struct json_object *tiers = json_object_new_array();
-
-	for (size_t i = 0; tiers && i < p->n_tiers; i++) {
-		struct json_object *t = json_object_new_object();
-
-		fg_json_add_int(t, "age_seconds", (int64_t)(p->tiers[i].age_ns / 1000000000));
-		fg_json_add_int(t, "length_seconds", (int64_t)(p->tiers[i].width_ns / 1000000000));
-		json_object_array_add(tiers, t);
-	}
-	json_object_object_add(h, "tiers", tiers);
-	fg_json_add_int(h, "keep_seconds", (int64_t)(p->keep_ns / 1000000000));
-}
-
-struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a)
-{
-	struct json_object *o = json_object_new_object();
+	const struct fg_compaction_policy *policy = &a->opts.conf->history_policy;
+	struct fg_status_always_on st;
 	struct fg_window_stats ws;
 	struct fg_resolve_stats rs;
 	struct fg_cpu_counters c;
 
-	if (!o)
-		return NULL;
 	fg_window__stats(a->window, &ws);
 	fg_evset__totals(a->events, &c);
-	fg_json_add_bool(o, "enabled", true);
-	fg_json_add_int(o, "frequency", a->frequency);
-	fg_json_add_str(o, "call_graph", fg_call_graph_name(a->call_graph));
-	fg_json_add_int(o, "slice_seconds", a->slice_seconds);
-	fg_json_add_int(o, "window_seconds", a->window_seconds);
-	fg_json_add_int(o, "memory_max", (int64_t)ws.memory_max);
-	fg_json_add_int(o, "slice_budget", (int64_t)ws.slice_budget);
-	fg_json_add_int(o, "bytes", (int64_t)ws.bytes);
-	fg_json_add_int(o, "slices", (int64_t)ws.slices);
-	fg_json_add_int(o, "oldest_ms", ws.oldest_ms);
-	fg_json_add_int(o, "samples", (int64_t)ws.samples);
-	fg_json_add_int(o, "folded_samples", (int64_t)ws.folded_samples);
-	fg_json_add_int(o, "unattributed_samples", (int64_t)ws.unattributed);
-	fg_json_add_int(o, "total_samples", (int64_t)ws.total_samples);
-	fg_json_add_int(o, "total_folded_samples", (int64_t)ws.total_folded_samples);
-	fg_json_add_int(o, "total_folded_stacks", (int64_t)ws.total_folded_stacks);
-	fg_json_add_int(o, "total_unattributed_samples", (int64_t)ws.total_unattributed);
-	fg_json_add_int(o, "compactions", (int64_t)ws.compactions);
-	fg_json_add_int(o, "expired_slices", (int64_t)ws.expired);
-	fg_json_add_int(o, "idle_samples", (int64_t)a->idle_samples);
-	fg_json_add_int(o, "unknown_process_samples", (int64_t)a->unknown_process_samples);
-	fg_json_add_int(o, "errors", (int64_t)a->errors);
-	fg_json_add_int(o, "memo_bytes", (int64_t)memo_bytes(a));
-	fg_json_add_int(o, "memo_resets", (int64_t)a->memo_resets);
 	fg_resolver__stats(a->res, &rs);
-	fg_json_add_int(o, "waiting", (int64_t)rs.waiting);
-	fg_json_add_int(o, "waited", (int64_t)rs.waited);
-	fg_json_add_int(o, "degraded", (int64_t)rs.degraded);
-	fg_json_add_int(o, "lost", (int64_t)(c.lost + c.lost_samples));
-	fg_json_add_int(o, "throttled", (int64_t)c.throttled);
+	st = (struct fg_status_always_on){
+		.enabled = true,
+		.frequency = a->frequency,
+		.call_graph = fg_call_graph_name(a->call_graph),
+		.slice_seconds = a->slice_seconds,
+		.window_seconds = a->window_seconds,
+		.memory_max = ws.memory_max,
+		.slice_budget = ws.slice_budget,
+		.bytes = ws.bytes,
+		.slices = ws.slices,
+		.oldest_ms = ws.oldest_ms,
+		.samples = ws.samples,
+		.folded_samples = ws.folded_samples,
+		.unattributed_samples = ws.unattributed,
+		.total_samples = ws.total_samples,
+		.total_folded_samples = ws.total_folded_samples,
+		.total_folded_stacks = ws.total_folded_stacks,
+		.total_unattributed_samples = ws.total_unattributed,
+		.compactions = ws.compactions,
+		.expired_slices = ws.expired,
+		.idle_samples = a->idle_samples,
+		.unknown_process_samples = a->unknown_process_samples,
+		.errors = a->errors,
+		.memo_bytes = memo_bytes(a),
+		.memo_resets = a->memo_resets,
+		.waiting = rs.waiting,
+		.waited = rs.waited,
+		.degraded = rs.degraded,
+		.lost = c.lost + c.lost_samples,
+		.throttled = c.throttled,
+	};
 	if (a->history) {
-		struct json_object *h = json_object_new_object();
+		struct fg_status_history *h = &st.history;
 		struct fg_history_stats hs;
 
 		fg_history__stats(a->history, &hs);
-		json_object_object_add(o, "history", h);
-		fg_json_add_str(h, "directory", a->history_dir);
-		fg_json_add_int(h, "files", (int64_t)hs.files);
-		fg_json_add_int(h, "bytes", (int64_t)hs.bytes);
-		fg_json_add_int(h, "written", (int64_t)hs.written);
-		fg_json_add_int(h, "write_errors", (int64_t)hs.write_errors);
-		fg_json_add_int(h, "out_of_order", (int64_t)hs.out_of_order);
-		fg_json_add_int(h, "corrupt", (int64_t)hs.corrupt);
-		fg_json_add_int(h, "future", (int64_t)hs.future);
-		fg_json_add_int(h, "pruned", (int64_t)hs.pruned);
-		fg_json_add_int(h, "max_bytes", (int64_t)a->opts.conf->history_max);
-		history_policy_json(h, &a->opts.conf->history_policy);
-		fg_json_add_int(h, "merged", (int64_t)hs.merged);
-		fg_json_add_int(h, "merged_sources", (int64_t)hs.merged_sources);
-		fg_json_add_int(h, "corrupt_dropped", (int64_t)hs.corrupt_dropped);
-		fg_json_add_int(h, "leftovers", (int64_t)hs.leftovers);
-		fg_json_add_int(h, "expired", (int64_t)hs.expired);
-		fg_json_add_int(h, "compact_errors", (int64_t)hs.compact_errors);
-		if (hs.last_compact_error)
-			fg_json_add_str(h, "last_compact_error", strerror(-hs.last_compact_error));
+		*h = (struct fg_status_history){
+			.directory = a->history_dir,
+			.files = hs.files,
+			.bytes = hs.bytes,
+			.written = hs.written,
+			.write_errors = hs.write_errors,
+			.out_of_order = hs.out_of_order,
+			.corrupt = hs.corrupt,
+			.future = hs.future,
+			.pruned = hs.pruned,
+			.max_bytes = a->opts.conf->history_max,
+			/* The policy as read now: a reload changes it at the next step. */
+			.keep_seconds = policy->keep_ns / 1000000000,
+			.merged = hs.merged,
+			.merged_sources = hs.merged_sources,
+			.corrupt_dropped = hs.corrupt_dropped,
+			.leftovers = hs.leftovers,
+			.expired = hs.expired,
+			.compact_errors = hs.compact_errors,
+			.last_compact_error = hs.last_compact_error ? strerror(-hs.last_compact_error) : NULL,
+		};
+		h->tiers = calloc(MAX(policy->n_tiers, (size_t)1), sizeof(*h->tiers));
+		if (!h->tiers)
+			return -ENOMEM;
+		h->n_tiers = policy->n_tiers;
+		for (size_t i = 0; i < policy->n_tiers; i++)
+			h->tiers[i] = (struct fg_status_tier){
+				.age_seconds = policy->tiers[i].age_ns / 1000000000,
+				.length_seconds = policy->tiers[i].width_ns / 1000000000,
+			};
+		st.has_history = true;
 	}
-	return o;
+	*ret = st;
+	return 0;
 }

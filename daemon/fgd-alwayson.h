@@ -9,13 +9,13 @@
  * theirs. Queries of what it kept are fgd-query.h's.
  */
 
-#include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "fgd-conf.h"
 #include "fgd-history.h"
 #include "fgd-recording.h"
+#include "status.h"
 #include "window.h"
 
 struct fgd_alwayson;
@@ -60,5 +60,10 @@ void fgd_alwayson__data(const struct fgd_alwayson *a, struct fgd_alwayson_data *
 /* Whether its slices go to a history on disk (a usable state directory). */
 bool fgd_alwayson__has_history(const struct fgd_alwayson *a);
 
-/* The "always_on" member of status. NULL on ENOMEM. */
-struct json_object *fgd_alwayson__status(const struct fgd_alwayson *a);
+/*
+ * The "always_on" member of status. Its strings are borrowed from a (and
+ * strerror()) for the call that encodes them; the history's tiers are
+ * allocated, released with the status they are part of (fg_status_done()).
+ * 0, or -ENOMEM with *ret untouched.
+ */
+int fgd_alwayson__status(const struct fgd_alwayson *a, struct fg_status_always_on *ret);

@@ -22,6 +22,7 @@
 #include "fgd-query.h"
 #include "fgd-recording.h"
 #include "fgd-server.h"
+#include "fgd-status.h"
 #include "macro.h"
 #include "proto.h"
 #include "session.h"
@@ -483,139 +484,16 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 
 static void handle_status(struct client *c)
 {
-	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("status");
-	const struct fgd_config *conf = c->server->conf;
-	struct fgd_alwayson *alwayson = fgd_engine__alwayson(c->server->engine);
-	const struct fg_symbolizer_stats *ss;
-	const struct fg_unwinder_stats *us;
-	const struct fg_proctab_stats *ps;
-	const struct fg_jit_stats *js;
-	const struct fg_loader_stats *ls;
-	struct fgd_engine_stats es;
-	struct fgd_loop_stats lp;
-	struct json_object *o, *cpus;
+	_cleanup_(fg_status_done) struct fg_status st = {};
+	_cleanup_(json_object_putp) struct json_object *m = NULL;
+	const struct fgd_server *s = c->server;
 
+	if (fgd_status_fill(s->conf, s->engine, s->loop, &st) >= 0 && fgd_server__status(s, &st) >= 0)
+		m = fg_status_to_json(&st);
 	if (!m) {
 		c->state = FG_SESSION_CLOSING;
 		return;
 	}
-	fgd_engine__stats(c->server->engine, &es);
-	fgd_loop__stats(c->server->loop, &lp);
-	ss = &es.symbols;
-	us = &es.unwinding;
-	ps = &es.processes;
-	js = &es.jit;
-	ls = &es.loader;
-	fg_json_add_str(m, "version", FG_VERSION);
-	fg_json_add_int(m, "pid", getpid());
-	fg_json_add_int(m, "uptime_ms", (int64_t)((fgd_now() - es.started) / 1000000));
-	fg_json_add_str(m, "event", es.event.name);
-	fg_json_add_int(m, "default_frequency", conf->default_frequency);
-	fg_json_add_int(m, "max_frequency", es.max_rate);
-	fg_json_add_int(m, "max_stack", es.max_stack);
-	fg_json_add_int(m, "ring_pages", (int64_t)conf->ring_pages);
-	fg_json_add_str(m, "call_graph", fg_call_graph_name(conf->call_graph));
-	fg_json_add_int(m, "stack_dump", conf->stack_dump);
-	fg_json_add_str(m, "socket", c->server->path);
-
-	cpus = json_object_new_array();
-	json_object_object_add(m, "cpus", cpus);
-	for (size_t i = 0; i < es.n_cpu_totals; i++)
-		json_object_array_add(cpus, fg_cpu_counters_json(es.cpu_totals[i].cpu, &es.cpu_totals[i].c));
-
-	o = json_object_new_object();
-	json_object_object_add(m, "tracking", o);
-	fg_json_add_int(o, "records", (int64_t)es.tracking.records);
-	fg_json_add_int(o, "lost", (int64_t)(es.tracking.lost + es.tracking.lost_samples));
-	fg_json_add_int(o, "malformed", (int64_t)es.tracking.malformed);
-
-	o = json_object_new_object();
-	json_object_object_add(m, "processes", o);
-	fg_json_add_int(o, "alive", (int64_t)ps->processes);
-	fg_json_add_int(o, "generations", (int64_t)ps->generations);
-	fg_json_add_int(o, "threads", (int64_t)ps->threads);
-	fg_json_add_int(o, "maps", (int64_t)ps->maps);
-	fg_json_add_int(o, "proc_reads", (int64_t)ps->proc_reads);
-	fg_json_add_int(o, "dropped_processes", (int64_t)ps->dropped_processes);
-	fg_json_add_int(o, "dropped_threads", (int64_t)ps->dropped_threads);
-	fg_json_add_int(o, "dropped_maps", (int64_t)ps->dropped_maps);
-	fg_json_add_int(o, "roots", (int64_t)ps->roots);
-	fg_json_add_int(o, "roots_dropped", (int64_t)ps->roots_dropped);
-	fg_json_add_int(o, "roots_unknown", (int64_t)ps->roots_unknown);
-
-	o = json_object_new_object();
-	json_object_object_add(m, "symbols", o);
-	fg_json_add_int(o, "binaries", (int64_t)ss->dsos);
-	fg_json_add_int(o, "binaries_loaded", (int64_t)ss->dsos_loaded);
-	fg_json_add_int(o, "binaries_unreadable", (int64_t)ss->dsos_failed);
-	fg_json_add_int(o, "binaries_dropped", (int64_t)ss->dsos_dropped);
-	fg_json_add_int(o, "binaries_debug_file", (int64_t)ss->dsos_debug_file);
-	fg_json_add_int(o, "binaries_minidebuginfo", (int64_t)ss->dsos_minidebuginfo);
-	fg_json_add_int(o, "binaries_dwarf", (int64_t)ss->dsos_dwarf);
-	fg_json_add_int(o, "dwarf_dropped", (int64_t)ss->dwarf_dropped);
-	fg_json_add_int(o, "dwarf_bytes", (int64_t)ss->dwarf_bytes);
-	fg_json_add_int(o, "resolved", (int64_t)ss->resolved);
-	fg_json_add_int(o, "resolved_bytes", (int64_t)ss->resolved_bytes);
-	fg_json_add_int(o, "resolved_jobs", (int64_t)ss->resolved_jobs);
-	fg_json_add_int(o, "resolved_hits", (int64_t)ss->resolved_hits);
-	fg_json_add_int(o, "resolved_waits", (int64_t)ss->resolved_waits);
-	fg_json_add_int(o, "resolved_resets", (int64_t)ss->resolved_resets);
-	fg_json_add_int(o, "kernel_symbols", (int64_t)ss->kallsyms);
-	fg_json_add_int(o, "kernel_reloads", (int64_t)ss->kallsyms_loads);
-	fg_json_add_bool(o, "kernel_restricted", ss->kernel_restricted);
-
-	o = json_object_new_object();
-	json_object_object_add(m, "unwinding", o);
-	fg_json_add_int(o, "binaries", (int64_t)us->binaries);
-	fg_json_add_int(o, "binaries_loaded", (int64_t)us->binaries_loaded);
-	fg_json_add_int(o, "binaries_without_cfi", (int64_t)us->binaries_failed);
-	fg_json_add_int(o, "binaries_evicted", (int64_t)us->binaries_evicted);
-	fg_json_add_int(o, "row_hits", (int64_t)us->row_hits);
-	fg_json_add_int(o, "row_misses", (int64_t)us->row_misses);
-	fg_json_add_int(o, "rows_uncached", (int64_t)us->rows_uncached);
-	fg_json_add_int(o, "bytes", (int64_t)us->bytes);
-
-	/* Every recording's stack figures, finished or not yet, by mode. */
-	o = json_object_new_object();
-	json_object_object_add(m, "stack_quality", o);
-	for (enum fg_call_graph g = FG_CALL_GRAPH_FP; g <= FG_CALL_GRAPH_DWARF; g++)
-		json_object_object_add(o, fg_call_graph_name(g), fg_stack_quality_json(&es.stack_quality[g]));
-	o = json_object_new_object();
-	json_object_object_add(m, "jit", o);
-	fg_json_add_int(o, "maps", (int64_t)js->maps);
-	fg_json_add_int(o, "maps_read", (int64_t)js->reading);
-	fg_json_add_int(o, "bytes", (int64_t)js->bytes);
-	fg_json_add_int(o, "reads", (int64_t)js->reads);
-	fg_json_add_int(o, "refused", (int64_t)js->refused);
-	fg_json_add_int(o, "resets", (int64_t)js->resets);
-	fg_json_add_int(o, "budget_skipped", (int64_t)js->budget_skipped);
-	fg_json_add_int(o, "size_limited", (int64_t)js->size_limited);
-	fg_json_add_int(o, "deferred", (int64_t)js->deferred);
-	fg_json_add_int(o, "max_map_bytes", (int64_t)conf->jit_map_max);
-
-	o = json_object_new_object();
-	json_object_object_add(m, "loop", o);
-	fg_json_add_int(o, "iterations", (int64_t)lp.iterations);
-	fg_json_add_int(o, "longest_ms", (int64_t)(lp.longest_ns / 1000000));
-	fg_json_add_int(o, "slow", (int64_t)lp.slow);
-	fg_json_add_int(o, "slow_ms", (int64_t)(FGD_SLOW_ITERATION_NS / 1000000));
-
-	o = json_object_new_object();
-	json_object_object_add(m, "loader", o);
-	fg_json_add_int(o, "jobs", (int64_t)ls->completed);
-	fg_json_add_int(o, "queued", (int64_t)ls->queued);
-	fg_json_add_int(o, "busy_ms", (int64_t)(ls->busy_ns / 1000000));
-	fg_json_add_int(o, "longest_job_ms", (int64_t)(ls->longest_ns / 1000000));
-	fg_json_add_int(o, "longest_wait_ms", (int64_t)(ls->longest_wait_ns / 1000000));
-
-	if (alwayson) {
-		json_object_object_add(m, "always_on", fgd_alwayson__status(alwayson));
-	} else {
-		o = json_object_new_object();
-		json_object_object_add(m, "always_on", o);
-		fg_json_add_bool(o, "enabled", false);
-	}
-	fgd_server__status(c->server, m);
 	send_json(c, m);
 }
 
@@ -1373,48 +1251,57 @@ struct fgd_server *fgd_server__free(struct fgd_server *s)
 	return NULL;
 }
 
-void fgd_server__status(const struct fgd_server *s, struct json_object *status)
+int fgd_server__status(const struct fgd_server *s, struct fg_status *st)
 {
-	struct json_object *o = json_object_new_object(), *active = json_object_new_array();
+	struct fg_status_recording *active;
 	uint64_t now = fgd_now(), result_bytes = 0;
+	size_t n = 0;
 
 	/* What results being streamed hold now: their profiles, layouts and output buffers. */
-	for (const struct client *c = s->clients; c; c = c->next)
-		result_bytes += (c->snap ? fgd_snapshot__bytes(c->snap) : 0) + c->out_cap + c->chunk_cap;
-
-	json_object_object_add(status, "server", o);
-	fg_json_add_int(o, "clients", (int64_t)s->n_clients);
-	fg_json_add_int(o, "max_clients", MAX_CLIENTS);
-	fg_json_add_int(o, "clients_rejected", (int64_t)s->rejected_clients);
-	fg_json_add_int(o, "clients_evicted", (int64_t)s->evicted_clients);
-	fg_json_add_int(o, "short_clients", (int64_t)s->n_short);
-	fg_json_add_int(o, "max_short_clients", SHORT_CLIENTS);
-	fg_json_add_int(o, "short_requests", (int64_t)s->short_requests);
-	fg_json_add_int(o, "requests", (int64_t)s->requests);
-	fg_json_add_int(o, "bad_requests", (int64_t)s->bad_requests);
-	fg_json_add_int(o, "denied", (int64_t)s->denied);
-	fg_json_add_int(o, "result_bytes", (int64_t)result_bytes);
-	fg_json_add_int(o, "result_max_bytes", (int64_t)RESULT_MAX_BYTES);
-	fg_json_add_int(o, "user_result_max_bytes", (int64_t)USER_RESULT_MAX_BYTES);
-	fg_json_add_int(o, "results_refused", (int64_t)s->results_refused);
-	fg_json_add_int(o, "recordings_active", (int64_t)s->n_recordings);
-	fg_json_add_int(o, "max_recordings", MAX_RECORDINGS);
-	fg_json_add_int(o, "recordings_started", (int64_t)s->recordings_started);
-	fg_json_add_int(o, "recordings_completed", (int64_t)s->recordings_completed);
-	fg_json_add_int(o, "recordings_aborted", (int64_t)s->recordings_aborted);
-	json_object_object_add(status, "recordings", active);
 	for (const struct client *c = s->clients; c; c = c->next) {
-		struct json_object *a;
-
+		result_bytes += (c->snap ? fgd_snapshot__bytes(c->snap) : 0) + c->out_cap + c->chunk_cap;
+		n += c->rec && c->state == FG_SESSION_RECORDING;
+	}
+	active = calloc(MAX(n, (size_t)1), sizeof(*active));
+	if (!active)
+		return -ENOMEM;
+	n = 0;
+	for (const struct client *c = s->clients; c; c = c->next) {
 		if (!c->rec || c->state != FG_SESSION_RECORDING)
 			continue;
-		a = json_object_new_object();
-		fg_json_add_int(a, "uid", c->cred.uid);
-		fg_json_add_int(a, "elapsed_ms", (int64_t)((now - fg_recording__started(c->rec)) / 1000000));
-		fg_json_add_int(a, "samples", (int64_t)fg_recording__samples(c->rec));
-		fg_json_add_int(a, "lost", (int64_t)fg_recording__lost(c->rec));
-		json_object_array_add(active, a);
+		active[n++] = (struct fg_status_recording){
+			.uid = c->cred.uid,
+			.elapsed_ms = (now - fg_recording__started(c->rec)) / 1000000,
+			.samples = fg_recording__samples(c->rec),
+			.lost = fg_recording__lost(c->rec),
+		};
 	}
+	st->server = (struct fg_status_server){
+		.clients = s->n_clients,
+		.max_clients = MAX_CLIENTS,
+		.clients_rejected = s->rejected_clients,
+		.clients_evicted = s->evicted_clients,
+		.short_clients = s->n_short,
+		.max_short_clients = SHORT_CLIENTS,
+		.short_requests = s->short_requests,
+		.requests = s->requests,
+		.bad_requests = s->bad_requests,
+		.denied = s->denied,
+		.result_bytes = result_bytes,
+		.result_max_bytes = RESULT_MAX_BYTES,
+		.user_result_max_bytes = USER_RESULT_MAX_BYTES,
+		.results_refused = s->results_refused,
+		.recordings_active = s->n_recordings,
+		.max_recordings = MAX_RECORDINGS,
+		.recordings_started = s->recordings_started,
+		.recordings_completed = s->recordings_completed,
+		.recordings_aborted = s->recordings_aborted,
+	};
+	st->socket = s->path;
+	free(st->recordings);
+	st->recordings = active;
+	st->n_recordings = n;
+	return 0;
 }
 
 const char *fgd_server__path(const struct fgd_server *s)

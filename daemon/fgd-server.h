@@ -18,6 +18,7 @@
 #include "fgd-conf.h"
 #include "fgd-engine.h"
 #include "fgd-loop.h"
+#include "status.h"
 
 struct fgd_server;
 
@@ -35,8 +36,13 @@ struct fgd_server *fgd_server__free(struct fgd_server *s);
 /* Deadlines, exited targets, progress messages, idle clients. */
 void fgd_server__tick(struct fgd_server *s);
 
-/* Adds the server's figures to a status reply. */
-void fgd_server__status(const struct fgd_server *s, struct json_object *status);
+/*
+ * The server's part of status: st->server (its clients and limits) and
+ * st->recordings (the recordings sampling now, replacing what st held), and
+ * st->socket (borrowed).
+ * 0, or -ENOMEM with st untouched.
+ */
+int fgd_server__status(const struct fgd_server *s, struct fg_status *st);
 
 /* The socket's path, borrowed until fgd_server__free(). */
 const char *fgd_server__path(const struct fgd_server *s);

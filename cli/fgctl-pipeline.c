@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fgctl-client.h"
+#include "fgctl-output.h"
+#include "fgctl-pipeline.h"
+#include "flame-html.h"
+#include "flame.h"
+#include "lines.h"
+#include "macro.h"
+#include "palette.h"
+#include "transform.h"
+
+#define MAX_REPORTED_ERRORS 10 /* malformed lines named one by one; the rest counted */
+#define EMIT_BUDGET (1u << 20)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_palette_map *, fg_palette_map__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfscript *, fg_perfscript__free);
+
+static const char *describe_line_error(int r)
+{
+	switch (r) {
+	case -ERANGE:
+		return "count out of range";
+	case -E2BIG:
+		return "too many distinct stacks";
+	default:
+		return "expected 'frame;frame;... count'";
+	}
+}
+
+int fgctl_reader_folded_line(void *ctx, const char *line, size_t len, uint64_t lineno)
+{
+	struct fgctl_reader *rd = ctx;
+	int r = fg_folded__add_line(rd->model, line, len);
+
+	if (r >= 0)
+		return 0;
+	if (r != -EINVAL && r != -ERANGE)
+		return r; /* out of memory or the stack cap: not the line's fault */
+	if (++rd->n_bad <= MAX_REPORTED_ERRORS || rd->opts->strict) {
+		char shown[81];
+		size_t n = MIN(len, sizeof(shown) - 1);
+
+		/* The line as printable ASCII: a hostile file must not drive the terminal. */
+		for (size_t i = 0; i < n; i++)
+			shown[i] = line[i] >= 0x20 && line[i] < 0x7f ? line[i] : '?';
+		shown[n] = '\0';
+		fprintf(stderr, "fgctl: %s:%llu: malformed line (%s): %s%s\n", rd->name,
+			(unsigned long long)lineno, describe_line_error(r), shown,
+			len > n ? "..." : "");
+	}
+	return rd->opts->strict ? -EBADMSG : 0;
+}
+
+static int perf_line(void *ctx, const char *line, size_t len, uint64_t lineno)
+{
+	struct fgctl_reader *rd = ctx;
+	struct fg_perfscript_stats st;
+	int r = fg_perfscript__feed(rd->perf, line, len, lineno);
+
+	if (r < 0 || !rd->opts->strict)
+		return r;
+	fg_perfscript__stats(rd->perf, &st);
+	if (st.malformed == 0)
+		return 0;
+	fprintf(stderr, "fgctl: %s:%llu: not understood as perf script output\n", rd->name,
+		(unsigned long long)st.first_bad_line);
+	return -EBADMSG;
+}
+
+void fgctl_reader_report(const struct fgctl_reader *rd)
+{
+	if (rd->n_bad > MAX_REPORTED_ERRORS)
+		fprintf(stderr, "fgctl: %s: %llu malformed lines skipped in all\n", rd->name,
+			(unsigned long long)rd->n_bad);
+}
+
+/* Reads the named input ("-" for stdin) into model. Returns 0 or an exit code. */
+static int read_input(const struct fgctl_graph_opts *opts, const char *path, struct fg_folded *model)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_(fg_perfscript__freep) struct fg_perfscript *perf = NULL;
+	struct fgctl_reader rd = { .opts = opts, .name = path, .model = model };
+	int r;
+
+	if (strcmp(path, "-") == 0) {
+		rd.name = "<stdin>";
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "fgctl: cannot read %s: %s\n", rd.name, strerror(errno));
+		return FGCTL_EXIT_INPUT;
+	}
+	if (opts->from == FGCTL_FROM_PERF) {
+		r = fg_perfscript__new(model, &opts->perf, &perf);
+		if (r < 0) {
+			fprintf(stderr, "fgctl: %s\n", strerror(-r));
+			return FGCTL_EXIT_FAILURE;
+		}
+		rd.perf = perf;
+		r = fg_lines_read_fd(fd, FGCTL_MAX_LINE, perf_line, &rd);
+		if (r >= 0)
+			r = fg_perfscript__finish(perf);
+	} else {
+		r = fg_lines_read_fd(fd, FGCTL_MAX_LINE, fgctl_reader_folded_line, &rd);
+	}
+	if (r == -EBADMSG) {
+		fprintf(stderr, "fgctl: stopping at the first malformed line (--strict)\n");
+		return FGCTL_EXIT_INPUT;
+	}
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot read %s: %s\n", rd.name,
+			r == -E2BIG ? "a line longer than 64 MiB" : strerror(-r));
+		return FGCTL_EXIT_INPUT;
+	}
+	if (perf) {
+		struct fg_perfscript_stats st;
+
+		fg_perfscript__stats(perf, &st);
+		if (st.multiple_events && !opts->perf.event_filter)
+			fprintf(stderr, "fgctl: %s holds several events; using '%s' (%llu samples of other "
+					"events skipped; choose with --event-filter)\n",
+				rd.name, st.event, (unsigned long long)st.filtered);
+		if (st.malformed > 0) {
+			fprintf(stderr, "fgctl: %s: %llu lines not understood as perf script output, "
+					"skipped (first at line %llu)\n",
+				rd.name, (unsigned long long)st.malformed,
+				(unsigned long long)st.first_bad_line);
+			if (opts->strict)
+				return FGCTL_EXIT_INPUT;
+		}
+	}
+	fgctl_reader_report(&rd);
+	return 0;
+}
+
+int fgctl_pipeline_read(const struct fgctl_graph_opts *opts, char **paths, size_t n,
+			struct fg_folded *model)
+{
+	static char *const stdin_only[] = { "-" };
+
+	if (n == 0) {
+		if (isatty(STDIN_FILENO)) {
+			fprintf(stderr, "fgctl: no input: give a file, or pipe folded stacks or "
+					"perf script output in\n");
+			return FGCTL_EXIT_USAGE;
+		}
+		paths = (char **)stdin_only;
+		n = 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int r = read_input(opts, paths[i], model);
+
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+static bool wants_transform(const struct fg_transform_opts *t)
+{
+	return t->no_idle || t->include || t->exclude || t->focus || t->collapse_recursion ||
+	       t->reverse;
+}
+
+/* Replaces *model with its filtered form. Returns 0 or an exit code. */
+static int apply_filters(const struct fgctl_graph_opts *opts, struct fg_folded **model)
+{
+	struct fg_folded *out = NULL;
+	struct fg_transform_stats st;
+	char err[256] = "";
+	int r;
+
+	if (!wants_transform(&opts->transform))
+		return 0;
+	r = fg_transform(*model, &opts->transform, &out, &st, err, sizeof(err));
+	if (r == -EINVAL) {
+		fprintf(stderr, "fgctl: invalid regular expression: %s\n", err[0] ? err : "?");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot filter the stacks: %s\n", strerror(-r));
+		return FGCTL_EXIT_FAILURE;
+	}
+	fg_folded__free(*model);
+	*model = out;
+	if (!opts->quiet && st.dropped > 0)
+		fprintf(stderr, "fgctl: the filters kept %llu stacks and dropped %llu (%.1f%% of the "
+				"samples)\n",
+			(unsigned long long)st.stacks_kept, (unsigned long long)st.stacks_dropped,
+			100 * st.dropped / (st.kept + st.dropped));
+	return 0;
+}
+
+static int palette_line(void *ctx, const char *line, size_t len, uint64_t lineno)
+{
+	int r = fg_palette_map__add_line(ctx, line, len);
+
+	return r == -EINVAL ? -EBADMSG : r < 0 ? r : 0;
+}
+
+/* Reads the --cp file if it exists. Returns 0 or an exit code. */
+static int read_palette(const char *path, struct fg_palette_map *map)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0; /* created on the way out */
+		fprintf(stderr, "fgctl: cannot read the palette %s: %s\n", path, strerror(errno));
+		return FGCTL_EXIT_INPUT;
+	}
+	r = fg_lines_read_fd(fd, 1u << 20, palette_line, map);
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot read the palette %s: %s\n", path,
+			r == -EBADMSG ? "not a palette file (expected 'name->rgb(r,g,b)' lines)"
+				      : strerror(-r));
+		return FGCTL_EXIT_INPUT;
+	}
+	return 0;
+}
+
+static int output_sink(void *ctx, const void *buf, size_t len)
+{
+	return fgctl_output_write(ctx, buf, len);
+}
+
+static int write_palette(const char *path, const struct fg_palette_map *map)
+{
+	struct fgctl_output out = { .path = path, .fd = -1 };
+	int r;
+
+	if (fgctl_output_open(&out) < 0)
+		return FGCTL_EXIT_OUTPUT;
+	r = fg_palette_map__write(map, output_sink, &out);
+	if (r >= 0)
+		r = fgctl_output_close(&out, true);
+	fgctl_output_close(&out, false);
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot write the palette %s: %s\n", path, strerror(-r));
+		return FGCTL_EXIT_OUTPUT;
+	}
+	return 0;
+}
+
+/* Writes model in format to, drawn as flame says. Returns 0 or a negative errno. */
+static int emit(enum fg_format to, const struct fg_flame_opts *flame, const struct fg_folded *model,
+		struct fgctl_output *out, size_t *ret_elided)
+{
+	struct fg_flame *svg = NULL;
+	struct fg_flame_html *html = NULL;
+	size_t cursor = 0;
+	int r;
+
+	*ret_elided = 0;
+	if (to == FG_FORMAT_FOLDED) {
+		while ((r = fg_folded__emit(model, &cursor, output_sink, out, EMIT_BUDGET)) == 0)
+			;
+		return r < 0 ? r : 0;
+	}
+	if (to == FG_FORMAT_HTML) {
+		r = fg_flame_html__new(model, flame, &html);
+		if (r < 0)
+			return r;
+		while ((r = fg_flame_html__emit(html, output_sink, out, EMIT_BUDGET)) == 0)
+			;
+		*ret_elided = fg_flame_html__n_elided(html);
+		fg_flame_html__free(html);
+		return r < 0 ? r : 0;
+	}
+	r = fg_flame__new(model, flame, &svg);
+	if (r < 0)
+		return r;
+	while ((r = fg_flame__emit(svg, output_sink, out, EMIT_BUDGET)) == 0)
+		;
+	*ret_elided = fg_flame__n_elided(svg);
+	fg_flame__free(svg);
+	return r < 0 ? r : 0;
+}
+
+int fgctl_pipeline_write(const struct fgctl_graph_opts *opts, struct fg_folded **model)
+{
+	_cleanup_(fg_palette_map__freep) struct fg_palette_map *map = NULL;
+	struct fgctl_output out = { .path = opts->output, .fd = -1 };
+	/* The options, with the palette while it lives. */
+	struct fg_flame_opts flame = opts->flame;
+	size_t elided = 0;
+	int r;
+
+	r = apply_filters(opts, model);
+	if (r != 0)
+		return r;
+	if (fg_folded__n_stacks(*model) == 0 || !(fg_folded__total(*model) > 0 ||
+						  fg_folded__total_before(*model) > 0)) {
+		fprintf(stderr, "fgctl: no samples to draw%s\n",
+			wants_transform(&opts->transform) ? " after the filters" : " in the input");
+		return FGCTL_EXIT_INPUT;
+	}
+	if (fg_folded__is_diff(*model) && opts->to != FG_FORMAT_FOLDED &&
+	    !((opts->flame.negate ? fg_folded__total_before(*model) : fg_folded__total(*model)) > 0)) {
+		/* The widths come from that profile: there would be nothing to see. */
+		fprintf(stderr, "fgctl: the %s profile has no samples%s; --negate draws the %s one\n",
+			opts->flame.negate ? "before" : "after",
+			wants_transform(&opts->transform) ? " after the filters" : "",
+			opts->flame.negate ? "after" : "before");
+		return FGCTL_EXIT_INPUT;
+	}
+	r = fg_folded__sort(*model);
+	if (r < 0) {
+		fprintf(stderr, "fgctl: %s\n", strerror(-r));
+		return FGCTL_EXIT_FAILURE;
+	}
+	if (opts->cp_file) {
+		map = fg_palette_map__new();
+		if (!map)
+			return FGCTL_EXIT_FAILURE;
+		r = read_palette(opts->cp_file, map);
+		if (r != 0)
+			return r;
+		flame.palette_map = map;
+	}
+	if (fgctl_output_open(&out) < 0)
+		return FGCTL_EXIT_OUTPUT;
+	r = emit(opts->to, &flame, *model, &out, &elided);
+	if (r >= 0)
+		r = fgctl_output_close(&out, true);
+	fgctl_output_close(&out, false);
+	if (r == -EINVAL) {
+		/* Options are checked before reading; what is left is the model's shape. */
+		fprintf(stderr, "fgctl: cannot render: invalid options for this input\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot write %s: %s\n",
+			strcmp(opts->output, "-") == 0 ? "stdout" : opts->output, strerror(-r));
+		return FGCTL_EXIT_OUTPUT;
+	}
+	if (map) {
+		r = write_palette(opts->cp_file, map);
+		if (r != 0)
+			return r;
+	}
+	if (!opts->quiet && strcmp(opts->output, "-") != 0) {
+		char count[400]; /* DBL_MAX has 309 digits */
+
+		/* The profile the widths come from. */
+		fg_format_count(fg_folded__is_diff(*model) && opts->flame.negate
+					? fg_folded__total_before(*model)
+					: fg_folded__total(*model),
+				count, sizeof(count));
+		fprintf(stderr, "fgctl: wrote %s: %zu stacks, %s %s", opts->output,
+			fg_folded__n_stacks(*model), count, opts->flame.count_name);
+		if (elided > 0)
+			fprintf(stderr, "; %zu frames narrower than --minwidth left out", elided);
+		fputc('\n', stderr);
+	}
+	return FGCTL_EXIT_OK;
+}

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fgctl record: samples processes or the whole machine through fgd for a
+ * while and writes what it sent, with a summary of what was lost or left
+ * out.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fgctl-client.h"
+#include "fgctl-display.h"
+#include "fgctl-output.h"
+#include "fgctl.h"
+#include "macro.h"
+#include "parse.h"
+#include "proto.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+
+static void record_help(void)
+{
+	printf("Usage: fgctl record (-p PID[,PID...] | -a) [OPTIONS]\n"
+	       "\n"
+	       "Samples the given processes (all their threads) or the whole machine and\n"
+	       "writes folded stacks or an interactive flame graph.\n"
+	       "\n"
+	       "  -p, --pid PIDS           processes to record, comma-separated\n"
+	       "  -a, --all                the whole machine (root only)\n"
+	       "  -t, --time SECONDS       how long (default: until Ctrl-C or the processes exit);\n"
+	       "                           fractions and s/m/h suffixes work: 0.5, 30s, 5m\n"
+	       "  -F, --frequency HZ       samples per second per CPU (default: fgd's, 99)\n"
+	       "  -o, --output FILE        where to write; '-' for stdout. The format follows\n"
+	       "                           the extension: .svg, .html, or .folded/.txt for folded\n"
+	       "                           stacks\n"
+	       "  -f, --format FORMAT      svg, html or folded, whatever the extension\n"
+	       "      --title TEXT         flame graph title\n"
+	       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid)\n"
+	       "      --tid-frames         root frame 'comm-PID/TID' (stackcollapse-perf.pl --tid)\n"
+	       "      --no-kernel-suffix   no '_[k]' on kernel frames\n"
+	       "      --no-inline          no frames for inlined functions (by default each\n"
+	       "                           function inlined at a sampled address is a frame of\n"
+	       "                           its own, when the binary has debug info)\n"
+	       "      --no-demangle        C++ and Rust names as the symbol table spells them\n"
+	       "      --call-graph MODE    how user stacks are walked: dwarf (unwind a copy of\n"
+	       "                           the stack with DWARF CFI: complete stacks without\n"
+	       "                           frame pointers) or fp (frame pointers; cheaper).\n"
+	       "                           Default: fgd's, dwarf unless configured otherwise\n"
+	       "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a\n"
+	       "                           multiple of 8 up to 65528 (default: fgd's, 32768)\n"
+	       "      --metadata FILE      also write the recording's figures as JSON: samples,\n"
+	       "                           losses, frames named, stack quality (docs/PROTOCOL.md)\n"
+	       "      --group-by WHAT      a root frame above the process name: 'cgroup' (its\n"
+	       "                           cgroup v2 path, e.g. /system.slice/nginx.service, which\n"
+	       "                           tells containers apart), 'cgroup-name' (the path's last\n"
+	       "                           component), or 'process' (none, the default)\n"
+	       "      --no-jit-suffix      no '_[j]' on JIT frames (named from /tmp/perf-PID.map)\n"
+	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
+	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
+	       FG_DEFAULT_SOCKET);
+}
+
+static int parse_pids(const char *s, struct fg_record_request *req)
+{
+	_cleanup_free_ char *copy = strdup(s);
+	char *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint32_t v;
+
+		if (fg_parse_u32(tok, 1, INT_MAX, &v) < 0) {
+			fprintf(stderr, "fgctl: invalid pid '%s'\n", tok);
+			return -EINVAL;
+		}
+		if (req->n_pids == FG_PROTO_MAX_PIDS) {
+			fprintf(stderr, "fgctl: too many pids (at most %d)\n", FG_PROTO_MAX_PIDS);
+			return -EINVAL;
+		}
+		req->pids[req->n_pids++] = (pid_t)v;
+	}
+	if (req->n_pids == 0) {
+		fprintf(stderr, "fgctl: -p needs at least one pid\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_duration(const char *s, uint64_t *ret_ms)
+{
+	char *end;
+	double v, mult = 1000;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v <= 0)
+		goto bad;
+	if (strcmp(end, "m") == 0)
+		mult = 60000;
+	else if (strcmp(end, "h") == 0)
+		mult = 3600000;
+	else if (*end && strcmp(end, "s") != 0)
+		goto bad;
+	if (v * mult > (double)FG_PROTO_MAX_DURATION_MS || v * mult < 1)
+		goto bad;
+	*ret_ms = (uint64_t)(v * mult);
+	return 0;
+bad:
+	fprintf(stderr, "fgctl: invalid duration '%s': expected seconds, e.g. 30, 0.5, 30s or 5m\n", s);
+	return -EINVAL;
+}
+
+static void describe_target(const struct fg_record_request *req, char *buf, size_t size)
+{
+	if (req->all)
+		snprintf(buf, size, "all CPUs");
+	else if (req->n_pids == 1)
+		snprintf(buf, size, "pid %d", req->pids[0]);
+	else
+		snprintf(buf, size, "%zu processes", req->n_pids);
+}
+
+/* Writes the recording's metadata as JSON to path (replaced atomically). */
+static int write_metadata(const char *path, struct json_object *meta)
+{
+	struct fgctl_output o = { .path = path, .fd = -1 };
+	const char *text;
+	int r;
+
+	text = json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!text)
+		return -ENOMEM;
+	r = fgctl_output_open(&o);
+	if (r >= 0)
+		r = fgctl_output_write(&o, text, strlen(text));
+	if (r >= 0)
+		r = fgctl_output_write(&o, "\n", 1);
+	return fgctl_output_close(&o, r >= 0) < 0 ? -EIO : r;
+}
+
+/* Runs the conversation of one recording; returns the exit code. */
+static int record_session(struct fgctl_conn *conn, struct fg_request *req, struct fgctl_output *out,
+			  const char *meta_path, bool quiet)
+{
+	_cleanup_(json_object_putp) struct json_object *meta = NULL;
+	char target[64], reason[32] = "completed";
+	bool stopping = false, got_end = false;
+	uint64_t duration_ms = req->record.duration_ms;
+	int r;
+
+	describe_target(&req->record, target, sizeof(target));
+	for (;;) {
+		_cleanup_(json_object_putp) struct json_object *msg = NULL;
+		enum fgctl_event ev;
+		const char *data, *type;
+		size_t len;
+
+		r = fgctl_next(conn, &ev, &msg, &data, &len);
+		if (r < 0) {
+			fgctl_end_progress(stderr);
+			fprintf(stderr, "fgctl: lost the conversation with fgd: %s\n", strerror(-r));
+			return FGCTL_EXIT_FAILURE;
+		}
+		if (ev == FGCTL_EV_EOF) {
+			fgctl_end_progress(stderr);
+			if (got_end)
+				break;
+			fprintf(stderr, "fgctl: fgd closed the connection before the result was complete\n");
+			return FGCTL_EXIT_FAILURE;
+		}
+		if (ev == FGCTL_EV_SIGNAL) {
+			if (stopping) {
+				fgctl_end_progress(stderr);
+				fprintf(stderr, "fgctl: interrupted; nothing written\n");
+				return FGCTL_EXIT_INTERRUPTED;
+			}
+			_cleanup_(json_object_putp) struct json_object *stop = fg_proto_new_request("stop");
+
+			stopping = true;
+			fgctl_end_progress(stderr);
+			if (!quiet)
+				fprintf(stderr, "fgctl: stopping; writing what was collected (Ctrl-C again to abandon)\n");
+			r = stop ? fgctl_send(conn, stop) : -ENOMEM;
+			if (r < 0)
+				return fgctl_send_failed(conn, r);
+			continue;
+		}
+		if (ev == FGCTL_EV_DATA) {
+			r = fgctl_output_write(out, data, len);
+			if (r < 0) {
+				fgctl_end_progress(stderr);
+				fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
+				return FGCTL_EXIT_OUTPUT;
+			}
+			continue;
+		}
+		type = fgctl_get_str(msg, "type");
+		if (strcmp(type, "error") == 0) {
+			fgctl_end_progress(stderr);
+			fprintf(stderr, "fgctl: %s\n", fgctl_get_str(msg, "message"));
+			return fgctl_exit_code_for(fgctl_get_str(msg, "error"));
+		} else if (strcmp(type, "started") == 0) {
+			if (!quiet && !isatty(STDERR_FILENO))
+				fprintf(stderr, "fgctl: recording %s with %s at %" PRId64 " Hz\n", target,
+					fgctl_get_str(msg, "event"), fgctl_get_int(msg, "frequency"));
+			fgctl_show_progress(stderr, target, duration_ms, 0, 0, 0);
+		} else if (strcmp(type, "progress") == 0) {
+			if (!quiet)
+				fgctl_show_progress(stderr, target, duration_ms,
+						    (uint64_t)fgctl_get_int(msg, "elapsed_ms"),
+						    (uint64_t)fgctl_get_int(msg, "samples"),
+						    (uint64_t)fgctl_get_int(msg, "lost"));
+		} else if (strcmp(type, "result") == 0) {
+			struct json_object *m;
+
+			fgctl_end_progress(stderr);
+			if (json_object_object_get_ex(msg, "meta", &m))
+				meta = json_object_get(m);
+			snprintf(reason, sizeof(reason), "%s", fgctl_get_str(msg, "reason"));
+		} else if (strcmp(type, "end") == 0) {
+			got_end = true;
+			break;
+		}
+	}
+	r = fgctl_output_close(out, true);
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
+		return FGCTL_EXIT_OUTPUT;
+	}
+	fgctl_show_summary(stderr, strcmp(out->path, "-") == 0 ? "stdout" : out->path, reason, meta,
+			   quiet);
+	if (meta_path) {
+		r = meta ? write_metadata(meta_path, meta) : -ENODATA;
+		if (r < 0) {
+			fprintf(stderr, "fgctl: cannot write the metadata to %s: %s\n", meta_path, strerror(-r));
+			return FGCTL_EXIT_OUTPUT;
+		}
+	}
+	return FGCTL_EXIT_OK;
+}
+
+int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
+{
+	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX, ARG_NO_JSUFFIX,
+	       ARG_CALL_GRAPH, ARG_STACK_DUMP, ARG_METADATA, ARG_GROUP_BY, ARG_NO_INLINE,
+	       ARG_NO_DEMANGLE };
+	static const struct option options[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "time", required_argument, NULL, 't' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "title", required_argument, NULL, ARG_TITLE },
+		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
+		{ "tid-frames", no_argument, NULL, ARG_TID_FRAMES },
+		{ "no-kernel-suffix", no_argument, NULL, ARG_NO_KSUFFIX },
+		{ "no-inline", no_argument, NULL, ARG_NO_INLINE },
+		{ "no-demangle", no_argument, NULL, ARG_NO_DEMANGLE },
+		{ "call-graph", required_argument, NULL, ARG_CALL_GRAPH },
+		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
+		{ "metadata", required_argument, NULL, ARG_METADATA },
+		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
+		{ "no-jit-suffix", no_argument, NULL, ARG_NO_JSUFFIX },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct fg_request req = { .cmd = FG_CMD_RECORD };
+	struct fgctl_output out = { .fd = -1 };
+	_cleanup_(json_object_putp) struct json_object *msg = NULL;
+	struct fgctl_conn conn;
+	bool quiet = false, format_given = false;
+	const char *meta_path = NULL, *socket = ctx->socket;
+	int c, r;
+
+	fg_record_request_init(&req.record);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:at:F:o:f:qs:h", options, NULL)) >= 0) {
+		switch (c) {
+		case 'p':
+			if (parse_pids(optarg, &req.record) < 0)
+				return FGCTL_EXIT_USAGE;
+			break;
+		case 'a':
+			req.record.all = true;
+			break;
+		case 't':
+			if (parse_duration(optarg, &req.record.duration_ms) < 0)
+				return FGCTL_EXIT_USAGE;
+			break;
+		case 'F':
+			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_FREQUENCY, &req.record.frequency) < 0) {
+				fprintf(stderr, "fgctl: invalid frequency '%s': expected 1 to %d Hz\n", optarg,
+					FG_PROTO_MAX_FREQUENCY);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			out.path = optarg;
+			break;
+		case 'f':
+			if (fg_format_from_name(optarg, &req.record.format) < 0) {
+				fprintf(stderr, "fgctl: unknown format '%s': expected svg, html or folded\n",
+					optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			format_given = true;
+			break;
+		case ARG_TITLE:
+			if (strlen(optarg) >= sizeof(req.record.title)) {
+				fprintf(stderr, "fgctl: title too long (at most %zu bytes)\n",
+					sizeof(req.record.title) - 1);
+				return FGCTL_EXIT_USAGE;
+			}
+			snprintf(req.record.title, sizeof(req.record.title), "%s", optarg);
+			break;
+		case ARG_PID_FRAMES:
+			req.record.with_pid = true;
+			break;
+		case ARG_TID_FRAMES:
+			req.record.with_tid = true;
+			break;
+		case ARG_NO_KSUFFIX:
+			req.record.kernel_suffix = false;
+			break;
+		case ARG_NO_INLINE:
+			req.record.inline_frames = false;
+			break;
+		case ARG_NO_DEMANGLE:
+			req.record.demangle = false;
+			break;
+		case ARG_CALL_GRAPH:
+			if (fg_call_graph_from_name(optarg, &req.record.call_graph) < 0) {
+				fprintf(stderr, "fgctl: unknown call graph mode '%s': expected fp or dwarf\n",
+					optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_METADATA:
+			meta_path = optarg;
+			break;
+		case ARG_STACK_DUMP:
+			if (fg_parse_u32(optarg, 8, FG_PROTO_MAX_STACK_DUMP, &req.record.stack_dump) < 0 ||
+			    fg_stack_dump_check(req.record.stack_dump) < 0) {
+				fprintf(stderr, "fgctl: invalid stack dump size '%s': expected a multiple of 8 "
+						"from 8 to %d bytes\n", optarg, FG_PROTO_MAX_STACK_DUMP);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_GROUP_BY:
+			if (fg_group_by_from_name(optarg, &req.record.group_by) < 0) {
+				fprintf(stderr, "fgctl: unknown grouping '%s': expected cgroup, cgroup-name "
+						"or process\n", optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_NO_JSUFFIX:
+			req.record.jit_suffix = false;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 's':
+			socket = optarg;
+			break;
+		case 'h':
+			record_help();
+			return FGCTL_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'fgctl record --help'.\n");
+			return FGCTL_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fgctl: unexpected argument '%s'. Try 'fgctl record --help'.\n", argv[optind]);
+		return FGCTL_EXIT_USAGE;
+	}
+	if (req.record.all == (req.record.n_pids > 0)) {
+		fprintf(stderr, "fgctl: say what to record: -p PID[,PID...] or -a for the whole machine\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	r = fgctl_output_target(&out, format_given, &req.record.format);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+
+	/* Fail on an unwritable output now, not after a 30 s recording. */
+	if (fgctl_output_open(&out) < 0)
+		return FGCTL_EXIT_OUTPUT;
+	r = fgctl_connect(socket, &conn);
+	if (r < 0) {
+		fgctl_output_close(&out, false);
+		return -r;
+	}
+	msg = fg_proto_encode_request(&req);
+	r = msg ? fgctl_send(&conn, msg) : -ENOMEM;
+	if (r < 0)
+		r = fgctl_send_failed(&conn, r);
+	else
+		r = record_session(&conn, &req, &out, meta_path, quiet);
+	fgctl_output_close(&out, false); /* no-op after a successful commit */
+	fgctl_disconnect(&conn);
+	return r;
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fgctl snapshot: the profile fgd's always-on sampling kept for a period,
+ * written as a file at once.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fgctl-client.h"
+#include "fgctl-display.h"
+#include "fgctl-output.h"
+#include "fgctl-query.h"
+#include "fgctl.h"
+#include "macro.h"
+#include "proto.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+
+enum { ARG_TITLE = 0x100 };
+
+/* HH:MM:SS of a Unix time in ms, local. */
+static void local_time(char *buf, size_t size, int64_t ms)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, size, "%H:%M:%S", &tm))
+		snprintf(buf, size, "?");
+}
+
+/* A snapshot's result goes straight to the output file. */
+static int output_open(void *ctx)
+{
+	return fgctl_output_open(ctx) < 0 ? FGCTL_EXIT_OUTPUT : FGCTL_EXIT_OK;
+}
+
+static int output_write(void *ctx, const char *data, size_t len)
+{
+	struct fgctl_output *out = ctx;
+	int r = fgctl_output_write(out, data, len);
+
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
+		return FGCTL_EXIT_OUTPUT;
+	}
+	return FGCTL_EXIT_OK;
+}
+
+int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
+{
+	static const struct option options[] = {
+		FGCTL_QUERY_VERB_OPTIONS,
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "title", required_argument, NULL, ARG_TITLE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{}
+	};
+	static const struct fgctl_sink to_output = { output_open, output_write };
+	struct fg_request req = { .cmd = FG_CMD_SNAPSHOT, .query = { .uid = -1, .limit = 20 } };
+	struct fgctl_output out = { .fd = -1 };
+	struct fgctl_period period = {};
+	_cleanup_(json_object_putp) struct json_object *meta = NULL;
+	const char *socket = ctx->socket;
+	bool format_given = false, quiet = false;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:o:f:qs:h", options, NULL)) >= 0) {
+		r = fgctl_query_option(c, optarg, &req.query, &period);
+		if (r < 0)
+			return FGCTL_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 's':
+			socket = optarg;
+			break;
+		case 'o':
+			out.path = optarg;
+			break;
+		case 'f':
+			if (fg_format_from_name(optarg, &req.query.format) < 0) {
+				fprintf(stderr, "fgctl: unknown format '%s': expected svg, html or folded\n", optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			format_given = true;
+			break;
+		case ARG_TITLE:
+			if (strlen(optarg) >= sizeof(req.query.title)) {
+				fprintf(stderr, "fgctl: title too long\n");
+				return FGCTL_EXIT_USAGE;
+			}
+			strcpy(req.query.title, optarg);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			printf("Usage: fgctl snapshot [--last SPAN | --since TIME [--until TIME]] [SELECTORS] -o FILE\n"
+			       "\nThe profile fgd's always-on sampling kept for a period (default: the last\n"
+			       "5 minutes), at once: the whole machine, or the selected processes. Times\n"
+			       "older than the window in memory come from the history on disk.\n\n"
+			       "  -o, --output FILE        where to write ('-' for stdout); the format follows\n"
+			       "                           the extension (.svg, .html, .folded, .txt)\n"
+			       "  -f, --format FORMAT      svg, html or folded\n"
+			       "      --title TEXT         flame graph title\n"
+			       "  -q, --quiet              no summary\n%s%s", fgctl_query_help, fgctl_query_help_tail);
+			return FGCTL_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'fgctl snapshot --help'.\n");
+			return FGCTL_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fgctl: unexpected argument '%s'\n", argv[optind]);
+		return FGCTL_EXIT_USAGE;
+	}
+	if (fgctl_query_range(&req.query, &period, "5m") < 0)
+		return FGCTL_EXIT_USAGE;
+	r = fgctl_output_target(&out, format_given, &req.query.format);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	/* The output is opened only once fgd accepted: a query with no data leaves no empty file. */
+	r = fgctl_query_snapshot(socket, &req, NULL, &to_output, &out, &meta);
+	if (r != FGCTL_EXIT_OK) {
+		if (out.fd >= 0)
+			fgctl_output_close(&out, false);
+		return r;
+	}
+	r = fgctl_output_close(&out, true);
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot write %s: %s\n", out.path, strerror(-r));
+		return FGCTL_EXIT_OUTPUT;
+	}
+	if (!quiet && meta) {
+		char from[16], to[16];
+
+		/* What the slices cover, which coarse history on disk may make wider than asked. */
+		local_time(from, sizeof(from), fgctl_get_int(meta, "first_ms"));
+		local_time(to, sizeof(to), fgctl_get_int(meta, "last_ms"));
+		fprintf(stderr, "fgctl: wrote %s: %" PRId64 " samples of %" PRId64 " processes in %" PRId64
+			" slices (%s to %s, %.0f s); folded into [other] by the memory ceiling: %" PRId64
+			" samples\n",
+			strcmp(out.path, "-") == 0 ? "stdout" : out.path, fgctl_get_int(meta, "samples"),
+			fgctl_get_int(meta, "processes"), fgctl_get_int(meta, "slices"), from, to,
+			(double)fgctl_get_int(meta, "duration_ms") / 1000.0,
+			fgctl_get_int(meta, "folded_samples"));
+		if (fgctl_get_int(meta, "other_rate_samples"))
+			fprintf(stderr, "fgctl: note: %" PRId64 " of those samples come from history taken at "
+					"another sampling rate than %" PRId64 " Hz (or an unknown one); the graph "
+					"adds counts as they are\n",
+				fgctl_get_int(meta, "other_rate_samples"), fgctl_get_int(meta, "frequency"));
+	}
+	/* As after a recording, whatever -q says: the graph is not what root would get. */
+	fgctl_note_kernel_hidden(stderr, meta);
+	return FGCTL_EXIT_OK;
+}

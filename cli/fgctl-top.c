@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fgctl top: processes by CPU share over a period of fgd's always-on
+ * sampling, once or refreshed like top.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fgctl-client.h"
+#include "fgctl-display.h"
+#include "fgctl-query.h"
+#include "fgctl.h"
+#include "macro.h"
+#include "parse.h"
+#include "proto.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+
+static int top_once(const char *socket, const struct fg_request *req, bool clear)
+{
+	_cleanup_(json_object_putp) struct json_object *msg = NULL;
+	struct json_object *list, *meta;
+	struct fgctl_conn conn;
+	enum fgctl_event ev;
+	const char *data;
+	size_t len;
+	int r;
+
+	r = fgctl_query_send(socket, req, &conn);
+	if (r != 0)
+		return r;
+	r = fgctl_next(&conn, &ev, &msg, &data, &len);
+	fgctl_disconnect(&conn);
+	if (r < 0 || ev != FGCTL_EV_MESSAGE) {
+		fprintf(stderr, "fgctl: no answer from fgd\n");
+		return FGCTL_EXIT_FAILURE;
+	}
+	if (strcmp(fgctl_get_str(msg, "type"), "error") == 0)
+		return fgctl_query_error(msg, NULL);
+	if (!json_object_object_get_ex(msg, "processes", &list) ||
+	    !json_object_object_get_ex(msg, "meta", &meta)) {
+		fprintf(stderr, "fgctl: malformed answer from fgd\n");
+		return FGCTL_EXIT_FAILURE;
+	}
+	if (clear)
+		printf("\033[H\033[2J");
+	printf("always-on, %.0f s, %" PRId64 " samples at %" PRId64 " Hz; folded into [other]: %" PRId64
+	       " samples\n\n", (double)fgctl_get_int(meta, "covered_ms") / 1000.0,
+	       fgctl_get_int(meta, "samples"), fgctl_get_int(meta, "frequency"),
+	       fgctl_get_int(meta, "folded_samples"));
+	fgctl_note_kernel_hidden(stderr, meta);
+	if (fgctl_get_int(meta, "dropped_samples") || fgctl_get_int(meta, "dropped_leaf_samples"))
+		fprintf(stderr, "fgctl: too many processes in that period for fgd's top list: %" PRId64
+				" samples left out, %" PRId64 " counted without their leaf\n",
+			fgctl_get_int(meta, "dropped_samples"), fgctl_get_int(meta, "dropped_leaf_samples"));
+	printf("%8s %6s %-16s %7s %8s  %s\n", "PID", "UID", "COMM", "CPU%", "SAMPLES", "HOTTEST LEAF");
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		struct json_object *e = json_object_array_get_idx(list, i), *v;
+		double pct = json_object_object_get_ex(e, "cpu_pct", &v) ? json_object_get_double(v) : 0;
+
+		printf("%8" PRId64 " %6" PRId64 " %-16.16s %6.1f%% %8" PRId64 "  %s\n",
+		       fgctl_get_int(e, "pid"), fgctl_get_int(e, "uid"), fgctl_get_str(e, "comm"), pct,
+		       fgctl_get_int(e, "samples"), fgctl_get_str(e, "leaf"));
+	}
+	fflush(stdout);
+	return FGCTL_EXIT_OK;
+}
+
+int fgctl_verb_top(const struct fgctl_ctx *ctx, int argc, char **argv)
+{
+	static const struct option options[] = {
+		FGCTL_QUERY_VERB_OPTIONS,
+		{ "lines", required_argument, NULL, 'n' },
+		{ "watch", no_argument, NULL, 'w' },
+		{ "interval", required_argument, NULL, 'i' },
+		{}
+	};
+	struct fg_request req = { .cmd = FG_CMD_TOP, .query = { .uid = -1, .limit = 20 } };
+	struct fgctl_period period = {};
+	const char *socket = ctx->socket;
+	uint32_t interval = 2, v;
+	bool watch = false;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:n:wi:s:h", options, NULL)) >= 0) {
+		r = fgctl_query_option(c, optarg, &req.query, &period);
+		if (r < 0)
+			return FGCTL_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 's':
+			socket = optarg;
+			break;
+		case 'n':
+			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_TOP, &v) < 0) {
+				fprintf(stderr, "fgctl: invalid count '%s': 1 to %d\n", optarg, FG_PROTO_MAX_TOP);
+				return FGCTL_EXIT_USAGE;
+			}
+			req.query.limit = v;
+			break;
+		case 'w':
+			watch = true;
+			break;
+		case 'i':
+			if (fg_parse_u32(optarg, 1, 3600, &interval) < 0) {
+				fprintf(stderr, "fgctl: invalid interval '%s'\n", optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			printf("Usage: fgctl top [--last SPAN | --since TIME [--until TIME]] [-n N]\n"
+			       "                 [-w [-i SECONDS]] [SELECTORS]\n"
+			       "\nProcesses by CPU share over a period (default: the last 60 s) of fgd's\n"
+			       "always-on sampling, from memory and, for older times, from the history on\n"
+			       "disk; each with the frame most of its samples ended in. A process is one\n"
+			       "row however many slices it spans.\n\n"
+			       "  -n, --lines N            processes shown (default 20)\n"
+			       "  -w, --watch              refresh like top until interrupted\n"
+			       "  -i, --interval SECONDS   refresh interval with -w (default 2)\n%s%s",
+			       fgctl_query_help, fgctl_query_help_tail);
+			return FGCTL_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'fgctl top --help'.\n");
+			return FGCTL_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fgctl: unexpected argument '%s'\n", argv[optind]);
+		return FGCTL_EXIT_USAGE;
+	}
+	for (;;) {
+		struct fg_request now = req;
+
+		/* Relative times are relative to each refresh. */
+		if (fgctl_query_range(&now.query, &period, "60s") < 0)
+			return FGCTL_EXIT_USAGE;
+		r = top_once(socket, &now, watch && isatty(STDOUT_FILENO));
+		if (!watch || r != FGCTL_EXIT_OK)
+			return r;
+		sleep(interval);
+	}
+}
