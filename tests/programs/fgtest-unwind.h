@@ -65,6 +65,21 @@ static uint64_t fgtest_stack_end(uint64_t sp)
 	return end;
 }
 
+/*
+ * Copies n bytes of this thread's stack from sp, as the kernel does for
+ * PERF_SAMPLE_STACK_USER: through other frames' locals and AddressSanitizer's
+ * red zones between them, which memcpy() would report.
+ */
+__attribute__((no_sanitize_address, unused)) static void fgtest_copy_stack(void *dst, uint64_t sp,
+									  uint64_t n)
+{
+	const volatile uint8_t *src = (const volatile uint8_t *)(uintptr_t)sp;
+	uint8_t *out = (uint8_t *)dst;
+
+	for (uint64_t i = 0; i < n; i++)
+		out[i] = src[i];
+}
+
 /* Writes the registers and up to size bytes of stack above the captured rsp. */
 static int fgtest_write_dump(const char *path, uint64_t size)
 {

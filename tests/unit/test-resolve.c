@@ -343,7 +343,7 @@ __attribute__((noinline, used)) int resolve_capture(struct capture *c)
 	sp = c->regs[7];
 	end = fgtest_stack_end(sp);
 	c->stack_size = MIN(end - sp, sizeof(c->stack));
-	memcpy(c->stack, (const void *)(uintptr_t)sp, c->stack_size);
+	fgtest_copy_stack(c->stack, sp, c->stack_size);
 	return 0;
 }
 
