@@ -8,7 +8,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fgd-elf.h"
 #include "macro.h"
@@ -44,6 +46,7 @@ struct fg_elf_syms {
 	uint32_t *alias_sym;  /* owned; the entry each one aliases */
 	size_t n_aliases;
 	char *names; /* owned arena of NUL-terminated names */
+	size_t names_len;
 	struct load *loads; /* owned */
 	size_t n_loads;
 	uint8_t build_id[MAX_BUILD_ID];
@@ -521,6 +524,7 @@ static int build(struct loader *l, struct fg_elf_syms *s)
 	if (!s->start || !s->end || !s->name || !s->names)
 		return -ENOMEM;
 	memcpy(s->names, l->arena, l->arena_len);
+	s->names_len = l->arena_len;
 
 	n = 0;
 	for (size_t i = 0; i < l->n_syms; i++) {
@@ -762,6 +766,185 @@ static int load(Elf *elf, bool debug_file, bool layout_only, struct fg_elf_syms 
 	return 0;
 }
 
+int fg_elf_trust_add(struct fg_elf_trust *t, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return negative_errno();
+	for (size_t i = 0; i < t->n; i++)
+		if (t->dev[i] == (uint64_t)st.st_dev)
+			return 0;
+	if (t->n == FG_ELF_MAX_TRUSTED_FS)
+		return -E2BIG;
+	t->dev[t->n++] = (uint64_t)st.st_dev;
+	return 0;
+}
+
+bool fg_elf_may_map(const struct fg_elf_trust *t, const struct stat *st)
+{
+	if (!t || !S_ISREG(st->st_mode) || st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->dev[i] == (uint64_t)st->st_dev)
+			return true;
+	return false;
+}
+
+/*
+ * The pages of the section header table in an image of size bytes, from
+ * its ELF header: false when the image is too short or the table lies
+ * outside it (libelf refuses such a file anyway).
+ */
+static bool shdr_pages(const uint8_t *image, size_t size, uint64_t *ret_lo, uint64_t *ret_hi)
+{
+	uint64_t off, n, ent, page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (size < EI_NIDENT || memcmp(image, ELFMAG, SELFMAG) != 0)
+		return false;
+	if (image[EI_CLASS] == ELFCLASS64 && size >= sizeof(Elf64_Ehdr)) {
+		Elf64_Ehdr eh;
+
+		memcpy(&eh, image, sizeof(eh));
+		off = eh.e_shoff, n = eh.e_shnum, ent = eh.e_shentsize;
+	} else if (image[EI_CLASS] == ELFCLASS32 && size >= sizeof(Elf32_Ehdr)) {
+		Elf32_Ehdr eh;
+
+		memcpy(&eh, image, sizeof(eh));
+		off = eh.e_shoff, n = eh.e_shnum, ent = eh.e_shentsize;
+	} else {
+		return false;
+	}
+	/* Byte order does not matter for a bound: a foreign one just gives a wide range. */
+	if (off == 0 || off >= size)
+		return false;
+	/* More than 0xff00 sections: the count is in the first header, which is within the page. */
+	if (n == 0 || ent == 0 || n * ent > size - off)
+		n = (size - off) / MAX(ent, (uint64_t)1);
+	*ret_lo = off / page * page;
+	*ret_hi = MIN(ALIGN_TO(off + n * ent, page), ALIGN_TO((uint64_t)size, page));
+	return true;
+}
+
+void fg_elf_file_close(struct fg_elf_file *f)
+{
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->map)
+		munmap(f->map, f->map_size);
+	*f = (struct fg_elf_file){};
+}
+
+/*
+ * A private mapping of the whole file: read-only, but for the section
+ * header table's pages, which libelf writes when a section is inflated or
+ * skipped (they become our own copy, and are never dropped).
+ */
+static int open_mapped(int fd, size_t size, struct fg_elf_file *f)
+{
+	uint64_t lo, hi;
+
+	f->map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (f->map == MAP_FAILED) {
+		f->map = NULL;
+		return negative_errno();
+	}
+	f->map_size = size;
+	if (!shdr_pages(f->map, size, &lo, &hi))
+		return -ENOEXEC;
+	if (mprotect(f->map + lo, hi - lo, PROT_READ | PROT_WRITE) < 0)
+		return negative_errno();
+	f->shdr_lo = lo;
+	f->shdr_hi = hi;
+	errno = 0;
+	f->elf = elf_memory((char *)f->map, size);
+	if (!f->elf)
+		return elf_error();
+	return 0;
+}
+
+int fg_elf_file_open(int fd, bool map, struct fg_elf_file *ret)
+{
+	struct fg_elf_file f = {};
+	struct stat st;
+	int r;
+
+	if (!fg_elf_ready())
+		return -ENOSYS;
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	/* A FIFO or device would block or never end; only regular files are objects. */
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (st.st_size < EI_NIDENT)
+		return -ENOEXEC;
+	if (map && (uint64_t)st.st_size <= SIZE_MAX) {
+		r = open_mapped(fd, (size_t)st.st_size, &f);
+		if (r < 0) {
+			fg_elf_file_close(&f);
+			return r;
+		}
+	} else {
+		errno = 0;
+		f.elf = elf_begin(fd, ELF_C_READ, NULL);
+		if (!f.elf)
+			return elf_error();
+	}
+	if (elf_kind(f.elf) != ELF_K_ELF) {
+		fg_elf_file_close(&f);
+		return -ENOEXEC;
+	}
+	*ret = f;
+	return 0;
+}
+
+void fg_elf_file_forget_fd(struct fg_elf_file *f)
+{
+	if (f->elf && !f->map)
+		(void)elf_cntl(f->elf, ELF_C_FDDONE);
+}
+
+bool fg_elf_file_mapped(const struct fg_elf_file *f, const void *p)
+{
+	return f->map && (const uint8_t *)p >= f->map && (const uint8_t *)p < f->map + f->map_size;
+}
+
+int fg_elf_file_keep_sections(struct fg_elf_file *f, bool (*keep)(const char *name))
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int n = 0;
+
+	if (elf_getshdrstrndx(f->elf, &shstrndx) < 0)
+		return (void)elf_errno(), -EINVAL;
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(f->elf, shstrndx, sh.sh_name);
+		if (!name || keep(name))
+			continue;
+		sh.sh_type = SHT_NOBITS;
+		if (!gelf_update_shdr(scn, &sh))
+			return (void)elf_errno(), -EINVAL;
+		n++;
+	}
+	(void)elf_errno();
+	return n;
+}
+
+void fg_elf_file_drop_pages(const struct fg_elf_file *f)
+{
+	if (!f->map)
+		return;
+	if (f->shdr_lo > 0)
+		(void)madvise(f->map, f->shdr_lo, MADV_DONTNEED);
+	if (f->shdr_hi < f->map_size)
+		(void)madvise(f->map + f->shdr_hi, f->map_size - f->shdr_hi, MADV_DONTNEED);
+}
+
 static int begin_fd(int fd, Elf **ret)
 {
 	struct stat st;
@@ -876,6 +1059,7 @@ int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_i
 	SWAP(alias_sym);
 	SWAP(n_aliases);
 	SWAP(names);
+	SWAP(names_len);
 #undef SWAP
 	s->source = FG_ELF_DEBUG_FILE;
 	return (int)MIN(s->n, (size_t)INT32_MAX);
@@ -944,6 +1128,13 @@ uint64_t fg_elf_syms__addr(const struct fg_elf_syms *s, size_t idx)
 uint64_t fg_elf_syms__size(const struct fg_elf_syms *s, size_t idx)
 {
 	return s->end[idx] - s->start[idx];
+}
+
+uint64_t fg_elf_syms__bytes(const struct fg_elf_syms *s)
+{
+	return sizeof(*s) + s->n * (sizeof(*s->start) + sizeof(*s->end) + sizeof(*s->name)) +
+	       s->n_aliases * (sizeof(*s->alias_name) + sizeof(*s->alias_sym)) + s->names_len +
+	       s->n_loads * sizeof(*s->loads);
 }
 
 size_t fg_elf_syms__count(const struct fg_elf_syms *s)
