@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "budget.h"
 #include "fgd-alwayson.h"
 #include "folded.h"
 #include "selector.h"
@@ -53,6 +54,7 @@ struct fgd_alwayson {
 	uint64_t idle_samples, unknown_process_samples, errors, memo_resets;
 	uint64_t memo_since;       /* fgd_now() when the memo was last dropped (or begun) */
 	uint64_t stored; /* slices written to the history */
+	uint64_t window_charged;   /* what the memory budget's window part holds of ours */
 };
 
 struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
@@ -63,6 +65,7 @@ struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
 		fgd_unwatch_rings(a->d, fg_recording__events(a->rec));
 	fg_recording__free(a->rec);
 	fg_window__free(a->window);
+	fg_budget__account(a->d->budget, FG_BUDGET_WINDOW, &a->window_charged, 0); /* memory budget */
 	fg_history__free(a->history);
 	free(a->history_dir);
 	free(a->xlat);
@@ -168,7 +171,8 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 	struct fg_window_opts wo = {
 		.slice_ms = (uint64_t)d->conf.slice_seconds * 1000,
 		.window_ms = (uint64_t)d->conf.window_seconds * 1000,
-		.memory_max = d->conf.memory_max,
+		/* Memory budget: the window's share of MemoryMax= (common/budget.h). */
+		.memory_max = d->budget ? fg_budget__share(d->budget, FG_BUDGET_WINDOW) : d->conf.memory_max,
 	};
 	struct fg_recording_opts o = {
 		.event = d->event,
@@ -181,6 +185,7 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 		.hostname = d->hostname,
 		.sink = on_stack,
 		.loader = d->loader,
+		.budget = d->budget,
 	};
 	int r;
 
@@ -298,6 +303,11 @@ void fgd_alwayson__flush(struct fgd_alwayson *a)
 
 void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms)
 {
+	struct fg_window_stats ws;
+
+	/* Memory budget: the window's slices, every round (the open slice grows between ticks). */
+	fg_window__stats(a->window, &ws);
+	fg_budget__account(a->d->budget, FG_BUDGET_WINDOW, &a->window_charged, ws.bytes);
 	if (fg_window__tick(a->window, now_ms) <= 0)
 		return;
 	/* The slice that just closed goes to disk now: a crash loses at most the open one. */

@@ -15,6 +15,14 @@
 #define FGD_TRACK_RING_PAGES 64
 /* Always-on sampling: the other issue-5 work measures and may retune this. */
 #define FGD_DEFAULT_ALWAYS_ON_FREQUENCY 19
+/*
+ * MemoryMax=: fgd's memory budget, everything it holds (common/budget.h).
+ * The default keeps a daemon recording a busy machine at 999 Hz under
+ * 96 MiB of RSS (docs/PERFORMANCE.md); below the minimum, its own code,
+ * kallsyms, process table and CFI row cache leave no room to name anything.
+ */
+#define FGD_DEFAULT_MEMORY_MAX (96ULL << 20)
+#define FGD_MIN_MEMORY_MAX (32ULL << 20)
 /* systemd's StateDirectory=fgd is always under /var/lib. */
 #define FGD_DEFAULT_STATE_DIRECTORY "/var/lib/fgd"
 #define FGD_MAX_CONFIG_FILE (64 * 1024)

@@ -30,6 +30,8 @@
 #define MAX_DEBUGDATA_IN (16u << 20)
 #define MAX_DEBUGDATA_OUT (64u << 20)
 #define MAX_XZ_MEMORY (64u << 20)
+/* A mapped symbol table's pages are given back every this many symbols read (a few hundred KiB of it, and their names). */
+#define DROP_EVERY_SYMS 16384
 
 struct load {
 	uint64_t offset, filesz, vaddr;
@@ -75,6 +77,7 @@ struct pending {
 
 struct loader {
 	Elf *elf; /* borrowed */
+	const struct fg_elf_file *file; /* borrowed: the mapped file elf reads, or NULL */
 	bool debug_file; /* a separate debug file: its code sections are SHT_NOBITS */
 	bool layout_only; /* segments and build-id, no symbols */
 	struct section *sections; /* owned */
@@ -470,6 +473,13 @@ static int read_symbols(struct loader *l, Elf_Scn *scn)
 				 sym.st_value + sym.st_size :
 				 sec->end;
 		l->arena_len += len + 1;
+		/*
+		 * A mapped file's table and names are read once, in order: the
+		 * pages read so far go back, so they are never all resident at
+		 * once (a big C++ program has tens of MiB of them).
+		 */
+		if (l->file && i % DROP_EVERY_SYMS == 0)
+			fg_elf_file_drop_pages(l->file);
 	}
 	return (int)(l->n_syms - before);
 }
@@ -513,8 +523,14 @@ static int build(struct loader *l, struct fg_elf_syms *s)
 	s->start = malloc(n * sizeof(*s->start));
 	s->end = malloc(n * sizeof(*s->end));
 	s->name = malloc(n * sizeof(*s->name));
-	/* Every name is kept, aliases included, so the arena is copied as is. */
-	s->names = malloc(l->arena_len);
+	/*
+	 * Every name is kept, aliases included, so the arena is handed over as
+	 * is, cut to its length: no second copy of the names at the peak of the
+	 * load (a big block shrinks in place, with mremap).
+	 */
+	s->names = realloc(l->arena, l->arena_len);
+	if (s->names)
+		l->arena = NULL, l->arena_cap = 0;
 	if (n_aliases > 0) {
 		s->alias_name = malloc(n_aliases * sizeof(*s->alias_name));
 		s->alias_sym = malloc(n_aliases * sizeof(*s->alias_sym));
@@ -523,7 +539,6 @@ static int build(struct loader *l, struct fg_elf_syms *s)
 	}
 	if (!s->start || !s->end || !s->name || !s->names)
 		return -ENOMEM;
-	memcpy(s->names, l->arena, l->arena_len);
 	s->names_len = l->arena_len;
 
 	n = 0;
@@ -743,11 +758,13 @@ static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
 	return 0;
 }
 
-static int load(Elf *elf, bool debug_file, bool layout_only, struct fg_elf_syms **ret)
+static int load(Elf *elf, const struct fg_elf_file *file, bool debug_file, bool layout_only,
+		struct fg_elf_syms **ret)
 {
 	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
 	_cleanup_(loader_done) struct loader l = {
 		.elf = elf,
+		.file = file && file->map ? file : NULL,
 		.debug_file = debug_file,
 		.layout_only = layout_only,
 	};
@@ -973,14 +990,27 @@ int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret)
 
 	if (r < 0)
 		return r;
-	return load(elf, false, false, ret);
+	return load(elf, NULL, false, false, ret);
+}
+
+int fg_elf_syms__load_file(int fd, bool map, struct fg_elf_syms **ret)
+{
+	_cleanup_(fg_elf_file_close) struct fg_elf_file f = {};
+	int r;
+
+	if (!map)
+		return fg_elf_syms__load_fd(fd, ret);
+	r = fg_elf_file_open(fd, true, &f);
+	if (r < 0)
+		return r;
+	return load(f.elf, &f, false, false, ret);
 }
 
 int fg_elf_syms__load_layout(Elf *elf, struct fg_elf_syms **ret)
 {
 	if (!fg_elf_ready())
 		return -ENOSYS;
-	return load(elf, false, true, ret);
+	return load(elf, NULL, false, true, ret);
 }
 
 int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret)
@@ -1002,7 +1032,7 @@ int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **r
 	elf = elf_memory(copy, size);
 	if (!elf)
 		return elf_error();
-	return load(elf, false, false, ret);
+	return load(elf, NULL, false, false, ret);
 }
 
 int fg_elf_syms__load_debugdata_mem(const void *xz, size_t size, struct fg_elf_syms **ret)
@@ -1035,7 +1065,7 @@ int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_i
 
 	if (r < 0)
 		return r;
-	r = load(elf, true, false, &d);
+	r = load(elf, NULL, true, false, &d);
 	if (r < 0)
 		return r;
 	/* Never a wrong name: two build-ids that differ mean two different builds. */

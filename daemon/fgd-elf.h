@@ -170,6 +170,11 @@ void fg_elf_file_drop_pages(const struct fg_elf_file *f);
 
 /* Reads from fd (borrowed; not closed). Caller frees *ret with fg_elf_syms__free(). */
 int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret);
+/*
+ * The same, mapping fd when map is set (see fg_elf_may_map()): the symbol
+ * table and its names are read in place, a part at a time, not copied.
+ */
+int fg_elf_syms__load_file(int fd, bool map, struct fg_elf_syms **ret);
 /* Reads an image in memory (copied; e.g. the vDSO). Same contract. */
 int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret);
 /*

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "budget.h"
 #include "folded.h"
 #include "fgd-clock.h"
 #include "fgd-jit.h"
@@ -159,12 +160,16 @@ struct fg_recording {
 	bool sample_degraded;       /* the sample being handled got less than was coming */
 
 	struct fg_result *result; /* owned: the output, once finished */
+	/* What the budget's parts hold of ours (opts.budget): the tables (or the result), the room. */
+	uint64_t tables_charged, park_charged;
 };
 
 struct fg_recording *fg_recording__free(struct fg_recording *r)
 {
 	if (!r)
 		return NULL;
+	fg_budget__account(r->opts.budget, FG_BUDGET_RECORDINGS, &r->tables_charged, 0);
+	fg_budget__account(r->opts.budget, FG_BUDGET_WAITING, &r->park_charged, 0);
 	fg_evset__free(r->events);
 	fg_result__free(r->result);
 	fg_folded__free(r->model);
@@ -893,10 +898,17 @@ static void park(struct fg_recording *r, const struct fg_record *rec, const uint
 	struct parked *p;
 	uint8_t *at;
 
-	if (r->park_len + size > r->park_max || FG_GROW(r->park, r->park_cap, r->park_len + size) < 0) {
+	/* A room that must grow asks the budget for what doubling it takes. */
+	if (r->park_len + size > r->park_max ||
+	    (r->park_len + size > r->park_cap &&
+	     !fg_budget__fits(r->opts.budget, FG_BUDGET_WAITING, MAX(r->park_cap, size))) ||
+	    FG_GROW(r->park, r->park_cap, r->park_len + size) < 0) {
+		if (r->park_len + size <= r->park_max)
+			fg_budget__refused(r->opts.budget, FG_BUDGET_WAITING);
 		handle_now(r, rec, unwound);
 		return;
 	}
+	fg_budget__account(r->opts.budget, FG_BUDGET_WAITING, &r->park_charged, r->park_cap);
 	r->waited++;
 	p = (struct parked *)(r->park + r->park_len);
 	*p = (struct parked){
@@ -1004,10 +1016,15 @@ static void replay(struct fg_recording *r, bool all)
 		r->park_dead += p->size;
 		r->n_parked--;
 	}
-	if (r->n_parked == 0)
-		r->park_len = r->park_dead = 0;
-	else if (r->park_dead > r->park_len / 2)
+	if (r->n_parked == 0) {
+		/* An empty room gives its memory back: rooms fill only while binaries are read. */
+		free(r->park);
+		r->park = NULL;
+		r->park_len = r->park_dead = r->park_cap = 0;
+		fg_budget__account(r->opts.budget, FG_BUDGET_WAITING, &r->park_charged, 0);
+	} else if (r->park_dead > r->park_len / 2) {
 		compact(r);
+	}
 }
 
 static void on_record(void *ctx, const struct fg_record *rec)
@@ -1039,8 +1056,13 @@ void fg_recording__drain(struct fg_recording *r)
 	/*
 	 * Checked once a round, not per sample: past the budget the tables stop
 	 * growing. Known stacks keep counting; new ones are dropped, and counted.
+	 * The daemon's budget too: its recordings part, or the total, full.
 	 */
-	if (!r->memory_limited && aggregate_bytes(r) > r->opts.max_bytes) {
+	fg_budget__account(r->opts.budget, FG_BUDGET_RECORDINGS, &r->tables_charged, aggregate_bytes(r));
+	if (!r->memory_limited && r->opts.budget && fg_budget__room(r->opts.budget, FG_BUDGET_RECORDINGS) == 0)
+		fg_budget__refused(r->opts.budget, FG_BUDGET_RECORDINGS);
+	if (!r->memory_limited && (aggregate_bytes(r) > r->opts.max_bytes ||
+				   fg_budget__room(r->opts.budget, FG_BUDGET_RECORDINGS) == 0)) {
 		r->memory_limited = true;
 		r->max_locs = r->n_locs;
 		fg_folded__set_max_stacks(r->model, fg_folded__n_stacks(r->model));
@@ -1083,6 +1105,7 @@ int fg_recording__forget(struct fg_recording *r)
 	drop_locations(r);
 	r->max_locs = MAX_LOCATIONS;
 	r->memory_limited = false;
+	fg_budget__account(r->opts.budget, FG_BUDGET_RECORDINGS, &r->tables_charged, aggregate_bytes(r));
 	return 0;
 }
 
@@ -1212,6 +1235,7 @@ int fg_recording__finish(struct fg_recording *r)
 		.subtitle = subtitle,
 		.info = info_lines,
 	};
+	int err;
 
 	fg_recording__stop(r);
 	fg_evset__totals(r->events, &r->totals);
@@ -1232,6 +1256,7 @@ int fg_recording__finish(struct fg_recording *r)
 	free(r->park);
 	r->park = NULL;
 	r->park_cap = 0;
+	fg_budget__account(r->opts.budget, FG_BUDGET_WAITING, &r->park_charged, 0);
 
 	/* The location memo has done its job; release it before the output is built. */
 	drop_locations(r);
@@ -1257,7 +1282,11 @@ int fg_recording__finish(struct fg_recording *r)
 		 r->dropped_full);
 	stack_quality_line(r, info[2], sizeof(info[2]));
 	/* The model goes to the result, which shows the client what its view allows. */
-	return fg_result__new(TAKE_PTR(r->model), &ro, &r->result);
+	err = fg_result__new(TAKE_PTR(r->model), &ro, &r->result);
+	/* From now on the recording holds its result: what the server streams. */
+	fg_budget__account(r->opts.budget, FG_BUDGET_RECORDINGS, &r->tables_charged,
+			   r->result ? fg_result__bytes(r->result) : 0);
+	return err;
 }
 
 /* The JIT maps the recording looked at: what was read, and what was refused and why. */

@@ -59,6 +59,14 @@ struct fg_recording_opts {
 	 * as its jobs complete.
 	 */
 	struct fg_loader *loader;
+	/*
+	 * The daemon's memory budget (common/budget.h; borrowed, NULL for
+	 * none): the tables are charged to its recordings part, the waiting
+	 * room to its waiting part. Tables the part has no room for stop
+	 * growing as at max_bytes; a sample the room has no room for is
+	 * handled with what is known (degraded).
+	 */
+	struct fg_budget *budget;
 };
 
 /*

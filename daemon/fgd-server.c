@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "config.h"
 #include "fgd-alwayson.h"
 #include "fgd-jit.h"
@@ -100,6 +101,7 @@ struct client {
 	uint64_t finish_by;        /* CLOCK_MONOTONIC ns; finishing ends then whatever still waits */
 	uint64_t next_progress;
 	uint64_t result_bytes;
+	uint64_t budget_charged; /* what the memory budget's results part holds of this client's */
 	const char *ended; /* static: why its last recording ended, for a stop that comes after */
 };
 
@@ -133,6 +135,21 @@ static void client_flush(struct client *c);
 static void process_input(struct client *c);
 static void finish_recording(struct client *c, const char *reason);
 static void complete_recording(struct client *c, const char *reason);
+
+/* ---- memory budget (issue 12): what a client's result holds, charged to its results part ---- */
+
+static uint64_t client_result_bytes(const struct client *c)
+{
+	return (c->snap ? fgd_snapshot__bytes(c->snap) : 0) + c->out_cap + c->chunk_cap;
+}
+
+static void account_result(struct client *c)
+{
+	fg_budget__account(c->server->d->budget, FG_BUDGET_RESULTS, &c->budget_charged,
+			   client_result_bytes(c));
+}
+
+/* ---- end of the memory budget's part ---- */
 
 /* ---- output ---- */
 
@@ -316,6 +333,7 @@ static void client_flush(struct client *c)
 		client_free(c);
 		return;
 	}
+	account_result(c); /* memory budget */
 	update_events(c);
 }
 
@@ -396,6 +414,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		.max_bytes = c->cred.uid == 0 ? RECORDING_MAX_BYTES : USER_RECORDING_MAX_BYTES,
 		.hostname = d->hostname,
 		.loader = d->loader,
+		.budget = d->budget,
 	};
 	pid_t bad_pid = 0;
 	int r;
@@ -619,6 +638,52 @@ static void handle_status(struct client *c)
 	fg_json_add_int(o, "longest_job_ms", (int64_t)(ls.longest_ns / 1000000));
 	fg_json_add_int(o, "longest_wait_ms", (int64_t)(ls.longest_wait_ns / 1000000));
 
+	/* ---- memory budget (issue 12): each part's bytes, the total, and the RSS beside them ---- */
+	if (d->budget) {
+		struct fg_budget_stats bs;
+		struct json_object *parts = json_object_new_object();
+
+		fg_budget__stats(d->budget, &bs);
+		o = json_object_new_object();
+		json_object_object_add(m, "memory", o);
+		fg_json_add_int(o, "budget", (int64_t)bs.total);
+		fg_json_add_int(o, "base", (int64_t)bs.base);
+		fg_json_add_int(o, "charged", (int64_t)bs.charged);
+		fg_json_add_int(o, "charged_peak", (int64_t)bs.peak);
+		fg_json_add_int(o, "rss", (int64_t)bs.rss);
+		fg_json_add_int(o, "rss_peak", (int64_t)bs.rss_peak);
+		fg_json_add_bool(o, "pressure", fg_budget__over(d->budget));
+		fg_json_add_int(o, "relieved", (int64_t)bs.relieved);
+		fg_json_add_int(o, "unrelieved", (int64_t)bs.unrelieved);
+		json_object_object_add(o, "parts", parts);
+		for (enum fg_budget_part p = 0; p < _FG_BUDGET_PART_MAX; p++) {
+			const struct fg_budget_part_stats *bp = &bs.parts[p];
+			struct json_object *po = json_object_new_object();
+
+			json_object_object_add(parts, fg_budget_part_name(p), po);
+			fg_json_add_int(po, "bytes", (int64_t)bp->bytes);
+			fg_json_add_int(po, "peak", (int64_t)bp->peak);
+			fg_json_add_int(po, "share", (int64_t)bp->share);
+			fg_json_add_int(po, "evicted", (int64_t)bp->evicted);
+			fg_json_add_int(po, "evicted_bytes", (int64_t)bp->evicted_bytes);
+			fg_json_add_int(po, "refused", (int64_t)bp->refused);
+			/* What each cache's own table says of it: mapped bytes, what was read again, lost. */
+			if (p == FG_BUDGET_DWARF) {
+				fg_json_add_int(po, "mapped", (int64_t)ss.dwarf_mapped);
+				fg_json_add_int(po, "binaries_evicted", (int64_t)ss.dwarf_evicted);
+				fg_json_add_int(po, "reread", (int64_t)ss.dwarf_reread);
+				fg_json_add_int(po, "inline_skipped", (int64_t)ss.inline_skipped);
+			} else if (p == FG_BUDGET_SYMBOLS) {
+				fg_json_add_int(po, "binaries_evicted", (int64_t)ss.symbols_evicted);
+				fg_json_add_int(po, "binaries_refused", (int64_t)ss.symbols_refused);
+			} else if (p == FG_BUDGET_CFI) {
+				fg_json_add_int(po, "mapped", (int64_t)us.mapped);
+				fg_json_add_int(po, "binaries_evicted", (int64_t)us.binaries_evicted);
+			}
+		}
+	}
+	/* ---- end of the memory budget's block ---- */
+
 	if (d->alwayson) {
 		json_object_object_add(m, "always_on", fgd_alwayson__status(d->alwayson));
 	} else {
@@ -650,15 +715,26 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 	struct json_object *meta = NULL;
 	struct fg_view view = client_view(c);
 	char why[512] = "";
+	/* Memory budget: what its results part (and the daemon's total) has room for now, if less. */
+	uint64_t room = fg_budget__room(c->server->d->budget, FG_BUDGET_RESULTS);
+	uint64_t limit = MIN(result_budget(c), room);
 	int r;
 
 	if (!always_on_available(c))
 		return;
 	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, &view,
-					 result_budget(c) - OUTPUT_MAX_BYTES, &c->snap, &meta, why,
-					 sizeof(why));
+					 limit > OUTPUT_MAX_BYTES ? limit - OUTPUT_MAX_BYTES : 0, &c->snap,
+					 &meta, why, sizeof(why));
 	/* Building took more than the result keeps (history read, the model of a page): give it back. */
 	fg_loader__trim_memory(c->server->d->loader);
+	if (r == -ENOBUFS && limit < result_budget(c)) {
+		c->server->results_refused++;
+		fg_budget__refused(c->server->d->budget, FG_BUDGET_RESULTS);
+		send_error(c, ENOBUFS, "the snapshot does not fit in the %llu MiB fgd's memory budget "
+				       "(MemoryMax=, fgd.conf(5)) has room for now: %s",
+			   (unsigned long long)(limit >> 20), why);
+		return;
+	}
 	if (r == -ENOBUFS) {
 		c->server->results_refused++;
 		send_error(c, ENOBUFS, "the snapshot does not fit in the %llu MiB a %s client's result "
@@ -1050,6 +1126,7 @@ static bool client_release(struct client *c)
 	free(c->chunk);
 	c->out = c->chunk = NULL;
 	c->out_len = c->out_cap = c->chunk_cap = 0;
+	account_result(c); /* memory budget: all given back */
 	return held;
 }
 

@@ -714,7 +714,8 @@ static int load_file(struct dso_load *job)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
-	r = fg_elf_syms__load_fd(fd, &job->syms);
+	/* Mapped if no unprivileged user can truncate it (fgd-elf.h): nothing of it copied. */
+	r = fg_elf_syms__load_file(fd, fg_elf_may_map(&job->src.trust, &st), &job->syms);
 	if (r < 0)
 		return r;
 	/*

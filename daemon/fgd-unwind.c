@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "budget.h"
 #include "fgd-clock.h"
 #include "fgd-elf.h"
 #include "fgd-loader.h"
@@ -90,6 +91,8 @@ struct fg_unwinder {
 	uint64_t period; /* trim calls so far */
 	struct cached_row *rows; /* owned: FG_UNWIND_ROW_CACHE entries, direct-mapped */
 	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
+	struct fg_budget *budget; /* borrowed; NULL: none */
+	uint64_t charged;         /* what the budget's CFI part holds of ours */
 	uint64_t now;            /* CLOCK_MONOTONIC ns of the walk under way: one clock read a sample */
 	struct fg_unwinder_stats stats;
 };
@@ -162,6 +165,13 @@ static uint64_t binary_bytes(const struct binary *b)
 	       b->cap_fdes * sizeof(*b->fdes);
 }
 
+/* Brings the budget up to date: the binaries' CFI and the row cache. */
+static void account(struct fg_unwinder *u)
+{
+	fg_budget__account(u->budget, FG_BUDGET_CFI, &u->charged,
+			   u->stats.bytes + FG_UNWIND_ROW_CACHE * sizeof(struct cached_row));
+}
+
 /* Drops what a load read, keeping the entry itself (its binary, serial and failure). */
 static void binary_unload(struct fg_unwinder *u, struct binary *b)
 {
@@ -173,6 +183,7 @@ static void binary_unload(struct fg_unwinder *u, struct binary *b)
 	free(b->fdes);
 	b->fdes = NULL;
 	b->n_fdes = b->cap_fdes = 0;
+	account(u);
 }
 
 /* Empties the entry: its binary leaves the index and loses our reference. */
@@ -195,6 +206,7 @@ struct fg_unwinder *fg_unwinder__free(struct fg_unwinder *u)
 		binary_clear(u, &u->bins[i]);
 	fg_idxmap_done(&u->by_dso);
 	free(u->rows);
+	fg_unwinder__set_budget(u, NULL);
 	free(u);
 	return NULL;
 }
@@ -401,8 +413,10 @@ static int load_file(struct cfi *c, const struct fg_dso_source *src)
 
 static bool transient(int err)
 {
+	/* -ENOBUFS: no room in the budget then; there may be some at the next try. */
 	return err == -ENOENT || err == -ESTALE || err == -ESRCH || err == -EMFILE ||
-	       err == -ENFILE || err == -ENOMEM || err == -EAGAIN || err == -ECANCELED;
+	       err == -ENFILE || err == -ENOMEM || err == -EAGAIN || err == -ECANCELED ||
+	       err == -ENOBUFS;
 }
 
 /* Drops the least recently used binary other than keep; false if there is none. */
@@ -448,6 +462,7 @@ struct cfi_load {
 	struct fg_dso *dso;       /* owned reference */
 	uint32_t serial;          /* of the entry it loads for */
 	struct fg_dso_source src; /* owned */
+	uint64_t room;            /* what the budget had room for at submission: more is refused */
 	struct cfi *out;          /* owned: what work() read, NULL on failure; moved into the entry */
 	int error;
 };
@@ -463,6 +478,9 @@ static void cfi_work(struct fg_loader_job *j)
 	}
 	job->error = job->src.key.kind == FG_DSO_VDSO ? load_vdso(job->out) :
 							 load_file(job->out, &job->src);
+	/* Read with pread, or indexed whole: more heap than the budget has room for. */
+	if (job->error >= 0 && job->out->bytes > job->room)
+		job->error = -ENOBUFS;
 	/* Freed here, where it was built: done() frees nothing of the worker's. */
 	if (job->error < 0)
 		job->out = cfi_free(job->out);
@@ -496,6 +514,8 @@ static void cfi_done(struct fg_loader_job *j, bool cancelled)
 			b->error = -ECANCELED;
 		} else if (job->error < 0) {
 			binary_failed(u, b, job->error);
+			if (job->error == -ENOBUFS)
+				fg_budget__refused(u->budget, FG_BUDGET_CFI);
 		} else {
 			b->cfi = TAKE_PTR(job->out);
 			b->error = 0;
@@ -504,6 +524,7 @@ static void cfi_done(struct fg_loader_job *j, bool cancelled)
 			u->stats.binaries_loaded++;
 			while (u->stats.bytes > FG_UNWIND_MAX_BYTES && evict_one(u, b))
 				;
+			account(u);
 		}
 	}
 	/* Not taken: its entry was evicted or reused meanwhile. */
@@ -526,6 +547,7 @@ static void binary_load(struct fg_unwinder *u, struct binary *b, const char *hin
 	job->u = u;
 	job->dso = fg_dso__ref(b->dso);
 	job->serial = b->serial;
+	job->room = fg_budget__room(u->budget, FG_BUDGET_CFI);
 	b->loading = true;
 	fg_loader__submit(u->loader, &job->job, cfi_work, cfi_done);
 }
@@ -699,6 +721,7 @@ static void note_fde(struct fg_unwinder *u, struct binary *b, uint64_t start)
 		b->n_fdes++;
 	}
 	u->stats.bytes += binary_bytes(b) - before;
+	account(u);
 }
 
 /* The row for ELF address vaddr of b, from the cache or from libdw. */
@@ -825,6 +848,51 @@ int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
 	stack = (struct fg_unwind_stack){ regs.v[FG_REG_RSP], s->stack, s->stack_size };
 	fg_unwind(&regs, &stack, row_for_pc, &w, pcs, max, ret);
 	return w.skipped;
+}
+
+static int by_last_use(const void *a, const void *b)
+{
+	const struct binary *x = *(const struct binary *const *)a, *y = *(const struct binary *const *)b;
+
+	return x->last_used_ns < y->last_used_ns ? -1 : x->last_used_ns > y->last_used_ns;
+}
+
+/*
+ * The budget's pressure: the CFI of the binaries least recently walked
+ * through goes, as the unwinder's own limits take it (the entry is
+ * cleared; a later walk reads it again, its samples waiting meanwhile).
+ */
+static uint64_t evict_cfi(void *ctx, uint64_t want, uint64_t now, uint64_t idle)
+{
+	struct fg_unwinder *u = ctx;
+	_cleanup_free_ struct binary **c = calloc(u->n_bins ? u->n_bins : 1, sizeof(*c));
+	uint64_t freed = 0, before;
+	size_t n = 0, i;
+
+	if (!c)
+		return 0;
+	for (i = 0; i < u->n_bins; i++)
+		if (u->bins[i].dso && u->bins[i].cfi && !u->bins[i].loading &&
+		    u->bins[i].last_used_ns + idle <= now)
+			c[n++] = &u->bins[i];
+	qsort(c, n, sizeof(*c), by_last_use);
+	for (i = 0; i < n && freed < want; i++) {
+		before = u->charged;
+		binary_clear(u, c[i]);
+		u->stats.binaries_evicted++;
+		freed += before - u->charged;
+	}
+	return i;
+}
+
+void fg_unwinder__set_budget(struct fg_unwinder *u, struct fg_budget *budget)
+{
+	fg_budget__account(u->budget, FG_BUDGET_CFI, &u->charged, 0);
+	fg_budget__set_evictor(u->budget, FG_BUDGET_CFI, NULL, NULL);
+	u->budget = budget;
+	fg_budget__set_evictor(budget, FG_BUDGET_CFI, evict_cfi, u);
+	if (budget)
+		account(u);
 }
 
 void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods)

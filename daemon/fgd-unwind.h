@@ -70,6 +70,16 @@ struct fg_unwinder *fg_unwinder__free(struct fg_unwinder *u);
  */
 void fg_unwinder__set_loader(struct fg_unwinder *u, struct fg_loader *loader);
 
+struct fg_budget;
+/*
+ * Charges the CFI held (and the row cache) to budget's CFI part
+ * (common/budget.h; borrowed until the unwinder is freed, or set to NULL
+ * before), and gives up the least recently walked binaries' CFI under its
+ * pressure; a CFI larger than the budget's room is not kept (its frames
+ * are unwound by frame pointer, and it is tried again later).
+ */
+void fg_unwinder__set_budget(struct fg_unwinder *u, struct fg_budget *budget);
+
 /* Options of fg_unwinder__unwind(). */
 #define FG_UNWINDER_NOWAIT (1u << 0) /* CFI being read is not waited for: see below */
 

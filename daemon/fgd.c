@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "config.h"
 #include "fgd-alwayson.h"
 #include "fgd-conf.h"
@@ -191,8 +192,9 @@ static void help(void)
 	       "      --always-on-frequency HZ  always-on sampling rate (default %d)\n"
 	       "      --slice-seconds N    always-on time slice (default 10)\n"
 	       "      --window-seconds N   always-on window kept in memory (default 900)\n"
-	       "      --memory-max BYTES   ceiling of the window's aggregates; K, M, G suffixes\n"
-	       "                           (default 64M)\n"
+	       "      --memory-max BYTES   fgd's memory budget, for everything it holds (the\n"
+	       "                           window, recordings, results, symbols, DWARF, CFI...);\n"
+	       "                           K, M, G suffixes (default 96M)\n"
 	       "      --state-directory DIR  where closed slices are kept on disk\n"
 	       "                           (default " FGD_DEFAULT_STATE_DIRECTORY ")\n"
 	       "  -v, --verbose            log debug messages\n"
@@ -298,8 +300,8 @@ static int parse_args(int argc, char **argv)
 			arg_state_directory = optarg;
 			break;
 		case ARG_MEMORY_MAX:
-			if (fg_conf_parse_bytes(optarg, 64ULL << 10, 1ULL << 40, &arg_memory_max) < 0) {
-				fprintf(stderr, "fgd: invalid memory ceiling '%s': 64K to 1T\n", optarg);
+			if (fg_conf_parse_bytes(optarg, FGD_MIN_MEMORY_MAX, 1ULL << 40, &arg_memory_max) < 0) {
+				fprintf(stderr, "fgd: invalid memory budget '%s': 32M to 1T\n", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -416,6 +418,11 @@ void fgd_config_changed(struct fgd *d, const struct fgd_config *old)
 		log_info("Ring pages: %zu per CPU (was %zu)", c->ring_pages, old->ring_pages);
 	/* Maps already refused stay refused; the limit applies from their next read. */
 	fg_jit__set_max_map(fg_proctab__jit(d->procs), c->jit_map_max);
+	/* The window's share follows with the new always-on sampler (restart_always_on()). */
+	if (c->memory_max != old->memory_max) {
+		log_info("Memory budget: %" PRIu64 " bytes (was %" PRIu64 ")", c->memory_max, old->memory_max);
+		fg_budget__set_total(d->budget, c->memory_max);
+	}
 }
 
 /* Whether c's always-on settings differ from old's: those the sampler is built with. */
@@ -547,6 +554,48 @@ static void make_socket_dir(const char *path)
 		log_warning("Failed to create the directory of %s: %m, ignoring", path);
 }
 
+/* Resident memory of the daemon, from /proc/self/statm; 0 if unknown. */
+static uint64_t rss_bytes(void);
+
+/* ---- memory budget (issue 12): MemoryMax= for the whole daemon (common/budget.h) ---- */
+
+/* The budget, before the components that charge it: they get it as a borrowed pointer. */
+static int budget_setup(struct fgd *d)
+{
+	int r = fg_budget__new(d->conf.memory_max, &d->budget);
+
+	if (r < 0)
+		return r;
+	fg_symbolizer__set_budget(d->sym, d->budget);
+	fg_unwinder__set_budget(d->unwinder, d->budget);
+	fg_proctab__set_budget(d->procs, d->budget);
+	return 0;
+}
+
+/*
+ * Once everything is set up: what the daemon holds that no part is charged
+ * with (its code, libraries, stacks, the allocator's own) counts against
+ * the total as the base.
+ */
+static void budget_ready(struct fgd *d)
+{
+	struct fg_budget_stats st;
+	uint64_t rss = rss_bytes();
+
+	fg_budget__stats(d->budget, &st);
+	fg_budget__set_base(d->budget, rss > st.charged ? rss - st.charged : 0);
+	fg_budget__set_rss(d->budget, rss);
+}
+
+/* Each turn of the loop: caches give back what the budget is over by, and the heap follows. */
+static void budget_relieve(struct fgd *d, uint64_t now)
+{
+	if (fg_budget__relieve(d->budget, now) > 0)
+		fg_loader__trim_memory(d->loader);
+}
+
+/* ---- end of the memory budget's part ---- */
+
 static int setup(struct fgd *d)
 {
 	struct fg_evset_opts track = { .kind = FG_EVSET_TRACK, .ring_pages = d->conf.track_ring_pages };
@@ -596,6 +645,8 @@ static int setup(struct fgd *d)
 	r = fg_symbolizer__new(&d->sym);
 	if (r >= 0)
 		r = fg_proctab__new(d->sym, &d->procs);
+	if (r >= 0)
+		r = budget_setup(d);
 	if (r < 0)
 		return log_error("Out of memory"), r;
 	fg_jit__set_max_map(fg_proctab__jit(d->procs), d->conf.jit_map_max);
@@ -677,6 +728,7 @@ static int setup(struct fgd *d)
 			 d->conf.memory_max);
 	}
 	fgd_drain_round(d);
+	budget_ready(d);
 	return 0;
 }
 
@@ -697,6 +749,7 @@ static void teardown(struct fgd *d)
 	d->procs = fg_proctab__free(d->procs);
 	d->unwinder = fg_unwinder__free(d->unwinder);
 	d->sym = fg_symbolizer__free(d->sym);
+	d->budget = fg_budget__free(d->budget); /* after every component that charged it */
 	free(d->cpu_totals);
 	safe_close(d->signal_watch.fd);
 	safe_close(d->epoll_fd);
@@ -794,6 +847,7 @@ static int run(struct fgd *d)
 			fgd_drain_round(d);
 			next_round = now + (fgd_server__busy(d->server) ? ROUND_BUSY_NS : ROUND_IDLE_NS);
 		}
+		budget_relieve(d, now);
 		fgd_server__tick(d->server);
 		/* A recording may have started: drain soon rather than in a second. */
 		if (fgd_server__busy(d->server) && next_round > now + ROUND_BUSY_NS)
@@ -801,6 +855,7 @@ static int run(struct fgd *d)
 		if (now >= next_reap) {
 			fg_proctab__reap(d->procs, now, REAP_GRACE_NS);
 			fg_unwinder__trim(d->unwinder, UNWIND_IDLE_NS / REAP_INTERVAL_NS);
+			fg_budget__set_rss(d->budget, rss_bytes());
 			next_reap = now + REAP_INTERVAL_NS;
 		}
 		if (d->reload_requested && !d->quit)

@@ -62,7 +62,7 @@ struct fgd_config {
 	uint32_t always_on_frequency; /* AlwaysOnFrequency=, Hz */
 	uint32_t slice_seconds;       /* SliceSec= */
 	uint32_t window_seconds;      /* WindowSec= */
-	uint64_t memory_max;          /* MemoryMax=, bytes: the aggregates' ceiling */
+	uint64_t memory_max;          /* MemoryMax=, bytes: the whole daemon's memory budget */
 	const char *state_directory;  /* owned; StateDirectory=: the on-disk history */
 	uint64_t history_max;         /* HistoryMax=: bytes of history kept on disk */
 	uint64_t jit_map_max;         /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */
@@ -71,6 +71,7 @@ struct fgd_config {
 
 struct fgd_server;
 struct fgd_alwayson;
+struct fg_budget;
 
 /*
  * One turn of the loop that takes longer than this is slow: a status
@@ -108,6 +109,7 @@ struct fgd {
 	struct fgd_watch signal_watch;
 	struct fgd_server *server;   /* owned */
 	struct fgd_alwayson *alwayson; /* owned; NULL when always-on sampling is off */
+	struct fg_budget *budget;    /* owned: MemoryMax=, the whole daemon's (common/budget.h) */
 
 	struct fgd_loop_stats loop;
 	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
