@@ -44,8 +44,9 @@ static const struct {
 #define SLACK_DEN 16
 
 /* Passes of eviction: entries unused for this long first. */
-static const uint64_t idle_passes_ns[] = { 60000ULL * 1000000ULL, 10000ULL * 1000000ULL,
-					   FG_BUDGET_MIN_IDLE_NS };
+static const uint64_t idle_passes_ns[] = { 60000ULL * 1000000ULL, FG_BUDGET_MIN_IDLE_NS };
+/* After a relief that could not get within the total, the next waits this long. */
+#define RETRY_NS (1000ULL * 1000000ULL)
 
 struct evictor {
 	fg_budget_evict_fn fn;
@@ -54,6 +55,7 @@ struct evictor {
 
 struct fg_budget {
 	uint64_t total, base, rss;
+	uint64_t failed_at; /* now_ns of the last relief that could not get within the total; 0: none */
 	uint64_t charged; /* every part's bytes */
 	uint64_t caches;  /* the cache parts' bytes */
 	struct evictor evictors[_FG_BUDGET_PART_MAX];
@@ -232,6 +234,12 @@ uint64_t fg_budget__relieve(struct fg_budget *b, uint64_t now_ns)
 
 	if (!fg_budget__over(b))
 		return 0;
+	/*
+	 * What is left is in use: trying again at every turn of the loop would
+	 * only rescan the caches. Once a second, entries may have gone cold.
+	 */
+	if (b->failed_at && now_ns - b->failed_at < RETRY_NS)
+		return 0;
 	before = b->charged;
 	b->stats.relieved++;
 	for (size_t i = 0; i < ELEMENTSOF(idle_passes_ns); i++)
@@ -239,8 +247,11 @@ uint64_t fg_budget__relieve(struct fg_budget *b, uint64_t now_ns)
 			evict(b, p, now_ns, idle_passes_ns[i]);
 	/* Last, the kept names: all of them, which the loader will find again as they are asked. */
 	evict(b, FG_BUDGET_NAMES, now_ns, FG_BUDGET_MIN_IDLE_NS);
-	if (fg_budget__over(b))
+	b->failed_at = 0;
+	if (fg_budget__over(b)) {
 		b->stats.unrelieved++;
+		b->failed_at = now_ns ? now_ns : 1;
+	}
 	return before > b->charged ? before - b->charged : 0;
 }
 

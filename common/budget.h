@@ -31,14 +31,14 @@
  *
  * Eviction order (fg_budget__relieve()): while more is charged than the
  * total allows, the caches' evictors are asked in passes, each for what is
- * left to free: first entries unused for a minute, then for 10 s, then for
- * one second, each pass asking DWARF (its loss costs only inline frames),
- * then CFI (re-read when a stack needs it), then symbol tables (names are
- * module+offset until re-read); then the kept names are started again.
- * Entries used within the last second are never evicted: that would only
- * have them read again at once. What cannot be relieved that way is
- * counted (unrelieved) and left: the data parts stop growing at their
- * next check.
+ * left to free: first entries unused for a minute, then for 10 s, each
+ * pass asking DWARF (its loss costs only inline frames), then CFI (re-read
+ * when a stack needs it), then symbol tables (names are module+offset
+ * until re-read); then the kept names are started again (at most every
+ * 10 s). Entries used within the last 10 s are never evicted
+ * (FG_BUDGET_MIN_IDLE_NS). What cannot be relieved that way is counted
+ * (unrelieved) and left, tried again a second later: the data parts stop
+ * growing at their next check.
  *
  * Pure: no system calls and no clock. The daemon tells it the time, the
  * base and the process's RSS (which status shows beside the parts), and
@@ -68,8 +68,13 @@ enum fg_budget_part {
 
 #define FG_BUDGET_FIRST_CACHE FG_BUDGET_DWARF
 
-/* Entries used more recently than this are never evicted. */
-#define FG_BUDGET_MIN_IDLE_NS (1000ULL * 1000000ULL)
+/*
+ * Entries used more recently than this are never evicted: the working set
+ * of what is being recorded stays, even over the total. Evicting it would
+ * only have it read again at once, which costs more memory (a symbol table
+ * being read takes twice its size) than it frees.
+ */
+#define FG_BUDGET_MIN_IDLE_NS (10000ULL * 1000000ULL)
 
 /*
  * A part's evictor: frees entries of its part unused for at least idle_ns

@@ -103,6 +103,7 @@ struct fg_symbolizer {
 	size_t n_resolved, cap_resolved;
 	struct fg_idxmap resolved_index;
 	struct fg_strpool *resolved_names; /* owned; NULL until the first */
+	uint64_t resolved_since;           /* CLOCK_MONOTONIC ns of the table's last start */
 	size_t name_jobs;                  /* submitted, not done yet */
 	/*
 	 * Binaries whose mapped DWARF name jobs read since their pages were
@@ -1117,14 +1118,19 @@ static uint64_t evict_syms(void *ctx, uint64_t want, uint64_t now, uint64_t idle
 
 static void resolved_reset(struct fg_symbolizer *s);
 
-/* Last, the kept names: started again; jobs still running put their answers in the new table. */
+/*
+ * Last, the kept names: started again, unless they were less than idle ago
+ * (the table has no clock of its own uses: its age stands for it). Jobs
+ * still running put their answers in the new table.
+ */
 static uint64_t evict_names(void *ctx, uint64_t want, uint64_t now, uint64_t idle)
 {
 	struct fg_symbolizer *s = ctx;
 	size_t n = s->n_resolved;
 
-	if (n > 0)
-		resolved_reset(s);
+	if (n == 0 || s->resolved_since + idle > now)
+		return 0;
+	resolved_reset(s);
 	return n;
 }
 
@@ -1199,6 +1205,7 @@ static void resolved_reset(struct fg_symbolizer *s)
 	fg_idxmap_done(&s->resolved_index);
 	s->resolved_names = fg_strpool__free(s->resolved_names);
 	s->stats.resolved_resets++;
+	s->resolved_since = fgd_now();
 	account_names(s);
 }
 
