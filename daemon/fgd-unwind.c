@@ -535,10 +535,23 @@ static void cfi_done(struct fg_loader_job *j, bool cancelled)
 }
 
 /* Starts reading b's CFI (at once, without a loader). */
-static void binary_load(struct fg_unwinder *u, struct binary *b, const char *hint)
+/*
+ * Where the sampled process maps the binary: /proc/PID/map_files/START-END,
+ * which reaches the very file mapped. Formatted only when a load needs it,
+ * not for every frame of every sample.
+ */
+struct hint {
+	pid_t pid;
+	const struct fg_map *map;
+};
+
+static void binary_load(struct fg_unwinder *u, struct binary *b, const struct hint *h)
 {
 	struct cfi_load *job = calloc(1, sizeof(*job));
+	char hint[80];
 
+	snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, h->pid, h->map->start,
+		 h->map->end);
 	if (!job || fg_dso__source(b->dso, hint, &job->src) < 0) {
 		free(job);
 		binary_failed(u, b, -ENOMEM);
@@ -557,7 +570,7 @@ static void binary_load(struct fg_unwinder *u, struct binary *b, const char *hin
  * loader) its load started. NULL when no entry is free (all loading) or on
  * ENOMEM.
  */
-static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, const char *hint)
+static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, const struct hint *hint)
 {
 	struct binary *b = find_binary(u, dso);
 
@@ -779,7 +792,6 @@ static bool is_entry(const struct binary *b, uint64_t vaddr)
 static void prefetch(struct walk *w)
 {
 	size_t started = 0;
-	char hint[80];
 
 	if (w->prefetched)
 		return;
@@ -789,9 +801,7 @@ static void prefetch(struct walk *w)
 
 		if (!m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON || find_binary(w->u, m->dso))
 			continue;
-		snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, w->proc->pid,
-			 m->start, m->end);
-		(void)binary_get(w->u, m->dso, hint);
+		(void)binary_get(w->u, m->dso, &(struct hint){ w->proc->pid, m });
 		started++;
 	}
 }
@@ -802,15 +812,12 @@ static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 	const struct fg_map *m = fg_process_find_map(w->proc, pc);
 	struct binary *b;
 	uint64_t vaddr;
-	char hint[80];
 	int r;
 
 	/* No file behind it (JIT code): the frame pointer is all there is. */
 	if (!m || !m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON)
 		return -ENOENT;
-	snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, w->proc->pid,
-		 m->start, m->end);
-	b = binary_get(w->u, m->dso, hint);
+	b = binary_get(w->u, m->dso, &(struct hint){ w->proc->pid, m });
 	if (b && b->loading) {
 		prefetch(w);
 		if (!w->nowait)

@@ -171,6 +171,18 @@ def per_program(path):
     return out
 
 
+def threads_cpu(pid):
+    """Each thread's utime + stime in seconds, and the process's minor page faults."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out["loop" if int(tid) == pid else "loader"] = (int(fields[11]) + int(fields[12])) / fgbench.TICK
+    with open(f"/proc/{pid}/stat") as f:
+        out["minflt"] = int(f.read().rsplit(")", 1)[1].split()[7])
+    return out
+
+
 def get(st, path):
     for k in path:
         if not isinstance(st, dict) or k not in st:
@@ -229,6 +241,7 @@ def main():
             time.sleep(args.warmup)
             meta_path = os.path.join(tmp, "meta.json")
             cpu0 = fgbench.cpu_seconds(fgd.pid)
+            th0 = threads_cpu(fgd.pid)
             rec = subprocess.Popen([build.fgctl, "--socket", fgd.socket, "record", "-a", "-F",
                                     str(args.frequency), "--call-graph", "dwarf", "-t",
                                     str(args.seconds), "-q", "-f", "folded", "-o",
@@ -251,6 +264,7 @@ def main():
                 meta = json.load(f)
             hwm = fgbench.status_kib(fgd.pid, "VmHWM")
             cpu = fgbench.cpu_seconds(fgd.pid) - cpu0
+            th = {k: v - th0.get(k, 0) for k, v in threads_cpu(fgd.pid).items()}
             st = fgd.status()
             fr, q = meta["frames"], meta["stack_quality"]
             total = fr["named"] + fr["module_offset"] + fr["unknown"]
@@ -267,6 +281,9 @@ def main():
             print(f"fgd CPU {cpu:.1f} s for the recording ({1e6 * cpu / max(meta['samples_seen'], 1):.1f} "
                   f"us a sample); loop's longest turn {st['loop']['longest_ms']} ms; loader busy "
                   f"{st['loader']['busy_ms']} ms, longest job {st['loader']['longest_job_ms']} ms")
+            print(f"  of which the loop {th.get('loop', 0):.1f} s, the loader {th.get('loader', 0):.1f} s; "
+                  f"{th['minflt']} minor page faults; CFI rows: {st['unwinding']['row_hits']} hits, "
+                  f"{st['unwinding']['row_misses']} misses")
             print(f"fgd VmHWM {hwm / 1024:.1f} MiB; RSS during the recording: median "
                   f"{sorted(rss)[len(rss) // 2] / 1024:.1f}, max {max(rss) / 1024:.1f} MiB; "
                   f"now {fgbench.status_kib(fgd.pid, 'VmRSS') / 1024:.1f} MiB")
