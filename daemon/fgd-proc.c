@@ -346,6 +346,7 @@ static struct thread *set_thread(struct fg_proctab *t, pid_t tid, pid_t pid, con
 		}
 		t->stats.threads++;
 		t->bytes += sizeof(*th);
+		account(t);
 	}
 	th->tid = tid;
 	th->pid = pid;
@@ -388,6 +389,7 @@ static void add_map(struct fg_proctab *t, struct fg_process *p, uint64_t start, 
 		t->stats.dropped_maps++;
 	t->stats.maps += p->n_maps - before;
 	t->bytes += (p->cap_maps - cap) * sizeof(*p->maps);
+	account(t);
 }
 
 /* ---- /proc ---- */
@@ -446,6 +448,7 @@ static void read_context(struct fg_proctab *t, struct fg_process *p, const struc
 		p->cgroup = strdup(like->cgroup);
 	if (p->cgroup)
 		t->bytes += strlen(p->cgroup) + 1;
+	account(t);
 }
 
 /* /proc/PID/stat's comm and start time (clock ticks after boot); either may be NULL. */
@@ -637,6 +640,7 @@ static void handle_fork(struct fg_proctab *t, const struct fg_task *task)
 		if (copy_maps(child, parent) == 0)
 			t->stats.maps += child->n_maps;
 		t->bytes += child->cap_maps * sizeof(*child->maps);
+		account(t);
 	}
 	set_thread(t, (pid_t)task->tid, (pid_t)task->pid, comm, task->time);
 }
@@ -903,7 +907,6 @@ void fg_proctab__reap(struct fg_proctab *t, uint64_t now, uint64_t grace_ns)
 	}
 	/* Dsos keep the roots they need: only roots no one uses close here. */
 	fg_roots__prune(t->roots);
-	/* Maps and threads added since the last generation came or went. */
 	account(t);
 }
 
