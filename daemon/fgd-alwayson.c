@@ -172,7 +172,8 @@ int fgd_alwayson__new(struct fgd *d, struct fgd_alwayson **ret)
 		.slice_ms = (uint64_t)d->conf.slice_seconds * 1000,
 		.window_ms = (uint64_t)d->conf.window_seconds * 1000,
 		/* Memory budget: the window's share of MemoryMax= (common/budget.h). */
-		.memory_max = d->budget ? fg_budget__share(d->budget, FG_BUDGET_WINDOW) : d->conf.memory_max,
+		.memory_max = d->budget ? fg_budget__share(d->budget, FG_BUDGET_WINDOW) :
+					  d->conf.memory_max,
 	};
 	struct fg_recording_opts o = {
 		.event = d->event,

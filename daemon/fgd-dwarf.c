@@ -73,7 +73,10 @@ struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_dwarf *, fg_dwarf__free);
 
-/* The part of a .debug_ or .zdebug_ section name libdw knows it by, without a .dwo suffix; NULL otherwise. */
+/*
+ * The part of a .debug_ or .zdebug_ section name libdw knows it by, without
+ * a .dwo suffix; NULL for other sections.
+ */
 static const char *debug_kind(const char *name, size_t *ret_len)
 {
 	const char *k;
@@ -134,7 +137,9 @@ static uint64_t heap_needed(struct fg_dwarf *d, uint64_t *ret_libdw)
 		if (!name || !(k = debug_kind(name, &len)))
 			continue;
 		/* Inflated, or as stored; it stays in the mapping only if neither is needed. */
-		size = (sh.sh_flags & SHF_COMPRESSED) ? (gelf_getchdr(scn, &ch) ? ch.ch_size : 0) : sh.sh_size;
+		size = sh.sh_size;
+		if (sh.sh_flags & SHF_COMPRESSED)
+			size = gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
 		if ((sh.sh_flags & SHF_COMPRESSED) || !d->file.map)
 			sum += size;
 		if (len == 6 && strncmp(k, "abbrev", 6) == 0)

@@ -30,7 +30,10 @@
 #define MAX_DEBUGDATA_IN (16u << 20)
 #define MAX_DEBUGDATA_OUT (64u << 20)
 #define MAX_XZ_MEMORY (64u << 20)
-/* A mapped symbol table's pages are given back every this many symbols read (a few hundred KiB of it, and their names). */
+/*
+ * A mapped symbol table's pages are given back every this many symbols read
+ * (a few hundred KiB of it, and their names).
+ */
 #define DROP_EVERY_SYMS 16384
 
 struct load {

@@ -110,7 +110,8 @@ bool fg_elf_ready(void);
 #define FG_ELF_MAX_TRUSTED_FS 8
 
 struct fg_elf_trust {
-	uint64_t dev[FG_ELF_MAX_TRUSTED_FS]; /* st_dev of the filesystems whose root-owned files may be mapped */
+	/* st_dev of the filesystems whose root-owned files may be mapped */
+	uint64_t dev[FG_ELF_MAX_TRUSTED_FS];
 	size_t n;
 };
 

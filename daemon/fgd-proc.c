@@ -44,7 +44,7 @@ struct fg_proctab {
 	uint64_t boot_ns; /* when the machine booted, ns since the epoch (/proc/stat's btime); 0 unknown */
 	uint64_t tick_ns; /* one clock tick, /proc's unit of process start times */
 	struct fg_budget *budget; /* borrowed; NULL: none */
-	uint64_t bytes;   /* generations, their maps and cgroups, threads (the maps' indexes come on top) */
+	uint64_t bytes;   /* generations, their maps and cgroups, threads (the indexes on top) */
 	uint64_t charged; /* what the budget's processes part holds of ours */
 	struct fg_proctab_stats stats;
 };
@@ -62,7 +62,8 @@ static uint64_t table_bytes(const struct fg_proctab *t)
 	uint64_t sum = t->bytes;
 
 	for (size_t i = 0; i < ELEMENTSOF(m); i++)
-		sum += m[i]->cap * (sizeof(uint32_t) * 2 + sizeof(void *)) + fg_idxmap_bytes(&m[i]->index);
+		sum += m[i]->cap * (sizeof(uint32_t) * 2 + sizeof(void *)) +
+		       fg_idxmap_bytes(&m[i]->index);
 	return sum;
 }
 
@@ -211,7 +212,7 @@ static struct fg_process *new_generation(struct fg_proctab *t, pid_t pid, uint64
 	struct fg_process *newest = fg_u32map_get(&t->by_pid, (uint32_t)pid), *p, *after = NULL;
 	struct fg_process *before = newest;
 
-	/* The budget's share for the table is a cap like the count: what it refuses is counted alike. */
+	/* The budget's share for the table is a cap like the count's, counted alike. */
 	if (t->stats.generations >= MAX_GENERATIONS ||
 	    !fg_budget__fits(t->budget, FG_BUDGET_PROCESSES, sizeof(*p))) {
 		if (t->stats.generations < MAX_GENERATIONS)

@@ -1059,7 +1059,8 @@ void fg_recording__drain(struct fg_recording *r)
 	 * The daemon's budget too: its recordings part, or the total, full.
 	 */
 	fg_budget__account(r->opts.budget, FG_BUDGET_RECORDINGS, &r->tables_charged, aggregate_bytes(r));
-	if (!r->memory_limited && r->opts.budget && fg_budget__room(r->opts.budget, FG_BUDGET_RECORDINGS) == 0)
+	if (!r->memory_limited && r->opts.budget &&
+	    fg_budget__room(r->opts.budget, FG_BUDGET_RECORDINGS) == 0)
 		fg_budget__refused(r->opts.budget, FG_BUDGET_RECORDINGS);
 	if (!r->memory_limited && (aggregate_bytes(r) > r->opts.max_bytes ||
 				   fg_budget__room(r->opts.budget, FG_BUDGET_RECORDINGS) == 0)) {

@@ -667,7 +667,7 @@ static void handle_status(struct client *c)
 			fg_json_add_int(po, "evicted", (int64_t)bp->evicted);
 			fg_json_add_int(po, "evicted_bytes", (int64_t)bp->evicted_bytes);
 			fg_json_add_int(po, "refused", (int64_t)bp->refused);
-			/* What each cache's own table says of it: mapped bytes, what was read again, lost. */
+			/* What each cache's own table says: mapped bytes, read again, lost. */
 			if (p == FG_BUDGET_DWARF) {
 				fg_json_add_int(po, "mapped", (int64_t)ss.dwarf_mapped);
 				fg_json_add_int(po, "binaries_evicted", (int64_t)ss.dwarf_evicted);
@@ -722,17 +722,17 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 
 	if (!always_on_available(c))
 		return;
-	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, &view,
-					 limit > OUTPUT_MAX_BYTES ? limit - OUTPUT_MAX_BYTES : 0, &c->snap,
-					 &meta, why, sizeof(why));
+	limit = limit > OUTPUT_MAX_BYTES ? limit - OUTPUT_MAX_BYTES : 0;
+	r = fgd_alwayson__snapshot_query(c->server->d->alwayson, q, &view, limit, &c->snap, &meta, why,
+					 sizeof(why));
 	/* Building took more than the result keeps (history read, the model of a page): give it back. */
 	fg_loader__trim_memory(c->server->d->loader);
-	if (r == -ENOBUFS && limit < result_budget(c)) {
+	if (r == -ENOBUFS && limit + OUTPUT_MAX_BYTES < result_budget(c)) {
 		c->server->results_refused++;
 		fg_budget__refused(c->server->d->budget, FG_BUDGET_RESULTS);
 		send_error(c, ENOBUFS, "the snapshot does not fit in the %llu MiB fgd's memory budget "
 				       "(MemoryMax=, fgd.conf(5)) has room for now: %s",
-			   (unsigned long long)(limit >> 20), why);
+			   (unsigned long long)((limit + OUTPUT_MAX_BYTES) >> 20), why);
 		return;
 	}
 	if (r == -ENOBUFS) {

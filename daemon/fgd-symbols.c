@@ -658,7 +658,7 @@ struct dso_load {
 	struct fg_dso *dso;        /* owned reference; only done() looks at it */
 	struct fg_dso_source src;  /* owned */
 	char *debug_dir;           /* owned copy */
-	uint64_t syms_room;        /* what the budget had room for at submission: a bigger table is refused */
+	uint64_t syms_room;        /* the budget's room at submission: a bigger table is refused */
 	uint64_t dwarf_room;       /* likewise for DWARF: then it is not read */
 	bool reread;               /* the dso is loaded, and wants its evicted DWARF back */
 	/* Results. */
@@ -831,7 +831,8 @@ static void load_done(struct fg_loader_job *j, bool cancelled)
 		if (fg_elf_syms__source(d->syms) == FG_ELF_MINIDEBUGINFO)
 			s->stats.dsos_minidebuginfo++;
 		/* Without a budget, other loads may have used the room this one saw. */
-		if (job->dwarf && !s->budget && s->dwarf_bytes + fg_dwarf__bytes(job->dwarf) > MAX_DWARF_BYTES) {
+		if (job->dwarf && !s->budget &&
+		    s->dwarf_bytes + fg_dwarf__bytes(job->dwarf) > MAX_DWARF_BYTES) {
 			fg_loader__dispose(s->loader, dispose_dwarf, TAKE_PTR(job->dwarf));
 			job->dwarf_dropped = true;
 		}

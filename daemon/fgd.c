@@ -300,8 +300,10 @@ static int parse_args(int argc, char **argv)
 			arg_state_directory = optarg;
 			break;
 		case ARG_MEMORY_MAX:
-			if (fg_conf_parse_bytes(optarg, FGD_MIN_MEMORY_MAX, 1ULL << 40, &arg_memory_max) < 0) {
-				fprintf(stderr, "fgd: invalid memory budget '%s': 32M to 1T\n", optarg);
+			if (fg_conf_parse_bytes(optarg, FGD_MIN_MEMORY_MAX, 1ULL << 40,
+						&arg_memory_max) < 0) {
+				fprintf(stderr, "fgd: invalid memory budget '%s': 32M to 1T\n",
+					optarg);
 				return -EINVAL;
 			}
 			break;
@@ -420,7 +422,8 @@ void fgd_config_changed(struct fgd *d, const struct fgd_config *old)
 	fg_jit__set_max_map(fg_proctab__jit(d->procs), c->jit_map_max);
 	/* The window's share follows with the new always-on sampler (restart_always_on()). */
 	if (c->memory_max != old->memory_max) {
-		log_info("Memory budget: %" PRIu64 " bytes (was %" PRIu64 ")", c->memory_max, old->memory_max);
+		log_info("Memory budget: %" PRIu64 " bytes (was %" PRIu64 ")", c->memory_max,
+			 old->memory_max);
 		fg_budget__set_total(d->budget, c->memory_max);
 	}
 }

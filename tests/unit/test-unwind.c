@@ -464,7 +464,7 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 		fg_unwinder__stats(u, &after);
 		ASSERT_EQ(after.binaries_loaded, before.binaries_loaded + before.binaries);
 	}
-	/* The budget holds what the unwinder says it holds; under pressure its CFI goes, and comes back. */
+	/* The budget holds what the unwinder says; under pressure its CFI goes, and comes back. */
 	{
 		struct fg_unwinder_stats before, after;
 		struct fg_budget_stats bs;
