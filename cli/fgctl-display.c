@@ -182,6 +182,46 @@ static void show_loop(FILE *f, const struct fg_status *st)
 		loader->longest_wait_ms);
 }
 
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1 << 20);
+}
+
+/* The memory budget: the RSS beside it, then each part's bytes, and what pressure cost. */
+static void show_memory(FILE *f, const struct fg_status *st)
+{
+	const struct fg_status_memory *m = &st->memory;
+	const struct fg_status_memory_parts *p = &m->parts;
+	const struct {
+		const char *name;
+		const struct fg_status_memory_part *part;
+	} parts[] = {
+		{ "window", &p->window },       { "recordings", &p->recordings },
+		{ "waiting", &p->waiting },     { "results", &p->results },
+		{ "processes", &p->processes }, { "jit", &p->jit },
+		{ "dwarf", &p->dwarf },         { "cfi", &p->cfi },
+		{ "symbols", &p->symbols },     { "names", &p->names },
+	};
+
+	if (!st->has_memory)
+		return;
+	fprintf(f, "  memory:      RSS %.1f MiB (peak %.1f) of a %.1f MiB budget (MemoryMax=): %.1f MiB "
+		   "charged to its parts, %.1f MiB fgd's own%s\n",
+		mib(m->rss), mib(m->rss_peak), mib(m->budget), mib(m->charged), mib(m->base),
+		m->pressure ? "; OVER: caches are being evicted" : "");
+	if (m->relieved)
+		fprintf(f, "               caches evicted %" PRIu64 " times under pressure, %" PRIu64
+			   " of them short of the budget\n", m->relieved, m->unrelieved);
+	fprintf(f, "    %-11s %9s %9s %9s %9s %9s\n", "part", "MiB", "peak", "share", "evicted",
+		"refused");
+	for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
+		const struct fg_status_memory_part *q = parts[i].part;
+
+		fprintf(f, "    %-11s %9.1f %9.1f %9.1f %9" PRIu64 " %9" PRIu64 "\n", parts[i].name,
+			mib(q->bytes), mib(q->peak), mib(q->share), q->evicted, q->refused);
+	}
+}
+
 void fgctl_show_status(FILE *f, const struct fg_status *st)
 {
 	const struct fg_status_server *server = &st->server;
@@ -243,6 +283,7 @@ void fgctl_show_status(FILE *f, const struct fg_status *st)
 	fprintf(f, "  tracking:    %" PRIu64 " records, %" PRIu64 " lost, %" PRIu64 " malformed\n",
 		track->records, track->lost, track->malformed);
 	show_loop(f, st);
+	show_memory(f, st);
 	fprintf(f, "  sampling, all recordings so far:\n");
 	fprintf(f, "    %5s %12s %10s %10s %10s\n", "cpu", "samples", "lost", "throttled", "malformed");
 	for (size_t i = 0; i < st->n_cpus; i++) {

@@ -23,6 +23,7 @@ struct fg_kallsyms {
 	struct ksym *syms; /* owned; parallel to start */
 	size_t n;
 	char *names; /* owned arena of NUL-terminated names */
+	size_t names_len;
 	struct fg_strpool *modules; /* owned; module names */
 	size_t n_malformed;
 	bool restricted;
@@ -291,6 +292,7 @@ static int build(struct parser *p, struct fg_kallsyms *k)
 	k->start = malloc(n * sizeof(*k->start));
 	k->syms = malloc(n * sizeof(*k->syms));
 	k->names = malloc(names_len);
+	k->names_len = names_len;
 	if (!k->start || !k->syms || !k->names)
 		return -ENOMEM;
 
@@ -410,4 +412,10 @@ size_t fg_kallsyms__n_malformed(const struct fg_kallsyms *k)
 bool fg_kallsyms__restricted(const struct fg_kallsyms *k)
 {
 	return k->restricted;
+}
+
+size_t fg_kallsyms__bytes(const struct fg_kallsyms *k)
+{
+	return sizeof(*k) + k->n * (sizeof(*k->start) + sizeof(*k->syms)) + k->names_len +
+	       (k->modules ? fg_strpool__bytes(k->modules) : 0);
 }

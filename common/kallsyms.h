@@ -63,5 +63,7 @@ uint64_t fg_kallsyms__addr(const struct fg_kallsyms *k, size_t idx);
 size_t fg_kallsyms__count(const struct fg_kallsyms *k);
 /* Lines that did not parse. */
 size_t fg_kallsyms__n_malformed(const struct fg_kallsyms *k);
+/* Heap bytes the table holds, for memory accounting. */
+size_t fg_kallsyms__bytes(const struct fg_kallsyms *k);
 /* True when every address was zero: kptr_restrict hides them from us. */
 bool fg_kallsyms__restricted(const struct fg_kallsyms *k);

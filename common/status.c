@@ -71,7 +71,7 @@ static const struct member tracking_members[] = {
 static const struct member processes_members[] = {
 	U64(alive), U64(generations), U64(threads), U64(maps), U64(proc_reads),
 	U64(dropped_processes), U64(dropped_threads), U64(dropped_maps),
-	U64(roots), U64(roots_dropped), U64(roots_unknown), END
+	U64(roots), U64(roots_dropped), U64(roots_unknown), U64(bytes), END
 };
 #undef T
 
@@ -79,7 +79,9 @@ static const struct member processes_members[] = {
 static const struct member symbols_members[] = {
 	U64(binaries), U64(binaries_loaded), U64(binaries_unreadable), U64(binaries_dropped),
 	U64(binaries_debug_file), U64(binaries_minidebuginfo), U64(binaries_dwarf),
-	U64(dwarf_dropped), U64(dwarf_bytes),
+	U64(dwarf_dropped), U64(dwarf_bytes), U64(dwarf_mapped), U64(dwarf_evicted),
+	U64(dwarf_reread), U64(inline_skipped), U64(symbols_bytes), U64(symbols_evicted),
+	U64(symbols_refused),
 	U64(resolved), U64(resolved_bytes), U64(resolved_jobs), U64(resolved_hits),
 	U64(resolved_waits), U64(resolved_resets),
 	U64(kernel_symbols), U64(kernel_reloads), BOOL(kernel_restricted), END
@@ -89,7 +91,7 @@ static const struct member symbols_members[] = {
 #define T struct fg_status_unwinding
 static const struct member unwinding_members[] = {
 	U64(binaries), U64(binaries_loaded), U64(binaries_without_cfi), U64(binaries_evicted),
-	U64(row_hits), U64(row_misses), U64(rows_uncached), U64(bytes), END
+	U64(row_hits), U64(row_misses), U64(rows_uncached), U64(bytes), U64(mapped), END
 };
 #undef T
 
@@ -122,6 +124,30 @@ static const struct member loop_members[] = {
 #define T struct fg_status_loader
 static const struct member loader_members[] = {
 	U64(jobs), U64(queued), U64(busy_ms), U64(longest_job_ms), U64(longest_wait_ms), END
+};
+#undef T
+
+#define T struct fg_status_memory_part
+static const struct member memory_part_members[] = {
+	U64(bytes), U64(peak), U64(share), U64(evicted), U64(evicted_bytes), U64(refused), END
+};
+#undef T
+
+/* The parts as common/budget.h names them, in its order: data first, then caches. */
+#define T struct fg_status_memory_parts
+static const struct member memory_parts_members[] = {
+	OBJECT(window, memory_part_members), OBJECT(recordings, memory_part_members),
+	OBJECT(waiting, memory_part_members), OBJECT(results, memory_part_members),
+	OBJECT(processes, memory_part_members), OBJECT(jit, memory_part_members),
+	OBJECT(dwarf, memory_part_members), OBJECT(cfi, memory_part_members),
+	OBJECT(symbols, memory_part_members), OBJECT(names, memory_part_members), END
+};
+#undef T
+
+#define T struct fg_status_memory
+static const struct member memory_members[] = {
+	U64(budget), U64(base), U64(charged), U64(charged_peak), U64(rss), U64(rss_peak),
+	BOOL(pressure), U64(relieved), U64(unrelieved), OBJECT(parts, memory_parts_members), END
 };
 #undef T
 
@@ -188,6 +214,7 @@ static const struct member status_members[] = {
 	OPTIONAL(jit, has_jit, jit_members),
 	OPTIONAL(loop, has_loop, loop_members),
 	OPTIONAL(loader, has_loader, loader_members),
+	OPTIONAL(memory, has_memory, memory_members),
 	OBJECT(always_on, always_on_members),
 	OBJECT(server, server_members),
 	ARRAY(recordings, n_recordings, struct fg_status_recording, recording_members),

@@ -49,13 +49,15 @@ struct fg_status_processes {
 	uint64_t alive, generations, threads, maps, proc_reads;
 	uint64_t dropped_processes, dropped_threads, dropped_maps;
 	uint64_t roots, roots_dropped, roots_unknown;
+	uint64_t bytes;
 };
 
 /* "symbols": binaries, debug information and the names found on the loader thread. */
 struct fg_status_symbols {
 	uint64_t binaries, binaries_loaded, binaries_unreadable, binaries_dropped;
 	uint64_t binaries_debug_file, binaries_minidebuginfo, binaries_dwarf;
-	uint64_t dwarf_dropped, dwarf_bytes;
+	uint64_t dwarf_dropped, dwarf_bytes, dwarf_mapped, dwarf_evicted, dwarf_reread;
+	uint64_t inline_skipped, symbols_bytes, symbols_evicted, symbols_refused;
 	uint64_t resolved, resolved_bytes, resolved_jobs, resolved_hits, resolved_waits;
 	uint64_t resolved_resets;
 	uint64_t kernel_symbols, kernel_reloads;
@@ -65,7 +67,7 @@ struct fg_status_symbols {
 /* "unwinding": the CFI cache of DWARF mode. */
 struct fg_status_unwinding {
 	uint64_t binaries, binaries_loaded, binaries_without_cfi, binaries_evicted;
-	uint64_t row_hits, row_misses, rows_uncached, bytes;
+	uint64_t row_hits, row_misses, rows_uncached, bytes, mapped;
 };
 
 /*
@@ -87,6 +89,25 @@ struct fg_status_jit {
 	uint64_t maps, maps_read, bytes, reads, refused, resets, budget_skipped;
 	uint64_t size_limited, deferred;
 	uint64_t max_map_bytes; /* JitMapMax=; 0: none */
+};
+
+/* One part of the memory budget: what it holds, the most it may, and what it gave up or was refused. */
+struct fg_status_memory_part {
+	uint64_t bytes, peak, share, evicted, evicted_bytes, refused;
+};
+
+/* "memory.parts": each part of the budget, by its name in common/budget.h. */
+struct fg_status_memory_parts {
+	struct fg_status_memory_part window, recordings, waiting, results, processes, jit;
+	struct fg_status_memory_part dwarf, cfi, symbols, names;
+};
+
+/* "memory": MemoryMax=, the whole daemon's budget, and the RSS beside it (common/budget.h). */
+struct fg_status_memory {
+	uint64_t budget, base, charged, charged_peak, rss, rss_peak;
+	bool pressure; /* more is charged than the budget allows now */
+	uint64_t relieved, unrelieved;
+	struct fg_status_memory_parts parts;
 };
 
 /* "loop": how long the event loop was away from the rings and the clients. */
@@ -171,10 +192,11 @@ struct fg_status {
 	 * showing zeros: the encoder writes each only when its flag is set, the
 	 * decoder sets the flag when the member is there.
 	 */
-	bool has_jit, has_loop, has_loader;
+	bool has_jit, has_loop, has_loader, has_memory;
 	struct fg_status_jit jit;
 	struct fg_status_loop loop;
 	struct fg_status_loader loader;
+	struct fg_status_memory memory;
 	struct fg_status_always_on always_on;
 	struct fg_status_server server;
 	struct fg_status_recording *recordings; /* owned: freed by fg_status_done() */

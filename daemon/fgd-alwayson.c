@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "fgd-alwayson.h"
 #include "fgd-clock.h"
 #include "fgd-history.h"
@@ -48,12 +49,17 @@ struct fgd_alwayson {
 	uint64_t idle_samples, unknown_process_samples, errors, memo_resets;
 	uint64_t memo_since;       /* fgd_now() when the memo was last dropped (or begun) */
 	uint64_t stored; /* slices written to the history */
+	/* The daemon's memory budget (deps; NULL for none), and what its parts hold of ours. */
+	struct fg_budget *budget;
+	uint64_t window_charged, memo_charged;
 };
 
 struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
 {
 	if (!a)
 		return NULL;
+	fg_budget__account(a->budget, FG_BUDGET_WINDOW, &a->window_charged, 0);
+	fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, 0);
 	fg_evset__free(a->events);
 	fg_resolver__free(a->res);
 	fg_folded__free(a->names);
@@ -160,7 +166,9 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reso
 	struct fg_window_opts wo = {
 		.slice_ms = (uint64_t)c->slice_seconds * 1000,
 		.window_ms = (uint64_t)c->window_seconds * 1000,
-		.memory_max = c->memory_max,
+		/* The window's share of the daemon's budget (MemoryMax=, common/budget.h). */
+		.memory_max = deps->budget ? fg_budget__share(deps->budget, FG_BUDGET_WINDOW) :
+					     c->memory_max,
 	};
 	struct fg_evset_opts eo = {
 		.kind = FG_EVSET_SAMPLE,
@@ -186,6 +194,7 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reso
 		return -ENOMEM;
 	a->opts = *opts;
 	a->procs = deps->procs;
+	a->budget = deps->budget;
 	a->frequency = c->always_on_frequency;
 	a->call_graph = c->call_graph;
 	a->slice_seconds = c->slice_seconds;
@@ -240,12 +249,23 @@ static uint64_t memo_bytes(const struct fgd_alwayson *a)
 
 void fgd_alwayson__drain(struct fgd_alwayson *a)
 {
+	struct fg_window_stats ws;
+
 	/* First what waited: a binary it needed may have been read since. */
 	fg_resolver__replay(a->res, false);
 	fg_evset__drain(a->events, on_record, a);
-	/* Between two drops of the memo its tables may not grow past this: new locations wait. */
-	if (memo_bytes(a) > MEMO_MAX_BYTES * 2)
+	/*
+	 * Between two drops of the memo its tables may not grow past this, nor
+	 * past what the budget's recordings part has room for: new locations
+	 * wait. The window is charged every round: its open slice grows between
+	 * ticks.
+	 */
+	fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, memo_bytes(a));
+	if (memo_bytes(a) > MEMO_MAX_BYTES * 2 ||
+	    (a->budget && fg_budget__room(a->budget, FG_BUDGET_RECORDINGS) == 0))
 		fg_resolver__freeze(a->res);
+	fg_window__stats(a->window, &ws);
+	fg_budget__account(a->budget, FG_BUDGET_WINDOW, &a->window_charged, ws.bytes);
 }
 
 /* Writes slice s, ending at end_ms, to the history. Failures are counted there and logged once. */
@@ -336,6 +356,7 @@ void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms)
 		fg_resolver__forget(a->res, names);
 		fg_folded__free(a->names);
 		a->names = names;
+		fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, memo_bytes(a));
 		a->memo_resets++;
 		a->memo_since = fgd_now();
 		a->cap_xlat = 0;

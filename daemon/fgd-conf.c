@@ -28,7 +28,7 @@ int fgd_config_init(struct fgd_config *ret)
 		.always_on_frequency = FGD_DEFAULT_ALWAYS_ON_FREQUENCY,
 		.slice_seconds = 10,
 		.window_seconds = 900,
-		.memory_max = 64ULL << 20,
+		.memory_max = FGD_DEFAULT_MEMORY_MAX,
 		.history_max = 1ULL << 30,
 		.jit_map_max = FG_JIT_DEFAULT_MAX_MAP,
 		/* An hour of slices as written, a day of 1 min files, a week of 10 min files. */
@@ -186,8 +186,8 @@ static int key_window(struct fgd_config *c, const char *value, struct fg_conf_er
 
 static int key_memory_max(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
-	if (fg_conf_parse_bytes(value, 1ULL << 20, 1ULL << 40, &c->memory_max) < 0)
-		return FAIL(err, "MemoryMax=%s: expected 1M to 1T (bytes, or with K, M, G or T)",
+	if (fg_conf_parse_bytes(value, FGD_MIN_MEMORY_MAX, 1ULL << 40, &c->memory_max) < 0)
+		return FAIL(err, "MemoryMax=%s: expected 32M to 1T (bytes, or with K, M, G or T)",
 			    value);
 	return 0;
 }

@@ -20,6 +20,14 @@
 #define FGD_TRACK_RING_PAGES 64
 /* Always-on sampling: the other issue-5 work measures and may retune this. */
 #define FGD_DEFAULT_ALWAYS_ON_FREQUENCY 19
+/*
+ * MemoryMax=: fgd's memory budget, everything it holds (common/budget.h).
+ * The default keeps a daemon recording a busy machine at 999 Hz under
+ * 96 MiB of RSS (docs/PERFORMANCE.md); below the minimum, its own code,
+ * kallsyms, process table and CFI row cache leave no room to name anything.
+ */
+#define FGD_DEFAULT_MEMORY_MAX (96ULL << 20)
+#define FGD_MIN_MEMORY_MAX (32ULL << 20)
 /* systemd's StateDirectory=fgd is always under /var/lib. */
 #define FGD_DEFAULT_STATE_DIRECTORY "/var/lib/fgd"
 #define FGD_MAX_CONFIG_FILE (64 * 1024)
@@ -43,7 +51,7 @@ struct fgd_config {
 	uint32_t always_on_frequency; /* AlwaysOnFrequency=, Hz */
 	uint32_t slice_seconds;       /* SliceSec= */
 	uint32_t window_seconds;      /* WindowSec= */
-	uint64_t memory_max;          /* MemoryMax=, bytes: the aggregates' ceiling */
+	uint64_t memory_max;          /* MemoryMax=, bytes: the whole daemon's memory budget */
 	const char *state_directory;  /* owned; StateDirectory=: the on-disk history */
 	uint64_t history_max;         /* HistoryMax=: bytes of history kept on disk */
 	uint64_t jit_map_max;         /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */

@@ -10,8 +10,13 @@
 #include <zlib.h>
 
 #include "fgd-debuginfo.h"
-#include "fgd-dwarf.h"
 #include "macro.h"
+
+/*
+ * A .gnu_debuglink file is checked by the CRC32 of all its bytes: reading
+ * more than this, on the loader's thread, is not worth its names.
+ */
+#define MAX_CRC_BYTES (UINT64_C(512) << 20)
 
 /* Opens path under root for reading if it is a regular file, never blocking (a FIFO planted there). */
 static int open_regular(const struct fg_root *root, const char *path)
@@ -37,8 +42,7 @@ int fg_debuginfo_crc32(int fd, uint32_t *ret)
 
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
-	/* Reading a file this large in the daemon's loop is not worth its names. */
-	if ((uint64_t)st.st_size > FG_DWARF_MAX_FILE)
+	if ((uint64_t)st.st_size > MAX_CRC_BYTES)
 		return -EFBIG;
 	for (;;) {
 		ssize_t n = pread(fd, buf, sizeof(buf), off);
@@ -52,7 +56,7 @@ int fg_debuginfo_crc32(int fd, uint32_t *ret)
 			break;
 		crc = crc32(crc, buf, (uInt)n);
 		off += n;
-		if ((uint64_t)off > FG_DWARF_MAX_FILE)
+		if ((uint64_t)off > MAX_CRC_BYTES)
 			return -EFBIG;
 	}
 	*ret = (uint32_t)crc;

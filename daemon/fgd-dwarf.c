@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <dwarf.h>
 #include <errno.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -23,10 +24,30 @@ struct cu_range {
 	Dwarf_Off cu;    /* the CU DIE's offset */
 };
 
+/*
+ * libdw's own tables, estimated (fg_dwarf__bytes()): measured on this
+ * machine's libc (its Debian debug file), libpython and node, with an
+ * inline lookup at four addresses of every function, libdw held 3.5 to 4
+ * times the bytes of .debug_abbrev once parsed (an abbreviation table per
+ * unit, however many units share one) and about the size of
+ * .debug_aranges. Counted in full from the start, so the budget is never
+ * charged less than the DWARF grows to.
+ */
+#define LIBDW_ABBREV_FACTOR 4
+/*
+ * Walking every unit (the CU table) touches every page of a mapped
+ * .debug_info, and the kernel maps the pages around each fault too: they
+ * are given back every this many bytes walked, so a file of hundreds of
+ * MiB does not sit in the RSS for the length of the walk.
+ */
+#define DROP_EVERY (UINT64_C(16) << 20)
+
 struct fg_dwarf {
-	Elf *elf;   /* owned; its bytes are in memory, no fd behind it */
-	Dwarf *dbg; /* owned */
-	uint64_t bytes;
+	struct fg_elf_file file; /* owned: the mapping or the copies libelf read */
+	Dwarf *dbg;              /* owned */
+	uint64_t heap;   /* sections copied or inflated onto the heap */
+	uint64_t mapped; /* sections read in place from the mapping */
+	uint64_t libdw;  /* the estimate of libdw's tables */
 	/*
 	 * Which CU covers an address. .debug_aranges says so when present, but
 	 * clang does not emit it by default: then the CUs' own ranges, sorted
@@ -35,6 +56,7 @@ struct fg_dwarf {
 	struct cu_range *ranges; /* owned */
 	size_t n_ranges, cap_ranges;
 	bool ranges_built;
+	uint64_t ranges_bytes; /* the table's, once built: read by other threads (__atomic) */
 };
 
 struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d)
@@ -43,8 +65,7 @@ struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d)
 		return NULL;
 	if (d->dbg)
 		dwarf_end(d->dbg);
-	if (d->elf)
-		elf_end(d->elf);
+	fg_elf_file_close(&d->file);
 	free(d->ranges);
 	free(d);
 	return NULL;
@@ -52,39 +73,165 @@ struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_dwarf *, fg_dwarf__free);
 
-int fg_dwarf__new(int fd, struct fg_dwarf **ret)
+/*
+ * The part of a .debug_ or .zdebug_ section name libdw knows it by, without
+ * a .dwo suffix; NULL for other sections.
+ */
+static const char *debug_kind(const char *name, size_t *ret_len)
+{
+	const char *k;
+	size_t len;
+
+	if (strncmp(name, ".debug_", 7) == 0)
+		k = name + 7;
+	else if (strncmp(name, ".zdebug_", 8) == 0)
+		k = name + 8;
+	else
+		return NULL;
+	len = strlen(k);
+	if (len > 4 && strcmp(k + len - 4, ".dwo") == 0)
+		len -= 4;
+	*ret_len = len;
+	return k;
+}
+
+/* What inline frames need of the debug sections; every other section is left as it is. */
+static bool keep_section(const char *name)
+{
+	static const char *const wanted[] = { "info", "abbrev", "str", "line_str", "str_offsets",
+					      "addr", "aranges", "ranges", "rnglists", "types" };
+	size_t len;
+	const char *k = debug_kind(name, &len);
+
+	if (!k)
+		return true;
+	for (size_t i = 0; i < ELEMENTSOF(wanted); i++)
+		if (strlen(wanted[i]) == len && strncmp(k, wanted[i], len) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * What the kept debug sections will take on the heap once libdw has them:
+ * inflated size if compressed, else their size unless they are mapped.
+ * Also what libdw's tables will take (LIBDW_ABBREV_FACTOR).
+ */
+static uint64_t heap_needed(struct fg_dwarf *d, uint64_t *ret_libdw)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, len;
+	uint64_t sum = 0, abbrev = 0, aranges = 0;
+
+	*ret_libdw = 0;
+	if (elf_getshdrstrndx(d->file.elf, &shstrndx) < 0)
+		return (void)elf_errno(), 0;
+	while ((scn = elf_nextscn(d->file.elf, scn))) {
+		const char *name, *k;
+		GElf_Shdr sh;
+		GElf_Chdr ch;
+		uint64_t size;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(d->file.elf, shstrndx, sh.sh_name);
+		if (!name || !(k = debug_kind(name, &len)))
+			continue;
+		/* Inflated, or as stored; it stays in the mapping only if neither is needed. */
+		size = sh.sh_size;
+		if (sh.sh_flags & SHF_COMPRESSED)
+			size = gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
+		if ((sh.sh_flags & SHF_COMPRESSED) || !d->file.map)
+			sum += size;
+		if (len == 6 && strncmp(k, "abbrev", 6) == 0)
+			abbrev = size;
+		else if (len == 7 && strncmp(k, "aranges", 7) == 0)
+			aranges = size;
+	}
+	(void)elf_errno();
+	*ret_libdw = abbrev * LIBDW_ABBREV_FACTOR + aranges;
+	return sum;
+}
+
+/* Where libdw's sections ended up: in the mapping, or on the heap. */
+static void count_sections(struct fg_dwarf *d)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, len;
+
+	if (elf_getshdrstrndx(d->file.elf, &shstrndx) < 0)
+		return (void)elf_errno();
+	while ((scn = elf_nextscn(d->file.elf, scn))) {
+		const char *name;
+		Elf_Data *data;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(d->file.elf, shstrndx, sh.sh_name);
+		if (!name || !debug_kind(name, &len))
+			continue;
+		/* libdw has read it already (or failed to): this is libelf's cached data. */
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		if (fg_elf_file_mapped(&d->file, data->d_buf))
+			d->mapped += data->d_size;
+		else
+			d->heap += data->d_size;
+	}
+	(void)elf_errno();
+}
+
+int fg_dwarf__new(int fd, bool map, uint64_t max_heap, struct fg_dwarf **ret)
 {
 	_cleanup_(fg_dwarf__freep) struct fg_dwarf *d = NULL;
 	struct stat st;
+	uint64_t need;
+	int r;
 
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	if ((uint64_t)st.st_size > FG_DWARF_MAX_FILE)
+	if (map && (uint64_t)st.st_size > FG_DWARF_MAX_MAPPED)
 		return -EFBIG;
-	if (!fg_elf_ready())
-		return -ENOSYS;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->bytes = (uint64_t)st.st_size;
-	d->elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF)
-		return -EINVAL;
-	/* Everything in memory now: later reads never touch the fd, which the caller closes. */
-	if (elf_cntl(d->elf, ELF_C_FDREAD) != 0)
-		return -EIO;
-	d->dbg = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+	r = fg_elf_file_open(fd, map, &d->file);
+	if (r < 0)
+		return r == -ENOEXEC ? -EINVAL : r;
+	r = fg_elf_file_keep_sections(&d->file, keep_section);
+	if (r < 0)
+		return r;
+	/* Refused before a byte of it is read or inflated. */
+	need = heap_needed(d, &d->libdw);
+	if (need + d->libdw > MIN(max_heap, FG_DWARF_MAX_READ))
+		return -EFBIG;
+	d->dbg = dwarf_begin_elf(d->file.elf, DWARF_C_READ, NULL);
 	if (!d->dbg)
 		return (void)dwarf_errno(), -ENODATA;
+	/* Everything libdw reads is read now: the file can go. */
+	fg_elf_file_forget_fd(&d->file);
+	count_sections(d);
+	fg_elf_file_drop_pages(&d->file);
 	*ret = TAKE_PTR(d);
 	return 0;
 }
 
 uint64_t fg_dwarf__bytes(const struct fg_dwarf *d)
 {
-	return d->bytes;
+	return sizeof(*d) + d->heap + d->libdw + __atomic_load_n(&d->ranges_bytes, __ATOMIC_RELAXED);
+}
+
+uint64_t fg_dwarf__mapped(const struct fg_dwarf *d)
+{
+	return d->mapped;
+}
+
+void fg_dwarf__drop_pages(const struct fg_dwarf *d)
+{
+	fg_elf_file_drop_pages(&d->file);
 }
 
 static int range_cmp(const void *a, const void *b)
@@ -96,7 +243,7 @@ static int range_cmp(const void *a, const void *b)
 
 static void build_ranges(struct fg_dwarf *d)
 {
-	Dwarf_Off off = 0, next;
+	Dwarf_Off off = 0, next, dropped = 0;
 	size_t hsize;
 
 	d->ranges_built = true;
@@ -118,9 +265,14 @@ static void build_ranges(struct fg_dwarf *d)
 			}
 		}
 		off = next;
+		if (off - dropped >= DROP_EVERY) {
+			fg_elf_file_drop_pages(&d->file);
+			dropped = off;
+		}
 	}
 done:
 	qsort(d->ranges, d->n_ranges, sizeof(*d->ranges), range_cmp);
+	__atomic_store_n(&d->ranges_bytes, (uint64_t)d->cap_ranges * sizeof(*d->ranges), __ATOMIC_RELAXED);
 }
 
 /* The CU containing vaddr. */

@@ -5,39 +5,75 @@
  * The DWARF of one binary (its own .debug_info, or its separate debug
  * file's), read with libdw. fgd uses it for inlined functions: for a code
  * address, the functions the compiler inlined there, as `addr2line -i` and
- * `perf report --inline` show them. A per-binary handle, so other users of
- * DWARF (CFI for unwinding) can share it through fg_dwarf__handle().
+ * `perf report --inline` show them. One per binary; the unwinder reads
+ * CFI on its own (fgd-unwind.h), since .debug_frame is not read here.
  *
- * Reading. The file is read whole into memory with pread (ELF_C_READ, then
- * ELF_C_FDREAD), never mapped: a file a user can truncate under a mapping
- * would raise SIGBUS in the daemon, and no fd is kept per binary. libdw
- * would hold the debug sections in memory anyway, which are most of a
- * debug file. Files larger than FG_DWARF_MAX_FILE are refused; the caller
- * bounds the total (fg_dwarf__bytes()). libdw checks the bounds of what it
+ * Reading. Only what inline frames need is read: .debug_info, _abbrev,
+ * _str, _line_str, _str_offsets, _addr, _aranges, _ranges, _rnglists and
+ * _types. The others (line tables, location lists, macros, .debug_frame:
+ * most of a debug file after .debug_info) are hidden from libdw, which
+ * would otherwise read and inflate every .debug_* section when it opens a
+ * file (fg_elf_file_keep_sections()). Then, as fgd-elf.h explains:
+ *   - a file no unprivileged user can truncate is mapped: libdw reads its
+ *     sections in place, the kernel's page cache holds them, and the
+ *     pages a lookup touches are given back with fg_dwarf__drop_pages().
+ *     Only compressed sections (SHF_COMPRESSED, as Debian's debug files
+ *     have them) are inflated onto the heap;
+ *   - any other file is read with pread, those sections only, onto the
+ *     heap, and the fd is let go: truncating it later changes nothing.
+ * What stays on the heap, the sections copied or inflated and what libdw
+ * and the CU table build as lookups go (an estimate, see fg_dwarf__bytes()),
+ * is bounded by the caller: fg_dwarf__new() refuses a file whose sections
+ * would take more than it allows. libdw checks the bounds of what it
  * decodes (it is fuzzed upstream); a damaged DWARF costs inline frames,
  * never the names from the symbol table.
+ *
+ * Threads. A lookup runs on one thread at a time (the loader's); page
+ * dropping may run on any.
  *
  * No logging, no global state.
  */
 
 #include <elfutils/libdw.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define FG_DWARF_MAX_FILE (UINT64_C(512) << 20)
+/* The sections read with pread onto the heap: no more than this, whatever the budget says. */
+#define FG_DWARF_MAX_READ (UINT64_C(512) << 20)
+/* A mapped file costs address space, not memory: but not without end. */
+#define FG_DWARF_MAX_MAPPED (UINT64_C(4) << 30)
 
 struct fg_dwarf;
 
 /*
- * Reads the DWARF of the ELF file fd (borrowed; not kept). -ENODATA when
- * the file has no DWARF, -EFBIG when it is larger than FG_DWARF_MAX_FILE,
- * -EINVAL when it is not a regular ELF file. Caller frees *ret with
- * fg_dwarf__free().
+ * Reads the DWARF of the ELF file fd (borrowed; not kept), mapped if map
+ * is set (see fg_elf_may_map()). max_heap bounds what may be copied or
+ * inflated onto the heap: -EFBIG when the sections would take more (or a
+ * mapped file is larger than FG_DWARF_MAX_MAPPED). -ENODATA when the file
+ * has no DWARF, -EINVAL when it is not a regular ELF file. Caller frees
+ * *ret with fg_dwarf__free() (on the thread that built it, see
+ * fg_loader__dispose()).
  */
-int fg_dwarf__new(int fd, struct fg_dwarf **ret);
+int fg_dwarf__new(int fd, bool map, uint64_t max_heap, struct fg_dwarf **ret);
 struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d);
-/* The memory it holds: the file's size. */
+/*
+ * The heap it holds: sections copied or inflated, the CU table, and an
+ * estimate of libdw's own tables (its abbreviations and units, which grow
+ * as lookups reach new compilation units: the estimate counts them all,
+ * which is about what libdw keeps once every unit has been looked into).
+ * The CU table is built on the first lookup it is needed for: then the
+ * figure grows by it. Any thread.
+ */
 uint64_t fg_dwarf__bytes(const struct fg_dwarf *d);
+/* Bytes of debug sections read in place from the mapping (0 when read with pread). */
+uint64_t fg_dwarf__mapped(const struct fg_dwarf *d);
+/*
+ * Gives the mapping's pages the lookups touched back to the page cache
+ * (fg_elf_file_drop_pages()). Any thread, even while a lookup runs on
+ * another (the pages fault in again).
+ */
+void fg_dwarf__drop_pages(const struct fg_dwarf *d);
 
 /* Where fg_dwarf__inlines() puts its answer. */
 struct fg_dwarf_names {
@@ -61,5 +97,5 @@ struct fg_dwarf_names {
  */
 size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_names *out);
 
-/* The libdw handle, for other DWARF users; borrowed until d is freed. */
+/* The libdw handle, for other DWARF users (what is read, above); borrowed until d is freed. */
 Dwarf *fg_dwarf__handle(struct fg_dwarf *d);

@@ -8,7 +8,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fgd-elf.h"
 #include "macro.h"
@@ -28,6 +30,11 @@
 #define MAX_DEBUGDATA_IN (16u << 20)
 #define MAX_DEBUGDATA_OUT (64u << 20)
 #define MAX_XZ_MEMORY (64u << 20)
+/*
+ * A mapped symbol table's pages are given back every this many symbols read
+ * (a few hundred KiB of it, and their names).
+ */
+#define DROP_EVERY_SYMS 16384
 
 struct load {
 	uint64_t offset, filesz, vaddr;
@@ -44,6 +51,7 @@ struct fg_elf_syms {
 	uint32_t *alias_sym;  /* owned; the entry each one aliases */
 	size_t n_aliases;
 	char *names; /* owned arena of NUL-terminated names */
+	size_t names_len;
 	struct load *loads; /* owned */
 	size_t n_loads;
 	uint8_t build_id[MAX_BUILD_ID];
@@ -72,6 +80,7 @@ struct pending {
 
 struct loader {
 	Elf *elf; /* borrowed */
+	const struct fg_elf_file *file; /* borrowed: the mapped file elf reads, or NULL */
 	bool debug_file; /* a separate debug file: its code sections are SHT_NOBITS */
 	bool layout_only; /* segments and build-id, no symbols */
 	struct section *sections; /* owned */
@@ -467,6 +476,13 @@ static int read_symbols(struct loader *l, Elf_Scn *scn)
 				 sym.st_value + sym.st_size :
 				 sec->end;
 		l->arena_len += len + 1;
+		/*
+		 * A mapped file's table and names are read once, in order: the
+		 * pages read so far go back, so they are never all resident at
+		 * once (a big C++ program has tens of MiB of them).
+		 */
+		if (l->file && i % DROP_EVERY_SYMS == 0)
+			fg_elf_file_drop_pages(l->file);
 	}
 	return (int)(l->n_syms - before);
 }
@@ -510,8 +526,14 @@ static int build(struct loader *l, struct fg_elf_syms *s)
 	s->start = malloc(n * sizeof(*s->start));
 	s->end = malloc(n * sizeof(*s->end));
 	s->name = malloc(n * sizeof(*s->name));
-	/* Every name is kept, aliases included, so the arena is copied as is. */
-	s->names = malloc(l->arena_len);
+	/*
+	 * Every name is kept, aliases included, so the arena is handed over as
+	 * is, cut to its length: no second copy of the names at the peak of the
+	 * load (a big block shrinks in place, with mremap).
+	 */
+	s->names = realloc(l->arena, l->arena_len);
+	if (s->names)
+		l->arena = NULL, l->arena_cap = 0;
 	if (n_aliases > 0) {
 		s->alias_name = malloc(n_aliases * sizeof(*s->alias_name));
 		s->alias_sym = malloc(n_aliases * sizeof(*s->alias_sym));
@@ -520,7 +542,7 @@ static int build(struct loader *l, struct fg_elf_syms *s)
 	}
 	if (!s->start || !s->end || !s->name || !s->names)
 		return -ENOMEM;
-	memcpy(s->names, l->arena, l->arena_len);
+	s->names_len = l->arena_len;
 
 	n = 0;
 	for (size_t i = 0; i < l->n_syms; i++) {
@@ -739,11 +761,13 @@ static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
 	return 0;
 }
 
-static int load(Elf *elf, bool debug_file, bool layout_only, struct fg_elf_syms **ret)
+static int load(Elf *elf, const struct fg_elf_file *file, bool debug_file, bool layout_only,
+		struct fg_elf_syms **ret)
 {
 	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
 	_cleanup_(loader_done) struct loader l = {
 		.elf = elf,
+		.file = file && file->map ? file : NULL,
 		.debug_file = debug_file,
 		.layout_only = layout_only,
 	};
@@ -760,6 +784,185 @@ static int load(Elf *elf, bool debug_file, bool layout_only, struct fg_elf_syms 
 		return r;
 	*ret = TAKE_PTR(s);
 	return 0;
+}
+
+int fg_elf_trust_add(struct fg_elf_trust *t, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return negative_errno();
+	for (size_t i = 0; i < t->n; i++)
+		if (t->dev[i] == (uint64_t)st.st_dev)
+			return 0;
+	if (t->n == FG_ELF_MAX_TRUSTED_FS)
+		return -E2BIG;
+	t->dev[t->n++] = (uint64_t)st.st_dev;
+	return 0;
+}
+
+bool fg_elf_may_map(const struct fg_elf_trust *t, const struct stat *st)
+{
+	if (!t || !S_ISREG(st->st_mode) || st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->dev[i] == (uint64_t)st->st_dev)
+			return true;
+	return false;
+}
+
+/*
+ * The pages of the section header table in an image of size bytes, from
+ * its ELF header: false when the image is too short or the table lies
+ * outside it (libelf refuses such a file anyway).
+ */
+static bool shdr_pages(const uint8_t *image, size_t size, uint64_t *ret_lo, uint64_t *ret_hi)
+{
+	uint64_t off, n, ent, page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (size < EI_NIDENT || memcmp(image, ELFMAG, SELFMAG) != 0)
+		return false;
+	if (image[EI_CLASS] == ELFCLASS64 && size >= sizeof(Elf64_Ehdr)) {
+		Elf64_Ehdr eh;
+
+		memcpy(&eh, image, sizeof(eh));
+		off = eh.e_shoff, n = eh.e_shnum, ent = eh.e_shentsize;
+	} else if (image[EI_CLASS] == ELFCLASS32 && size >= sizeof(Elf32_Ehdr)) {
+		Elf32_Ehdr eh;
+
+		memcpy(&eh, image, sizeof(eh));
+		off = eh.e_shoff, n = eh.e_shnum, ent = eh.e_shentsize;
+	} else {
+		return false;
+	}
+	/* Byte order does not matter for a bound: a foreign one just gives a wide range. */
+	if (off == 0 || off >= size)
+		return false;
+	/* More than 0xff00 sections: the count is in the first header, which is within the page. */
+	if (n == 0 || ent == 0 || n * ent > size - off)
+		n = (size - off) / MAX(ent, (uint64_t)1);
+	*ret_lo = off / page * page;
+	*ret_hi = MIN(ALIGN_TO(off + n * ent, page), ALIGN_TO((uint64_t)size, page));
+	return true;
+}
+
+void fg_elf_file_close(struct fg_elf_file *f)
+{
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->map)
+		munmap(f->map, f->map_size);
+	*f = (struct fg_elf_file){};
+}
+
+/*
+ * A private mapping of the whole file: read-only, but for the section
+ * header table's pages, which libelf writes when a section is inflated or
+ * skipped (they become our own copy, and are never dropped).
+ */
+static int open_mapped(int fd, size_t size, struct fg_elf_file *f)
+{
+	uint64_t lo, hi;
+
+	f->map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (f->map == MAP_FAILED) {
+		f->map = NULL;
+		return negative_errno();
+	}
+	f->map_size = size;
+	if (!shdr_pages(f->map, size, &lo, &hi))
+		return -ENOEXEC;
+	if (mprotect(f->map + lo, hi - lo, PROT_READ | PROT_WRITE) < 0)
+		return negative_errno();
+	f->shdr_lo = lo;
+	f->shdr_hi = hi;
+	errno = 0;
+	f->elf = elf_memory((char *)f->map, size);
+	if (!f->elf)
+		return elf_error();
+	return 0;
+}
+
+int fg_elf_file_open(int fd, bool map, struct fg_elf_file *ret)
+{
+	struct fg_elf_file f = {};
+	struct stat st;
+	int r;
+
+	if (!fg_elf_ready())
+		return -ENOSYS;
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	/* A FIFO or device would block or never end; only regular files are objects. */
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (st.st_size < EI_NIDENT)
+		return -ENOEXEC;
+	if (map && (uint64_t)st.st_size <= SIZE_MAX) {
+		r = open_mapped(fd, (size_t)st.st_size, &f);
+		if (r < 0) {
+			fg_elf_file_close(&f);
+			return r;
+		}
+	} else {
+		errno = 0;
+		f.elf = elf_begin(fd, ELF_C_READ, NULL);
+		if (!f.elf)
+			return elf_error();
+	}
+	if (elf_kind(f.elf) != ELF_K_ELF) {
+		fg_elf_file_close(&f);
+		return -ENOEXEC;
+	}
+	*ret = f;
+	return 0;
+}
+
+void fg_elf_file_forget_fd(struct fg_elf_file *f)
+{
+	if (f->elf && !f->map)
+		(void)elf_cntl(f->elf, ELF_C_FDDONE);
+}
+
+bool fg_elf_file_mapped(const struct fg_elf_file *f, const void *p)
+{
+	return f->map && (const uint8_t *)p >= f->map && (const uint8_t *)p < f->map + f->map_size;
+}
+
+int fg_elf_file_keep_sections(struct fg_elf_file *f, bool (*keep)(const char *name))
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int n = 0;
+
+	if (elf_getshdrstrndx(f->elf, &shstrndx) < 0)
+		return (void)elf_errno(), -EINVAL;
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(f->elf, shstrndx, sh.sh_name);
+		if (!name || keep(name))
+			continue;
+		sh.sh_type = SHT_NOBITS;
+		if (!gelf_update_shdr(scn, &sh))
+			return (void)elf_errno(), -EINVAL;
+		n++;
+	}
+	(void)elf_errno();
+	return n;
+}
+
+void fg_elf_file_drop_pages(const struct fg_elf_file *f)
+{
+	if (!f->map)
+		return;
+	if (f->shdr_lo > 0)
+		(void)madvise(f->map, f->shdr_lo, MADV_DONTNEED);
+	if (f->shdr_hi < f->map_size)
+		(void)madvise(f->map + f->shdr_hi, f->map_size - f->shdr_hi, MADV_DONTNEED);
 }
 
 static int begin_fd(int fd, Elf **ret)
@@ -790,14 +993,27 @@ int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret)
 
 	if (r < 0)
 		return r;
-	return load(elf, false, false, ret);
+	return load(elf, NULL, false, false, ret);
+}
+
+int fg_elf_syms__load_file(int fd, bool map, struct fg_elf_syms **ret)
+{
+	_cleanup_(fg_elf_file_close) struct fg_elf_file f = {};
+	int r;
+
+	if (!map)
+		return fg_elf_syms__load_fd(fd, ret);
+	r = fg_elf_file_open(fd, true, &f);
+	if (r < 0)
+		return r;
+	return load(f.elf, &f, false, false, ret);
 }
 
 int fg_elf_syms__load_layout(Elf *elf, struct fg_elf_syms **ret)
 {
 	if (!fg_elf_ready())
 		return -ENOSYS;
-	return load(elf, false, true, ret);
+	return load(elf, NULL, false, true, ret);
 }
 
 int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret)
@@ -819,7 +1035,7 @@ int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **r
 	elf = elf_memory(copy, size);
 	if (!elf)
 		return elf_error();
-	return load(elf, false, false, ret);
+	return load(elf, NULL, false, false, ret);
 }
 
 int fg_elf_syms__load_debugdata_mem(const void *xz, size_t size, struct fg_elf_syms **ret)
@@ -852,7 +1068,7 @@ int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_i
 
 	if (r < 0)
 		return r;
-	r = load(elf, true, false, &d);
+	r = load(elf, NULL, true, false, &d);
 	if (r < 0)
 		return r;
 	/* Never a wrong name: two build-ids that differ mean two different builds. */
@@ -876,6 +1092,7 @@ int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_i
 	SWAP(alias_sym);
 	SWAP(n_aliases);
 	SWAP(names);
+	SWAP(names_len);
 #undef SWAP
 	s->source = FG_ELF_DEBUG_FILE;
 	return (int)MIN(s->n, (size_t)INT32_MAX);
@@ -944,6 +1161,13 @@ uint64_t fg_elf_syms__addr(const struct fg_elf_syms *s, size_t idx)
 uint64_t fg_elf_syms__size(const struct fg_elf_syms *s, size_t idx)
 {
 	return s->end[idx] - s->start[idx];
+}
+
+uint64_t fg_elf_syms__bytes(const struct fg_elf_syms *s)
+{
+	return sizeof(*s) + s->n * (sizeof(*s->start) + sizeof(*s->end) + sizeof(*s->name)) +
+	       s->n_aliases * (sizeof(*s->alias_name) + sizeof(*s->alias_sym)) + s->names_len +
+	       s->n_loads * sizeof(*s->loads);
 }
 
 size_t fg_elf_syms__count(const struct fg_elf_syms *s)

@@ -59,6 +59,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 /* A large C++ binary has about a million functions. */
 #define FG_ELF_MAX_SYMS (UINT32_C(1) << 23)
@@ -82,8 +83,99 @@ struct fg_elf_syms;
  */
 bool fg_elf_ready(void);
 
+/*
+ * Mapping a file instead of reading it (DWARF and CFI, fgd-dwarf.h and
+ * fgd-unwind.c). A mapping lets the kernel keep the pages in its page
+ * cache, shared with every process that maps the file and reclaimable,
+ * where a pread copy is fgd's own heap. But when a mapped file is
+ * truncated, the next access to a page past its new end raises SIGBUS,
+ * and that would kill the daemon. So a file is mapped only if no
+ * unprivileged user can truncate it, or change what a page reads:
+ *   - a regular file owned by root, writable by neither its group nor
+ *     others (a POSIX ACL granting a user write shows in the group bits,
+ *     which are then the ACL's mask), so only root may open it for writing
+ *     or truncate it; and
+ *   - on one of the filesystems fg_elf_trust lists: those of the system's
+ *     own directories (/, /usr, the debug directory), mounted by the
+ *     administrator. A FUSE or network filesystem decides what its files
+ *     read, owner and mode included, and a removable disk a user mounted
+ *     can be pulled or crafted; neither is one of those.
+ * That is distribution libraries and programs and /usr/lib/debug: most of
+ * the DWARF and CFI on a machine. A user's own binaries, a container's
+ * files (overlayfs: another device), /tmp on tmpfs, are read with pread as
+ * before. Root can still truncate a mapped file, and kill fgd with it, as
+ * it could kill fgd in other ways. fgd keeps no fd: the mapping holds the
+ * file, whatever happens to its path.
+ */
+#define FG_ELF_MAX_TRUSTED_FS 8
+
+struct fg_elf_trust {
+	/* st_dev of the filesystems whose root-owned files may be mapped */
+	uint64_t dev[FG_ELF_MAX_TRUSTED_FS];
+	size_t n;
+};
+
+/*
+ * Adds the filesystem holding path (as this process sees it) to t. 0,
+ * -E2BIG when t is full, or the negative errno of stat(); a path that is
+ * not there (-ENOENT) adds nothing, which callers may ignore.
+ */
+int fg_elf_trust_add(struct fg_elf_trust *t, const char *path);
+/* Whether the file st describes may be mapped under the rule above. */
+bool fg_elf_may_map(const struct fg_elf_trust *t, const struct stat *st);
+
+/*
+ * An ELF file opened for reading: mapped (private, never written back),
+ * or read with pread as its sections are asked for. A mapped one never
+ * needs the fd again; one read with pread needs it until the caller has
+ * read what it wants, then fg_elf_file_forget_fd().
+ */
+struct fg_elf_file {
+	Elf *elf;        /* owned */
+	uint8_t *map;    /* owned: the mapping, or NULL when read with pread */
+	size_t map_size;
+	uint64_t shdr_lo, shdr_hi; /* the section header table's pages: see fg_elf_file_drop_pages() */
+};
+
+/*
+ * Opens fd (borrowed; a regular file) for reading: mapped when map is set
+ * (see fg_elf_may_map()), else read with pread, the sections libelf is
+ * asked for being copied to the heap. 0, -EINVAL (not a regular file),
+ * -ENOEXEC (not ELF), -ENOSYS (no libelf), or another negative errno.
+ * Caller closes *ret with fg_elf_file_close().
+ */
+int fg_elf_file_open(int fd, bool map, struct fg_elf_file *ret);
+/* What was to be read is read: the fd may be closed (a no-op for a mapped file). */
+void fg_elf_file_forget_fd(struct fg_elf_file *f);
+/* Ends the Elf and unmaps; accepts a zeroed or closed struct. */
+void fg_elf_file_close(struct fg_elf_file *f);
+/* Whether p points into f's mapping (the page cache), not to a copy on the heap. */
+bool fg_elf_file_mapped(const struct fg_elf_file *f, const void *p);
+/*
+ * Makes libdw, and anything else reading f by section name, skip every
+ * section whose name keep() refuses, by marking it SHT_NOBITS in f's own
+ * copy of the section headers: libdw reads (and inflates) every .debug_*
+ * section when it opens a file, whether its callers need it or not. For
+ * a mapped file the headers' pages become f's private copy (copy on
+ * write). Returns how many sections were marked, or a negative errno.
+ */
+int fg_elf_file_keep_sections(struct fg_elf_file *f, bool (*keep)(const char *name));
+/*
+ * Gives the pages of f's mapping this process touched back to the page
+ * cache (madvise(MADV_DONTNEED)): its RSS drops, and the next access
+ * faults a page in again from the cache, cheaply while it is there. The
+ * section headers' pages, which fg_elf_file_keep_sections() may have
+ * written, are kept. A no-op for a file read with pread. Any thread.
+ */
+void fg_elf_file_drop_pages(const struct fg_elf_file *f);
+
 /* Reads from fd (borrowed; not closed). Caller frees *ret with fg_elf_syms__free(). */
 int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret);
+/*
+ * The same, mapping fd when map is set (see fg_elf_may_map()): the symbol
+ * table and its names are read in place, a part at a time, not copied.
+ */
+int fg_elf_syms__load_file(int fd, bool map, struct fg_elf_syms **ret);
 /* Reads an image in memory (copied; e.g. the vDSO). Same contract. */
 int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret);
 /*
@@ -133,5 +225,7 @@ uint64_t fg_elf_syms__addr(const struct fg_elf_syms *s, size_t idx);
 /* The extent lookups use: st_size, or for a zero-size symbol the distance to the next. */
 uint64_t fg_elf_syms__size(const struct fg_elf_syms *s, size_t idx);
 size_t fg_elf_syms__count(const struct fg_elf_syms *s);
+/* Heap bytes the table holds, for memory accounting. */
+uint64_t fg_elf_syms__bytes(const struct fg_elf_syms *s);
 /* Index of the first symbol with this name, or -1 (tests and diagnostics). */
 int64_t fg_elf_syms__find(const struct fg_elf_syms *s, const char *name);

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "fgd-alwayson.h"
 #include "fgd-clock.h"
 #include "fgd-engine.h"
@@ -31,6 +32,8 @@ struct fgd_engine {
 	uint32_t max_stack;
 	uint32_t max_rate;
 
+	/* owned: MemoryMax=, what every component below charges (common/budget.h) */
+	struct fg_budget *budget;
 	struct fg_loader *loader;     /* owned: reads binaries, CFI and kallsyms off the loop */
 	struct fgd_watch loader_watch;
 	struct fg_symbolizer *sym;    /* owned */
@@ -89,7 +92,7 @@ static void unwatch_rings(struct fgd_engine *e, const struct fg_evset *events)
 
 static const struct fg_resolve_deps *deps(struct fgd_engine *e, struct fg_resolve_deps *ret)
 {
-	*ret = (struct fg_resolve_deps){ e->procs, e->sym, e->unwinder, e->loader };
+	*ret = (struct fg_resolve_deps){ e->procs, e->sym, e->unwinder, e->loader, e->budget };
 	return ret;
 }
 
@@ -130,6 +133,32 @@ static struct fgd_alwayson *alwayson_stop(struct fgd_engine *e, struct fgd_alway
 	return fgd_alwayson__free(a);
 }
 
+/* Resident memory of the daemon, from /proc/self/statm; 0 if unknown. */
+static uint64_t rss_bytes(void)
+{
+	_cleanup_(fclosep) FILE *f = fopen("/proc/self/statm", "re");
+	unsigned long long size, resident;
+
+	if (!f || fscanf(f, "%llu %llu", &size, &resident) != 2)
+		return 0;
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * Once everything is set up: what the daemon holds that no part is charged
+ * with (its code, libraries, stacks, the allocator's own) counts against
+ * the total as the base.
+ */
+static void budget_ready(struct fgd_engine *e)
+{
+	struct fg_budget_stats st;
+	uint64_t rss = rss_bytes();
+
+	fg_budget__stats(e->budget, &st);
+	fg_budget__set_base(e->budget, rss > st.charged ? rss - st.charged : 0);
+	fg_budget__set_rss(e->budget, rss);
+}
+
 struct fgd_engine *fgd_engine__free(struct fgd_engine *e)
 {
 	if (!e)
@@ -153,6 +182,7 @@ struct fgd_engine *fgd_engine__free(struct fgd_engine *e)
 	e->procs = fg_proctab__free(e->procs);
 	e->unwinder = fg_unwinder__free(e->unwinder);
 	e->sym = fg_symbolizer__free(e->sym);
+	e->budget = fg_budget__free(e->budget); /* after every component that charged it */
 	free(e->cpu_totals);
 	free(e);
 	return NULL;
@@ -189,13 +219,19 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 	log_info("Sampling event: %s%s", e->event.name,
 		 e->event.type == PERF_TYPE_SOFTWARE ? " (no hardware PMU here: software clock)" : "");
 
-	r = fg_unwinder__new(&e->unwinder);
+	/* The budget first: the components get it as a borrowed pointer, and charge it from then on. */
+	r = fg_budget__new(conf->memory_max, &e->budget);
+	if (r >= 0)
+		r = fg_unwinder__new(&e->unwinder);
 	if (r >= 0)
 		r = fg_symbolizer__new(&e->sym);
 	if (r >= 0)
 		r = fg_proctab__new(e->sym, &e->procs);
 	if (r < 0)
 		return FAIL("out of memory", r);
+	fg_symbolizer__set_budget(e->sym, e->budget);
+	fg_unwinder__set_budget(e->unwinder, e->budget);
+	fg_proctab__set_budget(e->procs, e->budget);
 	fg_jit__set_max_map(fg_proctab__jit(e->procs), conf->jit_map_max);
 
 	/* Tracking first, then the scan: nothing born in between can be missed. */
@@ -245,6 +281,7 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 			 conf->memory_max);
 	}
 	fgd_engine__drain(e);
+	budget_ready(e);
 	*ret = TAKE_PTR(e);
 #undef FAIL
 	return 0;
@@ -299,6 +336,14 @@ void fgd_engine__tick(struct fgd_engine *e, uint64_t now)
 {
 	fg_proctab__reap(e->procs, now, REAP_GRACE_NS);
 	fg_unwinder__trim(e->unwinder, UNWIND_IDLE_NS / TICK_NS);
+	fg_budget__set_rss(e->budget, rss_bytes());
+}
+
+void fgd_engine__relieve(struct fgd_engine *e, uint64_t now)
+{
+	/* The caches give back what the budget is over by, and the heap follows. */
+	if (fg_budget__relieve(e->budget, now) > 0)
+		fg_loader__trim_memory(e->loader);
 }
 
 /* Adds a recording's per-CPU counters and stack figures to the totals: as it leaves the engine. */
@@ -405,6 +450,11 @@ struct fg_loader *fgd_engine__loader(struct fgd_engine *e)
 	return e->loader;
 }
 
+struct fg_budget *fgd_engine__budget(struct fgd_engine *e)
+{
+	return e->budget;
+}
+
 const char *fgd_engine__hostname(const struct fgd_engine *e)
 {
 	return e->hostname;
@@ -438,6 +488,8 @@ void fgd_engine__stats(struct fgd_engine *e, struct fgd_engine_stats *ret)
 	fg_unwinder__stats(e->unwinder, &ret->unwinding);
 	fg_jit__stats(fg_proctab__jit(e->procs), &ret->jit);
 	fg_loader__stats(e->loader, &ret->loader);
+	fg_budget__stats(e->budget, &ret->memory);
+	ret->memory_pressure = fg_budget__over(e->budget);
 }
 
 void fgd_engine__live_counters(const struct fgd_engine *e, struct fg_cpu_counters *sum)
@@ -461,6 +513,8 @@ int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on)
 
 	/* Maps already refused stay refused; the limit applies from their next read. */
 	fg_jit__set_max_map(fg_proctab__jit(e->procs), c->jit_map_max);
+	/* Shares follow the total; the window's follows with a new always-on sampler (fgd.c). */
+	fg_budget__set_total(e->budget, c->memory_max);
 	if (!restart_always_on)
 		return 0;
 	/*

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "budget.h"
 #include "fgd-conf.h"
 #include "fgd-jit.h"
 #include "fgd-loader.h"
@@ -53,6 +54,8 @@ struct fgd_engine_stats {
 	struct fg_unwinder_stats unwinding;
 	struct fg_jit_stats jit;
 	struct fg_loader_stats loader;
+	struct fg_budget_stats memory;         /* MemoryMax=: each part's bytes, the total, the RSS */
+	bool memory_pressure;                  /* more is charged than the budget allows now */
 	size_t recordings;                     /* sampling or finishing now */
 };
 
@@ -87,8 +90,14 @@ bool fgd_engine__drain_wanted(const struct fgd_engine *e);
 /* Whether any recording samples, or waits to finish: drain rounds come often then. */
 bool fgd_engine__busy(const struct fgd_engine *e);
 
-/* Once a second: reaps ended processes and CFI no sample needed for long. */
+/* Once a second: reaps ended processes and CFI no sample needed for long; notes the RSS. */
 void fgd_engine__tick(struct fgd_engine *e, uint64_t now);
+/*
+ * Each turn of the loop, between events: when more is charged to the
+ * memory budget than it allows, the caches give back what it is over by
+ * (fg_budget__relieve()).
+ */
+void fgd_engine__relieve(struct fgd_engine *e, uint64_t now);
 
 /*
  * Starts a recording with o (fgd_engine__recording_defaults() fills what
@@ -116,6 +125,8 @@ struct fg_proctab *fgd_engine__procs(struct fgd_engine *e);
 struct fgd_alwayson *fgd_engine__alwayson(struct fgd_engine *e);
 /* The loader, for giving memory back off the loop (fg_loader__trim_memory()). Borrowed. */
 struct fg_loader *fgd_engine__loader(struct fgd_engine *e);
+/* The daemon's memory budget, for what clients hold (results) to be charged. Borrowed. */
+struct fg_budget *fgd_engine__budget(struct fgd_engine *e);
 /* The host's name, for titles. Borrowed. */
 const char *fgd_engine__hostname(const struct fgd_engine *e);
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fgd-clock.h"
+#include "budget.h"
 #include "fgd-jit.h"
 #include "macro.h"
 
@@ -72,6 +73,8 @@ struct fg_jit {
 	uint64_t max_map_bytes; /* a bigger map is refused (0: no limit) */
 	uint64_t tokens;        /* bytes that may be read now */
 	uint64_t refilled;      /* CLOCK_MONOTONIC ns of the last refill */
+	struct fg_budget *budget; /* borrowed; NULL: none */
+	uint64_t charged;       /* what the budget's JIT part holds of ours */
 	struct fg_jit_stats stats;
 };
 
@@ -93,6 +96,13 @@ int fg_jit__new(struct fg_jit **ret)
 	return 0;
 }
 
+void fg_jit__set_budget(struct fg_jit *j, struct fg_budget *budget)
+{
+	fg_budget__account(j->budget, FG_BUDGET_JIT, &j->charged, 0);
+	j->budget = budget;
+	fg_budget__account(budget, FG_BUDGET_JIT, &j->charged, j->stats.bytes);
+}
+
 void fg_jit__set_max_map(struct fg_jit *j, uint64_t bytes)
 {
 	j->max_map_bytes = bytes;
@@ -102,6 +112,7 @@ struct fg_jit *fg_jit__free(struct fg_jit *j)
 {
 	if (!j)
 		return NULL;
+	fg_budget__account(j->budget, FG_BUDGET_JIT, &j->charged, 0);
 	free(j->buf);
 	free(j);
 	return NULL;
@@ -146,6 +157,7 @@ static void account(struct fg_jit *j, struct fg_jitmap *m)
 
 	j->stats.bytes = j->stats.bytes - m->accounted + now;
 	m->accounted = now;
+	fg_budget__account(j->budget, FG_BUDGET_JIT, &j->charged, j->stats.bytes);
 }
 
 /* Drops the parsed map, returning its memory to the budget. */
@@ -351,7 +363,11 @@ static enum refresh_result read_new(struct fg_jit *j, struct fg_jitmap *m, int f
 		size_t want = (size_t)MIN(until - m->offset, JIT_BUF_SIZE);
 		ssize_t n;
 
-		if (j->stats.bytes >= JIT_MEMORY_BUDGET) {
+		/* All maps together: this cap, and the daemon's budget (its JIT part, and the total). */
+		if (j->stats.bytes >= JIT_MEMORY_BUDGET ||
+		    !fg_budget__fits(j->budget, FG_BUDGET_JIT, JIT_BUF_SIZE)) {
+			if (j->stats.bytes < JIT_MEMORY_BUDGET)
+				fg_budget__refused(j->budget, FG_BUDGET_JIT);
 			m->budget_limited = true;
 			j->stats.budget_skipped++;
 			return REFRESH_DONE;

@@ -28,7 +28,8 @@
  *
  * Memory. Each map keeps at most FG_PERFMAP_MAX_ENTRIES entries and
  * FG_PERFMAP_MAX_NAME_BYTES of names; all maps together stop growing at a
- * budget (reads past it are skipped and counted).
+ * cap, or when the daemon's memory budget has no room for them (reads past
+ * it are skipped and counted).
  *
  * Time. Maps are read inside the sampling loop, and their size and content
  * are a user's to choose: a map bigger than the per-map limit is refused,
@@ -105,6 +106,14 @@ struct fg_jit *fg_jit__free(struct fg_jit *j);
  * what was read and reads no further (size_limited).
  */
 void fg_jit__set_max_map(struct fg_jit *j, uint64_t bytes);
+
+struct fg_budget;
+/*
+ * Charges the maps held to budget's JIT part (common/budget.h; borrowed
+ * until j is freed, or set to NULL before): a read that would not fit is
+ * skipped, like one past the maps' own cap, and counted alike.
+ */
+void fg_jit__set_budget(struct fg_jit *j, struct fg_budget *budget);
 
 /*
  * The map state of generation p, created on first use (the file is not

@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "parse.h"
 #include "u32map.h"
+#include "budget.h"
 
 /* Caps on what the machine can make us hold; what they refuse is counted. */
 #define MAX_GENERATIONS 131072
@@ -42,8 +43,34 @@ struct fg_proctab {
 	uint64_t next_serial;
 	uint64_t boot_ns; /* when the machine booted, ns since the epoch (/proc/stat's btime); 0 unknown */
 	uint64_t tick_ns; /* one clock tick, /proc's unit of process start times */
+	struct fg_budget *budget; /* borrowed; NULL: none */
+	uint64_t bytes;   /* generations, their maps and cgroups, threads (the indexes on top) */
+	uint64_t charged; /* what the budget's processes part holds of ours */
 	struct fg_proctab_stats stats;
 };
+
+/* One generation's heap: itself, its maps' array, its cgroup path. */
+static uint64_t gen_bytes(const struct fg_process *p)
+{
+	return sizeof(*p) + p->cap_maps * sizeof(*p->maps) + (p->cgroup ? strlen(p->cgroup) + 1 : 0);
+}
+
+/* What the table holds, with the pid and tid indexes. */
+static uint64_t table_bytes(const struct fg_proctab *t)
+{
+	const struct fg_u32map *m[] = { &t->by_pid, &t->by_tid };
+	uint64_t sum = t->bytes;
+
+	for (size_t i = 0; i < ELEMENTSOF(m); i++)
+		sum += m[i]->cap * (sizeof(uint32_t) * 2 + sizeof(void *)) +
+		       fg_idxmap_bytes(&m[i]->index);
+	return sum;
+}
+
+static void account(struct fg_proctab *t)
+{
+	fg_budget__account(t->budget, FG_BUDGET_PROCESSES, &t->charged, table_bytes(t));
+}
 
 /* "btime" of /proc/stat: the boot, in whole seconds since the epoch. 0 if unreadable. */
 static uint64_t read_boot_ns(void)
@@ -97,6 +124,7 @@ static struct fg_process *process_free(struct fg_proctab *t, struct fg_process *
 {
 	struct fg_process *older = p->older;
 
+	t->bytes -= MIN(t->bytes, gen_bytes(p));
 	t->stats.maps -= p->n_maps;
 	clear_maps(p);
 	fg_root__unref(p->root);
@@ -125,8 +153,18 @@ struct fg_proctab *fg_proctab__free(struct fg_proctab *t)
 	fg_u32map_done(&t->by_tid);
 	fg_roots__free(t->roots);
 	fg_jit__free(t->jit);
+	t->bytes = 0;
+	fg_budget__account(t->budget, FG_BUDGET_PROCESSES, &t->charged, 0);
 	free(t);
 	return NULL;
+}
+
+void fg_proctab__set_budget(struct fg_proctab *t, struct fg_budget *budget)
+{
+	fg_budget__account(t->budget, FG_BUDGET_PROCESSES, &t->charged, 0);
+	t->budget = budget;
+	account(t);
+	fg_jit__set_budget(t->jit, budget);
 }
 
 struct fg_jit *fg_proctab__jit(struct fg_proctab *t)
@@ -174,7 +212,11 @@ static struct fg_process *new_generation(struct fg_proctab *t, pid_t pid, uint64
 	struct fg_process *newest = fg_u32map_get(&t->by_pid, (uint32_t)pid), *p, *after = NULL;
 	struct fg_process *before = newest;
 
-	if (t->stats.generations >= MAX_GENERATIONS) {
+	/* The budget's share for the table is a cap like the count's, counted alike. */
+	if (t->stats.generations >= MAX_GENERATIONS ||
+	    !fg_budget__fits(t->budget, FG_BUDGET_PROCESSES, sizeof(*p))) {
+		if (t->stats.generations < MAX_GENERATIONS)
+			fg_budget__refused(t->budget, FG_BUDGET_PROCESSES);
 		t->stats.dropped_processes++;
 		return NULL;
 	}
@@ -209,6 +251,8 @@ static struct fg_process *new_generation(struct fg_proctab *t, pid_t pid, uint64
 	if (!after)
 		t->stats.processes++;
 	t->stats.generations++;
+	t->bytes += sizeof(*p);
+	account(t);
 	return p;
 }
 
@@ -302,6 +346,8 @@ static struct thread *set_thread(struct fg_proctab *t, pid_t tid, pid_t pid, con
 			return NULL;
 		}
 		t->stats.threads++;
+		t->bytes += sizeof(*th);
+		account(t);
 	}
 	th->tid = tid;
 	th->pid = pid;
@@ -337,12 +383,14 @@ static void add_map(struct fg_proctab *t, struct fg_process *p, uint64_t start, 
 		    uint64_t pgoff, const char *path, const struct fg_dso_key *key, struct fg_root *root)
 {
 	struct fg_dso *dso = map_dso(t, p, start, end, path, key, root);
-	size_t before = p->n_maps;
+	size_t before = p->n_maps, cap = p->cap_maps;
 
 	/* A NULL dso (cache full) still records the range: its frames say [unknown]. */
 	if (fg_process_add_map(p, start, end, pgoff, dso) < 0)
 		t->stats.dropped_maps++;
 	t->stats.maps += p->n_maps - before;
+	t->bytes += (p->cap_maps - cap) * sizeof(*p->maps);
+	account(t);
 }
 
 /* ---- /proc ---- */
@@ -399,6 +447,9 @@ static void read_context(struct fg_proctab *t, struct fg_process *p, const struc
 		p->root = fg_roots__unknown(t->roots);
 	if (read_cgroup(p->pid, &p->cgroup) < 0 && like && like->cgroup)
 		p->cgroup = strdup(like->cgroup);
+	if (p->cgroup)
+		t->bytes += strlen(p->cgroup) + 1;
+	account(t);
 }
 
 /* /proc/PID/stat's comm and start time (clock ticks after boot); either may be NULL. */
@@ -589,6 +640,8 @@ static void handle_fork(struct fg_proctab *t, const struct fg_task *task)
 		memcpy(child->comm, parent->comm, sizeof(child->comm));
 		if (copy_maps(child, parent) == 0)
 			t->stats.maps += child->n_maps;
+		t->bytes += child->cap_maps * sizeof(*child->maps);
+		account(t);
 	}
 	set_thread(t, (pid_t)task->tid, (pid_t)task->pid, comm, task->time);
 }
@@ -850,10 +903,12 @@ void fg_proctab__reap(struct fg_proctab *t, uint64_t now, uint64_t grace_ns)
 		if (th && th->dead_since && th->dead_since < horizon) {
 			free(fg_u32map_del(&t->by_tid, (uint32_t)th->tid));
 			t->stats.threads--;
+			t->bytes -= MIN(t->bytes, sizeof(*th));
 		}
 	}
 	/* Dsos keep the roots they need: only roots no one uses close here. */
 	fg_roots__prune(t->roots);
+	account(t);
 }
 
 void fg_proctab__stats(const struct fg_proctab *t, struct fg_proctab_stats *ret)
@@ -862,6 +917,7 @@ void fg_proctab__stats(const struct fg_proctab *t, struct fg_proctab_stats *ret)
 
 	fg_roots__stats(t->roots, &rs);
 	*ret = t->stats;
+	ret->bytes = table_bytes(t);
 	ret->roots = rs.roots;
 	ret->roots_dropped = rs.roots_dropped;
 	ret->roots_unknown = rs.roots_unknown;

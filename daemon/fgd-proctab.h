@@ -71,6 +71,7 @@ struct fg_proctab_stats {
 	uint64_t roots;            /* foreign roots (containers, chroots) held */
 	uint64_t roots_dropped;    /* refused at their cap: those processes resolve nothing by path */
 	uint64_t roots_unknown;    /* processes gone before their root could be read */
+	uint64_t bytes;            /* the table's heap: generations, maps, cgroups, threads, indexes */
 };
 
 struct fg_proctab;
@@ -79,6 +80,15 @@ struct fg_jit;
 /* sym is borrowed and must outlive the table. Caller frees *ret with fg_proctab__free(). */
 int fg_proctab__new(struct fg_symbolizer *sym, struct fg_proctab **ret);
 struct fg_proctab *fg_proctab__free(struct fg_proctab *t);
+
+struct fg_budget;
+/*
+ * Charges the table (and its JIT maps, fgd-jit.h) to budget (common/budget.h;
+ * borrowed until the table is freed, or set to NULL before). A process the
+ * budget has no room for is dropped like one past the cap of generations,
+ * and counted alike (dropped_processes).
+ */
+void fg_proctab__set_budget(struct fg_proctab *t, struct fg_budget *budget);
 
 /* The JIT maps of the table's processes (fgd-jit.h). Borrowed until the table is freed. */
 struct fg_jit *fg_proctab__jit(struct fg_proctab *t);

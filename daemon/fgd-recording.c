@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "budget.h"
 #include "fgd-clock.h"
 #include "fgd-recording.h"
 #include "folded.h"
@@ -65,12 +66,15 @@ struct fg_recording {
 	struct json_object *resolver_meta; /* owned: the resolver's part of the metadata, at finish */
 
 	struct fg_result *result; /* owned: the output, once finished */
+	struct fg_budget *budget; /* borrowed (deps): NULL for none */
+	uint64_t tables_charged;  /* what the budget's recordings part holds of ours */
 };
 
 struct fg_recording *fg_recording__free(struct fg_recording *r)
 {
 	if (!r)
 		return NULL;
+	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged, 0);
 	fg_evset__free(r->events);
 	fg_resolver__free(r->res);
 	fg_result__free(r->result);
@@ -186,6 +190,7 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 	r->opts.hostname = NULL;
 	snprintf(r->hostname, sizeof(r->hostname), "%s", opts->hostname ? opts->hostname : "");
 	r->procs = deps->procs;
+	r->budget = deps->budget;
 	r->n_roots = (uint32_t)ro.root_slots;
 	r->model = fg_folded__new();
 	if (!r->model)
@@ -244,6 +249,9 @@ void fg_recording__feed(struct fg_recording *r, const struct fg_record *rec)
 
 void fg_recording__drain(struct fg_recording *r)
 {
+	uint64_t bytes;
+	bool full;
+
 	if (r->state == FINISHED)
 		return;
 	/* First what waited: a binary it needed may have been read since. */
@@ -251,11 +259,19 @@ void fg_recording__drain(struct fg_recording *r)
 	if (r->events)
 		fg_evset__drain(r->events, on_record, r);
 	/*
-	 * Checked once a round, not per sample: past the budget the tables stop
-	 * growing. Known stacks keep counting; new ones are dropped, and counted.
+	 * Checked once a round, not per sample: past the client's limit, or
+	 * with no room left in the daemon's budget (its recordings part, or
+	 * the total), the tables stop growing. Known stacks keep counting; new
+	 * ones are dropped, and counted.
 	 */
-	if (!r->memory_limited &&
-	    fg_folded__bytes(r->model) + fg_resolver__bytes(r->res) > r->opts.max_bytes) {
+	bytes = fg_folded__bytes(r->model) + fg_resolver__bytes(r->res);
+	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged, bytes);
+	if (r->memory_limited)
+		return;
+	full = r->budget && fg_budget__room(r->budget, FG_BUDGET_RECORDINGS) == 0;
+	if (full)
+		fg_budget__refused(r->budget, FG_BUDGET_RECORDINGS);
+	if (full || bytes > r->opts.max_bytes) {
 		r->memory_limited = true;
 		fg_resolver__freeze(r->res);
 		fg_folded__set_max_stacks(r->model, fg_folded__n_stacks(r->model));
@@ -389,6 +405,7 @@ int fg_recording__finish(struct fg_recording *r)
 		.info = info_lines,
 	};
 	const struct fg_resolve_stats *st;
+	int err;
 
 	fg_recording__stop(r);
 	fg_evset__totals(r->events, &r->totals);
@@ -434,7 +451,11 @@ int fg_recording__finish(struct fg_recording *r)
 		 st->dropped_full);
 	stack_quality_line(r, info[2], sizeof(info[2]));
 	/* The model goes to the result, which shows the client what its view allows. */
-	return fg_result__new(TAKE_PTR(r->model), &ro, &r->result);
+	err = fg_result__new(TAKE_PTR(r->model), &ro, &r->result);
+	/* From now on the recording holds its result: what the server streams. */
+	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged,
+			   r->result ? fg_result__bytes(r->result) : 0);
+	return err;
 }
 
 struct json_object *fg_recording__metadata(struct fg_recording *r)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "fgd-clock.h"
 #include "fgd-jit.h"
 #include "fgd-resolve.h"
@@ -61,6 +62,7 @@ struct fg_resolver {
 	struct fg_symbolizer *sym;    /* borrowed */
 	struct fg_unwinder *unwinder; /* borrowed; DWARF mode only */
 	struct fg_loader *loader;     /* borrowed; NULL: files are read at once */
+	struct fg_budget *budget;     /* borrowed; NULL: none */
 	struct fg_folded *names;      /* borrowed: where frame names are interned */
 
 	struct location *locs;   /* owned: the memo */
@@ -101,6 +103,7 @@ struct fg_resolver {
 	 */
 	uint8_t *park;              /* owned */
 	size_t park_len, park_cap;
+	uint64_t park_charged;      /* what the budget's waiting part holds of it */
 	size_t park_dead;           /* bytes of handled entries not compacted away yet */
 	size_t n_parked;
 	uint64_t waited;            /* samples that waited, ever (each counted once) */
@@ -137,6 +140,7 @@ struct fg_resolver *fg_resolver__free(struct fg_resolver *r)
 	free(r->stack);
 	free(r->chain);
 	free(r->park);
+	fg_budget__account(r->budget, FG_BUDGET_WAITING, &r->park_charged, 0);
 	free(r);
 	return NULL;
 }
@@ -158,6 +162,7 @@ int fg_resolver__new(const struct fg_resolve_opts *opts, const struct fg_resolve
 	r->sym = deps->sym;
 	r->unwinder = deps->unwinder;
 	r->loader = deps->loader;
+	r->budget = deps->budget;
 	r->jit = fg_proctab__jit(deps->procs);
 	r->names = names;
 	r->max_locs = MAX_LOCATIONS;
@@ -754,10 +759,17 @@ static void park(struct fg_resolver *r, const struct fg_record *rec, const uint6
 	struct parked *p;
 	uint8_t *at;
 
-	if (r->park_len + size > r->opts.waiting_max || FG_GROW(r->park, r->park_cap, r->park_len + size) < 0) {
+	/* A room that must grow asks the budget for what doubling it takes. */
+	if (r->park_len + size > r->opts.waiting_max ||
+	    (r->park_len + size > r->park_cap &&
+	     !fg_budget__fits(r->budget, FG_BUDGET_WAITING, MAX(r->park_cap, size))) ||
+	    FG_GROW(r->park, r->park_cap, r->park_len + size) < 0) {
+		if (r->park_len + size <= r->opts.waiting_max)
+			fg_budget__refused(r->budget, FG_BUDGET_WAITING);
 		handle_now(r, rec, unwound);
 		return;
 	}
+	fg_budget__account(r->budget, FG_BUDGET_WAITING, &r->park_charged, r->park_cap);
 	r->waited++;
 	p = (struct parked *)(r->park + r->park_len);
 	*p = (struct parked){
@@ -865,10 +877,15 @@ void fg_resolver__replay(struct fg_resolver *r, bool all)
 		r->park_dead += p->size;
 		r->n_parked--;
 	}
-	if (r->n_parked == 0)
-		r->park_len = r->park_dead = 0;
-	else if (r->park_dead > r->park_len / 2)
+	if (r->n_parked == 0) {
+		/* An empty room gives its memory back: rooms fill only while binaries are read. */
+		free(r->park);
+		r->park = NULL;
+		r->park_len = r->park_dead = r->park_cap = 0;
+		fg_budget__account(r->budget, FG_BUDGET_WAITING, &r->park_charged, 0);
+	} else if (r->park_dead > r->park_len / 2) {
 		compact(r);
+	}
 }
 
 void fg_resolver__sample(struct fg_resolver *r, const struct fg_record *rec)

@@ -50,6 +50,14 @@ struct fg_resolve_deps {
 	 * jobs complete.
 	 */
 	struct fg_loader *loader;
+	/*
+	 * The daemon's memory budget (common/budget.h; NULL for none): the
+	 * waiting room is charged to its waiting part, and a sample the part
+	 * has no room for is handled with what is known (degraded). The
+	 * resolver's owner charges its memo (fg_resolver__bytes()) with its
+	 * own tables.
+	 */
+	struct fg_budget *budget;
 };
 
 /* Whether the consumer wants proc's samples (NULL proc: a pid the table does not know). */

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "config.h"
 #include "fgd-alwayson.h"
 #include "fgd-clock.h"
@@ -103,6 +104,7 @@ struct client {
 	uint64_t finish_by;        /* CLOCK_MONOTONIC ns; finishing ends then whatever still waits */
 	uint64_t next_progress;
 	uint64_t result_bytes;
+	uint64_t budget_charged; /* what the memory budget's results part holds of this client's */
 	const char *ended; /* static: why its last recording ended, for a stop that comes after */
 };
 
@@ -134,10 +136,23 @@ static struct fg_recording *recording_free(struct client *c)
 	fg_loader__trim_memory(fgd_engine__loader(c->server->engine));
 	return NULL;
 }
+
 static void client_flush(struct client *c);
 static void process_input(struct client *c);
 static void finish_recording(struct client *c, const char *reason);
 static void complete_recording(struct client *c, const char *reason);
+
+/* What a client's result holds (the snapshot, its output buffers), charged to the budget's results part. */
+static uint64_t client_result_bytes(const struct client *c)
+{
+	return (c->snap ? fgd_snapshot__bytes(c->snap) : 0) + c->out_cap + c->chunk_cap;
+}
+
+static void account_result(struct client *c)
+{
+	fg_budget__account(fgd_engine__budget(c->server->engine), FG_BUDGET_RESULTS,
+			   &c->budget_charged, client_result_bytes(c));
+}
 
 /* ---- output ---- */
 
@@ -321,6 +336,7 @@ static void client_flush(struct client *c)
 		client_free(c);
 		return;
 	}
+	account_result(c);
 	update_events(c);
 }
 
@@ -518,15 +534,26 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 	struct fg_view view = client_view(c);
 	struct fgd_alwayson_data ao;
 	char why[512] = "";
+	/* What the daemon's budget has room for now (its results part, and the total), if less. */
+	uint64_t room = fg_budget__room(fgd_engine__budget(c->server->engine), FG_BUDGET_RESULTS);
+	uint64_t limit = MIN(result_budget(c), room);
 	int r;
 
 	if (!always_on_available(c))
 		return;
 	fgd_alwayson__data(fgd_engine__alwayson(c->server->engine), &ao);
-	r = fgd_query__snapshot(&ao, q, &view, result_budget(c) - OUTPUT_MAX_BYTES, &c->snap, &meta,
-				why, sizeof(why));
+	limit = limit > OUTPUT_MAX_BYTES ? limit - OUTPUT_MAX_BYTES : 0;
+	r = fgd_query__snapshot(&ao, q, &view, limit, &c->snap, &meta, why, sizeof(why));
 	/* Building took more than the result keeps (history read, the model of a page): give it back. */
 	fg_loader__trim_memory(fgd_engine__loader(c->server->engine));
+	if (r == -ENOBUFS && limit + OUTPUT_MAX_BYTES < result_budget(c)) {
+		c->server->results_refused++;
+		fg_budget__refused(fgd_engine__budget(c->server->engine), FG_BUDGET_RESULTS);
+		send_error(c, ENOBUFS, "the snapshot does not fit in the %llu MiB fgd's memory budget "
+				       "(MemoryMax=, fgd.conf(5)) has room for now: %s",
+			   (unsigned long long)((limit + OUTPUT_MAX_BYTES) >> 20), why);
+		return;
+	}
 	if (r == -ENOBUFS) {
 		c->server->results_refused++;
 		send_error(c, ENOBUFS, "the snapshot does not fit in the %llu MiB a %s client's result "
@@ -891,6 +918,7 @@ static bool client_release(struct client *c)
 	free(c->chunk);
 	c->out = c->chunk = NULL;
 	c->out_len = c->out_cap = c->chunk_cap = 0;
+	account_result(c); /* all given back */
 	return held;
 }
 
@@ -1259,7 +1287,7 @@ int fgd_server__status(const struct fgd_server *s, struct fg_status *st)
 
 	/* What results being streamed hold now: their profiles, layouts and output buffers. */
 	for (const struct client *c = s->clients; c; c = c->next) {
-		result_bytes += (c->snap ? fgd_snapshot__bytes(c->snap) : 0) + c->out_cap + c->chunk_cap;
+		result_bytes += client_result_bytes(c);
 		n += c->rec && c->state == FG_SESSION_RECORDING;
 	}
 	active = calloc(MAX(n, (size_t)1), sizeof(*active));

@@ -9,6 +9,49 @@
 #include "fgd-status.h"
 #include "macro.h"
 
+static struct fg_status_memory_part memory_part(const struct fg_budget_stats *b, enum fg_budget_part p)
+{
+	const struct fg_budget_part_stats *s = &b->parts[p];
+
+	return (struct fg_status_memory_part){
+		.bytes = s->bytes,
+		.peak = s->peak,
+		.share = s->share,
+		.evicted = s->evicted,
+		.evicted_bytes = s->evicted_bytes,
+		.refused = s->refused,
+	};
+}
+
+static struct fg_status_memory memory(const struct fgd_engine_stats *es)
+{
+	const struct fg_budget_stats *b = &es->memory;
+
+	return (struct fg_status_memory){
+		.budget = b->total,
+		.base = b->base,
+		.charged = b->charged,
+		.charged_peak = b->peak,
+		.rss = b->rss,
+		.rss_peak = b->rss_peak,
+		.pressure = es->memory_pressure,
+		.relieved = b->relieved,
+		.unrelieved = b->unrelieved,
+		.parts = {
+			.window = memory_part(b, FG_BUDGET_WINDOW),
+			.recordings = memory_part(b, FG_BUDGET_RECORDINGS),
+			.waiting = memory_part(b, FG_BUDGET_WAITING),
+			.results = memory_part(b, FG_BUDGET_RESULTS),
+			.processes = memory_part(b, FG_BUDGET_PROCESSES),
+			.jit = memory_part(b, FG_BUDGET_JIT),
+			.dwarf = memory_part(b, FG_BUDGET_DWARF),
+			.cfi = memory_part(b, FG_BUDGET_CFI),
+			.symbols = memory_part(b, FG_BUDGET_SYMBOLS),
+			.names = memory_part(b, FG_BUDGET_NAMES),
+		},
+	};
+}
+
 static struct fg_status_stack_quality stack_quality(const struct fg_stack_quality *q)
 {
 	return (struct fg_status_stack_quality){
@@ -59,6 +102,7 @@ int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e, const s
 			.roots = es.processes.roots,
 			.roots_dropped = es.processes.roots_dropped,
 			.roots_unknown = es.processes.roots_unknown,
+			.bytes = es.processes.bytes,
 		},
 		.symbols = {
 			.binaries = es.symbols.dsos,
@@ -70,6 +114,13 @@ int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e, const s
 			.binaries_dwarf = es.symbols.dsos_dwarf,
 			.dwarf_dropped = es.symbols.dwarf_dropped,
 			.dwarf_bytes = es.symbols.dwarf_bytes,
+			.dwarf_mapped = es.symbols.dwarf_mapped,
+			.dwarf_evicted = es.symbols.dwarf_evicted,
+			.dwarf_reread = es.symbols.dwarf_reread,
+			.inline_skipped = es.symbols.inline_skipped,
+			.symbols_bytes = es.symbols.symbols_bytes,
+			.symbols_evicted = es.symbols.symbols_evicted,
+			.symbols_refused = es.symbols.symbols_refused,
 			.resolved = es.symbols.resolved,
 			.resolved_bytes = es.symbols.resolved_bytes,
 			.resolved_jobs = es.symbols.resolved_jobs,
@@ -89,6 +140,7 @@ int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e, const s
 			.row_misses = es.unwinding.row_misses,
 			.rows_uncached = es.unwinding.rows_uncached,
 			.bytes = es.unwinding.bytes,
+			.mapped = es.unwinding.mapped,
 		},
 		.stack_quality = {
 			.fp = stack_quality(&es.stack_quality[FG_CALL_GRAPH_FP]),
@@ -122,6 +174,8 @@ int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e, const s
 			.longest_job_ms = es.loader.longest_ns / 1000000,
 			.longest_wait_ms = es.loader.longest_wait_ns / 1000000,
 		},
+		.has_memory = true,
+		.memory = memory(&es),
 	};
 
 	st.cpus = calloc(MAX(es.n_cpu_totals, (size_t)1), sizeof(*st.cpus));

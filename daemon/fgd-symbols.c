@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "budget.h"
 #include "fgd-clock.h"
 #include "fgd-debuginfo.h"
 #include "fgd-demangle.h"
@@ -31,10 +32,16 @@
 #define DSO_RETRY_NS (5ULL * 1000000000ULL)
 /* Kernel reloads forced by unresolved addresses are at most this frequent. */
 #define KALLSYMS_MIN_INTERVAL_NS (10ULL * 1000000000ULL)
-/* DWARF is held in memory (see fgd-dwarf.h); past this total, binaries get no inline frames. */
+/*
+ * DWARF on the heap (see fgd-dwarf.h), without a budget: past this total,
+ * binaries get no inline frames. With one, its share of the budget.
+ */
 #define MAX_DWARF_BYTES (UINT64_C(2) << 30)
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
-/* Addresses named on the loader's thread, kept: past this, the table starts again. */
+/*
+ * Addresses named on the loader's thread, kept: past this (or the budget's
+ * share for them, if smaller), the table starts again.
+ */
 #define RESOLVED_MAX_BYTES (32ULL << 20)
 /*
  * Addresses being named on the loader's thread at once: each job carries
@@ -42,6 +49,8 @@
  * queue them faster than they are named. Past it, samples wait.
  */
 #define MAX_NAME_JOBS 1024
+/* The pages of mapped DWARF that name jobs read are given back at most this often. */
+#define DROP_INTERVAL_NS (1000ULL * 1000000ULL)
 /* Program headers and note segments read for a build-id; real ones are far smaller. */
 #define MAX_PHDRS 256
 #define MAX_NOTE_BYTES (64U << 10)
@@ -63,6 +72,14 @@ struct fg_dso {
 	bool failed_once;             /* counted in dsos_failed */
 	struct fg_elf_syms *syms;     /* owned once loaded */
 	struct fg_dwarf *dwarf;       /* owned once loaded; NULL: no DWARF */
+	bool dwarf_touched;           /* in the owner's touched list */
+	/* The memory budget (common/budget.h). */
+	uint64_t syms_charged, dwarf_charged; /* what syms and dwarf are charged */
+	uint64_t last_used_ns;        /* CLOCK_MONOTONIC of the last lookup: eviction goes by it */
+	bool dwarf_evicted;           /* its DWARF was given up: no inline frames until read again */
+	uint64_t dwarf_evicted_bytes; /* what it held: the room a new read needs */
+	bool rereading;               /* a load is reading its DWARF again (state stays LOADED) */
+	uint64_t refused_bytes;       /* a symbol table this large found no room (error -ENOBUFS) */
 };
 
 struct fg_symbolizer {
@@ -74,7 +91,12 @@ struct fg_symbolizer {
 	size_t live;
 
 	char *debug_dir; /* owned */
-	uint64_t dwarf_bytes; /* held by the dsos' DWARF */
+	struct fg_elf_trust trust; /* which files may be mapped */
+	struct fg_budget *budget; /* borrowed; NULL: none */
+	uint64_t dwarf_bytes;     /* the dsos' DWARF, as charged */
+	uint64_t dwarf_mapped;    /* their debug sections read in place */
+	uint64_t syms_bytes;      /* the dsos' symbol tables and kallsyms, as charged */
+	uint64_t names_charged, kallsyms_charged;
 	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
 	uint64_t next_dso_serial;
 
@@ -83,7 +105,15 @@ struct fg_symbolizer {
 	size_t n_resolved, cap_resolved;
 	struct fg_idxmap resolved_index;
 	struct fg_strpool *resolved_names; /* owned; NULL until the first */
+	uint64_t resolved_since;           /* CLOCK_MONOTONIC ns of the table's last start */
 	size_t name_jobs;                  /* submitted, not done yet */
+	/*
+	 * Binaries whose mapped DWARF name jobs read since their pages were
+	 * last given back (fg_dwarf__drop_pages()): owned references.
+	 */
+	struct fg_dso **touched;
+	size_t n_touched, cap_touched;
+	uint64_t dropped_at;               /* CLOCK_MONOTONIC ns of the last drop_touched() */
 
 	struct fg_kallsyms *kallsyms; /* owned */
 	uint64_t modules_hash;
@@ -93,6 +123,12 @@ struct fg_symbolizer {
 
 	struct fg_symbolizer_stats stats;
 };
+
+/*
+ * The system's own directories, whose filesystems the administrator
+ * mounted: root-owned files there may be mapped (fgd-elf.h).
+ */
+static const char *const trusted_dirs[] = { "/", "/usr", "/opt", DEFAULT_DEBUG_DIR };
 
 int fg_symbolizer__new(struct fg_symbolizer **ret)
 {
@@ -105,8 +141,31 @@ int fg_symbolizer__new(struct fg_symbolizer **ret)
 		free(s);
 		return -ENOMEM;
 	}
+	/* Missing ones (no /opt) add nothing. */
+	for (size_t i = 0; i < ELEMENTSOF(trusted_dirs); i++)
+		(void)fg_elf_trust_add(&s->trust, trusted_dirs[i]);
 	*ret = s;
 	return 0;
+}
+
+void fg_symbolizer__set_trust(struct fg_symbolizer *s, const struct fg_elf_trust *t)
+{
+	s->trust = *t;
+}
+
+static uint64_t evict_dwarf(void *ctx, uint64_t want, uint64_t now, uint64_t idle);
+static uint64_t evict_syms(void *ctx, uint64_t want, uint64_t now, uint64_t idle);
+static uint64_t evict_names(void *ctx, uint64_t want, uint64_t now, uint64_t idle);
+
+void fg_symbolizer__set_budget(struct fg_symbolizer *s, struct fg_budget *budget)
+{
+	fg_budget__set_evictor(s->budget, FG_BUDGET_DWARF, NULL, NULL);
+	fg_budget__set_evictor(s->budget, FG_BUDGET_SYMBOLS, NULL, NULL);
+	fg_budget__set_evictor(s->budget, FG_BUDGET_NAMES, NULL, NULL);
+	s->budget = budget;
+	fg_budget__set_evictor(budget, FG_BUDGET_DWARF, evict_dwarf, s);
+	fg_budget__set_evictor(budget, FG_BUDGET_SYMBOLS, evict_syms, s);
+	fg_budget__set_evictor(budget, FG_BUDGET_NAMES, evict_names, s);
 }
 
 void fg_symbolizer__set_loader(struct fg_symbolizer *s, struct fg_loader *loader)
@@ -141,14 +200,45 @@ static void dispose_kallsyms(void *p)
 	fg_kallsyms__free(p);
 }
 
+/* Brings the budget and the totals up to date with what d's DWARF holds now (0 without). */
+static void account_dwarf(struct fg_symbolizer *s, struct fg_dso *d)
+{
+	uint64_t before = d->dwarf_charged;
+
+	fg_budget__account(s->budget, FG_BUDGET_DWARF, &d->dwarf_charged,
+			   d->dwarf ? fg_dwarf__bytes(d->dwarf) : 0);
+	s->dwarf_bytes = s->dwarf_bytes - before + d->dwarf_charged;
+}
+
+static void account_syms(struct fg_symbolizer *s, struct fg_dso *d)
+{
+	uint64_t before = d->syms_charged;
+
+	fg_budget__account(s->budget, FG_BUDGET_SYMBOLS, &d->syms_charged,
+			   d->syms ? fg_elf_syms__bytes(d->syms) : 0);
+	s->syms_bytes = s->syms_bytes - before + d->syms_charged;
+}
+
+/* Gives d's DWARF back to the loader, which built it, and its bytes to the budget. */
+static void drop_dwarf(struct fg_symbolizer *s, struct fg_dso *d)
+{
+	if (!d->dwarf)
+		return;
+	s->dwarf_mapped -= MIN(s->dwarf_mapped, fg_dwarf__mapped(d->dwarf));
+	fg_loader__dispose(s->loader, dispose_dwarf, TAKE_PTR(d->dwarf));
+	account_dwarf(s, d);
+}
+
+static void drop_syms(struct fg_symbolizer *s, struct fg_dso *d)
+{
+	fg_loader__dispose(s->loader, dispose_syms, TAKE_PTR(d->syms));
+	account_syms(s, d);
+}
+
 static void dso_free(struct fg_dso *d)
 {
-	struct fg_loader *l = d->owner->loader;
-
-	if (d->dwarf)
-		d->owner->dwarf_bytes -= fg_dwarf__bytes(d->dwarf);
-	fg_loader__dispose(l, dispose_dwarf, d->dwarf);
-	fg_loader__dispose(l, dispose_syms, d->syms);
+	drop_dwarf(d->owner, d);
+	drop_syms(d->owner, d);
 	free(d->path);
 	free(d->open_path);
 	fg_root__unref(d->root);
@@ -163,6 +253,9 @@ struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s)
 	for (size_t i = 0; i < s->n_dsos; i++)
 		if (s->dsos[i])
 			dso_free(s->dsos[i]);
+	fg_budget__account(s->budget, FG_BUDGET_SYMBOLS, &s->kallsyms_charged, 0);
+	fg_budget__account(s->budget, FG_BUDGET_NAMES, &s->names_charged, 0);
+	fg_symbolizer__set_budget(s, NULL);
 	free(s->dsos);
 	free(s->free_slots);
 	fg_idxmap_done(&s->by_build_id);
@@ -172,6 +265,7 @@ struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s)
 	free(s->resolved);
 	fg_idxmap_done(&s->resolved_index);
 	fg_strpool__free(s->resolved_names);
+	free(s->touched);
 	free(s);
 	return NULL;
 }
@@ -507,7 +601,7 @@ const struct fg_dso_key *fg_dso__key(const struct fg_dso *d)
 
 int fg_dso__source(const struct fg_dso *d, const char *hint, struct fg_dso_source *ret)
 {
-	struct fg_dso_source src = { .key = d->key };
+	struct fg_dso_source src = { .key = d->key, .trust = d->owner->trust };
 
 	src.path = strdup(d->path);
 	src.open_path = d->open_path ? strdup(d->open_path) : NULL;
@@ -564,9 +658,12 @@ struct dso_load {
 	struct fg_dso *dso;        /* owned reference; only done() looks at it */
 	struct fg_dso_source src;  /* owned */
 	char *debug_dir;           /* owned copy */
-	uint64_t dwarf_room;       /* what the DWARF budget had left at submission */
+	uint64_t syms_room;        /* the budget's room at submission: a bigger table is refused */
+	uint64_t dwarf_room;       /* likewise for DWARF: then it is not read */
+	bool reread;               /* the dso is loaded, and wants its evicted DWARF back */
 	/* Results. */
 	int error;
+	uint64_t refused_bytes;    /* -ENOBUFS: the symbol table's size */
 	struct fg_elf_syms *syms;  /* owned until installed */
 	struct fg_dwarf *dwarf;    /* owned until installed */
 	bool debug_file, dwarf_dropped;
@@ -604,11 +701,8 @@ static void load_debug(struct dso_load *job, int fd)
 		return;
 	if (fstat(dfd >= 0 ? dfd : fd, &st) < 0)
 		return;
-	if ((uint64_t)st.st_size > job->dwarf_room) {
-		job->dwarf_dropped = true;
-		return;
-	}
-	r = fg_dwarf__new(dfd >= 0 ? dfd : fd, &job->dwarf);
+	r = fg_dwarf__new(dfd >= 0 ? dfd : fd, fg_elf_may_map(&src->trust, &st), job->dwarf_room,
+			  &job->dwarf);
 	job->dwarf_dropped = r == -EFBIG;
 }
 
@@ -624,7 +718,8 @@ static int load_file(struct dso_load *job)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
-	r = fg_elf_syms__load_fd(fd, &job->syms);
+	/* Mapped if no unprivileged user can truncate it (fgd-elf.h): nothing of it copied. */
+	r = fg_elf_syms__load_file(fd, fg_elf_may_map(&job->src.trust, &st), &job->syms);
 	if (r < 0)
 		return r;
 	/*
@@ -652,6 +747,7 @@ static bool transient(int err)
 	case ENOMEM:
 	case EAGAIN:
 	case EINTR:
+	case ENOBUFS: /* the budget's room: see fg_symbolizer__prepare() */
 		return true;
 	default:
 		return false;
@@ -663,11 +759,46 @@ static void load_work(struct fg_loader_job *j)
 	struct dso_load *job = (struct dso_load *)j;
 
 	job->error = job->src.key.kind == FG_DSO_VDSO ? load_vdso(&job->syms) : load_file(job);
+	/*
+	 * A symbol table the budget has no room for is not kept: the binary's
+	 * names are module+offset, as for one that cannot be read. (Read again
+	 * for its DWARF, the table is the one the dso holds already.)
+	 */
+	if (job->error >= 0 && !job->reread && fg_elf_syms__bytes(job->syms) > job->syms_room) {
+		job->refused_bytes = fg_elf_syms__bytes(job->syms);
+		job->error = -ENOBUFS;
+	}
 	/* Freed here, where it was built: done() frees nothing of the worker's. */
 	if (job->error < 0) {
 		job->syms = fg_elf_syms__free(job->syms);
 		job->dwarf = fg_dwarf__free(job->dwarf);
 	}
+}
+
+/* Installs a loaded DWARF in d, with its bytes. */
+static void set_dwarf(struct fg_symbolizer *s, struct fg_dso *d, struct fg_dwarf *dwarf)
+{
+	d->dwarf = dwarf;
+	s->dwarf_mapped += fg_dwarf__mapped(dwarf);
+	account_dwarf(s, d);
+}
+
+/* A read of an evicted DWARF is over: what it found replaces what d had. */
+static void reread_done(struct fg_symbolizer *s, struct fg_dso *d, struct dso_load *job, bool cancelled)
+{
+	d->rereading = false;
+	if (cancelled || job->error < 0 || !job->dwarf) {
+		/* Tried: not again before the retry time, whatever came of it. */
+		d->failed_at = fgd_now();
+		return;
+	}
+	/* The same file's table: swapped, so that the names come from what the DWARF describes. */
+	drop_syms(s, d);
+	d->syms = TAKE_PTR(job->syms);
+	account_syms(s, d);
+	set_dwarf(s, d, TAKE_PTR(job->dwarf));
+	d->dwarf_evicted = false;
+	s->stats.dwarf_reread++;
 }
 
 static void load_done(struct fg_loader_job *j, bool cancelled)
@@ -676,7 +807,9 @@ static void load_done(struct fg_loader_job *j, bool cancelled)
 	struct fg_dso *d = job->dso;
 	struct fg_symbolizer *s = d->owner;
 
-	if (cancelled) {
+	if (job->reread) {
+		reread_done(s, d, job, cancelled);
+	} else if (cancelled) {
 		d->state = FG_DSO_UNLOADED;
 	} else if (job->error < 0) {
 		/* Count each binary once, however often it is retried. */
@@ -686,23 +819,31 @@ static void load_done(struct fg_loader_job *j, bool cancelled)
 		d->state = FG_DSO_FAILED;
 		d->error = job->error;
 		d->failed_at = fgd_now();
+		d->refused_bytes = job->refused_bytes;
+		s->stats.symbols_refused += job->error == -ENOBUFS;
+		if (job->error == -ENOBUFS)
+			fg_budget__refused(s->budget, FG_BUDGET_SYMBOLS);
 	} else {
 		d->syms = TAKE_PTR(job->syms);
+		account_syms(s, d);
 		if (job->debug_file)
 			s->stats.dsos_debug_file++;
 		if (fg_elf_syms__source(d->syms) == FG_ELF_MINIDEBUGINFO)
 			s->stats.dsos_minidebuginfo++;
-		/* Other loads may have used the room this one saw. */
-		if (job->dwarf && s->dwarf_bytes + fg_dwarf__bytes(job->dwarf) > MAX_DWARF_BYTES) {
+		/* Without a budget, other loads may have used the room this one saw. */
+		if (job->dwarf && !s->budget &&
+		    s->dwarf_bytes + fg_dwarf__bytes(job->dwarf) > MAX_DWARF_BYTES) {
 			fg_loader__dispose(s->loader, dispose_dwarf, TAKE_PTR(job->dwarf));
 			job->dwarf_dropped = true;
 		}
 		if (job->dwarf) {
-			d->dwarf = TAKE_PTR(job->dwarf);
-			s->dwarf_bytes += fg_dwarf__bytes(d->dwarf);
+			set_dwarf(s, d, TAKE_PTR(job->dwarf));
 			s->stats.dsos_dwarf++;
 		}
+		d->dwarf_evicted = false;
 		s->stats.dwarf_dropped += job->dwarf_dropped;
+		if (job->dwarf_dropped)
+			fg_budget__refused(s->budget, FG_BUDGET_DWARF);
 		d->state = FG_DSO_LOADED;
 		d->error = 0;
 		s->stats.dsos_loaded++;
@@ -714,17 +855,19 @@ static void load_done(struct fg_loader_job *j, bool cancelled)
 	fg_dso__unref(d);
 }
 
-int fg_symbolizer__prepare(struct fg_symbolizer *s, struct fg_dso *d, const char *hint)
+/* What the budget has room for, for one binary's DWARF. */
+static uint64_t dwarf_room(const struct fg_symbolizer *s)
 {
-	struct dso_load *job;
+	if (s->budget)
+		return fg_budget__room(s->budget, FG_BUDGET_DWARF);
+	return MAX_DWARF_BYTES - MIN(s->dwarf_bytes, MAX_DWARF_BYTES);
+}
 
-	if (!d || d->key.kind == FG_DSO_ANON || d->state == FG_DSO_LOADED)
-		return 0;
-	if (d->state == FG_DSO_LOADING)
-		return -EINPROGRESS;
-	if (d->state == FG_DSO_FAILED && (!transient(d->error) || fgd_now() - d->failed_at < DSO_RETRY_NS))
-		return 0;
-	job = calloc(1, sizeof(*job));
+/* Starts a load of d (reread: d is loaded, and its evicted DWARF is wanted back). */
+static int start_load(struct fg_symbolizer *s, struct fg_dso *d, const char *hint, bool reread)
+{
+	struct dso_load *job = calloc(1, sizeof(*job));
+
 	if (!job)
 		return -ENOMEM;
 	job->debug_dir = strdup(s->debug_dir);
@@ -733,10 +876,39 @@ int fg_symbolizer__prepare(struct fg_symbolizer *s, struct fg_dso *d, const char
 		free(job);
 		return -ENOMEM;
 	}
-	job->dwarf_room = MAX_DWARF_BYTES - MIN(s->dwarf_bytes, MAX_DWARF_BYTES);
+	job->syms_room = fg_budget__room(s->budget, FG_BUDGET_SYMBOLS);
+	job->dwarf_room = dwarf_room(s);
+	job->reread = reread;
 	job->dso = fg_dso__ref(d);
-	d->state = FG_DSO_LOADING;
+	if (reread)
+		d->rereading = true;
+	else
+		d->state = FG_DSO_LOADING;
 	fg_loader__submit(s->loader, &job->job, load_work, load_done);
+	return 0;
+}
+
+int fg_symbolizer__prepare(struct fg_symbolizer *s, struct fg_dso *d, const char *hint)
+{
+	int r;
+
+	if (!d || d->key.kind == FG_DSO_ANON)
+		return 0;
+	/* The clock of eviction: lookups, which only names never seen before make. */
+	d->last_used_ns = fgd_now();
+	if (d->state == FG_DSO_LOADED)
+		return 0;
+	if (d->state == FG_DSO_LOADING)
+		return -EINPROGRESS;
+	if (d->state == FG_DSO_FAILED && (!transient(d->error) || fgd_now() - d->failed_at < DSO_RETRY_NS))
+		return 0;
+	/* A table refused for its size is tried again only once there is room for it. */
+	if (d->state == FG_DSO_FAILED && d->error == -ENOBUFS &&
+	    fg_budget__room(s->budget, FG_BUDGET_SYMBOLS) < d->refused_bytes)
+		return 0;
+	r = start_load(s, d, hint, false);
+	if (r < 0)
+		return r;
 	return d->state == FG_DSO_LOADING ? -EINPROGRESS : 0;
 }
 
@@ -792,11 +964,14 @@ static const char *frame_name(struct fg_sym_frames *ret, const char *name, unsig
 }
 
 /*
- * The frames of offset in d, which is loaded or failed: reads only what a
- * load left immutable (the symbols, the basename) and d's DWARF, so it can
- * run on the loader's thread while the loop goes on.
+ * The frames of offset in d, whose symbols are syms and DWARF dwarf (each
+ * may be NULL): reads only those and what never changes in d (its
+ * basename), so it can run on the loader's thread while the loop goes on,
+ * with the objects a name job took when it was submitted (an eviction
+ * meanwhile disposes of them on the loader's thread, after the job).
  */
-static void frames_of(struct fg_dso *d, uint64_t offset, unsigned flags, struct fg_sym_frames *ret)
+static void frames_of(const struct fg_dso *d, const struct fg_elf_syms *syms, struct fg_dwarf *dwarf,
+		      uint64_t offset, unsigned flags, struct fg_sym_frames *ret)
 {
 	const char *inlined[FG_SYM_MAX_FRAMES - 1];
 	struct fg_dwarf_names dn;
@@ -807,8 +982,8 @@ static void frames_of(struct fg_dso *d, uint64_t offset, unsigned flags, struct 
 	ret->n = 1;
 	ret->used = 0;
 	ret->inlined = 0;
-	if (d->syms && fg_elf_syms__offset_to_vaddr(d->syms, offset, &vaddr) >= 0)
-		idx = fg_elf_syms__lookup(d->syms, vaddr);
+	if (syms && fg_elf_syms__offset_to_vaddr(syms, offset, &vaddr) >= 0)
+		idx = fg_elf_syms__lookup(syms, vaddr);
 	if (idx < 0) {
 		/* The address addr2line would want, or the file offset when the ELF is unreadable. */
 		snprintf(ret->buf, sizeof(ret->buf), "%s+0x%" PRIx64, d->basename, vaddr);
@@ -818,8 +993,8 @@ static void frames_of(struct fg_dso *d, uint64_t offset, unsigned flags, struct 
 		return;
 	}
 	ret->result = FG_SYM_NAMED;
-	ret->names[0] = frame_name(ret, fg_elf_syms__name(d->syms, (size_t)idx), flags);
-	if (!(flags & FG_SYM_INLINE) || !d->dwarf)
+	ret->names[0] = frame_name(ret, fg_elf_syms__name(syms, (size_t)idx), flags);
+	if (!(flags & FG_SYM_INLINE) || !dwarf)
 		return;
 	/* The symbol table names the real function; DWARF adds what was inlined into it. */
 	dn = (struct fg_dwarf_names){
@@ -829,11 +1004,20 @@ static void frames_of(struct fg_dso *d, uint64_t offset, unsigned flags, struct 
 		.size = sizeof(ret->buf),
 		.used = ret->used,
 	};
-	k = fg_dwarf__inlines(d->dwarf, vaddr, &dn);
+	k = fg_dwarf__inlines(dwarf, vaddr, &dn);
 	ret->used = dn.used;
 	for (size_t i = 0; i < k; i++)
 		ret->names[ret->n++] = frame_name(ret, inlined[i], flags);
 	ret->inlined = k;
+}
+
+/* On the loop: the frames of d as it is now. */
+static void frames_now(struct fg_dso *d, uint64_t offset, unsigned flags, struct fg_sym_frames *ret)
+{
+	if (d->state == FG_DSO_LOADED)
+		frames_of(d, d->syms, d->dwarf, offset, flags, ret);
+	else
+		frames_of(d, NULL, NULL, offset, 0, ret);
 }
 
 static void unknown_frame(struct fg_sym_frames *ret)
@@ -850,7 +1034,108 @@ void fg_symbolizer__frames_user(struct fg_symbolizer *s, struct fg_dso *d, uint6
 	}
 	/* With a loader, a caller that did not wait for the load gets module+offset. */
 	(void)fg_symbolizer__prepare(s, d, open_hint);
-	frames_of(d, offset, d->state == FG_DSO_LOADED ? flags : 0, ret);
+	frames_now(d, offset, flags, ret);
+}
+
+/* ---- giving memory back to the budget ---- */
+
+static int by_last_use(const void *a, const void *b)
+{
+	const struct fg_dso *x = *(const struct fg_dso *const *)a, *y = *(const struct fg_dso *const *)b;
+
+	return x->last_used_ns < y->last_used_ns ? -1 : x->last_used_ns > y->last_used_ns;
+}
+
+/*
+ * The loaded binaries unused since before now - idle whose DWARF (dwarf
+ * set) or symbol table may go, least recently used first, into *ret
+ * (caller frees). A binary whose DWARF is being read again is busy.
+ */
+static size_t candidates(struct fg_symbolizer *s, uint64_t now, uint64_t idle, bool dwarf,
+			 struct fg_dso ***ret)
+{
+	struct fg_dso **c = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < s->n_dsos; i++) {
+		struct fg_dso *d = s->dsos[i];
+
+		if (!d || d->state != FG_DSO_LOADED || d->rereading || d->last_used_ns + idle > now ||
+		    !(dwarf ? (void *)d->dwarf : (void *)d->syms))
+			continue;
+		if (FG_GROW(c, cap, n + 1) < 0)
+			break;
+		c[n++] = d;
+	}
+	qsort(c, n, sizeof(*c), by_last_use);
+	*ret = c;
+	return n;
+}
+
+/*
+ * Pressure: the coldest binaries' DWARF goes. Their names come from the
+ * symbol table alone until the DWARF is read again (fg_symbolizer__frames()).
+ */
+static uint64_t evict_dwarf(void *ctx, uint64_t want, uint64_t now, uint64_t idle)
+{
+	struct fg_symbolizer *s = ctx;
+	_cleanup_free_ struct fg_dso **c = NULL;
+	size_t n = candidates(s, now, idle, true, &c), i;
+	uint64_t freed = 0;
+
+	for (i = 0; i < n && freed < want; i++) {
+		struct fg_dso *d = c[i];
+
+		freed += d->dwarf_charged;
+		d->dwarf_evicted_bytes = d->dwarf_charged;
+		drop_dwarf(s, d);
+		d->dwarf_evicted = true;
+		s->stats.dwarf_evicted++;
+	}
+	return i;
+}
+
+/*
+ * Then the coldest binaries' symbol tables, with what DWARF they have left:
+ * the binary is as if never read, and is read again, whole, by the next
+ * lookup that needs it (its samples wait, as for a first read).
+ */
+static uint64_t evict_syms(void *ctx, uint64_t want, uint64_t now, uint64_t idle)
+{
+	struct fg_symbolizer *s = ctx;
+	_cleanup_free_ struct fg_dso **c = NULL;
+	size_t n = candidates(s, now, idle, false, &c), i;
+	uint64_t freed = 0;
+
+	for (i = 0; i < n && freed < want; i++) {
+		struct fg_dso *d = c[i];
+
+		freed += d->syms_charged + d->dwarf_charged;
+		drop_dwarf(s, d);
+		drop_syms(s, d);
+		d->dwarf_evicted = false;
+		d->state = FG_DSO_UNLOADED;
+		s->stats.symbols_evicted++;
+	}
+	return i;
+}
+
+static void resolved_reset(struct fg_symbolizer *s);
+
+/*
+ * Last, the kept names: started again, unless they were less than idle ago
+ * (the table has no clock of its own uses: its age stands for it). Jobs
+ * still running put their answers in the new table.
+ */
+static uint64_t evict_names(void *ctx, uint64_t want, uint64_t now, uint64_t idle)
+{
+	struct fg_symbolizer *s = ctx;
+	size_t n = s->n_resolved;
+
+	if (n == 0 || s->resolved_since + idle > now)
+		return 0;
+	resolved_reset(s);
+	return n;
 }
 
 /* ---- names found off the loop, and kept for every recording ---- */
@@ -879,7 +1164,14 @@ struct resolved_key {
 
 struct name_job {
 	struct fg_loader_job job;
-	struct fg_dso *dso;        /* owned reference: keeps d->syms and d->dwarf alive */
+	struct fg_dso *dso;        /* owned reference */
+	/*
+	 * d's at submission, borrowed: an eviction that takes them from the dso
+	 * disposes of them on the loader's thread, which runs jobs in order, so
+	 * after this one.
+	 */
+	const struct fg_elf_syms *syms;
+	struct fg_dwarf *dwarf;
 	struct resolved_key key;
 	struct fg_sym_frames out;
 };
@@ -903,6 +1195,11 @@ static uint64_t resolved_bytes(const struct fg_symbolizer *s)
 	       (s->resolved_names ? fg_strpool__bytes(s->resolved_names) : 0);
 }
 
+static void account_names(struct fg_symbolizer *s)
+{
+	fg_budget__account(s->budget, FG_BUDGET_NAMES, &s->names_charged, resolved_bytes(s));
+}
+
 /* Empties the table. Jobs still running put their answers in the new one. */
 static void resolved_reset(struct fg_symbolizer *s)
 {
@@ -912,6 +1209,8 @@ static void resolved_reset(struct fg_symbolizer *s)
 	fg_idxmap_done(&s->resolved_index);
 	s->resolved_names = fg_strpool__free(s->resolved_names);
 	s->stats.resolved_resets++;
+	s->resolved_since = fgd_now();
+	account_names(s);
 }
 
 static struct resolved *resolved_find(struct fg_symbolizer *s, const struct resolved_key *k)
@@ -925,7 +1224,7 @@ static struct resolved *resolved_add(struct fg_symbolizer *s, const struct resol
 {
 	struct resolved *e;
 
-	if (resolved_bytes(s) > RESOLVED_MAX_BYTES)
+	if (resolved_bytes(s) > MIN(RESOLVED_MAX_BYTES, fg_budget__share(s->budget, FG_BUDGET_NAMES)))
 		resolved_reset(s);
 	if (!s->resolved_names && !(s->resolved_names = fg_strpool__new()))
 		return NULL;
@@ -934,6 +1233,7 @@ static struct resolved *resolved_add(struct fg_symbolizer *s, const struct resol
 		return NULL;
 	e = &s->resolved[s->n_resolved++];
 	*e = (struct resolved){ .dso_serial = k->dso_serial, .offset = k->offset, .flags = k->flags };
+	account_names(s);
 	return e;
 }
 
@@ -952,11 +1252,65 @@ static bool resolved_fill(struct fg_symbolizer *s, struct resolved *e, const str
 	return true;
 }
 
+/* Gives back the pages of mapped DWARF that name jobs read, on the loader's thread. */
+struct drop_job {
+	struct fg_loader_job job;
+	size_t n;
+	struct fg_dwarf *dwarf[]; /* borrowed: disposed of only after this job (the loader's order) */
+};
+
+static void drop_work(struct fg_loader_job *j)
+{
+	struct drop_job *job = (struct drop_job *)j;
+
+	for (size_t i = 0; i < job->n; i++)
+		fg_dwarf__drop_pages(job->dwarf[i]);
+}
+
+static void drop_done(struct fg_loader_job *j, bool cancelled)
+{
+	free(j);
+}
+
+/*
+ * Once the loader has named every address it was given, the pages those
+ * walks touched go back to the page cache: the RSS of mapped DWARF is what
+ * one batch of lookups reads, not what every lookup ever read.
+ */
+static void drop_touched(struct fg_symbolizer *s)
+{
+	struct drop_job *job = malloc(sizeof(*job) + s->n_touched * sizeof(job->dwarf[0]));
+
+	if (job) {
+		job->n = 0;
+		for (size_t i = 0; i < s->n_touched; i++)
+			if (s->touched[i]->dwarf)
+				job->dwarf[job->n++] = s->touched[i]->dwarf;
+		fg_loader__submit(s->loader, &job->job, drop_work, drop_done);
+	}
+	/* Their dispose jobs, if these references were the last, come after the drop job. */
+	for (size_t i = 0; i < s->n_touched; i++) {
+		s->touched[i]->dwarf_touched = false;
+		fg_dso__unref(s->touched[i]);
+	}
+	s->n_touched = 0;
+}
+
+/* Notes that a name job will read d's DWARF, if it is mapped. */
+static void touch(struct fg_symbolizer *s, struct fg_dso *d)
+{
+	if (d->dwarf_touched || !d->dwarf || fg_dwarf__mapped(d->dwarf) == 0 ||
+	    FG_GROW(s->touched, s->cap_touched, s->n_touched + 1) < 0)
+		return;
+	s->touched[s->n_touched++] = fg_dso__ref(d);
+	d->dwarf_touched = true;
+}
+
 static void name_work(struct fg_loader_job *j)
 {
 	struct name_job *job = (struct name_job *)j;
 
-	frames_of(job->dso, job->key.offset, job->key.flags, &job->out);
+	frames_of(job->dso, job->syms, job->dwarf, job->key.offset, job->key.flags, &job->out);
 }
 
 static void name_done(struct fg_loader_job *j, bool cancelled)
@@ -973,9 +1327,22 @@ static void name_done(struct fg_loader_job *j, bool cancelled)
 		e->pending = false;
 		if (cancelled || !resolved_fill(s, e, &job->out))
 			e->n = 0; /* nothing known: asked again */
+		account_names(s);
 	}
+	/* The walk may have built the DWARF's CU table: its bytes grew. */
+	if (job->dso->dwarf && job->dso->dwarf == job->dwarf)
+		account_dwarf(s, job->dso);
 	fg_dso__unref(job->dso);
 	free(job);
+	/*
+	 * Once a second at most: each drop unmaps pages the next walks fault in
+	 * again, and takes the kernel a TLB shootdown (measured: dropping after
+	 * every batch cost the loader a third more CPU).
+	 */
+	if (s->name_jobs == 0 && s->n_touched > 0 && fgd_now() - s->dropped_at >= DROP_INTERVAL_NS) {
+		drop_touched(s);
+		s->dropped_at = fgd_now();
+	}
 }
 
 /* Whether naming offset in loaded d takes DWARF or demangling: work for the loader's thread. */
@@ -1013,21 +1380,41 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 	r = fg_symbolizer__prepare(s, d, open_hint);
 	if (r == -EINPROGRESS && (flags & FG_SYM_NOWAIT)) {
 		/* Not loaded yet: the binary is known, its symbols are not. */
-		frames_of(d, offset, 0, ret);
+		frames_now(d, offset, 0, ret);
 		return 1;
 	}
 	if (r < 0)
 		return r;
 	flags &= ~FG_SYM_NOWAIT;
+	/*
+	 * Its DWARF was given up under memory pressure: read again once the
+	 * budget has room for what it held (and not more often than a failed
+	 * load is retried); until then, no inline frames, counted.
+	 */
+	if ((flags & FG_SYM_INLINE) && d->state == FG_DSO_LOADED && d->dwarf_evicted) {
+		if (!d->rereading && fgd_now() - d->failed_at >= DSO_RETRY_NS &&
+		    dwarf_room(s) >= d->dwarf_evicted_bytes && start_load(s, d, open_hint, true) < 0)
+			return -ENOMEM;
+		if (d->rereading) {
+			if (!nowait)
+				return -EINPROGRESS;
+			frames_now(d, offset, 0, ret);
+			return 1;
+		}
+		if (d->dwarf_evicted) {
+			s->stats.inline_skipped++;
+			flags &= ~FG_SYM_INLINE;
+		}
+	}
 	if (!s->loader || !costly(d, offset, flags)) {
-		frames_of(d, offset, d->state == FG_DSO_LOADED ? flags : 0, ret);
+		frames_now(d, offset, flags, ret);
 		return 0;
 	}
 	k = (struct resolved_key){ d->serial, offset, (uint8_t)flags };
 	e = resolved_find(s, &k);
 	if (e && e->pending && nowait) {
 		/* The symbol table's name, as it is: no DWARF, no demangling here. */
-		frames_of(d, offset, 0, ret);
+		frames_now(d, offset, 0, ret);
 		return 1;
 	}
 	if (e && e->pending)
@@ -1044,7 +1431,7 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 		s->stats.resolved_waits++;
 		if (!nowait)
 			return -EINPROGRESS;
-		frames_of(d, offset, 0, ret);
+		frames_now(d, offset, 0, ret);
 		return 1;
 	}
 	if (!e && !(e = resolved_add(s, &k)))
@@ -1053,6 +1440,10 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 	if (!job)
 		return -ENOMEM;
 	job->dso = fg_dso__ref(d);
+	job->syms = d->syms;
+	job->dwarf = d->dwarf;
+	if (flags & FG_SYM_INLINE)
+		touch(s, d);
 	job->key = k;
 	e->pending = true;
 	s->name_jobs++;
@@ -1060,7 +1451,7 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 	fg_loader__submit(s->loader, &job->job, name_work, name_done);
 	if (!nowait)
 		return -EINPROGRESS;
-	frames_of(d, offset, 0, ret);
+	frames_now(d, offset, 0, ret);
 	return 1;
 }
 
@@ -1143,6 +1534,10 @@ static void kallsyms_done(struct fg_loader_job *j, bool cancelled)
 	if (!cancelled && job->error >= 0) {
 		fg_loader__dispose(s->loader, dispose_kallsyms, s->kallsyms);
 		s->kallsyms = TAKE_PTR(job->k);
+		s->syms_bytes -= s->kallsyms_charged;
+		fg_budget__account(s->budget, FG_BUDGET_SYMBOLS, &s->kallsyms_charged,
+				   fg_kallsyms__bytes(s->kallsyms));
+		s->syms_bytes += s->kallsyms_charged;
 		s->stats.kallsyms = fg_kallsyms__count(s->kallsyms);
 		s->stats.kallsyms_loads++;
 		s->stats.kernel_restricted = fg_kallsyms__restricted(s->kallsyms);
@@ -1179,6 +1574,8 @@ void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_symbolizer_st
 {
 	*ret = s->stats;
 	ret->dwarf_bytes = s->dwarf_bytes;
+	ret->dwarf_mapped = s->dwarf_mapped;
+	ret->symbols_bytes = s->syms_bytes;
 	ret->resolved = s->n_resolved;
 	ret->resolved_bytes = resolved_bytes(s);
 }

@@ -30,6 +30,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "fgd-elf.h"
+
 #define FG_BUILD_ID_MAX 20
 
 enum fg_dso_kind {
@@ -65,14 +67,21 @@ struct fg_symbolizer_stats {
 	uint64_t dsos_debug_file;   /* with a separate debug file found, ever */
 	uint64_t dsos_minidebuginfo; /* with symbols from .gnu_debugdata, ever */
 	uint64_t dsos_dwarf;    /* with DWARF read (inline frames), ever */
-	uint64_t dwarf_dropped; /* DWARF not read: the file or the total too large */
-	uint64_t dwarf_bytes;   /* DWARF files held in memory now (libdw's tables come on top) */
+	uint64_t dwarf_dropped; /* DWARF not read: more than the budget had room for */
+	uint64_t dwarf_bytes;   /* DWARF held on the heap now: sections read or inflated, libdw's tables */
+	uint64_t dwarf_mapped;  /* debug sections read in place from mapped files (fgd-dwarf.h) */
+	uint64_t dwarf_evicted; /* binaries' DWARF given up under memory pressure, ever */
+	uint64_t dwarf_reread;  /* evicted DWARF read again, ever */
+	uint64_t inline_skipped; /* addresses named without inline frames: their DWARF was evicted */
+	uint64_t symbols_bytes; /* symbol tables held now, kallsyms included */
+	uint64_t symbols_evicted; /* binaries' symbol tables given up under memory pressure, ever */
+	uint64_t symbols_refused; /* symbol tables read but larger than the budget had room for */
 	uint64_t resolved;       /* addresses named on the loader's thread, kept now */
 	uint64_t resolved_bytes; /* what they take */
 	uint64_t resolved_jobs;  /* addresses sent to the loader's thread, ever */
 	uint64_t resolved_hits;  /* names found kept, ever */
 	uint64_t resolved_waits; /* lookups that waited for room on the loader, ever */
-	uint64_t resolved_resets; /* times the table was emptied at its limit */
+	uint64_t resolved_resets; /* times the table was emptied at its limit, or under memory pressure */
 	uint64_t kallsyms;      /* kernel symbols */
 	uint64_t kallsyms_loads;
 	bool kernel_restricted; /* kptr_restrict hides kernel addresses */
@@ -84,6 +93,19 @@ struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s);
 
 /* Loads go to loader (borrowed until the symbolizer is freed); NULL: in the caller. */
 void fg_symbolizer__set_loader(struct fg_symbolizer *s, struct fg_loader *loader);
+
+struct fg_budget;
+/*
+ * Charges symbol tables (and kallsyms), DWARF and the kept names to budget
+ * (common/budget.h; borrowed until the symbolizer is freed, or set to NULL
+ * before), and gives them up under its pressure, least recently used
+ * binary first: its DWARF (names lose their inline frames until it is read
+ * again, which happens once the budget has room for it), then its symbol
+ * table (names are module+offset until it is read again, at the next
+ * address that needs it); the kept names start again. What recordings and
+ * the always-on window have named stays named. Call before the first load.
+ */
+void fg_symbolizer__set_budget(struct fg_symbolizer *s, struct fg_budget *budget);
 
 /*
  * Starts loading d's symbols unless they are loaded, being loaded, or failed
@@ -101,6 +123,14 @@ int fg_symbolizer__prepare(struct fg_symbolizer *s, struct fg_dso *d, const char
  * dir is copied. 0 or -ENOMEM.
  */
 int fg_symbolizer__set_debug_dir(struct fg_symbolizer *s, const char *dir);
+
+/*
+ * Which files DWARF and CFI may be mapped from rather than read
+ * (fg_elf_may_map()): by default the filesystems of /, /usr, /opt and
+ * /usr/lib/debug. For tests; t is copied, and applies to loads started
+ * after the call.
+ */
+void fg_symbolizer__set_trust(struct fg_symbolizer *s, const struct fg_elf_trust *t);
 
 /*
  * Returns a new reference to the dso for key (caller drops it with
@@ -142,6 +172,7 @@ struct fg_dso_source {
 	char *open_path; /* owned; may be NULL: where it was last seen mapped */
 	char *hint;      /* owned; may be NULL: see fg_symbolizer__name_user()'s open_hint */
 	struct fg_root *root; /* owned reference; NULL: the daemon's own */
+	struct fg_elf_trust trust; /* which files may be mapped (fgd-elf.h): the symbolizer's */
 };
 
 /* Takes d's source, with hint (may be NULL). Caller releases it with fg_dso_source_done(). */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "budget.h"
 #include "fgd-clock.h"
 #include "fgd-elf.h"
 #include "fgd-loader.h"
@@ -25,17 +26,34 @@
 #define PREFETCH_MAPS 64
 
 /*
+ * libdw keeps every FDE it parses, about 82 bytes each on this machine
+ * (measured over every function of node, libc, libjvm and cc1plus), with
+ * malloc's overhead. A section without a search table is parsed whole
+ * when read; its FDEs average 36 bytes of the section, so they cost about
+ * three times its size.
+ */
+#define LIBDW_PER_FDE 96
+#define LIBDW_INDEXED_FACTOR 3
+
+/*
  * What reading one binary's CFI gave: built on the loader's thread, and
  * freed there too (fg_loader__dispose()).
  */
 struct cfi {
-	Elf *elf;                 /* owned */
-	void *image;              /* owned: the copy elf reads, for the vDSO */
+	struct fg_elf_file file;  /* owned: the binary, mapped or read (fgd-elf.h) */
+	void *image;              /* owned: the copy file.elf reads, for the vDSO */
 	Dwarf_CFI *eh;            /* owned: .eh_frame, what the program itself unwinds with */
 	Dwarf *dwarf;             /* owned, only to reach .debug_frame */
 	Dwarf_CFI *debug;         /* owned by dwarf: .debug_frame, for code .eh_frame omits */
 	struct fg_elf_syms *layout; /* owned: PT_LOAD segments and build-id */
-	uint64_t bytes;           /* what reading it cost, roughly: the CFI sections' sizes */
+	/*
+	 * What it holds on the heap: the CFI sections read with pread (none
+	 * when mapped) and libdw's FDEs of sections indexed whole. The FDEs
+	 * lookups parse later are counted as they come (struct binary).
+	 */
+	uint64_t bytes;
+	uint64_t mapped;          /* bytes of CFI sections read in place from the mapping */
+	bool eh_indexed;          /* .eh_frame was parsed whole (no .eh_frame_hdr): its FDEs are in bytes */
 };
 
 /* One binary's entry. */
@@ -48,6 +66,14 @@ struct binary {
 	uint64_t failed_at;       /* CLOCK_MONOTONIC ns */
 	bool loading;             /* a load is on the loader's thread: no CFI yet */
 	struct cfi *cfi;          /* owned; NULL until loaded, or after a failure */
+	/*
+	 * The FDEs lookups made libdw parse, by start address: an open-addressing
+	 * set (0 = empty slot), so each is counted once (LIBDW_PER_FDE).
+	 */
+	uint64_t *fdes;           /* owned */
+	size_t n_fdes, cap_fdes;
+	uint64_t last_used_ns;    /* CLOCK_MONOTONIC, for eviction across components */
+	bool touched;             /* libdw read its mapped CFI since the pages were last given back */
 };
 
 struct cached_row {
@@ -65,6 +91,9 @@ struct fg_unwinder {
 	uint64_t period; /* trim calls so far */
 	struct cached_row *rows; /* owned: FG_UNWIND_ROW_CACHE entries, direct-mapped */
 	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
+	struct fg_budget *budget; /* borrowed; NULL: none */
+	uint64_t charged;         /* what the budget's CFI part holds of ours */
+	uint64_t now;            /* CLOCK_MONOTONIC ns of the walk under way: one clock read a sample */
 	struct fg_unwinder_stats stats;
 };
 
@@ -115,8 +144,7 @@ static struct cfi *cfi_free(struct cfi *c)
 		dwarf_cfi_end(c->eh);
 	if (c->dwarf)
 		dwarf_end(c->dwarf);
-	if (c->elf)
-		elf_end(c->elf);
+	fg_elf_file_close(&c->file);
 	free(c->image);
 	fg_elf_syms__free(c->layout);
 	free(c);
@@ -128,13 +156,34 @@ static void dispose_cfi(void *p)
 	cfi_free(p);
 }
 
+/* The heap b's CFI holds: what reading it took, the FDEs lookups parsed, and their set. */
+static uint64_t binary_bytes(const struct binary *b)
+{
+	if (!b->cfi)
+		return 0;
+	return sizeof(*b->cfi) + b->cfi->bytes + b->n_fdes * LIBDW_PER_FDE +
+	       b->cap_fdes * sizeof(*b->fdes);
+}
+
+/* Brings the budget up to date: the binaries' CFI and the row cache. */
+static void account(struct fg_unwinder *u)
+{
+	fg_budget__account(u->budget, FG_BUDGET_CFI, &u->charged,
+			   u->stats.bytes + FG_UNWIND_ROW_CACHE * sizeof(struct cached_row));
+}
+
 /* Drops what a load read, keeping the entry itself (its binary, serial and failure). */
 static void binary_unload(struct fg_unwinder *u, struct binary *b)
 {
 	if (!b->cfi)
 		return;
-	u->stats.bytes -= MIN(u->stats.bytes, b->cfi->bytes);
+	u->stats.bytes -= MIN(u->stats.bytes, binary_bytes(b));
+	u->stats.mapped -= MIN(u->stats.mapped, b->cfi->mapped);
 	fg_loader__dispose(u->loader, dispose_cfi, TAKE_PTR(b->cfi));
+	free(b->fdes);
+	b->fdes = NULL;
+	b->n_fdes = b->cap_fdes = 0;
+	account(u);
 }
 
 /* Empties the entry: its binary leaves the index and loses our reference. */
@@ -157,6 +206,7 @@ struct fg_unwinder *fg_unwinder__free(struct fg_unwinder *u)
 		binary_clear(u, &u->bins[i]);
 	fg_idxmap_done(&u->by_dso);
 	free(u->rows);
+	fg_unwinder__set_budget(u, NULL);
 	free(u);
 	return NULL;
 }
@@ -217,35 +267,96 @@ static int index_unsorted(Dwarf_CFI *cfi, uint64_t size)
 	return 0;
 }
 
-/* Reads the CFI of an opened ELF handle into c, which takes the handle. */
-static int cfi_read(struct cfi *c, Elf *elf)
+/* .debug_frame is all the unwinder wants of the debug sections (see fgd-dwarf.c's keep_section()). */
+static bool keep_debug_frame(const char *name)
 {
+	return strncmp(name, ".debug_", 7) != 0 || strcmp(name, ".debug_frame") == 0;
+}
+
+/* What one CFI section holds on the heap once libdw has it: nothing if mapped in place. */
+static uint64_t section_heap(const struct cfi *c, Elf_Data *data)
+{
+	return data && data->d_buf && !fg_elf_file_mapped(&c->file, data->d_buf) ? data->d_size : 0;
+}
+
+/* The section's data, as libdw read it (libelf's cached copy), or NULL. */
+static Elf_Data *section_data(Elf *elf, const char *want)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(name, want) == 0)
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+/* Counts where the CFI sections libdw read ended up: in the mapping, or on the heap. */
+static void count_sections(struct cfi *c)
+{
+	static const char *const names[] = { ".eh_frame", ".eh_frame_hdr", ".debug_frame" };
+
+	/* The vDSO's copy is counted whole already. */
+	if (c->image)
+		return;
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		Elf_Data *data = section_data(c->file.elf, names[i]);
+		uint64_t heap = section_heap(c, data);
+
+		if ((i < 2 && !c->eh) || (i == 2 && !c->debug) || !data || !data->d_buf)
+			continue;
+		c->bytes += heap;
+		c->mapped += data->d_size - heap;
+	}
+	(void)elf_errno();
+}
+
+/* Reads the CFI of c's opened file. */
+static int cfi_read(struct cfi *c)
+{
+	Elf *elf = c->file.elf;
 	struct cfi_sections cs;
 	int r;
 
-	c->elf = elf;
 	r = fg_elf_syms__load_layout(elf, &c->layout);
 	if (r < 0)
 		return r;
 	cfi_sections(elf, &cs);
-	c->bytes = cs.bytes;
 	/* .eh_frame is what the program itself unwinds with: the usual source. */
 	c->eh = dwarf_getcfi_elf(elf);
-	if (c->eh && !cs.eh_frame_hdr && index_unsorted(c->eh, cs.eh_frame) < 0) {
-		dwarf_cfi_end(c->eh);
-		c->eh = NULL;
+	if (c->eh && !cs.eh_frame_hdr) {
+		if (index_unsorted(c->eh, cs.eh_frame) < 0) {
+			dwarf_cfi_end(c->eh);
+			c->eh = NULL;
+		} else {
+			c->bytes += cs.eh_frame * LIBDW_INDEXED_FACTOR;
+			c->eh_indexed = true;
+		}
 	}
 	/*
 	 * Code built without unwind tables but with -g has only .debug_frame,
-	 * even when the startup files linked in bring an .eh_frame.
+	 * even when the startup files linked in bring an .eh_frame. libdw would
+	 * read every other .debug_* section of the binary too: they are hidden.
 	 */
-	if (cs.debug_frame) {
+	if (cs.debug_frame && fg_elf_file_keep_sections(&c->file, keep_debug_frame) >= 0) {
 		c->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		if (c->dwarf)
 			c->debug = dwarf_getcfi(c->dwarf);
 		if (c->debug && index_unsorted(c->debug, cs.debug_frame) < 0)
 			c->debug = NULL; /* the Dwarf's own, freed with it */
+		else if (c->debug)
+			c->bytes += cs.debug_frame * LIBDW_INDEXED_FACTOR;
 	}
+	count_sections(c);
+	/* Reading and indexing touched the sections' pages: give them back. */
+	fg_elf_file_drop_pages(&c->file);
 	return c->eh || c->debug ? 0 : -ENODATA;
 }
 
@@ -253,7 +364,6 @@ static int load_vdso(struct cfi *c)
 {
 	const void *image;
 	size_t size;
-	Elf *elf;
 	int r;
 
 	/* Every process runs the same kernel's vDSO: ours has the same CFI. */
@@ -265,12 +375,13 @@ static int load_vdso(struct cfi *c)
 	if (!c->image)
 		return -ENOMEM;
 	memcpy(c->image, image, size);
+	c->bytes += size;
 	if (!fg_elf_ready())
 		return -ENOSYS;
-	elf = elf_memory(c->image, size);
-	if (!elf)
+	c->file.elf = elf_memory(c->image, size);
+	if (!c->file.elf)
 		return -ENOEXEC;
-	return cfi_read(c, elf);
+	return cfi_read(c);
 }
 
 static int load_file(struct cfi *c, const struct fg_dso_source *src)
@@ -279,34 +390,33 @@ static int load_file(struct cfi *c, const struct fg_dso_source *src)
 	const uint8_t *id = NULL;
 	struct stat st;
 	size_t id_len;
-	Elf *elf;
 	int r;
 
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
-	if (!fg_elf_ready())
-		return -ENOSYS;
-	/* pread, not mmap: a file truncated under a mapping would raise SIGBUS. */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	r = cfi_read(c, elf);
+	/* Mapped only if no unprivileged user can truncate it (fgd-elf.h), else read with pread. */
+	r = fg_elf_file_open(fd, fg_elf_may_map(&src->trust, &st), &c->file);
+	if (r < 0)
+		return r;
+	r = cfi_read(c);
 	if (r < 0)
 		return r;
 	id_len = fg_elf_syms__build_id(c->layout, &id);
 	if (!fg_dso_source_is_file(src, id, id_len, &st))
 		return -ESTALE;
-	/* The CFI has been read into memory: the file can go. */
-	elf_cntl(elf, ELF_C_FDDONE);
+	/* The CFI has been read (or mapped): the file can go. */
+	fg_elf_file_forget_fd(&c->file);
 	return 0;
 }
 
 static bool transient(int err)
 {
+	/* -ENOBUFS: no room in the budget then; there may be some at the next try. */
 	return err == -ENOENT || err == -ESTALE || err == -ESRCH || err == -EMFILE ||
-	       err == -ENFILE || err == -ENOMEM || err == -EAGAIN || err == -ECANCELED;
+	       err == -ENFILE || err == -ENOMEM || err == -EAGAIN || err == -ECANCELED ||
+	       err == -ENOBUFS;
 }
 
 /* Drops the least recently used binary other than keep; false if there is none. */
@@ -352,6 +462,7 @@ struct cfi_load {
 	struct fg_dso *dso;       /* owned reference */
 	uint32_t serial;          /* of the entry it loads for */
 	struct fg_dso_source src; /* owned */
+	uint64_t room;            /* what the budget had room for at submission: more is refused */
 	struct cfi *out;          /* owned: what work() read, NULL on failure; moved into the entry */
 	int error;
 };
@@ -367,6 +478,9 @@ static void cfi_work(struct fg_loader_job *j)
 	}
 	job->error = job->src.key.kind == FG_DSO_VDSO ? load_vdso(job->out) :
 							 load_file(job->out, &job->src);
+	/* Read with pread, or indexed whole: more heap than the budget has room for. */
+	if (job->error >= 0 && job->out->bytes > job->room)
+		job->error = -ENOBUFS;
 	/* Freed here, where it was built: done() frees nothing of the worker's. */
 	if (job->error < 0)
 		job->out = cfi_free(job->out);
@@ -400,13 +514,17 @@ static void cfi_done(struct fg_loader_job *j, bool cancelled)
 			b->error = -ECANCELED;
 		} else if (job->error < 0) {
 			binary_failed(u, b, job->error);
+			if (job->error == -ENOBUFS)
+				fg_budget__refused(u->budget, FG_BUDGET_CFI);
 		} else {
 			b->cfi = TAKE_PTR(job->out);
 			b->error = 0;
-			u->stats.bytes += b->cfi->bytes;
+			u->stats.bytes += binary_bytes(b);
+			u->stats.mapped += b->cfi->mapped;
 			u->stats.binaries_loaded++;
 			while (u->stats.bytes > FG_UNWIND_MAX_BYTES && evict_one(u, b))
 				;
+			account(u);
 		}
 	}
 	/* Not taken: its entry was evicted or reused meanwhile. */
@@ -417,10 +535,23 @@ static void cfi_done(struct fg_loader_job *j, bool cancelled)
 }
 
 /* Starts reading b's CFI (at once, without a loader). */
-static void binary_load(struct fg_unwinder *u, struct binary *b, const char *hint)
+/*
+ * Where the sampled process maps the binary: /proc/PID/map_files/START-END,
+ * which reaches the very file mapped. Formatted only when a load needs it,
+ * not for every frame of every sample.
+ */
+struct hint {
+	pid_t pid;
+	const struct fg_map *map;
+};
+
+static void binary_load(struct fg_unwinder *u, struct binary *b, const struct hint *h)
 {
 	struct cfi_load *job = calloc(1, sizeof(*job));
+	char hint[80];
 
+	snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, h->pid, h->map->start,
+		 h->map->end);
 	if (!job || fg_dso__source(b->dso, hint, &job->src) < 0) {
 		free(job);
 		binary_failed(u, b, -ENOMEM);
@@ -429,6 +560,7 @@ static void binary_load(struct fg_unwinder *u, struct binary *b, const char *hin
 	job->u = u;
 	job->dso = fg_dso__ref(b->dso);
 	job->serial = b->serial;
+	job->room = fg_budget__room(u->budget, FG_BUDGET_CFI);
 	b->loading = true;
 	fg_loader__submit(u->loader, &job->job, cfi_work, cfi_done);
 }
@@ -438,13 +570,14 @@ static void binary_load(struct fg_unwinder *u, struct binary *b, const char *hin
  * loader) its load started. NULL when no entry is free (all loading) or on
  * ENOMEM.
  */
-static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, const char *hint)
+static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, const struct hint *hint)
 {
 	struct binary *b = find_binary(u, dso);
 
 	if (b) {
 		b->last_used = ++u->clock;
 		b->last_period = u->period;
+		b->last_used_ns = u->now;
 		/* Maybe another process now maps the same file where we can read it. */
 		if (!b->loading && b->error && transient(b->error) && fgd_now() - b->failed_at >= RETRY_NS)
 			binary_load(u, b, hint);
@@ -455,7 +588,7 @@ static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, cons
 		return NULL;
 	/* A new serial: row-cache entries of the slot's previous binary go stale. */
 	*b = (struct binary){ .serial = ++u->next_serial, .last_used = ++u->clock,
-			      .last_period = u->period };
+			      .last_period = u->period, .last_used_ns = u->now };
 	if (b->serial == 0)
 		b->serial = ++u->next_serial;
 	if (fg_idxmap_insert(&u->by_dso, dso_hash(dso), (uint32_t)(b - u->bins)) < 0)
@@ -567,6 +700,43 @@ static int convert(Dwarf_Frame *frame, struct fg_unwind_row *row)
 	return 0;
 }
 
+/*
+ * Counts the FDE starting at start once: libdw keeps it from now on. Out
+ * of memory, it is just not counted.
+ */
+static void note_fde(struct fg_unwinder *u, struct binary *b, uint64_t start)
+{
+	uint64_t key = start + 1, before = binary_bytes(b); /* 0 marks an empty slot */
+	size_t i;
+
+	if (b->n_fdes * 2 >= b->cap_fdes) {
+		size_t cap = b->cap_fdes ? b->cap_fdes * 2 : 64;
+		uint64_t *set = calloc(cap, sizeof(*set));
+
+		if (!set)
+			return;
+		for (size_t j = 0; j < b->cap_fdes; j++) {
+			if (!b->fdes[j])
+				continue;
+			for (i = fg_hash_mix(b->fdes[j]) & (cap - 1); set[i]; i = (i + 1) & (cap - 1))
+				;
+			set[i] = b->fdes[j];
+		}
+		free(b->fdes);
+		b->fdes = set;
+		b->cap_fdes = cap;
+	}
+	for (i = fg_hash_mix(key) & (b->cap_fdes - 1); b->fdes[i]; i = (i + 1) & (b->cap_fdes - 1))
+		if (b->fdes[i] == key)
+			break;
+	if (!b->fdes[i]) {
+		b->fdes[i] = key;
+		b->n_fdes++;
+	}
+	u->stats.bytes += binary_bytes(b) - before;
+	account(u);
+}
+
 /* The row for ELF address vaddr of b, from the cache or from libdw. */
 static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 		      struct fg_unwind_row *ret)
@@ -581,9 +751,16 @@ static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 		return 0;
 	}
 	u->stats.row_misses++;
-	if ((!b->cfi->eh || dwarf_cfi_addrframe(b->cfi->eh, vaddr, &frame) < 0) &&
-	    (!b->cfi->debug || dwarf_cfi_addrframe(b->cfi->debug, vaddr, &frame) < 0))
+	b->touched = true;
+	if (b->cfi->eh && dwarf_cfi_addrframe(b->cfi->eh, vaddr, &frame) == 0) {
+		Dwarf_Addr start;
+
+		/* Found through .eh_frame_hdr: libdw parsed this FDE now, or before. */
+		if (!b->cfi->eh_indexed && dwarf_frame_info(frame, &start, NULL, NULL) >= 0)
+			note_fde(u, b, start);
+	} else if (!b->cfi->debug || dwarf_cfi_addrframe(b->cfi->debug, vaddr, &frame) < 0) {
 		return -ENOENT;
+	}
 	r = convert(frame, ret);
 	free(frame);
 	if (r < 0) {
@@ -615,7 +792,6 @@ static bool is_entry(const struct binary *b, uint64_t vaddr)
 static void prefetch(struct walk *w)
 {
 	size_t started = 0;
-	char hint[80];
 
 	if (w->prefetched)
 		return;
@@ -625,9 +801,7 @@ static void prefetch(struct walk *w)
 
 		if (!m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON || find_binary(w->u, m->dso))
 			continue;
-		snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, w->proc->pid,
-			 m->start, m->end);
-		(void)binary_get(w->u, m->dso, hint);
+		(void)binary_get(w->u, m->dso, &(struct hint){ w->proc->pid, m });
 		started++;
 	}
 }
@@ -638,15 +812,12 @@ static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 	const struct fg_map *m = fg_process_find_map(w->proc, pc);
 	struct binary *b;
 	uint64_t vaddr;
-	char hint[80];
 	int r;
 
 	/* No file behind it (JIT code): the frame pointer is all there is. */
 	if (!m || !m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON)
 		return -ENOENT;
-	snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, w->proc->pid,
-		 m->start, m->end);
-	b = binary_get(w->u, m->dso, hint);
+	b = binary_get(w->u, m->dso, &(struct hint){ w->proc->pid, m });
 	if (b && b->loading) {
 		prefetch(w);
 		if (!w->nowait)
@@ -680,9 +851,55 @@ int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
 	if (s->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
 	    fg_unwind_regs_from_perf(s->regs, s->n_regs, &regs) < 0)
 		return -EINVAL;
+	u->now = fgd_now();
 	stack = (struct fg_unwind_stack){ regs.v[FG_REG_RSP], s->stack, s->stack_size };
 	fg_unwind(&regs, &stack, row_for_pc, &w, pcs, max, ret);
 	return w.skipped;
+}
+
+static int by_last_use(const void *a, const void *b)
+{
+	const struct binary *x = *(const struct binary *const *)a, *y = *(const struct binary *const *)b;
+
+	return x->last_used_ns < y->last_used_ns ? -1 : x->last_used_ns > y->last_used_ns;
+}
+
+/*
+ * The budget's pressure: the CFI of the binaries least recently walked
+ * through goes, as the unwinder's own limits take it (the entry is
+ * cleared; a later walk reads it again, its samples waiting meanwhile).
+ */
+static uint64_t evict_cfi(void *ctx, uint64_t want, uint64_t now, uint64_t idle)
+{
+	struct fg_unwinder *u = ctx;
+	_cleanup_free_ struct binary **c = calloc(u->n_bins ? u->n_bins : 1, sizeof(*c));
+	uint64_t freed = 0, before;
+	size_t n = 0, i;
+
+	if (!c)
+		return 0;
+	for (i = 0; i < u->n_bins; i++)
+		if (u->bins[i].dso && u->bins[i].cfi && !u->bins[i].loading &&
+		    u->bins[i].last_used_ns + idle <= now)
+			c[n++] = &u->bins[i];
+	qsort(c, n, sizeof(*c), by_last_use);
+	for (i = 0; i < n && freed < want; i++) {
+		before = u->charged;
+		binary_clear(u, c[i]);
+		u->stats.binaries_evicted++;
+		freed += before - u->charged;
+	}
+	return i;
+}
+
+void fg_unwinder__set_budget(struct fg_unwinder *u, struct fg_budget *budget)
+{
+	fg_budget__account(u->budget, FG_BUDGET_CFI, &u->charged, 0);
+	fg_budget__set_evictor(u->budget, FG_BUDGET_CFI, NULL, NULL);
+	u->budget = budget;
+	fg_budget__set_evictor(budget, FG_BUDGET_CFI, evict_cfi, u);
+	if (budget)
+		account(u);
 }
 
 void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods)
@@ -691,6 +908,11 @@ void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods)
 	for (size_t i = 0; i < u->n_bins; i++) {
 		struct binary *b = &u->bins[i];
 
+		/* The pages row lookups touched go back to the page cache (fgd-elf.h). */
+		if (b->touched && b->cfi) {
+			fg_elf_file_drop_pages(&b->cfi->file);
+			b->touched = false;
+		}
 		if (b->dso && u->period - b->last_period > idle_periods) {
 			binary_clear(u, b);
 			u->stats.binaries_evicted++;

@@ -53,7 +53,8 @@ struct fg_unwinder_stats {
 	uint64_t binaries_evicted;
 	uint64_t row_hits, row_misses;
 	uint64_t rows_uncached;   /* rows too complex for the cache, looked up each time */
-	uint64_t bytes;           /* CFI data and caches held */
+	uint64_t bytes;           /* heap held: CFI sections read, libdw's FDEs, the row cache */
+	uint64_t mapped;          /* CFI sections read in place from mapped binaries (fgd-elf.h) */
 };
 
 struct fg_unwinder;
@@ -68,6 +69,16 @@ struct fg_unwinder *fg_unwinder__free(struct fg_unwinder *u);
  * read yet stops as FG_UNWIND_PENDING (see fg_unwinder__unwind()).
  */
 void fg_unwinder__set_loader(struct fg_unwinder *u, struct fg_loader *loader);
+
+struct fg_budget;
+/*
+ * Charges the CFI held (and the row cache) to budget's CFI part
+ * (common/budget.h; borrowed until the unwinder is freed, or set to NULL
+ * before), and gives up the least recently walked binaries' CFI under its
+ * pressure; a CFI larger than the budget's room is not kept (its frames
+ * are unwound by frame pointer, and it is tried again later).
+ */
+void fg_unwinder__set_budget(struct fg_unwinder *u, struct fg_budget *budget);
 
 /* Options of fg_unwinder__unwind(). */
 #define FG_UNWINDER_NOWAIT (1u << 0) /* CFI being read is not waited for: see below */
@@ -85,6 +96,11 @@ int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
 			const struct fg_sample *s, unsigned flags, uint64_t *pcs, size_t max,
 			struct fg_unwind_result *ret);
 
+/*
+ * Once a period (a second): drops the CFI of binaries unused for more than
+ * idle_periods, and gives back the pages of mapped CFI that lookups read
+ * since the last call.
+ */
 void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods);
 
 void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_unwinder_stats *ret);

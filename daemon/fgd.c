@@ -103,8 +103,9 @@ static void help(void)
 	       "      --always-on-frequency HZ  always-on sampling rate (default %d)\n"
 	       "      --slice-seconds N    always-on time slice (default 10)\n"
 	       "      --window-seconds N   always-on window kept in memory (default 900)\n"
-	       "      --memory-max BYTES   ceiling of the window's aggregates; K, M, G suffixes\n"
-	       "                           (default 64M)\n"
+	       "      --memory-max BYTES   fgd's memory budget, for everything it holds (the\n"
+	       "                           window, recordings, results, symbols, DWARF, CFI...);\n"
+	       "                           K, M, G suffixes (default 96M)\n"
 	       "      --state-directory DIR  where closed slices are kept on disk\n"
 	       "                           (default " FGD_DEFAULT_STATE_DIRECTORY ")\n"
 	       "  -v, --verbose            log debug messages\n"
@@ -210,8 +211,9 @@ static int parse_args(int argc, char **argv)
 			arg_state_directory = optarg;
 			break;
 		case ARG_MEMORY_MAX:
-			if (fg_conf_parse_bytes(optarg, 64ULL << 10, 1ULL << 40, &arg_memory_max) < 0) {
-				fprintf(stderr, "fgd: invalid memory ceiling '%s': 64K to 1T\n", optarg);
+			if (fg_conf_parse_bytes(optarg, FGD_MIN_MEMORY_MAX, 1ULL << 40,
+						&arg_memory_max) < 0) {
+				fprintf(stderr, "fgd: invalid memory budget '%s': 32M to 1T\n", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -325,6 +327,9 @@ static void log_config_changes(const struct fgd_config *c, const struct fgd_conf
 		log_info("Default stack dump: %u bytes (was %u)", c->stack_dump, old->stack_dump);
 	if (c->ring_pages != old->ring_pages)
 		log_info("Ring pages: %zu per CPU (was %zu)", c->ring_pages, old->ring_pages);
+	if (c->memory_max != old->memory_max)
+		log_info("Memory budget: %" PRIu64 " bytes (was %" PRIu64 ")", c->memory_max,
+			 old->memory_max);
 }
 
 /* Whether c's always-on settings differ from old's: those the sampler is built with. */
@@ -564,6 +569,7 @@ static int run(struct fgd *d)
 			next_round = now + (fgd_engine__busy(d->engine) ? ROUND_BUSY_NS : ROUND_IDLE_NS);
 		}
 		fgd_server__tick(d->server);
+		fgd_engine__relieve(d->engine, now);
 		/* A recording may have started: drain soon rather than in a second. */
 		if (fgd_engine__busy(d->engine) && next_round > now + ROUND_BUSY_NS)
 			next_round = now + ROUND_BUSY_NS;

@@ -44,7 +44,8 @@ TEST(defaults)
 	ASSERT_TRUE(c.always_on);
 	ASSERT_EQ(c.slice_seconds, 10);
 	ASSERT_EQ(c.window_seconds, 900);
-	ASSERT_U64_EQ(c.memory_max, 64ULL << 20);
+	/* The whole daemon's memory budget (common/budget.h). */
+	ASSERT_U64_EQ(c.memory_max, 96ULL << 20);
 	ASSERT_STREQ(c.state_directory, "/var/lib/fgd");
 	/* An hour of slices, a day of 1 min files, a week of 10 min files. */
 	ASSERT_EQ(c.history_policy.n_tiers, 2);
@@ -146,6 +147,9 @@ TEST(errors_have_lines_and_leave_the_config_alone)
 	ASSERT_ERR(parse(&c, "Socket=relative\n", &e), -EINVAL);
 	ASSERT_ERR(parse(&c, "StackDump=12\n", &e), -EINVAL);
 	ASSERT_ERR(parse(&c, "MemoryMax=18446744073709551615G\n", &e), -EINVAL);
+	/* A budget for everything: below 32M there is no room to name anything. */
+	ASSERT_ERR(parse(&c, "MemoryMax=8M\n", &e), -EINVAL);
+	ASSERT_STREQ(e.message[0], "MemoryMax=8M: expected 32M to 1T (bytes, or with K, M, G or T)");
 	ASSERT_ERR(parse(&c, "AlwaysOn=maybe\n", &e), -EINVAL);
 	ASSERT_EQ(c.default_frequency, 99);
 

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <gelf.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -800,4 +802,159 @@ TEST(debug_file_is_not_an_object_to_profile)
 	s = load_ok(fixture("fgtest-inline.debug"));
 	ASSERT_EQ(fg_elf_syms__count(s), 0);
 	ASSERT_TRUE(fg_elf_syms__has_dwarf(s));
+}
+
+TEST(which_files_may_be_mapped)
+{
+	struct fg_elf_trust t = {}, full = {};
+	struct stat st = { .st_mode = S_IFREG | 0644, .st_uid = 0, .st_dev = 42 };
+
+	/* Nothing is trusted by default: no filesystem listed. */
+	ASSERT_TRUE(!fg_elf_may_map(&t, &st));
+	ASSERT_TRUE(!fg_elf_may_map(NULL, &st));
+	t.dev[t.n++] = 42;
+	ASSERT_TRUE(fg_elf_may_map(&t, &st));
+	/* Anyone but root could truncate it: its owner, its group, everyone. */
+	st.st_uid = 1000;
+	ASSERT_TRUE(!fg_elf_may_map(&t, &st));
+	st.st_uid = 0;
+	st.st_mode = S_IFREG | 0664;
+	ASSERT_TRUE(!fg_elf_may_map(&t, &st));
+	st.st_mode = S_IFREG | 0646;
+	ASSERT_TRUE(!fg_elf_may_map(&t, &st));
+	/* Read-only for everyone, even its owner, is fine; executables are. */
+	st.st_mode = S_IFREG | 0555;
+	ASSERT_TRUE(fg_elf_may_map(&t, &st));
+	/* Another filesystem (a FUSE mount, a USB stick, a container's overlay): never. */
+	st.st_dev = 43;
+	ASSERT_TRUE(!fg_elf_may_map(&t, &st));
+	st.st_dev = 42;
+	st.st_mode = S_IFIFO | 0444;
+	ASSERT_TRUE(!fg_elf_may_map(&t, &st));
+
+	/* Directories' filesystems are added once each, up to the table's size. */
+	ASSERT_OK(fg_elf_trust_add(&full, "/"));
+	ASSERT_OK(fg_elf_trust_add(&full, "/"));
+	ASSERT_EQ(full.n, 1);
+	ASSERT_ERR(fg_elf_trust_add(&full, "/no/such/dir"), -ENOENT);
+	ASSERT_EQ(full.n, 1);
+	for (size_t i = full.n; i < FG_ELF_MAX_TRUSTED_FS; i++)
+		full.dev[full.n++] = 1000 + i;
+	ASSERT_OK(fg_elf_trust_add(&full, "/"));
+	ASSERT_ERR(fg_elf_trust_add(&full, "/proc"), -E2BIG);
+}
+
+/* Whether section name of f is still readable (not hidden as SHT_NOBITS). */
+static bool has_section(struct fg_elf_file *f, const char *want)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	ASSERT_OK(elf_getshdrstrndx(f->elf, &shstrndx));
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		ASSERT_TRUE(gelf_getshdr(scn, &sh));
+		name = elf_strptr(f->elf, shstrndx, sh.sh_name);
+		if (name && strcmp(name, want) == 0)
+			return sh.sh_type != SHT_NOBITS;
+	}
+	return false;
+}
+
+static bool only_debug_info(const char *name)
+{
+	return strncmp(name, ".debug_", 7) != 0 || strcmp(name, ".debug_info") == 0;
+}
+
+TEST(mapped_or_read_the_same)
+{
+	const char *path = fixture("fgtest-inline");
+	struct fg_elf_file files[2];
+
+	for (int map = 0; map <= 1; map++) {
+		struct fg_elf_file *f = &files[map];
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+		Elf_Data *d;
+		Elf_Scn *scn = NULL;
+		size_t shstrndx;
+
+		ASSERT_TRUE(fd >= 0);
+		ASSERT_OK(fg_elf_file_open(fd, map, f));
+		ASSERT_TRUE(map ? f->map != NULL : f->map == NULL);
+		ASSERT_TRUE(has_section(f, ".debug_line"));
+		/* Hidden sections are what libdw never reads: only .debug_info is left. */
+		ASSERT_TRUE(fg_elf_file_keep_sections(f, only_debug_info) > 0);
+		ASSERT_TRUE(!has_section(f, ".debug_line"));
+		ASSERT_TRUE(!has_section(f, ".debug_abbrev"));
+		ASSERT_TRUE(has_section(f, ".debug_info"));
+		ASSERT_TRUE(has_section(f, ".text"));
+		/* The data of .debug_info: in the mapping when mapped, a copy on the heap when read. */
+		ASSERT_OK(elf_getshdrstrndx(f->elf, &shstrndx));
+		while ((scn = elf_nextscn(f->elf, scn))) {
+			GElf_Shdr sh;
+
+			ASSERT_TRUE(gelf_getshdr(scn, &sh));
+			if (strcmp(elf_strptr(f->elf, shstrndx, sh.sh_name), ".debug_info") == 0)
+				break;
+		}
+		ASSERT_TRUE(scn && (d = elf_getdata(scn, NULL)) && d->d_size > 0);
+		ASSERT_TRUE(fg_elf_file_mapped(f, d->d_buf) == (bool)map);
+		fg_elf_file_forget_fd(f);
+	}
+	/* Both read the same bytes, before and after the mapped pages are given back. */
+	for (int round = 0; round < 2; round++) {
+		Elf_Data *d[2];
+
+		for (int map = 0; map <= 1; map++) {
+			Elf_Scn *scn = NULL;
+			size_t shstrndx;
+
+			ASSERT_OK(elf_getshdrstrndx(files[map].elf, &shstrndx));
+			while ((scn = elf_nextscn(files[map].elf, scn))) {
+				GElf_Shdr sh;
+
+				ASSERT_TRUE(gelf_getshdr(scn, &sh));
+				if (strcmp(elf_strptr(files[map].elf, shstrndx, sh.sh_name), ".debug_info") == 0)
+					break;
+			}
+			d[map] = elf_getdata(scn, NULL);
+		}
+		ASSERT_EQ(d[0]->d_size, d[1]->d_size);
+		ASSERT_TRUE(memcmp(d[0]->d_buf, d[1]->d_buf, d[0]->d_size) == 0);
+		fg_elf_file_drop_pages(&files[1]);
+		fg_elf_file_drop_pages(&files[0]); /* a no-op */
+	}
+	/* The hidden sections stay hidden after the drop: their headers are our own copy. */
+	ASSERT_TRUE(!has_section(&files[1], ".debug_line"));
+	fg_elf_file_close(&files[0]);
+	fg_elf_file_close(&files[1]);
+	fg_elf_file_close(&files[1]); /* twice is fine */
+}
+
+TEST(mapped_file_refuses_what_read_refuses)
+{
+	char path[] = "/tmp/fg-test-elf-XXXXXX";
+	int fd = mkstemp(path);
+	struct fg_elf_file f;
+
+	ASSERT_TRUE(fd >= 0);
+	unlink(path);
+	/* Too short to be anything, then an ELF header whose section table is past the end. */
+	ASSERT_ERR(fg_elf_file_open(fd, true, &f), -ENOEXEC);
+	{
+		Elf64_Ehdr eh = { .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64,
+					       ELFDATA2LSB, EV_CURRENT },
+				  .e_type = ET_DYN, .e_version = EV_CURRENT,
+				  .e_shoff = 1 << 20, .e_shnum = 3, .e_shentsize = sizeof(Elf64_Shdr),
+				  .e_ehsize = sizeof(Elf64_Ehdr) };
+
+		ASSERT_TRUE(write(fd, &eh, sizeof(eh)) == sizeof(eh));
+	}
+	ASSERT_ERR(fg_elf_file_open(fd, true, &f), -ENOEXEC);
+	close(fd);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ASSERT_ERR(fg_elf_file_open(fd, true, &f), -EINVAL);
+	close(fd);
 }

@@ -15,6 +15,7 @@
 #include "fgd-proctab.h"
 #include "fgd-symbols.h"
 #include "macro.h"
+#include "budget.h"
 #include "test.h"
 
 struct fixture {
@@ -277,4 +278,40 @@ TEST(reads_are_bounded_by_the_read_budget)
 	printf("# %d lookups, %" PRIu64 " reads, %" PRIu64 " put off, %.2f s\n", misses, st.reads,
 	       st.deferred, now_s() - t0);
 	teardown(&f);
+}
+
+TEST(maps_are_charged_to_the_budget_and_stop_without_room)
+{
+	struct fixture f = {};
+	struct fg_budget_stats bs;
+	struct fg_jit_stats st;
+	struct fg_budget *b;
+
+	ASSERT_OK(fg_budget__new(32ULL << 20, &b));
+	setup(&f);
+	fg_proctab__set_budget(f.t, b);
+	write_file(f.path, "1000 10 first\n", "w");
+	ASSERT_TRUE(poll_name(&f, 0x1000, "first", NULL));
+	fg_jit__stats(f.jit, &st);
+	fg_budget__stats(b, &bs);
+	ASSERT_TRUE(st.bytes > 0);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_JIT].bytes, st.bytes);
+	/* The whole budget spent elsewhere: what the map gains is not read, and that is counted. */
+	fg_budget__set_base(b, 32ULL << 20);
+	write_file(f.path, "2000 10 second\n", "a");
+	for (double deadline = now_s() + 5; !info(&f).budget_limited && now_s() < deadline;) {
+		struct fg_jit_frame fr;
+
+		ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x2000, &fr), 0);
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+	}
+	ASSERT_TRUE(info(&f).budget_limited);
+	fg_jit__stats(f.jit, &st);
+	fg_budget__stats(b, &bs);
+	ASSERT_TRUE(st.budget_skipped > 0);
+	ASSERT_TRUE(bs.parts[FG_BUDGET_JIT].refused > 0);
+	teardown(&f);
+	fg_budget__stats(b, &bs);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_JIT].bytes, 0);
+	fg_budget__free(b);
 }

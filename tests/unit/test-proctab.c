@@ -22,6 +22,7 @@
 #include "parse.h"
 #include "fgd-symbols.h"
 #include "container-test.h"
+#include "budget.h"
 #include "test.h"
 
 /* Pids far above any pid_max, so /proc never has them. */
@@ -577,4 +578,52 @@ TEST(container_binary_resolves_in_its_root_after_the_container_is_gone)
 	ASSERT_EQ(fgtest_proc_marker(1), 7);
 	teardown(&f);
 	ASSERT_OK(rmdir(dir));
+}
+
+TEST(the_table_is_charged_to_the_budget_and_stops_at_its_share)
+{
+	struct fixture f;
+	struct fg_proctab_stats st;
+	struct fg_budget_stats bs;
+	struct fg_budget *b;
+	uint64_t time = 100, gens;
+
+	ASSERT_OK(fg_budget__new(32ULL << 20, &b));
+	setup(&f);
+	fg_proctab__set_budget(f.t, b);
+	/* Processes with maps and threads: everything counted is charged. */
+	for (uint32_t i = 0; i < 100; i++) {
+		fork_rec(&f, P1 + i, 1, P1 + i, 1, time++);
+		mmap_rec(&f, P1 + i, 0x400000, 0x1000, 42, "/bin/true", time++);
+		fork_rec(&f, P1 + i, P1 + i, P1 + 1000 + i, P1 + i, time++);
+	}
+	fg_proctab__stats(f.t, &st);
+	fg_budget__stats(b, &bs);
+	/* Their parent, pid 1, is read from /proc too. */
+	gens = st.generations;
+	ASSERT_TRUE(gens >= 100);
+	ASSERT_TRUE(st.bytes > 100 * sizeof(struct fg_process));
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_PROCESSES].bytes, st.bytes);
+	/* Given back as they are reaped. */
+	for (uint32_t i = 0; i < 50; i++)
+		exit_rec(&f, P1 + i, P1 + i, time++);
+	fg_proctab__reap(f.t, time + 1000, 500);
+	fg_proctab__stats(f.t, &st);
+	fg_budget__stats(b, &bs);
+	ASSERT_EQ(st.generations, gens - 50);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_PROCESSES].bytes, st.bytes);
+
+	/* No room: the share is spent (a budget this small), so new processes are dropped, counted. */
+	fg_budget__set_total(b, 8 * st.bytes);
+	ASSERT_TRUE(fg_budget__room(b, FG_BUDGET_PROCESSES) == 0);
+	fork_rec(&f, P3 + 100000, 1, P3 + 100000, 1, time++);
+	fg_proctab__stats(f.t, &st);
+	fg_budget__stats(b, &bs);
+	ASSERT_EQ(st.generations, gens - 50);
+	ASSERT_EQ(st.dropped_processes, 1);
+	ASSERT_EQ(bs.parts[FG_BUDGET_PROCESSES].refused, 1);
+	teardown(&f);
+	fg_budget__stats(b, &bs);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_PROCESSES].bytes, 0);
+	fg_budget__free(b);
 }

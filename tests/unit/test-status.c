@@ -13,22 +13,29 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
  * Every scalar member, listed here by hand rather than taken from status.c's
  * tables: a member the tables leave out or misname fails the round trip.
  */
+#define MEMORY_PART(X, p)                                                                  \
+	X(memory.parts.p.bytes) X(memory.parts.p.peak) X(memory.parts.p.share)             \
+	X(memory.parts.p.evicted) X(memory.parts.p.evicted_bytes) X(memory.parts.p.refused)
+
 #define U64_MEMBERS(X)                                                                     \
 	X(uptime_ms) X(ring_pages)                                                         \
 	X(tracking.records) X(tracking.lost) X(tracking.malformed)                         \
 	X(processes.alive) X(processes.generations) X(processes.threads) X(processes.maps) \
 	X(processes.proc_reads) X(processes.dropped_processes) X(processes.dropped_threads) \
 	X(processes.dropped_maps) X(processes.roots) X(processes.roots_dropped)            \
-	X(processes.roots_unknown)                                                         \
+	X(processes.roots_unknown) X(processes.bytes)                                      \
 	X(symbols.binaries) X(symbols.binaries_loaded) X(symbols.binaries_unreadable)      \
 	X(symbols.binaries_dropped) X(symbols.binaries_debug_file)                         \
 	X(symbols.binaries_minidebuginfo) X(symbols.binaries_dwarf) X(symbols.dwarf_dropped) \
 	X(symbols.dwarf_bytes) X(symbols.resolved) X(symbols.resolved_bytes)               \
 	X(symbols.resolved_jobs) X(symbols.resolved_hits) X(symbols.resolved_waits)        \
 	X(symbols.resolved_resets) X(symbols.kernel_symbols) X(symbols.kernel_reloads)     \
+	X(symbols.dwarf_mapped) X(symbols.dwarf_evicted) X(symbols.dwarf_reread)           \
+	X(symbols.inline_skipped) X(symbols.symbols_bytes) X(symbols.symbols_evicted)      \
+	X(symbols.symbols_refused)                                                         \
 	X(unwinding.binaries) X(unwinding.binaries_loaded) X(unwinding.binaries_without_cfi) \
 	X(unwinding.binaries_evicted) X(unwinding.row_hits) X(unwinding.row_misses)        \
-	X(unwinding.rows_uncached) X(unwinding.bytes)                                      \
+	X(unwinding.rows_uncached) X(unwinding.bytes) X(unwinding.mapped)                  \
 	X(stack_quality.fp.user_stacks) X(stack_quality.fp.complete)                       \
 	X(stack_quality.fp.truncated) X(stack_quality.fp.failed) X(stack_quality.fp.fp_frames) \
 	X(stack_quality.dwarf.user_stacks) X(stack_quality.dwarf.complete)                 \
@@ -39,6 +46,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 	X(loop.iterations) X(loop.longest_ms) X(loop.slow) X(loop.slow_ms)                 \
 	X(loader.jobs) X(loader.queued) X(loader.busy_ms) X(loader.longest_job_ms)         \
 	X(loader.longest_wait_ms)                                                          \
+	X(memory.budget) X(memory.base) X(memory.charged) X(memory.charged_peak)           \
+	X(memory.rss) X(memory.rss_peak) X(memory.relieved) X(memory.unrelieved)           \
+	MEMORY_PART(X, window) MEMORY_PART(X, recordings) MEMORY_PART(X, waiting)          \
+	MEMORY_PART(X, results) MEMORY_PART(X, processes) MEMORY_PART(X, jit)              \
+	MEMORY_PART(X, dwarf) MEMORY_PART(X, cfi) MEMORY_PART(X, symbols)                  \
+	MEMORY_PART(X, names)                                                              \
 	X(always_on.memory_max) X(always_on.slice_budget) X(always_on.bytes)               \
 	X(always_on.slices) X(always_on.samples) X(always_on.folded_samples)               \
 	X(always_on.unattributed_samples) X(always_on.total_samples)                       \
@@ -91,7 +104,8 @@ static void fill(struct fg_status *s)
 	s->symbols.dwarf_bytes = UINT64_MAX;
 	s->always_on.oldest_ms = -5;
 	s->symbols.kernel_restricted = true;
-	s->has_jit = s->has_loop = s->has_loader = true;
+	s->has_jit = s->has_loop = s->has_loader = s->has_memory = true;
+	s->memory.pressure = true;
 	s->always_on.enabled = s->always_on.has_history = true;
 
 	s->n_cpus = 3;
@@ -125,6 +139,8 @@ static void assert_equal(const struct fg_status *a, const struct fg_status *b)
 	ASSERT_EQ(a->has_jit, b->has_jit);
 	ASSERT_EQ(a->has_loop, b->has_loop);
 	ASSERT_EQ(a->has_loader, b->has_loader);
+	ASSERT_EQ(a->has_memory, b->has_memory);
+	ASSERT_EQ(a->memory.pressure, b->memory.pressure);
 	ASSERT_EQ(a->always_on.enabled, b->always_on.enabled);
 	ASSERT_EQ(a->always_on.has_history, b->always_on.has_history);
 	ASSERT_EQ(a->n_cpus, b->n_cpus);
@@ -198,51 +214,71 @@ TEST(filled_status_round_trips)
 
 /*
  * A status reply of a real fgd 0.1.0 (cpu-clock, 2 CPUs, always-on with a
- * history, one recording running), as captured from its socket.
+ * history, one recording running, the memory budget), as captured from its
+ * socket.
  */
 static const char captured_reply[] =
-	"{\"fgd\":1,\"type\":\"status\",\"version\":\"0.1.0\",\"pid\":30833,\"uptime_ms\":22030,"
+	"{\"fgd\":1,\"type\":\"status\",\"version\":\"0.1.0\",\"pid\":15980,\"uptime_ms\":12145,"
 	"\"event\":\"cpu-clock\",\"default_frequency\":99,\"max_frequency\":100000,\"max_stack\":127,"
 	"\"ring_pages\":128,\"call_graph\":\"dwarf\",\"stack_dump\":32768,"
-	"\"socket\":\"\\/tmp\\/cli-cap\\/fgd.sock\",\"cpus\":[{\"cpu\":0,\"samples\":0,\"lost\":0,"
+	"\"socket\":\"\\/tmp\\/cap\\/fgd.sock\",\"cpus\":[{\"cpu\":0,\"samples\":0,\"lost\":0,"
 	"\"throttled\":0,\"malformed\":0},{\"cpu\":1,\"samples\":0,\"lost\":0,\"throttled\":0,"
-	"\"malformed\":0}],\"tracking\":{\"records\":2305,\"lost\":0,\"malformed\":0},"
-	"\"processes\":{\"alive\":92,\"generations\":358,\"threads\":297,\"maps\":2692,\"proc_reads\":86,"
+	"\"malformed\":0}],\"tracking\":{\"records\":11,\"lost\":0,\"malformed\":0},"
+	"\"processes\":{\"alive\":65,\"generations\":68,\"threads\":83,\"maps\":98,\"proc_reads\":66,"
 	"\"dropped_processes\":0,\"dropped_threads\":0,\"dropped_maps\":0,\"roots\":1,"
-	"\"roots_dropped\":0,\"roots_unknown\":1},\"symbols\":{\"binaries\":126,\"binaries_loaded\":39,"
-	"\"binaries_unreadable\":0,\"binaries_dropped\":0,\"binaries_debug_file\":2,"
-	"\"binaries_minidebuginfo\":0,\"binaries_dwarf\":10,\"dwarf_dropped\":0,"
-	"\"dwarf_bytes\":130132328,\"resolved\":840,\"resolved_bytes\":204824,\"resolved_jobs\":840,"
-	"\"resolved_hits\":863,\"resolved_waits\":0,\"resolved_resets\":0,\"kernel_symbols\":121856,"
-	"\"kernel_reloads\":1,\"kernel_restricted\":false},\"unwinding\":{\"binaries\":105,"
-	"\"binaries_loaded\":105,\"binaries_without_cfi\":0,\"binaries_evicted\":0,"
-	"\"row_hits\":12324,\"row_misses\":2663,\"rows_uncached\":0,\"bytes\":24365192},"
+	"\"roots_dropped\":0,\"roots_unknown\":1,\"bytes\":26880},\"symbols\":{\"binaries\":41,"
+	"\"binaries_loaded\":5,\"binaries_unreadable\":0,\"binaries_dropped\":0,"
+	"\"binaries_debug_file\":1,\"binaries_minidebuginfo\":0,\"binaries_dwarf\":2,"
+	"\"dwarf_dropped\":0,\"dwarf_bytes\":11525620,\"dwarf_mapped\":604953,\"dwarf_evicted\":0,"
+	"\"dwarf_reread\":0,\"inline_skipped\":0,\"symbols_bytes\":5846714,\"symbols_evicted\":0,"
+	"\"symbols_refused\":0,\"resolved\":33,\"resolved_bytes\":74264,\"resolved_jobs\":33,"
+	"\"resolved_hits\":44,\"resolved_waits\":0,\"resolved_resets\":0,\"kernel_symbols\":121856,"
+	"\"kernel_reloads\":1,\"kernel_restricted\":false},\"unwinding\":{\"binaries\":18,"
+	"\"binaries_loaded\":18,\"binaries_without_cfi\":0,\"binaries_evicted\":0,\"row_hits\":81,"
+	"\"row_misses\":50,\"rows_uncached\":0,\"bytes\":3490352,\"mapped\":663336},"
 	"\"stack_quality\":{\"fp\":{\"user_stacks\":0,\"complete\":0,\"truncated\":0,\"failed\":0,"
-	"\"fp_frames\":0,\"complete_pct\":0.0},\"dwarf\":{\"user_stacks\":238,\"complete\":238,"
-	"\"truncated\":0,\"failed\":0,\"fp_frames\":0,\"complete_pct\":100.0}},\"jit\":{\"maps\":8,"
-	"\"maps_read\":2,\"bytes\":335280,\"reads\":2,\"refused\":0,\"resets\":0,\"budget_skipped\":0,"
-	"\"size_limited\":0,\"deferred\":0,\"max_map_bytes\":268435456},\"loop\":{\"iterations\":622,"
-	"\"longest_ms\":75,\"slow\":1,\"slow_ms\":50},\"loader\":{\"jobs\":984,\"queued\":0,"
-	"\"busy_ms\":1367,\"longest_job_ms\":540,\"longest_wait_ms\":787},"
-	"\"always_on\":{\"enabled\":true,\"frequency\":19,\"call_graph\":\"dwarf\",\"slice_seconds\":10,"
-	"\"window_seconds\":900,\"memory_max\":67108864,\"slice_budget\":729444,\"bytes\":163109,"
-	"\"slices\":3,\"oldest_ms\":1795593314909,\"samples\":821,\"folded_samples\":0,"
-	"\"unattributed_samples\":0,\"total_samples\":821,\"total_folded_samples\":0,"
+	"\"fp_frames\":0,\"complete_pct\":0.0},\"dwarf\":{\"user_stacks\":10,\"complete\":10,"
+	"\"truncated\":0,\"failed\":0,\"fp_frames\":0,\"complete_pct\":100.0}},\"jit\":{\"maps\":0,"
+	"\"maps_read\":0,\"bytes\":0,\"reads\":0,\"refused\":0,\"resets\":0,\"budget_skipped\":0,"
+	"\"size_limited\":0,\"deferred\":0,\"max_map_bytes\":268435456},\"loop\":{\"iterations\":107,"
+	"\"longest_ms\":10,\"slow\":0,\"slow_ms\":50},\"loader\":{\"jobs\":58,\"queued\":0,"
+	"\"busy_ms\":85,\"longest_job_ms\":59,\"longest_wait_ms\":75},"
+	"\"memory\":{\"budget\":100663296,\"base\":1117692,\"charged\":21116994,"
+	"\"charged_peak\":21124584,\"rss\":21692416,\"rss_peak\":21962752,\"pressure\":false,"
+	"\"relieved\":0,\"unrelieved\":0,\"parts\":{\"window\":{\"bytes\":3398,\"peak\":6084,"
+	"\"share\":33554432,\"evicted\":0,\"evicted_bytes\":0,\"refused\":0},"
+	"\"recordings\":{\"bytes\":149632,\"peak\":149632,\"share\":50331648,\"evicted\":0,"
+	"\"evicted_bytes\":0,\"refused\":0},\"waiting\":{\"bytes\":0,\"peak\":16288,"
+	"\"share\":12582912,\"evicted\":0,\"evicted_bytes\":0,\"refused\":0},"
+	"\"results\":{\"bytes\":134,\"peak\":134,\"share\":33554432,\"evicted\":0,"
+	"\"evicted_bytes\":0,\"refused\":0},\"processes\":{\"bytes\":26880,\"peak\":26880,"
+	"\"share\":12582912,\"evicted\":0,\"evicted_bytes\":0,\"refused\":0},\"jit\":{\"bytes\":0,"
+	"\"peak\":0,\"share\":12582912,\"evicted\":0,\"evicted_bytes\":0,\"refused\":0},"
+	"\"dwarf\":{\"bytes\":11525620,\"peak\":11525620,\"share\":50331648,\"evicted\":0,"
+	"\"evicted_bytes\":0,\"refused\":0},\"cfi\":{\"bytes\":3490352,\"peak\":3490352,"
+	"\"share\":25165824,\"evicted\":0,\"evicted_bytes\":0,\"refused\":0},"
+	"\"symbols\":{\"bytes\":5846714,\"peak\":5846714,\"share\":50331648,\"evicted\":0,"
+	"\"evicted_bytes\":0,\"refused\":0},\"names\":{\"bytes\":74264,\"peak\":74264,"
+	"\"share\":12582912,\"evicted\":0,\"evicted_bytes\":0,\"refused\":0}}},"
+	"\"always_on\":{\"enabled\":true,\"frequency\":19,\"call_graph\":\"dwarf\","
+	"\"slice_seconds\":2,\"window_seconds\":900,\"memory_max\":33554432,\"slice_budget\":74235,"
+	"\"bytes\":3398,\"slices\":7,\"oldest_ms\":1795598987282,\"samples\":2,\"folded_samples\":0,"
+	"\"unattributed_samples\":0,\"total_samples\":2,\"total_folded_samples\":0,"
 	"\"total_folded_stacks\":0,\"total_unattributed_samples\":0,\"compactions\":0,"
-	"\"expired_slices\":0,\"idle_samples\":0,\"unknown_process_samples\":0,\"errors\":0,"
-	"\"memo_bytes\":237760,\"memo_resets\":0,\"waiting\":0,\"waited\":280,\"degraded\":0,\"lost\":0,"
-	"\"throttled\":0,\"history\":{\"directory\":\"\\/tmp\\/cli-cap\\/state\",\"files\":2,"
-	"\"bytes\":52402,\"written\":2,\"write_errors\":0,\"out_of_order\":0,\"corrupt\":0,\"future\":0,"
-	"\"pruned\":0,\"max_bytes\":1073741824,\"tiers\":[{\"age_seconds\":3600,\"length_seconds\":60},"
-	"{\"age_seconds\":86400,\"length_seconds\":600}],\"keep_seconds\":604800,\"merged\":0,"
-	"\"merged_sources\":0,\"corrupt_dropped\":0,\"leftovers\":0,\"expired\":0,"
-	"\"compact_errors\":0}},\"server\":{\"clients\":2,\"max_clients\":64,\"clients_rejected\":0,"
-	"\"clients_evicted\":0,\"short_clients\":0,\"max_short_clients\":8,\"short_requests\":0,"
-	"\"requests\":2,\"bad_requests\":0,\"denied\":0,\"result_bytes\":133,"
-	"\"result_max_bytes\":268435456,\"user_result_max_bytes\":16777216,\"results_refused\":0,"
-	"\"recordings_active\":1,\"max_recordings\":8,\"recordings_started\":1,"
+	"\"expired_slices\":0,\"idle_samples\":225,\"unknown_process_samples\":0,\"errors\":0,"
+	"\"memo_bytes\":71104,\"memo_resets\":0,\"waiting\":0,\"waited\":2,\"degraded\":0,\"lost\":0,"
+	"\"throttled\":0,\"history\":{\"directory\":\"\\/tmp\\/cap\\/state\",\"files\":6,"
+	"\"bytes\":898,\"written\":6,\"write_errors\":0,\"out_of_order\":0,\"corrupt\":0,"
+	"\"future\":0,\"pruned\":0,\"max_bytes\":1073741824,\"tiers\":[{\"age_seconds\":3600,"
+	"\"length_seconds\":60},{\"age_seconds\":86400,\"length_seconds\":600}],"
+	"\"keep_seconds\":604800,\"merged\":0,\"merged_sources\":0,\"corrupt_dropped\":0,"
+	"\"leftovers\":0,\"expired\":0,\"compact_errors\":0}},\"server\":{\"clients\":2,"
+	"\"max_clients\":64,\"clients_rejected\":0,\"clients_evicted\":0,\"short_clients\":0,"
+	"\"max_short_clients\":8,\"short_requests\":0,\"requests\":2,\"bad_requests\":0,\"denied\":0,"
+	"\"result_bytes\":134,\"result_max_bytes\":268435456,\"user_result_max_bytes\":16777216,"
+	"\"results_refused\":0,\"recordings_active\":1,\"max_recordings\":8,\"recordings_started\":1,"
 	"\"recordings_completed\":0,\"recordings_aborted\":0},\"recordings\":[{\"uid\":0,"
-	"\"elapsed_ms\":5019,\"samples\":238,\"lost\":0}]}";
+	"\"elapsed_ms\":4991,\"samples\":497,\"lost\":0}]}";
 
 TEST(captured_reply_decodes)
 {
@@ -251,8 +287,8 @@ TEST(captured_reply_decodes)
 
 	ASSERT_OK(fg_status_from_json(j, &s));
 	ASSERT_STREQ(s.version, "0.1.0");
-	ASSERT_EQ(s.pid, 30833);
-	ASSERT_EQ(s.uptime_ms, 22030);
+	ASSERT_EQ(s.pid, 15980);
+	ASSERT_EQ(s.uptime_ms, 12145);
 	ASSERT_STREQ(s.event, "cpu-clock");
 	ASSERT_EQ(s.default_frequency, 99);
 	ASSERT_EQ(s.max_frequency, 100000);
@@ -260,41 +296,55 @@ TEST(captured_reply_decodes)
 	ASSERT_EQ(s.ring_pages, 128);
 	ASSERT_STREQ(s.call_graph, "dwarf");
 	ASSERT_EQ(s.stack_dump, 32768);
-	ASSERT_STREQ(s.socket, "/tmp/cli-cap/fgd.sock");
+	ASSERT_STREQ(s.socket, "/tmp/cap/fgd.sock");
 	ASSERT_EQ(s.n_cpus, 2);
 	ASSERT_EQ(s.cpus[1].cpu, 1);
 	ASSERT_EQ(s.cpus[1].samples, 0);
-	ASSERT_EQ(s.tracking.records, 2305);
-	ASSERT_EQ(s.processes.alive, 92);
-	ASSERT_EQ(s.processes.maps, 2692);
+	ASSERT_EQ(s.tracking.records, 11);
+	ASSERT_EQ(s.processes.alive, 65);
+	ASSERT_EQ(s.processes.maps, 98);
+	ASSERT_EQ(s.processes.bytes, 26880);
 	ASSERT_EQ(s.processes.roots_unknown, 1);
-	ASSERT_EQ(s.symbols.binaries, 126);
-	ASSERT_EQ(s.symbols.dwarf_bytes, 130132328);
-	ASSERT_EQ(s.symbols.resolved_hits, 863);
+	ASSERT_EQ(s.symbols.binaries, 41);
+	ASSERT_EQ(s.symbols.dwarf_bytes, 11525620);
+	ASSERT_EQ(s.symbols.dwarf_mapped, 604953);
+	ASSERT_EQ(s.symbols.symbols_bytes, 5846714);
+	ASSERT_EQ(s.symbols.resolved_hits, 44);
 	ASSERT_EQ(s.symbols.kernel_symbols, 121856);
 	ASSERT_EQ(s.symbols.kernel_restricted, false);
-	ASSERT_EQ(s.unwinding.row_misses, 2663);
-	ASSERT_EQ(s.unwinding.bytes, 24365192);
+	ASSERT_EQ(s.unwinding.row_misses, 50);
+	ASSERT_EQ(s.unwinding.bytes, 3490352);
+	ASSERT_EQ(s.unwinding.mapped, 663336);
 	ASSERT_EQ(s.stack_quality.fp.user_stacks, 0);
-	ASSERT_EQ(s.stack_quality.dwarf.user_stacks, 238);
-	ASSERT_EQ(s.stack_quality.dwarf.complete, 238);
+	ASSERT_EQ(s.stack_quality.dwarf.user_stacks, 10);
+	ASSERT_EQ(s.stack_quality.dwarf.complete, 10);
 	ASSERT_TRUE(s.has_jit && s.has_loop && s.has_loader);
-	ASSERT_EQ(s.jit.maps, 8);
+	ASSERT_EQ(s.jit.maps, 0);
 	ASSERT_EQ(s.jit.max_map_bytes, 268435456);
-	ASSERT_EQ(s.loop.longest_ms, 75);
+	ASSERT_EQ(s.loop.longest_ms, 10);
 	ASSERT_EQ(s.loop.slow_ms, 50);
-	ASSERT_EQ(s.loader.jobs, 984);
-	ASSERT_EQ(s.loader.longest_wait_ms, 787);
+	ASSERT_EQ(s.loader.jobs, 58);
+	ASSERT_EQ(s.loader.longest_wait_ms, 75);
+	ASSERT_TRUE(s.has_memory);
+	ASSERT_EQ(s.memory.budget, 100663296);
+	ASSERT_EQ(s.memory.rss, 21692416);
+	ASSERT_TRUE(!s.memory.pressure);
+	ASSERT_EQ(s.memory.parts.window.share, 33554432);
+	ASSERT_EQ(s.memory.parts.recordings.bytes, 149632);
+	ASSERT_EQ(s.memory.parts.waiting.peak, 16288);
+	ASSERT_EQ(s.memory.parts.dwarf.bytes, 11525620);
+	ASSERT_EQ(s.memory.parts.names.bytes, 74264);
 	ASSERT_TRUE(s.always_on.enabled);
 	ASSERT_EQ(s.always_on.frequency, 19);
 	ASSERT_STREQ(s.always_on.call_graph, "dwarf");
 	ASSERT_EQ(s.always_on.window_seconds, 900);
-	ASSERT_EQ(s.always_on.oldest_ms, 1795593314909);
-	ASSERT_EQ(s.always_on.samples, 821);
-	ASSERT_EQ(s.always_on.waited, 280);
+	ASSERT_EQ(s.always_on.oldest_ms, 1795598987282);
+	ASSERT_EQ(s.always_on.samples, 2);
+	ASSERT_EQ(s.always_on.waited, 2);
+	ASSERT_EQ(s.always_on.memory_max, 33554432);
 	ASSERT_TRUE(s.always_on.has_history);
-	ASSERT_STREQ(s.always_on.history.directory, "/tmp/cli-cap/state");
-	ASSERT_EQ(s.always_on.history.bytes, 52402);
+	ASSERT_STREQ(s.always_on.history.directory, "/tmp/cap/state");
+	ASSERT_EQ(s.always_on.history.bytes, 898);
 	ASSERT_EQ(s.always_on.history.max_bytes, 1073741824);
 	ASSERT_EQ(s.always_on.history.n_tiers, 2);
 	ASSERT_EQ(s.always_on.history.tiers[1].age_seconds, 86400);
@@ -302,13 +352,13 @@ TEST(captured_reply_decodes)
 	ASSERT_EQ(s.always_on.history.keep_seconds, 604800);
 	ASSERT_TRUE(!s.always_on.history.last_compact_error);
 	ASSERT_EQ(s.server.clients, 2);
-	ASSERT_EQ(s.server.result_bytes, 133);
+	ASSERT_EQ(s.server.result_bytes, 134);
 	ASSERT_EQ(s.server.user_result_max_bytes, 16777216);
 	ASSERT_EQ(s.server.recordings_active, 1);
 	ASSERT_EQ(s.n_recordings, 1);
 	ASSERT_EQ(s.recordings[0].uid, 0);
-	ASSERT_EQ(s.recordings[0].elapsed_ms, 5019);
-	ASSERT_EQ(s.recordings[0].samples, 238);
+	ASSERT_EQ(s.recordings[0].elapsed_ms, 4991);
+	ASSERT_EQ(s.recordings[0].samples, 497);
 }
 
 /* The encoder writes a real fgd's reply byte for byte: members, order, complete_pct's digits. */
@@ -337,11 +387,11 @@ TEST(missing_members_read_as_zero)
 	ASSERT_OK(fg_status_from_json(j, &s));
 	assert_equal(&s, &zero);
 	ASSERT_TRUE(!s.version && !s.socket && !s.cpus && !s.recordings);
-	ASSERT_TRUE(!s.has_jit && !s.has_loop && !s.has_loader);
+	ASSERT_TRUE(!s.has_jit && !s.has_loop && !s.has_loader && !s.has_memory);
 	ASSERT_TRUE(!s.always_on.enabled && !s.always_on.has_history);
 }
 
-/* An older fgd: no jit, loop, loader or history; what it has is read as usual. */
+/* An older fgd: no jit, loop, loader, memory or history; what it has is read as usual. */
 TEST(older_reply_lacks_members)
 {
 	_cleanup_(json_object_putp) struct json_object *j = parse(captured_reply);
@@ -351,14 +401,16 @@ TEST(older_reply_lacks_members)
 	json_object_object_del(j, "jit");
 	json_object_object_del(j, "loop");
 	json_object_object_del(j, "loader");
+	json_object_object_del(j, "memory");
 	ASSERT_TRUE(json_object_object_get_ex(j, "always_on", &ao));
 	json_object_object_del(ao, "history");
 	json_object_object_del(ao, "waited");
 	ASSERT_OK(fg_status_from_json(j, &s));
-	ASSERT_TRUE(!s.has_jit && !s.has_loop && !s.has_loader && !s.always_on.has_history);
+	ASSERT_TRUE(!s.has_jit && !s.has_loop && !s.has_loader && !s.has_memory &&
+		    !s.always_on.has_history);
 	ASSERT_EQ(s.jit.maps, 0);
 	ASSERT_EQ(s.always_on.waited, 0);
-	ASSERT_EQ(s.always_on.samples, 821);
+	ASSERT_EQ(s.always_on.samples, 2);
 	ASSERT_EQ(s.server.clients, 2);
 	ASSERT_EQ(s.n_recordings, 1);
 }

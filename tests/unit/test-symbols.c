@@ -10,7 +10,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "elf-test.h"
+#include "fgd-clock.h"
 #include "fgd-elf.h"
 #include "fgd-proctab.h"
 #include "fgd-symbols.h"
@@ -356,29 +358,44 @@ TEST(inline_frames_from_the_binary_dwarf)
 	const char *path = program_path("fgtest-inline");
 	uint64_t mark = symbol_value(path, "fgtest_inline_mark");
 	uint64_t outer = symbol_value(path, "fgtest_outer");
-	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
-	struct fg_symbolizer *sym = isolated(dir);
-	struct fg_symbolizer_stats st;
-	struct fg_dso *d = file_dso(sym, path);
 	struct stat sb;
 
-	ASSERT_STREQ(frames_at(sym, d, mark, ALL), INLINE_CHAIN);
-	/* Off, the address is its real function alone. */
-	ASSERT_STREQ(frames_at(sym, d, mark, FG_SYM_DEMANGLE), "fgtest_outer");
-	/* The entry, before anything inlined runs, is the function itself. */
-	ASSERT_STREQ(frames_at(sym, d, outer, ALL), "fgtest_outer");
-	ASSERT_TRUE(fg_dso__dwarf(d) != NULL);
-	fg_symbolizer__stats(sym, &st);
-	ASSERT_EQ(st.dsos_dwarf, 1);
-	ASSERT_EQ(st.dsos_debug_file, 0);
-	/* The whole file is held, and given back with the binary. */
 	ASSERT_OK(stat(path, &sb));
-	ASSERT_EQ(st.dwarf_bytes, (uint64_t)sb.st_size);
-	fg_dso__unref(d);
-	fg_symbolizer__stats(sym, &st);
-	ASSERT_EQ(st.dwarf_bytes, 0);
-	fg_symbolizer__free(sym);
-	remove_tree(dir);
+	/* Mapped (a root-owned file on a system filesystem, as the build's are here), then read. */
+	for (int read = 0; read <= 1; read++) {
+		char dir[] = "/tmp/fg-test-symbols-XXXXXX";
+		struct fg_symbolizer *sym = isolated(dir);
+		struct fg_symbolizer_stats st;
+		struct fg_elf_trust none = {};
+		struct fg_dso *d;
+
+		if (read)
+			fg_symbolizer__set_trust(sym, &none);
+		else if (sb.st_uid != 0 || (sb.st_mode & 022))
+			continue; /* a build by another user: nothing of it is mapped */
+		d = file_dso(sym, path);
+		ASSERT_STREQ(frames_at(sym, d, mark, ALL), INLINE_CHAIN);
+		/* Off, the address is its real function alone. */
+		ASSERT_STREQ(frames_at(sym, d, mark, FG_SYM_DEMANGLE), "fgtest_outer");
+		/* The entry, before anything inlined runs, is the function itself. */
+		ASSERT_STREQ(frames_at(sym, d, outer, ALL), "fgtest_outer");
+		ASSERT_TRUE(fg_dso__dwarf(d) != NULL);
+		fg_symbolizer__stats(sym, &st);
+		ASSERT_EQ(st.dsos_dwarf, 1);
+		ASSERT_EQ(st.dsos_debug_file, 0);
+		/*
+		 * Never the whole file: read, the debug sections inline frames need
+		 * (no code, no line tables); mapped, only libdw's own tables.
+		 */
+		ASSERT_TRUE(st.dwarf_bytes > 0 && st.dwarf_bytes < (uint64_t)sb.st_size);
+		ASSERT_TRUE(read ? st.dwarf_mapped == 0 : st.dwarf_mapped > 0);
+		fg_dso__unref(d);
+		fg_symbolizer__stats(sym, &st);
+		ASSERT_EQ(st.dwarf_bytes, 0);
+		ASSERT_EQ(st.dwarf_mapped, 0);
+		fg_symbolizer__free(sym);
+		remove_tree(dir);
+	}
 }
 
 TEST(stripped_binary_with_debuglink)
@@ -615,5 +632,190 @@ TEST(libc_local_function_from_libc6_dbg)
 	ASSERT_TRUE(strncmp(frames_at(sym, d, addr + 1, ALL), "__libc_start_call_main", 22) != 0);
 	fg_dso__unref(d);
 	fg_symbolizer__free(sym);
+	remove_tree(dir);
+}
+
+/* This test program's path. */
+static void self_path(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+
+	ASSERT_TRUE(n > 0);
+	buf[n] = '\0';
+}
+
+/* fg_symbolizer__frames(), the loop's way: names joined by ';', and what it returned. */
+static const char *frames_loop(struct fg_symbolizer *sym, struct fg_dso *d, uint64_t vaddr,
+			       unsigned flags, int *ret)
+{
+	static char out[8192];
+	struct fg_sym_frames fr;
+	size_t len = 0;
+
+	*ret = fg_symbolizer__frames(sym, d, vaddr_to_offset(fg_dso__path(d), vaddr), NULL, flags, &fr);
+	ASSERT_OK(*ret);
+	out[0] = '\0';
+	for (size_t i = 0; i < fr.n; i++)
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", i ? ";" : "", fr.names[i]);
+	return out;
+}
+
+/* libc as this process maps it (only .dynsym, and no debug file in an isolated debug dir). */
+static bool libc_path(char *buf, size_t size)
+{
+	_cleanup_(fclosep) FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so.6")) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(buf, size, "%s", p);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The address of function name in the table of path (its .dynsym will do). */
+static uint64_t function_in(const char *path, const char *name)
+{
+	struct fg_elf_syms *s;
+	uint64_t addr;
+	int64_t i;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_OK(fg_elf_syms__load_fd(fd, &s));
+	close(fd);
+	i = fg_elf_syms__find(s, name);
+	ASSERT_TRUE(i >= 0);
+	addr = fg_elf_syms__addr(s, (size_t)i);
+	fg_elf_syms__free(s);
+	return addr;
+}
+
+TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
+{
+	const char *inl = program_path("fgtest-inline");
+	uint64_t mark = symbol_value(inl, "fgtest_inline_mark"), getpid_at;
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX", libc[4096];
+	struct fg_symbolizer *sym;
+	struct fg_symbolizer_stats st;
+	struct fg_budget_stats bs;
+	struct fg_budget *b;
+	struct fg_dso *a, *big;
+	uint64_t libc_bytes, total;
+	const char *name;
+	int r;
+
+	if (!libc_path(libc, sizeof(libc)))
+		SKIP("no libc.so.6 mapped");
+	getpid_at = function_in(libc, "getpid");
+	sym = isolated(dir);
+	ASSERT_OK(fg_budget__new(1ULL << 30, &b));
+	fg_symbolizer__set_budget(sym, b);
+	/* libc first, so that it is the least recently used; it has no DWARF here. */
+	big = file_dso(sym, libc);
+	name = frames_loop(sym, big, getpid_at, ALL, &r);
+	ASSERT_TRUE(strcmp(name, "getpid") == 0 || strcmp(name, "__getpid") == 0);
+	fg_symbolizer__stats(sym, &st);
+	libc_bytes = st.symbols_bytes;
+	ASSERT_EQ(st.dwarf_bytes, 0);
+	a = file_dso(sym, inl);
+	ASSERT_STREQ(frames_loop(sym, a, mark, ALL, &r), INLINE_CHAIN);
+
+	/* Every byte held is charged: the symbol tables, the DWARF, the names kept (none here). */
+	fg_symbolizer__stats(sym, &st);
+	fg_budget__stats(b, &bs);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_DWARF].bytes, st.dwarf_bytes);
+	ASSERT_TRUE(st.dwarf_bytes > 0 && st.symbols_bytes > libc_bytes);
+	ASSERT_TRUE(libc_bytes > 4 * st.dwarf_bytes);
+
+	/*
+	 * A total both fit in (symbols may take half), then a base that puts it
+	 * one byte over: relieving has to free a sixteenth of it, which the
+	 * DWARF alone does not hold, and libc's table, the older, does.
+	 */
+	total = 8 * libc_bytes;
+	fg_budget__set_total(b, total);
+	fg_budget__set_base(b, total - bs.charged + 1);
+	ASSERT_TRUE(fg_budget__over(b));
+	ASSERT_TRUE(fg_budget__relieve(b, fgd_now() + 120ULL * 1000000000ULL) > 0);
+	ASSERT_TRUE(!fg_budget__over(b));
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.dwarf_evicted, 1);
+	ASSERT_EQ(st.symbols_evicted, 1);
+	ASSERT_EQ(fg_dso__state(big), FG_DSO_UNLOADED);
+	ASSERT_EQ(fg_dso__state(a), FG_DSO_LOADED);
+	ASSERT_TRUE(fg_dso__dwarf(a) == NULL);
+	fg_budget__stats(b, &bs);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_DWARF].bytes, 0);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
+	ASSERT_EQ(bs.parts[FG_BUDGET_DWARF].evicted, 1);
+	ASSERT_EQ(bs.parts[FG_BUDGET_SYMBOLS].evicted, 1);
+
+	/* No room to read the DWARF again: the symbol table names it, without inline frames. */
+	fg_budget__set_base(b, total);
+	ASSERT_STREQ(frames_loop(sym, a, mark, ALL, &r), "fgtest_outer");
+	ASSERT_EQ(r, 0);
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.inline_skipped, 1);
+	ASSERT_EQ(st.dwarf_reread, 0);
+	/* Room again: read again, and the inline frames are back. */
+	fg_budget__set_base(b, 0);
+	ASSERT_STREQ(frames_loop(sym, a, mark, ALL, &r), INLINE_CHAIN);
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.dwarf_reread, 1);
+	ASSERT_TRUE(fg_dso__dwarf(a) != NULL);
+	/* The evicted table is read again by the next lookup that needs it. */
+	name = frames_loop(sym, big, getpid_at, ALL, &r);
+	ASSERT_TRUE(strcmp(name, "getpid") == 0 || strcmp(name, "__getpid") == 0);
+	ASSERT_EQ(fg_dso__state(big), FG_DSO_LOADED);
+	fg_symbolizer__stats(sym, &st);
+	fg_budget__stats(b, &bs);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_DWARF].bytes, st.dwarf_bytes);
+
+	fg_dso__unref(a);
+	fg_dso__unref(big);
+	fg_symbolizer__free(sym);
+	/* All given back. */
+	fg_budget__stats(b, &bs);
+	ASSERT_U64_EQ(bs.charged, 0);
+	fg_budget__free(b);
+	remove_tree(dir);
+}
+
+TEST(a_symbol_table_larger_than_the_budget_is_refused)
+{
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
+	struct fg_symbolizer *sym = isolated(dir);
+	struct fg_symbolizer_stats st;
+	struct fg_budget_stats bs;
+	struct fg_budget *b;
+	struct fg_dso *d;
+	char self[4096];
+	int r;
+
+	/* Symbols may take half of 16 KiB: this test program's table is far more. */
+	ASSERT_OK(fg_budget__new(16 << 10, &b));
+	fg_symbolizer__set_budget(sym, b);
+	self_path(self, sizeof(self));
+	d = file_dso(sym, self);
+	ASSERT_TRUE(strncmp(frames_loop(sym, d, symbol_value(self, "fgtest_symbols_marker"), ALL, &r),
+			    "test-symbols+0x", 15) == 0);
+	ASSERT_EQ(fg_dso__state(d), FG_DSO_FAILED);
+	ASSERT_ERR(fg_dso__error(d), -ENOBUFS);
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.symbols_refused, 1);
+	fg_budget__stats(b, &bs);
+	ASSERT_EQ(bs.parts[FG_BUDGET_SYMBOLS].refused, 1);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, 0);
+	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+	fg_budget__free(b);
 	remove_tree(dir);
 }

@@ -14,6 +14,8 @@
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
 #include "macro.h"
+#include "budget.h"
+#include "fgd-clock.h"
 #include "test.h"
 #include "unwind.h"
 
@@ -408,10 +410,13 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 		.stack_size = MIN(dump_size, c->stack_size),
 	};
 	uint64_t pcs[32];
+	struct fg_budget *budget;
 
 	ASSERT_OK(fg_symbolizer__new(&sym));
 	ASSERT_OK(fg_proctab__new(sym, &t));
 	ASSERT_OK(fg_unwinder__new(&u));
+	ASSERT_OK(fg_budget__new(1ULL << 30, &budget));
+	fg_unwinder__set_budget(u, budget);
 	ASSERT_OK(fg_proctab__get_live(t, c->pid, &p, NULL));
 	ASSERT_OK(fg_unwinder__unwind(u, p, &s, 0, pcs, ELEMENTSOF(pcs), &ret->res));
 	ret->n = ret->inlined = 0;
@@ -459,7 +464,38 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 		fg_unwinder__stats(u, &after);
 		ASSERT_EQ(after.binaries_loaded, before.binaries_loaded + before.binaries);
 	}
+	/* The budget holds what the unwinder says; under pressure its CFI goes, and comes back. */
+	{
+		struct fg_unwinder_stats before, after;
+		struct fg_budget_stats bs;
+		struct fg_unwind_result again;
+		uint64_t pcs2[32];
+
+		fg_unwinder__stats(u, &before);
+		fg_budget__stats(budget, &bs);
+		ASSERT_U64_EQ(bs.parts[FG_BUDGET_CFI].bytes, before.bytes);
+		ASSERT_TRUE(before.binaries > 0);
+		fg_budget__set_base(budget, 1ULL << 30);
+		ASSERT_TRUE(fg_budget__relieve(budget, fgd_now() + 120ULL * 1000000000ULL) > 0);
+		fg_unwinder__stats(u, &after);
+		ASSERT_EQ(after.binaries, 0);
+		ASSERT_EQ(after.binaries_evicted, before.binaries_evicted + before.binaries);
+		fg_budget__stats(budget, &bs);
+		ASSERT_U64_EQ(bs.parts[FG_BUDGET_CFI].bytes, after.bytes);
+		ASSERT_EQ(bs.parts[FG_BUDGET_CFI].evicted, before.binaries);
+		fg_budget__set_base(budget, 0);
+		ASSERT_OK(fg_unwinder__unwind(u, p, &s, 0, pcs2, ELEMENTSOF(pcs2), &again));
+		ASSERT_EQ(again.n, ret->res.n);
+		ASSERT_TRUE(memcmp(pcs, pcs2, again.n * sizeof(pcs[0])) == 0);
+	}
 	fg_unwinder__free(u);
+	{
+		struct fg_budget_stats bs;
+
+		fg_budget__stats(budget, &bs);
+		ASSERT_U64_EQ(bs.charged, 0);
+	}
+	fg_budget__free(budget);
 	fg_proctab__free(t);
 	fg_symbolizer__free(sym);
 }
