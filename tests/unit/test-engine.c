@@ -203,13 +203,57 @@ TEST(a_recording_aborted_leaves_the_engine)
 	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, &bad));
 	ASSERT_TRUE(fgd_engine__busy(e));
 	fgd_engine__drain(e);
+	/* Its tables are charged to the memory budget's recordings part while it lives. */
+	fgd_engine__stats(e, &es);
+	ASSERT_TRUE(es.memory.parts[FG_BUDGET_RECORDINGS].bytes > 0);
+	ASSERT_U64_EQ(es.memory.total, conf.memory_max);
 	fgd_engine__abort_recording(e, rec);
 	ASSERT_TRUE(!fgd_engine__busy(e));
 	fgd_engine__stats(e, &es);
 	ASSERT_EQ(es.recordings, 0);
+	ASSERT_U64_EQ(es.memory.parts[FG_BUDGET_RECORDINGS].bytes, 0);
 	/* Over the kernel's maximum rate: refused before any event is opened. */
 	o.frequency = es.max_rate + 1;
 	ASSERT_ERR(fgd_engine__start_recording(e, &o, &rec, &bad), -ERANGE);
+	fgd_engine__free(e);
+	fgd_loop__free(loop);
+	fgd_config_done(&conf);
+}
+
+TEST(a_recording_the_budget_has_no_room_for_stops_growing)
+{
+	struct fgd_config conf;
+	struct fgd_loop *loop = NULL;
+	struct fgd_engine *e = NULL;
+	struct fg_recording *rec = NULL;
+	struct fg_recording_opts o = {};
+	struct fgd_engine_stats es;
+	struct json_object *meta, *v;
+
+	start(&conf, &loop, &e);
+	/* Something else holds the whole budget: no data part has room. */
+	fg_budget__charge(fgd_engine__budget(e), FG_BUDGET_WINDOW, conf.memory_max);
+	fgd_engine__recording_defaults(e, &o);
+	fg_record_request_init(&o.req);
+	o.req.n_pids = 1;
+	o.req.pids[0] = getpid();
+	o.max_bytes = 64 << 20;
+	fg_view_init(&o.view, 0, 0);
+	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, NULL));
+	fgd_engine__drain(e);
+	fgd_engine__stats(e, &es);
+	ASSERT_U64_EQ(es.memory.parts[FG_BUDGET_RECORDINGS].refused, 1);
+	ASSERT_TRUE(es.memory_pressure);
+	/* Its tables stopped growing, as at its own limit, and its metadata says so. */
+	fgd_engine__stop_recording(e, rec);
+	ASSERT_OK(fgd_engine__finish_recording(e, rec));
+	meta = fg_recording__metadata(rec);
+	ASSERT_TRUE(meta);
+	ASSERT_TRUE(json_object_object_get_ex(meta, "memory_limited", &v));
+	ASSERT_TRUE(json_object_get_boolean(v));
+	json_object_put(meta);
+	fg_recording__free(rec);
+	fg_budget__release(fgd_engine__budget(e), FG_BUDGET_WINDOW, conf.memory_max);
 	fgd_engine__free(e);
 	fgd_loop__free(loop);
 	fgd_config_done(&conf);

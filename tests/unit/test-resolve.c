@@ -19,6 +19,7 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "../programs/fgtest-unwind.h"
 #pragma GCC diagnostic pop
+#include "budget.h"
 #include "fgd-clock.h"
 #include "fgd-loader.h"
 #include "fgd-proctab.h"
@@ -70,7 +71,9 @@ static int emit(void *ctx, struct fg_process *proc, const struct fg_sample *s, u
 	return 0;
 }
 
-static void setup(struct fixture *f, enum fg_call_graph mode, bool with_loader)
+/* budget: borrowed, NULL for none; only the resolver charges it (its waiting room). */
+static void setup_budget(struct fixture *f, enum fg_call_graph mode, bool with_loader,
+			 struct fg_budget *budget)
 {
 	struct fg_resolve_opts o = {
 		.call_graph = mode,
@@ -99,8 +102,13 @@ static void setup(struct fixture *f, enum fg_call_graph mode, bool with_loader)
 	ASSERT_OK(fg_proctab__get_live(f->procs, getpid(), &f->self, &tgid));
 	f->names = fg_folded__new();
 	ASSERT_TRUE(f->names);
-	d = (struct fg_resolve_deps){ f->procs, f->sym, f->unwinder, f->loader };
+	d = (struct fg_resolve_deps){ f->procs, f->sym, f->unwinder, f->loader, budget };
 	ASSERT_OK(fg_resolver__new(&o, &d, f->names, &f->res));
+}
+
+static void setup(struct fixture *f, enum fg_call_graph mode, bool with_loader)
+{
+	setup_budget(f, mode, with_loader, NULL);
 }
 
 static void teardown(struct fixture *f)
@@ -325,6 +333,57 @@ TEST(a_sample_that_cannot_wait_is_handled_with_what_is_known)
 	ASSERT_EQ(f.n_emitted, 2);
 	ASSERT_STREQ(f.emitted[1], "resolve_caller;resolve_leaf");
 	teardown(&f);
+}
+
+TEST(the_waiting_room_is_charged_to_the_budget_and_given_back)
+{
+	struct fixture f;
+	uint64_t ips[] = { PERF_CONTEXT_USER, inside(resolve_leaf), inside(resolve_caller) };
+	struct fg_budget *b;
+	struct fg_budget_stats bs;
+
+	ASSERT_OK(fg_budget__new(32 << 20, &b));
+	setup_budget(&f, FG_CALL_GRAPH_FP, true, b);
+	feed(&f, ips, ELEMENTSOF(ips));
+	ASSERT_EQ(f.n_emitted, 0);
+	fg_budget__stats(b, &bs);
+	ASSERT_TRUE(bs.parts[FG_BUDGET_WAITING].bytes > 0);
+	wait_for_loads(&f);
+	ASSERT_EQ(f.n_emitted, 1);
+	/* An empty room gives its memory back. */
+	fg_budget__stats(b, &bs);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_WAITING].bytes, 0);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_WAITING].refused, 0);
+	teardown(&f);
+	fg_budget__free(b);
+}
+
+TEST(a_sample_the_budget_has_no_room_for_does_not_wait)
+{
+	struct fixture f;
+	uint64_t ips[] = { PERF_CONTEXT_USER, inside(resolve_leaf), inside(resolve_caller) };
+	struct fg_resolve_stats st;
+	struct fg_budget *b;
+	struct fg_budget_stats bs;
+
+	ASSERT_OK(fg_budget__new(32 << 20, &b));
+	/* The window holds the whole total: no data part has room left. */
+	fg_budget__charge(b, FG_BUDGET_WINDOW, 32 << 20);
+	setup_budget(&f, FG_CALL_GRAPH_FP, true, b);
+	feed(&f, ips, ELEMENTSOF(ips));
+	/* Named at once with what is known (module+offset), counted as degraded and refused. */
+	ASSERT_EQ(f.n_emitted, 1);
+	ASSERT_TRUE(strstr(f.emitted[0], "test-resolve+0x") != NULL);
+	fg_resolver__stats(f.res, &st);
+	ASSERT_EQ(st.degraded, 1);
+	ASSERT_EQ(st.waiting, 0);
+	fg_budget__stats(b, &bs);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_WAITING].bytes, 0);
+	ASSERT_U64_EQ(bs.parts[FG_BUDGET_WAITING].refused, 1);
+	drain_loader(&f);
+	teardown(&f);
+	fg_budget__release(b, FG_BUDGET_WINDOW, 32 << 20);
+	fg_budget__free(b);
 }
 
 /* Captures this function's registers and a copy of the stack above them, as perf would. */
