@@ -279,8 +279,9 @@ def main():
                 f"{g} {100 * named / max(frames, 1):.1f}% ({n})"
                 for g, (n, named, frames) in per_program(os.path.join(tmp, "out.folded")).items()))
             print(f"fgd CPU {cpu:.1f} s for the recording ({1e6 * cpu / max(meta['samples_seen'], 1):.1f} "
-                  f"us a sample); loop's longest turn {st['loop']['longest_ms']} ms; loader busy "
-                  f"{st['loader']['busy_ms']} ms, longest job {st['loader']['longest_job_ms']} ms")
+                  f"us a sample); loop's longest turn {st.get('loop', {}).get('longest_ms', '?')} "
+                  f"ms; loader busy {st.get('loader', {}).get('busy_ms', '?')} ms, longest job "
+                  f"{st.get('loader', {}).get('longest_job_ms', '?')} ms")
             print(f"  of which the loop {th.get('loop', 0):.1f} s, the loader {th.get('loader', 0):.1f} s; "
                   f"{th['minflt']} minor page faults; CFI rows: {st['unwinding']['row_hits']} hits, "
                   f"{st['unwinding']['row_misses']} misses")
