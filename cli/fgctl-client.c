@@ -36,15 +36,19 @@ int fgctl_connect(const char *path, struct fgctl_conn *ret)
 		switch (errno) {
 		case ENOENT:
 		case ECONNREFUSED:
-			fprintf(stderr, "fgctl: fgd is not running (nothing listens on %s).\n"
-					"Start it with 'fgd' as root, or point fgctl at its socket with "
-					"--socket or FGD_SOCKET.\n", path);
+			fprintf(stderr,
+				"fgctl: fgd is not running (nothing listens on %s).\n"
+				"Start it with 'fgd' as root, or point fgctl at its socket with "
+				"--socket or FGD_SOCKET.\n",
+				path);
 			return -FGCTL_EXIT_NO_DAEMON;
 		case EACCES:
 		case EPERM:
-			fprintf(stderr, "fgctl: permission denied on %s.\n"
-					"Run as root, or ask an administrator to add you to the group "
-					"that owns the socket.\n", path);
+			fprintf(stderr,
+				"fgctl: permission denied on %s.\n"
+				"Run as root, or ask an administrator to add you to the group "
+				"that owns the socket.\n",
+				path);
 			return -FGCTL_EXIT_DENIED;
 		default:
 			fprintf(stderr, "fgctl: cannot connect to %s: %m\n", path);
@@ -126,7 +130,8 @@ int fgctl_next(struct fgctl_conn *c, enum fgctl_event *ret_ev, struct json_objec
 					json_object_put(msg);
 					return -EBADMSG;
 				}
-				fg_proto_reader_expect_data(&c->in, (uint64_t)json_object_get_int64(len));
+				fg_proto_reader_expect_data(&c->in,
+							    (uint64_t)json_object_get_int64(len));
 				json_object_put(msg);
 				continue;
 			}

@@ -33,11 +33,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 struct diff_args {
 	struct fgctl_graph_opts graph;
 	/* --baseline: both profiles come from fgd's always-on sampling. */
-	const char *baseline;          /* borrowed from argv: the baseline's query options; NULL: files */
+	const char *baseline; /* borrowed from argv: the baseline's query options; NULL: files */
 	struct fg_query_request after; /* the after query's selectors */
 	struct fgctl_period after_period;
-	const char *socket;            /* borrowed */
-	char **inputs;                 /* borrowed from argv */
+	const char *socket; /* borrowed */
+	char **inputs;      /* borrowed from argv */
 	size_t n_inputs;
 };
 
@@ -94,7 +94,7 @@ static const struct option file_options[] = {
 	FGCTL_INPUT_OPTIONS,
 	/* See baseline_given(). */
 	{ "baseline", required_argument, NULL, FGCTL_GRAPH_OPT_BASELINE },
-	{}
+	{},
 };
 
 /* diff --baseline: the graph options, the after query's period and selectors, and where fgd is. */
@@ -103,7 +103,7 @@ static const struct option baseline_options[] = {
 	{ "baseline", required_argument, NULL, FGCTL_GRAPH_OPT_BASELINE },
 	FGCTL_QUERY_OPTIONS,
 	{ "socket", required_argument, NULL, 's' },
-	{}
+	{},
 };
 
 /*
@@ -115,7 +115,8 @@ static int parse_options(int argc, char **argv, struct diff_args *args, bool fro
 	int c, r;
 
 	fgctl_graph_opts_init(&args->graph);
-	args->after = (struct fg_query_request){ .uid = -1, .limit = 20, .format = FG_FORMAT_FOLDED };
+	args->after =
+		(struct fg_query_request){ .uid = -1, .limit = 20, .format = FG_FORMAT_FOLDED };
 	/* 0, not 1: glibc then re-reads the option string, so options may follow the files. */
 	optind = 0;
 	while ((c = getopt_long(argc, argv, from_fgd ? "o:f:qhnp:s:" : "o:f:qhn",
@@ -172,7 +173,8 @@ static int parse_baseline(const char *text, struct fg_query_request *q)
 
 	r = fg_split_args(text, &words, &n, &why, &offset);
 	if (r == -EINVAL) {
-		fprintf(stderr, "fgctl: cannot split --baseline '%s' into options: %s (at byte %zu)\n",
+		fprintf(stderr,
+			"fgctl: cannot split --baseline '%s' into options: %s (at byte %zu)\n",
 			text, why, offset + 1);
 		return FGCTL_EXIT_USAGE;
 	}
@@ -192,8 +194,9 @@ static int parse_baseline(const char *text, struct fg_query_request *q)
 		if (r < 0)
 			return FGCTL_EXIT_USAGE;
 		if (r == 0) {
-			fprintf(stderr, "fgctl: --baseline takes a period (--last, --since, --until) and "
-					"selectors (-p, --comm, --uid, --cgroup, --exe) only\n");
+			fprintf(stderr,
+				"fgctl: --baseline takes a period (--last, --since, --until) and "
+				"selectors (-p, --comm, --uid, --cgroup, --exe) only\n");
 			return FGCTL_EXIT_USAGE;
 		}
 	}
@@ -203,8 +206,9 @@ static int parse_baseline(const char *text, struct fg_query_request *q)
 		return FGCTL_EXIT_USAGE;
 	}
 	if (!period.last && !period.since) {
-		fprintf(stderr, "fgctl: --baseline needs a period of its own: --last SPAN, or --since "
-				"TIME [--until TIME]\n");
+		fprintf(stderr,
+			"fgctl: --baseline needs a period of its own: --last SPAN, or --since "
+			"TIME [--until TIME]\n");
 		return FGCTL_EXIT_USAGE;
 	}
 	/* Here, while the period's strings (borrowed from words) live. */
@@ -244,7 +248,8 @@ static int fetched_write(void *ctx, const char *data, size_t len)
 
 	if (r < 0) {
 		fprintf(stderr, "fgctl: cannot read the %s profile from fgd: %s\n", f->rd.name,
-			r == -E2BIG ? "too many distinct stacks, or a line past 64 MiB" : strerror(-r));
+			r == -E2BIG ? "too many distinct stacks, or a line past 64 MiB" :
+				      strerror(-r));
 		return FGCTL_EXIT_FAILURE;
 	}
 	return FGCTL_EXIT_OK;
@@ -264,7 +269,8 @@ static int fetch_profile(const struct diff_args *args, const char *label,
 	fg_lines_init(&f.lines, FGCTL_MAX_LINE, fgctl_reader_folded_line, &f.rd);
 	r = fgctl_query_snapshot(args->socket, &req, label, &to_model, &f, ret_meta);
 	if (r == FGCTL_EXIT_OK && fg_lines_finish(&f.lines) < 0) {
-		fprintf(stderr, "fgctl: cannot read the %s profile from fgd: too many distinct stacks\n",
+		fprintf(stderr,
+			"fgctl: cannot read the %s profile from fgd: too many distinct stacks\n",
 			label);
 		r = FGCTL_EXIT_FAILURE;
 	}
@@ -285,8 +291,10 @@ static void describe_span(struct json_object *meta, char *buf, size_t size)
 	localtime_r(&from, &ta);
 	localtime_r(&to, &tb);
 	strftime(a, sizeof(a), "%Y-%m-%d %H:%M:%S", &ta);
-	strftime(b, sizeof(b), ta.tm_yday == tb.tm_yday && ta.tm_year == tb.tm_year ?
-			       "%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tb);
+	strftime(b, sizeof(b),
+		 ta.tm_yday == tb.tm_yday && ta.tm_year == tb.tm_year ? "%H:%M:%S" :
+									"%Y-%m-%d %H:%M:%S",
+		 &tb);
 	snprintf(buf, size, "%s to %s", a, b);
 }
 
@@ -294,8 +302,10 @@ static void describe_span(struct json_object *meta, char *buf, size_t size)
 static void describe_period(const struct fgctl_period *p, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s %s%s%s", p->since ? "--since" : "--last",
-		 p->since ? p->since : p->last ? p->last : "5m", p->until ? " --until " : "",
-		 p->until ? p->until : "");
+		 p->since ? p->since :
+		 p->last  ? p->last :
+			    "5m",
+		 p->until ? " --until " : "", p->until ? p->until : "");
 }
 
 /* "pid 12, comm ^x$", or "all processes". */
@@ -344,14 +354,17 @@ static int diff_baseline(struct diff_args *args)
 	struct fg_query_request bq = { .uid = -1, .limit = 20 }, aq = args->after;
 	char span_before[96], span_after[96], period_after[160], subtitle[256], scale[160];
 	char sel_before[DESCRIPTION_MAX], sel_after[DESCRIPTION_MAX];
-	char info_before[DESCRIPTION_MAX], info_after[DESCRIPTION_MAX], info_sel[2 * DESCRIPTION_MAX + 64];
+	char info_before[DESCRIPTION_MAX], info_after[DESCRIPTION_MAX],
+		info_sel[2 * DESCRIPTION_MAX + 64];
 	const char *info[5] = { info_before, info_after, info_sel, scale, NULL };
 	double ratio;
 	int r;
 
 	if (args->n_inputs > 0) {
-		fprintf(stderr, "fgctl: with --baseline, diff compares two periods of fgd's always-on "
-				"sampling and takes no files ('%s')\n", args->inputs[0]);
+		fprintf(stderr,
+			"fgctl: with --baseline, diff compares two periods of fgd's always-on "
+			"sampling and takes no files ('%s')\n",
+			args->inputs[0]);
 		return FGCTL_EXIT_USAGE;
 	}
 	if (!args->baseline) {
@@ -380,31 +393,41 @@ static int diff_baseline(struct diff_args *args)
 	describe_period(&args->after_period, period_after, sizeof(period_after));
 	describe_selectors(&bq, sel_before, sizeof(sel_before));
 	describe_selectors(&aq, sel_after, sizeof(sel_after));
-	snprintf(info_before, sizeof(info_before), "baseline (%s): %s, %" PRId64 " samples in %" PRId64
-		 " slices", args->baseline, span_before, fgctl_get_int(meta_before, "samples"),
+	snprintf(info_before, sizeof(info_before),
+		 "baseline (%s): %s, %" PRId64 " samples in %" PRId64 " slices", args->baseline,
+		 span_before, fgctl_get_int(meta_before, "samples"),
 		 fgctl_get_int(meta_before, "slices"));
-	snprintf(info_after, sizeof(info_after), "after (%s): %s, %" PRId64 " samples in %" PRId64
-		 " slices", period_after, span_after, fgctl_get_int(meta_after, "samples"),
+	snprintf(info_after, sizeof(info_after),
+		 "after (%s): %s, %" PRId64 " samples in %" PRId64 " slices", period_after,
+		 span_after, fgctl_get_int(meta_after, "samples"),
 		 fgctl_get_int(meta_after, "slices"));
 	if (strcmp(sel_before, sel_after) == 0)
 		snprintf(info_sel, sizeof(info_sel), "processes: %s", sel_after);
 	else
 		snprintf(info_sel, sizeof(info_sel), "processes: baseline %s; after %s", sel_before,
 			 sel_after);
-	ratio = fg_folded__total(before) > 0 ? fg_folded__total(after) / fg_folded__total(before) : 0;
+	ratio = fg_folded__total(before) > 0 ? fg_folded__total(after) / fg_folded__total(before) :
+					       0;
 	if (args->graph.normalize)
-		snprintf(scale, sizeof(scale), "baseline counts scaled by %.4g to the after total "
-			 "(--no-normalize: raw counts)", ratio);
+		snprintf(scale, sizeof(scale),
+			 "baseline counts scaled by %.4g to the after total "
+			 "(--no-normalize: raw counts)",
+			 ratio);
 	else
-		snprintf(scale, sizeof(scale), "raw counts, not normalized (the after profile has "
-			 "%.4g times the samples)", ratio);
-	snprintf(subtitle, sizeof(subtitle), "always-on: baseline %s, after %s", span_before, span_after);
+		snprintf(scale, sizeof(scale),
+			 "raw counts, not normalized (the after profile has "
+			 "%.4g times the samples)",
+			 ratio);
+	snprintf(subtitle, sizeof(subtitle), "always-on: baseline %s, after %s", span_before,
+		 span_after);
 	if (!args->graph.flame.subtitle)
 		args->graph.flame.subtitle = subtitle;
 	args->graph.flame.info = info;
 	if (!args->graph.quiet)
-		fprintf(stderr, "fgctl: %s\nfgctl: %s\nfgctl: %s\n", info_before, info_after, scale);
-	fgctl_note_kernel_hidden(stderr, fgctl_get_int(meta_before, "kernel_hidden") ? meta_before : meta_after);
+		fprintf(stderr, "fgctl: %s\nfgctl: %s\nfgctl: %s\n", info_before, info_after,
+			scale);
+	fgctl_note_kernel_hidden(stderr, fgctl_get_int(meta_before, "kernel_hidden") ? meta_before :
+										       meta_after);
 	return compare(args, before, after);
 }
 
@@ -439,7 +462,8 @@ int fgctl_verb_diff(const struct fgctl_ctx *ctx, int argc, char **argv)
 	if (r != 0)
 		return r;
 	if (fg_folded__is_diff(before) || fg_folded__is_diff(after)) {
-		fprintf(stderr, "fgctl: the inputs of diff must be plain profiles, one count per line\n");
+		fprintf(stderr,
+			"fgctl: the inputs of diff must be plain profiles, one count per line\n");
 		return FGCTL_EXIT_INPUT;
 	}
 	return compare(&args, before, after);

@@ -22,7 +22,8 @@ const char *fgctl_get_str(struct json_object *obj, const char *key)
 {
 	struct json_object *v;
 
-	if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
+	if (!obj || !json_object_object_get_ex(obj, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
 		return "";
 	return json_object_get_string(v);
 }
@@ -75,13 +76,18 @@ static void show_stack_hint(FILE *f, struct json_object *meta)
 		return;
 	if (dwarf && pct(fgctl_get_int(q, "truncated"), n) > 5.0 &&
 	    fgctl_get_int(meta, "stack_dump") < FG_PROTO_MAX_STACK_DUMP)
-		fprintf(f, "fgctl: note: %.0f%% of user stacks are deeper than the %" PRId64 "-byte stack "
-			   "dump; record with --stack-dump %d for whole stacks\n",
+		fprintf(f,
+			"fgctl: note: %.0f%% of user stacks are deeper than the %" PRId64
+			"-byte stack "
+			"dump; record with --stack-dump %d for whole stacks\n",
 			pct(fgctl_get_int(q, "truncated"), n), fgctl_get_int(meta, "stack_dump"),
-			(int)MIN(fgctl_get_int(meta, "stack_dump") * 4, (int64_t)FG_PROTO_MAX_STACK_DUMP) & ~7);
+			(int)MIN(fgctl_get_int(meta, "stack_dump") * 4,
+				 (int64_t)FG_PROTO_MAX_STACK_DUMP) &
+				~7);
 	else if (!dwarf && pct(fgctl_get_int(q, "failed"), n) > 50.0)
-		fprintf(f, "fgctl: note: most user stacks stop early: the code has no frame pointers; "
-			   "record with --call-graph dwarf\n");
+		fprintf(f,
+			"fgctl: note: most user stacks stop early: the code has no frame pointers; "
+			"record with --call-graph dwarf\n");
 }
 
 /* An absent string (an older fgd's status) shows as nothing. */
@@ -117,10 +123,12 @@ static void show_unwinding(FILE *f, const struct fg_status *st)
 		show_status_stack_quality(f, modes[i].q);
 		fprintf(f, "\n");
 	}
-	fprintf(f, "  unwinding:   CFI of %" PRIu64 " binaries held (%" PRIu64 " read, %" PRIu64
-		   " without CFI, %" PRIu64 " evicted), %.1f MiB; row cache %.1f%% hits\n",
-		unw->binaries, unw->binaries_loaded, unw->binaries_without_cfi, unw->binaries_evicted,
-		(double)unw->bytes / (1 << 20), pct(unw->row_hits, unw->row_hits + unw->row_misses));
+	fprintf(f,
+		"  unwinding:   CFI of %" PRIu64 " binaries held (%" PRIu64 " read, %" PRIu64
+		" without CFI, %" PRIu64 " evicted), %.1f MiB; row cache %.1f%% hits\n",
+		unw->binaries, unw->binaries_loaded, unw->binaries_without_cfi,
+		unw->binaries_evicted, (double)unw->bytes / (1 << 20),
+		pct(unw->row_hits, unw->row_hits + unw->row_misses));
 }
 
 /* The history on disk: what it holds, what compaction did, and every failure. */
@@ -132,16 +140,23 @@ static void show_history(FILE *f, const struct fg_status_always_on *ao)
 		fprintf(f, "  history:     none\n");
 		return;
 	}
-	fprintf(f, "  history:     %s: %" PRIu64 " files, %.1f of %.1f MiB; %" PRIu64 " slices written, %"
-		   PRIu64 " write errors, %" PRIu64 " damaged files skipped, %" PRIu64 " pruned\n",
+	fprintf(f,
+		"  history:     %s: %" PRIu64 " files, %.1f of %.1f MiB; %" PRIu64
+		" slices written, %" PRIu64 " write errors, %" PRIu64
+		" damaged files skipped, %" PRIu64 " pruned\n",
 		str(h->directory), h->files, (double)h->bytes / (1 << 20),
-		(double)h->max_bytes / (1 << 20), h->written, h->write_errors, h->corrupt, h->pruned);
+		(double)h->max_bytes / (1 << 20), h->written, h->write_errors, h->corrupt,
+		h->pruned);
 	if (h->out_of_order)
-		fprintf(f, "               %" PRIu64 " slices not written: the wall clock went back into "
-			   "history already on disk\n", h->out_of_order);
-	fprintf(f, "               compaction: %" PRIu64 " merged files from %" PRIu64 " (%" PRIu64
-		   " damaged dropped), %" PRIu64 " leftovers and %" PRIu64 " expired deleted, %" PRIu64
-		   " errors%s%s\n",
+		fprintf(f,
+			"               %" PRIu64
+			" slices not written: the wall clock went back into "
+			"history already on disk\n",
+			h->out_of_order);
+	fprintf(f,
+		"               compaction: %" PRIu64 " merged files from %" PRIu64 " (%" PRIu64
+		" damaged dropped), %" PRIu64 " leftovers and %" PRIu64 " expired deleted, %" PRIu64
+		" errors%s%s\n",
 		h->merged, h->merged_sources, h->corrupt_dropped, h->leftovers, h->expired,
 		h->compact_errors, h->compact_errors ? ", last: " : "",
 		h->compact_errors ? str(h->last_compact_error) : "");
@@ -154,13 +169,18 @@ static void show_always_on(FILE *f, const struct fg_status_always_on *ao)
 		fprintf(f, "  always-on:   off\n");
 		return;
 	}
-	fprintf(f, "  always-on:   %" PRIu32 " Hz, %" PRIu64 " slices of %" PRIu32 " s (window %" PRIu32
-		   " s); %.1f of %.1f MiB; %" PRIu64 " samples held, %" PRIu64 " lost\n",
+	fprintf(f,
+		"  always-on:   %" PRIu32 " Hz, %" PRIu64 " slices of %" PRIu32
+		" s (window %" PRIu32 " s); %.1f of %.1f MiB; %" PRIu64 " samples held, %" PRIu64
+		" lost\n",
 		ao->frequency, ao->slices, ao->slice_seconds, ao->window_seconds,
-		(double)ao->bytes / (1 << 20), (double)ao->memory_max / (1 << 20), ao->samples, ao->lost);
-	fprintf(f, "               folded away by the memory ceiling: %" PRIu64 " samples in %" PRIu64
-		   " stacks into [other], %" PRIu64 " samples into [other processes] (since start; %"
-		   PRIu64 " and %" PRIu64 " in the window now)\n",
+		(double)ao->bytes / (1 << 20), (double)ao->memory_max / (1 << 20), ao->samples,
+		ao->lost);
+	fprintf(f,
+		"               folded away by the memory ceiling: %" PRIu64 " samples in %" PRIu64
+		" stacks into [other], %" PRIu64
+		" samples into [other processes] (since start; %" PRIu64 " and %" PRIu64
+		" in the window now)\n",
 		ao->total_folded_samples, ao->total_folded_stacks, ao->total_unattributed_samples,
 		ao->folded_samples, ao->unattributed_samples);
 	show_history(f, ao);
@@ -176,10 +196,11 @@ static void show_loop(FILE *f, const struct fg_status *st)
 		return;
 	fprintf(f, "  loop:        longest turn %" PRIu64 " ms, %" PRIu64 " over %" PRIu64 " ms\n",
 		loop->longest_ms, loop->slow, loop->slow_ms);
-	fprintf(f, "  loader:      %" PRIu64 " files and names read off the loop (%.1f s), %" PRIu64
-		   " queued; longest %" PRIu64 " ms, longest wait %" PRIu64 " ms\n",
-		loader->jobs, (double)loader->busy_ms / 1000, loader->queued, loader->longest_job_ms,
-		loader->longest_wait_ms);
+	fprintf(f,
+		"  loader:      %" PRIu64 " files and names read off the loop (%.1f s), %" PRIu64
+		" queued; longest %" PRIu64 " ms, longest wait %" PRIu64 " ms\n",
+		loader->jobs, (double)loader->busy_ms / 1000, loader->queued,
+		loader->longest_job_ms, loader->longest_wait_ms);
 }
 
 static double mib(uint64_t bytes)
@@ -205,13 +226,16 @@ static void show_memory(FILE *f, const struct fg_status *st)
 
 	if (!st->has_memory)
 		return;
-	fprintf(f, "  memory:      RSS %.1f MiB (peak %.1f) of a %.1f MiB budget (MemoryMax=): %.1f MiB "
-		   "charged to its parts, %.1f MiB fgd's own%s\n",
+	fprintf(f,
+		"  memory:      RSS %.1f MiB (peak %.1f) of a %.1f MiB budget (MemoryMax=): %.1f MiB "
+		"charged to its parts, %.1f MiB fgd's own%s\n",
 		mib(m->rss), mib(m->rss_peak), mib(m->budget), mib(m->charged), mib(m->base),
 		m->pressure ? "; OVER: caches are being evicted" : "");
 	if (m->relieved)
-		fprintf(f, "               caches evicted %" PRIu64 " times under pressure, %" PRIu64
-			   " of them short of the budget\n", m->relieved, m->unrelieved);
+		fprintf(f,
+			"               caches evicted %" PRIu64 " times under pressure, %" PRIu64
+			" of them short of the budget\n",
+			m->relieved, m->unrelieved);
 	fprintf(f, "    %-11s %9s %9s %9s %9s %9s\n", "part", "MiB", "peak", "share", "evicted",
 		"refused");
 	for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
@@ -236,60 +260,84 @@ void fgctl_show_status(FILE *f, const struct fg_status *st)
 	fprintf(f, "  socket:      %s\n", str(st->socket));
 	fprintf(f, "  event:       %s%s\n", str(st->event),
 		strcmp(str(st->event), "cpu-clock") == 0 ?
-			" (software clock: no hardware PMU events here)" : " (hardware PMU)");
-	fprintf(f, "  frequency:   %" PRIu32 " Hz default, %" PRIu32 " Hz max; callchains up to %" PRIu32
-		   " frames\n", st->default_frequency, st->max_frequency, st->max_stack);
+			" (software clock: no hardware PMU events here)" :
+			" (hardware PMU)");
+	fprintf(f,
+		"  frequency:   %" PRIu32 " Hz default, %" PRIu32
+		" Hz max; callchains up to %" PRIu32 " frames\n",
+		st->default_frequency, st->max_frequency, st->max_stack);
 	show_always_on(f, &st->always_on);
-	fprintf(f, "  recordings:  %" PRIu64 " active (max %" PRIu64 "), %" PRIu64 " completed, %" PRIu64
-		   " aborted\n", server->recordings_active, server->max_recordings,
-		server->recordings_completed, server->recordings_aborted);
+	fprintf(f,
+		"  recordings:  %" PRIu64 " active (max %" PRIu64 "), %" PRIu64
+		" completed, %" PRIu64 " aborted\n",
+		server->recordings_active, server->max_recordings, server->recordings_completed,
+		server->recordings_aborted);
 	for (size_t i = 0; i < st->n_recordings; i++) {
 		const struct fg_status_recording *a = &st->recordings[i];
 
-		fprintf(f, "               uid %" PRIu32 ": %.1f s, %" PRIu64 " samples, %" PRIu64 " lost\n",
+		fprintf(f,
+			"               uid %" PRIu32 ": %.1f s, %" PRIu64 " samples, %" PRIu64
+			" lost\n",
 			a->uid, (double)a->elapsed_ms / 1000, a->samples, a->lost);
 	}
-	fprintf(f, "  clients:     %" PRIu64 " connected (max %" PRIu64 "), %" PRIu64 " rejected, %" PRIu64
-		   " idle ones closed to make room, %" PRIu64 " short requests; %" PRIu64
-		   " requests, %" PRIu64 " malformed, %" PRIu64 " denied\n",
-		server->clients, server->max_clients, server->clients_rejected, server->clients_evicted,
-		server->short_requests, server->requests, server->bad_requests, server->denied);
-	fprintf(f, "  results:     %.1f MiB held while streaming, %" PRIu64 " refused over their budget "
-		   "(%" PRIu64 " MiB a client, %" PRIu64 " MiB for non-root users)\n",
+	fprintf(f,
+		"  clients:     %" PRIu64 " connected (max %" PRIu64 "), %" PRIu64
+		" rejected, %" PRIu64 " idle ones closed to make room, %" PRIu64
+		" short requests; %" PRIu64 " requests, %" PRIu64 " malformed, %" PRIu64
+		" denied\n",
+		server->clients, server->max_clients, server->clients_rejected,
+		server->clients_evicted, server->short_requests, server->requests,
+		server->bad_requests, server->denied);
+	fprintf(f,
+		"  results:     %.1f MiB held while streaming, %" PRIu64
+		" refused over their budget "
+		"(%" PRIu64 " MiB a client, %" PRIu64 " MiB for non-root users)\n",
 		(double)server->result_bytes / (1 << 20), server->results_refused,
 		server->result_max_bytes >> 20, server->user_result_max_bytes >> 20);
-	fprintf(f, "  processes:   %" PRIu64 " alive, %" PRIu64 " threads, %" PRIu64 " mappings; read from /proc: %" PRIu64
-		   "; dropped at limits: %" PRIu64 " processes, %" PRIu64 " threads, %" PRIu64 " mappings\n",
-		procs->alive, procs->threads, procs->maps, procs->proc_reads, procs->dropped_processes,
-		procs->dropped_threads, procs->dropped_maps);
-	fprintf(f, "  roots:       %" PRIu64 " container or chroot roots held; %" PRIu64
-		   " dropped at the limit, %" PRIu64 " processes gone before theirs was read\n",
+	fprintf(f,
+		"  processes:   %" PRIu64 " alive, %" PRIu64 " threads, %" PRIu64
+		" mappings; read from /proc: %" PRIu64 "; dropped at limits: %" PRIu64
+		" processes, %" PRIu64 " threads, %" PRIu64 " mappings\n",
+		procs->alive, procs->threads, procs->maps, procs->proc_reads,
+		procs->dropped_processes, procs->dropped_threads, procs->dropped_maps);
+	fprintf(f,
+		"  roots:       %" PRIu64 " container or chroot roots held; %" PRIu64
+		" dropped at the limit, %" PRIu64 " processes gone before theirs was read\n",
 		procs->roots, procs->roots_dropped, procs->roots_unknown);
-	fprintf(f, "  symbols:     %" PRIu64 " binaries known, %" PRIu64 " parsed, %" PRIu64
-		   " unreadable, %" PRIu64 " dropped; %" PRIu64 " kernel symbols%s\n",
-		syms->binaries, syms->binaries_loaded, syms->binaries_unreadable, syms->binaries_dropped,
-		syms->kernel_symbols, syms->kernel_restricted ? " (HIDDEN by kptr_restrict)" : "");
-	fprintf(f, "  debug info:  %" PRIu64 " separate debug files, %" PRIu64 " MiniDebugInfo, %" PRIu64
-		   " with DWARF (%.1f MiB held); DWARF dropped at limits: %" PRIu64 "\n",
+	fprintf(f,
+		"  symbols:     %" PRIu64 " binaries known, %" PRIu64 " parsed, %" PRIu64
+		" unreadable, %" PRIu64 " dropped; %" PRIu64 " kernel symbols%s\n",
+		syms->binaries, syms->binaries_loaded, syms->binaries_unreadable,
+		syms->binaries_dropped, syms->kernel_symbols,
+		syms->kernel_restricted ? " (HIDDEN by kptr_restrict)" : "");
+	fprintf(f,
+		"  debug info:  %" PRIu64 " separate debug files, %" PRIu64
+		" MiniDebugInfo, %" PRIu64
+		" with DWARF (%.1f MiB held); DWARF dropped at limits: %" PRIu64 "\n",
 		syms->binaries_debug_file, syms->binaries_minidebuginfo, syms->binaries_dwarf,
 		(double)syms->dwarf_bytes / (1 << 20), syms->dwarf_dropped);
 	show_unwinding(f, st);
 	if (st->has_jit)
-		fprintf(f, "  jit maps:    %" PRIu64 " processes looked at, %" PRIu64 " maps read (%.1f MiB), %"
-			   PRIu64 " refused, %" PRIu64 " read anew; %" PRIu64 " reads skipped at the budget, %"
-			   PRIu64 " put off at the read rate, %" PRIu64 " stopped at the size limit\n",
-			jit->maps, jit->maps_read, (double)jit->bytes / (1 << 20), jit->refused, jit->resets,
-			jit->budget_skipped, jit->deferred, jit->size_limited);
+		fprintf(f,
+			"  jit maps:    %" PRIu64 " processes looked at, %" PRIu64
+			" maps read (%.1f MiB), %" PRIu64 " refused, %" PRIu64
+			" read anew; %" PRIu64 " reads skipped at the budget, %" PRIu64
+			" put off at the read rate, %" PRIu64 " stopped at the size limit\n",
+			jit->maps, jit->maps_read, (double)jit->bytes / (1 << 20), jit->refused,
+			jit->resets, jit->budget_skipped, jit->deferred, jit->size_limited);
 	fprintf(f, "  tracking:    %" PRIu64 " records, %" PRIu64 " lost, %" PRIu64 " malformed\n",
 		track->records, track->lost, track->malformed);
 	show_loop(f, st);
 	show_memory(f, st);
 	fprintf(f, "  sampling, all recordings so far:\n");
-	fprintf(f, "    %5s %12s %10s %10s %10s\n", "cpu", "samples", "lost", "throttled", "malformed");
+	fprintf(f, "    %5s %12s %10s %10s %10s\n", "cpu", "samples", "lost", "throttled",
+		"malformed");
 	for (size_t i = 0; i < st->n_cpus; i++) {
 		const struct fg_status_cpu *c = &st->cpus[i];
 
-		fprintf(f, "    %5" PRIu32 " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+		fprintf(f,
+			"    %5" PRIu32 " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+			"\n",
 			c->cpu, c->samples, c->lost, c->throttled, c->malformed);
 	}
 }
@@ -304,12 +352,16 @@ void fgctl_show_progress(FILE *f, const char *target, uint64_t duration_ms, uint
 	if (lost)
 		snprintf(lost_text, sizeof(lost_text), ", %" PRIu64 " LOST", lost);
 	if (duration_ms)
-		fprintf(f, "\r\033[Kfgctl: recording %s: %.0f s left, %" PRIu64 " samples%s (Ctrl-C stops early)",
-			target, (double)(duration_ms > elapsed_ms ? duration_ms - elapsed_ms : 0) / 1000,
+		fprintf(f,
+			"\r\033[Kfgctl: recording %s: %.0f s left, %" PRIu64
+			" samples%s (Ctrl-C stops early)",
+			target,
+			(double)(duration_ms > elapsed_ms ? duration_ms - elapsed_ms : 0) / 1000,
 			samples, lost_text);
 	else
-		fprintf(f, "\r\033[Kfgctl: recording %s: %.0f s, %" PRIu64 " samples%s (Ctrl-C stops)", target,
-			(double)elapsed_ms / 1000, samples, lost_text);
+		fprintf(f,
+			"\r\033[Kfgctl: recording %s: %.0f s, %" PRIu64 " samples%s (Ctrl-C stops)",
+			target, (double)elapsed_ms / 1000, samples, lost_text);
 	fflush(f);
 	progress_shown = true;
 }
@@ -324,57 +376,76 @@ void fgctl_end_progress(FILE *f)
 void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta)
 {
 	if (fgctl_get_int(meta, "kernel_hidden"))
-		fprintf(f, "fgctl: note: kernel frames are collapsed into [kernel] for unprivileged users "
-			   "(kernel.perf_event_paranoid >= 2)\n");
+		fprintf(f,
+			"fgctl: note: kernel frames are collapsed into [kernel] for unprivileged users "
+			"(kernel.perf_event_paranoid >= 2)\n");
 }
 
 void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct json_object *meta,
 			bool quiet)
 {
-	struct json_object *frames = get_obj(meta, "frames"), *unreadable = get_obj(meta, "unreadable_binaries");
+	struct json_object *frames = get_obj(meta, "frames"),
+			   *unreadable = get_obj(meta, "unreadable_binaries");
 	struct json_object *exited = get_obj(meta, "exited"), *jit = get_obj(meta, "jit_maps");
 	struct json_object *refused = get_obj(jit, "refused");
 	int64_t samples = fgctl_get_int(meta, "samples"), lost = fgctl_get_int(meta, "lost");
-	int64_t dropped = fgctl_get_int(meta, "dropped"), n_unreadable = fgctl_get_int(meta, "unreadable_count");
+	int64_t dropped = fgctl_get_int(meta, "dropped"),
+		n_unreadable = fgctl_get_int(meta, "unreadable_count");
 
 	fgctl_end_progress(f);
 	if (!quiet)
-		fprintf(f, "fgctl: wrote %s: %" PRId64 " samples in %.1f s (%s, %" PRId64 " Hz), %" PRId64
-			   " stacks; %" PRId64 " lost, %" PRId64 " throttled\n",
+		fprintf(f,
+			"fgctl: wrote %s: %" PRId64 " samples in %.1f s (%s, %" PRId64
+			" Hz), %" PRId64 " stacks; %" PRId64 " lost, %" PRId64 " throttled\n",
 			output, samples, (double)fgctl_get_int(meta, "duration_ms") / 1000,
 			fgctl_get_str(meta, "event"), fgctl_get_int(meta, "frequency"),
 			fgctl_get_int(meta, "stacks"), lost, fgctl_get_int(meta, "throttled"));
 	if (strcmp(reason, "exited") == 0 || (exited && json_object_array_length(exited) > 0)) {
 		for (size_t i = 0; exited && i < json_object_array_length(exited); i++)
-			fprintf(f, "fgctl: note: process %" PRId64 " exited during the recording; its samples "
-				   "until then are kept\n",
+			fprintf(f,
+				"fgctl: note: process %" PRId64
+				" exited during the recording; its samples "
+				"until then are kept\n",
 				json_object_get_int64(json_object_array_get_idx(exited, i)));
 	}
 	if (lost > 0)
-		fprintf(f, "fgctl: warning: the kernel lost %" PRId64 " records: the profile is incomplete "
-			   "(lower -F, or start fgd with a bigger --ring-pages)\n", lost);
+		fprintf(f,
+			"fgctl: warning: the kernel lost %" PRId64
+			" records: the profile is incomplete "
+			"(lower -F, or start fgd with a bigger --ring-pages)\n",
+			lost);
 	if (dropped > 0)
-		fprintf(f, "fgctl: warning: %" PRId64 " samples were dropped at fgd's limits (too many "
-			   "distinct stacks or locations)\n", dropped);
+		fprintf(f,
+			"fgctl: warning: %" PRId64
+			" samples were dropped at fgd's limits (too many "
+			"distinct stacks or locations)\n",
+			dropped);
 	if (fgctl_get_int(meta, "malformed") > 0)
 		fprintf(f, "fgctl: warning: %" PRId64 " malformed records were skipped\n",
 			fgctl_get_int(meta, "malformed"));
 	if (n_unreadable > 0) {
-		fprintf(f, "fgctl: warning: %" PRId64 " binaries could not be read; their frames show as "
-			   "module+offset:\n", n_unreadable);
+		fprintf(f,
+			"fgctl: warning: %" PRId64
+			" binaries could not be read; their frames show as "
+			"module+offset:\n",
+			n_unreadable);
 		for (size_t i = 0; unreadable && i < json_object_array_length(unreadable); i++) {
 			struct json_object *u = json_object_array_get_idx(unreadable, i);
 
-			fprintf(f, "    %s: %s\n", fgctl_get_str(u, "path"), fgctl_get_str(u, "error"));
+			fprintf(f, "    %s: %s\n", fgctl_get_str(u, "path"),
+				fgctl_get_str(u, "error"));
 		}
 	}
 	if (fgctl_get_int(jit, "refused_count") > 0) {
-		fprintf(f, "fgctl: warning: %" PRId64 " JIT maps were not read; their frames show as "
-			   "[unknown]:\n", fgctl_get_int(jit, "refused_count"));
+		fprintf(f,
+			"fgctl: warning: %" PRId64 " JIT maps were not read; their frames show as "
+			"[unknown]:\n",
+			fgctl_get_int(jit, "refused_count"));
 		for (size_t i = 0; refused && i < json_object_array_length(refused); i++) {
 			struct json_object *u = json_object_array_get_idx(refused, i);
 
-			fprintf(f, "    %s: %s", fgctl_get_str(u, "path"), fgctl_get_str(u, "reason"));
+			fprintf(f, "    %s: %s", fgctl_get_str(u, "path"),
+				fgctl_get_str(u, "reason"));
 			if (get_obj(u, "error"))
 				fprintf(f, ": %s", fgctl_get_str(u, "error"));
 			if (get_obj(u, "size"))
@@ -385,13 +456,19 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 	}
 	fgctl_note_kernel_hidden(f, meta);
 	if (fgctl_get_int(meta, "degraded") > 0)
-		fprintf(f, "fgctl: note: %" PRId64 " samples could not wait any longer for fgd to read the "
-			   "binaries they ran in; some of their frames are module+offset, lack inline frames "
-			   "or were unwound by frame pointer\n", fgctl_get_int(meta, "degraded"));
+		fprintf(f,
+			"fgctl: note: %" PRId64
+			" samples could not wait any longer for fgd to read the "
+			"binaries they ran in; some of their frames are module+offset, lack inline frames "
+			"or were unwound by frame pointer\n",
+			fgctl_get_int(meta, "degraded"));
 	if (samples == 0)
-		fprintf(f, "fgctl: warning: no samples were collected: was the target using CPU?\n");
+		fprintf(f,
+			"fgctl: warning: no samples were collected: was the target using CPU?\n");
 	else if (!quiet && frames) {
-		fprintf(f, "fgctl: frames: %" PRId64 " named, %" PRId64 " module+offset, %" PRId64 " unknown\n",
+		fprintf(f,
+			"fgctl: frames: %" PRId64 " named, %" PRId64 " module+offset, %" PRId64
+			" unknown\n",
 			fgctl_get_int(frames, "named"), fgctl_get_int(frames, "module_offset"),
 			fgctl_get_int(frames, "unknown"));
 		fprintf(f, "fgctl: stacks (%s): ", fgctl_get_str(meta, "call_graph"));
@@ -400,8 +477,9 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 		show_stack_hint(f, meta);
 	}
 	if (!quiet && samples > 0 && fgctl_get_int(jit, "maps") > 0)
-		fprintf(f, "fgctl: JIT maps: %" PRId64 " read, %" PRId64 " entries, %" PRId64
-			   " malformed lines; %" PRId64 " frames named from them\n",
+		fprintf(f,
+			"fgctl: JIT maps: %" PRId64 " read, %" PRId64 " entries, %" PRId64
+			" malformed lines; %" PRId64 " frames named from them\n",
 			fgctl_get_int(jit, "maps"), fgctl_get_int(jit, "entries"),
 			fgctl_get_int(jit, "malformed"), fgctl_get_int(jit, "frames"));
 }

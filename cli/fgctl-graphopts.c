@@ -214,8 +214,9 @@ int fgctl_graph_opts_check(struct fgctl_graph_opts *o)
 {
 	if (!o->output) {
 		if (isatty(STDOUT_FILENO)) {
-			fprintf(stderr, "fgctl: no output: give -o FILE.svg (or .html, .folded), or -o - "
-					"for stdout\n");
+			fprintf(stderr,
+				"fgctl: no output: give -o FILE.svg (or .html, .folded), or -o - "
+				"for stdout\n");
 			return FGCTL_EXIT_USAGE;
 		}
 		o->output = "-";
@@ -226,8 +227,10 @@ int fgctl_graph_opts_check(struct fgctl_graph_opts *o)
 	}
 	if (!o->to_given && strcmp(o->output, "-") != 0 &&
 	    fgctl_format_for_path(o->output, &o->to) < 0) {
-		fprintf(stderr, "fgctl: cannot tell the format from '%s': name it .svg, .html, .folded "
-				"or .txt, or give --format\n", o->output);
+		fprintf(stderr,
+			"fgctl: cannot tell the format from '%s': name it .svg, .html, .folded "
+			"or .txt, or give --format\n",
+			o->output);
 		return FGCTL_EXIT_USAGE;
 	}
 	if (o->flame.flamechart && o->to == FG_FORMAT_FOLDED) {

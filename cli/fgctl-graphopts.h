@@ -80,56 +80,58 @@ enum {
 };
 
 /* Output, graph and filters: every mode of render and diff ('h' is the verb's to answer). */
-#define FGCTL_GRAPH_OPTIONS                                                                  \
-	{ "output", required_argument, NULL, 'o' },                                          \
-	{ "format", required_argument, NULL, 'f' },                                          \
-	{ "quiet", no_argument, NULL, 'q' },                                                 \
-	{ "help", no_argument, NULL, 'h' },                                                  \
-	{ "title", required_argument, NULL, FGCTL_GRAPH_OPT_TITLE },                         \
-	{ "subtitle", required_argument, NULL, FGCTL_GRAPH_OPT_SUBTITLE },                   \
-	{ "width", required_argument, NULL, FGCTL_GRAPH_OPT_WIDTH },                         \
-	{ "height", required_argument, NULL, FGCTL_GRAPH_OPT_HEIGHT },                       \
-	{ "fonttype", required_argument, NULL, FGCTL_GRAPH_OPT_FONTTYPE },                   \
-	{ "fontsize", required_argument, NULL, FGCTL_GRAPH_OPT_FONTSIZE },                   \
-	{ "fontwidth", required_argument, NULL, FGCTL_GRAPH_OPT_FONTWIDTH },                 \
-	{ "minwidth", required_argument, NULL, FGCTL_GRAPH_OPT_MINWIDTH },                   \
-	{ "countname", required_argument, NULL, FGCTL_GRAPH_OPT_COUNTNAME },                 \
-	{ "nametype", required_argument, NULL, FGCTL_GRAPH_OPT_NAMETYPE },                   \
-	{ "colors", required_argument, NULL, FGCTL_GRAPH_OPT_COLORS },                       \
-	{ "colours", required_argument, NULL, FGCTL_GRAPH_OPT_COLORS },                      \
-	{ "bgcolors", required_argument, NULL, FGCTL_GRAPH_OPT_BGCOLORS },                   \
-	{ "hash", no_argument, NULL, FGCTL_GRAPH_OPT_HASH },                                 \
-	{ "random", no_argument, NULL, FGCTL_GRAPH_OPT_RANDOM },                             \
-	{ "cp", no_argument, NULL, FGCTL_GRAPH_OPT_CP },                                     \
-	{ "cp-file", required_argument, NULL, FGCTL_GRAPH_OPT_CP_FILE },                     \
-	{ "reverse", no_argument, NULL, FGCTL_GRAPH_OPT_REVERSE },                           \
-	{ "inverted", no_argument, NULL, FGCTL_GRAPH_OPT_INVERTED },                         \
-	{ "flamechart", no_argument, NULL, FGCTL_GRAPH_OPT_FLAMECHART },                     \
-	{ "negate", no_argument, NULL, FGCTL_GRAPH_OPT_NEGATE },                             \
-	{ "notes", required_argument, NULL, FGCTL_GRAPH_OPT_NOTES },                         \
-	{ "total", required_argument, NULL, FGCTL_GRAPH_OPT_TOTAL },                         \
-	{ "include", required_argument, NULL, FGCTL_GRAPH_OPT_INCLUDE },                     \
-	{ "exclude", required_argument, NULL, FGCTL_GRAPH_OPT_EXCLUDE },                     \
-	{ "ignore-case", no_argument, NULL, FGCTL_GRAPH_OPT_IGNORE_CASE },                   \
-	{ "focus", required_argument, NULL, FGCTL_GRAPH_OPT_FOCUS },                         \
-	{ "collapse-recursion", no_argument, NULL, FGCTL_GRAPH_OPT_COLLAPSE_RECURSION },     \
-	{ "no-idle", no_argument, NULL, FGCTL_GRAPH_OPT_NO_IDLE },                           \
-	{ "normalize", no_argument, NULL, 'n' },                                             \
-	{ "no-normalize", no_argument, NULL, FGCTL_GRAPH_OPT_NO_NORMALIZE }
+#define FGCTL_GRAPH_OPTIONS                                                                      \
+	{ "output", required_argument, NULL, 'o' }, { "format", required_argument, NULL, 'f' },  \
+		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },         \
+		{ "title", required_argument, NULL, FGCTL_GRAPH_OPT_TITLE },                     \
+		{ "subtitle", required_argument, NULL, FGCTL_GRAPH_OPT_SUBTITLE },               \
+		{ "width", required_argument, NULL, FGCTL_GRAPH_OPT_WIDTH },                     \
+		{ "height", required_argument, NULL, FGCTL_GRAPH_OPT_HEIGHT },                   \
+		{ "fonttype", required_argument, NULL, FGCTL_GRAPH_OPT_FONTTYPE },               \
+		{ "fontsize", required_argument, NULL, FGCTL_GRAPH_OPT_FONTSIZE },               \
+		{ "fontwidth", required_argument, NULL, FGCTL_GRAPH_OPT_FONTWIDTH },             \
+		{ "minwidth", required_argument, NULL, FGCTL_GRAPH_OPT_MINWIDTH },               \
+		{ "countname", required_argument, NULL, FGCTL_GRAPH_OPT_COUNTNAME },             \
+		{ "nametype", required_argument, NULL, FGCTL_GRAPH_OPT_NAMETYPE },               \
+		{ "colors", required_argument, NULL, FGCTL_GRAPH_OPT_COLORS },                   \
+		{ "colours", required_argument, NULL, FGCTL_GRAPH_OPT_COLORS },                  \
+		{ "bgcolors", required_argument, NULL, FGCTL_GRAPH_OPT_BGCOLORS },               \
+		{ "hash", no_argument, NULL, FGCTL_GRAPH_OPT_HASH },                             \
+		{ "random", no_argument, NULL, FGCTL_GRAPH_OPT_RANDOM },                         \
+		{ "cp", no_argument, NULL, FGCTL_GRAPH_OPT_CP },                                 \
+		{ "cp-file", required_argument, NULL, FGCTL_GRAPH_OPT_CP_FILE },                 \
+		{ "reverse", no_argument, NULL, FGCTL_GRAPH_OPT_REVERSE },                       \
+		{ "inverted", no_argument, NULL, FGCTL_GRAPH_OPT_INVERTED },                     \
+		{ "flamechart", no_argument, NULL, FGCTL_GRAPH_OPT_FLAMECHART },                 \
+		{ "negate", no_argument, NULL, FGCTL_GRAPH_OPT_NEGATE },                         \
+		{ "notes", required_argument, NULL, FGCTL_GRAPH_OPT_NOTES },                     \
+		{ "total", required_argument, NULL, FGCTL_GRAPH_OPT_TOTAL },                     \
+		{ "include", required_argument, NULL, FGCTL_GRAPH_OPT_INCLUDE },                 \
+		{ "exclude", required_argument, NULL, FGCTL_GRAPH_OPT_EXCLUDE },                 \
+		{ "ignore-case", no_argument, NULL, FGCTL_GRAPH_OPT_IGNORE_CASE },               \
+		{ "focus", required_argument, NULL, FGCTL_GRAPH_OPT_FOCUS },                     \
+		{ "collapse-recursion", no_argument, NULL, FGCTL_GRAPH_OPT_COLLAPSE_RECURSION }, \
+		{ "no-idle", no_argument, NULL, FGCTL_GRAPH_OPT_NO_IDLE },                       \
+		{ "normalize", no_argument, NULL, 'n' },                                         \
+	{                                                                                        \
+		"no-normalize", no_argument, NULL, FGCTL_GRAPH_OPT_NO_NORMALIZE                  \
+	}
 
 /* How input files are read: not for diff --baseline, whose profiles come from fgd. */
-#define FGCTL_INPUT_OPTIONS                                                                  \
-	{ "from", required_argument, NULL, FGCTL_GRAPH_OPT_FROM },                           \
-	{ "strict", no_argument, NULL, FGCTL_GRAPH_OPT_STRICT },                             \
-	{ "pid", no_argument, NULL, FGCTL_GRAPH_OPT_PID },                                   \
-	{ "tid", no_argument, NULL, FGCTL_GRAPH_OPT_TID },                                   \
-	{ "kernel", no_argument, NULL, FGCTL_GRAPH_OPT_KERNEL },                             \
-	{ "jit", no_argument, NULL, FGCTL_GRAPH_OPT_JIT },                                   \
-	{ "all", no_argument, NULL, FGCTL_GRAPH_OPT_ALL },                                   \
-	{ "addrs", no_argument, NULL, FGCTL_GRAPH_OPT_ADDRS },                               \
-	{ "no-inline", no_argument, NULL, FGCTL_GRAPH_OPT_NO_INLINE },                       \
-	{ "event-filter", required_argument, NULL, FGCTL_GRAPH_OPT_EVENT_FILTER },           \
-	{ "count-samples", no_argument, NULL, FGCTL_GRAPH_OPT_COUNT_SAMPLES }
+#define FGCTL_INPUT_OPTIONS                                                                \
+	{ "from", required_argument, NULL, FGCTL_GRAPH_OPT_FROM },                         \
+		{ "strict", no_argument, NULL, FGCTL_GRAPH_OPT_STRICT },                   \
+		{ "pid", no_argument, NULL, FGCTL_GRAPH_OPT_PID },                         \
+		{ "tid", no_argument, NULL, FGCTL_GRAPH_OPT_TID },                         \
+		{ "kernel", no_argument, NULL, FGCTL_GRAPH_OPT_KERNEL },                   \
+		{ "jit", no_argument, NULL, FGCTL_GRAPH_OPT_JIT },                         \
+		{ "all", no_argument, NULL, FGCTL_GRAPH_OPT_ALL },                         \
+		{ "addrs", no_argument, NULL, FGCTL_GRAPH_OPT_ADDRS },                     \
+		{ "no-inline", no_argument, NULL, FGCTL_GRAPH_OPT_NO_INLINE },             \
+		{ "event-filter", required_argument, NULL, FGCTL_GRAPH_OPT_EVENT_FILTER }, \
+	{                                                                                  \
+		"count-samples", no_argument, NULL, FGCTL_GRAPH_OPT_COUNT_SAMPLES          \
+	}
 
 /* The defaults: an SVG, flamegraph.pl's look, no filters, diff normalized; no output yet. */
 void fgctl_graph_opts_init(struct fgctl_graph_opts *o);

@@ -122,7 +122,8 @@ int fgctl_output_target(struct fgctl_output *o, bool format_given, enum fg_forma
 {
 	if (!o->path) {
 		if (isatty(STDOUT_FILENO)) {
-			fprintf(stderr, "fgctl: no output: give -o FILE.svg, -o FILE.folded, or -o - for stdout\n");
+			fprintf(stderr,
+				"fgctl: no output: give -o FILE.svg, -o FILE.folded, or -o - for stdout\n");
 			return FGCTL_EXIT_USAGE;
 		}
 		o->path = "-";
@@ -131,9 +132,12 @@ int fgctl_output_target(struct fgctl_output *o, bool format_given, enum fg_forma
 		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", o->path);
 		return FGCTL_EXIT_OUTPUT;
 	}
-	if (!format_given && strcmp(o->path, "-") != 0 && fgctl_format_for_path(o->path, format) < 0) {
-		fprintf(stderr, "fgctl: cannot tell the format from '%s': name it .svg, .html, .folded or "
-				".txt, or give --format\n", o->path);
+	if (!format_given && strcmp(o->path, "-") != 0 &&
+	    fgctl_format_for_path(o->path, format) < 0) {
+		fprintf(stderr,
+			"fgctl: cannot tell the format from '%s': name it .svg, .html, .folded or "
+			".txt, or give --format\n",
+			o->path);
 		return FGCTL_EXIT_USAGE;
 	}
 	return FGCTL_EXIT_OK;

@@ -82,7 +82,8 @@ void fgctl_reader_report(const struct fgctl_reader *rd)
 }
 
 /* Reads the named input ("-" for stdin) into model. Returns 0 or an exit code. */
-static int read_input(const struct fgctl_graph_opts *opts, const char *path, struct fg_folded *model)
+static int read_input(const struct fgctl_graph_opts *opts, const char *path,
+		      struct fg_folded *model)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_(fg_perfscript__freep) struct fg_perfscript *perf = NULL;
@@ -126,12 +127,14 @@ static int read_input(const struct fgctl_graph_opts *opts, const char *path, str
 
 		fg_perfscript__stats(perf, &st);
 		if (st.multiple_events && !opts->perf.event_filter)
-			fprintf(stderr, "fgctl: %s holds several events; using '%s' (%llu samples of other "
-					"events skipped; choose with --event-filter)\n",
+			fprintf(stderr,
+				"fgctl: %s holds several events; using '%s' (%llu samples of other "
+				"events skipped; choose with --event-filter)\n",
 				rd.name, st.event, (unsigned long long)st.filtered);
 		if (st.malformed > 0) {
-			fprintf(stderr, "fgctl: %s: %llu lines not understood as perf script output, "
-					"skipped (first at line %llu)\n",
+			fprintf(stderr,
+				"fgctl: %s: %llu lines not understood as perf script output, "
+				"skipped (first at line %llu)\n",
 				rd.name, (unsigned long long)st.malformed,
 				(unsigned long long)st.first_bad_line);
 			if (opts->strict)
@@ -193,8 +196,9 @@ static int apply_filters(const struct fgctl_graph_opts *opts, struct fg_folded *
 	fg_folded__free(*model);
 	*model = out;
 	if (!opts->quiet && st.dropped > 0)
-		fprintf(stderr, "fgctl: the filters kept %llu stacks and dropped %llu (%.1f%% of the "
-				"samples)\n",
+		fprintf(stderr,
+			"fgctl: the filters kept %llu stacks and dropped %llu (%.1f%% of the "
+			"samples)\n",
 			(unsigned long long)st.stacks_kept, (unsigned long long)st.stacks_dropped,
 			100 * st.dropped / (st.kept + st.dropped));
 	return 0;
@@ -222,8 +226,8 @@ static int read_palette(const char *path, struct fg_palette_map *map)
 	r = fg_lines_read_fd(fd, 1u << 20, palette_line, map);
 	if (r < 0) {
 		fprintf(stderr, "fgctl: cannot read the palette %s: %s\n", path,
-			r == -EBADMSG ? "not a palette file (expected 'name->rgb(r,g,b)' lines)"
-				      : strerror(-r));
+			r == -EBADMSG ? "not a palette file (expected 'name->rgb(r,g,b)' lines)" :
+					strerror(-r));
 		return FGCTL_EXIT_INPUT;
 	}
 	return 0;
@@ -299,16 +303,18 @@ int fgctl_pipeline_write(const struct fgctl_graph_opts *opts, struct fg_folded *
 	r = apply_filters(opts, model);
 	if (r != 0)
 		return r;
-	if (fg_folded__n_stacks(*model) == 0 || !(fg_folded__total(*model) > 0 ||
-						  fg_folded__total_before(*model) > 0)) {
+	if (fg_folded__n_stacks(*model) == 0 ||
+	    !(fg_folded__total(*model) > 0 || fg_folded__total_before(*model) > 0)) {
 		fprintf(stderr, "fgctl: no samples to draw%s\n",
 			wants_transform(&opts->transform) ? " after the filters" : " in the input");
 		return FGCTL_EXIT_INPUT;
 	}
 	if (fg_folded__is_diff(*model) && opts->to != FG_FORMAT_FOLDED &&
-	    !((opts->flame.negate ? fg_folded__total_before(*model) : fg_folded__total(*model)) > 0)) {
+	    !((opts->flame.negate ? fg_folded__total_before(*model) : fg_folded__total(*model)) >
+	      0)) {
 		/* The widths come from that profile: there would be nothing to see. */
-		fprintf(stderr, "fgctl: the %s profile has no samples%s; --negate draws the %s one\n",
+		fprintf(stderr,
+			"fgctl: the %s profile has no samples%s; --negate draws the %s one\n",
 			opts->flame.negate ? "before" : "after",
 			wants_transform(&opts->transform) ? " after the filters" : "",
 			opts->flame.negate ? "after" : "before");
@@ -353,9 +359,9 @@ int fgctl_pipeline_write(const struct fgctl_graph_opts *opts, struct fg_folded *
 		char count[400]; /* DBL_MAX has 309 digits */
 
 		/* The profile the widths come from. */
-		fg_format_count(fg_folded__is_diff(*model) && opts->flame.negate
-					? fg_folded__total_before(*model)
-					: fg_folded__total(*model),
+		fg_format_count(fg_folded__is_diff(*model) && opts->flame.negate ?
+					fg_folded__total_before(*model) :
+					fg_folded__total(*model),
 				count, sizeof(count));
 		fprintf(stderr, "fgctl: wrote %s: %zu stacks, %s %s", opts->output,
 			fg_folded__n_stacks(*model), count, opts->flame.count_name);

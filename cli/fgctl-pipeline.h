@@ -24,10 +24,10 @@
 /* Reading one input into a model. */
 struct fgctl_reader {
 	const struct fgctl_graph_opts *opts; /* borrowed */
-	const char *name;            /* borrowed; for messages */
-	struct fg_folded *model;     /* borrowed */
-	struct fg_perfscript *perf;  /* borrowed; NULL for folded input */
-	uint64_t n_bad;              /* malformed lines */
+	const char *name;                    /* borrowed; for messages */
+	struct fg_folded *model;             /* borrowed */
+	struct fg_perfscript *perf;          /* borrowed; NULL for folded input */
+	uint64_t n_bad;                      /* malformed lines */
 };
 
 /*

@@ -82,10 +82,13 @@ int fgctl_query_option(int c, const char *arg, struct fg_query_request *q,
 	case FGCTL_OPT_COMM:
 	case FGCTL_OPT_CGROUP:
 	case FGCTL_OPT_EXE: {
-		char *dst = c == FGCTL_OPT_COMM ? q->comm : c == FGCTL_OPT_CGROUP ? q->cgroup : q->exe;
+		char *dst = c == FGCTL_OPT_COMM   ? q->comm :
+			    c == FGCTL_OPT_CGROUP ? q->cgroup :
+						    q->exe;
 
 		if (strlen(arg) > FG_PROTO_MAX_SELECTOR) {
-			fprintf(stderr, "fgctl: selector too long (at most %d bytes)\n", FG_PROTO_MAX_SELECTOR);
+			fprintf(stderr, "fgctl: selector too long (at most %d bytes)\n",
+				FG_PROTO_MAX_SELECTOR);
 			return -1;
 		}
 		strcpy(dst, arg);
@@ -110,7 +113,8 @@ int fgctl_query_range(struct fg_query_request *q, const struct fgctl_period *per
 	}
 	if (until) {
 		if (fg_parse_time(until, now, off, &t) < 0) {
-			fprintf(stderr, "fgctl: invalid time '%s': expected HH:MM[:SS], ISO 8601, -10m or now\n",
+			fprintf(stderr,
+				"fgctl: invalid time '%s': expected HH:MM[:SS], ISO 8601, -10m or now\n",
 				until);
 			return -EINVAL;
 		}
@@ -118,14 +122,16 @@ int fgctl_query_range(struct fg_query_request *q, const struct fgctl_period *per
 	}
 	if (since) {
 		if (fg_parse_time(since, now, off, &t) < 0) {
-			fprintf(stderr, "fgctl: invalid time '%s': expected HH:MM[:SS], ISO 8601, -10m or now\n",
+			fprintf(stderr,
+				"fgctl: invalid time '%s': expected HH:MM[:SS], ISO 8601, -10m or now\n",
 				since);
 			return -EINVAL;
 		}
 		q->since_ms = t;
 	} else {
 		if (fg_parse_span(last, &span) < 0) {
-			fprintf(stderr, "fgctl: invalid span '%s': expected e.g. 30s, 5m, 1h\n", last);
+			fprintf(stderr, "fgctl: invalid span '%s': expected e.g. 30s, 5m, 1h\n",
+				last);
 			return -EINVAL;
 		}
 		q->since_ms = (q->until_ms ? q->until_ms : now) - (int64_t)span;
@@ -180,8 +186,10 @@ int fgctl_query_snapshot(const char *socket, const struct fg_request *req, const
 
 		r = fgctl_next(&conn, &ev, &msg, &data, &len);
 		if (r < 0 || ev == FGCTL_EV_EOF || ev == FGCTL_EV_SIGNAL) {
-			fprintf(stderr, "fgctl: %s\n", r < 0 ? strerror(-r) : ev == FGCTL_EV_SIGNAL ?
-				"interrupted; nothing written" : "fgd closed the connection early");
+			fprintf(stderr, "fgctl: %s\n",
+				r < 0                 ? strerror(-r) :
+				ev == FGCTL_EV_SIGNAL ? "interrupted; nothing written" :
+							"fgd closed the connection early");
 			r = ev == FGCTL_EV_SIGNAL ? FGCTL_EXIT_INTERRUPTED : FGCTL_EXIT_FAILURE;
 			break;
 		}

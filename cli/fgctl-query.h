@@ -26,21 +26,24 @@ enum {
 	FGCTL_OPT_EXE,
 };
 
-#define FGCTL_QUERY_OPTIONS                                                \
-	{ "last", required_argument, NULL, FGCTL_OPT_LAST },               \
-	{ "since", required_argument, NULL, FGCTL_OPT_SINCE },             \
-	{ "until", required_argument, NULL, FGCTL_OPT_UNTIL },             \
-	{ "pid", required_argument, NULL, 'p' },                           \
-	{ "comm", required_argument, NULL, FGCTL_OPT_COMM },               \
-	{ "uid", required_argument, NULL, FGCTL_OPT_UID },                 \
-	{ "cgroup", required_argument, NULL, FGCTL_OPT_CGROUP },           \
-	{ "exe", required_argument, NULL, FGCTL_OPT_EXE }
+#define FGCTL_QUERY_OPTIONS                                              \
+	{ "last", required_argument, NULL, FGCTL_OPT_LAST },             \
+		{ "since", required_argument, NULL, FGCTL_OPT_SINCE },   \
+		{ "until", required_argument, NULL, FGCTL_OPT_UNTIL },   \
+		{ "pid", required_argument, NULL, 'p' },                 \
+		{ "comm", required_argument, NULL, FGCTL_OPT_COMM },     \
+		{ "uid", required_argument, NULL, FGCTL_OPT_UID },       \
+		{ "cgroup", required_argument, NULL, FGCTL_OPT_CGROUP }, \
+	{                                                                \
+		"exe", required_argument, NULL, FGCTL_OPT_EXE            \
+	}
 
 /* snapshot's and top's: the query options, and --socket and --help. */
-#define FGCTL_QUERY_VERB_OPTIONS                                           \
-	FGCTL_QUERY_OPTIONS,                                               \
-	{ "socket", required_argument, NULL, 's' },                        \
-	{ "help", no_argument, NULL, 'h' }
+#define FGCTL_QUERY_VERB_OPTIONS                                         \
+	FGCTL_QUERY_OPTIONS, { "socket", required_argument, NULL, 's' }, \
+	{                                                                \
+		"help", no_argument, NULL, 'h'                           \
+	}
 
 /* Their help text, one line each; and the lines that end snapshot's and top's help. */
 extern const char fgctl_query_help[];

@@ -114,7 +114,8 @@ static int parse_duration(const char *s, uint64_t *ret_ms)
 	*ret_ms = (uint64_t)(v * mult);
 	return 0;
 bad:
-	fprintf(stderr, "fgctl: invalid duration '%s': expected seconds, e.g. 30, 0.5, 30s or 5m\n", s);
+	fprintf(stderr, "fgctl: invalid duration '%s': expected seconds, e.g. 30, 0.5, 30s or 5m\n",
+		s);
 	return -EINVAL;
 }
 
@@ -135,7 +136,8 @@ static int write_metadata(const char *path, struct json_object *meta)
 	const char *text;
 	int r;
 
-	text = json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	text = json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PRETTY |
+							    JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!text)
 		return -ENOMEM;
 	r = fgctl_output_open(&o);
@@ -166,14 +168,16 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 		r = fgctl_next(conn, &ev, &msg, &data, &len);
 		if (r < 0) {
 			fgctl_end_progress(stderr);
-			fprintf(stderr, "fgctl: lost the conversation with fgd: %s\n", strerror(-r));
+			fprintf(stderr, "fgctl: lost the conversation with fgd: %s\n",
+				strerror(-r));
 			return FGCTL_EXIT_FAILURE;
 		}
 		if (ev == FGCTL_EV_EOF) {
 			fgctl_end_progress(stderr);
 			if (got_end)
 				break;
-			fprintf(stderr, "fgctl: fgd closed the connection before the result was complete\n");
+			fprintf(stderr,
+				"fgctl: fgd closed the connection before the result was complete\n");
 			return FGCTL_EXIT_FAILURE;
 		}
 		if (ev == FGCTL_EV_SIGNAL) {
@@ -182,12 +186,14 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 				fprintf(stderr, "fgctl: interrupted; nothing written\n");
 				return FGCTL_EXIT_INTERRUPTED;
 			}
-			_cleanup_(json_object_putp) struct json_object *stop = fg_proto_new_request("stop");
+			_cleanup_(json_object_putp) struct json_object *stop =
+				fg_proto_new_request("stop");
 
 			stopping = true;
 			fgctl_end_progress(stderr);
 			if (!quiet)
-				fprintf(stderr, "fgctl: stopping; writing what was collected (Ctrl-C again to abandon)\n");
+				fprintf(stderr,
+					"fgctl: stopping; writing what was collected (Ctrl-C again to abandon)\n");
 			r = stop ? fgctl_send(conn, stop) : -ENOMEM;
 			if (r < 0)
 				return fgctl_send_failed(conn, r);
@@ -197,7 +203,8 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 			r = fgctl_output_write(out, data, len);
 			if (r < 0) {
 				fgctl_end_progress(stderr);
-				fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
+				fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path,
+					strerror(-r));
 				return FGCTL_EXIT_OUTPUT;
 			}
 			continue;
@@ -209,8 +216,9 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 			return fgctl_exit_code_for(fgctl_get_str(msg, "error"));
 		} else if (strcmp(type, "started") == 0) {
 			if (!quiet && !isatty(STDERR_FILENO))
-				fprintf(stderr, "fgctl: recording %s with %s at %" PRId64 " Hz\n", target,
-					fgctl_get_str(msg, "event"), fgctl_get_int(msg, "frequency"));
+				fprintf(stderr, "fgctl: recording %s with %s at %" PRId64 " Hz\n",
+					target, fgctl_get_str(msg, "event"),
+					fgctl_get_int(msg, "frequency"));
 			fgctl_show_progress(stderr, target, duration_ms, 0, 0, 0);
 		} else if (strcmp(type, "progress") == 0) {
 			if (!quiet)
@@ -240,7 +248,8 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 	if (meta_path) {
 		r = meta ? write_metadata(meta_path, meta) : -ENODATA;
 		if (r < 0) {
-			fprintf(stderr, "fgctl: cannot write the metadata to %s: %s\n", meta_path, strerror(-r));
+			fprintf(stderr, "fgctl: cannot write the metadata to %s: %s\n", meta_path,
+				strerror(-r));
 			return FGCTL_EXIT_OUTPUT;
 		}
 	}
@@ -249,9 +258,19 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 
 int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
-	enum { ARG_TITLE = 0x100, ARG_PID_FRAMES, ARG_TID_FRAMES, ARG_NO_KSUFFIX, ARG_NO_JSUFFIX,
-	       ARG_CALL_GRAPH, ARG_STACK_DUMP, ARG_METADATA, ARG_GROUP_BY, ARG_NO_INLINE,
-	       ARG_NO_DEMANGLE };
+	enum {
+		ARG_TITLE = 0x100,
+		ARG_PID_FRAMES,
+		ARG_TID_FRAMES,
+		ARG_NO_KSUFFIX,
+		ARG_NO_JSUFFIX,
+		ARG_CALL_GRAPH,
+		ARG_STACK_DUMP,
+		ARG_METADATA,
+		ARG_GROUP_BY,
+		ARG_NO_INLINE,
+		ARG_NO_DEMANGLE
+	};
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
@@ -273,7 +292,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
-		{}
+		{},
 	};
 	struct fg_request req = { .cmd = FG_CMD_RECORD };
 	struct fgctl_output out = { .fd = -1 };
@@ -299,9 +318,11 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 				return FGCTL_EXIT_USAGE;
 			break;
 		case 'F':
-			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_FREQUENCY, &req.record.frequency) < 0) {
-				fprintf(stderr, "fgctl: invalid frequency '%s': expected 1 to %d Hz\n", optarg,
-					FG_PROTO_MAX_FREQUENCY);
+			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_FREQUENCY, &req.record.frequency) <
+			    0) {
+				fprintf(stderr,
+					"fgctl: invalid frequency '%s': expected 1 to %d Hz\n",
+					optarg, FG_PROTO_MAX_FREQUENCY);
 				return FGCTL_EXIT_USAGE;
 			}
 			break;
@@ -310,7 +331,8 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case 'f':
 			if (fg_format_from_name(optarg, &req.record.format) < 0) {
-				fprintf(stderr, "fgctl: unknown format '%s': expected svg, html or folded\n",
+				fprintf(stderr,
+					"fgctl: unknown format '%s': expected svg, html or folded\n",
 					optarg);
 				return FGCTL_EXIT_USAGE;
 			}
@@ -341,7 +363,8 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case ARG_CALL_GRAPH:
 			if (fg_call_graph_from_name(optarg, &req.record.call_graph) < 0) {
-				fprintf(stderr, "fgctl: unknown call graph mode '%s': expected fp or dwarf\n",
+				fprintf(stderr,
+					"fgctl: unknown call graph mode '%s': expected fp or dwarf\n",
 					optarg);
 				return FGCTL_EXIT_USAGE;
 			}
@@ -350,17 +373,22 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			meta_path = optarg;
 			break;
 		case ARG_STACK_DUMP:
-			if (fg_parse_u32(optarg, 8, FG_PROTO_MAX_STACK_DUMP, &req.record.stack_dump) < 0 ||
+			if (fg_parse_u32(optarg, 8, FG_PROTO_MAX_STACK_DUMP,
+					 &req.record.stack_dump) < 0 ||
 			    fg_stack_dump_check(req.record.stack_dump) < 0) {
-				fprintf(stderr, "fgctl: invalid stack dump size '%s': expected a multiple of 8 "
-						"from 8 to %d bytes\n", optarg, FG_PROTO_MAX_STACK_DUMP);
+				fprintf(stderr,
+					"fgctl: invalid stack dump size '%s': expected a multiple of 8 "
+					"from 8 to %d bytes\n",
+					optarg, FG_PROTO_MAX_STACK_DUMP);
 				return FGCTL_EXIT_USAGE;
 			}
 			break;
 		case ARG_GROUP_BY:
 			if (fg_group_by_from_name(optarg, &req.record.group_by) < 0) {
-				fprintf(stderr, "fgctl: unknown grouping '%s': expected cgroup, cgroup-name "
-						"or process\n", optarg);
+				fprintf(stderr,
+					"fgctl: unknown grouping '%s': expected cgroup, cgroup-name "
+					"or process\n",
+					optarg);
 				return FGCTL_EXIT_USAGE;
 			}
 			break;
@@ -382,11 +410,13 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "fgctl: unexpected argument '%s'. Try 'fgctl record --help'.\n", argv[optind]);
+		fprintf(stderr, "fgctl: unexpected argument '%s'. Try 'fgctl record --help'.\n",
+			argv[optind]);
 		return FGCTL_EXIT_USAGE;
 	}
 	if (req.record.all == (req.record.n_pids > 0)) {
-		fprintf(stderr, "fgctl: say what to record: -p PID[,PID...] or -a for the whole machine\n");
+		fprintf(stderr,
+			"fgctl: say what to record: -p PID[,PID...] or -a for the whole machine\n");
 		return FGCTL_EXIT_USAGE;
 	}
 	r = fgctl_output_target(&out, format_given, &req.record.format);

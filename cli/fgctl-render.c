@@ -35,7 +35,7 @@ int fgctl_verb_render(const struct fgctl_ctx *ctx, int argc, char **argv)
 		FGCTL_INPUT_OPTIONS,
 		/* Here only to say it is diff's. */
 		{ "baseline", required_argument, NULL, FGCTL_GRAPH_OPT_BASELINE },
-		{}
+		{},
 	};
 	_cleanup_(fg_folded__freep) struct fg_folded *model = NULL;
 	struct fgctl_graph_opts opts;

@@ -57,7 +57,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "title", required_argument, NULL, ARG_TITLE },
 		{ "quiet", no_argument, NULL, 'q' },
-		{}
+		{},
 	};
 	static const struct fgctl_sink to_output = { output_open, output_write };
 	struct fg_request req = { .cmd = FG_CMD_SNAPSHOT, .query = { .uid = -1, .limit = 20 } };
@@ -84,7 +84,9 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case 'f':
 			if (fg_format_from_name(optarg, &req.query.format) < 0) {
-				fprintf(stderr, "fgctl: unknown format '%s': expected svg, html or folded\n", optarg);
+				fprintf(stderr,
+					"fgctl: unknown format '%s': expected svg, html or folded\n",
+					optarg);
 				return FGCTL_EXIT_USAGE;
 			}
 			format_given = true;
@@ -108,7 +110,8 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "                           the extension (.svg, .html, .folded, .txt)\n"
 			       "  -f, --format FORMAT      svg, html or folded\n"
 			       "      --title TEXT         flame graph title\n"
-			       "  -q, --quiet              no summary\n%s%s", fgctl_query_help, fgctl_query_help_tail);
+			       "  -q, --quiet              no summary\n%s%s",
+			       fgctl_query_help, fgctl_query_help_tail);
 			return FGCTL_EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'fgctl snapshot --help'.\n");
@@ -142,18 +145,24 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		/* What the slices cover, which coarse history on disk may make wider than asked. */
 		local_time(from, sizeof(from), fgctl_get_int(meta, "first_ms"));
 		local_time(to, sizeof(to), fgctl_get_int(meta, "last_ms"));
-		fprintf(stderr, "fgctl: wrote %s: %" PRId64 " samples of %" PRId64 " processes in %" PRId64
+		fprintf(stderr,
+			"fgctl: wrote %s: %" PRId64 " samples of %" PRId64 " processes in %" PRId64
 			" slices (%s to %s, %.0f s); folded into [other] by the memory ceiling: %" PRId64
 			" samples\n",
-			strcmp(out.path, "-") == 0 ? "stdout" : out.path, fgctl_get_int(meta, "samples"),
-			fgctl_get_int(meta, "processes"), fgctl_get_int(meta, "slices"), from, to,
+			strcmp(out.path, "-") == 0 ? "stdout" : out.path,
+			fgctl_get_int(meta, "samples"), fgctl_get_int(meta, "processes"),
+			fgctl_get_int(meta, "slices"), from, to,
 			(double)fgctl_get_int(meta, "duration_ms") / 1000.0,
 			fgctl_get_int(meta, "folded_samples"));
 		if (fgctl_get_int(meta, "other_rate_samples"))
-			fprintf(stderr, "fgctl: note: %" PRId64 " of those samples come from history taken at "
-					"another sampling rate than %" PRId64 " Hz (or an unknown one); the graph "
-					"adds counts as they are\n",
-				fgctl_get_int(meta, "other_rate_samples"), fgctl_get_int(meta, "frequency"));
+			fprintf(stderr,
+				"fgctl: note: %" PRId64
+				" of those samples come from history taken at "
+				"another sampling rate than %" PRId64
+				" Hz (or an unknown one); the graph "
+				"adds counts as they are\n",
+				fgctl_get_int(meta, "other_rate_samples"),
+				fgctl_get_int(meta, "frequency"));
 	}
 	/* As after a recording, whatever -q says: the graph is not what root would get. */
 	fgctl_note_kernel_hidden(stderr, meta);

@@ -24,7 +24,7 @@ int fgctl_verb_status(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
-		{}
+		{},
 	};
 	_cleanup_(json_object_putp) struct json_object *req = NULL, *reply = NULL;
 	/* Declared after reply: its strings point into reply, so it goes first. */
@@ -67,7 +67,8 @@ int fgctl_verb_status(const struct fgctl_ctx *ctx, int argc, char **argv)
 	r = fgctl_next(&conn, &ev, &reply, &data, &len);
 	fgctl_disconnect(&conn);
 	if (r < 0 || ev != FGCTL_EV_MESSAGE) {
-		fprintf(stderr, "fgctl: no status from fgd: %s\n", r < 0 ? strerror(-r) : "connection closed");
+		fprintf(stderr, "fgctl: no status from fgd: %s\n",
+			r < 0 ? strerror(-r) : "connection closed");
 		return FGCTL_EXIT_FAILURE;
 	}
 	if (strcmp(fgctl_get_str(reply, "type"), "error") == 0) {

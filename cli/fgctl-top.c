@@ -47,23 +47,27 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 	}
 	if (clear)
 		printf("\033[H\033[2J");
-	printf("always-on, %.0f s, %" PRId64 " samples at %" PRId64 " Hz; folded into [other]: %" PRId64
-	       " samples\n\n", (double)fgctl_get_int(meta, "covered_ms") / 1000.0,
-	       fgctl_get_int(meta, "samples"), fgctl_get_int(meta, "frequency"),
-	       fgctl_get_int(meta, "folded_samples"));
+	printf("always-on, %.0f s, %" PRId64 " samples at %" PRId64
+	       " Hz; folded into [other]: %" PRId64 " samples\n\n",
+	       (double)fgctl_get_int(meta, "covered_ms") / 1000.0, fgctl_get_int(meta, "samples"),
+	       fgctl_get_int(meta, "frequency"), fgctl_get_int(meta, "folded_samples"));
 	fgctl_note_kernel_hidden(stderr, meta);
 	if (fgctl_get_int(meta, "dropped_samples") || fgctl_get_int(meta, "dropped_leaf_samples"))
-		fprintf(stderr, "fgctl: too many processes in that period for fgd's top list: %" PRId64
-				" samples left out, %" PRId64 " counted without their leaf\n",
-			fgctl_get_int(meta, "dropped_samples"), fgctl_get_int(meta, "dropped_leaf_samples"));
-	printf("%8s %6s %-16s %7s %8s  %s\n", "PID", "UID", "COMM", "CPU%", "SAMPLES", "HOTTEST LEAF");
+		fprintf(stderr,
+			"fgctl: too many processes in that period for fgd's top list: %" PRId64
+			" samples left out, %" PRId64 " counted without their leaf\n",
+			fgctl_get_int(meta, "dropped_samples"),
+			fgctl_get_int(meta, "dropped_leaf_samples"));
+	printf("%8s %6s %-16s %7s %8s  %s\n", "PID", "UID", "COMM", "CPU%", "SAMPLES",
+	       "HOTTEST LEAF");
 	for (size_t i = 0; i < json_object_array_length(list); i++) {
 		struct json_object *e = json_object_array_get_idx(list, i), *v;
-		double pct = json_object_object_get_ex(e, "cpu_pct", &v) ? json_object_get_double(v) : 0;
+		double pct =
+			json_object_object_get_ex(e, "cpu_pct", &v) ? json_object_get_double(v) : 0;
 
 		printf("%8" PRId64 " %6" PRId64 " %-16.16s %6.1f%% %8" PRId64 "  %s\n",
-		       fgctl_get_int(e, "pid"), fgctl_get_int(e, "uid"), fgctl_get_str(e, "comm"), pct,
-		       fgctl_get_int(e, "samples"), fgctl_get_str(e, "leaf"));
+		       fgctl_get_int(e, "pid"), fgctl_get_int(e, "uid"), fgctl_get_str(e, "comm"),
+		       pct, fgctl_get_int(e, "samples"), fgctl_get_str(e, "leaf"));
 	}
 	fflush(stdout);
 	return FGCTL_EXIT_OK;
@@ -76,7 +80,7 @@ int fgctl_verb_top(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "lines", required_argument, NULL, 'n' },
 		{ "watch", no_argument, NULL, 'w' },
 		{ "interval", required_argument, NULL, 'i' },
-		{}
+		{},
 	};
 	struct fg_request req = { .cmd = FG_CMD_TOP, .query = { .uid = -1, .limit = 20 } };
 	struct fgctl_period period = {};
@@ -98,7 +102,8 @@ int fgctl_verb_top(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case 'n':
 			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_TOP, &v) < 0) {
-				fprintf(stderr, "fgctl: invalid count '%s': 1 to %d\n", optarg, FG_PROTO_MAX_TOP);
+				fprintf(stderr, "fgctl: invalid count '%s': 1 to %d\n", optarg,
+					FG_PROTO_MAX_TOP);
 				return FGCTL_EXIT_USAGE;
 			}
 			req.query.limit = v;

@@ -38,12 +38,16 @@ static const struct verb {
 	fgctl_verb_fn fn;
 	const char *summary;
 } verbs[] = {
-	{ "record", fgctl_verb_record, "sample processes or the whole machine; write a flame graph" },
-	{ "snapshot", fgctl_verb_snapshot, "the last minutes of the whole machine, from memory, at once" },
+	{ "record", fgctl_verb_record,
+	  "sample processes or the whole machine; write a flame graph" },
+	{ "snapshot", fgctl_verb_snapshot,
+	  "the last minutes of the whole machine, from memory, at once" },
 	{ "top", fgctl_verb_top, "processes by CPU share, each with its hottest function" },
 	{ "status", fgctl_verb_status, "show what fgd is doing, with every loss counter" },
-	{ "render", fgctl_verb_render, "draw a flame graph from folded stacks or perf script output" },
-	{ "diff", fgctl_verb_diff, "draw a differential flame graph of two profiles or two periods" },
+	{ "render", fgctl_verb_render,
+	  "draw a flame graph from folded stacks or perf script output" },
+	{ "diff", fgctl_verb_diff,
+	  "draw a differential flame graph of two profiles or two periods" },
 	{ "help", verb_help, "show this help" },
 	{ "version", verb_version, "show the version" },
 };
@@ -65,7 +69,8 @@ static int verb_help(const struct fgctl_ctx *ctx, int argc, char **argv)
 	       "  perf script | fgctl render --from perf -o out.svg\n"
 	       "  fgctl diff before.folded after.folded -o diff.svg\n"
 	       "\n'fgctl COMMAND --help' describes each command; fgctl(1) has the details.\n"
-	       "The socket is --socket, else $FGD_SOCKET, else %s.\n", FG_DEFAULT_SOCKET);
+	       "The socket is --socket, else $FGD_SOCKET, else %s.\n",
+	       FG_DEFAULT_SOCKET);
 	return FGCTL_EXIT_OK;
 }
 
@@ -75,7 +80,7 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
-		{}
+		{},
 	};
 	struct fgctl_ctx ctx = {};
 	int c;

@@ -55,7 +55,8 @@ struct evictor {
 
 struct fg_budget {
 	uint64_t total, base, rss;
-	uint64_t failed_at; /* now_ns of the last relief that could not get within the total; 0: none */
+	/* now_ns of the last relief that could not get within the total; 0: none */
+	uint64_t failed_at;
 	uint64_t charged; /* every part's bytes */
 	uint64_t caches;  /* the cache parts' bytes */
 	struct evictor evictors[_FG_BUDGET_PART_MAX];

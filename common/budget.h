@@ -59,10 +59,10 @@ enum fg_budget_part {
 	FG_BUDGET_PROCESSES,  /* the process table: generations, maps, threads */
 	FG_BUDGET_JIT,        /* JIT maps (/tmp/perf-PID.map) */
 	/* Caches, in the order they are evicted. */
-	FG_BUDGET_DWARF,      /* binaries' DWARF, for inline frames */
-	FG_BUDGET_CFI,        /* binaries' CFI, for DWARF unwinding */
-	FG_BUDGET_SYMBOLS,    /* binaries' symbol tables, kallsyms */
-	FG_BUDGET_NAMES,      /* names kept of addresses named on the loader */
+	FG_BUDGET_DWARF,   /* binaries' DWARF, for inline frames */
+	FG_BUDGET_CFI,     /* binaries' CFI, for DWARF unwinding */
+	FG_BUDGET_SYMBOLS, /* binaries' symbol tables, kallsyms */
+	FG_BUDGET_NAMES,   /* names kept of addresses named on the loader */
 	_FG_BUDGET_PART_MAX
 };
 
@@ -97,14 +97,14 @@ struct fg_budget_part_stats {
 };
 
 struct fg_budget_stats {
-	uint64_t total;       /* the budget: MemoryMax= */
-	uint64_t base;        /* what the daemon holds outside every part */
-	uint64_t charged;     /* the parts' bytes together */
-	uint64_t peak;        /* the most charged at once */
-	uint64_t rss;         /* the process's resident memory, as last told */
+	uint64_t total;   /* the budget: MemoryMax= */
+	uint64_t base;    /* what the daemon holds outside every part */
+	uint64_t charged; /* the parts' bytes together */
+	uint64_t peak;    /* the most charged at once */
+	uint64_t rss;     /* the process's resident memory, as last told */
 	uint64_t rss_peak;
-	uint64_t relieved;    /* fg_budget__relieve() calls that had to evict, ever */
-	uint64_t unrelieved;  /* of those, the ones that could not get back within the total */
+	uint64_t relieved;   /* fg_budget__relieve() calls that had to evict, ever */
+	uint64_t unrelieved; /* of those, the ones that could not get back within the total */
 	struct fg_budget_part_stats parts[_FG_BUDGET_PART_MAX];
 };
 

@@ -12,7 +12,8 @@ int fg_compaction_policy_check(const struct fg_compaction_policy *p, const char 
 	if (p->n_tiers > FG_COMPACTION_MAX_TIERS)
 		why = "too many tiers";
 	for (size_t i = 0; !why && i < p->n_tiers; i++) {
-		const struct fg_compaction_tier *t = &p->tiers[i], *prev = i ? &p->tiers[i - 1] : NULL;
+		const struct fg_compaction_tier *t = &p->tiers[i],
+						*prev = i ? &p->tiers[i - 1] : NULL;
 
 		if (t->width_ns == 0)
 			why = "a tier's file length is zero";
@@ -61,8 +62,9 @@ static bool sorted(const struct fg_compaction_file *files, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (files[i].start > files[i].end)
 			return false;
-		if (i && (files[i].start < files[i - 1].start ||
-			  (files[i].start == files[i - 1].start && files[i].end < files[i - 1].end)))
+		if (i &&
+		    (files[i].start < files[i - 1].start ||
+		     (files[i].start == files[i - 1].start && files[i].end < files[i - 1].end)))
 			return false;
 	}
 	return true;
@@ -87,8 +89,9 @@ static int ready_tier(const struct fg_compaction_file *files, size_t n, size_t i
 			continue;
 		limit = now - t->age_ns < horizon ? now - t->age_ns : horizon;
 		g = files[i].start - files[i].start % t->width_ns;
+		/* the group's period is not that old yet */
 		if (g > limit || limit - g < t->width_ns)
-			continue; /* the group's period is not that old yet */
+			continue;
 		for (j = i; j < n && files[j].start - g < t->width_ns; j++)
 			if (files[j].fate == FG_COMPACTION_KEEP && files[j].end > limit)
 				ready = false; /* one file runs past the period, and is younger */

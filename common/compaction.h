@@ -44,7 +44,7 @@ struct fg_compaction_tier {
 
 struct fg_compaction_policy {
 	struct fg_compaction_tier tiers[FG_COMPACTION_MAX_TIERS]; /* the first n_tiers */
-	size_t n_tiers;   /* 0: no merging */
+	size_t n_tiers;                                           /* 0: no merging */
 	uint64_t keep_ns; /* files that ended this long ago are deleted; 0: none are */
 };
 
@@ -59,7 +59,7 @@ enum fg_compaction_fate {
 	FG_COMPACTION_KEEP,     /* stays as it is, for now */
 	FG_COMPACTION_LEFTOVER, /* within another file's span: delete, never read */
 	FG_COMPACTION_EXPIRED,  /* ended keep_ns ago or earlier: delete */
-	FG_COMPACTION_MERGE,    /* a source of groups[group]: delete once the merged file is stored */
+	FG_COMPACTION_MERGE, /* a source of groups[group]: delete once the merged file is stored */
 };
 
 struct fg_compaction_file {

@@ -10,10 +10,10 @@
 
 #define MAX_SECTION 64
 
-static void report(struct fg_conf_error *err, fg_conf_error_fn on_error, void *ctx,
-		   const char *fmt, ...) _printf_(4, 5);
-static void report(struct fg_conf_error *err, fg_conf_error_fn on_error, void *ctx,
-		   const char *fmt, ...)
+static void report(struct fg_conf_error *err, fg_conf_error_fn on_error, void *ctx, const char *fmt,
+		   ...) _printf_(4, 5);
+static void report(struct fg_conf_error *err, fg_conf_error_fn on_error, void *ctx, const char *fmt,
+		   ...)
 {
 	va_list ap;
 
@@ -200,10 +200,14 @@ int fg_conf_parse_bytes(const char *s, uint64_t min, uint64_t max, uint64_t *ret
 {
 	static const struct unit units[] = {
 		{ "", 1 },
-		{ "K", 1ULL << 10 }, { "KiB", 1ULL << 10 },
-		{ "M", 1ULL << 20 }, { "MiB", 1ULL << 20 },
-		{ "G", 1ULL << 30 }, { "GiB", 1ULL << 30 },
-		{ "T", 1ULL << 40 }, { "TiB", 1ULL << 40 },
+		{ "K", 1ULL << 10 },
+		{ "KiB", 1ULL << 10 },
+		{ "M", 1ULL << 20 },
+		{ "MiB", 1ULL << 20 },
+		{ "G", 1ULL << 30 },
+		{ "GiB", 1ULL << 30 },
+		{ "T", 1ULL << 40 },
+		{ "TiB", 1ULL << 40 },
 	};
 
 	return parse_with_unit(s, units, ELEMENTSOF(units), min, max, ret);
@@ -212,8 +216,8 @@ int fg_conf_parse_bytes(const char *s, uint64_t min, uint64_t max, uint64_t *ret
 int fg_conf_parse_seconds(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
 {
 	static const struct unit units[] = {
-		{ "", 1 }, { "s", 1 }, { "sec", 1 }, { "min", 60 }, { "h", 3600 },
-		{ "d", 86400 }, { "w", 7 * 86400 },
+		{ "", 1 },     { "s", 1 },     { "sec", 1 },       { "min", 60 },
+		{ "h", 3600 }, { "d", 86400 }, { "w", 7 * 86400 },
 	};
 	uint64_t v;
 	int r;

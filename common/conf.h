@@ -27,8 +27,8 @@ struct fg_conf_error {
  * string is borrowed until the call returns and is NUL-free. Returns 0, or
  * a negative errno after filling err->message (err->line is already set).
  */
-typedef int (*fg_conf_assign_fn)(void *ctx, const char *section, const char *key,
-				 const char *value, struct fg_conf_error *err);
+typedef int (*fg_conf_assign_fn)(void *ctx, const char *section, const char *key, const char *value,
+				 struct fg_conf_error *err);
 /* Called for each problem, the handler's and the reader's; err borrowed until it returns. */
 typedef void (*fg_conf_error_fn)(void *ctx, const struct fg_conf_error *err);
 

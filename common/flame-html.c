@@ -83,8 +83,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flame-html.h"
 #include "flame-html-js.h"
+#include "flame-html.h"
 #include "flametree.h"
 #include "macro.h"
 #include "outbuf.h"
@@ -196,7 +196,8 @@ size_t fg_flame_html__bytes(const struct fg_flame_html *h)
 	size_t frames = h->tree.n;
 
 	/* The per-frame arrays are allocated for tree.n frames (at least one), colors included. */
-	return sizeof(*h) + fg_flametree_bytes(&h->tree) + (h->pool ? fg_strpool__bytes(h->pool) : 0) +
+	return sizeof(*h) + fg_flametree_bytes(&h->tree) +
+	       (h->pool ? fg_strpool__bytes(h->pool) : 0) +
 	       (h->node_name ? MAX(frames, (size_t)1) * sizeof(*h->node_name) : 0) +
 	       (h->node_gap ? frames * sizeof(*h->node_gap) : 0) +
 	       (h->node_color ? frames * sizeof(*h->node_color) : 0) +
@@ -316,7 +317,8 @@ static int compute_colors(struct fg_flame_html *h)
 			h->colors[n++] = h->colors[i];
 	h->n_colors = n;
 	for (size_t i = 0; i < t->n; i++) {
-		const uint32_t *p = bsearch(&h->node_color[i], h->colors, n, sizeof(*h->colors), cmp_u32);
+		const uint32_t *p =
+			bsearch(&h->node_color[i], h->colors, n, sizeof(*h->colors), cmp_u32);
 
 		h->node_color[i] = (uint32_t)(p - h->colors);
 	}
@@ -372,8 +374,9 @@ static int compute_functions(struct fg_flame_html *h, uint32_t *group, bool use_
 		for (size_t d = 0; d < s.n_frames; d++) {
 			uint32_t g = s.frames[d] < n_names ? group[s.frames[d]] : 0;
 
+			/* recursion: each sample counts once */
 			if (stamp[g] == i + 1)
-				continue; /* recursion: each sample counts once */
+				continue;
 			stamp[g] = i + 1;
 			all[g].total += v;
 			all[g].total_other += o;
@@ -634,17 +637,20 @@ static void emit_head(struct fg_flame_html *h)
 {
 	const struct fg_flame_opts *o = &h->opts;
 
-	fg_outbuf_puts(&h->out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-		   /* Self-contained: nothing may be fetched, whatever a name holds. */
-		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"
-		   " script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n"
-		   "<meta name=\"generator\" content=\"fgd\">\n<title>");
+	fg_outbuf_puts(&h->out,
+		       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		       /* Self-contained: nothing may be fetched, whatever a name holds. */
+		       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"
+		       " script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n"
+		       "<meta name=\"generator\" content=\"fgd\">\n<title>");
 	put_html_str(h, o->title);
 	fg_outbuf_puts(&h->out, "</title>\n<style>\n");
 	fg_outbuf_put(&h->out, style, sizeof(style) - 1);
-	fg_outbuf_puts(&h->out, "</style>\n</head>\n<body>\n"
-		   "<!-- Flame graph rendered by fgd. Click a frame to zoom, Ctrl-F to search. -->\n"
-		   "<h1 id=\"title\">");
+	fg_outbuf_puts(
+		&h->out,
+		"</style>\n</head>\n<body>\n"
+		"<!-- Flame graph rendered by fgd. Click a frame to zoom, Ctrl-F to search. -->\n"
+		"<h1 id=\"title\">");
 	put_html_str(h, o->title);
 	fg_outbuf_puts(&h->out, "</h1>\n");
 	if (o->subtitle) {
@@ -662,23 +668,28 @@ static void emit_head(struct fg_flame_html *h)
 		put_html_str(h, o->notes);
 		fg_outbuf_puts(&h->out, "</div>\n");
 	}
-	fg_outbuf_printf(&h->out, "<div id=\"layout\">\n<div id=\"graph\" style=\"width: %upx\">\n", o->width);
-	fg_outbuf_puts(&h->out, "<div id=\"controls\"><span><button id=\"unzoom\" type=\"button\" hidden>"
-		   "Reset Zoom</button></span><span><button id=\"search\" type=\"button\">Search"
-		   "</button> <button id=\"ignorecase\" type=\"button\" aria-pressed=\"false\""
-		   " title=\"Ignore case (Ctrl-I)\">ic</button></span></div>\n");
+	fg_outbuf_printf(&h->out, "<div id=\"layout\">\n<div id=\"graph\" style=\"width: %upx\">\n",
+			 o->width);
+	fg_outbuf_puts(
+		&h->out,
+		"<div id=\"controls\"><span><button id=\"unzoom\" type=\"button\" hidden>"
+		"Reset Zoom</button></span><span><button id=\"search\" type=\"button\">Search"
+		"</button> <button id=\"ignorecase\" type=\"button\" aria-pressed=\"false\""
+		" title=\"Ignore case (Ctrl-I)\">ic</button></span></div>\n");
 	if (h->tree.n == 0)
 		fg_outbuf_puts(&h->out, "<p id=\"nosamples\">No samples</p>\n");
-	fg_outbuf_puts(&h->out, "<canvas id=\"flame\"></canvas>\n"
-		   "<div id=\"status\"><span id=\"details\"> </span><span id=\"matched\"> </span></div>\n"
-		   "</div>\n"
-		   "<div id=\"functions\">\n"
-		   "<input id=\"filter\" type=\"search\" placeholder=\"Filter functions\""
-		   " aria-label=\"Filter functions\" autocomplete=\"off\">\n"
-		   "<table id=\"table\"><thead><tr></tr></thead><tbody></tbody></table>\n"
-		   "<div id=\"tablenote\"></div>\n"
-		   "</div>\n</div>\n"
-		   "<script type=\"application/json\" id=\"fg-data\">\n");
+	fg_outbuf_puts(
+		&h->out,
+		"<canvas id=\"flame\"></canvas>\n"
+		"<div id=\"status\"><span id=\"details\"> </span><span id=\"matched\"> </span></div>\n"
+		"</div>\n"
+		"<div id=\"functions\">\n"
+		"<input id=\"filter\" type=\"search\" placeholder=\"Filter functions\""
+		" aria-label=\"Filter functions\" autocomplete=\"off\">\n"
+		"<table id=\"table\"><thead><tr></tr></thead><tbody></tbody></table>\n"
+		"<div id=\"tablenote\"></div>\n"
+		"</div>\n</div>\n"
+		"<script type=\"application/json\" id=\"fg-data\">\n");
 	fg_outbuf_puts(&h->out, "{\"meta\":{\"title\":");
 	put_json_str(h, o->title);
 	fg_outbuf_puts(&h->out, ",\"countName\":");
@@ -692,9 +703,10 @@ static void emit_head(struct fg_flame_html *h)
 	fg_outbuf_puts(&h->out, ",\"fontWidth\":");
 	put_num(h, o->font_width);
 	fg_outbuf_printf(&h->out, ",\"width\":%u,\"frameHeight\":%u", o->width, o->frame_height);
-	fg_outbuf_printf(&h->out, ",\"inverted\":%s,\"flamechart\":%s,\"diff\":%s,\"otherIsAfter\":%s",
-	     o->inverted ? "true" : "false", o->flamechart ? "true" : "false",
-	     h->diff ? "true" : "false", h->tree.other_is_after ? "true" : "false");
+	fg_outbuf_printf(&h->out,
+			 ",\"inverted\":%s,\"flamechart\":%s,\"diff\":%s,\"otherIsAfter\":%s",
+			 o->inverted ? "true" : "false", o->flamechart ? "true" : "false",
+			 h->diff ? "true" : "false", h->tree.other_is_after ? "true" : "false");
 	fg_outbuf_puts(&h->out, ",\"total\":");
 	put_num(h, h->total);
 	fg_outbuf_puts(&h->out, ",\"treeTotal\":");
@@ -706,7 +718,8 @@ static void emit_head(struct fg_flame_html *h)
 	put_json_str(h, h->bg_top);
 	fg_outbuf_puts(&h->out, ",\"bgBottom\":");
 	put_json_str(h, h->bg_bottom);
-	fg_outbuf_printf(&h->out, ",\"elided\":%zu,\"functions\":%zu}", h->n_elided, h->n_funcs_all);
+	fg_outbuf_printf(&h->out, ",\"elided\":%zu,\"functions\":%zu}", h->n_elided,
+			 h->n_funcs_all);
 }
 
 static bool section_present(const struct fg_flame_html *h, size_t sec)
@@ -837,7 +850,8 @@ int fg_flame_html__emit(struct fg_flame_html *h, fg_write_fn fn, void *ctx, size
 	/* Always make progress, even with a budget of 0. */
 	do
 		emit_piece(h);
-	while (h->section < _SEC_MAX && (h->out.used < budget || h->out.used == 0) && h->out.err >= 0);
+	while (h->section < _SEC_MAX && (h->out.used < budget || h->out.used == 0) &&
+	       h->out.err >= 0);
 	if (h->out.err >= 0 && h->out.used > 0)
 		h->out.err = fn(ctx, h->out.data, h->out.used);
 	if (h->out.err < 0) {

@@ -126,10 +126,10 @@ int fg_flame_opts_normalize(const struct fg_flame_opts *in, bool diff, struct fg
 	fg_flame_opts_init(&d);
 	o = in ? *in : d;
 	if (!o.title)
-		o.title = o.flamechart ? "Flame Chart"
-			  : o.inverted ? "Icicle Graph"
-			  : diff       ? "Differential Flame Graph"
-				       : "Flame Graph";
+		o.title = o.flamechart ? "Flame Chart" :
+			  o.inverted   ? "Icicle Graph" :
+			  diff         ? "Differential Flame Graph" :
+					 "Flame Graph";
 	if (!o.font_type)
 		o.font_type = d.font_type;
 	if (!o.count_name)
@@ -196,7 +196,8 @@ void fg_flame_colorer_init(struct fg_flame_colorer *c, const struct fg_flame_opt
 	};
 	if (c->diff)
 		for (size_t i = 0; i < t->n; i++)
-			c->max_delta = MAX(c->max_delta, fabs(fg_flame_self_delta(t, &t->nodes[i])));
+			c->max_delta =
+				MAX(c->max_delta, fabs(fg_flame_self_delta(t, &t->nodes[i])));
 }
 
 static double next_random(uint64_t *state)
@@ -252,7 +253,8 @@ static void layout(struct fg_flame *fl)
 	fl->ypad1 = y + fs;
 	fl->ypad2 = fs * 2 + 10;
 	fl->frame_pad = o->frame_height >= 4 ? 1 : 0;
-	fl->height = ceil(fl->ypad1 + ((double)fl->tree.max_depth + 1) * o->frame_height + fl->ypad2);
+	fl->height =
+		ceil(fl->ypad1 + ((double)fl->tree.max_depth + 1) * o->frame_height + fl->ypad2);
 }
 
 /* The top and bottom of a frame at depth. */
@@ -377,36 +379,43 @@ static void emit_head(struct fg_flame *fl)
 {
 	const struct fg_flame_opts *o = &fl->opts;
 
-	fg_outbuf_printf(&fl->out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
-		 "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%.0f\""
-		 " viewBox=\"0 0 %u %.0f\" onload=\"init(evt)\" font-family=\"",
-	     o->width, fl->height, o->width, fl->height);
+	fg_outbuf_printf(
+		&fl->out,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%.0f\""
+		" viewBox=\"0 0 %u %.0f\" onload=\"init(evt)\" font-family=\"",
+		o->width, fl->height, o->width, fl->height);
 	put_escaped(fl, o->font_type);
 	fg_outbuf_printf(&fl->out, "\" font-size=\"%.2f\">\n", o->font_size);
-	fg_outbuf_puts(&fl->out, "<!-- Flame graph rendered by fgd. Click a frame to zoom, Ctrl-F to search. -->\n");
+	fg_outbuf_puts(
+		&fl->out,
+		"<!-- Flame graph rendered by fgd. Click a frame to zoom, Ctrl-F to search. -->\n");
 	if (o->notes) {
 		/* Escaped character data, so notes can hold anything, "--" and "]]>" too. */
 		fg_outbuf_puts(&fl->out, "<desc id=\"notes\">NOTES: ");
 		put_escaped(fl, o->notes);
 		fg_outbuf_puts(&fl->out, "</desc>\n");
 	}
-	fg_outbuf_printf(&fl->out, "<defs>\n"
-		 "<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">\n"
-		 "<stop stop-color=\"%s\" offset=\"5%%\"/>\n"
-		 "<stop stop-color=\"%s\" offset=\"95%%\"/>\n"
-		 "</linearGradient>\n"
-		 "</defs>\n",
-	     fl->bg_top, fl->bg_bottom);
-	fg_outbuf_puts(&fl->out, "<style type=\"text/css\"><![CDATA[\n"
-		  "#search, #ignorecase, #unzoom { cursor: pointer; }\n"
-		  "#search, #ignorecase { opacity: 0.1; }\n"
-		  "#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity: 1; }\n"
-		  "#subtitle, .info { fill: rgb(110,110,110); white-space: pre; }\n"
-		  "#frames > g { cursor: pointer; }\n"
-		  "#frames > g:hover > rect { stroke: black; stroke-width: 0.5; }\n"
-		  ".hide { display: none; }\n"
-		  ".parent { opacity: 0.5; }\n"
-		  "]]></style>\n");
+	fg_outbuf_printf(&fl->out,
+			 "<defs>\n"
+			 "<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">\n"
+			 "<stop stop-color=\"%s\" offset=\"5%%\"/>\n"
+			 "<stop stop-color=\"%s\" offset=\"95%%\"/>\n"
+			 "</linearGradient>\n"
+			 "</defs>\n",
+			 fl->bg_top, fl->bg_bottom);
+	fg_outbuf_puts(
+		&fl->out,
+		"<style type=\"text/css\"><![CDATA[\n"
+		"#search, #ignorecase, #unzoom { cursor: pointer; }\n"
+		"#search, #ignorecase { opacity: 0.1; }\n"
+		"#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity: 1; }\n"
+		"#subtitle, .info { fill: rgb(110,110,110); white-space: pre; }\n"
+		"#frames > g { cursor: pointer; }\n"
+		"#frames > g:hover > rect { stroke: black; stroke-width: 0.5; }\n"
+		".hide { display: none; }\n"
+		".parent { opacity: 0.5; }\n"
+		"]]></style>\n");
 }
 
 /*
@@ -712,38 +721,49 @@ static void emit_labels(struct fg_flame *fl)
 	double fs = o->font_size, bottom = fl->height - fl->ypad2 / 2;
 	size_t i = 0;
 
-	fg_outbuf_printf(&fl->out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%.0f\" fill=\"url(#background)\"/>\n",
-	     o->width, fl->height);
-	fg_outbuf_printf(&fl->out, "<text id=\"title\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"%.2f\">",
-	     o->width / 2.0, fs * 2, fs + 5);
+	fg_outbuf_printf(
+		&fl->out,
+		"<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%.0f\" fill=\"url(#background)\"/>\n",
+		o->width, fl->height);
+	fg_outbuf_printf(
+		&fl->out,
+		"<text id=\"title\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"%.2f\">",
+		o->width / 2.0, fs * 2, fs + 5);
 	put_escaped(fl, o->title);
 	fg_outbuf_puts(&fl->out, "</text>\n");
 	if (o->subtitle) {
-		fg_outbuf_printf(&fl->out, "<text id=\"subtitle\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">",
-		     o->width / 2.0, fl->subtitle_y);
+		fg_outbuf_printf(
+			&fl->out,
+			"<text id=\"subtitle\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">",
+			o->width / 2.0, fl->subtitle_y);
 		put_escaped(fl, o->subtitle);
 		fg_outbuf_puts(&fl->out, "</text>\n");
 	}
 	for (const char *const *l = o->info; l && *l; l++, i++) {
-		fg_outbuf_printf(&fl->out, "<text class=\"info\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\""
-			 " font-size=\"%.2f\" xml:space=\"preserve\">",
-		     o->width / 2.0, fl->info_y0 + (double)i * fl->info_step, fs * 0.85);
+		fg_outbuf_printf(&fl->out,
+				 "<text class=\"info\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\""
+				 " font-size=\"%.2f\" xml:space=\"preserve\">",
+				 o->width / 2.0, fl->info_y0 + (double)i * fl->info_step,
+				 fs * 0.85);
 		put_escaped(fl, *l);
 		fg_outbuf_puts(&fl->out, "</text>\n");
 	}
-	fg_outbuf_printf(&fl->out, "<text id=\"unzoom\" class=\"hide\" x=\"%.2f\" y=\"%.1f\">Reset Zoom</text>\n",
-	     XPAD, fs * 2);
+	fg_outbuf_printf(
+		&fl->out,
+		"<text id=\"unzoom\" class=\"hide\" x=\"%.2f\" y=\"%.1f\">Reset Zoom</text>\n",
+		XPAD, fs * 2);
 	fg_outbuf_printf(&fl->out, "<text id=\"search\" x=\"%.2f\" y=\"%.1f\">Search</text>\n",
-	     o->width - XPAD - 100, fs * 2);
+			 o->width - XPAD - 100, fs * 2);
 	fg_outbuf_printf(&fl->out, "<text id=\"ignorecase\" x=\"%.2f\" y=\"%.1f\">ic</text>\n",
-	     o->width - XPAD - 16, fs * 2);
-	fg_outbuf_printf(&fl->out, "<text id=\"details\" x=\"%.2f\" y=\"%.1f\" data-name-type=\"", XPAD, bottom);
+			 o->width - XPAD - 16, fs * 2);
+	fg_outbuf_printf(&fl->out, "<text id=\"details\" x=\"%.2f\" y=\"%.1f\" data-name-type=\"",
+			 XPAD, bottom);
 	put_escaped(fl, o->name_type);
 	fg_outbuf_puts(&fl->out, "\" data-count-name=\"");
 	put_escaped(fl, o->count_name);
 	fg_outbuf_puts(&fl->out, "\"> </text>\n");
 	fg_outbuf_printf(&fl->out, "<text id=\"matched\" x=\"%.2f\" y=\"%.1f\"> </text>\n",
-	     o->width - XPAD - 100, bottom);
+			 o->width - XPAD - 100, bottom);
 	fg_outbuf_puts(&fl->out, "<g id=\"frames\">\n");
 }
 
@@ -752,8 +772,10 @@ static void emit_no_samples(struct fg_flame *fl)
 	double y1, y2;
 
 	frame_y(fl, 0, &y1, &y2);
-	fg_outbuf_printf(&fl->out, "<text id=\"nosamples\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">No samples</text>\n",
-	     fl->opts.width / 2.0, (y1 + y2) / 2 + fl->opts.font_size / 3);
+	fg_outbuf_printf(
+		&fl->out,
+		"<text id=\"nosamples\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">No samples</text>\n",
+		fl->opts.width / 2.0, (y1 + y2) / 2 + fl->opts.font_size / 3);
 }
 
 /* " (1,234 samples, 12.34%" and, in a differential graph, the other profile and the change. */
@@ -771,9 +793,11 @@ static void put_figures(struct fg_flame *fl, const struct fg_flame_node *n)
 	fg_outbuf_puts(b, "%");
 	if (fl->diff) {
 		double theirs = t->total_other > 0 ? n->other / t->total_other : 0;
-		double change = t->total > 0 ? 100 * (t->other_is_after ? n->other - n->value
-								       : n->value - n->other) / t->total
-					     : 0;
+		double change = t->total > 0 ? 100 *
+						       (t->other_is_after ? n->other - n->value :
+									    n->value - n->other) /
+						       t->total :
+					       0;
 
 		fg_outbuf_printf(b, "; %s: ", t->other_is_after ? "after" : "before");
 		put_count(b, n->other);

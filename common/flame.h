@@ -26,8 +26,8 @@ struct fg_palette_map;
  * defaults, so a caller may set only what it needs.
  */
 struct fg_flame_opts {
-	const char *title;       /* default "Flame Graph", "Icicle Graph" (inverted), "Flame Chart" */
-	const char *subtitle;    /* NULL for none */
+	const char *title;    /* default "Flame Graph", "Icicle Graph" (inverted), "Flame Chart" */
+	const char *subtitle; /* NULL for none */
 	const char *const *info; /* NULL-terminated recording details, or NULL */
 	const char *notes;       /* --notes: kept in the output as a comment; NULL for none */
 	unsigned width;          /* image width in px; default 1200 */
@@ -40,14 +40,16 @@ struct fg_flame_opts {
 	const char *count_name;  /* default "samples" */
 	const char *name_type;   /* default "Function:" */
 	enum fg_palette palette; /* --colors; default hot */
-	const char *bgcolors;    /* --bgcolors: yellow, blue, green, grey or #rrggbb; NULL: the palette's */
-	bool random;             /* --random: colours from a generator seeded with seed, not the name hash */
+	/* --bgcolors: yellow, blue, green, grey or #rrggbb; NULL: the palette's */
+	const char *bgcolors;
+	bool random; /* --random: colours from a generator seeded with seed, not the name hash */
 	uint64_t seed;
-	struct fg_palette_map *palette_map; /* --cp: colours by name, read and extended; NULL for none */
+	/* --cp: colours by name, read and extended; NULL for none */
+	struct fg_palette_map *palette_map;
 	bool inverted;   /* --inverted: an icicle graph, drawn top-down */
 	bool flamechart; /* --flamechart: the model is a sequence (fg_folded__set_sequence()) */
 	bool negate;     /* --negate: in a differential model, widths from the before profile */
-	double total;    /* --total: the 100% figure, if larger than the model's total; 0 for none */
+	double total; /* --total: the 100% figure, if larger than the model's total; 0 for none */
 };
 
 void fg_flame_opts_init(struct fg_flame_opts *o);

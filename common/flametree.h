@@ -44,7 +44,7 @@ struct fg_flametree {
 	double total_other; /* sum of the other profile */
 	uint32_t max_depth;
 	bool other_is_after; /* built with use_before */
-	size_t n_dropped; /* frames with samples dropped as narrower than min_value */
+	size_t n_dropped;    /* frames with samples dropped as narrower than min_value */
 };
 
 /*

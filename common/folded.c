@@ -35,7 +35,7 @@ struct fg_folded {
 	uint32_t *scratch; /* owned; frame ids of the line being parsed */
 	size_t cap_scratch;
 	size_t n_prev; /* leading ids in scratch that are the previous line's frames */
-	char *clean; /* owned: a name's clean form, while it is interned */
+	char *clean;   /* owned: a name's clean form, while it is interned */
 	size_t cap_clean;
 };
 
@@ -124,7 +124,8 @@ static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct stack_key *k = key;
 	const struct stack_entry *e = &f->stacks[idx];
 
-	return e->n == k->n && memcmp(f->frames + e->offset, k->frames, k->n * sizeof(uint32_t)) == 0;
+	return e->n == k->n &&
+	       memcmp(f->frames + e->offset, k->frames, k->n * sizeof(uint32_t)) == 0;
 }
 
 /*
@@ -160,9 +161,9 @@ static int add_stack(struct fg_folded *f, const uint32_t *frames, size_t n, doub
 		return -ERANGE;
 	if (f->sequence) {
 		h = 0;
-		found = f->n_stacks > 0 && stack_eq(f, (uint32_t)f->n_stacks - 1, &k)
-				? (int64_t)f->n_stacks - 1
-				: -1;
+		found = f->n_stacks > 0 && stack_eq(f, (uint32_t)f->n_stacks - 1, &k) ?
+				(int64_t)f->n_stacks - 1 :
+				-1;
 	} else {
 		h = stack_hash(frames, n);
 		found = fg_idxmap_find(&f->index, h, stack_eq, f, &k);
@@ -452,11 +453,11 @@ struct sort_item {
 };
 
 #define RADIX_MIN 64
-#define SWAP(a, b)                         \
-	do {                               \
+#define SWAP(a, b)                          \
+	do {                                \
 		__typeof__(a) _swap_ = (a); \
-		(a) = (b);                 \
-		(b) = _swap_;              \
+		(a) = (b);                  \
+		(b) = _swap_;               \
 	} while (0)
 
 /*
@@ -504,7 +505,7 @@ static void sort_items(struct sort_item *a, struct sort_item *tmp, size_t n)
 }
 
 struct sort_range {
-	size_t lo, hi;  /* items[lo..hi) share their first depth frames */
+	size_t lo, hi; /* items[lo..hi) share their first depth frames */
 	size_t depth;
 };
 

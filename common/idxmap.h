@@ -25,7 +25,9 @@ struct fg_idxmap {
 /* Returns true when entry idx has the key. */
 typedef bool (*fg_idxmap_eq_fn)(const void *ctx, uint32_t idx, const void *key);
 
-#define FG_IDXMAP_INIT {}
+#define FG_IDXMAP_INIT \
+	{              \
+	}
 
 void fg_idxmap_done(struct fg_idxmap *m);
 

@@ -32,10 +32,10 @@ struct fg_kallsyms {
 /* A function while parsing. */
 struct pending {
 	uint64_t addr;
-	uint32_t name;     /* offset into the parse arena */
+	uint32_t name; /* offset into the parse arena */
 	uint32_t name_len;
-	uint32_t module;   /* as in struct ksym */
-	uint8_t rank;      /* T t W w: lower wins among aliases */
+	uint32_t module; /* as in struct ksym */
+	uint8_t rank;    /* T t W w: lower wins among aliases */
 	uint8_t underscores;
 };
 
@@ -183,8 +183,8 @@ static int parse_line(struct parser *p, const char *line, size_t len)
 		size_t mlen = flen[3] - 2;
 		uint32_t id;
 
-		if (flen[3] < 3 || f[3][0] != '[' || f[3][flen[3] - 1] != ']' || mlen > MAX_MODULE ||
-		    memchr(m, '[', mlen) || memchr(m, ']', mlen))
+		if (flen[3] < 3 || f[3][0] != '[' || f[3][flen[3] - 1] != ']' ||
+		    mlen > MAX_MODULE || memchr(m, '[', mlen) || memchr(m, ']', mlen))
 			return 0;
 		r = fg_strpool__intern(p->modules, m, mlen, &id);
 		if (r < 0)

@@ -13,8 +13,8 @@
  * Calls fn for each complete line of data[0..len), leaving the
  * unterminated rest in the caller: stores the bytes consumed in *ret_used.
  */
-static int split_complete(const char *data, size_t len, uint64_t *lineno, fg_line_fn fn,
-			  void *ctx, size_t *ret_used)
+static int split_complete(const char *data, size_t len, uint64_t *lineno, fg_line_fn fn, void *ctx,
+			  size_t *ret_used)
 {
 	size_t pos = 0;
 	int r;

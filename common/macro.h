@@ -22,28 +22,28 @@
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
-#define ALIGN_TO(x, a) (((x) + (a) - 1) & ~((__typeof__(x))(a) - 1))
+#define ALIGN_TO(x, a) (((x) + (a)-1) & ~((__typeof__(x))(a)-1))
 
 /* Hand a pointer or fd out of a _cleanup_ local so it is not released. */
-#define TAKE_PTR(p)                              \
-	({                                       \
-		__typeof__(p) _tp_ = (p);        \
-		(p) = NULL;                      \
-		_tp_;                            \
+#define TAKE_PTR(p)                       \
+	({                                \
+		__typeof__(p) _tp_ = (p); \
+		(p) = NULL;               \
+		_tp_;                     \
 	})
-#define TAKE_FD(fd)                              \
-	({                                       \
-		int _tf_ = (fd);                 \
-		(fd) = -1;                       \
-		_tf_;                            \
+#define TAKE_FD(fd)              \
+	({                       \
+		int _tf_ = (fd); \
+		(fd) = -1;       \
+		_tf_;            \
 	})
 
 /* Declare type##p, a cleanup function calling func on a non-NULL pointer. */
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)          \
-	static inline void func##p(type *p)              \
-	{                                                \
-		if (*p)                                  \
-			(void)func(*p);                  \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+	static inline void func##p(type *p)     \
+	{                                       \
+		if (*p)                         \
+			(void)func(*p);         \
 	}
 
 static inline void freep(void *p)

@@ -10,11 +10,14 @@
 #include "strpool.h"
 
 static const char *const palette_names[_FG_PALETTE_MAX] = {
-	[FG_PALETTE_HOT] = "hot",	[FG_PALETTE_MEM] = "mem",	  [FG_PALETTE_IO] = "io",
-	[FG_PALETTE_WAKEUP] = "wakeup", [FG_PALETTE_CHAIN] = "chain",	  [FG_PALETTE_JAVA] = "java",
-	[FG_PALETTE_JS] = "js",		[FG_PALETTE_PERL] = "perl",	  [FG_PALETTE_RED] = "red",
-	[FG_PALETTE_GREEN] = "green",	[FG_PALETTE_BLUE] = "blue",	  [FG_PALETTE_AQUA] = "aqua",
-	[FG_PALETTE_YELLOW] = "yellow", [FG_PALETTE_PURPLE] = "purple", [FG_PALETTE_ORANGE] = "orange",
+	[FG_PALETTE_HOT] = "hot",       [FG_PALETTE_MEM] = "mem",
+	[FG_PALETTE_IO] = "io",         [FG_PALETTE_WAKEUP] = "wakeup",
+	[FG_PALETTE_CHAIN] = "chain",   [FG_PALETTE_JAVA] = "java",
+	[FG_PALETTE_JS] = "js",         [FG_PALETTE_PERL] = "perl",
+	[FG_PALETTE_RED] = "red",       [FG_PALETTE_GREEN] = "green",
+	[FG_PALETTE_BLUE] = "blue",     [FG_PALETTE_AQUA] = "aqua",
+	[FG_PALETTE_YELLOW] = "yellow", [FG_PALETTE_PURPLE] = "purple",
+	[FG_PALETTE_ORANGE] = "orange",
 };
 
 const char fg_palette_names[] =
@@ -66,8 +69,8 @@ static bool contains(const char *s, size_t len, const char *needle)
 /* Java's package roots, as flamegraph.pl's java palette tells Java from native code. */
 static bool java_package(const char *s, size_t len)
 {
-	static const char *const roots[] = { "java/", "javax/", "jdk/", "net/", "org/",
-					     "com/",  "io/",	"sun/" };
+	static const char *const roots[] = { "java/", "javax/", "jdk/", "net/",
+					     "org/",  "com/",   "io/",  "sun/" };
 
 	if (len > 0 && s[0] == 'L')
 		s++, len--;
@@ -153,12 +156,15 @@ void fg_palette_color(enum fg_palette p, const char *name, size_t len, const dou
 		 * beside the saturated user frames; JIT frames are green.
 		 */
 		if (a == 'k')
-			*ret = (struct fg_rgb){ ch(245, 10, v[2]), ch(165, 10, v[1]) + ch(0, 30, v[0]),
+			*ret = (struct fg_rgb){ ch(245, 10, v[2]),
+						ch(165, 10, v[1]) + ch(0, 30, v[0]),
 						ch(95, 30, v[0]) };
 		else if (a == 'j')
-			*ret = (struct fg_rgb){ ch(50, 60, v[0]), ch(165, 55, v[1]), ch(50, 60, v[0]) };
+			*ret = (struct fg_rgb){ ch(50, 60, v[0]), ch(165, 55, v[1]),
+						ch(50, 60, v[0]) };
 		else
-			*ret = (struct fg_rgb){ ch(205, 50, v[2]), ch(0, 230, v[0]), ch(0, 55, v[1]) };
+			*ret = (struct fg_rgb){ ch(205, 50, v[2]), ch(0, 230, v[0]),
+						ch(0, 55, v[1]) };
 		break;
 	case FG_PALETTE_MEM:
 		*ret = (struct fg_rgb){ 0, ch(190, 50, v[1]), ch(0, 210, v[0]) };
@@ -379,7 +385,8 @@ int fg_palette_map__write(const struct fg_palette_map *m, fg_write_fn fn, void *
 		char tail[32];
 		int t = snprintf(tail, sizeof(tail), "->rgb(%u,%u,%u)\n", c->r, c->g, c->b);
 
-		r = fn(ctx, fg_strpool__str(m->names, order[i]), fg_strpool__len(m->names, order[i]));
+		r = fn(ctx, fg_strpool__str(m->names, order[i]),
+		       fg_strpool__len(m->names, order[i]));
 		if (r >= 0)
 			r = fn(ctx, tail, (size_t)t);
 		if (r < 0)

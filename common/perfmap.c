@@ -23,14 +23,14 @@ struct fg_perfmap {
 	struct fg_perfmap_limits lim;
 	struct entry *entries; /* owned */
 	size_t n_entries, cap_entries;
-	size_t n_indexed;   /* entries[0, n_indexed) are folded into segs */
-	struct seg *segs;   /* owned; sorted by start, disjoint */
+	size_t n_indexed; /* entries[0, n_indexed) are folded into segs */
+	struct seg *segs; /* owned; sorted by start, disjoint */
 	size_t n_segs, cap_segs;
-	char *names;        /* owned arena of NUL-terminated names */
+	char *names; /* owned arena of NUL-terminated names */
 	size_t names_len, names_cap;
-	char *line;         /* owned, lim.max_line bytes: the incomplete last line */
+	char *line; /* owned, lim.max_line bytes: the incomplete last line */
 	size_t line_len;
-	bool skipping;      /* inside an overlong line: discard up to its '\n' */
+	bool skipping; /* inside an overlong line: discard up to its '\n' */
 	struct fg_perfmap_stats stats;
 };
 
@@ -54,11 +54,12 @@ int fg_perfmap__new(const struct fg_perfmap_limits *limits, struct fg_perfmap **
 
 	if (!m)
 		return -ENOMEM;
-	m->lim = limits ? *limits : (struct fg_perfmap_limits){
-		.max_line = FG_PERFMAP_MAX_LINE,
-		.max_entries = FG_PERFMAP_MAX_ENTRIES,
-		.max_name_bytes = FG_PERFMAP_MAX_NAME_BYTES,
-	};
+	m->lim = limits ? *limits :
+			  (struct fg_perfmap_limits){
+				  .max_line = FG_PERFMAP_MAX_LINE,
+				  .max_entries = FG_PERFMAP_MAX_ENTRIES,
+				  .max_name_bytes = FG_PERFMAP_MAX_NAME_BYTES,
+			  };
 	/* Allocated once: a partial line never needs more, so buffering it cannot fail. */
 	m->line = malloc(m->lim.max_line ? m->lim.max_line : 1);
 	if (!m->line)
@@ -438,6 +439,6 @@ void fg_perfmap__stats(const struct fg_perfmap *m, struct fg_perfmap_stats *ret)
 
 size_t fg_perfmap__bytes(const struct fg_perfmap *m)
 {
-	return sizeof(*m) + m->cap_entries * sizeof(struct entry) + m->cap_segs * sizeof(struct seg) +
-	       m->names_cap + m->lim.max_line;
+	return sizeof(*m) + m->cap_entries * sizeof(struct entry) +
+	       m->cap_segs * sizeof(struct seg) + m->names_cap + m->lim.max_line;
 }

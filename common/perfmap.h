@@ -43,8 +43,8 @@
 #define FG_PERFMAP_MAX_NAME_BYTES (UINT32_C(64) << 20)
 
 struct fg_perfmap_limits {
-	size_t max_line;       /* longest line kept, without its '\n' */
-	uint32_t max_entries;  /* entries kept, ever: later ones are dropped */
+	size_t max_line;         /* longest line kept, without its '\n' */
+	uint32_t max_entries;    /* entries kept, ever: later ones are dropped */
 	uint32_t max_name_bytes; /* bytes of names kept, ever */
 };
 

@@ -8,9 +8,9 @@
 #include "perfscript.h"
 
 enum state {
-	BETWEEN,  /* after a blank line: the next header starts a sample */
+	BETWEEN,   /* after a blank line: the next header starts a sample */
 	IN_SAMPLE, /* after a header: stack lines belong to it */
-	SKIPPING, /* after a filtered header: its stack lines are ignored */
+	SKIPPING,  /* after a filtered header: its stack lines are ignored */
 };
 
 struct buf {
@@ -19,24 +19,24 @@ struct buf {
 };
 
 struct fg_perfscript {
-	struct fg_folded *out; /* borrowed until __free() */
+	struct fg_folded *out;          /* borrowed until __free() */
 	struct fg_perfscript_opts opts; /* .event_filter not used past __new() */
-	struct buf filter;      /* the event kept; valid when has_filter */
+	struct buf filter;              /* the event kept; valid when has_filter */
 	bool has_filter;
 	struct buf first_event; /* the first event seen, to notice a second */
 	bool seen_event;
 	enum state state;
-	struct buf pname;  /* root frame(s) of the current sample */
-	bool java;         /* pname starts with "java" */
+	struct buf pname; /* root frame(s) of the current sample */
+	bool java;        /* pname starts with "java" */
 	double count;
-	uint32_t *ids;     /* owned; frame ids of the current sample, leaf first */
+	uint32_t *ids; /* owned; frame ids of the current sample, leaf first */
 	size_t n_ids, cap_ids;
-	uint32_t *stack;   /* owned; the sample root first, as added to the model */
+	uint32_t *stack; /* owned; the sample root first, as added to the model */
 	size_t cap_stack;
 	/* Ids pushed by an "(inlined)" line, dropped if the next line has its IP. */
 	size_t pending_inline;
 	struct buf pending_ip;
-	struct buf frame;  /* owned scratch for building one frame name */
+	struct buf frame; /* owned scratch for building one frame name */
 	struct fg_perfscript_stats stats;
 };
 

@@ -195,11 +195,8 @@ struct json_object *fg_proto_new_request(const char *cmd)
 /* ---- requests ---- */
 
 static const char *const cmd_names[] = {
-	[FG_CMD_STATUS] = "status",
-	[FG_CMD_RECORD] = "record",
-	[FG_CMD_STOP] = "stop",
-	[FG_CMD_SNAPSHOT] = "snapshot",
-	[FG_CMD_TOP] = "top",
+	[FG_CMD_STATUS] = "status",     [FG_CMD_RECORD] = "record", [FG_CMD_STOP] = "stop",
+	[FG_CMD_SNAPSHOT] = "snapshot", [FG_CMD_TOP] = "top",
 };
 
 static const char *const format_names[] = {
@@ -282,11 +279,11 @@ void fg_record_request_init(struct fg_record_request *r)
 	};
 }
 
-#define FAIL(msg)                          \
-	do {                               \
-		if (ret_error)             \
+#define FAIL(msg)                           \
+	do {                                \
+		if (ret_error)              \
 			*ret_error = (msg); \
-		return -EINVAL;            \
+		return -EINVAL;             \
 	} while (0)
 
 /* Optional boolean member. */
@@ -303,8 +300,7 @@ static int get_bool(struct json_object *msg, const char *key, bool *val)
 }
 
 /* Optional integer member within [min, max]. */
-static int get_int(struct json_object *msg, const char *key, int64_t min, int64_t max,
-		   int64_t *val)
+static int get_int(struct json_object *msg, const char *key, int64_t min, int64_t max, int64_t *val)
 {
 	struct json_object *v;
 	int64_t x;
@@ -369,7 +365,8 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 		if (!json_object_is_type(v, json_type_string) ||
 		    (size_t)json_object_get_string_len(v) >= sizeof(rec->title))
 			FAIL("'title' must be a string of at most 255 bytes");
-		memcpy(rec->title, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+		memcpy(rec->title, json_object_get_string(v),
+		       (size_t)json_object_get_string_len(v));
 		rec->title[json_object_get_string_len(v)] = '\0';
 		if (strlen(rec->title) != (size_t)json_object_get_string_len(v))
 			FAIL("'title' must not contain NUL");
@@ -473,8 +470,7 @@ static struct json_object *encode_query(struct json_object *obj, const struct fg
 	return obj;
 }
 
-int fg_proto_decode_request(struct json_object *msg, struct fg_request *ret,
-			    const char **ret_error)
+int fg_proto_decode_request(struct json_object *msg, struct fg_request *ret, const char **ret_error)
 {
 	struct json_object *v;
 	const char *cmd;
@@ -524,7 +520,8 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 		for (size_t i = 0; i < rec->n_pids; i++)
 			json_object_array_add(pids, json_object_new_int64(rec->pids[i]));
 	}
-	json_object_object_add(obj, "duration_ms", json_object_new_int64((int64_t)rec->duration_ms));
+	json_object_object_add(obj, "duration_ms",
+			       json_object_new_int64((int64_t)rec->duration_ms));
 	if (rec->frequency)
 		json_object_object_add(obj, "frequency", json_object_new_int64(rec->frequency));
 	json_object_object_add(obj, "format", json_object_new_string(fg_format_name(rec->format)));
@@ -557,12 +554,16 @@ static const struct {
 	int err;
 	const char *name;
 } errno_names[] = {
-#define E(x) { x, #x }
-	E(EPERM), E(ENOENT), E(ESRCH), E(EINTR), E(EIO), E(E2BIG), E(ENOEXEC), E(EBADF),
-	E(EAGAIN), E(ENOMEM), E(EACCES), E(EBUSY), E(EEXIST), E(ENODEV), E(EINVAL),
-	E(ENFILE), E(EMFILE), E(ENOSPC), E(ERANGE), E(ENOSYS), E(EPROTO), E(EBADMSG),
-	E(EOVERFLOW), E(EUSERS), E(EMSGSIZE), E(EOPNOTSUPP), E(ECONNREFUSED), E(ECONNRESET),
-	E(ETIMEDOUT), E(ECANCELED), E(ECHILD), E(ENODATA),
+#define E(x)          \
+	{             \
+		x, #x \
+	}
+	E(EPERM),    E(ENOENT),     E(ESRCH),        E(EINTR),      E(EIO),       E(E2BIG),
+	E(ENOEXEC),  E(EBADF),      E(EAGAIN),       E(ENOMEM),     E(EACCES),    E(EBUSY),
+	E(EEXIST),   E(ENODEV),     E(EINVAL),       E(ENFILE),     E(EMFILE),    E(ENOSPC),
+	E(ERANGE),   E(ENOSYS),     E(EPROTO),       E(EBADMSG),    E(EOVERFLOW), E(EUSERS),
+	E(EMSGSIZE), E(EOPNOTSUPP), E(ECONNREFUSED), E(ECONNRESET), E(ETIMEDOUT), E(ECANCELED),
+	E(ECHILD),   E(ENODATA),
 #undef E
 };
 

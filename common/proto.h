@@ -146,13 +146,13 @@ struct fg_record_request {
 	uint32_t frequency;   /* Hz; 0: the daemon's default */
 	enum fg_format format;
 	char title[FG_PROTO_MAX_TITLE]; /* empty: a default */
-	bool kernel_suffix;   /* "_[k]" on kernel frames */
-	bool jit_suffix;      /* "_[j]" on frames named from a JIT map */
+	bool kernel_suffix;             /* "_[k]" on kernel frames */
+	bool jit_suffix;                /* "_[j]" on frames named from a JIT map */
 	bool with_pid, with_tid;
-	bool inline_frames;   /* inlined functions as frames of their own (DWARF) */
-	bool demangle;        /* C++ and Rust names demangled */
+	bool inline_frames; /* inlined functions as frames of their own (DWARF) */
+	bool demangle;      /* C++ and Rust names demangled */
 	enum fg_call_graph call_graph;
-	uint32_t stack_dump;  /* dwarf mode's dump size; 0: the daemon's default */
+	uint32_t stack_dump; /* dwarf mode's dump size; 0: the daemon's default */
 	enum fg_group_by group_by;
 };
 
@@ -161,16 +161,16 @@ struct fg_record_request {
 
 /* A query of the always-on window (docs/PROTOCOL.md). */
 struct fg_query_request {
-	int64_t since_ms;  /* Unix ms, >= 0 */
-	int64_t until_ms;  /* Unix ms; 0: now */
-	pid_t pid;         /* 0: any */
-	int64_t uid;       /* -1: any */
+	int64_t since_ms;                       /* Unix ms, >= 0 */
+	int64_t until_ms;                       /* Unix ms; 0: now */
+	pid_t pid;                              /* 0: any */
+	int64_t uid;                            /* -1: any */
 	char comm[FG_PROTO_MAX_SELECTOR + 1];   /* regex; empty: any */
 	char cgroup[FG_PROTO_MAX_SELECTOR + 1]; /* empty: any */
 	char exe[FG_PROTO_MAX_SELECTOR + 1];    /* empty: any */
 	enum fg_format format;
 	char title[FG_PROTO_MAX_TITLE];
-	uint32_t limit;    /* top: processes listed, 1 to FG_PROTO_MAX_TOP (default 20) */
+	uint32_t limit; /* top: processes listed, 1 to FG_PROTO_MAX_TOP (default 20) */
 };
 
 struct fg_request {

@@ -95,11 +95,11 @@ static int parse_sample(struct cursor *c, const struct fg_record_fmt *fmt, struc
 	if (t & ~(uint64_t)FG_SAMPLE_TYPES_SUPPORTED)
 		return -EINVAL;
 
-#define STEP(expr)                   \
-	do {                         \
-		r = (expr);          \
-		if (r < 0)           \
-			return r;    \
+#define STEP(expr)                \
+	do {                      \
+		r = (expr);       \
+		if (r < 0)        \
+			return r; \
 	} while (0)
 
 	if (t & PERF_SAMPLE_IDENTIFIER)

@@ -35,9 +35,9 @@ struct fg_sample {
 	struct fg_sample_id sid;
 	uint64_t ip;
 	uint64_t period;
-	uint64_t nr;         /* callchain entries, PERF_CONTEXT_* markers included */
-	const uint64_t *ips; /* borrowed; leaf first */
-	uint64_t regs_abi;   /* PERF_SAMPLE_REGS_ABI_*; 0 = no user regs */
+	uint64_t nr;          /* callchain entries, PERF_CONTEXT_* markers included */
+	const uint64_t *ips;  /* borrowed; leaf first */
+	uint64_t regs_abi;    /* PERF_SAMPLE_REGS_ABI_*; 0 = no user regs */
 	const uint64_t *regs; /* borrowed; one per bit of sample_regs_user */
 	uint32_t n_regs;
 	const uint8_t *stack; /* borrowed; user stack dump */
@@ -58,7 +58,7 @@ struct fg_mmap2 {
 
 struct fg_comm {
 	uint32_t pid, tid;
-	bool exec; /* PERF_RECORD_MISC_COMM_EXEC: the task called execve */
+	bool exec;        /* PERF_RECORD_MISC_COMM_EXEC: the task called execve */
 	const char *comm; /* borrowed; NUL-terminated */
 };
 
@@ -73,12 +73,12 @@ struct fg_record {
 	uint16_t misc;
 	struct fg_sample_id sid; /* trailer, when sample_id_all (and always for samples) */
 	union {
-		struct fg_sample sample;       /* PERF_RECORD_SAMPLE */
-		struct fg_mmap2 mmap2;         /* PERF_RECORD_MMAP2 */
-		struct fg_comm comm;           /* PERF_RECORD_COMM */
-		struct fg_task task;           /* PERF_RECORD_FORK, PERF_RECORD_EXIT */
-		uint64_t lost;                 /* PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES */
-		uint64_t throttle_time;        /* PERF_RECORD_THROTTLE, PERF_RECORD_UNTHROTTLE */
+		struct fg_sample sample; /* PERF_RECORD_SAMPLE */
+		struct fg_mmap2 mmap2;   /* PERF_RECORD_MMAP2 */
+		struct fg_comm comm;     /* PERF_RECORD_COMM */
+		struct fg_task task;     /* PERF_RECORD_FORK, PERF_RECORD_EXIT */
+		uint64_t lost;           /* PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES */
+		uint64_t throttle_time;  /* PERF_RECORD_THROTTLE, PERF_RECORD_UNTHROTTLE */
 	};
 };
 
@@ -92,8 +92,8 @@ int fg_record_parse(const struct perf_event_header *h, const struct fg_record_fm
 		    struct fg_record *ret);
 
 /* Sample types the decoder understands; anything else makes it refuse. */
-#define FG_SAMPLE_TYPES_SUPPORTED                                                         \
-	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
-	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |      \
-	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |                     \
-	 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+#define FG_SAMPLE_TYPES_SUPPORTED                                                               \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |         \
+	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |          \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | \
+	 PERF_SAMPLE_STACK_USER)

@@ -71,7 +71,8 @@ static int copy_opts(struct fg_result *r, const struct fg_result_opts *o)
 	return 0;
 }
 
-int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts, struct fg_result **ret)
+int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
+		   struct fg_result **ret)
 {
 	_cleanup_(fg_result__freep) struct fg_result *r = calloc(1, sizeof(*r));
 	struct fg_flame_opts fo;
@@ -124,7 +125,8 @@ size_t fg_result__n_stacks(const struct fg_result *r)
 size_t fg_result__bytes(const struct fg_result *r)
 {
 	return sizeof(*r) + (r->model ? fg_folded__bytes(r->model) : 0) +
-	       (r->flame ? fg_flame__bytes(r->flame) : 0) + (r->html ? fg_flame_html__bytes(r->html) : 0);
+	       (r->flame ? fg_flame__bytes(r->flame) : 0) +
+	       (r->html ? fg_flame_html__bytes(r->html) : 0);
 }
 
 int fg_result__emit(struct fg_result *r, fg_write_fn fn, void *ctx, size_t budget)

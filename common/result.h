@@ -34,7 +34,8 @@ struct fg_result;
  * renderer laid out. Caller frees *ret with fg_result__free(). 0, -EINVAL
  * for a format it does not know, -E2BIG (HTML: a model too large), -ENOMEM.
  */
-int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts, struct fg_result **ret);
+int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
+		   struct fg_result **ret);
 struct fg_result *fg_result__free(struct fg_result *r);
 
 /* Distinct stacks the client gets, after the view merged what it made identical. */

@@ -95,8 +95,9 @@ int fg_selector__new(const struct fg_selector_spec *spec, struct fg_selector **r
 	if (given(spec->comm)) {
 		if (!regex_is_tame(spec->comm)) {
 			if (ret_error)
-				*ret_error = "comm pattern too complex: at most 256 bytes, two '+' or '{}' "
-					     "repetitions, bounds up to 16";
+				*ret_error =
+					"comm pattern too complex: at most 256 bytes, two '+' or '{}' "
+					"repetitions, bounds up to 16";
 			return -EINVAL;
 		}
 		if (regcomp(&s->comm, spec->comm, REG_EXTENDED | REG_NOSUB) != 0) {

@@ -4,11 +4,26 @@
 #include "macro.h"
 #include "session.h"
 
-#define RUN { FG_SESSION_RUN, 0 }
-#define STOP { FG_SESSION_STOP, 0 }
-#define REFUSE(e) { FG_SESSION_REFUSE, (e) }
-#define DEFER { FG_SESSION_DEFER, 0 }
-#define IGNORE { FG_SESSION_IGNORE, 0 }
+#define RUN                       \
+	{                         \
+		FG_SESSION_RUN, 0 \
+	}
+#define STOP                       \
+	{                          \
+		FG_SESSION_STOP, 0 \
+	}
+#define REFUSE(e)                      \
+	{                              \
+		FG_SESSION_REFUSE, (e) \
+	}
+#define DEFER                       \
+	{                           \
+		FG_SESSION_DEFER, 0 \
+	}
+#define IGNORE                       \
+	{                            \
+		FG_SESSION_IGNORE, 0 \
+	}
 
 /*
  * docs/PROTOCOL.md has this table in words; keep them together. The
@@ -98,12 +113,9 @@ struct fg_session_rule fg_session_rule(enum fg_session_state state, enum fg_cmd 
 const char *fg_session_state_name(enum fg_session_state state)
 {
 	static const char *const names[_FG_SESSION_STATE_MAX] = {
-		[FG_SESSION_IDLE] = "idle",
-		[FG_SESSION_SHORT] = "short",
-		[FG_SESSION_RECORDING] = "recording",
-		[FG_SESSION_FINISHING] = "finishing",
-		[FG_SESSION_STREAMING] = "streaming",
-		[FG_SESSION_CLOSING] = "closing",
+		[FG_SESSION_IDLE] = "idle",           [FG_SESSION_SHORT] = "short",
+		[FG_SESSION_RECORDING] = "recording", [FG_SESSION_FINISHING] = "finishing",
+		[FG_SESSION_STREAMING] = "streaming", [FG_SESSION_CLOSING] = "closing",
 	};
 
 	return (unsigned)state < ELEMENTSOF(names) ? names[state] : NULL;

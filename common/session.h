@@ -31,11 +31,11 @@ enum fg_session_state {
 };
 
 enum fg_session_action {
-	FG_SESSION_RUN,     /* carry the request out; its reply follows (one message, or a result) */
-	FG_SESSION_STOP,    /* end the recording: its result answers both the record and this stop */
-	FG_SESSION_REFUSE,  /* answer with an error, the rule's errno, and carry on */
-	FG_SESSION_DEFER,   /* not read yet: decided once the result has ended, as when idle */
-	FG_SESSION_IGNORE,  /* never read: the connection is closing */
+	FG_SESSION_RUN,    /* carry the request out; its reply follows (one message, or a result) */
+	FG_SESSION_STOP,   /* end the recording: its result answers both the record and this stop */
+	FG_SESSION_REFUSE, /* answer with an error, the rule's errno, and carry on */
+	FG_SESSION_DEFER,  /* not read yet: decided once the result has ended, as when idle */
+	FG_SESSION_IGNORE, /* never read: the connection is closing */
 };
 
 struct fg_session_rule {

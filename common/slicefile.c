@@ -127,7 +127,7 @@ struct fg_slicefile_writer {
 	struct bytes stacks;        /* encoded stacks */
 	uint32_t n_procs;
 	uint64_t n_stacks;
-	struct bytes out;           /* the finished file */
+	struct bytes out; /* the finished file */
 };
 
 int fg_slicefile_writer__new(uint64_t start_ns, uint64_t end_ns, struct fg_slicefile_writer **ret)
@@ -176,8 +176,8 @@ static int string_ref(struct fg_slicefile_writer *w, const char *s, uint64_t *re
 	return 0;
 }
 
-int fg_slicefile_writer__add_process(struct fg_slicefile_writer *w, const struct fg_slicefile_process *p,
-				 uint32_t *ret_index)
+int fg_slicefile_writer__add_process(struct fg_slicefile_writer *w,
+				     const struct fg_slicefile_process *p, uint32_t *ret_index)
 {
 	uint64_t comm, exe, cgroup;
 	int r;
@@ -207,8 +207,8 @@ int fg_slicefile_writer__add_process(struct fg_slicefile_writer *w, const struct
 	return 0;
 }
 
-int fg_slicefile_writer__add_stack(struct fg_slicefile_writer *w, uint32_t proc, const char *const *frames,
-			       size_t n, uint64_t count)
+int fg_slicefile_writer__add_stack(struct fg_slicefile_writer *w, uint32_t proc,
+				   const char *const *frames, size_t n, uint64_t count)
 {
 	int r;
 
@@ -237,7 +237,8 @@ void fg_slicefile_writer__set_frequency(struct fg_slicefile_writer *w, uint32_t 
 	w->frequency = hz;
 }
 
-int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **ret_data, size_t *ret_len)
+int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **ret_data,
+				size_t *ret_len)
 {
 	size_t n_strings = fg_strpool__count(w->strings);
 	uint8_t header[HEADER_SIZE] = { 0 }, trailer[TRAILER_SIZE];
@@ -297,9 +298,9 @@ struct fg_slicefile {
 	size_t n_strings;
 	struct fg_slicefile_process *procs; /* owned; strings point into arena */
 	size_t n_procs;
-	struct fg_slicefile_stack *stacks;  /* owned; frames point into frame_ids */
+	struct fg_slicefile_stack *stacks; /* owned; frames point into frame_ids */
 	size_t n_stacks;
-	uint32_t *frame_ids;            /* owned */
+	uint32_t *frame_ids; /* owned */
 };
 
 struct fg_slicefile *fg_slicefile__free(struct fg_slicefile *s)
@@ -553,11 +554,11 @@ struct merge {
 	const struct fg_slicefile_process **procs; /* borrowed from the inputs */
 	size_t n_procs, cap_procs;
 	struct fg_idxmap proc_index;
-	struct fg_strpool *names;     /* owned: frame names, so equal frames get one id */
-	uint32_t *keys;               /* owned: each stack as [process, depth, name ids...] */
+	struct fg_strpool *names; /* owned: frame names, so equal frames get one id */
+	uint32_t *keys;           /* owned: each stack as [process, depth, name ids...] */
 	size_t keys_len, keys_cap;
-	size_t *key_off;              /* owned: where each distinct stack's key starts */
-	uint64_t *counts;             /* owned: parallel to key_off */
+	size_t *key_off;  /* owned: where each distinct stack's key starts */
+	uint64_t *counts; /* owned: parallel to key_off */
 	size_t n_stacks, cap_stacks, cap_counts;
 	struct fg_idxmap stack_index;
 };
@@ -620,7 +621,8 @@ static int merge_stack(struct merge *m, size_t at, uint64_t count)
 
 	if (i >= 0) {
 		m->keys_len = at;
-		m->counts[i] = m->counts[i] + count < m->counts[i] ? UINT64_MAX : m->counts[i] + count;
+		m->counts[i] =
+			m->counts[i] + count < m->counts[i] ? UINT64_MAX : m->counts[i] + count;
 		return 0;
 	}
 	if (FG_GROW(m->key_off, m->cap_stacks, m->n_stacks + 1) < 0 ||
@@ -671,7 +673,7 @@ static bool same_frequency(const struct fg_slicefile *const *slices, size_t n)
 }
 
 int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint64_t start_ns,
-		   uint64_t end_ns, struct fg_slicefile_writer **ret)
+		       uint64_t end_ns, struct fg_slicefile_writer **ret)
 {
 	struct merge m = {};
 	struct fg_slicefile_writer *w = NULL;

@@ -48,16 +48,16 @@ int fg_slicefile_writer__new(uint64_t start_ns, uint64_t end_ns, struct fg_slice
 struct fg_slicefile_writer *fg_slicefile_writer__free(struct fg_slicefile_writer *w);
 
 /* Adds a process (strings copied) and stores its index. 0, -ENOMEM or -E2BIG. */
-int fg_slicefile_writer__add_process(struct fg_slicefile_writer *w, const struct fg_slicefile_process *p,
-				 uint32_t *ret_index);
+int fg_slicefile_writer__add_process(struct fg_slicefile_writer *w,
+				     const struct fg_slicefile_process *p, uint32_t *ret_index);
 
 /*
  * Adds count samples of the stack frames[0..n) (root first, strings copied)
  * to process proc. 0, -EINVAL (no such process, no frames, too deep, zero
  * count), -ENOMEM or -E2BIG.
  */
-int fg_slicefile_writer__add_stack(struct fg_slicefile_writer *w, uint32_t proc, const char *const *frames,
-			       size_t n, uint64_t count);
+int fg_slicefile_writer__add_stack(struct fg_slicefile_writer *w, uint32_t proc,
+				   const char *const *frames, size_t n, uint64_t count);
 
 /* The sampling frequency, in Hz, the counts were taken at; 0 (the default): unknown. */
 void fg_slicefile_writer__set_frequency(struct fg_slicefile_writer *w, uint32_t hz);
@@ -66,7 +66,8 @@ void fg_slicefile_writer__set_frequency(struct fg_slicefile_writer *w, uint32_t 
  * The file's bytes, borrowed until the writer is freed or written to again.
  * 0, -ENOMEM, or -E2BIG for a body past 4 GiB.
  */
-int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **ret_data, size_t *ret_len);
+int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **ret_data,
+				size_t *ret_len);
 
 struct fg_slicefile;
 
@@ -108,7 +109,7 @@ const char *fg_slicefile__string(const struct fg_slicefile *s, uint32_t id);
  * -ENOMEM or -E2BIG.
  */
 int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint64_t start_ns,
-		   uint64_t end_ns, struct fg_slicefile_writer **ret);
+		       uint64_t end_ns, struct fg_slicefile_writer **ret);
 
 /* CRC-32C (Castagnoli) of data, continuing from crc (0 to start). */
 uint32_t fg_crc32c(uint32_t crc, const void *data, size_t len);

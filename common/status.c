@@ -14,12 +14,12 @@
 #include "status.h"
 
 enum kind {
-	K_END,    /* ends a table */
-	K_U64,    /* uint64_t */
-	K_U32,    /* uint32_t */
-	K_I64,    /* int64_t */
-	K_BOOL,   /* bool */
-	K_STR,    /* const char *, borrowed; NULL: absent, not written */
+	K_END,  /* ends a table */
+	K_U64,  /* uint64_t */
+	K_U32,  /* uint32_t */
+	K_I64,  /* int64_t */
+	K_BOOL, /* bool */
+	K_STR,  /* const char *, borrowed; NULL: absent, not written */
 	/* A double derived on the way out: 100 * the uint64_t at offset / the one at aux. */
 	K_PCT,
 	/* A nested object: the struct at offset, members in sub; there if the bool at aux is. */
@@ -42,83 +42,144 @@ struct member {
 };
 
 /* Every table defines T, the struct its offsets are into, before using these. */
-#define U64(m) { #m, K_U64, offsetof(T, m), 0, NULL, 0 }
-#define U32(m) { #m, K_U32, offsetof(T, m), 0, NULL, 0 }
-#define I64(m) { #m, K_I64, offsetof(T, m), 0, NULL, 0 }
-#define BOOL(m) { #m, K_BOOL, offsetof(T, m), 0, NULL, 0 }
-#define STR(m) { #m, K_STR, offsetof(T, m), 0, NULL, 0 }
-#define PCT(name, part, whole) { name, K_PCT, offsetof(T, part), offsetof(T, whole), NULL, 0 }
-#define OBJECT(m, members) { #m, K_OBJECT, offsetof(T, m), NO_FLAG, members, 0 }
-#define OPTIONAL(m, flag, members) { #m, K_OBJECT, offsetof(T, m), offsetof(T, flag), members, 0 }
-#define ARRAY(m, count, type, members) \
-	{ #m, K_ARRAY, offsetof(T, m), offsetof(T, count), members, sizeof(type) }
-#define GATE(flag) { NULL, K_GATE, offsetof(T, flag), 0, NULL, 0 }
-#define END { NULL, K_END, 0, 0, NULL, 0 }
+#define U64(m)                                        \
+	{                                             \
+#m, K_U64, offsetof(T, m), 0, NULL, 0 \
+	}
+#define U32(m)                                        \
+	{                                             \
+#m, K_U32, offsetof(T, m), 0, NULL, 0 \
+	}
+#define I64(m)                                        \
+	{                                             \
+#m, K_I64, offsetof(T, m), 0, NULL, 0 \
+	}
+#define BOOL(m)                                        \
+	{                                              \
+#m, K_BOOL, offsetof(T, m), 0, NULL, 0 \
+	}
+#define STR(m)                                        \
+	{                                             \
+#m, K_STR, offsetof(T, m), 0, NULL, 0 \
+	}
+#define PCT(name, part, whole)                                              \
+	{                                                                   \
+		name, K_PCT, offsetof(T, part), offsetof(T, whole), NULL, 0 \
+	}
+#define OBJECT(m, members)                                        \
+	{                                                         \
+#m, K_OBJECT, offsetof(T, m), NO_FLAG, members, 0 \
+	}
+#define OPTIONAL(m, flag, members)                                          \
+	{                                                                   \
+#m, K_OBJECT, offsetof(T, m), offsetof(T, flag), members, 0 \
+	}
+#define ARRAY(m, count, type, members)                                                 \
+	{                                                                              \
+#m, K_ARRAY, offsetof(T, m), offsetof(T, count), members, sizeof(type) \
+	}
+#define GATE(flag)                                          \
+	{                                                   \
+		NULL, K_GATE, offsetof(T, flag), 0, NULL, 0 \
+	}
+#define END                                \
+	{                                  \
+		NULL, K_END, 0, 0, NULL, 0 \
+	}
 
 #define T struct fg_status_cpu
-static const struct member cpu_members[] = {
-	U32(cpu), U64(samples), U64(lost), U64(throttled), U64(malformed), END
-};
+static const struct member cpu_members[] = { U32(cpu),       U64(samples),   U64(lost),
+					     U64(throttled), U64(malformed), END };
 #undef T
 
 #define T struct fg_status_tracking
-static const struct member tracking_members[] = {
-	U64(records), U64(lost), U64(malformed), END
-};
+static const struct member tracking_members[] = { U64(records), U64(lost), U64(malformed), END };
 #undef T
 
 #define T struct fg_status_processes
-static const struct member processes_members[] = {
-	U64(alive), U64(generations), U64(threads), U64(maps), U64(proc_reads),
-	U64(dropped_processes), U64(dropped_threads), U64(dropped_maps),
-	U64(roots), U64(roots_dropped), U64(roots_unknown), U64(bytes), END
-};
+static const struct member processes_members[] = { U64(alive),
+						   U64(generations),
+						   U64(threads),
+						   U64(maps),
+						   U64(proc_reads),
+						   U64(dropped_processes),
+						   U64(dropped_threads),
+						   U64(dropped_maps),
+						   U64(roots),
+						   U64(roots_dropped),
+						   U64(roots_unknown),
+						   U64(bytes),
+						   END };
 #undef T
 
 #define T struct fg_status_symbols
-static const struct member symbols_members[] = {
-	U64(binaries), U64(binaries_loaded), U64(binaries_unreadable), U64(binaries_dropped),
-	U64(binaries_debug_file), U64(binaries_minidebuginfo), U64(binaries_dwarf),
-	U64(dwarf_dropped), U64(dwarf_bytes), U64(dwarf_mapped), U64(dwarf_evicted),
-	U64(dwarf_reread), U64(inline_skipped), U64(symbols_bytes), U64(symbols_evicted),
-	U64(symbols_refused),
-	U64(resolved), U64(resolved_bytes), U64(resolved_jobs), U64(resolved_hits),
-	U64(resolved_waits), U64(resolved_resets),
-	U64(kernel_symbols), U64(kernel_reloads), BOOL(kernel_restricted), END
-};
+static const struct member symbols_members[] = { U64(binaries),
+						 U64(binaries_loaded),
+						 U64(binaries_unreadable),
+						 U64(binaries_dropped),
+						 U64(binaries_debug_file),
+						 U64(binaries_minidebuginfo),
+						 U64(binaries_dwarf),
+						 U64(dwarf_dropped),
+						 U64(dwarf_bytes),
+						 U64(dwarf_mapped),
+						 U64(dwarf_evicted),
+						 U64(dwarf_reread),
+						 U64(inline_skipped),
+						 U64(symbols_bytes),
+						 U64(symbols_evicted),
+						 U64(symbols_refused),
+						 U64(resolved),
+						 U64(resolved_bytes),
+						 U64(resolved_jobs),
+						 U64(resolved_hits),
+						 U64(resolved_waits),
+						 U64(resolved_resets),
+						 U64(kernel_symbols),
+						 U64(kernel_reloads),
+						 BOOL(kernel_restricted),
+						 END };
 #undef T
 
 #define T struct fg_status_unwinding
-static const struct member unwinding_members[] = {
-	U64(binaries), U64(binaries_loaded), U64(binaries_without_cfi), U64(binaries_evicted),
-	U64(row_hits), U64(row_misses), U64(rows_uncached), U64(bytes), U64(mapped), END
-};
+static const struct member unwinding_members[] = { U64(binaries),
+						   U64(binaries_loaded),
+						   U64(binaries_without_cfi),
+						   U64(binaries_evicted),
+						   U64(row_hits),
+						   U64(row_misses),
+						   U64(rows_uncached),
+						   U64(bytes),
+						   U64(mapped),
+						   END };
 #undef T
 
 #define T struct fg_status_stack_quality
-static const struct member stack_quality_members[] = {
-	U64(user_stacks), U64(complete), U64(truncated), U64(failed), U64(fp_frames),
-	PCT("complete_pct", complete, user_stacks), END
-};
+static const struct member stack_quality_members[] = { U64(user_stacks),
+						       U64(complete),
+						       U64(truncated),
+						       U64(failed),
+						       U64(fp_frames),
+						       PCT("complete_pct", complete, user_stacks),
+						       END };
 #undef T
 
 #define T struct fg_status_stack_modes
-static const struct member stack_modes_members[] = {
-	OBJECT(fp, stack_quality_members), OBJECT(dwarf, stack_quality_members), END
-};
+static const struct member stack_modes_members[] = { OBJECT(fp, stack_quality_members),
+						     OBJECT(dwarf, stack_quality_members), END };
 #undef T
 
 #define T struct fg_status_jit
 static const struct member jit_members[] = {
-	U64(maps), U64(maps_read), U64(bytes), U64(reads), U64(refused), U64(resets),
-	U64(budget_skipped), U64(size_limited), U64(deferred), U64(max_map_bytes), END
+	U64(maps),   U64(maps_read),      U64(bytes),        U64(reads),    U64(refused),
+	U64(resets), U64(budget_skipped), U64(size_limited), U64(deferred), U64(max_map_bytes),
+	END
 };
 #undef T
 
 #define T struct fg_status_loop
-static const struct member loop_members[] = {
-	U64(iterations), U64(longest_ms), U64(slow), U64(slow_ms), END
-};
+static const struct member loop_members[] = { U64(iterations), U64(longest_ms), U64(slow),
+					      U64(slow_ms), END };
 #undef T
 
 #define T struct fg_status_loader
@@ -128,82 +189,146 @@ static const struct member loader_members[] = {
 #undef T
 
 #define T struct fg_status_memory_part
-static const struct member memory_part_members[] = {
-	U64(bytes), U64(peak), U64(share), U64(evicted), U64(evicted_bytes), U64(refused), END
-};
+static const struct member memory_part_members[] = { U64(bytes),   U64(peak),          U64(share),
+						     U64(evicted), U64(evicted_bytes), U64(refused),
+						     END };
 #undef T
 
 /* The parts as common/budget.h names them, in its order: data first, then caches. */
 #define T struct fg_status_memory_parts
-static const struct member memory_parts_members[] = {
-	OBJECT(window, memory_part_members), OBJECT(recordings, memory_part_members),
-	OBJECT(waiting, memory_part_members), OBJECT(results, memory_part_members),
-	OBJECT(processes, memory_part_members), OBJECT(jit, memory_part_members),
-	OBJECT(dwarf, memory_part_members), OBJECT(cfi, memory_part_members),
-	OBJECT(symbols, memory_part_members), OBJECT(names, memory_part_members), END
-};
+static const struct member memory_parts_members[] = { OBJECT(window, memory_part_members),
+						      OBJECT(recordings, memory_part_members),
+						      OBJECT(waiting, memory_part_members),
+						      OBJECT(results, memory_part_members),
+						      OBJECT(processes, memory_part_members),
+						      OBJECT(jit, memory_part_members),
+						      OBJECT(dwarf, memory_part_members),
+						      OBJECT(cfi, memory_part_members),
+						      OBJECT(symbols, memory_part_members),
+						      OBJECT(names, memory_part_members),
+						      END };
 #undef T
 
 #define T struct fg_status_memory
-static const struct member memory_members[] = {
-	U64(budget), U64(base), U64(charged), U64(charged_peak), U64(rss), U64(rss_peak),
-	BOOL(pressure), U64(relieved), U64(unrelieved), OBJECT(parts, memory_parts_members), END
-};
+static const struct member memory_members[] = { U64(budget),
+						U64(base),
+						U64(charged),
+						U64(charged_peak),
+						U64(rss),
+						U64(rss_peak),
+						BOOL(pressure),
+						U64(relieved),
+						U64(unrelieved),
+						OBJECT(parts, memory_parts_members),
+						END };
 #undef T
 
 #define T struct fg_status_tier
-static const struct member tier_members[] = {
-	U64(age_seconds), U64(length_seconds), END
-};
+static const struct member tier_members[] = { U64(age_seconds), U64(length_seconds), END };
 #undef T
 
 #define T struct fg_status_history
-static const struct member history_members[] = {
-	STR(directory), U64(files), U64(bytes), U64(written), U64(write_errors),
-	U64(out_of_order), U64(corrupt), U64(future), U64(pruned), U64(max_bytes),
-	ARRAY(tiers, n_tiers, struct fg_status_tier, tier_members), U64(keep_seconds),
-	U64(merged), U64(merged_sources), U64(corrupt_dropped), U64(leftovers), U64(expired),
-	U64(compact_errors), STR(last_compact_error), END
-};
+static const struct member history_members[] = { STR(directory),
+						 U64(files),
+						 U64(bytes),
+						 U64(written),
+						 U64(write_errors),
+						 U64(out_of_order),
+						 U64(corrupt),
+						 U64(future),
+						 U64(pruned),
+						 U64(max_bytes),
+						 ARRAY(tiers, n_tiers, struct fg_status_tier,
+						       tier_members),
+						 U64(keep_seconds),
+						 U64(merged),
+						 U64(merged_sources),
+						 U64(corrupt_dropped),
+						 U64(leftovers),
+						 U64(expired),
+						 U64(compact_errors),
+						 STR(last_compact_error),
+						 END };
 #undef T
 
 #define T struct fg_status_always_on
 static const struct member always_on_members[] = {
 	/* Sampling off, the reply says only that. */
-	BOOL(enabled), GATE(enabled),
-	U32(frequency), STR(call_graph), U32(slice_seconds), U32(window_seconds),
-	U64(memory_max), U64(slice_budget), U64(bytes), U64(slices), I64(oldest_ms),
-	U64(samples), U64(folded_samples), U64(unattributed_samples),
-	U64(total_samples), U64(total_folded_samples), U64(total_folded_stacks),
-	U64(total_unattributed_samples), U64(compactions), U64(expired_slices),
-	U64(idle_samples), U64(unknown_process_samples), U64(errors),
-	U64(memo_bytes), U64(memo_resets), U64(waiting), U64(waited), U64(degraded),
-	U64(lost), U64(throttled),
-	OPTIONAL(history, has_history, history_members), END
+	BOOL(enabled),
+	GATE(enabled),
+	U32(frequency),
+	STR(call_graph),
+	U32(slice_seconds),
+	U32(window_seconds),
+	U64(memory_max),
+	U64(slice_budget),
+	U64(bytes),
+	U64(slices),
+	I64(oldest_ms),
+	U64(samples),
+	U64(folded_samples),
+	U64(unattributed_samples),
+	U64(total_samples),
+	U64(total_folded_samples),
+	U64(total_folded_stacks),
+	U64(total_unattributed_samples),
+	U64(compactions),
+	U64(expired_slices),
+	U64(idle_samples),
+	U64(unknown_process_samples),
+	U64(errors),
+	U64(memo_bytes),
+	U64(memo_resets),
+	U64(waiting),
+	U64(waited),
+	U64(degraded),
+	U64(lost),
+	U64(throttled),
+	OPTIONAL(history, has_history, history_members),
+	END
 };
 #undef T
 
 #define T struct fg_status_server
-static const struct member server_members[] = {
-	U64(clients), U64(max_clients), U64(clients_rejected), U64(clients_evicted),
-	U64(short_clients), U64(max_short_clients), U64(short_requests),
-	U64(requests), U64(bad_requests), U64(denied),
-	U64(result_bytes), U64(result_max_bytes), U64(user_result_max_bytes), U64(results_refused),
-	U64(recordings_active), U64(max_recordings), U64(recordings_started),
-	U64(recordings_completed), U64(recordings_aborted), END
-};
+static const struct member server_members[] = { U64(clients),
+						U64(max_clients),
+						U64(clients_rejected),
+						U64(clients_evicted),
+						U64(short_clients),
+						U64(max_short_clients),
+						U64(short_requests),
+						U64(requests),
+						U64(bad_requests),
+						U64(denied),
+						U64(result_bytes),
+						U64(result_max_bytes),
+						U64(user_result_max_bytes),
+						U64(results_refused),
+						U64(recordings_active),
+						U64(max_recordings),
+						U64(recordings_started),
+						U64(recordings_completed),
+						U64(recordings_aborted),
+						END };
 #undef T
 
 #define T struct fg_status_recording
-static const struct member recording_members[] = {
-	U32(uid), U64(elapsed_ms), U64(samples), U64(lost), END
-};
+static const struct member recording_members[] = { U32(uid), U64(elapsed_ms), U64(samples),
+						   U64(lost), END };
 #undef T
 
 #define T struct fg_status
 static const struct member status_members[] = {
-	STR(version), U32(pid), U64(uptime_ms), STR(event), U32(default_frequency),
-	U32(max_frequency), U32(max_stack), U64(ring_pages), STR(call_graph), U32(stack_dump),
+	STR(version),
+	U32(pid),
+	U64(uptime_ms),
+	STR(event),
+	U32(default_frequency),
+	U32(max_frequency),
+	U32(max_stack),
+	U64(ring_pages),
+	STR(call_graph),
+	U32(stack_dump),
 	STR(socket),
 	ARRAY(cpus, n_cpus, struct fg_status_cpu, cpu_members),
 	OBJECT(tracking, tracking_members),

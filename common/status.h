@@ -179,7 +179,7 @@ struct fg_status {
 	uint64_t ring_pages;
 	const char *call_graph; /* borrowed: the default mode, "fp" or "dwarf" */
 	uint32_t stack_dump;
-	const char *socket; /* borrowed */
+	const char *socket;         /* borrowed */
 	struct fg_status_cpu *cpus; /* owned: freed by fg_status_done() */
 	size_t n_cpus;
 	struct fg_status_tracking tracking;

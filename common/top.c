@@ -148,8 +148,9 @@ static int64_t find_proc(struct fg_top *t, const struct fg_top_process *p)
 		r = fg_idxmap_insert(&t->proc_index, h, (uint32_t)t->n_procs);
 	if (r < 0)
 		return r;
-	t->procs[t->n_procs] = (struct proc){ .pid = p->pid, .uid = p->uid,
-					      .start_time = p->start_time, .comm = id };
+	t->procs[t->n_procs] = (struct proc){
+		.pid = p->pid, .uid = p->uid, .start_time = p->start_time, .comm = id
+	};
 	return (int64_t)t->n_procs++;
 }
 
@@ -171,7 +172,8 @@ int fg_top__add(struct fg_top *t, const struct fg_top_process *p, const char *le
 	if (i < 0)
 		return (int)i;
 	t->procs[i].samples += count;
-	t->procs[i].cpu_seconds += (double)count / (p->frequency ? p->frequency : t->default_frequency);
+	t->procs[i].cpu_seconds +=
+		(double)count / (p->frequency ? p->frequency : t->default_frequency);
 	if (!leaf)
 		return 0;
 	key.proc = (uint32_t)i;

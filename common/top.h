@@ -35,26 +35,27 @@ struct fg_top_process {
 	pid_t pid;
 	uint64_t start_time; /* with pid, tells reuses of a pid apart */
 	uid_t uid;
-	const char *comm;    /* borrowed for the call; NULL: "[unknown]" */
-	uint32_t frequency;  /* Hz the counts were taken at; 0: the list's default */
+	const char *comm;   /* borrowed for the call; NULL: "[unknown]" */
+	uint32_t frequency; /* Hz the counts were taken at; 0: the list's default */
 };
 
 struct fg_top_entry {
 	pid_t pid;
 	uint64_t start_time;
-	uid_t uid;            /* as first fed */
-	const char *comm;     /* the last name fed; borrowed until fg_top__free() */
-	uint64_t samples;     /* all of the process's samples, with or without a leaf */
-	double cpu_seconds;   /* the CPU time they stand for: each count over its frequency */
-	const char *leaf;     /* borrowed until fg_top__free(); NULL when no sample had a leaf */
+	uid_t uid;          /* as first fed */
+	const char *comm;   /* the last name fed; borrowed until fg_top__free() */
+	uint64_t samples;   /* all of the process's samples, with or without a leaf */
+	double cpu_seconds; /* the CPU time they stand for: each count over its frequency */
+	const char *leaf;   /* borrowed until fg_top__free(); NULL when no sample had a leaf */
 	uint64_t leaf_samples;
 };
 
 struct fg_top_stats {
-	size_t processes;              /* distinct processes held */
-	size_t leaves;                 /* distinct (process, leaf) pairs held */
-	uint64_t dropped_samples;      /* of processes past max_processes: listed nowhere */
-	uint64_t dropped_leaf_samples; /* of pairs past max_leaves: in their process's samples only */
+	size_t processes;         /* distinct processes held */
+	size_t leaves;            /* distinct (process, leaf) pairs held */
+	uint64_t dropped_samples; /* of processes past max_processes: listed nowhere */
+	/* of pairs past max_leaves: in their process's samples only */
+	uint64_t dropped_leaf_samples;
 };
 
 struct fg_top;

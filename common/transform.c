@@ -38,12 +38,12 @@ static void regex_done(struct regex *r)
 }
 
 struct transform {
-	const struct fg_folded *in;      /* borrowed for the call */
-	struct fg_folded *out;           /* owned until handed to the caller */
+	const struct fg_folded *in;           /* borrowed for the call */
+	struct fg_folded *out;                /* owned until handed to the caller */
 	const struct fg_transform_opts *opts; /* borrowed for the call */
-	uint8_t *names;                  /* owned; NAME_* flags by input name id */
-	uint32_t *map;                   /* owned; input name id -> output id, UINT32_MAX unset */
-	uint32_t *scratch;               /* owned; frames of the stack being built */
+	uint8_t *names;                       /* owned; NAME_* flags by input name id */
+	uint32_t *map;     /* owned; input name id -> output id, UINT32_MAX unset */
+	uint32_t *scratch; /* owned; frames of the stack being built */
 	size_t cap_scratch;
 	struct regex include, exclude;
 	int64_t focus; /* input name id, -1 when no name matches */
@@ -120,9 +120,10 @@ static bool is_idle_root(const char *s, size_t len)
 static bool is_idle_function(const char *s, size_t len)
 {
 	static const char *const exact[] = {
-		"do_idle", "cpu_idle_poll", "cpu_startup_entry", "native_safe_halt",
-		"pv_native_safe_halt", "arch_cpu_idle", "cpu_do_idle", "mwait_idle",
-		"poll_idle", "cpu_idle", "cpu_idle_loop",
+		"do_idle",          "cpu_idle_poll",       "cpu_startup_entry",
+		"native_safe_halt", "pv_native_safe_halt", "arch_cpu_idle",
+		"cpu_do_idle",      "mwait_idle",          "poll_idle",
+		"cpu_idle",         "cpu_idle_loop",
 	};
 	static const char *const prefix[] = {
 		"cpuidle_enter",

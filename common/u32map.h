@@ -20,7 +20,9 @@ struct fg_u32map {
 	size_t n_free;
 };
 
-#define FG_U32MAP_INIT {}
+#define FG_U32MAP_INIT \
+	{              \
+	}
 
 void fg_u32map_done(struct fg_u32map *m);
 

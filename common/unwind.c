@@ -54,16 +54,16 @@ int fg_unwind_eval(const struct fg_unwind_op *ops, size_t n, const struct fg_unw
 	size_t sp = 0;
 	int r;
 
-#define NEED(k)                          \
-	do {                             \
-		if (sp < (k))            \
-			return -EINVAL;  \
+#define NEED(k)                         \
+	do {                            \
+		if (sp < (k))           \
+			return -EINVAL; \
 	} while (0)
-#define PUSH(x)                          \
-	do {                             \
-		if (sp >= EVAL_STACK)    \
-			return -EINVAL;  \
-		st[sp++] = (x);          \
+#define PUSH(x)                         \
+	do {                            \
+		if (sp >= EVAL_STACK)   \
+			return -EINVAL; \
+		st[sp++] = (x);         \
 	} while (0)
 
 	for (size_t i = 0; i < n; i++) {
@@ -86,7 +86,8 @@ int fg_unwind_eval(const struct fg_unwind_op *ops, size_t n, const struct fg_unw
 		}
 		if ((a >= DW_OP_reg0 && a <= DW_OP_reg31) || a == DW_OP_regx) {
 			/* A register location: the rule's value is the register's. */
-			r = reg_value(regs, a == DW_OP_regx ? op->reg : (unsigned)(a - DW_OP_reg0), &x);
+			r = reg_value(regs, a == DW_OP_regx ? op->reg : (unsigned)(a - DW_OP_reg0),
+				      &x);
 			if (r < 0)
 				return r;
 			PUSH(x);
@@ -188,14 +189,30 @@ int fg_unwind_eval(const struct fg_unwind_op *ops, size_t n, const struct fg_unw
 			y = st[--sp];
 			x = st[sp - 1];
 			switch (a) {
-			case DW_OP_plus: x += y; break;
-			case DW_OP_minus: x -= y; break;
-			case DW_OP_mul: x *= y; break;
-			case DW_OP_and: x &= y; break;
-			case DW_OP_or: x |= y; break;
-			case DW_OP_xor: x ^= y; break;
-			case DW_OP_shl: x = y >= 64 ? 0 : x << y; break;
-			case DW_OP_shr: x = y >= 64 ? 0 : x >> y; break;
+			case DW_OP_plus:
+				x += y;
+				break;
+			case DW_OP_minus:
+				x -= y;
+				break;
+			case DW_OP_mul:
+				x *= y;
+				break;
+			case DW_OP_and:
+				x &= y;
+				break;
+			case DW_OP_or:
+				x |= y;
+				break;
+			case DW_OP_xor:
+				x ^= y;
+				break;
+			case DW_OP_shl:
+				x = y >= 64 ? 0 : x << y;
+				break;
+			case DW_OP_shr:
+				x = y >= 64 ? 0 : x >> y;
+				break;
 			case DW_OP_shra:
 				x = (uint64_t)((int64_t)x >> (y >= 64 ? 63 : y));
 				break;
@@ -209,12 +226,24 @@ int fg_unwind_eval(const struct fg_unwind_op *ops, size_t n, const struct fg_unw
 					return -EINVAL;
 				x %= y;
 				break;
-			case DW_OP_lt: x = (int64_t)x < (int64_t)y; break;
-			case DW_OP_le: x = (int64_t)x <= (int64_t)y; break;
-			case DW_OP_gt: x = (int64_t)x > (int64_t)y; break;
-			case DW_OP_ge: x = (int64_t)x >= (int64_t)y; break;
-			case DW_OP_eq: x = x == y; break;
-			case DW_OP_ne: x = x != y; break;
+			case DW_OP_lt:
+				x = (int64_t)x < (int64_t)y;
+				break;
+			case DW_OP_le:
+				x = (int64_t)x <= (int64_t)y;
+				break;
+			case DW_OP_gt:
+				x = (int64_t)x > (int64_t)y;
+				break;
+			case DW_OP_ge:
+				x = (int64_t)x >= (int64_t)y;
+				break;
+			case DW_OP_eq:
+				x = x == y;
+				break;
+			case DW_OP_ne:
+				x = x != y;
+				break;
 			}
 			st[sp - 1] = x;
 			break;
@@ -240,8 +269,9 @@ int fg_unwind_eval(const struct fg_unwind_op *ops, size_t n, const struct fg_unw
 /* Maps an eval/read error to how the walk ends. */
 static enum fg_unwind_end end_of(int err)
 {
-	return err == -ERANGE ? FG_UNWIND_TRUNCATED :
-	       err == -EINPROGRESS ? FG_UNWIND_PENDING : FG_UNWIND_FAILED;
+	return err == -ERANGE      ? FG_UNWIND_TRUNCATED :
+	       err == -EINPROGRESS ? FG_UNWIND_PENDING :
+				     FG_UNWIND_FAILED;
 }
 
 /* Computes the caller's registers from row; 0 or a negative errno. */
@@ -262,8 +292,8 @@ static int apply_row(const struct fg_unwind_row *row, const struct fg_unwind_reg
 	} else if (row->cfa.kind == FG_RULE_VAL_EXPR) {
 		if ((size_t)row->cfa.expr_off + row->cfa.expr_len > row->n_ops)
 			return -EINVAL;
-		r = fg_unwind_eval(row->ops + row->cfa.expr_off, row->cfa.expr_len, regs, stack, false,
-				   0, &cfa);
+		r = fg_unwind_eval(row->ops + row->cfa.expr_off, row->cfa.expr_len, regs, stack,
+				   false, 0, &cfa);
 		if (r < 0)
 			return r;
 	} else {
@@ -309,8 +339,8 @@ static int apply_row(const struct fg_unwind_row *row, const struct fg_unwind_reg
 		case FG_RULE_VAL_EXPR:
 			if ((size_t)rule->expr_off + rule->expr_len > row->n_ops)
 				return -EINVAL;
-			r = fg_unwind_eval(row->ops + rule->expr_off, rule->expr_len, regs, stack, true,
-					   cfa, &v);
+			r = fg_unwind_eval(row->ops + rule->expr_off, rule->expr_len, regs, stack,
+					   true, cfa, &v);
 			if (r >= 0 && rule->kind == FG_RULE_EXPR)
 				r = fg_unwind_read(stack, v, &v);
 			if (r < 0) {
@@ -326,7 +356,8 @@ static int apply_row(const struct fg_unwind_row *row, const struct fg_unwind_reg
 		caller->valid |= 1U << i;
 	}
 	/* On x86-64 the CFA is, by definition, the caller's stack pointer. */
-	if (row->regs[FG_REG_RSP].kind == FG_RULE_UNDEFINED || row->regs[FG_REG_RSP].kind == FG_RULE_SAME) {
+	if (row->regs[FG_REG_RSP].kind == FG_RULE_UNDEFINED ||
+	    row->regs[FG_REG_RSP].kind == FG_RULE_SAME) {
 		caller->v[FG_REG_RSP] = cfa;
 		caller->valid |= 1U << FG_REG_RSP;
 	}
@@ -334,8 +365,8 @@ static int apply_row(const struct fg_unwind_row *row, const struct fg_unwind_reg
 }
 
 /* The frame-pointer rule: [rbp] is the caller's rbp, [rbp + 8] the return address. */
-static int apply_frame_pointer(const struct fg_unwind_regs *regs, const struct fg_unwind_stack *stack,
-			       struct fg_unwind_regs *caller)
+static int apply_frame_pointer(const struct fg_unwind_regs *regs,
+			       const struct fg_unwind_stack *stack, struct fg_unwind_regs *caller)
 {
 	uint64_t rbp, saved_rbp, ra;
 	int r;

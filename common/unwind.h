@@ -67,7 +67,7 @@ int fg_unwind_regs_from_perf(const uint64_t *perf_regs, uint32_t n, struct fg_un
 struct fg_unwind_op {
 	uint8_t atom; /* DW_OP_* */
 	uint8_t reg;
-	int64_t n;    /* the operand (a constant, an offset); unsigned ones are stored as is */
+	int64_t n; /* the operand (a constant, an offset); unsigned ones are stored as is */
 };
 
 #define FG_UNWIND_MAX_OPS 16
@@ -87,7 +87,7 @@ struct fg_unwind_rule {
 	uint8_t reg;      /* FG_RULE_REGISTER; for the CFA, the base register */
 	uint8_t expr_off; /* FG_RULE_*EXPR: the expression is ops[expr_off..+expr_len) of the row */
 	uint8_t expr_len;
-	int32_t offset;   /* FG_RULE_*OFFSET; for the CFA, added to reg */
+	int32_t offset; /* FG_RULE_*OFFSET; for the CFA, added to reg */
 };
 
 /*
@@ -128,9 +128,9 @@ enum fg_unwind_end {
 };
 
 struct fg_unwind_result {
-	size_t n;                /* pcs stored */
+	size_t n; /* pcs stored */
 	enum fg_unwind_end end;
-	size_t fp_frames;        /* frames unwound by frame pointer for want of CFI */
+	size_t fp_frames; /* frames unwound by frame pointer for want of CFI */
 };
 
 /*

@@ -52,7 +52,8 @@ int fg_parse_proc_stat(const char *line, char *comm, size_t comm_size, uint64_t 
 	if (*p != ' ' && *p != '\n' && *p != '\0')
 		return -EINVAL;
 	if (comm && comm_size)
-		snprintf(comm, comm_size, "%.*s", (int)(close_paren - open_paren - 1), open_paren + 1);
+		snprintf(comm, comm_size, "%.*s", (int)(close_paren - open_paren - 1),
+			 open_paren + 1);
 	if (ret_starttime)
 		*ret_starttime = v;
 	return 0;

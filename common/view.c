@@ -28,7 +28,8 @@ bool fg_view_shows_process(const struct fg_view *v, uid_t owner)
 
 bool fg_frame_is_kernel(const char *name, size_t len)
 {
-	return len >= SUFFIX_LEN && memcmp(name + len - SUFFIX_LEN, FG_KERNEL_SUFFIX, SUFFIX_LEN) == 0;
+	return len >= SUFFIX_LEN &&
+	       memcmp(name + len - SUFFIX_LEN, FG_KERNEL_SUFFIX, SUFFIX_LEN) == 0;
 }
 
 const char *fg_view_frame(const struct fg_view *v, const char *name, size_t len, size_t *ret_len)
@@ -82,7 +83,8 @@ int fg_view_model(const struct fg_view *v, struct fg_folded *in, struct fg_folde
 		return -ENOMEM;
 	memset(map, 0xff, n_names * sizeof(*map));
 	for (uint32_t id = 0; id < n_names; id++) {
-		kernel[id] = fg_frame_is_kernel(fg_folded__name(src, id), fg_folded__name_len(src, id));
+		kernel[id] =
+			fg_frame_is_kernel(fg_folded__name(src, id), fg_folded__name_len(src, id));
 		any |= kernel[id];
 	}
 	if (!any) {
@@ -116,8 +118,9 @@ int fg_view_model(const struct fg_view *v, struct fg_folded *in, struct fg_folde
 			if (r < 0)
 				return r;
 		}
-		r = fg_folded__is_diff(src) ? fg_folded__add_pair(out, stack, n, s.before, s.count) :
-					      fg_folded__add(out, stack, n, s.count);
+		r = fg_folded__is_diff(src) ?
+			    fg_folded__add_pair(out, stack, n, s.before, s.count) :
+			    fg_folded__add(out, stack, n, s.count);
 		if (r < 0)
 			return r;
 	}

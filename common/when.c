@@ -65,12 +65,26 @@ int fg_parse_span(const char *s, uint64_t *ret_ms)
 		if (!have)
 			return -EINVAL;
 		switch (*s) {
-		case 's': mult = 1000; s++; break;
-		case 'm': mult = 60 * 1000; s++; break;
-		case 'h': mult = 3600 * 1000; s++; break;
-		case 'd': mult = 24 * 3600 * 1000; s++; break;
-		case '\0': break;
-		default: return -EINVAL;
+		case 's':
+			mult = 1000;
+			s++;
+			break;
+		case 'm':
+			mult = 60 * 1000;
+			s++;
+			break;
+		case 'h':
+			mult = 3600 * 1000;
+			s++;
+			break;
+		case 'd':
+			mult = 24 * 3600 * 1000;
+			s++;
+			break;
+		case '\0':
+			break;
+		default:
+			return -EINVAL;
 		}
 		total += v * mult + frac * mult / frac_div;
 		if (total > MAX_SPAN_MS)

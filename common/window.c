@@ -36,13 +36,13 @@ struct fg_slice {
 	uint32_t *name_off; /* owned */
 	size_t n_names, cap_names;
 	struct fg_idxmap name_index; /* open slice only */
-	struct sproc *procs; /* owned */
+	struct sproc *procs;         /* owned */
 	size_t n_procs, cap_procs;
 	struct fg_idxmap proc_index; /* open slice only */
-	struct sstack *stacks; /* owned */
+	struct sstack *stacks;       /* owned */
 	size_t n_stacks, cap_stacks;
 	struct fg_idxmap stack_index; /* open slice only */
-	uint32_t *frames; /* owned */
+	uint32_t *frames;             /* owned */
 	size_t n_frames, cap_frames;
 	uint64_t samples, folded_samples, unattributed, folded_stacks;
 	unsigned compactions;
@@ -53,11 +53,11 @@ struct fg_slice {
 struct fg_window {
 	struct fg_window_opts opts;
 	uint64_t slice_budget;
-	size_t max_closed;        /* ceil(window / slice) + 1: one may straddle the window's start */
+	size_t max_closed; /* ceil(window / slice) + 1: one may straddle the window's start */
 	struct fg_slice **closed; /* owned, oldest first */
 	size_t n_closed, cap_closed;
-	struct fg_slice *open;    /* owned */
-	int64_t now_ms;           /* the latest time given to new or tick */
+	struct fg_slice *open; /* owned */
+	int64_t now_ms;        /* the latest time given to new or tick */
 	uint64_t epoch;
 	fg_window_expire_fn expire_fn;
 	void *expire_ctx;
@@ -113,7 +113,8 @@ static int slice_grow(struct fg_slice *s, void **arr, size_t *cap, size_t need, 
 	return 0;
 }
 
-#define SLICE_GROW(s, arr, cap, need) slice_grow((s), (void **)&(arr), &(cap), (need), sizeof(*(arr)))
+#define SLICE_GROW(s, arr, cap, need) \
+	slice_grow((s), (void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 /* Whether the index can take one more entry within the budget. */
 static int index_room(const struct fg_slice *s, const struct fg_idxmap *m)
@@ -319,8 +320,8 @@ static uint64_t slice_compact(struct fg_slice *s)
 		fk += st.n;
 		s->stacks[k] = st;
 		/* The index keeps its size: at most as many entries as before. */
-		(void)fg_idxmap_insert(&s->stack_index, stack_hash(st.proc, s->frames + st.off, st.n),
-				       (uint32_t)k);
+		(void)fg_idxmap_insert(&s->stack_index,
+				       stack_hash(st.proc, s->frames + st.off, st.n), (uint32_t)k);
 		k++;
 	}
 	s->n_stacks = k;
@@ -357,7 +358,8 @@ static int slice_add_stack(struct fg_slice *s, uint32_t proc, const uint32_t *fr
 		return err;
 	if (n > 0)
 		memcpy(s->frames + s->n_frames, frames, n * sizeof(uint32_t));
-	s->stacks[s->n_stacks++] = (struct sstack){ proc, (uint32_t)s->n_frames, (uint32_t)n, count };
+	s->stacks[s->n_stacks++] =
+		(struct sstack){ proc, (uint32_t)s->n_frames, (uint32_t)n, count };
 	s->n_frames += n;
 	return 0;
 }
@@ -370,17 +372,17 @@ static void slice_close(struct fg_slice *s, int64_t end)
 	fg_idxmap_done(&s->name_index);
 	fg_idxmap_done(&s->proc_index);
 	fg_idxmap_done(&s->stack_index);
-#define SHRINK(arr, n, cap)                                                        \
-	do {                                                                       \
-		void *p_ = (n) ? realloc((arr), (n) * sizeof(*(arr))) : NULL;      \
-		if ((n) == 0) {                                                    \
-			free(arr);                                                 \
-			(arr) = NULL;                                              \
-			(cap) = 0;                                                 \
-		} else if (p_) {                                                   \
-			(arr) = p_;                                                \
-			(cap) = (n);                                               \
-		}                                                                  \
+#define SHRINK(arr, n, cap)                                                   \
+	do {                                                                  \
+		void *p_ = (n) ? realloc((arr), (n) * sizeof(*(arr))) : NULL; \
+		if ((n) == 0) {                                               \
+			free(arr);                                            \
+			(arr) = NULL;                                         \
+			(cap) = 0;                                            \
+		} else if (p_) {                                              \
+			(arr) = p_;                                           \
+			(cap) = (n);                                          \
+		}                                                             \
 	} while (0)
 	SHRINK(s->chars, s->n_chars, s->cap_chars);
 	SHRINK(s->name_off, s->n_names, s->cap_names);
@@ -556,15 +558,15 @@ int fg_window__tick(struct fg_window *w, int64_t now_ms)
 				w->open = old; /* keep adding to the old one; try again next tick */
 			} else {
 				slice_close(old, MIN(now_ms, old->end_ms) > old->start_ms ?
-						 MIN(now_ms, old->end_ms) : old->start_ms + 1);
+							 MIN(now_ms, old->end_ms) :
+							 old->start_ms + 1);
 				w->closed[w->n_closed++] = old;
 				changed = 1;
 			}
 		}
 	}
-	while (w->n_closed > 0 &&
-	       (w->closed[0]->end_ms <= now_ms - (int64_t)w->opts.window_ms ||
-		w->n_closed > w->max_closed))
+	while (w->n_closed > 0 && (w->closed[0]->end_ms <= now_ms - (int64_t)w->opts.window_ms ||
+				   w->n_closed > w->max_closed))
 		fg_window__expire(w);
 	return changed;
 }
@@ -604,8 +606,9 @@ static int each_slice(const struct fg_window *w, int64_t since, int64_t until, s
 			res->first_ms = s->start_ms;
 		res->last_ms = s->end_ms;
 		/* The open slice holds samples up to the last tick, not to its planned end. */
-		res->covered_ms += (s == w->open ? MIN(s->end_ms, MAX(w->now_ms, s->start_ms)) : s->end_ms) -
-				   s->start_ms;
+		res->covered_ms +=
+			(s == w->open ? MIN(s->end_ms, MAX(w->now_ms, s->start_ms)) : s->end_ms) -
+			s->start_ms;
 		err = fn(ctx, s);
 		if (err < 0)
 			return err;
@@ -623,7 +626,7 @@ struct query_ctx {
 	size_t cap_ids;
 	uint32_t *stack; /* owned */
 	size_t cap_stack;
-	bool *wanted;    /* owned: per process of the slice */
+	bool *wanted; /* owned: per process of the slice */
 	size_t cap_wanted;
 };
 
@@ -699,7 +702,8 @@ static int query_slice(void *ctx, const struct fg_slice *s)
 		if (!q->wanted[i] || s->procs[i].other == 0)
 			continue;
 		if (other_id == UINT32_MAX) {
-			err = fg_folded__intern(q->out, FG_WINDOW_OTHER, strlen(FG_WINDOW_OTHER), &other_id);
+			err = fg_folded__intern(q->out, FG_WINDOW_OTHER, strlen(FG_WINDOW_OTHER),
+						&other_id);
 			if (err < 0)
 				return err;
 		}
@@ -729,7 +733,9 @@ int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_
 		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_folded *out,
 		     struct fg_window_result *ret)
 {
-	struct query_ctx q = { .match = match, .match_ctx = ctx, .match_all = match_all, .out = out };
+	struct query_ctx q = {
+		.match = match, .match_ctx = ctx, .match_all = match_all, .out = out
+	};
 	struct fg_window_result res = {};
 	int err;
 
@@ -768,7 +774,8 @@ static int top_slice(void *ctx, const struct fg_slice *s)
 			continue;
 		/* A sample without frames has no leaf: it counts for its process only. */
 		leaf = st->n ? slice_name(s, s->frames[st->off + st->n - 1]) : NULL;
-		tp = (struct fg_top_process){ p->pid, p->start_time, p->uid, slice_name(s, p->comm) };
+		tp = (struct fg_top_process){ p->pid, p->start_time, p->uid,
+					      slice_name(s, p->comm) };
 		err = fg_top__add(t->top, &tp, leaf, leaf ? strlen(leaf) : 0, st->count);
 		if (err < 0)
 			return err;
@@ -779,7 +786,8 @@ static int top_slice(void *ctx, const struct fg_slice *s)
 
 		if (!t->q.wanted[i] || p->other == 0)
 			continue;
-		tp = (struct fg_top_process){ p->pid, p->start_time, p->uid, slice_name(s, p->comm) };
+		tp = (struct fg_top_process){ p->pid, p->start_time, p->uid,
+					      slice_name(s, p->comm) };
 		err = fg_top__add(t->top, &tp, NULL, 0, p->other);
 		if (err < 0)
 			return err;
@@ -859,7 +867,8 @@ int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefil
 
 	if (s->start_ms < 0 || end < s->start_ms)
 		return -EINVAL;
-	err = fg_slicefile_writer__new((uint64_t)s->start_ms * 1000000, (uint64_t)end * 1000000, &w);
+	err = fg_slicefile_writer__new((uint64_t)s->start_ms * 1000000, (uint64_t)end * 1000000,
+				       &w);
 	for (size_t i = 0; i < s->n_procs && err >= 0; i++) {
 		const struct sproc *p = &s->procs[i];
 		const struct fg_slicefile_process fp = {
@@ -891,7 +900,8 @@ int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefil
 	}
 	for (size_t i = 0; i < s->n_procs && err >= 0; i++)
 		if (s->procs[i].other)
-			err = fg_slicefile_writer__add_stack(w, (uint32_t)i, other, 1, s->procs[i].other);
+			err = fg_slicefile_writer__add_stack(w, (uint32_t)i, other, 1,
+							     s->procs[i].other);
 	if (err >= 0 && s->unattributed) {
 		const struct fg_slicefile_process rest = { .comm = FG_WINDOW_OTHER_PROCESSES };
 		const char *rest_frame[] = { FG_WINDOW_OTHER_PROCESSES };
@@ -899,7 +909,8 @@ int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefil
 
 		err = fg_slicefile_writer__add_process(w, &rest, &idx);
 		if (err >= 0)
-			err = fg_slicefile_writer__add_stack(w, idx, rest_frame, 1, s->unattributed);
+			err = fg_slicefile_writer__add_stack(w, idx, rest_frame, 1,
+							     s->unattributed);
 	}
 	if (err < 0) {
 		fg_slicefile_writer__free(w);

@@ -48,7 +48,8 @@ struct fg_window_opts {
 /* A process as a slice knows it. */
 struct fg_window_proc {
 	pid_t pid;
-	uint64_t start_time; /* tells reuses of a pid apart; fgd gives ns since the epoch, 0 unknown */
+	/* tells reuses of a pid apart; fgd gives ns since the epoch, 0 unknown */
+	uint64_t start_time;
 	uid_t uid;
 	const char *comm;   /* borrowed for the call (or until the slice changes, when read back) */
 	const char *exe;    /* idem; NULL or "": unknown */
@@ -120,15 +121,15 @@ int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefil
 typedef bool (*fg_window_match_fn)(void *ctx, const struct fg_window_proc *p);
 
 struct fg_window_result {
-	uint64_t slices;          /* slices overlapping the range */
+	uint64_t slices;           /* slices overlapping the range */
 	int64_t first_ms, last_ms; /* the span they cover (0, 0 with no slice) */
-	int64_t covered_ms;       /* the time they hold samples for: their spans summed, the open
+	int64_t covered_ms;        /* the time they hold samples for: their spans summed, the open
 				     slice's up to the last tick */
-	uint64_t processes;       /* process entries matched, summed over slices */
-	uint64_t samples;         /* samples of matched processes, folded ones included */
-	uint64_t folded_samples;  /* of those, samples in "[other]" frames */
-	uint64_t folded_stacks;   /* stacks folded into "[other]" in those processes */
-	uint64_t unattributed;    /* samples in "[other processes]" (counted only with match_all) */
+	uint64_t processes;        /* process entries matched, summed over slices */
+	uint64_t samples;          /* samples of matched processes, folded ones included */
+	uint64_t folded_samples;   /* of those, samples in "[other]" frames */
+	uint64_t folded_stacks;    /* stacks folded into "[other]" in those processes */
+	uint64_t unattributed; /* samples in "[other processes]" (counted only with match_all) */
 	/*
 	 * Of samples, those taken at another rate than the window's or an
 	 * unknown one: set by readers of the history, never by the window.
@@ -159,14 +160,14 @@ int fg_window__top(const struct fg_window *w, int64_t since_ms, int64_t until_ms
 		   struct fg_window_result *ret);
 
 struct fg_window_stats {
-	uint64_t bytes;           /* held by all slices now */
+	uint64_t bytes; /* held by all slices now */
 	uint64_t memory_max;
-	uint64_t slice_budget;    /* each slice's share */
-	uint64_t slices;          /* closed ones held, plus the open one */
-	int64_t oldest_ms;        /* start of the oldest slice held */
-	uint64_t samples;         /* held now */
-	uint64_t folded_samples;  /* held now, in "[other]" frames */
-	uint64_t unattributed;    /* held now, in "[other processes]" */
+	uint64_t slice_budget;   /* each slice's share */
+	uint64_t slices;         /* closed ones held, plus the open one */
+	int64_t oldest_ms;       /* start of the oldest slice held */
+	uint64_t samples;        /* held now */
+	uint64_t folded_samples; /* held now, in "[other]" frames */
+	uint64_t unattributed;   /* held now, in "[other processes]" */
 	/* Since the window was created: */
 	uint64_t total_samples;
 	uint64_t total_folded_samples;

@@ -27,13 +27,14 @@
 
 struct fgd_alwayson {
 	struct fgd_alwayson_opts opts; /* its pointers borrowed */
-	struct fg_proctab *procs;  /* borrowed */
-	struct fg_evset *events;   /* owned: the source */
-	struct fg_resolver *res;   /* owned: samples to stacks of names in names */
-	struct fg_folded *names;   /* owned: the names the resolver interns, until the memo is dropped */
-	struct fg_window *window;  /* owned */
+	struct fg_proctab *procs;      /* borrowed */
+	struct fg_evset *events;       /* owned: the source */
+	struct fg_resolver *res;       /* owned: samples to stacks of names in names */
+	/* owned: the names the resolver interns, until the memo is dropped */
+	struct fg_folded *names;
+	struct fg_window *window;   /* owned */
 	struct fg_history *history; /* owned; NULL when the state directory is unusable */
-	char *history_dir;         /* owned copy: the state directory in use; NULL with no history */
+	char *history_dir; /* owned copy: the state directory in use; NULL with no history */
 	/*
 	 * The settings it started with: a reload replaces the sampler to change
 	 * them (fgd.c), and until then the configuration may already hold others.
@@ -41,14 +42,14 @@ struct fgd_alwayson {
 	uint32_t frequency;
 	enum fg_call_graph call_graph;
 	uint32_t slice_seconds, window_seconds;
-	uint32_t *xlat;            /* owned: recording name id -> window name id, or UINT32_MAX */
+	uint32_t *xlat; /* owned: recording name id -> window name id, or UINT32_MAX */
 	size_t cap_xlat;
-	uint64_t xlat_epoch;       /* the window epoch xlat is valid for */
-	uint32_t *ids;             /* owned: one sample's window name ids */
+	uint64_t xlat_epoch; /* the window epoch xlat is valid for */
+	uint32_t *ids;       /* owned: one sample's window name ids */
 	size_t cap_ids;
 	uint64_t idle_samples, unknown_process_samples, errors, memo_resets;
-	uint64_t memo_since;       /* fgd_now() when the memo was last dropped (or begun) */
-	uint64_t stored; /* slices written to the history */
+	uint64_t memo_since; /* fgd_now() when the memo was last dropped (or begun) */
+	uint64_t stored;     /* slices written to the history */
 	/* The daemon's memory budget (deps; NULL for none), and what its parts hold of ours. */
 	struct fg_budget *budget;
 	uint64_t window_charged, memo_charged;
@@ -288,14 +289,15 @@ static void store(struct fgd_alwayson *a, const struct fg_slice *s, int64_t end_
 		fg_slicefile_writer__set_frequency(w, a->frequency);
 		r = fg_slicefile_writer__finish(w, &data, &len);
 		if (r >= 0)
-			r = fg_history__store(a->history, (uint64_t)start * 1000000, (uint64_t)end * 1000000,
-					      data, len);
+			r = fg_history__store(a->history, (uint64_t)start * 1000000,
+					      (uint64_t)end * 1000000, data, len);
 		fg_slicefile_writer__free(w);
 	}
 	/* A full disk must not fill the log too: say so when it starts. */
 	if (r == -ERANGE && before.last_write_error != r)
-		log_warning("The wall clock went back: a slice falls within history already on disk and "
-			    "is not written (sampling goes on; it stays in memory for the window)");
+		log_warning(
+			"The wall clock went back: a slice falls within history already on disk and "
+			"is not written (sampling goes on; it stays in memory for the window)");
 	else if (r < 0 && before.last_write_error != r)
 		log_warning("Cannot write a history slice: %s (sampling goes on)", strerror(-r));
 	if (r >= 0 && ++a->stored % HISTORY_PRUNE_EVERY == 0)
@@ -320,11 +322,12 @@ static void compact(struct fgd_alwayson *a, int64_t now_ms)
 		return;
 	fg_window__stats(a->window, &ws);
 	fg_history__stats(a->history, &before);
-	r = fg_history__compact(a->history, (uint64_t)now_ms * 1000000, (uint64_t)ws.oldest_ms * 1000000,
-				p, HISTORY_MERGES_PER_SLICE);
+	r = fg_history__compact(a->history, (uint64_t)now_ms * 1000000,
+				(uint64_t)ws.oldest_ms * 1000000, p, HISTORY_MERGES_PER_SLICE);
 	if (r < 0 && before.last_compact_error != r)
-		log_warning("Cannot compact the history: %s (sampling goes on; retried at the next slice)",
-			    strerror(-r));
+		log_warning(
+			"Cannot compact the history: %s (sampling goes on; retried at the next slice)",
+			strerror(-r));
 }
 
 void fgd_alwayson__flush(struct fgd_alwayson *a)
@@ -356,7 +359,8 @@ void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms)
 		fg_resolver__forget(a->res, names);
 		fg_folded__free(a->names);
 		a->names = names;
-		fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, memo_bytes(a));
+		fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged,
+				   memo_bytes(a));
 		a->memo_resets++;
 		a->memo_since = fgd_now();
 		a->cap_xlat = 0;
@@ -449,7 +453,8 @@ int fgd_alwayson__status(const struct fgd_alwayson *a, struct fg_status_always_o
 			.leftovers = hs.leftovers,
 			.expired = hs.expired,
 			.compact_errors = hs.compact_errors,
-			.last_compact_error = hs.last_compact_error ? strerror(-hs.last_compact_error) : NULL,
+			.last_compact_error =
+				hs.last_compact_error ? strerror(-hs.last_compact_error) : NULL,
 		};
 		h->tiers = calloc(MAX(policy->n_tiers, (size_t)1), sizeof(*h->tiers));
 		if (!h->tiers)

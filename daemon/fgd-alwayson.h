@@ -52,7 +52,7 @@ struct fgd_alwayson_data {
 	const struct fg_window *window;
 	struct fg_history *history; /* NULL: no usable state directory */
 	const char *event, *hostname;
-	uint32_t frequency;         /* the settings it samples with */
+	uint32_t frequency; /* the settings it samples with */
 	enum fg_call_graph call_graph;
 	uint32_t slice_seconds;
 };

@@ -5,9 +5,9 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "config.h"
 #include "fgd-conf.h"
 #include "fgd-jit.h"
-#include "config.h"
 #include "macro.h"
 #include "parse.h"
 #include "proto.h"
@@ -103,8 +103,8 @@ static int set_path(const char **field, const char *key, size_t max, const char 
 
 static int key_socket(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
-	return set_path(&c->socket_path, "Socket", sizeof(((struct sockaddr_un *)0)->sun_path), value,
-			err);
+	return set_path(&c->socket_path, "Socket", sizeof(((struct sockaddr_un *)0)->sun_path),
+			value, err);
 }
 
 static int key_socket_group(struct fgd_config *c, const char *value, struct fg_conf_error *err)
@@ -139,7 +139,8 @@ static int key_stack_dump(struct fgd_config *c, const char *value, struct fg_con
 {
 	uint64_t v;
 
-	if (fg_conf_parse_bytes(value, 8, FG_PROTO_MAX_STACK_DUMP, &v) < 0 || fg_stack_dump_check(v) < 0)
+	if (fg_conf_parse_bytes(value, 8, FG_PROTO_MAX_STACK_DUMP, &v) < 0 ||
+	    fg_stack_dump_check(v) < 0)
 		return FAIL(err, "StackDump=%s: expected a multiple of 8 from 8 to %d bytes", value,
 			    FG_PROTO_MAX_STACK_DUMP);
 	c->stack_dump = (uint32_t)v;
@@ -163,7 +164,8 @@ static int key_always_on(struct fgd_config *c, const char *value, struct fg_conf
 	return 0;
 }
 
-static int key_always_on_frequency(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+static int key_always_on_frequency(struct fgd_config *c, const char *value,
+				   struct fg_conf_error *err)
 {
 	return parse_hz("AlwaysOnFrequency", value, &c->always_on_frequency, err);
 }
@@ -171,16 +173,20 @@ static int key_always_on_frequency(struct fgd_config *c, const char *value, stru
 static int key_slice(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
 	if (fg_conf_parse_seconds(value, 1, 3600, &c->slice_seconds) < 0)
-		return FAIL(err, "SliceSec=%s: expected 1s to 1h (a number of seconds, or with "
-				 "s, min or h)", value);
+		return FAIL(err,
+			    "SliceSec=%s: expected 1s to 1h (a number of seconds, or with "
+			    "s, min or h)",
+			    value);
 	return 0;
 }
 
 static int key_window(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
 	if (fg_conf_parse_seconds(value, 1, 24 * 3600, &c->window_seconds) < 0)
-		return FAIL(err, "WindowSec=%s: expected 1s to 24h (a number of seconds, or with "
-				 "s, min or h)", value);
+		return FAIL(err,
+			    "WindowSec=%s: expected 1s to 24h (a number of seconds, or with "
+			    "s, min or h)",
+			    value);
 	return 0;
 }
 
@@ -195,7 +201,8 @@ static int key_memory_max(struct fgd_config *c, const char *value, struct fg_con
 static int key_history_max(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
 	if (fg_conf_parse_bytes(value, 1ULL << 20, 1ULL << 50, &c->history_max) < 0)
-		return FAIL(err, "HistoryMax=%s: expected 1M or more (bytes, or with K, M, G or T)", value);
+		return FAIL(err, "HistoryMax=%s: expected 1M or more (bytes, or with K, M, G or T)",
+			    value);
 	return 0;
 }
 
@@ -206,8 +213,10 @@ static int key_jit_map_max(struct fgd_config *c, const char *value, struct fg_co
 		return 0;
 	}
 	if (fg_conf_parse_bytes(value, 1ULL << 10, 1ULL << 40, &c->jit_map_max) < 0)
-		return FAIL(err, "JitMapMax=%s: expected 1K to 1T (bytes, or with K, M, G or T) or "
-				 "infinity", value);
+		return FAIL(err,
+			    "JitMapMax=%s: expected 1K to 1T (bytes, or with K, M, G or T) or "
+			    "infinity",
+			    value);
 	return 0;
 }
 
@@ -224,13 +233,16 @@ static int key_history_tiers(struct fgd_config *c, const char *value, struct fg_
 		uint32_t age, length;
 
 		if (p.n_tiers == FG_COMPACTION_MAX_TIERS)
-			return FAIL(err, "HistoryTiers=: at most %d tiers", FG_COMPACTION_MAX_TIERS);
+			return FAIL(err, "HistoryTiers=: at most %d tiers",
+				    FG_COMPACTION_MAX_TIERS);
 		if (colon)
 			*colon = '\0';
 		if (!colon || fg_conf_parse_seconds(tok, 1, HISTORY_MAX_SECONDS, &age) < 0 ||
 		    fg_conf_parse_seconds(colon + 1, 1, HISTORY_MAX_SECONDS, &length) < 0)
-			return FAIL(err, "HistoryTiers=%s: expected AGE:LENGTH pairs of times, e.g. "
-					 "1h:1min 1d:10min", value);
+			return FAIL(err,
+				    "HistoryTiers=%s: expected AGE:LENGTH pairs of times, e.g. "
+				    "1h:1min 1d:10min",
+				    value);
 		p.tiers[p.n_tiers++] = (struct fg_compaction_tier){ age * NS, length * NS };
 	}
 	if (fg_compaction_policy_check(&p, &why) < 0)
@@ -249,8 +261,10 @@ static int key_history_keep(struct fgd_config *c, const char *value, struct fg_c
 		return 0;
 	}
 	if (fg_conf_parse_seconds(value, 1, HISTORY_MAX_SECONDS, &v) < 0)
-		return FAIL(err, "HistoryKeepSec=%s: expected 1s to 3650d (a time with s, min, h, d "
-				 "or w) or infinity", value);
+		return FAIL(err,
+			    "HistoryKeepSec=%s: expected 1s to 3650d (a time with s, min, h, d "
+			    "or w) or infinity",
+			    value);
 	c->history_policy.keep_ns = v * NS;
 	return 0;
 }
@@ -341,8 +355,8 @@ int fgd_config_check(const struct fgd_config *c, struct fg_conf_error *err)
 	const char *why;
 
 	if (c->window_seconds < c->slice_seconds)
-		return FAIL(err, "WindowSec= (%us) is shorter than SliceSec= (%us)", c->window_seconds,
-			    c->slice_seconds);
+		return FAIL(err, "WindowSec= (%us) is shorter than SliceSec= (%us)",
+			    c->window_seconds, c->slice_seconds);
 	if (fg_compaction_policy_check(p, &why) < 0)
 		return FAIL(err, "HistoryTiers= with HistoryKeepSec=: %s", why);
 	return 0;

@@ -42,9 +42,9 @@ struct fgd_config {
 	const char *socket_group; /* owned; NULL: none */
 	uint32_t default_frequency;
 	enum fg_call_graph call_graph; /* for requests that do not choose: FP or DWARF */
-	uint32_t stack_dump;     /* DWARF mode's default dump size */
-	size_t ring_pages;       /* per CPU, for sampling */
-	size_t track_ring_pages; /* per CPU, for tracking */
+	uint32_t stack_dump;           /* DWARF mode's default dump size */
+	size_t ring_pages;             /* per CPU, for sampling */
+	size_t track_ring_pages;       /* per CPU, for tracking */
 
 	/* Always-on sampling (docs/ARCHITECTURE.md, "Always-on"). */
 	bool always_on;               /* AlwaysOn= */
@@ -54,7 +54,7 @@ struct fgd_config {
 	uint64_t memory_max;          /* MemoryMax=, bytes: the whole daemon's memory budget */
 	const char *state_directory;  /* owned; StateDirectory=: the on-disk history */
 	uint64_t history_max;         /* HistoryMax=: bytes of history kept on disk */
-	uint64_t jit_map_max;         /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */
+	uint64_t jit_map_max; /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */
 	struct fg_compaction_policy history_policy; /* HistoryTiers=, HistoryKeepSec= */
 };
 

@@ -21,7 +21,8 @@
 /* Opens path under root for reading if it is a regular file, never blocking (a FIFO planted there). */
 static int open_regular(const struct fg_root *root, const char *path)
 {
-	_cleanup_close_ int fd = fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	_cleanup_close_ int fd =
+		fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
 
 	if (fd < 0)
@@ -155,7 +156,8 @@ int fg_debuginfo_find(const struct fg_debuginfo_query *q, struct fg_elf_syms *s,
 		static const char *const suffixes[] = { "", ".debug" };
 
 		for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
-			if (fmt_path(path, sizeof(path), "%s%s%s", q->debug_dir, q->path, suffixes[i]) &&
+			if (fmt_path(path, sizeof(path), "%s%s%s", q->debug_dir, q->path,
+				     suffixes[i]) &&
 			    (fd = try_file(q->root, path, s, false)) >= 0) {
 				*ret_how = FG_DEBUGINFO_PATH;
 				return fd;

@@ -38,8 +38,8 @@ enum fg_debuginfo_how {
 
 struct fg_debuginfo_query {
 	const struct fg_root *root; /* where paths are opened; NULL: the daemon's own; borrowed */
-	const char *debug_dir; /* e.g. "/usr/lib/debug"; borrowed */
-	const char *path;      /* the binary's absolute path as seen under root; borrowed */
+	const char *debug_dir;      /* e.g. "/usr/lib/debug"; borrowed */
+	const char *path;           /* the binary's absolute path as seen under root; borrowed */
 };
 
 /*

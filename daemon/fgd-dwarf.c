@@ -45,9 +45,9 @@ struct cu_range {
 struct fg_dwarf {
 	struct fg_elf_file file; /* owned: the mapping or the copies libelf read */
 	Dwarf *dbg;              /* owned */
-	uint64_t heap;   /* sections copied or inflated onto the heap */
-	uint64_t mapped; /* sections read in place from the mapping */
-	uint64_t libdw;  /* the estimate of libdw's tables */
+	uint64_t heap;           /* sections copied or inflated onto the heap */
+	uint64_t mapped;         /* sections read in place from the mapping */
+	uint64_t libdw;          /* the estimate of libdw's tables */
 	/*
 	 * Which CU covers an address. .debug_aranges says so when present, but
 	 * clang does not emit it by default: then the CUs' own ranges, sorted
@@ -98,8 +98,9 @@ static const char *debug_kind(const char *name, size_t *ret_len)
 /* What inline frames need of the debug sections; every other section is left as it is. */
 static bool keep_section(const char *name)
 {
-	static const char *const wanted[] = { "info", "abbrev", "str", "line_str", "str_offsets",
-					      "addr", "aranges", "ranges", "rnglists", "types" };
+	static const char *const wanted[] = { "info",        "abbrev", "str",     "line_str",
+					      "str_offsets", "addr",   "aranges", "ranges",
+					      "rnglists",    "types" };
 	size_t len;
 	const char *k = debug_kind(name, &len);
 
@@ -221,7 +222,8 @@ int fg_dwarf__new(int fd, bool map, uint64_t max_heap, struct fg_dwarf **ret)
 
 uint64_t fg_dwarf__bytes(const struct fg_dwarf *d)
 {
-	return sizeof(*d) + d->heap + d->libdw + __atomic_load_n(&d->ranges_bytes, __ATOMIC_RELAXED);
+	return sizeof(*d) + d->heap + d->libdw +
+	       __atomic_load_n(&d->ranges_bytes, __ATOMIC_RELAXED);
 }
 
 uint64_t fg_dwarf__mapped(const struct fg_dwarf *d)
@@ -247,7 +249,8 @@ static void build_ranges(struct fg_dwarf *d)
 	size_t hsize;
 
 	d->ranges_built = true;
-	while (dwarf_next_unit(d->dbg, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) == 0) {
+	while (dwarf_next_unit(d->dbg, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) ==
+	       0) {
 		Dwarf_Addr base, lo, hi;
 		Dwarf_Die cu;
 		ptrdiff_t it = 0;
@@ -272,7 +275,8 @@ static void build_ranges(struct fg_dwarf *d)
 	}
 done:
 	qsort(d->ranges, d->n_ranges, sizeof(*d->ranges), range_cmp);
-	__atomic_store_n(&d->ranges_bytes, (uint64_t)d->cap_ranges * sizeof(*d->ranges), __ATOMIC_RELAXED);
+	__atomic_store_n(&d->ranges_bytes, (uint64_t)d->cap_ranges * sizeof(*d->ranges),
+			 __ATOMIC_RELAXED);
 }
 
 /* The CU containing vaddr. */

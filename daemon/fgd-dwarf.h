@@ -79,8 +79,8 @@ void fg_dwarf__drop_pages(const struct fg_dwarf *d);
 struct fg_dwarf_names {
 	const char **names; /* the caller's array of max entries */
 	size_t max;
-	char *buf;          /* the caller's; names built here (qualified ones) */
-	size_t size, used;  /* used grows by what was built */
+	char *buf;         /* the caller's; names built here (qualified ones) */
+	size_t size, used; /* used grows by what was built */
 };
 
 /*

@@ -79,13 +79,13 @@ struct pending {
 };
 
 struct loader {
-	Elf *elf; /* borrowed */
+	Elf *elf;                       /* borrowed */
 	const struct fg_elf_file *file; /* borrowed: the mapped file elf reads, or NULL */
-	bool debug_file; /* a separate debug file: its code sections are SHT_NOBITS */
-	bool layout_only; /* segments and build-id, no symbols */
+	bool debug_file;          /* a separate debug file: its code sections are SHT_NOBITS */
+	bool layout_only;         /* segments and build-id, no symbols */
 	struct section *sections; /* owned */
 	size_t n_sections;
-	Elf_Scn *debugdata; /* borrowed from elf: .gnu_debugdata, or NULL */
+	Elf_Scn *debugdata;   /* borrowed from elf: .gnu_debugdata, or NULL */
 	struct pending *syms; /* owned */
 	size_t n_syms, cap_syms;
 	char *arena; /* owned */
@@ -254,7 +254,8 @@ static void read_debuglink(Elf *elf, Elf_Scn *scn, struct fg_elf_syms *s)
 	len = strnlen((const char *)p, MIN(d->d_size, sizeof(s->debuglink)));
 	if (len == 0 || len >= sizeof(s->debuglink) || len >= d->d_size)
 		return;
-	if (memchr(p, '/', len) || strcmp((const char *)p, ".") == 0 || strcmp((const char *)p, "..") == 0)
+	if (memchr(p, '/', len) || strcmp((const char *)p, ".") == 0 ||
+	    strcmp((const char *)p, "..") == 0)
 		return;
 	if (ALIGN_TO(len + 1, (size_t)4) + 4 > d->d_size)
 		return;
@@ -324,7 +325,8 @@ static int read_sections(struct loader *l, const GElf_Ehdr *eh, struct fg_elf_sy
 			symtab = scn;
 		else if (sh.sh_type == SHT_DYNSYM && !dynsym)
 			dynsym = scn;
-		else if (sh.sh_type == SHT_NOTE && s->build_id_len == 0 && sh.sh_size <= MAX_NOTE_SIZE) {
+		else if (sh.sh_type == SHT_NOTE && s->build_id_len == 0 &&
+			 sh.sh_size <= MAX_NOTE_SIZE) {
 			Elf_Data *d = elf_getdata(scn, NULL);
 
 			if (d)
@@ -415,14 +417,16 @@ static int read_symbols(struct loader *l, Elf_Scn *scn)
 			(void)elf_errno();
 			continue;
 		}
-		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+		    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
 			continue;
 		if (sym.st_name == 0 || sym.st_shndx == SHN_UNDEF)
 			continue;
 		if (sym.st_shndx == SHN_XINDEX)
 			secidx = shndx ? xndx : 0;
+		/* absolute or common: not code in this object */
 		else if (sym.st_shndx >= SHN_LORESERVE)
-			continue; /* absolute or common: not code in this object */
+			continue;
 		else
 			secidx = sym.st_shndx;
 		if (secidx == 0 || secidx >= l->n_sections)
@@ -614,7 +618,9 @@ static int xz_decode(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_l
 		if (lr == LZMA_STREAM_END)
 			break;
 		if (lr != LZMA_OK) {
-			r = lr == LZMA_MEM_ERROR ? -ENOMEM : lr == LZMA_MEMLIMIT_ERROR ? -E2BIG : -EINVAL;
+			r = lr == LZMA_MEM_ERROR      ? -ENOMEM :
+			    lr == LZMA_MEMLIMIT_ERROR ? -E2BIG :
+							-EINVAL;
 			break;
 		}
 	}
@@ -1078,11 +1084,11 @@ int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_i
 		return -ESTALE;
 	if (d->source != FG_ELF_SYMTAB)
 		return -ENOENT;
-#define SWAP(f)                                   \
-	do {                                      \
-		__typeof__(s->f) _t = s->f;       \
-		s->f = d->f;                      \
-		d->f = _t;                        \
+#define SWAP(f)                             \
+	do {                                \
+		__typeof__(s->f) _t = s->f; \
+		s->f = d->f;                \
+		d->f = _t;                  \
 	} while (0)
 	SWAP(start);
 	SWAP(end);

@@ -68,11 +68,11 @@
 
 /* Where the function symbols came from. */
 enum fg_elf_source {
-	FG_ELF_NONE,           /* no function symbols */
-	FG_ELF_SYMTAB,         /* the object's .symtab: every function */
-	FG_ELF_DYNSYM,         /* .dynsym only: exported functions */
-	FG_ELF_MINIDEBUGINFO,  /* .dynsym and the .symtab inside .gnu_debugdata */
-	FG_ELF_DEBUG_FILE,     /* a separate debug file's .symtab */
+	FG_ELF_NONE,          /* no function symbols */
+	FG_ELF_SYMTAB,        /* the object's .symtab: every function */
+	FG_ELF_DYNSYM,        /* .dynsym only: exported functions */
+	FG_ELF_MINIDEBUGINFO, /* .dynsym and the .symtab inside .gnu_debugdata */
+	FG_ELF_DEBUG_FILE,    /* a separate debug file's .symtab */
 };
 
 struct fg_elf_syms;
@@ -131,10 +131,11 @@ bool fg_elf_may_map(const struct fg_elf_trust *t, const struct stat *st);
  * read what it wants, then fg_elf_file_forget_fd().
  */
 struct fg_elf_file {
-	Elf *elf;        /* owned */
-	uint8_t *map;    /* owned: the mapping, or NULL when read with pread */
+	Elf *elf;     /* owned */
+	uint8_t *map; /* owned: the mapping, or NULL when read with pread */
 	size_t map_size;
-	uint64_t shdr_lo, shdr_hi; /* the section header table's pages: see fg_elf_file_drop_pages() */
+	uint64_t shdr_lo,
+		shdr_hi; /* the section header table's pages: see fg_elf_file_drop_pages() */
 };
 
 /*

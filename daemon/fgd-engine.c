@@ -34,7 +34,7 @@ struct fgd_engine {
 
 	/* owned: MemoryMax=, what every component below charges (common/budget.h) */
 	struct fg_budget *budget;
-	struct fg_loader *loader;     /* owned: reads binaries, CFI and kallsyms off the loop */
+	struct fg_loader *loader; /* owned: reads binaries, CFI and kallsyms off the loop */
 	struct fgd_watch loader_watch;
 	struct fg_symbolizer *sym;    /* owned */
 	struct fg_unwinder *unwinder; /* owned */
@@ -54,12 +54,14 @@ struct fgd_engine {
 
 	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
 	size_t n_cpu_totals;
-	struct fg_stack_quality stack_totals[3]; /* of every recording ended, by enum fg_call_graph */
+	/* of every recording ended, by enum fg_call_graph */
+	struct fg_stack_quality stack_totals[3];
 };
 
 static void ring_event(struct fgd_watch *w, uint32_t events)
 {
-	struct fgd_engine *e = (struct fgd_engine *)((uint8_t *)w - offsetof(struct fgd_engine, ring_watch));
+	struct fgd_engine *e =
+		(struct fgd_engine *)((uint8_t *)w - offsetof(struct fgd_engine, ring_watch));
 
 	e->drain_wanted = true;
 }
@@ -67,7 +69,8 @@ static void ring_event(struct fgd_watch *w, uint32_t events)
 /* Loads finished: hand their results over, and let the samples that waited for them go on. */
 static void loader_event(struct fgd_watch *w, uint32_t events)
 {
-	struct fgd_engine *e = (struct fgd_engine *)((uint8_t *)w - offsetof(struct fgd_engine, loader_watch));
+	struct fgd_engine *e =
+		(struct fgd_engine *)((uint8_t *)w - offsetof(struct fgd_engine, loader_watch));
 
 	if (fg_loader__complete(e->loader) > 0)
 		e->drain_wanted = true;
@@ -111,8 +114,11 @@ static int alwayson_start(struct fgd_engine *e, struct fgd_alwayson **ret)
 	int r;
 
 	if (c->always_on_frequency > e->max_rate)
-		return log_error("Always-on frequency %u Hz is above kernel.perf_event_max_sample_rate "
-				 "(%u)", c->always_on_frequency, e->max_rate), -EINVAL;
+		return log_error(
+			       "Always-on frequency %u Hz is above kernel.perf_event_max_sample_rate "
+			       "(%u)",
+			       c->always_on_frequency, e->max_rate),
+		       -EINVAL;
 	r = fgd_alwayson__new(&o, deps(e, &d), &a);
 	if (r >= 0)
 		r = watch_rings(e, fgd_alwayson__events(a));
@@ -194,7 +200,8 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 		    const char **ret_why)
 {
 	_cleanup_(fgd_engine__freep) struct fgd_engine *e = calloc(1, sizeof(*e));
-	struct fg_evset_opts track = { .kind = FG_EVSET_TRACK, .ring_pages = conf->track_ring_pages };
+	struct fg_evset_opts track = { .kind = FG_EVSET_TRACK,
+				       .ring_pages = conf->track_ring_pages };
 	struct fg_symbolizer_stats ss;
 	int r;
 
@@ -210,14 +217,18 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 
 	r = fg_sampler_probe_event(&e->event);
 	if (r < 0)
-		return FAIL("cannot open a perf event (fgd needs root, or CAP_PERFMON, and a kernel "
-			    "with perf events)", r);
+		return FAIL(
+			"cannot open a perf event (fgd needs root, or CAP_PERFMON, and a kernel "
+			"with perf events)",
+			r);
 	e->max_stack = fg_sampler_max_stack();
 	e->max_rate = fg_sampler_max_rate();
 	if (conf->default_frequency > e->max_rate)
-		return FAIL("the default frequency is above kernel.perf_event_max_sample_rate", -EINVAL);
+		return FAIL("the default frequency is above kernel.perf_event_max_sample_rate",
+			    -EINVAL);
 	log_info("Sampling event: %s%s", e->event.name,
-		 e->event.type == PERF_TYPE_SOFTWARE ? " (no hardware PMU here: software clock)" : "");
+		 e->event.type == PERF_TYPE_SOFTWARE ? " (no hardware PMU here: software clock)" :
+						       "");
 
 	/* The budget first: the components get it as a borrowed pointer, and charge it from then on. */
 	r = fg_budget__new(conf->memory_max, &e->budget);
@@ -254,12 +265,14 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 		return FAIL("cannot read /proc", r);
 	r = fg_symbolizer__refresh_kernel(e->sym, false);
 	if (r < 0)
-		log_warning("Failed to read /proc/kallsyms: %s; kernel frames will show as [unknown]",
-			    strerror(-r));
+		log_warning(
+			"Failed to read /proc/kallsyms: %s; kernel frames will show as [unknown]",
+			strerror(-r));
 	fg_symbolizer__stats(e->sym, &ss);
 	if (r >= 0 && ss.kernel_restricted)
-		log_warning("Kernel addresses are hidden (kernel.kptr_restrict); kernel frames will show "
-			    "as [unknown]");
+		log_warning(
+			"Kernel addresses are hidden (kernel.kptr_restrict); kernel frames will show "
+			"as [unknown]");
 
 	/* From here on, files are read on the loader's thread, never in the loop. */
 	r = fg_loader__new(&e->loader);
@@ -276,7 +289,8 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 		r = alwayson_start(e, &e->alwayson);
 		if (r < 0)
 			return FAIL("cannot start always-on sampling", r);
-		log_info("Always-on sampling at %u Hz: %u s slices, %u s window, %" PRIu64 " bytes at most",
+		log_info("Always-on sampling at %u Hz: %u s slices, %u s window, %" PRIu64
+			 " bytes at most",
 			 conf->always_on_frequency, conf->slice_seconds, conf->window_seconds,
 			 conf->memory_max);
 	}
@@ -533,7 +547,8 @@ int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on)
 	alwayson_stop(e, e->alwayson);
 	e->alwayson = next;
 	if (next)
-		log_info("Always-on sampling now at %u Hz: %u s slices, %u s window, %" PRIu64 " bytes at "
+		log_info("Always-on sampling now at %u Hz: %u s slices, %u s window, %" PRIu64
+			 " bytes at "
 			 "most, call graph %s; the slices before are read from %s",
 			 c->always_on_frequency, c->slice_seconds, c->window_seconds, c->memory_max,
 			 fg_call_graph_name(c->call_graph), c->state_directory ?: "(no history)");

@@ -22,12 +22,12 @@
 
 #include "budget.h"
 #include "fgd-conf.h"
+#include "fgd-evset.h"
 #include "fgd-jit.h"
 #include "fgd-loader.h"
 #include "fgd-loop.h"
 #include "fgd-proctab.h"
 #include "fgd-recording.h"
-#include "fgd-evset.h"
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
 
@@ -44,19 +44,20 @@ struct fgd_cpu_totals {
 struct fgd_engine_stats {
 	struct fg_event_choice event;
 	uint32_t max_stack, max_rate;
-	uint64_t started;                      /* CLOCK_MONOTONIC ns */
+	uint64_t started;                        /* CLOCK_MONOTONIC ns */
 	const struct fgd_cpu_totals *cpu_totals; /* of every recording, finished or not */
 	size_t n_cpu_totals;
-	struct fg_stack_quality stack_quality[3]; /* by enum fg_call_graph, running recordings included */
+	/* by enum fg_call_graph, running recordings included */
+	struct fg_stack_quality stack_quality[3];
 	struct fg_cpu_counters tracking;
 	struct fg_proctab_stats processes;
 	struct fg_symbolizer_stats symbols;
 	struct fg_unwinder_stats unwinding;
 	struct fg_jit_stats jit;
 	struct fg_loader_stats loader;
-	struct fg_budget_stats memory;         /* MemoryMax=: each part's bytes, the total, the RSS */
-	bool memory_pressure;                  /* more is charged than the budget allows now */
-	size_t recordings;                     /* sampling or finishing now */
+	struct fg_budget_stats memory; /* MemoryMax=: each part's bytes, the total, the RSS */
+	bool memory_pressure;          /* more is charged than the budget allows now */
+	size_t recordings;             /* sampling or finishing now */
 };
 
 /*

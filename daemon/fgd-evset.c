@@ -19,7 +19,7 @@
 #include "unwind.h"
 
 #define SAMPLE_TYPE                                                                     \
-	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |   \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
 #define TRACK_SAMPLE_TYPE \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
@@ -89,7 +89,8 @@ int fg_sampler_probe_event(struct fg_event_choice *ret)
 
 	if (fd >= 0) {
 		close(fd);
-		*ret = (struct fg_event_choice){ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles" };
+		*ret = (struct fg_event_choice){ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
+						 "cycles" };
 		return 0;
 	}
 	/* No PMU (most VMs): the hrtimer-driven software clock works everywhere. */
@@ -196,7 +197,8 @@ int fg_evset__open(const struct fg_evset_opts *opts, struct fg_evset **ret)
 	if (opts->ring_pages == 0 || (opts->ring_pages & (opts->ring_pages - 1)))
 		return -EINVAL;
 	if (opts->call_graph == FG_CALL_GRAPH_DWARF &&
-	    (opts->stack_dump == 0 || opts->stack_dump % 8 || opts->stack_dump > FG_PROTO_MAX_STACK_DUMP))
+	    (opts->stack_dump == 0 || opts->stack_dump % 8 ||
+	     opts->stack_dump > FG_PROTO_MAX_STACK_DUMP))
 		return -EINVAL;
 	r = online_cpus(&cpus, &n_cpus);
 	if (r < 0)
@@ -389,7 +391,8 @@ void fg_evset__drain_ordered(struct fg_evset *s, fg_record_fn fn, void *ctx)
 		struct fg_record rec;
 
 		/* Decoded once already; the copy decodes the same. */
-		if (fg_record_parse((const struct perf_event_header *)(s->arena + s->held[i].offset),
+		if (fg_record_parse((const struct perf_event_header *)(s->arena +
+								       s->held[i].offset),
 				    &s->fmt, &rec) == 0)
 			fn(ctx, &rec);
 	}

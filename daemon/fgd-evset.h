@@ -53,7 +53,7 @@ struct fg_evset_opts {
 	 */
 	enum fg_call_graph call_graph;
 	uint32_t stack_dump;
-	size_t ring_pages;            /* data pages per CPU, a power of two */
+	size_t ring_pages; /* data pages per CPU, a power of two */
 };
 
 /* Per-CPU accounting. Nothing is lost without a count here. */
@@ -66,7 +66,8 @@ struct fg_cpu_counters {
 	uint64_t malformed;    /* records that failed to decode, or ring resyncs */
 };
 
-static inline void fg_cpu_counters_add(struct fg_cpu_counters *dst, const struct fg_cpu_counters *src)
+static inline void fg_cpu_counters_add(struct fg_cpu_counters *dst,
+				       const struct fg_cpu_counters *src)
 {
 	dst->records += src->records;
 	dst->samples += src->samples;

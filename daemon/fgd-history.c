@@ -27,10 +27,11 @@ struct entry {
 #define MAX_BLOCKED 16
 
 struct fg_history {
-	int dir_fd;                 /* owned: dir/slices */
+	int dir_fd; /* owned: dir/slices */
 	struct fg_history_stats stats;
-	uint64_t cursor;            /* compaction goes on from the group after this time */
-	uint64_t newest_end;        /* the latest end of a file: a slice starting before it is out of order */
+	uint64_t cursor; /* compaction goes on from the group after this time */
+	/* the latest end of a file: a slice starting before it is out of order */
+	uint64_t newest_end;
 	uint64_t blocked[MAX_BLOCKED]; /* starts of groups not to merge (a ring) */
 	size_t n_blocked;
 };
@@ -96,7 +97,8 @@ static int list(struct fg_history *h, bool clean_temp, struct entry **ret, size_
 			continue;
 		}
 		if (!parse_name(de->d_name, &e) ||
-		    fstatat(h->dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		    fstatat(h->dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
 		e.bytes = (uint64_t)st.st_size;
 		if (FG_GROW(v, cap, n + 1) < 0) {
@@ -219,7 +221,8 @@ struct fg_history *fg_history__free(struct fg_history *h)
 static int store(struct fg_history *h, const char *name, const char *tmp, const uint8_t *data,
 		 size_t len)
 {
-	_cleanup_close_ int fd = openat(h->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	_cleanup_close_ int fd =
+		openat(h->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
 	int r;
 
 	if (fd < 0)
@@ -265,7 +268,8 @@ static int nests(struct fg_history *h, uint64_t start, uint64_t end, bool *ret)
 		return 0; /* in order: the directory need not be read */
 	r = list(h, false, &v, &n);
 	for (size_t i = 0; r >= 0 && i < n && !*ret; i++)
-		*ret = (v[i].start <= start && end <= v[i].end) || (start <= v[i].start && v[i].end <= end);
+		*ret = (v[i].start <= start && end <= v[i].end) ||
+		       (start <= v[i].start && v[i].end <= end);
 	return r;
 }
 
@@ -296,7 +300,8 @@ int fg_history__store(struct fg_history *h, uint64_t start_ns, uint64_t end_ns, 
 /* Reads a whole slice file; -EFBIG past MAX_FILE. */
 static int read_file(struct fg_history *h, const char *name, uint8_t **ret, size_t *ret_len)
 {
-	_cleanup_close_ int fd = openat(h->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	_cleanup_close_ int fd =
+		openat(h->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	_cleanup_free_ uint8_t *buf = NULL;
 	struct stat st;
 	size_t got = 0;
@@ -319,8 +324,9 @@ static int read_file(struct fg_history *h, const char *name, uint8_t **ret, size
 			continue;
 		if (n < 0)
 			return negative_errno();
+		/* shrank under us: the parser sees a short file */
 		if (n == 0)
-			break; /* shrank under us: the parser sees a short file */
+			break;
 		got += (size_t)n;
 	}
 	*ret = TAKE_PTR(buf);
@@ -371,13 +377,15 @@ int fg_history__read(struct fg_history *h, uint64_t from_ns, uint64_t to_ns, fg_
 		struct fg_slicefile *s;
 
 		/* A leftover's samples are in the merged file that holds its span. */
-		if (v[i].end <= from_ns || v[i].start >= to_ns || f[i].fate == FG_COMPACTION_LEFTOVER)
+		if (v[i].end <= from_ns || v[i].start >= to_ns ||
+		    f[i].fate == FG_COMPACTION_LEFTOVER)
 			continue;
 		r = load(h, &v[i], &s);
 		if (r == -ENOMEM)
 			return r;
+		/* deleted meanwhile, damaged or later: skipped (and counted) */
 		if (r < 0)
-			continue; /* deleted meanwhile, damaged or later: skipped (and counted) */
+			continue;
 		r = fn(ctx, s);
 		fg_slicefile__free(s);
 		if (r < 0)
@@ -404,8 +412,9 @@ static bool blocked(const struct fg_history *h, uint64_t start)
  * Merges group gi of the plan f over v[0..n): the merged file is stored
  * before any source is deleted. 0 or a negative errno.
  */
-static int merge_group(struct fg_history *h, const struct entry *v, const struct fg_compaction_file *f,
-		       size_t n, uint32_t gi, const struct fg_compaction_group *g)
+static int merge_group(struct fg_history *h, const struct entry *v,
+		       const struct fg_compaction_file *f, size_t n, uint32_t gi,
+		       const struct fg_compaction_group *g)
 {
 	struct fg_slicefile **slices = calloc(g->n_files, sizeof(*slices));
 	struct fg_slicefile_writer *w = NULL;
@@ -431,7 +440,8 @@ static int merge_group(struct fg_history *h, const struct entry *v, const struct
 	}
 	/* With no readable source there is nothing to write; the damaged ones still go. */
 	if (r >= 0 && k > 0)
-		r = fg_slicefile_merge((const struct fg_slicefile *const *)slices, k, g->start, g->end, &w);
+		r = fg_slicefile_merge((const struct fg_slicefile *const *)slices, k, g->start,
+				       g->end, &w);
 	if (r >= 0 && w)
 		r = fg_slicefile_writer__finish(w, &data, &len);
 	if (r >= 0 && w)

@@ -25,30 +25,31 @@
  * others; a group holding a file of a later format version is left whole.
  */
 
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "compaction.h"
 #include "slicefile.h"
 
 struct fg_history_stats {
-	uint64_t files, bytes;     /* on disk now */
-	uint64_t written;          /* slices stored, ever */
-	uint64_t write_errors;     /* slices that could not be stored (out_of_order included) */
-	uint64_t out_of_order;     /* of those, slices refused for nesting with a stored file (clock set back) */
-	int last_write_error;      /* negative errno of the last failure; 0 if none */
-	uint64_t corrupt;          /* files skipped by readers for a bad checksum or format */
-	uint64_t future;           /* files skipped for a later format version */
-	uint64_t temp_removed;     /* torn temporary files cleaned up at open */
-	uint64_t pruned;           /* files deleted to stay within the byte budget */
+	uint64_t files, bytes; /* on disk now */
+	uint64_t written;      /* slices stored, ever */
+	uint64_t write_errors; /* slices that could not be stored (out_of_order included) */
+	/* of those, slices refused for nesting with a stored file (clock set back) */
+	uint64_t out_of_order;
+	int last_write_error;  /* negative errno of the last failure; 0 if none */
+	uint64_t corrupt;      /* files skipped by readers for a bad checksum or format */
+	uint64_t future;       /* files skipped for a later format version */
+	uint64_t temp_removed; /* torn temporary files cleaned up at open */
+	uint64_t pruned;       /* files deleted to stay within the byte budget */
 	/* Compaction: */
-	uint64_t merged;           /* merged files written */
-	uint64_t merged_sources;   /* files merged into them, then deleted (damaged ones included) */
-	uint64_t corrupt_dropped;  /* of those, damaged files whose samples were lost */
-	uint64_t leftovers;        /* files within another's span (a crashed merge's), deleted */
-	uint64_t expired;          /* files deleted for age (HistoryKeepSec=) */
-	uint64_t compact_errors;   /* merges or deletions that failed; retried later */
-	int last_compact_error;    /* negative errno of the last failure; 0 if none */
+	uint64_t merged;          /* merged files written */
+	uint64_t merged_sources;  /* files merged into them, then deleted (damaged ones included) */
+	uint64_t corrupt_dropped; /* of those, damaged files whose samples were lost */
+	uint64_t leftovers;       /* files within another's span (a crashed merge's), deleted */
+	uint64_t expired;         /* files deleted for age (HistoryKeepSec=) */
+	uint64_t compact_errors;  /* merges or deletions that failed; retried later */
+	int last_compact_error;   /* negative errno of the last failure; 0 if none */
 };
 
 struct fg_history;

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fgd-clock.h"
 #include "budget.h"
+#include "fgd-clock.h"
 #include "fgd-jit.h"
 #include "macro.h"
 
@@ -44,10 +44,10 @@ struct fg_jitmap {
 	enum fg_jit_refusal refusal;
 	int error;
 	uid_t file_uid;
-	uint64_t file_size;  /* for FG_JIT_TOO_LARGE and size_limited */
+	uint64_t file_size; /* for FG_JIT_TOO_LARGE and size_limited */
 	bool budget_limited;
-	bool size_limited;   /* grew past the size limit while read: the rest is not read */
-	bool released; /* the generation is gone: nothing more is read */
+	bool size_limited; /* grew past the size limit while read: the rest is not read */
+	bool released;     /* the generation is gone: nothing more is read */
 
 	bool ids_known;
 	pid_t nspid;
@@ -60,8 +60,8 @@ struct fg_jitmap {
 	uint32_t serial;       /* of pm: entry ids are serial << 32 | index */
 	dev_t dev;
 	ino_t ino;
-	uint64_t offset;       /* bytes fed to pm */
-	size_t accounted;      /* pm's bytes, as counted in the budget */
+	uint64_t offset;  /* bytes fed to pm */
+	size_t accounted; /* pm's bytes, as counted in the budget */
 	uint8_t window[JIT_WINDOW];
 	size_t window_len;
 	struct fg_perfmap_stats final_stats; /* pm's, when it was dropped at release */
@@ -69,12 +69,12 @@ struct fg_jitmap {
 
 struct fg_jit {
 	uint32_t next_serial;
-	uint8_t *buf; /* owned: JIT_BUF_SIZE bytes */
-	uint64_t max_map_bytes; /* a bigger map is refused (0: no limit) */
-	uint64_t tokens;        /* bytes that may be read now */
-	uint64_t refilled;      /* CLOCK_MONOTONIC ns of the last refill */
+	uint8_t *buf;             /* owned: JIT_BUF_SIZE bytes */
+	uint64_t max_map_bytes;   /* a bigger map is refused (0: no limit) */
+	uint64_t tokens;          /* bytes that may be read now */
+	uint64_t refilled;        /* CLOCK_MONOTONIC ns of the last refill */
 	struct fg_budget *budget; /* borrowed; NULL: none */
-	uint64_t charged;       /* what the budget's JIT part holds of ours */
+	uint64_t charged;         /* what the budget's JIT part holds of ours */
 	struct fg_jit_stats stats;
 };
 
@@ -211,7 +211,8 @@ static int read_ids(struct fg_jitmap *m)
 				m->nspid = (pid_t)v;
 				have_nspid = true;
 			}
-		} else if (sscanf(line, "Uid: %u %u %u %u", &uid[0], &uid[1], &uid[2], &uid[3]) == 4) {
+		} else if (sscanf(line, "Uid: %u %u %u %u", &uid[0], &uid[1], &uid[2], &uid[3]) ==
+			   4) {
 			have_uid = true;
 		}
 	}
@@ -333,7 +334,8 @@ static void remember_tail(struct fg_jitmap *m, const uint8_t *data, size_t n)
 /* Adds the tokens earned since the last refill. */
 static void refill(struct fg_jit *j, uint64_t now)
 {
-	uint64_t elapsed = MIN(now - j->refilled, NS_PER_SEC), earned = elapsed * JIT_READ_RATE / NS_PER_SEC;
+	uint64_t elapsed = MIN(now - j->refilled, NS_PER_SEC),
+		 earned = elapsed * JIT_READ_RATE / NS_PER_SEC;
 
 	if (earned == 0)
 		return;
@@ -492,7 +494,8 @@ int fg_jitmap__lookup(struct fg_jit *j, struct fg_jitmap *m, struct fg_process *
 	else if (res == REFRESH_DEFERRED)
 		m->next_try = now + JIT_RETRY_DEFERRED_NS;
 	else
-		m->next_try = now + (m->state == FG_JIT_READING ? JIT_RETRY_READ_NS : JIT_RETRY_OPEN_NS);
+		m->next_try =
+			now + (m->state == FG_JIT_READING ? JIT_RETRY_READ_NS : JIT_RETRY_OPEN_NS);
 	if ((i = pm_lookup(j, m, addr)) >= 0)
 		return found(m, i, ret);
 	return 0;

@@ -76,21 +76,21 @@ struct fg_jitmap_info {
 	const char *path; /* borrowed until the map is unreferenced */
 	enum fg_jit_state state;
 	enum fg_jit_refusal refusal;
-	int error;            /* negative errno of the last failed open or read; 0 if none */
-	uid_t file_uid;       /* for FG_JIT_OWNER */
-	uint64_t file_size;   /* for FG_JIT_TOO_LARGE and size_limited: the size last seen */
-	bool budget_limited;  /* a read was skipped: all maps together are at their budget */
-	bool size_limited;    /* grew past the per-map limit while read: read up to it only */
+	int error;           /* negative errno of the last failed open or read; 0 if none */
+	uid_t file_uid;      /* for FG_JIT_OWNER */
+	uint64_t file_size;  /* for FG_JIT_TOO_LARGE and size_limited: the size last seen */
+	bool budget_limited; /* a read was skipped: all maps together are at their budget */
+	bool size_limited;   /* grew past the per-map limit while read: read up to it only */
 	struct fg_perfmap_stats stats; /* of the map as now read (zero while absent or refused) */
 };
 
 struct fg_jit_stats {
-	uint64_t maps;      /* map states held now */
-	uint64_t reading;   /* of which trusted and read */
-	uint64_t bytes;     /* memory of all parsed maps */
-	uint64_t reads;     /* reads of new bytes, ever */
-	uint64_t refused;   /* maps refused by the trust rules, ever */
-	uint64_t resets;    /* maps read again from the start (shrunk, replaced, rewritten), ever */
+	uint64_t maps;    /* map states held now */
+	uint64_t reading; /* of which trusted and read */
+	uint64_t bytes;   /* memory of all parsed maps */
+	uint64_t reads;   /* reads of new bytes, ever */
+	uint64_t refused; /* maps refused by the trust rules, ever */
+	uint64_t resets;  /* maps read again from the start (shrunk, replaced, rewritten), ever */
 	uint64_t budget_skipped; /* reads skipped at the memory budget, ever */
 	uint64_t size_limited;   /* maps that grew past the per-map limit while read, ever */
 	uint64_t deferred;       /* refreshes put off because the read budget was spent, ever */

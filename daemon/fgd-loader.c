@@ -64,7 +64,6 @@ static void *worker(void *arg)
 	struct fg_loader *l = arg;
 	uint64_t one = 1;
 
-
 	pthread_mutex_lock(&l->lock);
 	for (;;) {
 		struct fg_loader_job *job;

@@ -8,8 +8,8 @@
 #include "macro.h"
 
 struct fgd_loop {
-	int epoll_fd;   /* owned */
-	uint64_t woke;  /* CLOCK_MONOTONIC ns when the last wait returned */
+	int epoll_fd;  /* owned */
+	uint64_t woke; /* CLOCK_MONOTONIC ns when the last wait returned */
 	struct fgd_loop_stats stats;
 };
 

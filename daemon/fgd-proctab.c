@@ -12,13 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "fgd-clock.h"
 #include "fgd-jit.h"
 #include "fgd-proctab.h"
 #include "macro.h"
 #include "parse.h"
 #include "u32map.h"
-#include "budget.h"
 
 /* Caps on what the machine can make us hold; what they refuse is counted. */
 #define MAX_GENERATIONS 131072
@@ -41,8 +41,9 @@ struct fg_proctab {
 	struct fg_u32map by_pid;   /* pid -> owned current (newest) struct fg_process */
 	struct fg_u32map by_tid;   /* tid -> owned struct thread */
 	uint64_t next_serial;
-	uint64_t boot_ns; /* when the machine booted, ns since the epoch (/proc/stat's btime); 0 unknown */
-	uint64_t tick_ns; /* one clock tick, /proc's unit of process start times */
+	/* when the machine booted, ns since the epoch (/proc/stat's btime); 0 unknown */
+	uint64_t boot_ns;
+	uint64_t tick_ns;         /* one clock tick, /proc's unit of process start times */
 	struct fg_budget *budget; /* borrowed; NULL: none */
 	uint64_t bytes;   /* generations, their maps and cgroups, threads (the indexes on top) */
 	uint64_t charged; /* what the budget's processes part holds of ours */
@@ -52,7 +53,8 @@ struct fg_proctab {
 /* One generation's heap: itself, its maps' array, its cgroup path. */
 static uint64_t gen_bytes(const struct fg_process *p)
 {
-	return sizeof(*p) + p->cap_maps * sizeof(*p->maps) + (p->cgroup ? strlen(p->cgroup) + 1 : 0);
+	return sizeof(*p) + p->cap_maps * sizeof(*p->maps) +
+	       (p->cgroup ? strlen(p->cgroup) + 1 : 0);
 }
 
 /* What the table holds, with the pid and tid indexes. */
@@ -269,7 +271,8 @@ int fg_process_add_map(struct fg_process *p, uint64_t start, uint64_t end, uint6
 		return -EINVAL;
 	}
 	/* Make room first: failing half-way would leave a hole where the old map was. */
-	r = p->n_maps + 2 > MAX_MAPS_PER_PROCESS ? -E2BIG : FG_GROW(p->maps, p->cap_maps, p->n_maps + 2);
+	r = p->n_maps + 2 > MAX_MAPS_PER_PROCESS ? -E2BIG :
+						   FG_GROW(p->maps, p->cap_maps, p->n_maps + 2);
 	if (r < 0) {
 		fg_dso__unref(dso);
 		return r;
@@ -374,13 +377,14 @@ static struct fg_dso *map_dso(struct fg_proctab *t, const struct fg_process *p, 
 	/* map_files reaches the very file mapped, even if it was replaced or unlinked. */
 	snprintf(open_path, sizeof(open_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, p->pid,
 		 start, end);
-	return fg_symbolizer__get_dso(t->sym, &key, path, key.kind == FG_DSO_FILE ? open_path : NULL,
-				      root);
+	return fg_symbolizer__get_dso(t->sym, &key, path,
+				      key.kind == FG_DSO_FILE ? open_path : NULL, root);
 }
 
 /* root: where path is to be resolved (fg_root__of_proc_maps() for paths from /proc). */
 static void add_map(struct fg_proctab *t, struct fg_process *p, uint64_t start, uint64_t end,
-		    uint64_t pgoff, const char *path, const struct fg_dso_key *key, struct fg_root *root)
+		    uint64_t pgoff, const char *path, const struct fg_dso_key *key,
+		    struct fg_root *root)
 {
 	struct fg_dso *dso = map_dso(t, p, start, end, path, key, root);
 	size_t before = p->n_maps, cap = p->cap_maps;
@@ -487,8 +491,8 @@ static int read_maps(struct fg_proctab *t, struct fg_process *p)
 		struct fg_dso_key key = {};
 		size_t len;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &start,
-			   &end, perms, &pgoff, &maj, &min, &ino, &name_at) < 7)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &start, &end, perms, &pgoff, &maj, &min, &ino, &name_at) < 7)
 			continue;
 		if (perms[2] != 'x')
 			continue;
@@ -584,7 +588,7 @@ static struct fg_process *scan_pid(struct fg_proctab *t, pid_t pid)
 	p->scanned_at = now;
 	p->born = t->boot_ns ? t->boot_ns + ticks * t->tick_ns : 0;
 	read_context(t, p, NULL); /* before the maps: their paths mean something in its root */
-	(void)read_maps(t, p); /* a kernel thread or a process that just exited has none */
+	(void)read_maps(t, p);    /* a kernel thread or a process that just exited has none */
 	read_threads(t, pid, now);
 	t->stats.proc_reads++;
 	return p;
@@ -886,7 +890,7 @@ void fg_proctab__reap(struct fg_proctab *t, uint64_t now, uint64_t grace_ns)
 		if (!p)
 			continue;
 		/* Older generations are needed only for samples taken before they ended. */
-		for (g = p; g->older; ) {
+		for (g = p; g->older;) {
 			if (g->older->end_time < horizon)
 				g->older = process_free(t, g->older);
 			else

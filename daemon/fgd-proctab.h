@@ -47,31 +47,32 @@ struct fg_process {
 	uint64_t end_time;   /* exit or exec; FG_TIME_ALIVE while current */
 	uint64_t scanned_at; /* when /proc was read for it; 0 if built from records */
 	bool from_exec;      /* began when the previous generation exec'd */
-	uint64_t born;       /* the process's start, ns since the epoch, as /proc tells it; see fg_proctab__born() */
+	/* the process's start, ns since the epoch, as /proc tells it; see fg_proctab__born() */
+	uint64_t born;
 	bool owner_known;
-	uid_t owner;         /* see fg_process_owner() */
+	uid_t owner; /* see fg_process_owner() */
 	char comm[FG_COMM_LEN];
 	struct fg_root *root; /* owned reference: where its paths mean something; NULL: ours */
 	char *cgroup;         /* owned: its cgroup v2 path; NULL if unknown */
-	struct fg_map *maps; /* owned; sorted by start, non-overlapping */
+	struct fg_map *maps;  /* owned; sorted by start, non-overlapping */
 	size_t n_maps, cap_maps;
 	struct fg_process *older; /* owned: the previous generation of this pid */
 	struct fg_jitmap *jit;    /* owned reference: its JIT map (fgd-jit.h); NULL until needed */
 };
 
 struct fg_proctab_stats {
-	uint64_t processes;       /* current generations */
-	uint64_t generations;     /* current and ended, not yet reaped */
+	uint64_t processes;   /* current generations */
+	uint64_t generations; /* current and ended, not yet reaped */
 	uint64_t threads;
 	uint64_t maps;
-	uint64_t proc_reads;      /* processes read from /proc */
+	uint64_t proc_reads;        /* processes read from /proc */
 	uint64_t dropped_processes; /* refused at the cap */
 	uint64_t dropped_threads;
 	uint64_t dropped_maps;
-	uint64_t roots;            /* foreign roots (containers, chroots) held */
-	uint64_t roots_dropped;    /* refused at their cap: those processes resolve nothing by path */
-	uint64_t roots_unknown;    /* processes gone before their root could be read */
-	uint64_t bytes;            /* the table's heap: generations, maps, cgroups, threads, indexes */
+	uint64_t roots;         /* foreign roots (containers, chroots) held */
+	uint64_t roots_dropped; /* refused at their cap: those processes resolve nothing by path */
+	uint64_t roots_unknown; /* processes gone before their root could be read */
+	uint64_t bytes;         /* the table's heap: generations, maps, cgroups, threads, indexes */
 };
 
 struct fg_proctab;

@@ -108,7 +108,8 @@ static void stored_proc(const struct fg_slicefile_process *p, struct fg_window_p
 static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 {
 	struct disk_query *dq = ctx;
-	int64_t start = (int64_t)(fg_slicefile__start(f) / 1000000), end = (int64_t)(fg_slicefile__end(f) / 1000000);
+	int64_t start = (int64_t)(fg_slicefile__start(f) / 1000000),
+		end = (int64_t)(fg_slicefile__end(f) / 1000000);
 	size_t n_procs = fg_slicefile__n_processes(f);
 	uint64_t before = dq->res.samples;
 	struct fg_window_proc wp;
@@ -179,11 +180,13 @@ static void add_result(struct fg_window_result *res, const struct fg_window_resu
  * window. Slices still in memory are not read twice. fn gets every matched
  * stack, oldest slice first; the figures are added to res.
  */
-static int query_history(const struct fgd_alwayson_data *a, int64_t since, int64_t until, struct match_ctx *mc,
-			 bool match_all, stored_stack_fn fn, void *ctx, struct fg_window_result *res)
+static int query_history(const struct fgd_alwayson_data *a, int64_t since, int64_t until,
+			 struct match_ctx *mc, bool match_all, stored_stack_fn fn, void *ctx,
+			 struct fg_window_result *res)
 {
-	struct disk_query dq = { .mc = mc, .match_all = match_all, .fn = fn, .ctx = ctx,
-				 .frequency = a->frequency };
+	struct disk_query dq = {
+		.mc = mc, .match_all = match_all, .fn = fn, .ctx = ctx, .frequency = a->frequency
+	};
 	struct fg_window_stats ws;
 	int r;
 
@@ -211,8 +214,9 @@ struct stored_model {
 };
 
 /* Adds a stored stack to the model in the window's form: "comm;frame;...", "[other processes]" alone. */
-static int add_stored_stack(void *ctx, const struct fg_slicefile *f, const struct fg_slicefile_stack *st,
-			    const struct fg_window_proc *p, bool rest)
+static int add_stored_stack(void *ctx, const struct fg_slicefile *f,
+			    const struct fg_slicefile_stack *st, const struct fg_window_proc *p,
+			    bool rest)
 {
 	struct stored_model *sm = ctx;
 	int err = FG_GROW(sm->stack, sm->cap_stack, st->n + 1);
@@ -235,12 +239,15 @@ static int add_stored_stack(void *ctx, const struct fg_slicefile *f, const struc
 }
 
 /* Feeds a stored stack to a top list: its leaf, or none for what was folded into "[other]". */
-static int top_stored_stack(void *ctx, const struct fg_slicefile *f, const struct fg_slicefile_stack *st,
-			    const struct fg_window_proc *p, bool rest)
+static int top_stored_stack(void *ctx, const struct fg_slicefile *f,
+			    const struct fg_slicefile_stack *st, const struct fg_window_proc *p,
+			    bool rest)
 {
-	const struct fg_top_process tp = { p->pid, p->start_time, p->uid, p->comm, fg_slicefile__frequency(f) };
+	const struct fg_top_process tp = { p->pid, p->start_time, p->uid, p->comm,
+					   fg_slicefile__frequency(f) };
 	const char *leaf = st->n && !is_folded_stack(f, st) ?
-				   fg_slicefile__string(f, st->frames[st->n - 1]) : NULL;
+				   fg_slicefile__string(f, st->frames[st->n - 1]) :
+				   NULL;
 
 	(void)rest; /* top never asks for the unattributed */
 	return fg_top__add(ctx, &tp, leaf, leaf ? strlen(leaf) : 0, st->count);
@@ -251,7 +258,11 @@ static int query_setup(const struct fg_query_request *q, int64_t *since, int64_t
 		       struct fg_selector **sel, char *err, size_t size)
 {
 	struct fg_selector_spec spec = {
-		.pid = q->pid, .uid = q->uid, .comm = q->comm, .cgroup = q->cgroup, .exe = q->exe,
+		.pid = q->pid,
+		.uid = q->uid,
+		.comm = q->comm,
+		.cgroup = q->cgroup,
+		.exe = q->exe,
 	};
 	const char *why = NULL;
 	int r;
@@ -271,16 +282,22 @@ static void no_data(const struct fg_window *w, const struct fg_window_result *re
 
 	fg_window__stats(w, &st);
 	if (res->slices == 0)
-		snprintf(err, size, "no always-on data for that period: the window in memory covers the "
-				    "last %" PRId64 " s", (fgd_wall_ms() - st.oldest_ms) / 1000);
+		snprintf(err, size,
+			 "no always-on data for that period: the window in memory covers the "
+			 "last %" PRId64 " s",
+			 (fgd_wall_ms() - st.oldest_ms) / 1000);
 	else if (selective)
-		snprintf(err, size, "no samples of the selected processes in that period "
-				    "(%" PRIu64 " slices looked at)", res->slices);
+		snprintf(err, size,
+			 "no samples of the selected processes in that period "
+			 "(%" PRIu64 " slices looked at)",
+			 res->slices);
 	else
-		snprintf(err, size, "no samples in that period (%" PRIu64 " slices looked at)", res->slices);
+		snprintf(err, size, "no samples in that period (%" PRIu64 " slices looked at)",
+			 res->slices);
 }
 
-static struct json_object *result_json(const struct fgd_alwayson_data *a, const struct fg_window_result *res,
+static struct json_object *result_json(const struct fgd_alwayson_data *a,
+				       const struct fg_window_result *res,
 				       const struct fg_view *view)
 {
 	struct json_object *m = json_object_new_object();
@@ -319,9 +336,8 @@ static double mib(uint64_t bytes)
 #define NARROW "narrow the period or the processes (--last, --since, -p, --comm, --exe, --cgroup)"
 
 int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query_request *q,
-				 const struct fg_view *view, uint64_t max_bytes,
-				 struct fgd_snapshot **ret, struct json_object **ret_meta,
-				 char *ret_error, size_t error_size)
+			const struct fg_view *view, uint64_t max_bytes, struct fgd_snapshot **ret,
+			struct json_object **ret_meta, char *ret_error, size_t error_size)
 {
 	_cleanup_(fgd_snapshot__freep) struct fgd_snapshot *s = calloc(1, sizeof(*s));
 	_cleanup_(fg_selector__freep) struct fg_selector *sel = NULL;
@@ -366,12 +382,13 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 		free(sm.stack);
 	}
 	if (r == -ENOBUFS)
-		snprintf(ret_error, error_size, "its profile alone takes more than %.1f MiB: " NARROW,
-			 mib(max_bytes));
+		snprintf(ret_error, error_size,
+			 "its profile alone takes more than %.1f MiB: " NARROW, mib(max_bytes));
 	if (r < 0)
 		return r;
 	if (res.samples == 0 || fg_folded__n_stacks(model) == 0) {
-		no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0, ret_error, error_size);
+		no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0, ret_error,
+			error_size);
 		return -ENODATA;
 	}
 	meta = result_json(a, &res, view);
@@ -383,12 +400,12 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 	strftime(to, sizeof(to), "%H:%M:%S", localtime(&t));
 	snprintf(subtitle, sizeof(subtitle), "%s: always-on, %s to %s", a->hostname, from, to);
 	snprintf(info[0], sizeof(info[0]),
-		 "event: %s   frequency: %u Hz   slices: %" PRIu64 "   samples: %" PRIu64,
-		 a->event, a->frequency, res.slices, res.samples);
+		 "event: %s   frequency: %u Hz   slices: %" PRIu64 "   samples: %" PRIu64, a->event,
+		 a->frequency, res.slices, res.samples);
 	snprintf(info[1], sizeof(info[1]),
 		 "folded into [other] (memory ceiling): %" PRIu64 " samples, %" PRIu64
-		 " stacks   [other processes]: %" PRIu64, res.folded_samples, res.folded_stacks,
-		 res.unattributed);
+		 " stacks   [other processes]: %" PRIu64,
+		 res.folded_samples, res.folded_stacks, res.unattributed);
 	/* What the client sees of the model, the result decides: its view goes with it. */
 	model_bytes = fg_folded__bytes(model);
 	r = fg_result__new(TAKE_PTR(model), &ro, &s->result);
@@ -399,11 +416,12 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 			snprintf(ret_error, error_size, "its profile takes %.1f MiB: " NARROW,
 				 mib(fgd_snapshot__bytes(s)));
 		else
-			snprintf(ret_error, error_size,
-				 "its %s takes %.1f MiB laid out, from a profile of %.1f MiB: " NARROW
-				 ", or ask for folded text, which streams from the profile alone",
-				 q->format == FG_FORMAT_HTML ? "HTML page" : "SVG",
-				 mib(fgd_snapshot__bytes(s)), mib(model_bytes));
+			snprintf(
+				ret_error, error_size,
+				"its %s takes %.1f MiB laid out, from a profile of %.1f MiB: " NARROW
+				", or ask for folded text, which streams from the profile alone",
+				q->format == FG_FORMAT_HTML ? "HTML page" : "SVG",
+				mib(fgd_snapshot__bytes(s)), mib(model_bytes));
 		return -ENOBUFS;
 	}
 	*ret_meta = TAKE_PTR(meta);
@@ -412,8 +430,8 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 }
 
 int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_request *q,
-			    const struct fg_view *view, struct json_object **ret, char *ret_error,
-			    size_t error_size)
+		   const struct fg_view *view, struct json_object **ret, char *ret_error,
+		   size_t error_size)
 {
 	_cleanup_(fg_selector__freep) struct fg_selector *sel = NULL;
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
@@ -446,7 +464,8 @@ int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_requ
 		return r;
 	add_result(&res, &window);
 	if (res.samples == 0) {
-		no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0, ret_error, error_size);
+		no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0, ret_error,
+			error_size);
 		return -ENODATA;
 	}
 	fg_top__stats(top, &ts);
@@ -473,8 +492,10 @@ int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_requ
 		fg_json_add_int(e, "uid", list[i].uid);
 		fg_json_add_str(e, "comm", list[i].comm);
 		fg_json_add_int(e, "samples", (int64_t)list[i].samples);
-		json_object_object_add(e, "cpu_pct", json_object_new_double(
-			seconds > 0 ? 100.0 * list[i].cpu_seconds / seconds : 0.0));
+		json_object_object_add(e, "cpu_pct",
+				       json_object_new_double(
+					       seconds > 0 ? 100.0 * list[i].cpu_seconds / seconds :
+							     0.0));
 		fg_json_add_str(e, "leaf", list[i].leaf ? list[i].leaf : "");
 		fg_json_add_int(e, "leaf_samples", (int64_t)list[i].leaf_samples);
 		json_object_array_add(procs, e);

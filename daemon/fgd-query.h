@@ -31,8 +31,8 @@ struct fgd_snapshot;
  * Caller frees *ret with fgd_snapshot__free() and puts *ret_meta.
  */
 int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query_request *q,
-			 const struct fg_view *view, uint64_t max_bytes, struct fgd_snapshot **ret,
-			 struct json_object **ret_meta, char *ret_error, size_t error_size);
+			const struct fg_view *view, uint64_t max_bytes, struct fgd_snapshot **ret,
+			struct json_object **ret_meta, char *ret_error, size_t error_size);
 /* Streams the result (emit.h): 0 while more remains, 1 when done, or a negative errno. */
 int fgd_snapshot__emit(struct fgd_snapshot *s, fg_write_fn fn, void *ctx, size_t budget);
 struct fgd_snapshot *fgd_snapshot__free(struct fgd_snapshot *s);
@@ -41,5 +41,5 @@ size_t fgd_snapshot__bytes(const struct fgd_snapshot *s);
 
 /* The reply of a top query, as a "top" message, for a client of view. Same errors as snapshots. */
 int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_request *q,
-		    const struct fg_view *view, struct json_object **ret, char *ret_error,
-		    size_t error_size);
+		   const struct fg_view *view, struct json_object **ret, char *ret_error,
+		   size_t error_size);

@@ -44,9 +44,9 @@ enum state {
 struct fg_recording {
 	struct fg_recording_opts opts; /* hostname not kept */
 	char hostname[256];
-	struct fg_proctab *procs;  /* borrowed */
-	struct fg_evset *events;   /* owned until finish: the source */
-	struct fg_resolver *res;   /* owned until finish: samples to stacks of names in model */
+	struct fg_proctab *procs; /* borrowed */
+	struct fg_evset *events;  /* owned until finish: the source */
+	struct fg_resolver *res;  /* owned until finish: samples to stacks of names in model */
 	enum state state;
 
 	struct target *targets; /* owned */
@@ -58,12 +58,13 @@ struct fg_recording {
 	bool memory_limited;
 	struct fg_resolve_stats resolved; /* the resolver's figures, kept at finish */
 
-	uint64_t started, stopped; /* CLOCK_MONOTONIC ns */
-	struct fg_cpu_counters totals; /* of the events, at finish */
+	uint64_t started, stopped;       /* CLOCK_MONOTONIC ns */
+	struct fg_cpu_counters totals;   /* of the events, at finish */
 	struct fg_cpu_counters *per_cpu; /* owned: each CPU's, at finish */
 	int *cpu_ids;                    /* owned */
 	size_t n_cpus;
-	struct json_object *resolver_meta; /* owned: the resolver's part of the metadata, at finish */
+	/* owned: the resolver's part of the metadata, at finish */
+	struct json_object *resolver_meta;
 
 	struct fg_result *result; /* owned: the output, once finished */
 	struct fg_budget *budget; /* borrowed (deps): NULL for none */
@@ -102,7 +103,8 @@ static bool want(void *ctx, struct fg_process *proc)
 			continue;
 		/* An exec may have made it someone else's (setuid): re-check for non-root clients. */
 		if (r->opts.view.uid != 0 && proc->serial != r->targets[i].serial &&
-		    (fg_process_owner(proc, &uid) < 0 || !fg_view_shows_process(&r->opts.view, uid)))
+		    (fg_process_owner(proc, &uid) < 0 ||
+		     !fg_view_shows_process(&r->opts.view, uid)))
 			return false;
 		return true;
 	}
@@ -113,7 +115,8 @@ static int root_frame(struct fg_recording *r, const struct fg_sample *s,
 		      const struct fg_process *proc, uint32_t *ret)
 {
 	const char *comm = s->sid.pid == 0 ? "swapper" :
-			   proc ? fg_proctab__comm(r->procs, (pid_t)s->sid.tid, proc, s->sid.time) : "[unknown]";
+			   proc ? fg_proctab__comm(r->procs, (pid_t)s->sid.tid, proc, s->sid.time) :
+				  "[unknown]";
 	char buf[64];
 
 	/* The stackcollapse-perf.pl --pid / --tid forms. */
@@ -213,7 +216,8 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 					*ret_bad_pid = opts->req.pids[i];
 				return -ESRCH;
 			}
-			r->targets[r->n_targets++] = (struct target){ p->pid, p->lineage, p->serial, false };
+			r->targets[r->n_targets++] =
+				(struct target){ p->pid, p->lineage, p->serial, false };
 			if (i == 0)
 				memcpy(r->target_comm, p->comm, sizeof(r->target_comm));
 		}
@@ -297,8 +301,8 @@ bool fg_recording__targets_gone(struct fg_recording *r)
 		struct target *t = &r->targets[i];
 		struct fg_process *cur = fg_proctab__current(r->procs, t->pid);
 
-		if (!t->exited && (!cur || cur->end_time != FG_TIME_ALIVE ||
-				   !fg_process_is(cur, t->lineage)))
+		if (!t->exited &&
+		    (!cur || cur->end_time != FG_TIME_ALIVE || !fg_process_is(cur, t->lineage)))
 			t->exited = true;
 		any_alive |= !t->exited;
 	}
@@ -382,15 +386,16 @@ static void stack_quality_line(const struct fg_recording *r, char *buf, size_t s
 	int n;
 
 	if (r->opts.call_graph == FG_CALL_GRAPH_DWARF)
-		n = snprintf(buf, size, "call graph: dwarf (%u-byte stack dumps)", r->opts.stack_dump);
+		n = snprintf(buf, size, "call graph: dwarf (%u-byte stack dumps)",
+			     r->opts.stack_dump);
 	else
 		n = snprintf(buf, size, "call graph: frame pointers");
 	if (n < 0 || (size_t)n >= size)
 		return;
 	snprintf(buf + n, size - (size_t)n,
 		 "   user stacks: %" PRIu64 ", %.1f%% complete, %.1f%% truncated, %.1f%% failed",
-		 q->user_stacks, share(q->complete, q->user_stacks), share(q->truncated, q->user_stacks),
-		 share(q->failed, q->user_stacks));
+		 q->user_stacks, share(q->complete, q->user_stacks),
+		 share(q->truncated, q->user_stacks), share(q->failed, q->user_stacks));
 }
 
 int fg_recording__finish(struct fg_recording *r)
@@ -434,7 +439,8 @@ int fg_recording__finish(struct fg_recording *r)
 		snprintf(subtitle, sizeof(subtitle), "%s: pid %d (%s)", r->hostname,
 			 r->targets[0].pid, r->target_comm);
 	else if (r->n_targets > 1)
-		snprintf(subtitle, sizeof(subtitle), "%s: %zu processes", r->hostname, r->n_targets);
+		snprintf(subtitle, sizeof(subtitle), "%s: %zu processes", r->hostname,
+			 r->n_targets);
 	else
 		snprintf(subtitle, sizeof(subtitle), "%s: all CPUs", r->hostname);
 	snprintf(info[0], sizeof(info[0]),
@@ -445,7 +451,8 @@ int fg_recording__finish(struct fg_recording *r)
 	snprintf(info[1], sizeof(info[1]),
 		 "frames: %" PRIu64 " named, %" PRIu64 " module+offset, %" PRIu64
 		 " unknown   unreadable binaries: %" PRIu64 "   dropped (limits): %" PRIu64,
-		 st->frames[FG_FRAME_NAMED] + st->frames[FG_FRAME_KERNEL] + st->frames[FG_FRAME_JIT],
+		 st->frames[FG_FRAME_NAMED] + st->frames[FG_FRAME_KERNEL] +
+			 st->frames[FG_FRAME_JIT],
 		 st->frames[FG_FRAME_OFFSET],
 		 st->frames[FG_FRAME_UNKNOWN] + st->frames[FG_FRAME_KERNEL_UNKNOWN], st->unreadable,
 		 st->dropped_full);
@@ -481,8 +488,10 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 	fg_json_add_int(m, "dropped", (int64_t)st->dropped_full);
 	fg_json_add_int(m, "waited", (int64_t)st->waited);
 	fg_json_add_int(m, "degraded", (int64_t)st->degraded);
-	fg_json_add_int(m, "stacks", (int64_t)(r->result ? fg_result__n_stacks(r->result) :
-						r->model ? fg_folded__n_stacks(r->model) : 0));
+	fg_json_add_int(m, "stacks",
+			(int64_t)(r->result ? fg_result__n_stacks(r->result) :
+				  r->model  ? fg_folded__n_stacks(r->model) :
+					      0));
 	fg_json_add_bool(m, "kernel_hidden", r->opts.view.hide_kernel);
 	fg_json_add_bool(m, "memory_limited", r->memory_limited);
 	fg_json_add_str(m, "call_graph", fg_call_graph_name(r->opts.call_graph));

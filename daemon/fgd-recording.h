@@ -20,10 +20,10 @@
 #include <sys/types.h>
 
 #include "emit.h"
+#include "fgd-evset.h"
 #include "fgd-loader.h"
 #include "fgd-proctab.h"
 #include "fgd-resolve.h"
-#include "fgd-evset.h"
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
 #include "proto.h"
@@ -31,15 +31,15 @@
 
 struct fg_recording_opts {
 	struct fg_record_request req; /* what the client asked for, validated */
-	struct fg_view view;          /* what the client may see (view.h); its kernel_suffix is req's */
+	struct fg_view view; /* what the client may see (view.h); its kernel_suffix is req's */
 	struct fg_event_choice event;
-	uint32_t frequency;           /* resolved: never 0 */
+	uint32_t frequency; /* resolved: never 0 */
 	uint32_t max_stack;
 	enum fg_call_graph call_graph; /* resolved: FP or DWARF */
-	uint32_t stack_dump;          /* DWARF: bytes of user stack per sample */
+	uint32_t stack_dump;           /* DWARF: bytes of user stack per sample */
 	size_t ring_pages;
-	uint64_t max_bytes;           /* the aggregate's memory; past it, new stacks are dropped */
-	const char *hostname;         /* borrowed for the call */
+	uint64_t max_bytes;   /* the aggregate's memory; past it, new stacks are dropped */
+	const char *hostname; /* borrowed for the call */
 };
 
 struct fg_recording;

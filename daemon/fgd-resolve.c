@@ -38,15 +38,16 @@
  * anything up again.
  */
 struct location {
-	struct fg_dso *dso; /* owned reference, keeping the pointer in the key valid; NULL for kernel */
-	uint64_t addr;      /* file offset (user) or address (kernel) */
-	uint32_t names;     /* index of its first frame name id in loc_names */
-	uint8_t n_names;    /* >= 1; at most FG_SYM_MAX_FRAMES */
+	/* owned reference, keeping the pointer in the key valid; NULL for kernel */
+	struct fg_dso *dso;
+	uint64_t addr;   /* file offset (user) or address (kernel) */
+	uint32_t names;  /* index of its first frame name id in loc_names */
+	uint8_t n_names; /* >= 1; at most FG_SYM_MAX_FRAMES */
 	bool kernel;
-	bool outermost;     /* named like a process's or thread's first function */
-	bool jit;           /* addr is a JIT map entry's id (fgd-jit.h), dso NULL */
-	bool provisional;   /* named without waiting for the loader: not in loc_index */
-	uint8_t kind;       /* enum frame_kind, of its outermost frame */
+	bool outermost;   /* named like a process's or thread's first function */
+	bool jit;         /* addr is a JIT map entry's id (fgd-jit.h), dso NULL */
+	bool provisional; /* named without waiting for the loader: not in loc_index */
+	uint8_t kind;     /* enum frame_kind, of its outermost frame */
 };
 
 struct loc_key {
@@ -65,51 +66,52 @@ struct fg_resolver {
 	struct fg_budget *budget;     /* borrowed; NULL: none */
 	struct fg_folded *names;      /* borrowed: where frame names are interned */
 
-	struct location *locs;   /* owned: the memo */
+	struct location *locs; /* owned: the memo */
 	size_t n_locs, cap_locs;
 	struct fg_idxmap loc_index;
 	uint32_t *loc_names; /* owned: frame name ids of every location, in ranges */
 	size_t n_loc_names, cap_loc_names;
 	uint32_t *scratch; /* owned: one sample's locations, leaf first */
 	size_t cap_scratch;
-	uint32_t *stack;   /* owned: one sample's root slots, then its frame name ids, root first */
+	uint32_t *stack; /* owned: one sample's root slots, then its frame name ids, root first */
 	size_t cap_stack;
-	uint64_t *chain;   /* owned: DWARF mode: one sample's kernel callchain and unwound user pcs */
+	uint64_t *chain; /* owned: DWARF mode: one sample's kernel callchain and unwound user pcs */
 	size_t cap_chain;
 	struct fg_stack_quality quality;
-	size_t max_locs;   /* lowered to the current count when frozen */
+	size_t max_locs; /* lowered to the current count when frozen */
 	bool memory_limited;
 
-	uint64_t samples;          /* emitted */
-	uint64_t filtered;         /* not wanted */
-	uint64_t dropped_full;     /* refused: a table was full */
+	uint64_t samples;      /* emitted */
+	uint64_t filtered;     /* not wanted */
+	uint64_t dropped_full; /* refused: a table was full */
 	uint64_t frames[_FG_FRAME_KIND_MAX];
 	uint64_t inlined_frames; /* frames added for inlined functions */
 	uint64_t unreadable_count;
 	struct fg_dso *unreadable[MAX_UNREADABLE_LISTED]; /* owned references */
 	size_t n_unreadable;
 
-	struct fg_jit *jit;           /* borrowed from procs */
-	struct fg_jitmap **jit_maps;  /* owned references: the JIT maps looked at, for the metadata */
+	struct fg_jit *jit; /* borrowed from procs */
+	/* owned references: the JIT maps looked at, for the metadata */
+	struct fg_jitmap **jit_maps;
 	size_t n_jit_maps, cap_jit_maps;
-	struct fg_idxmap jit_index;   /* over jit_maps, by pointer */
-	struct fg_jitmap *jit_last;   /* the last one noted: most samples come from one process */
-	bool jit_maps_truncated;      /* more than MAX_JIT_MAPS were looked at */
+	struct fg_idxmap jit_index; /* over jit_maps, by pointer */
+	struct fg_jitmap *jit_last; /* the last one noted: most samples come from one process */
+	bool jit_maps_truncated;    /* more than MAX_JIT_MAPS were looked at */
 
 	/*
 	 * Samples waiting for a binary to be read, copied in arrival order
 	 * (struct parked entries): the loader's thread reads it meanwhile, and
 	 * drain rounds take them again (fg_resolver__replay()).
 	 */
-	uint8_t *park;              /* owned */
+	uint8_t *park; /* owned */
 	size_t park_len, park_cap;
-	uint64_t park_charged;      /* what the budget's waiting part holds of it */
-	size_t park_dead;           /* bytes of handled entries not compacted away yet */
+	uint64_t park_charged; /* what the budget's waiting part holds of it */
+	size_t park_dead;      /* bytes of handled entries not compacted away yet */
 	size_t n_parked;
-	uint64_t waited;            /* samples that waited, ever (each counted once) */
-	uint64_t degraded;          /* samples handled without all they waited for (handle_now()) */
-	bool nowait;                /* handling one that way now */
-	bool sample_degraded;       /* the sample being handled got less than was coming */
+	uint64_t waited;      /* samples that waited, ever (each counted once) */
+	uint64_t degraded;    /* samples handled without all they waited for (handle_now()) */
+	bool nowait;          /* handling one that way now */
+	bool sample_degraded; /* the sample being handled got less than was coming */
 };
 
 static void drop_locations(struct fg_resolver *r)
@@ -248,8 +250,16 @@ static int add_loc_name(struct fg_resolver *r, const char *name, const char *suf
 static bool is_outermost_name(const char *name)
 {
 	static const char *const names[] = {
-		"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_call_main",
-		"start_thread", "clone", "clone3", "__clone", "__clone3", "__clone_internal",
+		"_start",
+		"__libc_start_main",
+		"__libc_start_main_impl",
+		"__libc_start_call_main",
+		"start_thread",
+		"clone",
+		"clone3",
+		"__clone",
+		"__clone3",
+		"__clone_internal",
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(names); i++)
@@ -259,7 +269,8 @@ static bool is_outermost_name(const char *name)
 }
 
 /* The sampled process reaches the very file it mapped, while it lives: "" if proc or m is NULL. */
-static void map_files_hint(const struct fg_process *proc, const struct fg_map *m, char *buf, size_t size)
+static void map_files_hint(const struct fg_process *proc, const struct fg_map *m, char *buf,
+			   size_t size)
 {
 	buf[0] = '\0';
 	if (proc && m)
@@ -310,8 +321,9 @@ static int name_location(struct fg_resolver *r, struct location *l, const struct
 	if (err < 0)
 		return err;
 	l->provisional = err > 0;
-	l->kind = fr.result == FG_SYM_NAMED ? FG_FRAME_NAMED :
-		  fr.result == FG_SYM_OFFSET ? FG_FRAME_OFFSET : FG_FRAME_UNKNOWN;
+	l->kind = fr.result == FG_SYM_NAMED  ? FG_FRAME_NAMED :
+		  fr.result == FG_SYM_OFFSET ? FG_FRAME_OFFSET :
+					       FG_FRAME_UNKNOWN;
 	/* The real function, not what was inlined into it; C names, never demangled. */
 	l->outermost = fr.result == FG_SYM_NAMED && is_outermost_name(fr.names[0]);
 	if (l->dso && fg_dso__state(l->dso) == FG_DSO_FAILED)
@@ -498,7 +510,8 @@ static int64_t chain_locations(struct fg_resolver *r, struct fg_process *proc, c
 
 		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
 			ctx = ip == (uint64_t)PERF_CONTEXT_KERNEL ? KERNEL :
-			      ip == (uint64_t)PERF_CONTEXT_USER ? USER : NONE;
+			      ip == (uint64_t)PERF_CONTEXT_USER   ? USER :
+								    NONE;
 			first = true;
 			continue;
 		}
@@ -507,7 +520,8 @@ static int64_t chain_locations(struct fg_resolver *r, struct fg_process *proc, c
 		if (!first)
 			ip--;
 		first = false;
-		loc = ctx == KERNEL ? location(r, NULL, ip, true, NULL, NULL) : user_location(r, proc, ip);
+		loc = ctx == KERNEL ? location(r, NULL, ip, true, NULL, NULL) :
+				      user_location(r, proc, ip);
 		if (loc == -EINPROGRESS) {
 			/* Go on: every binary this sample needs starts loading now, not one per round. */
 			pending = true;
@@ -526,8 +540,8 @@ static int64_t chain_locations(struct fg_resolver *r, struct fg_process *proc, c
 
 /* How a sample's user stack was unwound (DWARF mode): accounted once the sample is kept. */
 struct unwound {
-	bool user;              /* the sample has a user part */
-	uint8_t end;            /* enum fg_unwind_end; FAILED for a 32-bit process */
+	bool user;   /* the sample has a user part */
+	uint8_t end; /* enum fg_unwind_end; FAILED for a 32-bit process */
 	uint32_t fp_frames;
 };
 
@@ -644,8 +658,9 @@ static int emit_stack(struct fg_resolver *r, const struct fg_sample *s, struct f
  * and r->chain[0..*ret_chain_len) holds the chain, which is all the sample
  * needs from then on.
  */
-static int handle_sample(struct fg_resolver *r, const struct fg_record *rec, const struct unwound *pre,
-			 struct unwound *ret_unwound, size_t *ret_chain_len)
+static int handle_sample(struct fg_resolver *r, const struct fg_record *rec,
+			 const struct unwound *pre, struct unwound *ret_unwound,
+			 size_t *ret_chain_len)
 {
 	const struct fg_sample *s = &rec->sample;
 	bool dwarf = r->opts.call_graph == FG_CALL_GRAPH_DWARF;
@@ -714,7 +729,8 @@ static int handle_sample(struct fg_resolver *r, const struct fg_record *rec, con
  * may be module+offset, lack inline frames, or have been unwound by frame
  * pointer where CFI was still being read; it is counted in r->degraded.
  */
-static void handle_now(struct fg_resolver *r, const struct fg_record *rec, const struct unwound *pre)
+static void handle_now(struct fg_resolver *r, const struct fg_record *rec,
+		       const struct unwound *pre)
 {
 	struct unwound ignored;
 	size_t chain_len;
@@ -731,13 +747,13 @@ static void handle_now(struct fg_resolver *r, const struct fg_record *rec, const
  * chain instead of its registers and stack (tens of bytes, not kilobytes).
  */
 struct parked {
-	uint32_t size;     /* of the entry, these arrays included, a multiple of 8 */
+	uint32_t size; /* of the entry, these arrays included, a multiple of 8 */
 	uint16_t misc;
-	bool dead;         /* handled: its bytes wait for compact() */
-	bool has_unwound;  /* the callchain is the unwound chain, see unwound */
+	bool dead;        /* handled: its bytes wait for compact() */
+	bool has_unwound; /* the callchain is the unwound chain, see unwound */
 	uint32_t n_regs;
 	struct unwound unwound;
-	uint64_t wait;     /* the loader's submission count when it was parked: see replay() */
+	uint64_t wait;      /* the loader's submission count when it was parked: see replay() */
 	uint64_t parked_at; /* CLOCK_MONOTONIC ns */
 	struct fg_sample_id sid;
 	uint64_t ip, period, nr, regs_abi, stack_size;
@@ -755,7 +771,8 @@ static void park(struct fg_resolver *r, const struct fg_record *rec, const uint6
 	const struct fg_sample *s = &rec->sample;
 	uint64_t nr = chain ? chain_len : s->nr, n_regs = chain ? 0 : s->n_regs;
 	uint64_t stack_size = chain ? 0 : s->stack_size;
-	uint64_t size = ALIGN_TO(sizeof(struct parked) + (nr + n_regs) * sizeof(uint64_t) + stack_size, 8);
+	uint64_t size =
+		ALIGN_TO(sizeof(struct parked) + (nr + n_regs) * sizeof(uint64_t) + stack_size, 8);
 	struct parked *p;
 	uint8_t *at;
 
@@ -959,7 +976,8 @@ static struct json_object *jit_maps_json(const struct fg_resolver *r)
 			dropped += info.stats.dropped;
 		}
 		/* A map that exists but could not be read is listed too, with its error. */
-		if (info.state != FG_JIT_REFUSED && (info.state != FG_JIT_ABSENT || info.error == 0))
+		if (info.state != FG_JIT_REFUSED &&
+		    (info.state != FG_JIT_ABSENT || info.error == 0))
 			continue;
 		if (n_refused++ >= MAX_JIT_LISTED)
 			continue;
@@ -992,14 +1010,17 @@ static struct json_object *jit_maps_json(const struct fg_resolver *r)
 
 void fg_resolver__metadata(const struct fg_resolver *r, struct json_object *meta)
 {
-	struct json_object *frames = json_object_new_object(), *unreadable = json_object_new_array();
+	struct json_object *frames = json_object_new_object(),
+			   *unreadable = json_object_new_array();
 
 	json_object_object_add(meta, "frames", frames);
-	fg_json_add_int(frames, "named", (int64_t)(r->frames[FG_FRAME_NAMED] + r->frames[FG_FRAME_KERNEL] +
-						   r->frames[FG_FRAME_JIT]));
+	fg_json_add_int(frames, "named",
+			(int64_t)(r->frames[FG_FRAME_NAMED] + r->frames[FG_FRAME_KERNEL] +
+				  r->frames[FG_FRAME_JIT]));
 	fg_json_add_int(frames, "module_offset", (int64_t)r->frames[FG_FRAME_OFFSET]);
-	fg_json_add_int(frames, "unknown", (int64_t)(r->frames[FG_FRAME_UNKNOWN] +
-						     r->frames[FG_FRAME_KERNEL_UNKNOWN]));
+	fg_json_add_int(frames, "unknown",
+			(int64_t)(r->frames[FG_FRAME_UNKNOWN] +
+				  r->frames[FG_FRAME_KERNEL_UNKNOWN]));
 	fg_json_add_int(frames, "inlined", (int64_t)r->inlined_frames);
 	json_object_object_add(meta, "unreadable_binaries", unreadable);
 	fg_json_add_int(meta, "unreadable_count", (int64_t)r->unreadable_count);

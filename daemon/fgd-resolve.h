@@ -31,11 +31,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "folded.h"
 #include "fgd-loader.h"
 #include "fgd-proctab.h"
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
+#include "folded.h"
 #include "proto.h"
 #include "record.h"
 
@@ -110,10 +110,11 @@ enum fg_frame_kind {
 struct fg_stack_quality {
 	uint64_t user_stacks; /* samples with a user part */
 	uint64_t complete, truncated, failed;
-	uint64_t fp_frames;   /* DWARF mode: frames unwound by frame pointer for want of CFI */
+	uint64_t fp_frames; /* DWARF mode: frames unwound by frame pointer for want of CFI */
 };
 
-static inline void fg_stack_quality_add(struct fg_stack_quality *dst, const struct fg_stack_quality *src)
+static inline void fg_stack_quality_add(struct fg_stack_quality *dst,
+					const struct fg_stack_quality *src)
 {
 	dst->user_stacks += src->user_stacks;
 	dst->complete += src->complete;
@@ -132,11 +133,11 @@ struct fg_resolve_stats {
 	uint64_t frames[_FG_FRAME_KIND_MAX];
 	uint64_t inlined_frames; /* frames added for inlined functions */
 	struct fg_stack_quality quality;
-	uint64_t waiting;      /* in the waiting room now */
-	uint64_t waited;       /* samples that waited, ever (each counted once) */
-	uint64_t degraded;     /* handled without all they waited for */
-	uint64_t unreadable;   /* binaries whose symbols could not be read */
-	bool memory_limited;   /* frozen: new locations are refused */
+	uint64_t waiting;    /* in the waiting room now */
+	uint64_t waited;     /* samples that waited, ever (each counted once) */
+	uint64_t degraded;   /* handled without all they waited for */
+	uint64_t unreadable; /* binaries whose symbols could not be read */
+	bool memory_limited; /* frozen: new locations are refused */
 };
 
 struct fg_resolver;

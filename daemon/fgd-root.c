@@ -22,7 +22,7 @@ struct root_key {
 
 struct fg_root {
 	unsigned refs;
-	int fd; /* owned O_PATH descriptor of the root directory; -1: resolves nothing */
+	int fd;      /* owned O_PATH descriptor of the root directory; -1: resolves nothing */
 	bool own_ns; /* a chroot in the daemon's own mount namespace */
 	struct root_key key;
 };

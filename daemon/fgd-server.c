@@ -79,16 +79,16 @@
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
 struct client {
-	struct fgd_watch watch; /* first: the loop hands us this pointer */
+	struct fgd_watch watch;    /* first: the loop hands us this pointer */
 	struct fgd_server *server; /* borrowed */
 	struct client *next, *prev;
 	struct ucred cred;
 	enum fg_session_state state; /* what its requests get: common/session.h */
-	bool short_slot; /* let in past a full table: one request, then closed */
+	bool short_slot;             /* let in past a full table: one request, then closed */
 	uint32_t epoll_events;
 	/* Connecting, a complete request, or the end of a result: for the idle timeout and eviction. */
 	uint64_t last_active;
-	uint64_t stall_since;  /* the last send that made progress, while output waits */
+	uint64_t stall_since; /* the last send that made progress, while output waits */
 
 	struct fg_proto_reader in;
 	bool read_eof;
@@ -97,11 +97,11 @@ struct client {
 	char *chunk; /* owned: one emitted chunk of result */
 	size_t chunk_len, chunk_cap;
 
-	struct fg_recording *rec; /* owned */
+	struct fg_recording *rec;  /* owned */
 	struct fgd_snapshot *snap; /* owned: a snapshot's result being streamed */
-	uint64_t deadline; /* CLOCK_MONOTONIC ns; 0: until stopped */
+	uint64_t deadline;         /* CLOCK_MONOTONIC ns; 0: until stopped */
 	const char *finish_reason; /* static; while finishing */
-	uint64_t finish_by;        /* CLOCK_MONOTONIC ns; finishing ends then whatever still waits */
+	uint64_t finish_by; /* CLOCK_MONOTONIC ns; finishing ends then whatever still waits */
 	uint64_t next_progress;
 	uint64_t result_bytes;
 	uint64_t budget_charged; /* what the memory budget's results part holds of this client's */
@@ -113,7 +113,7 @@ struct fgd_server {
 	struct fgd_loop *loop;         /* borrowed */
 	struct fgd_engine *engine;     /* borrowed: starts, drains and finishes the recordings */
 	struct fgd_watch listen_watch;
-	char *path; /* owned */
+	char *path;  /* owned */
 	bool passed; /* the socket came from systemd, which owns its file */
 	struct client *clients;
 	struct client *evicted; /* owned: closed, freed after the loop's batch of events */
@@ -286,7 +286,8 @@ static void pump(struct client *c)
 			if (m)
 				fg_json_add_int(m, "length", (int64_t)c->chunk_len);
 			send_json(c, m);
-			if (c->state == FG_SESSION_CLOSING || out_append(c, c->chunk, c->chunk_len) < 0) {
+			if (c->state == FG_SESSION_CLOSING ||
+			    out_append(c, c->chunk, c->chunk_len) < 0) {
 				c->state = FG_SESSION_CLOSING;
 				return;
 			}
@@ -422,8 +423,9 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		o.stack_dump = req->stack_dump;
 	if (req->all && c->cred.uid != 0) {
 		s->denied++;
-		send_error(c, EPERM, "recording the whole machine (-a) needs root; "
-				     "record your own processes with -p");
+		send_error(c, EPERM,
+			   "recording the whole machine (-a) needs root; "
+			   "record your own processes with -p");
 		return;
 	}
 	for (size_t i = 0; i < req->n_pids; i++) {
@@ -433,7 +435,8 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 
 		r = fg_proctab__get_live(fgd_engine__procs(s->engine), req->pids[i], &p, &tgid);
 		if (r < 0 && tgid > 0) {
-			send_error(c, ESRCH, "%d is a thread of process %d: record the process with -p %d",
+			send_error(c, ESRCH,
+				   "%d is a thread of process %d: record the process with -p %d",
 				   req->pids[i], tgid, tgid);
 			return;
 		}
@@ -450,28 +453,35 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		}
 		if (owner != c->cred.uid) {
 			s->denied++;
-			send_error(c, EPERM, "process %d belongs to another user or runs with privileges "
-					     "(setuid, setgid, capabilities): you may record only your own "
-					     "processes", req->pids[i]);
+			send_error(c, EPERM,
+				   "process %d belongs to another user or runs with privileges "
+				   "(setuid, setgid, capabilities): you may record only your own "
+				   "processes",
+				   req->pids[i]);
 			return;
 		}
 	}
 	/* Sampling is system-wide whatever the target: what a user may ask for is capped. */
 	if (c->cred.uid != 0 && o.frequency > USER_MAX_FREQUENCY) {
-		send_error(c, EINVAL, "frequency %u Hz is above the %d Hz allowed to non-root users",
+		send_error(c, EINVAL,
+			   "frequency %u Hz is above the %d Hz allowed to non-root users",
 			   o.frequency, USER_MAX_FREQUENCY);
 		return;
 	}
 	fgd_engine__stats(s->engine, &es);
 	if (o.frequency > es.max_rate) {
-		send_error(c, EINVAL, "frequency %u Hz is above the kernel's limit "
-				      "(kernel.perf_event_max_sample_rate = %u)", o.frequency, es.max_rate);
+		send_error(c, EINVAL,
+			   "frequency %u Hz is above the kernel's limit "
+			   "(kernel.perf_event_max_sample_rate = %u)",
+			   o.frequency, es.max_rate);
 		return;
 	}
 	if (s->n_recordings >= MAX_RECORDINGS ||
 	    (c->cred.uid != 0 && recordings_of(s, c->cred.uid) >= MAX_RECORDINGS_PER_USER)) {
-		send_error(c, EBUSY, "too many recordings in progress (at most %d, %d per user); try again later",
-			   MAX_RECORDINGS, MAX_RECORDINGS_PER_USER);
+		send_error(
+			c, EBUSY,
+			"too many recordings in progress (at most %d, %d per user); try again later",
+			MAX_RECORDINGS, MAX_RECORDINGS_PER_USER);
 		return;
 	}
 	if (o.call_graph == FG_CALL_GRAPH_DWARF)
@@ -482,7 +492,8 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		return;
 	}
 	if (r < 0) {
-		log_warning("Failed to start a recording for uid %u: %s", c->cred.uid, strerror(-r));
+		log_warning("Failed to start a recording for uid %u: %s", c->cred.uid,
+			    strerror(-r));
 		send_error(c, -r, "could not start sampling: %s", strerror(-r));
 		return;
 	}
@@ -490,7 +501,9 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	s->recordings_started++;
 	c->state = FG_SESSION_RECORDING;
 	c->ended = NULL;
-	c->deadline = req->duration_ms ? fg_recording__started(c->rec) + req->duration_ms * 1000000ULL : 0;
+	c->deadline = req->duration_ms ?
+			      fg_recording__started(c->rec) + req->duration_ms * 1000000ULL :
+			      0;
 	c->next_progress = fgd_now() + PROGRESS_INTERVAL_NS;
 	c->result_bytes = 0;
 	send_started(c, &o);
@@ -504,7 +517,8 @@ static void handle_status(struct client *c)
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	const struct fgd_server *s = c->server;
 
-	if (fgd_status_fill(s->conf, s->engine, s->loop, &st) >= 0 && fgd_server__status(s, &st) >= 0)
+	if (fgd_status_fill(s->conf, s->engine, s->loop, &st) >= 0 &&
+	    fgd_server__status(s, &st) >= 0)
 		m = fg_status_to_json(&st);
 	if (!m) {
 		c->state = FG_SESSION_CLOSING;
@@ -517,8 +531,9 @@ static bool always_on_available(struct client *c)
 {
 	if (fgd_engine__alwayson(c->server->engine))
 		return true;
-	send_error(c, ENODATA, "always-on sampling is off in this fgd (--no-always-on): "
-			       "there is no history to query; use fgctl record");
+	send_error(c, ENODATA,
+		   "always-on sampling is off in this fgd (--no-always-on): "
+		   "there is no history to query; use fgctl record");
 	return false;
 }
 
@@ -549,15 +564,18 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 	if (r == -ENOBUFS && limit + OUTPUT_MAX_BYTES < result_budget(c)) {
 		c->server->results_refused++;
 		fg_budget__refused(fgd_engine__budget(c->server->engine), FG_BUDGET_RESULTS);
-		send_error(c, ENOBUFS, "the snapshot does not fit in the %llu MiB fgd's memory budget "
-				       "(MemoryMax=, fgd.conf(5)) has room for now: %s",
+		send_error(c, ENOBUFS,
+			   "the snapshot does not fit in the %llu MiB fgd's memory budget "
+			   "(MemoryMax=, fgd.conf(5)) has room for now: %s",
 			   (unsigned long long)((limit + OUTPUT_MAX_BYTES) >> 20), why);
 		return;
 	}
 	if (r == -ENOBUFS) {
 		c->server->results_refused++;
-		send_error(c, ENOBUFS, "the snapshot does not fit in the %llu MiB a %s client's result "
-				       "may hold in fgd: %s", (unsigned long long)(result_budget(c) >> 20),
+		send_error(c, ENOBUFS,
+			   "the snapshot does not fit in the %llu MiB a %s client's result "
+			   "may hold in fgd: %s",
+			   (unsigned long long)(result_budget(c) >> 20),
 			   c->cred.uid == 0 ? "root" : "non-root", why);
 		return;
 	}
@@ -604,18 +622,23 @@ static void handle_top(struct client *c, const struct fg_query_request *q)
 static void refuse(struct client *c, const struct fg_request *req, int err)
 {
 	if (c->short_slot)
-		send_error(c, err, "fgd's %d connections are all busy, so this one was let in for one "
-				   "status or top only; try again later", MAX_CLIENTS);
+		send_error(c, err,
+			   "fgd's %d connections are all busy, so this one was let in for one "
+			   "status or top only; try again later",
+			   MAX_CLIENTS);
 	else if (req->cmd == FG_CMD_STOP && c->ended)
-		send_error(c, err, "no recording to stop: this connection is idle; its recording had "
-				   "already ended (%s) before this stop was read, and its result was sent "
-				   "first", c->ended);
+		send_error(c, err,
+			   "no recording to stop: this connection is idle; its recording had "
+			   "already ended (%s) before this stop was read, and its result was sent "
+			   "first",
+			   c->ended);
 	else if (req->cmd == FG_CMD_STOP)
 		send_error(c, err, "no recording to stop: this connection is %s",
 			   fg_session_state_name(c->state));
 	else if (c->state == FG_SESSION_RECORDING || c->state == FG_SESSION_FINISHING)
-		send_error(c, err, "a recording is running on this connection and its result comes "
-				   "first: stop it, or send this request on another connection");
+		send_error(c, err,
+			   "a recording is running on this connection and its result comes "
+			   "first: stop it, or send this request on another connection");
 	else
 		send_error(c, err, "not possible while this connection is %s",
 			   fg_session_state_name(c->state));
@@ -652,7 +675,8 @@ static void answer_line(struct client *c, const char *line, size_t len)
 	if (rule.action == FG_SESSION_RUN && c->short_slot)
 		c->server->short_requests++;
 	if (rule.action == FG_SESSION_STOP) {
-		if (c->state == FG_SESSION_FINISHING) /* a stop does not wait: the rest is dropped */
+		if (c->state ==
+		    FG_SESSION_FINISHING) /* a stop does not wait: the rest is dropped */
 			complete_recording(c, c->finish_reason);
 		else
 			finish_recording(c, "stopped");
@@ -705,7 +729,8 @@ static void process_input(struct client *c)
 
 		if (r == -EMSGSIZE) {
 			c->server->bad_requests++;
-			send_error(c, EMSGSIZE, "request longer than %d bytes", FG_PROTO_MAX_REQUEST);
+			send_error(c, EMSGSIZE, "request longer than %d bytes",
+				   FG_PROTO_MAX_REQUEST);
 			c->state = FG_SESSION_CLOSING;
 		} else if (it.kind == FG_PROTO_DATA) {
 			send_error(c, EBADMSG, "clients do not send data");
@@ -720,11 +745,13 @@ static void process_input(struct client *c)
 		break;
 	}
 	/* The client has finished sending and every request it sent is answered. */
-	if (drained && c->read_eof && (c->state == FG_SESSION_IDLE || c->state == FG_SESSION_SHORT)) {
+	if (drained && c->read_eof &&
+	    (c->state == FG_SESSION_IDLE || c->state == FG_SESSION_SHORT)) {
 		if (fg_proto_reader_pending(&c->in)) {
 			c->server->bad_requests++;
-			send_error(c, EBADMSG, "the input ended inside a request: a request is one line, "
-					       "ending in a newline");
+			send_error(c, EBADMSG,
+				   "the input ended inside a request: a request is one line, "
+				   "ending in a newline");
 		}
 		c->state = FG_SESSION_CLOSING;
 	}
@@ -778,7 +805,8 @@ static void complete_recording(struct client *c, const char *reason)
 
 	r = fgd_engine__finish_recording(c->server->engine, c->rec);
 	if (r < 0) {
-		log_warning("Failed to finish a recording for uid %u: %s", c->cred.uid, strerror(-r));
+		log_warning("Failed to finish a recording for uid %u: %s", c->cred.uid,
+			    strerror(-r));
 		send_error(c, -r, "could not build the result: %s", strerror(-r));
 		c->rec = recording_free(c);
 		c->server->n_recordings--;
@@ -823,7 +851,8 @@ static void send_progress(struct client *c, uint64_t now)
 	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("progress");
 
 	if (m) {
-		fg_json_add_int(m, "elapsed_ms", (int64_t)((now - fg_recording__started(c->rec)) / 1000000));
+		fg_json_add_int(m, "elapsed_ms",
+				(int64_t)((now - fg_recording__started(c->rec)) / 1000000));
 		fg_json_add_int(m, "samples", (int64_t)fg_recording__samples(c->rec));
 		fg_json_add_int(m, "lost", (int64_t)fg_recording__lost(c->rec));
 	}
@@ -846,8 +875,8 @@ void fgd_server__tick(struct fgd_server *s)
 
 		next = c->next;
 		if (c->out_len > 0 && now - c->stall_since > timeout) {
-			log_warning("Client (uid %u) stopped reading for %llu s, dropping it", c->cred.uid,
-				    (unsigned long long)(timeout / 1000000000ULL));
+			log_warning("Client (uid %u) stopped reading for %llu s, dropping it",
+				    c->cred.uid, (unsigned long long)(timeout / 1000000000ULL));
 			client_free(c);
 			continue;
 		}
@@ -867,7 +896,8 @@ void fgd_server__tick(struct fgd_server *s)
 			send_error(c, ETIMEDOUT, "closing this connection: no request for %llu s",
 				   IDLE_TIMEOUT_NS / 1000000000ULL);
 			c->state = FG_SESSION_CLOSING;
-		} else if (c->state == FG_SESSION_SHORT && now - c->last_active > SHORT_TIMEOUT_NS) {
+		} else if (c->state == FG_SESSION_SHORT &&
+			   now - c->last_active > SHORT_TIMEOUT_NS) {
 			send_error(c, ETIMEDOUT, "closing this connection: no request for %llu s",
 				   SHORT_TIMEOUT_NS / 1000000000ULL);
 			c->state = FG_SESSION_CLOSING;
@@ -947,12 +977,13 @@ static void client_evict(struct client *c)
 {
 	struct fgd_server *s = c->server;
 	char line[512];
-	int n = snprintf(line, sizeof(line),
-			 "{\"fgd\":%d,\"type\":\"error\",\"error\":\"EUSERS\",\"message\":\"closed "
-			 "to make room for a new connection: fgd's client table was full and this was "
-			 "its oldest idle connection (no request for %llu s)\"}\n",
-			 FG_PROTO_VERSION,
-			 (unsigned long long)((fgd_now() - c->last_active) / 1000000000ULL));
+	int n = snprintf(
+		line, sizeof(line),
+		"{\"fgd\":%d,\"type\":\"error\",\"error\":\"EUSERS\",\"message\":\"closed "
+		"to make room for a new connection: fgd's client table was full and this was "
+		"its oldest idle connection (no request for %llu s)\"}\n",
+		FG_PROTO_VERSION,
+		(unsigned long long)((fgd_now() - c->last_active) / 1000000000ULL));
 
 	(void)!send(c->watch.fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	log_debug("Closed an idle connection of uid %u to make room", c->cred.uid);
@@ -966,9 +997,10 @@ static void client_evict(struct client *c)
 static void reject(int fd, const char *why)
 {
 	char line[256];
-	int n = snprintf(line, sizeof(line),
-			 "{\"fgd\":%d,\"type\":\"error\",\"error\":\"EUSERS\",\"message\":\"%s\"}\n",
-			 FG_PROTO_VERSION, why);
+	int n = snprintf(
+		line, sizeof(line),
+		"{\"fgd\":%d,\"type\":\"error\",\"error\":\"EUSERS\",\"message\":\"%s\"}\n",
+		FG_PROTO_VERSION, why);
 
 	/* Best effort on a fresh socket: its buffer has room for one line. */
 	(void)!send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -1064,7 +1096,8 @@ static int admit(struct fgd_server *s, uid_t uid, bool *ret_short, const char **
 
 static void accept_event(struct fgd_watch *w, uint32_t events)
 {
-	struct fgd_server *s = (struct fgd_server *)((uint8_t *)w - offsetof(struct fgd_server, listen_watch));
+	struct fgd_server *s =
+		(struct fgd_server *)((uint8_t *)w - offsetof(struct fgd_server, listen_watch));
 
 	for (;;) {
 		socklen_t len = sizeof(struct ucred);

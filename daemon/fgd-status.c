@@ -9,7 +9,8 @@
 #include "fgd-status.h"
 #include "macro.h"
 
-static struct fg_status_memory_part memory_part(const struct fg_budget_stats *b, enum fg_budget_part p)
+static struct fg_status_memory_part memory_part(const struct fg_budget_stats *b,
+						enum fg_budget_part p)
 {
 	const struct fg_budget_part_stats *s = &b->parts[p];
 
@@ -63,8 +64,8 @@ static struct fg_status_stack_quality stack_quality(const struct fg_stack_qualit
 	};
 }
 
-int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e, const struct fgd_loop *loop,
-		    struct fg_status *ret)
+int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e,
+		    const struct fgd_loop *loop, struct fg_status *ret)
 {
 	_cleanup_(fg_status_done) struct fg_status st = {};
 	struct fgd_alwayson *alwayson = fgd_engine__alwayson(e);

@@ -20,5 +20,5 @@
  * borrowed from those for the call that encodes them; caller releases *ret
  * with fg_status_done(). 0, or -ENOMEM with *ret untouched.
  */
-int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e, const struct fgd_loop *loop,
-		    struct fg_status *ret);
+int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e,
+		    const struct fgd_loop *loop, struct fg_status *ret);

@@ -57,26 +57,26 @@
 
 struct fg_dso {
 	unsigned refs;
-	uint32_t slot;                /* index in the owner's table */
-	struct fg_symbolizer *owner;  /* borrowed; outlives every dso */
+	uint32_t slot;               /* index in the owner's table */
+	struct fg_symbolizer *owner; /* borrowed; outlives every dso */
 	struct fg_dso_key key;
-	uint64_t serial;              /* never reused: names kept by offset stay this binary's */
+	uint64_t serial; /* never reused: names kept by offset stay this binary's */
 	bool in_build_id_index, in_inode_index;
-	char *path;                   /* owned */
-	char *open_path;              /* owned; where to read it if not path; may be NULL */
-	struct fg_root *root;         /* owned reference: where path means something; NULL: ours */
-	const char *basename;         /* borrowed from path */
+	char *path;           /* owned */
+	char *open_path;      /* owned; where to read it if not path; may be NULL */
+	struct fg_root *root; /* owned reference: where path means something; NULL: ours */
+	const char *basename; /* borrowed from path */
 	enum fg_dso_state state;
 	int error;
-	uint64_t failed_at;           /* CLOCK_MONOTONIC ns of the last failed load */
-	bool failed_once;             /* counted in dsos_failed */
-	struct fg_elf_syms *syms;     /* owned once loaded */
-	struct fg_dwarf *dwarf;       /* owned once loaded; NULL: no DWARF */
-	bool dwarf_touched;           /* in the owner's touched list */
+	uint64_t failed_at;       /* CLOCK_MONOTONIC ns of the last failed load */
+	bool failed_once;         /* counted in dsos_failed */
+	struct fg_elf_syms *syms; /* owned once loaded */
+	struct fg_dwarf *dwarf;   /* owned once loaded; NULL: no DWARF */
+	bool dwarf_touched;       /* in the owner's touched list */
 	/* The memory budget (common/budget.h). */
 	uint64_t syms_charged, dwarf_charged; /* what syms and dwarf are charged */
-	uint64_t last_used_ns;        /* CLOCK_MONOTONIC of the last lookup: eviction goes by it */
-	bool dwarf_evicted;           /* its DWARF was given up: no inline frames until read again */
+	uint64_t last_used_ns; /* CLOCK_MONOTONIC of the last lookup: eviction goes by it */
+	bool dwarf_evicted;    /* its DWARF was given up: no inline frames until read again */
 	uint64_t dwarf_evicted_bytes; /* what it held: the room a new read needs */
 	bool rereading;               /* a load is reading its DWARF again (state stays LOADED) */
 	uint64_t refused_bytes;       /* a symbol table this large found no room (error -ENOBUFS) */
@@ -90,12 +90,12 @@ struct fg_symbolizer {
 	struct fg_idxmap by_build_id, by_inode;
 	size_t live;
 
-	char *debug_dir; /* owned */
+	char *debug_dir;           /* owned */
 	struct fg_elf_trust trust; /* which files may be mapped */
-	struct fg_budget *budget; /* borrowed; NULL: none */
-	uint64_t dwarf_bytes;     /* the dsos' DWARF, as charged */
-	uint64_t dwarf_mapped;    /* their debug sections read in place */
-	uint64_t syms_bytes;      /* the dsos' symbol tables and kallsyms, as charged */
+	struct fg_budget *budget;  /* borrowed; NULL: none */
+	uint64_t dwarf_bytes;      /* the dsos' DWARF, as charged */
+	uint64_t dwarf_mapped;     /* their debug sections read in place */
+	uint64_t syms_bytes;       /* the dsos' symbol tables and kallsyms, as charged */
 	uint64_t names_charged, kallsyms_charged;
 	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
 	uint64_t next_dso_serial;
@@ -113,7 +113,7 @@ struct fg_symbolizer {
 	 */
 	struct fg_dso **touched;
 	size_t n_touched, cap_touched;
-	uint64_t dropped_at;               /* CLOCK_MONOTONIC ns of the last drop_touched() */
+	uint64_t dropped_at; /* CLOCK_MONOTONIC ns of the last drop_touched() */
 
 	struct fg_kallsyms *kallsyms; /* owned */
 	uint64_t modules_hash;
@@ -319,7 +319,8 @@ static struct fg_dso *find(struct fg_symbolizer *s, const struct fg_dso_key *k)
  */
 static int open_regular(const struct fg_root *root, const char *path)
 {
-	_cleanup_close_ int fd = fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	_cleanup_close_ int fd =
+		fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
 
 	if (fd < 0)
@@ -362,7 +363,8 @@ static int read_build_id(const struct fg_root *root, const char *path, uint8_t *
 		size_t off = 0, name_off, desc_off;
 		Elf_Data *data;
 
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE || ph.p_filesz > MAX_NOTE_BYTES)
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+		    ph.p_filesz > MAX_NOTE_BYTES)
 			continue;
 		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
 		if (!data)
@@ -405,8 +407,8 @@ static int add_index(struct fg_symbolizer *s, struct fg_dso *d)
 static void release_slot(struct fg_symbolizer *s, struct fg_dso *d)
 {
 	if (d->in_build_id_index)
-		fg_idxmap_remove(&s->by_build_id, build_id_hash(d->key.build_id, d->key.build_id_len),
-				 d->slot);
+		fg_idxmap_remove(&s->by_build_id,
+				 build_id_hash(d->key.build_id, d->key.build_id_len), d->slot);
 	if (d->in_inode_index)
 		fg_idxmap_remove(&s->by_inode, inode_hash(d->key.dev, d->key.ino), d->slot);
 	d->in_build_id_index = d->in_inode_index = false;
@@ -576,7 +578,8 @@ int fg_vdso_image(const void **ret, size_t *ret_size)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long start, end;
 
-		if (sscanf(line, "%lx-%lx", &start, &end) == 2 && start == base && strstr(line, "[vdso]")) {
+		if (sscanf(line, "%lx-%lx", &start, &end) == 2 && start == base &&
+		    strstr(line, "[vdso]")) {
 			*ret = (const void *)start;
 			*ret_size = end - start;
 			return 0;
@@ -655,17 +658,17 @@ bool fg_dso_source_is_file(const struct fg_dso_source *src, const uint8_t *id, s
  */
 struct dso_load {
 	struct fg_loader_job job;
-	struct fg_dso *dso;        /* owned reference; only done() looks at it */
-	struct fg_dso_source src;  /* owned */
-	char *debug_dir;           /* owned copy */
-	uint64_t syms_room;        /* the budget's room at submission: a bigger table is refused */
-	uint64_t dwarf_room;       /* likewise for DWARF: then it is not read */
-	bool reread;               /* the dso is loaded, and wants its evicted DWARF back */
+	struct fg_dso *dso;       /* owned reference; only done() looks at it */
+	struct fg_dso_source src; /* owned */
+	char *debug_dir;          /* owned copy */
+	uint64_t syms_room;       /* the budget's room at submission: a bigger table is refused */
+	uint64_t dwarf_room;      /* likewise for DWARF: then it is not read */
+	bool reread;              /* the dso is loaded, and wants its evicted DWARF back */
 	/* Results. */
 	int error;
-	uint64_t refused_bytes;    /* -ENOBUFS: the symbol table's size */
-	struct fg_elf_syms *syms;  /* owned until installed */
-	struct fg_dwarf *dwarf;    /* owned until installed */
+	uint64_t refused_bytes;   /* -ENOBUFS: the symbol table's size */
+	struct fg_elf_syms *syms; /* owned until installed */
+	struct fg_dwarf *dwarf;   /* owned until installed */
 	bool debug_file, dwarf_dropped;
 };
 
@@ -689,11 +692,13 @@ static void load_debug(struct dso_load *job, int fd)
 	 */
 	if (fg_elf_syms__source(job->syms) != FG_ELF_SYMTAB || !fg_elf_syms__has_dwarf(job->syms)) {
 		if (src->root)
-			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ src->root, job->debug_dir,
-									   src->path },
+			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ src->root,
+									      job->debug_dir,
+									      src->path },
 						job->syms, &how);
 		if (dfd < 0)
-			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ NULL, job->debug_dir, src->path },
+			dfd = fg_debuginfo_find(&(struct fg_debuginfo_query){ NULL, job->debug_dir,
+									      src->path },
 						job->syms, &how);
 		job->debug_file = dfd >= 0;
 	}
@@ -784,7 +789,8 @@ static void set_dwarf(struct fg_symbolizer *s, struct fg_dso *d, struct fg_dwarf
 }
 
 /* A read of an evicted DWARF is over: what it found replaces what d had. */
-static void reread_done(struct fg_symbolizer *s, struct fg_dso *d, struct dso_load *job, bool cancelled)
+static void reread_done(struct fg_symbolizer *s, struct fg_dso *d, struct dso_load *job,
+			bool cancelled)
 {
 	d->rereading = false;
 	if (cancelled || job->error < 0 || !job->dwarf) {
@@ -900,7 +906,8 @@ int fg_symbolizer__prepare(struct fg_symbolizer *s, struct fg_dso *d, const char
 		return 0;
 	if (d->state == FG_DSO_LOADING)
 		return -EINPROGRESS;
-	if (d->state == FG_DSO_FAILED && (!transient(d->error) || fgd_now() - d->failed_at < DSO_RETRY_NS))
+	if (d->state == FG_DSO_FAILED &&
+	    (!transient(d->error) || fgd_now() - d->failed_at < DSO_RETRY_NS))
 		return 0;
 	/* A table refused for its size is tried again only once there is room for it. */
 	if (d->state == FG_DSO_FAILED && d->error == -ENOBUFS &&
@@ -970,8 +977,9 @@ static const char *frame_name(struct fg_sym_frames *ret, const char *name, unsig
  * with the objects a name job took when it was submitted (an eviction
  * meanwhile disposes of them on the loader's thread, after the job).
  */
-static void frames_of(const struct fg_dso *d, const struct fg_elf_syms *syms, struct fg_dwarf *dwarf,
-		      uint64_t offset, unsigned flags, struct fg_sym_frames *ret)
+static void frames_of(const struct fg_dso *d, const struct fg_elf_syms *syms,
+		      struct fg_dwarf *dwarf, uint64_t offset, unsigned flags,
+		      struct fg_sym_frames *ret)
 {
 	const char *inlined[FG_SYM_MAX_FRAMES - 1];
 	struct fg_dwarf_names dn;
@@ -1041,7 +1049,8 @@ void fg_symbolizer__frames_user(struct fg_symbolizer *s, struct fg_dso *d, uint6
 
 static int by_last_use(const void *a, const void *b)
 {
-	const struct fg_dso *x = *(const struct fg_dso *const *)a, *y = *(const struct fg_dso *const *)b;
+	const struct fg_dso *x = *(const struct fg_dso *const *)a,
+			    *y = *(const struct fg_dso *const *)b;
 
 	return x->last_used_ns < y->last_used_ns ? -1 : x->last_used_ns > y->last_used_ns;
 }
@@ -1060,8 +1069,8 @@ static size_t candidates(struct fg_symbolizer *s, uint64_t now, uint64_t idle, b
 	for (size_t i = 0; i < s->n_dsos; i++) {
 		struct fg_dso *d = s->dsos[i];
 
-		if (!d || d->state != FG_DSO_LOADED || d->rereading || d->last_used_ns + idle > now ||
-		    !(dwarf ? (void *)d->dwarf : (void *)d->syms))
+		if (!d || d->state != FG_DSO_LOADED || d->rereading ||
+		    d->last_used_ns + idle > now || !(dwarf ? (void *)d->dwarf : (void *)d->syms))
 			continue;
 		if (FG_GROW(c, cap, n + 1) < 0)
 			break;
@@ -1151,7 +1160,7 @@ struct resolved {
 	uint64_t dso_serial;
 	uint64_t offset;
 	uint8_t flags;
-	bool pending;  /* a name job runs for it */
+	bool pending;   /* a name job runs for it */
 	uint8_t result; /* enum fg_sym_result */
 	uint8_t n;
 	uint32_t names[FG_SYM_MAX_FRAMES]; /* ids in resolved_names */
@@ -1164,7 +1173,7 @@ struct resolved_key {
 
 struct name_job {
 	struct fg_loader_job job;
-	struct fg_dso *dso;        /* owned reference */
+	struct fg_dso *dso; /* owned reference */
 	/*
 	 * d's at submission, borrowed: an eviction that takes them from the dso
 	 * disposes of them on the loader's thread, which runs jobs in order, so
@@ -1224,7 +1233,8 @@ static struct resolved *resolved_add(struct fg_symbolizer *s, const struct resol
 {
 	struct resolved *e;
 
-	if (resolved_bytes(s) > MIN(RESOLVED_MAX_BYTES, fg_budget__share(s->budget, FG_BUDGET_NAMES)))
+	if (resolved_bytes(s) >
+	    MIN(RESOLVED_MAX_BYTES, fg_budget__share(s->budget, FG_BUDGET_NAMES)))
 		resolved_reset(s);
 	if (!s->resolved_names && !(s->resolved_names = fg_strpool__new()))
 		return NULL;
@@ -1232,18 +1242,22 @@ static struct resolved *resolved_add(struct fg_symbolizer *s, const struct resol
 	    fg_idxmap_insert(&s->resolved_index, resolved_hash(k), (uint32_t)s->n_resolved) < 0)
 		return NULL;
 	e = &s->resolved[s->n_resolved++];
-	*e = (struct resolved){ .dso_serial = k->dso_serial, .offset = k->offset, .flags = k->flags };
+	*e = (struct resolved){ .dso_serial = k->dso_serial,
+				.offset = k->offset,
+				.flags = k->flags };
 	account_names(s);
 	return e;
 }
 
 /* Keeps a job's answer. False on ENOMEM (the entry then stays pending-free and is asked again). */
-static bool resolved_fill(struct fg_symbolizer *s, struct resolved *e, const struct fg_sym_frames *f)
+static bool resolved_fill(struct fg_symbolizer *s, struct resolved *e,
+			  const struct fg_sym_frames *f)
 {
 	for (size_t i = 0; i < f->n; i++) {
 		uint32_t id;
 
-		if (fg_strpool__intern(s->resolved_names, f->names[i], strlen(f->names[i]), &id) < 0)
+		if (fg_strpool__intern(s->resolved_names, f->names[i], strlen(f->names[i]), &id) <
+		    0)
 			return false;
 		e->names[i] = id;
 	}
@@ -1256,7 +1270,8 @@ static bool resolved_fill(struct fg_symbolizer *s, struct resolved *e, const str
 struct drop_job {
 	struct fg_loader_job job;
 	size_t n;
-	struct fg_dwarf *dwarf[]; /* borrowed: disposed of only after this job (the loader's order) */
+	/* borrowed: disposed of only after this job (the loader's order) */
+	struct fg_dwarf *dwarf[];
 };
 
 static void drop_work(struct fg_loader_job *j)
@@ -1339,7 +1354,8 @@ static void name_done(struct fg_loader_job *j, bool cancelled)
 	 * again, and takes the kernel a TLB shootdown (measured: dropping after
 	 * every batch cost the loader a third more CPU).
 	 */
-	if (s->name_jobs == 0 && s->n_touched > 0 && fgd_now() - s->dropped_at >= DROP_INTERVAL_NS) {
+	if (s->name_jobs == 0 && s->n_touched > 0 &&
+	    fgd_now() - s->dropped_at >= DROP_INTERVAL_NS) {
 		drop_touched(s);
 		s->dropped_at = fgd_now();
 	}
@@ -1393,7 +1409,8 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 	 */
 	if ((flags & FG_SYM_INLINE) && d->state == FG_DSO_LOADED && d->dwarf_evicted) {
 		if (!d->rereading && fgd_now() - d->failed_at >= DSO_RETRY_NS &&
-		    dwarf_room(s) >= d->dwarf_evicted_bytes && start_load(s, d, open_hint, true) < 0)
+		    dwarf_room(s) >= d->dwarf_evicted_bytes &&
+		    start_load(s, d, open_hint, true) < 0)
 			return -ENOMEM;
 		if (d->rereading) {
 			if (!nowait)
@@ -1420,7 +1437,9 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 	if (e && e->pending)
 		return -EINPROGRESS;
 	if (e && e->n > 0) {
-		*ret = (struct fg_sym_frames){ .n = e->n, .result = e->result, .inlined = e->n - 1u };
+		*ret = (struct fg_sym_frames){ .n = e->n,
+					       .result = e->result,
+					       .inlined = e->n - 1u };
 		for (size_t i = 0; i < e->n; i++)
 			ret->names[i] = fg_strpool__str(s->resolved_names, e->names[i]);
 		s->stats.resolved_hits++;

@@ -60,29 +60,32 @@ struct fg_root;
 struct fg_symbolizer;
 
 struct fg_symbolizer_stats {
-	uint64_t dsos;          /* in the cache now */
-	uint64_t dsos_loaded;   /* symbol tables parsed, ever */
-	uint64_t dsos_failed;   /* binaries that could not be read, ever */
-	uint64_t dsos_dropped;  /* refused because the cache was full */
-	uint64_t dsos_debug_file;   /* with a separate debug file found, ever */
+	uint64_t dsos;               /* in the cache now */
+	uint64_t dsos_loaded;        /* symbol tables parsed, ever */
+	uint64_t dsos_failed;        /* binaries that could not be read, ever */
+	uint64_t dsos_dropped;       /* refused because the cache was full */
+	uint64_t dsos_debug_file;    /* with a separate debug file found, ever */
 	uint64_t dsos_minidebuginfo; /* with symbols from .gnu_debugdata, ever */
-	uint64_t dsos_dwarf;    /* with DWARF read (inline frames), ever */
-	uint64_t dwarf_dropped; /* DWARF not read: more than the budget had room for */
-	uint64_t dwarf_bytes;   /* DWARF held on the heap now: sections read or inflated, libdw's tables */
+	uint64_t dsos_dwarf;         /* with DWARF read (inline frames), ever */
+	uint64_t dwarf_dropped;      /* DWARF not read: more than the budget had room for */
+	/* DWARF held on the heap now: sections read or inflated, libdw's tables */
+	uint64_t dwarf_bytes;
 	uint64_t dwarf_mapped;  /* debug sections read in place from mapped files (fgd-dwarf.h) */
 	uint64_t dwarf_evicted; /* binaries' DWARF given up under memory pressure, ever */
 	uint64_t dwarf_reread;  /* evicted DWARF read again, ever */
-	uint64_t inline_skipped; /* addresses named without inline frames: their DWARF was evicted */
-	uint64_t symbols_bytes; /* symbol tables held now, kallsyms included */
+	/* addresses named without inline frames: their DWARF was evicted */
+	uint64_t inline_skipped;
+	uint64_t symbols_bytes;   /* symbol tables held now, kallsyms included */
 	uint64_t symbols_evicted; /* binaries' symbol tables given up under memory pressure, ever */
 	uint64_t symbols_refused; /* symbol tables read but larger than the budget had room for */
-	uint64_t resolved;       /* addresses named on the loader's thread, kept now */
-	uint64_t resolved_bytes; /* what they take */
-	uint64_t resolved_jobs;  /* addresses sent to the loader's thread, ever */
-	uint64_t resolved_hits;  /* names found kept, ever */
-	uint64_t resolved_waits; /* lookups that waited for room on the loader, ever */
-	uint64_t resolved_resets; /* times the table was emptied at its limit, or under memory pressure */
-	uint64_t kallsyms;      /* kernel symbols */
+	uint64_t resolved;        /* addresses named on the loader's thread, kept now */
+	uint64_t resolved_bytes;  /* what they take */
+	uint64_t resolved_jobs;   /* addresses sent to the loader's thread, ever */
+	uint64_t resolved_hits;   /* names found kept, ever */
+	uint64_t resolved_waits;  /* lookups that waited for room on the loader, ever */
+	/* times the table was emptied at its limit, or under memory pressure */
+	uint64_t resolved_resets;
+	uint64_t kallsyms; /* kernel symbols */
 	uint64_t kallsyms_loads;
 	bool kernel_restricted; /* kptr_restrict hides kernel addresses */
 };
@@ -143,7 +146,8 @@ void fg_symbolizer__set_trust(struct fg_symbolizer *s, const struct fg_elf_trust
  * NULL when the cache is full (counted) or on ENOMEM.
  */
 struct fg_dso *fg_symbolizer__get_dso(struct fg_symbolizer *s, const struct fg_dso_key *key,
-				      const char *path, const char *open_path, struct fg_root *root);
+				      const char *path, const char *open_path,
+				      struct fg_root *root);
 
 struct fg_dso *fg_dso__ref(struct fg_dso *d);
 struct fg_dso *fg_dso__unref(struct fg_dso *d);
@@ -168,9 +172,9 @@ const struct fg_dso_key *fg_dso__key(const struct fg_dso *d);
  */
 struct fg_dso_source {
 	struct fg_dso_key key;
-	char *path;      /* owned: the mapped path, resolved under root */
-	char *open_path; /* owned; may be NULL: where it was last seen mapped */
-	char *hint;      /* owned; may be NULL: see fg_symbolizer__name_user()'s open_hint */
+	char *path;           /* owned: the mapped path, resolved under root */
+	char *open_path;      /* owned; may be NULL: where it was last seen mapped */
+	char *hint;           /* owned; may be NULL: see fg_symbolizer__name_user()'s open_hint */
 	struct fg_root *root; /* owned reference; NULL: the daemon's own */
 	struct fg_elf_trust trust; /* which files may be mapped (fgd-elf.h): the symbolizer's */
 };
@@ -204,8 +208,8 @@ enum fg_dso_kind fg_dso__kind(const struct fg_dso *d);
 int fg_vdso_image(const void **ret, size_t *ret_size);
 
 enum fg_sym_result {
-	FG_SYM_NAMED,  /* a symbol name */
-	FG_SYM_OFFSET, /* module+0xoffset: the binary is known, the symbol is not */
+	FG_SYM_NAMED,   /* a symbol name */
+	FG_SYM_OFFSET,  /* module+0xoffset: the binary is known, the symbol is not */
 	FG_SYM_UNKNOWN, /* "[unknown]" */
 };
 
@@ -230,18 +234,19 @@ const char *fg_symbolizer__name_user(struct fg_symbolizer *s, struct fg_dso *d, 
 /* Options of fg_symbolizer__frames_user(). */
 #define FG_SYM_INLINE (1u << 0)   /* functions inlined at the address are frames too */
 #define FG_SYM_DEMANGLE (1u << 1) /* C++ and Rust names demangled (fgd-demangle.h) */
-#define FG_SYM_NOWAIT (1u << 2)   /* fg_symbolizer__frames(): what is known now, never -EINPROGRESS */
+#define FG_SYM_NOWAIT (1u << 2) /* fg_symbolizer__frames(): what is known now, never -EINPROGRESS */
 
 /* Deepest inline chain kept, with the function it was inlined into; deeper keeps the outermost. */
 #define FG_SYM_MAX_FRAMES 16
 
 /* The frames one code address stands for. */
 struct fg_sym_frames {
-	size_t n;                             /* >= 1 */
-	const char *names[FG_SYM_MAX_FRAMES]; /* outermost first; see fg_symbolizer__frames_user() */
-	size_t inlined;                       /* how many of them are inlined functions: n - 1 */
-	enum fg_sym_result result;            /* of names[0]; inline frames are always named */
-	char buf[8192];                       /* demangled and module+0x names */
+	size_t n; /* >= 1 */
+	/* outermost first; see fg_symbolizer__frames_user() */
+	const char *names[FG_SYM_MAX_FRAMES];
+	size_t inlined;            /* how many of them are inlined functions: n - 1 */
+	enum fg_sym_result result; /* of names[0]; inline frames are always named */
+	char buf[8192];            /* demangled and module+0x names */
 	size_t used;
 };
 

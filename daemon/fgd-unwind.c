@@ -40,11 +40,11 @@
  * freed there too (fg_loader__dispose()).
  */
 struct cfi {
-	struct fg_elf_file file;  /* owned: the binary, mapped or read (fgd-elf.h) */
-	void *image;              /* owned: the copy file.elf reads, for the vDSO */
-	Dwarf_CFI *eh;            /* owned: .eh_frame, what the program itself unwinds with */
-	Dwarf *dwarf;             /* owned, only to reach .debug_frame */
-	Dwarf_CFI *debug;         /* owned by dwarf: .debug_frame, for code .eh_frame omits */
+	struct fg_elf_file file;    /* owned: the binary, mapped or read (fgd-elf.h) */
+	void *image;                /* owned: the copy file.elf reads, for the vDSO */
+	Dwarf_CFI *eh;              /* owned: .eh_frame, what the program itself unwinds with */
+	Dwarf *dwarf;               /* owned, only to reach .debug_frame */
+	Dwarf_CFI *debug;           /* owned by dwarf: .debug_frame, for code .eh_frame omits */
 	struct fg_elf_syms *layout; /* owned: PT_LOAD segments and build-id */
 	/*
 	 * What it holds on the heap: the CFI sections read with pread (none
@@ -52,28 +52,28 @@ struct cfi {
 	 * lookups parse later are counted as they come (struct binary).
 	 */
 	uint64_t bytes;
-	uint64_t mapped;          /* bytes of CFI sections read in place from the mapping */
-	bool eh_indexed;          /* .eh_frame was parsed whole (no .eh_frame_hdr): its FDEs are in bytes */
+	uint64_t mapped; /* bytes of CFI sections read in place from the mapping */
+	bool eh_indexed; /* .eh_frame was parsed whole (no .eh_frame_hdr): its FDEs are in bytes */
 };
 
 /* One binary's entry. */
 struct binary {
-	struct fg_dso *dso;       /* owned reference; NULL = free entry */
-	uint32_t serial;          /* never reused: row-cache keys of evicted entries go stale */
-	uint64_t last_used;       /* the unwinder's clock of uses, for eviction */
-	uint64_t last_period;     /* the trim period of the last use */
-	int error;                /* 0, or why there is no CFI */
-	uint64_t failed_at;       /* CLOCK_MONOTONIC ns */
-	bool loading;             /* a load is on the loader's thread: no CFI yet */
-	struct cfi *cfi;          /* owned; NULL until loaded, or after a failure */
+	struct fg_dso *dso;   /* owned reference; NULL = free entry */
+	uint32_t serial;      /* never reused: row-cache keys of evicted entries go stale */
+	uint64_t last_used;   /* the unwinder's clock of uses, for eviction */
+	uint64_t last_period; /* the trim period of the last use */
+	int error;            /* 0, or why there is no CFI */
+	uint64_t failed_at;   /* CLOCK_MONOTONIC ns */
+	bool loading;         /* a load is on the loader's thread: no CFI yet */
+	struct cfi *cfi;      /* owned; NULL until loaded, or after a failure */
 	/*
 	 * The FDEs lookups made libdw parse, by start address: an open-addressing
 	 * set (0 = empty slot), so each is counted once (LIBDW_PER_FDE).
 	 */
-	uint64_t *fdes;           /* owned */
+	uint64_t *fdes; /* owned */
 	size_t n_fdes, cap_fdes;
-	uint64_t last_used_ns;    /* CLOCK_MONOTONIC, for eviction across components */
-	bool touched;             /* libdw read its mapped CFI since the pages were last given back */
+	uint64_t last_used_ns; /* CLOCK_MONOTONIC, for eviction across components */
+	bool touched;          /* libdw read its mapped CFI since the pages were last given back */
 };
 
 struct cached_row {
@@ -88,12 +88,12 @@ struct fg_unwinder {
 	struct fg_idxmap by_dso;
 	uint32_t next_serial;
 	uint64_t clock;
-	uint64_t period; /* trim calls so far */
-	struct cached_row *rows; /* owned: FG_UNWIND_ROW_CACHE entries, direct-mapped */
+	uint64_t period;          /* trim calls so far */
+	struct cached_row *rows;  /* owned: FG_UNWIND_ROW_CACHE entries, direct-mapped */
 	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
 	struct fg_budget *budget; /* borrowed; NULL: none */
 	uint64_t charged;         /* what the budget's CFI part holds of ours */
-	uint64_t now;            /* CLOCK_MONOTONIC ns of the walk under way: one clock read a sample */
+	uint64_t now; /* CLOCK_MONOTONIC ns of the walk under way: one clock read a sample */
 	struct fg_unwinder_stats stats;
 };
 
@@ -103,7 +103,7 @@ struct walk {
 	const struct fg_process *proc;
 	bool nowait;     /* FG_UNWINDER_NOWAIT */
 	bool prefetched; /* prefetch() ran */
-	bool skipped;    /* nowait: a binary's CFI was being read, its frame taken by frame pointer */
+	bool skipped; /* nowait: a binary's CFI was being read, its frame taken by frame pointer */
 };
 
 int fg_unwinder__new(struct fg_unwinder **ret)
@@ -463,7 +463,7 @@ struct cfi_load {
 	uint32_t serial;          /* of the entry it loads for */
 	struct fg_dso_source src; /* owned */
 	uint64_t room;            /* what the budget had room for at submission: more is refused */
-	struct cfi *out;          /* owned: what work() read, NULL on failure; moved into the entry */
+	struct cfi *out; /* owned: what work() read, NULL on failure; moved into the entry */
 	int error;
 };
 
@@ -477,7 +477,7 @@ static void cfi_work(struct fg_loader_job *j)
 		return;
 	}
 	job->error = job->src.key.kind == FG_DSO_VDSO ? load_vdso(job->out) :
-							 load_file(job->out, &job->src);
+							load_file(job->out, &job->src);
 	/* Read with pread, or indexed whole: more heap than the budget has room for. */
 	if (job->error >= 0 && job->out->bytes > job->room)
 		job->error = -ENOBUFS;
@@ -550,8 +550,8 @@ static void binary_load(struct fg_unwinder *u, struct binary *b, const struct hi
 	struct cfi_load *job = calloc(1, sizeof(*job));
 	char hint[80];
 
-	snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, h->pid, h->map->start,
-		 h->map->end);
+	snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, h->pid,
+		 h->map->start, h->map->end);
 	if (!job || fg_dso__source(b->dso, hint, &job->src) < 0) {
 		free(job);
 		binary_failed(u, b, -ENOMEM);
@@ -579,7 +579,8 @@ static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, cons
 		b->last_period = u->period;
 		b->last_used_ns = u->now;
 		/* Maybe another process now maps the same file where we can read it. */
-		if (!b->loading && b->error && transient(b->error) && fgd_now() - b->failed_at >= RETRY_NS)
+		if (!b->loading && b->error && transient(b->error) &&
+		    fgd_now() - b->failed_at >= RETRY_NS)
 			binary_load(u, b, hint);
 		return b;
 	}
@@ -587,8 +588,10 @@ static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, cons
 	if (!b)
 		return NULL;
 	/* A new serial: row-cache entries of the slot's previous binary go stale. */
-	*b = (struct binary){ .serial = ++u->next_serial, .last_used = ++u->clock,
-			      .last_period = u->period, .last_used_ns = u->now };
+	*b = (struct binary){ .serial = ++u->next_serial,
+			      .last_used = ++u->clock,
+			      .last_period = u->period,
+			      .last_used_ns = u->now };
 	if (b->serial == 0)
 		b->serial = ++u->next_serial;
 	if (fg_idxmap_insert(&u->by_dso, dso_hash(dso), (uint32_t)(b - u->bins)) < 0)
@@ -645,8 +648,9 @@ static int convert_reg(Dwarf_Frame *frame, int regno, struct fg_unwind_row *row)
 		 * name register 0 where they mean rbx (3), so rbx would come out
 		 * undefined after the first frame.
 		 */
-		if (rule->kind == FG_RULE_UNDEFINED && (regno == FG_REG_RBX || regno == FG_REG_RBP ||
-							(regno >= 12 && regno <= FG_REG_R15)))
+		if (rule->kind == FG_RULE_UNDEFINED &&
+		    (regno == FG_REG_RBX || regno == FG_REG_RBP ||
+		     (regno >= 12 && regno <= FG_REG_R15)))
 			rule->kind = FG_RULE_SAME;
 		return 0;
 	}
@@ -718,7 +722,8 @@ static void note_fde(struct fg_unwinder *u, struct binary *b, uint64_t start)
 		for (size_t j = 0; j < b->cap_fdes; j++) {
 			if (!b->fdes[j])
 				continue;
-			for (i = fg_hash_mix(b->fdes[j]) & (cap - 1); set[i]; i = (i + 1) & (cap - 1))
+			for (i = fg_hash_mix(b->fdes[j]) & (cap - 1); set[i];
+			     i = (i + 1) & (cap - 1))
 				;
 			set[i] = b->fdes[j];
 		}
@@ -741,7 +746,8 @@ static void note_fde(struct fg_unwinder *u, struct binary *b, uint64_t start)
 static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 		      struct fg_unwind_row *ret)
 {
-	struct cached_row *c = &u->rows[fg_hash_combine(b->serial, vaddr) & (FG_UNWIND_ROW_CACHE - 1)];
+	struct cached_row *c =
+		&u->rows[fg_hash_combine(b->serial, vaddr) & (FG_UNWIND_ROW_CACHE - 1)];
 	Dwarf_Frame *frame = NULL;
 	int r;
 
@@ -799,7 +805,8 @@ static void prefetch(struct walk *w)
 	for (size_t i = 0; i < w->proc->n_maps && started < PREFETCH_MAPS; i++) {
 		const struct fg_map *m = &w->proc->maps[i];
 
-		if (!m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON || find_binary(w->u, m->dso))
+		if (!m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON ||
+		    find_binary(w->u, m->dso))
 			continue;
 		(void)binary_get(w->u, m->dso, &(struct hint){ w->proc->pid, m });
 		started++;
@@ -859,7 +866,8 @@ int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
 
 static int by_last_use(const void *a, const void *b)
 {
-	const struct binary *x = *(const struct binary *const *)a, *y = *(const struct binary *const *)b;
+	const struct binary *x = *(const struct binary *const *)a,
+			    *y = *(const struct binary *const *)b;
 
 	return x->last_used_ns < y->last_used_ns ? -1 : x->last_used_ns > y->last_used_ns;
 }

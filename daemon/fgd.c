@@ -31,8 +31,8 @@
 #include "macro.h"
 #include "parse.h"
 
-#define ROUND_BUSY_NS (100ULL * 1000000ULL)  /* drain interval while recording */
-#define ROUND_IDLE_NS (1000ULL * 1000000ULL) /* only tracking to keep current */
+#define ROUND_BUSY_NS (100ULL * 1000000ULL)     /* drain interval while recording */
+#define ROUND_IDLE_NS (1000ULL * 1000000ULL)    /* only tracking to keep current */
 #define TICK_INTERVAL_NS (1000ULL * 1000000ULL) /* fgd_engine__tick(): reaping, trimming */
 /* How often STATUS= is refreshed for systemctl status. */
 #define STATUS_INTERVAL_NS (5ULL * 1000000000ULL)
@@ -59,12 +59,12 @@ static const char *arg_state_directory;
  */
 struct fgd {
 	struct fgd_config conf;
-	struct fgd_loop *loop;       /* owned */
+	struct fgd_loop *loop; /* owned */
 	struct fgd_watch signal_watch;
-	struct fgd_engine *engine;   /* owned */
-	struct fgd_server *server;   /* owned */
+	struct fgd_engine *engine; /* owned */
+	struct fgd_server *server; /* owned */
 	bool quit;
-	bool reload_requested;       /* SIGHUP */
+	bool reload_requested; /* SIGHUP */
 };
 
 static void signal_event(struct fgd_watch *w, uint32_t events)
@@ -121,9 +121,18 @@ static void help(void)
 
 static int parse_args(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_RING_PAGES, ARG_CALL_GRAPH, ARG_STACK_DUMP, ARG_NO_ALWAYS_ON,
-	       ARG_ALWAYS_ON_FREQUENCY, ARG_SLICE_SECONDS, ARG_WINDOW_SECONDS, ARG_MEMORY_MAX,
-	       ARG_STATE_DIRECTORY };
+	enum {
+		ARG_VERSION = 0x100,
+		ARG_RING_PAGES,
+		ARG_CALL_GRAPH,
+		ARG_STACK_DUMP,
+		ARG_NO_ALWAYS_ON,
+		ARG_ALWAYS_ON_FREQUENCY,
+		ARG_SLICE_SECONDS,
+		ARG_WINDOW_SECONDS,
+		ARG_MEMORY_MAX,
+		ARG_STATE_DIRECTORY
+	};
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
@@ -141,7 +150,7 @@ static int parse_args(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
-		{}
+		{},
 	};
 	uint32_t v;
 	int c;
@@ -159,20 +168,26 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'F':
 			if (fg_parse_u32(optarg, 1, 100000, &arg_frequency) < 0) {
-				fprintf(stderr, "fgd: invalid frequency '%s': expected 1 to 100000 Hz\n", optarg);
+				fprintf(stderr,
+					"fgd: invalid frequency '%s': expected 1 to 100000 Hz\n",
+					optarg);
 				return -EINVAL;
 			}
 			break;
 		case ARG_RING_PAGES:
 			if (fg_parse_u32(optarg, 1, 65536, &v) < 0 || (v & (v - 1))) {
-				fprintf(stderr, "fgd: invalid ring size '%s': expected a power of two pages\n", optarg);
+				fprintf(stderr,
+					"fgd: invalid ring size '%s': expected a power of two pages\n",
+					optarg);
 				return -EINVAL;
 			}
 			arg_ring_pages = v;
 			break;
 		case ARG_CALL_GRAPH:
 			if (fg_call_graph_from_name(optarg, &arg_call_graph) < 0) {
-				fprintf(stderr, "fgd: invalid call graph mode '%s': expected fp or dwarf\n", optarg);
+				fprintf(stderr,
+					"fgd: invalid call graph mode '%s': expected fp or dwarf\n",
+					optarg);
 				return -EINVAL;
 			}
 			arg_call_graph_set = true;
@@ -180,8 +195,10 @@ static int parse_args(int argc, char **argv)
 		case ARG_STACK_DUMP:
 			if (fg_parse_u32(optarg, 8, FG_PROTO_MAX_STACK_DUMP, &v) < 0 ||
 			    fg_stack_dump_check(v) < 0) {
-				fprintf(stderr, "fgd: invalid stack dump size '%s': expected a multiple of 8 "
-						"from 8 to %d bytes\n", optarg, FG_PROTO_MAX_STACK_DUMP);
+				fprintf(stderr,
+					"fgd: invalid stack dump size '%s': expected a multiple of 8 "
+					"from 8 to %d bytes\n",
+					optarg, FG_PROTO_MAX_STACK_DUMP);
 				return -EINVAL;
 			}
 			arg_stack_dump = v;
@@ -197,7 +214,8 @@ static int parse_args(int argc, char **argv)
 			break;
 		case ARG_SLICE_SECONDS:
 			if (fg_parse_u32(optarg, 1, 3600, &arg_slice_seconds) < 0) {
-				fprintf(stderr, "fgd: invalid slice length '%s': 1 to 3600 s\n", optarg);
+				fprintf(stderr, "fgd: invalid slice length '%s': 1 to 3600 s\n",
+					optarg);
 				return -EINVAL;
 			}
 			break;
@@ -213,7 +231,8 @@ static int parse_args(int argc, char **argv)
 		case ARG_MEMORY_MAX:
 			if (fg_conf_parse_bytes(optarg, FGD_MIN_MEMORY_MAX, 1ULL << 40,
 						&arg_memory_max) < 0) {
-				fprintf(stderr, "fgd: invalid memory budget '%s': 32M to 1T\n", optarg);
+				fprintf(stderr, "fgd: invalid memory budget '%s': 32M to 1T\n",
+					optarg);
 				return -EINVAL;
 			}
 			break;
@@ -296,7 +315,8 @@ static int load_config(struct fgd_config *ret)
 		c.window_seconds = arg_window_seconds;
 	if (arg_memory_max)
 		c.memory_max = arg_memory_max;
-	if (arg_state_directory && fgd_config_set_string(&c.state_directory, arg_state_directory) < 0)
+	if (arg_state_directory &&
+	    fgd_config_set_string(&c.state_directory, arg_state_directory) < 0)
 		return log_error("Out of memory"), -ENOMEM;
 	r = fgd_config_check(&c, &err);
 	if (r < 0)
@@ -319,7 +339,8 @@ static void log_config_changes(const struct fgd_config *c, const struct fgd_conf
 {
 	/* Recordings keep the settings they started with; these are for the next ones. */
 	if (c->default_frequency != old->default_frequency)
-		log_info("Default frequency: %u Hz (was %u)", c->default_frequency, old->default_frequency);
+		log_info("Default frequency: %u Hz (was %u)", c->default_frequency,
+			 old->default_frequency);
 	if (c->call_graph != old->call_graph)
 		log_info("Default call graph: %s (was %s)", fg_call_graph_name(c->call_graph),
 			 fg_call_graph_name(old->call_graph));
@@ -335,11 +356,14 @@ static void log_config_changes(const struct fgd_config *c, const struct fgd_conf
 /* Whether c's always-on settings differ from old's: those the sampler is built with. */
 static bool always_on_changed(const struct fgd_config *c, const struct fgd_config *old)
 {
-	return c->always_on != old->always_on || c->always_on_frequency != old->always_on_frequency ||
+	return c->always_on != old->always_on ||
+	       c->always_on_frequency != old->always_on_frequency ||
 	       c->slice_seconds != old->slice_seconds || c->window_seconds != old->window_seconds ||
-	       c->memory_max != old->memory_max || !streq_ptr(c->state_directory, old->state_directory) ||
-	       (c->always_on && (c->call_graph != old->call_graph || c->stack_dump != old->stack_dump ||
-				 c->ring_pages != old->ring_pages));
+	       c->memory_max != old->memory_max ||
+	       !streq_ptr(c->state_directory, old->state_directory) ||
+	       (c->always_on &&
+		(c->call_graph != old->call_graph || c->stack_dump != old->stack_dump ||
+		 c->ring_pages != old->ring_pages));
 }
 
 /* Puts old's always-on settings back into c. 0 or -ENOMEM. */
@@ -375,8 +399,10 @@ static void reload(struct fgd *d)
 	}
 	fgd_engine__stats(d->engine, &es);
 	if (next.default_frequency > es.max_rate) {
-		log_error("Frequency=%u is above kernel.perf_event_max_sample_rate (%u), keeping the "
-			  "running configuration", next.default_frequency, es.max_rate);
+		log_error(
+			"Frequency=%u is above kernel.perf_event_max_sample_rate (%u), keeping the "
+			"running configuration",
+			next.default_frequency, es.max_rate);
 		goto done;
 	}
 	if (!streq_ptr(next.socket_path, d->conf.socket_path)) {
@@ -386,16 +412,18 @@ static void reload(struct fgd *d)
 			goto oom;
 	}
 	if (!streq_ptr(next.socket_group, d->conf.socket_group)) {
-		log_warning("The socket group cannot change without a restart: still %s, ignoring %s",
-			    d->conf.socket_group ?: "(none)", next.socket_group ?: "(none)");
+		log_warning(
+			"The socket group cannot change without a restart: still %s, ignoring %s",
+			d->conf.socket_group ?: "(none)", next.socket_group ?: "(none)");
 		if (fgd_config_set_string(&next.socket_group, d->conf.socket_group) < 0)
 			goto oom;
 	}
 	restart = always_on_changed(&next, &d->conf);
 	/* Without a history the window in memory is all there is: replacing the sampler would lose it. */
 	if (restart && fgd_engine__alwayson(d->engine) && !fgd_engine__has_history(d->engine)) {
-		log_warning("Always-on settings changed, but with no history on disk applying them would "
-			    "lose the window in memory: they take effect at the next start");
+		log_warning(
+			"Always-on settings changed, but with no history on disk applying them would "
+			"lose the window in memory: they take effect at the next start");
 		if (keep_always_on_settings(&next, &d->conf) < 0)
 			goto oom;
 		restart = false;
@@ -407,8 +435,10 @@ static void reload(struct fgd *d)
 	if (fgd_engine__reconfigure(d->engine, restart) < 0) {
 		log_warning("Keeping the running always-on settings");
 		if (keep_always_on_settings(&d->conf, &old) < 0)
-			log_error("Out of memory: StateDirectory= now says %s, the history in use is %s",
-				  d->conf.state_directory ?: "(none)", old.state_directory ?: "(none)");
+			log_error(
+				"Out of memory: StateDirectory= now says %s, the history in use is %s",
+				d->conf.state_directory ?: "(none)",
+				old.state_directory ?: "(none)");
 	}
 	log_info("Configuration reloaded");
 	goto done;
@@ -465,11 +495,13 @@ static int setup(struct fgd *d)
 		listen_fd = SD_LISTEN_FDS_START;
 		if (sd_is_socket_unix(listen_fd, SOCK_STREAM, 1, NULL, 0) <= 0)
 			return log_error("The socket systemd passed is not a listening Unix stream "
-					 "socket"), -EINVAL;
+					 "socket"),
+			       -EINVAL;
 	} else {
 		if (r < 0)
-			log_warning("Failed to read the sockets systemd passed: %s, binding %s, ignoring",
-				    strerror(-r), d->conf.socket_path);
+			log_warning(
+				"Failed to read the sockets systemd passed: %s, binding %s, ignoring",
+				strerror(-r), d->conf.socket_path);
 		make_socket_dir(d->conf.socket_path);
 	}
 	r = fgd_server__new(&d->conf, d->loop, d->engine, listen_fd, &d->server);
@@ -478,7 +510,8 @@ static int setup(struct fgd *d)
 	if (r == -ENOENT && d->conf.socket_group)
 		return log_error("No such group: %s", d->conf.socket_group), r;
 	if (r < 0)
-		return log_error("Failed to listen on %s: %s", d->conf.socket_path, strerror(-r)), r;
+		return log_error("Failed to listen on %s: %s", d->conf.socket_path, strerror(-r)),
+		       r;
 	return 0;
 }
 
@@ -524,7 +557,8 @@ static void send_status(struct fgd *d, struct status_clock *last, uint64_t now)
 	fgd_engine__live_counters(d->engine, &t);
 	if (last->at && now > last->at && t.samples >= last->samples)
 		rate = (double)(t.samples - last->samples) * 1e9 / (double)(now - last->at);
-	(void)sd_notifyf(false, "STATUS=%s on %zu CPUs, default %u Hz, %zu recording%s, "
+	(void)sd_notifyf(false,
+			 "STATUS=%s on %zu CPUs, default %u Hz, %zu recording%s, "
 			 "%.0f samples/s, %" PRIu64 " lost, RSS %.1f MiB",
 			 es.event.name, es.n_cpu_totals, d->conf.default_frequency, es.recordings,
 			 es.recordings == 1 ? "" : "s", rate, t.lost + t.lost_samples,
@@ -566,7 +600,8 @@ static int run(struct fgd *d)
 		now = fgd_now();
 		if (fgd_engine__drain_wanted(d->engine) || now >= next_round) {
 			fgd_engine__drain(d->engine);
-			next_round = now + (fgd_engine__busy(d->engine) ? ROUND_BUSY_NS : ROUND_IDLE_NS);
+			next_round =
+				now + (fgd_engine__busy(d->engine) ? ROUND_BUSY_NS : ROUND_IDLE_NS);
 		}
 		fgd_server__tick(d->server);
 		fgd_engine__relieve(d->engine, now);

@@ -92,7 +92,8 @@ static void print(const char *stage, const struct figures *f)
 /* Merges everything into files of width_s seconds, as compaction would once old enough. */
 static int merge_all(struct fg_history *h, uint64_t width_s)
 {
-	struct fg_compaction_policy p = { .tiers = { { 0, width_s * 1000000000ULL } }, .n_tiers = 1 };
+	struct fg_compaction_policy p = { .tiers = { { 0, width_s * 1000000000ULL } },
+					  .n_tiers = 1 };
 	struct fg_history_stats st;
 	int r;
 
@@ -101,7 +102,8 @@ static int merge_all(struct fg_history *h, uint64_t width_s)
 		;
 	fg_history__stats(h, &st);
 	if (r < 0 || st.compact_errors) {
-		fprintf(stderr, "bench-history: compaction failed: %s\n", strerror(-st.last_compact_error));
+		fprintf(stderr, "bench-history: compaction failed: %s\n",
+			strerror(-st.last_compact_error));
 		return -1;
 	}
 	return 0;

@@ -183,8 +183,7 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		path = argv[optind];
 
-	in_fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO) :
-					 open(path, O_RDONLY | O_CLOEXEC);
+	in_fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
 	if (in_fd < 0) {
 		fprintf(stderr, "bench-render: failed to open %s: %m\n", path);
 		return 1;

@@ -40,12 +40,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (errors)
 			abort();
 		if (c.default_frequency < 1 || c.default_frequency > 100000 ||
-		    c.always_on_frequency < 1 || c.always_on_frequency > 100000 ||
-		    !c.ring_pages || (c.ring_pages & (c.ring_pages - 1)) ||
-		    c.stack_dump % 8 || !c.stack_dump || c.slice_seconds < 1 ||
-		    c.window_seconds < c.slice_seconds || c.memory_max < FGD_MIN_MEMORY_MAX ||
-		    !c.socket_path || c.socket_path[0] != '/' || !c.state_directory ||
-		    c.state_directory[0] != '/')
+		    c.always_on_frequency < 1 || c.always_on_frequency > 100000 || !c.ring_pages ||
+		    (c.ring_pages & (c.ring_pages - 1)) || c.stack_dump % 8 || !c.stack_dump ||
+		    c.slice_seconds < 1 || c.window_seconds < c.slice_seconds ||
+		    c.memory_max < FGD_MIN_MEMORY_MAX || !c.socket_path ||
+		    c.socket_path[0] != '/' || !c.state_directory || c.state_directory[0] != '/')
 			abort();
 	}
 	fgd_config_done(&c);

@@ -61,9 +61,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		do
 			r = fg_flame_html__emit(h, collect, &page, 4096);
 		while (r == 0);
-		if (r == 1 && (strlen(page.data) != page.len || count_nocase(page.data, "<script") != 2 ||
-			       count_nocase(page.data, "</script") != 2 ||
-			       count_nocase(page.data, "<!--") != 1))
+		if (r == 1 &&
+		    (strlen(page.data) != page.len || count_nocase(page.data, "<script") != 2 ||
+		     count_nocase(page.data, "</script") != 2 ||
+		     count_nocase(page.data, "<!--") != 1))
 			abort();
 	}
 	free(page.data);

@@ -60,7 +60,8 @@ static void check_text(const unsigned char *s, size_t len, bool newlines)
 				abort();
 			cp = cp << 6 | (s[i + k] & 0x3f);
 		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp < 0xa0))
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
+		    (cp >= 0x80 && cp < 0xa0))
 			abort();
 		i += n;
 	}
@@ -76,7 +77,8 @@ static void check_clean(const uint8_t *data, size_t size)
 	check_text((const unsigned char *)buf, len, false);
 	if (memchr(buf, ';', len) || !fg_framename_is_clean(buf, len) || len > 3 * size)
 		abort();
-	if (fg_framename_is_clean((const char *)data, size) != (len == size && memcmp(buf, data, size) == 0))
+	if (fg_framename_is_clean((const char *)data, size) !=
+	    (len == size && memcmp(buf, data, size) == 0))
 		abort();
 	if (fg_framename_clean(buf, len, &again, &cap_again, &len_again) == 0 &&
 	    (len_again != len || memcmp(again, buf, len) != 0))

@@ -43,7 +43,9 @@ static void check_lookup(struct fg_perfmap *m, uint64_t addr)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fg_perfmap_limits lim = { .max_line = 256, .max_entries = 4096, .max_name_bytes = 65536 };
+	struct fg_perfmap_limits lim = { .max_line = 256,
+					 .max_entries = 4096,
+					 .max_name_bytes = 65536 };
 	struct fg_perfmap_stats st;
 	struct fg_perfmap *m = NULL;
 	size_t chunk, off;

@@ -29,9 +29,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct fg_request req;
 			const char *err;
 
-			if (it.kind != FG_PROTO_MESSAGE || fg_proto_parse(it.bytes, it.len, &msg) < 0)
+			if (it.kind != FG_PROTO_MESSAGE ||
+			    fg_proto_parse(it.bytes, it.len, &msg) < 0)
 				continue;
-			if (fg_proto_decode_request(msg, &req, &err) == 0 && req.cmd == FG_CMD_RECORD) {
+			if (fg_proto_decode_request(msg, &req, &err) == 0 &&
+			    req.cmd == FG_CMD_RECORD) {
 				struct json_object *back = fg_proto_encode_request(&req);
 				char *line = back ? fg_proto_format(back) : NULL;
 

@@ -59,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r <= 0)
 			break;
 		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++)
-			if (fg_record_parse(h, &fmts[i], &rec) == 0 && rec.type == PERF_RECORD_SAMPLE)
+			if (fg_record_parse(h, &fmts[i], &rec) == 0 &&
+			    rec.type == PERF_RECORD_SAMPLE)
 				for (uint64_t j = 0; j < rec.sample.nr; j++)
 					(void)__atomic_load_n(&rec.sample.ips[j], __ATOMIC_RELAXED);
 	}

@@ -27,10 +27,10 @@ enum {
 	FLAG_NORMALIZE = 1 << 7,
 };
 
-#define check(x)                        \
-	do {                            \
-		if (!(x))               \
-			abort();        \
+#define check(x)                 \
+	do {                     \
+		if (!(x))        \
+			abort(); \
 	} while (0)
 
 /* Sums in different orders agree to rounding; infinite totals are not compared. */

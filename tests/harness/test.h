@@ -27,53 +27,52 @@ const char *fg_test_build_dir(void);
 /* Directory holding tests/data (FG_TEST_DATA_DIR). */
 const char *fg_test_data_dir(void);
 
-#define TEST(name)                                                               \
-	static void test_##name(void);                                           \
-	__attribute__((constructor)) static void register_##name(void)           \
-	{                                                                        \
-		fg_test_register(#name, test_##name);                            \
-	}                                                                        \
+#define TEST(name)                                                     \
+	static void test_##name(void);                                 \
+	__attribute__((constructor)) static void register_##name(void) \
+	{                                                              \
+		fg_test_register(#name, test_##name);                  \
+	}                                                              \
 	static void test_##name(void)
 
 #define SKIP(reason) fg_test_skip(reason)
 
-#define ASSERT_TRUE(x)                                                           \
-	do {                                                                     \
-		if (!(x))                                                        \
-			fg_test_fail(__FILE__, __LINE__, "expected: %s", #x);    \
+#define ASSERT_TRUE(x)                                                        \
+	do {                                                                  \
+		if (!(x))                                                     \
+			fg_test_fail(__FILE__, __LINE__, "expected: %s", #x); \
 	} while (0)
 
-#define ASSERT_EQ(a, b)                                                          \
-	do {                                                                     \
-		int64_t _a = (int64_t)(a), _b = (int64_t)(b);                    \
-		if (_a != _b)                                                    \
-			fg_test_fail(__FILE__, __LINE__, "%s == %s: %" PRId64    \
-				     " != %" PRId64, #a, #b, _a, _b);            \
+#define ASSERT_EQ(a, b)                                                                           \
+	do {                                                                                      \
+		int64_t _a = (int64_t)(a), _b = (int64_t)(b);                                     \
+		if (_a != _b)                                                                     \
+			fg_test_fail(__FILE__, __LINE__, "%s == %s: %" PRId64 " != %" PRId64, #a, \
+				     #b, _a, _b);                                                 \
 	} while (0)
 
-#define ASSERT_U64_EQ(a, b)                                                      \
-	do {                                                                     \
-		uint64_t _a = (uint64_t)(a), _b = (uint64_t)(b);                 \
-		if (_a != _b)                                                    \
-			fg_test_fail(__FILE__, __LINE__, "%s == %s: 0x%" PRIx64  \
-				     " != 0x%" PRIx64, #a, #b, _a, _b);          \
+#define ASSERT_U64_EQ(a, b)                                                                       \
+	do {                                                                                      \
+		uint64_t _a = (uint64_t)(a), _b = (uint64_t)(b);                                  \
+		if (_a != _b)                                                                     \
+			fg_test_fail(__FILE__, __LINE__, "%s == %s: 0x%" PRIx64 " != 0x%" PRIx64, \
+				     #a, #b, _a, _b);                                             \
 	} while (0)
 
-#define ASSERT_STREQ(a, b)                                                       \
-	do {                                                                     \
-		const char *_a = (a), *_b = (b);                                 \
-		if (!_a || !_b || strcmp(_a, _b) != 0)                           \
-			fg_test_fail(__FILE__, __LINE__, "%s == %s: \"%s\" != \"%s\"", \
-				     #a, #b, _a ? _a : "(null)", _b ? _b : "(null)"); \
+#define ASSERT_STREQ(a, b)                                                                     \
+	do {                                                                                   \
+		const char *_a = (a), *_b = (b);                                               \
+		if (!_a || !_b || strcmp(_a, _b) != 0)                                         \
+			fg_test_fail(__FILE__, __LINE__, "%s == %s: \"%s\" != \"%s\"", #a, #b, \
+				     _a ? _a : "(null)", _b ? _b : "(null)");                  \
 	} while (0)
 
 /* r is a return value that must be >= 0. */
-#define ASSERT_OK(r)                                                             \
-	do {                                                                     \
-		int64_t _r = (int64_t)(r);                                       \
-		if (_r < 0)                                                      \
-			fg_test_fail(__FILE__, __LINE__, "%s failed: %s", #r,    \
-				     strerror((int)-_r));                        \
+#define ASSERT_OK(r)                                                                               \
+	do {                                                                                       \
+		int64_t _r = (int64_t)(r);                                                         \
+		if (_r < 0)                                                                        \
+			fg_test_fail(__FILE__, __LINE__, "%s failed: %s", #r, strerror((int)-_r)); \
 	} while (0)
 
 /* r is a return value that must be exactly the negative errno e (e.g. -EINVAL). */
@@ -91,9 +90,9 @@ static inline size_t heap_in_use(void)
 }
 
 /* An accessor's figure is the heap its object holds, within 10% (chunk headers, rounding). */
-#define ASSERT_BYTES_MATCH(claimed, before, after)                                       \
-	do {                                                                             \
-		size_t _c = (claimed), _b = (before), _a = (after);                      \
-		if (_b > 0 && _a > 0)                                                    \
-			ASSERT_TRUE(_a - _b >= _c * 9 / 10 && _a - _b <= _c * 11 / 10);   \
+#define ASSERT_BYTES_MATCH(claimed, before, after)                                      \
+	do {                                                                            \
+		size_t _c = (claimed), _b = (before), _a = (after);                     \
+		if (_b > 0 && _a > 0)                                                   \
+			ASSERT_TRUE(_a - _b >= _c * 9 / 10 && _a - _b <= _c * 11 / 10); \
 	} while (0)

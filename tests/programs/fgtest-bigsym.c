@@ -30,7 +30,8 @@ int main(int argc, char **argv)
 	static const char shstrtab[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
 	const char *spin = "fgdBigSymSpin";
 	unsigned long n = argc > 2 ? strtoul(argv[2], NULL, 0) : 4000000;
-	uint64_t text_off = PAGE, text_size, sym_off, sym_size, str_off, str_size = 1, shstr_off, sh_off;
+	uint64_t text_off = PAGE, text_size, sym_off, sym_size, str_off, str_size = 1, shstr_off,
+		 sh_off;
 	unsigned long spin_at;
 	Elf64_Ehdr eh = { 0 };
 	Elf64_Phdr ph = { 0 };
@@ -47,7 +48,10 @@ int main(int argc, char **argv)
 	text_size = n + 1;
 	spin_at = n / 2;
 	for (unsigned long i = 0; i < n; i++)
-		str_size += (size_t)(i == spin_at ? strlen(spin) : (size_t)snprintf(name, sizeof(name), "f%lu", i)) + 1;
+		str_size +=
+			(size_t)(i == spin_at ? strlen(spin) :
+						(size_t)snprintf(name, sizeof(name), "f%lu", i)) +
+			1;
 	sym_off = (text_off + text_size + 7) & ~7ULL;
 	sym_size = (n + 1) * sizeof(Elf64_Sym);
 	str_off = sym_off + sym_size;
@@ -78,16 +82,31 @@ int main(int argc, char **argv)
 	ph.p_filesz = ph.p_memsz = text_off + text_size;
 	ph.p_align = PAGE;
 
-	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
-			      .sh_addr = BASE + text_off, .sh_offset = text_off, .sh_size = text_size,
+	sh[1] = (Elf64_Shdr){ .sh_name = 1,
+			      .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			      .sh_addr = BASE + text_off,
+			      .sh_offset = text_off,
+			      .sh_size = text_size,
 			      .sh_addralign = 1 };
-	sh[2] = (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = sym_off,
-			      .sh_size = sym_size, .sh_link = 3, .sh_info = 1, .sh_addralign = 8,
+	sh[2] = (Elf64_Shdr){ .sh_name = 7,
+			      .sh_type = SHT_SYMTAB,
+			      .sh_offset = sym_off,
+			      .sh_size = sym_size,
+			      .sh_link = 3,
+			      .sh_info = 1,
+			      .sh_addralign = 8,
 			      .sh_entsize = sizeof(Elf64_Sym) };
-	sh[3] = (Elf64_Shdr){ .sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = str_off,
-			      .sh_size = str_size, .sh_addralign = 1 };
-	sh[4] = (Elf64_Shdr){ .sh_name = 23, .sh_type = SHT_STRTAB, .sh_offset = shstr_off,
-			      .sh_size = sizeof(shstrtab), .sh_addralign = 1 };
+	sh[3] = (Elf64_Shdr){ .sh_name = 15,
+			      .sh_type = SHT_STRTAB,
+			      .sh_offset = str_off,
+			      .sh_size = str_size,
+			      .sh_addralign = 1 };
+	sh[4] = (Elf64_Shdr){ .sh_name = 23,
+			      .sh_type = SHT_STRTAB,
+			      .sh_offset = shstr_off,
+			      .sh_size = sizeof(shstrtab),
+			      .sh_addralign = 1 };
 
 	f = fopen(argv[1], "wbe");
 	if (!f) {
@@ -102,10 +121,13 @@ int main(int argc, char **argv)
 	fseek(f, (long)sym_off, SEEK_SET);
 	put(f, &sym, sizeof(sym)); /* the null symbol */
 	for (unsigned long i = 0, at = 1; i < n; i++) {
-		size_t len = i == spin_at ? strlen(spin) : (size_t)snprintf(name, sizeof(name), "f%lu", i);
+		size_t len = i == spin_at ? strlen(spin) :
+					    (size_t)snprintf(name, sizeof(name), "f%lu", i);
 
-		sym = (Elf64_Sym){ .st_name = (Elf64_Word)at, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-				   .st_shndx = 1, .st_value = BASE + text_off + i,
+		sym = (Elf64_Sym){ .st_name = (Elf64_Word)at,
+				   .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				   .st_shndx = 1,
+				   .st_value = BASE + text_off + i,
 				   .st_size = 1 };
 		put(f, &sym, sizeof(sym));
 		at += len + 1;

@@ -75,9 +75,11 @@ int main(int argc, char **argv)
 	alive_max = strtoul(argv[2], NULL, 10);
 	busy_ms = atof(argv[3]);
 	rounds = strtoul(argv[4], NULL, 10);
-	running = argc > 5 ? strtoul(argv[5], NULL, 10) : (unsigned long)sysconf(_SC_NPROCESSORS_ONLN);
+	running = argc > 5 ? strtoul(argv[5], NULL, 10) :
+			     (unsigned long)sysconf(_SC_NPROCESSORS_ONLN);
 	if (!total || !alive_max || !running || busy_ms < 0 || pipe(token) < 0) {
-		fprintf(stderr, "fgtest-forkstorm: bad arguments, or no pipe: %s\n", strerror(errno));
+		fprintf(stderr, "fgtest-forkstorm: bad arguments, or no pipe: %s\n",
+			strerror(errno));
 		return 2;
 	}
 	printf("ready\n");
@@ -92,7 +94,8 @@ int main(int argc, char **argv)
 			if (pid == 0)
 				child(started, token, busy_ms, rounds);
 			if (pid < 0) {
-				fprintf(stderr, "fgtest-forkstorm: fork %lu: %s\n", started, strerror(errno));
+				fprintf(stderr, "fgtest-forkstorm: fork %lu: %s\n", started,
+					strerror(errno));
 				failed = 1;
 				total = started;
 				continue;

@@ -209,8 +209,8 @@ int main(int argc, char **argv)
 		return r == -EINVAL ? 2 : 1;
 	}
 	do
-		r = html ? fg_flame_html__emit(html, write_all, &fd, 64 * 1024)
-			 : fg_flame__emit(flame, write_all, &fd, 64 * 1024);
+		r = html ? fg_flame_html__emit(html, write_all, &fd, 64 * 1024) :
+			   fg_flame__emit(flame, write_all, &fd, 64 * 1024);
 	while (r == 0);
 	if (r < 0) {
 		fprintf(stderr, "fgtest-render: failed to write the graph: %s\n", strerror(-r));

@@ -31,12 +31,12 @@ static uint64_t next(uint64_t s)
 	return s ^ (s >> 31);
 }
 
-#define LEAF(i)                                                         \
-	__attribute__((noinline)) static void leaf##i(uint64_t s)       \
-	{                                                               \
-		for (unsigned n = 0; n < 1000 + 100 * (i); n++)         \
-			s = s * 6364136223846793005u + (i);             \
-		sink = s;                                               \
+#define LEAF(i)                                                   \
+	__attribute__((noinline)) static void leaf##i(uint64_t s) \
+	{                                                         \
+		for (unsigned n = 0; n < 1000 + 100 * (i); n++)   \
+			s = s * 6364136223846793005u + (i);       \
+		sink = s;                                         \
 	}
 LEAF(0)
 LEAF(1)
@@ -50,17 +50,18 @@ static void (*const leaves[4])(uint64_t) = { leaf0, leaf1, leaf2, leaf3 };
  * keeps the call from being a tail call (fp and dwarf modes both see every
  * frame).
  */
-#define STEP(i)                                                          \
+#define STEP(i)                                                                   \
 	__attribute__((noinline)) static void step##i(unsigned depth, uint64_t s) \
-	{                                                                \
-		uint64_t t = next(s);                                    \
-		if (depth == 0)                                          \
-			leaves[t & 3](t);                                \
-		else                                                     \
-			steps[t & 63](depth - 1, t);                     \
-		sink += (i);                                             \
+	{                                                                         \
+		uint64_t t = next(s);                                             \
+		if (depth == 0)                                                   \
+			leaves[t & 3](t);                                         \
+		else                                                              \
+			steps[t & 63](depth - 1, t);                              \
+		sink += (i);                                                      \
 	}
-#define STEP8(i) STEP(i##0) STEP(i##1) STEP(i##2) STEP(i##3) STEP(i##4) STEP(i##5) STEP(i##6) STEP(i##7)
+#define STEP8(i) \
+	STEP(i##0) STEP(i##1) STEP(i##2) STEP(i##3) STEP(i##4) STEP(i##5) STEP(i##6) STEP(i##7)
 STEP8(0)
 STEP8(1)
 STEP8(2)
@@ -70,7 +71,9 @@ STEP8(5)
 STEP8(6)
 STEP8(7)
 
-#define REF8(i) step##i##0, step##i##1, step##i##2, step##i##3, step##i##4, step##i##5, step##i##6, step##i##7
+#define REF8(i)                                                                             \
+	step##i##0, step##i##1, step##i##2, step##i##3, step##i##4, step##i##5, step##i##6, \
+		step##i##7
 static step_fn *const steps[64] = { REF8(0), REF8(1), REF8(2), REF8(3),
 				    REF8(4), REF8(5), REF8(6), REF8(7) };
 

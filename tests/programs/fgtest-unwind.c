@@ -38,11 +38,13 @@ __attribute__((noinline)) int fgtest_unwind_c(int x)
 }
 
 #ifdef FGTEST_INLINE_B
-static inline __attribute__((always_inline))
+static inline
+	__attribute__((always_inline))
 #else
 __attribute__((noinline))
 #endif
-int fgtest_unwind_b(int x)
+	int
+	fgtest_unwind_b(int x)
 {
 	return fgtest_unwind_c(x + 1) * 5 + sink;
 }

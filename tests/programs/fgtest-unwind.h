@@ -24,27 +24,27 @@ static uint64_t fgtest_regs[17];
  * the stores as rip: rsp is unchanged in between, so the CFI row for that
  * address describes these registers.
  */
-#define FGTEST_CAPTURE_REGS()                                                       \
-	__asm__ volatile("movq %%rax, 0(%0)\n\t"                                    \
-			 "movq %%rbx, 8(%0)\n\t"                                    \
-			 "movq %%rcx, 16(%0)\n\t"                                   \
-			 "movq %%rdx, 24(%0)\n\t"                                   \
-			 "movq %%rsi, 32(%0)\n\t"                                   \
-			 "movq %%rdi, 40(%0)\n\t"                                   \
-			 "movq %%rbp, 48(%0)\n\t"                                   \
-			 "movq %%rsp, 56(%0)\n\t"                                   \
-			 "movq %%r8, 72(%0)\n\t"                                    \
-			 "movq %%r9, 80(%0)\n\t"                                    \
-			 "movq %%r10, 88(%0)\n\t"                                   \
-			 "movq %%r11, 96(%0)\n\t"                                   \
-			 "movq %%r12, 104(%0)\n\t"                                  \
-			 "movq %%r13, 112(%0)\n\t"                                  \
-			 "movq %%r14, 120(%0)\n\t"                                  \
-			 "movq %%r15, 128(%0)\n\t"                                  \
-			 "leaq 0(%%rip), %%rax\n\t"                                 \
-			 "movq %%rax, 64(%0)\n\t"                                   \
-			 :                                                          \
-			 : "r"(fgtest_regs)                                         \
+#define FGTEST_CAPTURE_REGS()                       \
+	__asm__ volatile("movq %%rax, 0(%0)\n\t"    \
+			 "movq %%rbx, 8(%0)\n\t"    \
+			 "movq %%rcx, 16(%0)\n\t"   \
+			 "movq %%rdx, 24(%0)\n\t"   \
+			 "movq %%rsi, 32(%0)\n\t"   \
+			 "movq %%rdi, 40(%0)\n\t"   \
+			 "movq %%rbp, 48(%0)\n\t"   \
+			 "movq %%rsp, 56(%0)\n\t"   \
+			 "movq %%r8, 72(%0)\n\t"    \
+			 "movq %%r9, 80(%0)\n\t"    \
+			 "movq %%r10, 88(%0)\n\t"   \
+			 "movq %%r11, 96(%0)\n\t"   \
+			 "movq %%r12, 104(%0)\n\t"  \
+			 "movq %%r13, 112(%0)\n\t"  \
+			 "movq %%r14, 120(%0)\n\t"  \
+			 "movq %%r15, 128(%0)\n\t"  \
+			 "leaq 0(%%rip), %%rax\n\t" \
+			 "movq %%rax, 64(%0)\n\t"   \
+			 :                          \
+			 : "r"(fgtest_regs)         \
 			 : "rax", "memory")
 
 /* The end of this thread's stack mapping, from /proc/self/maps. */
@@ -71,7 +71,7 @@ static uint64_t fgtest_stack_end(uint64_t sp)
  * red zones between them, which memcpy() would report.
  */
 __attribute__((no_sanitize_address, unused)) static void fgtest_copy_stack(void *dst, uint64_t sp,
-									  uint64_t n)
+									   uint64_t n)
 {
 	const volatile uint8_t *src = (const volatile uint8_t *)(uintptr_t)sp;
 	uint8_t *out = (uint8_t *)dst;

@@ -54,7 +54,8 @@ static inline uint64_t symbol_value(const char *path, const char *name)
 		GElf_Shdr sh;
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !(d = elf_getdata(scn, NULL)))
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
@@ -99,7 +100,8 @@ static inline uint64_t vaddr_to_offset(const char *path, uint64_t vaddr)
 	elf_end(elf);
 	close(fd);
 	if (off == UINT64_MAX)
-		fg_test_fail(__FILE__, __LINE__, "0x%" PRIx64 " is not loaded from %s", vaddr, path);
+		fg_test_fail(__FILE__, __LINE__, "0x%" PRIx64 " is not loaded from %s", vaddr,
+			     path);
 	return off;
 }
 

@@ -8,8 +8,8 @@
  */
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,8 +138,8 @@ static inline bool valid_utf8_xml(const char *s, size_t len)
 	return true;
 }
 
-#define ASSERT_CONTAINS(hay, needle)                                                 \
-	do {                                                                         \
-		if (!strstr((hay), (needle)))                                        \
+#define ASSERT_CONTAINS(hay, needle)                                                       \
+	do {                                                                               \
+		if (!strstr((hay), (needle)))                                              \
 			fg_test_fail(__FILE__, __LINE__, "output lacks \"%s\"", (needle)); \
 	} while (0)

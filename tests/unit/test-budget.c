@@ -61,10 +61,10 @@ static uint64_t evict_part(struct cache *c, enum fg_budget_part p, uint64_t want
 
 static struct cache *the_cache;
 
-#define EVICTOR(part, fn)                                                                   \
-	static uint64_t fn(void *ctx, uint64_t want, uint64_t now, uint64_t idle)          \
-	{                                                                                   \
-		return evict_part(ctx, part, want, now, idle);                              \
+#define EVICTOR(part, fn)                                                         \
+	static uint64_t fn(void *ctx, uint64_t want, uint64_t now, uint64_t idle) \
+	{                                                                         \
+		return evict_part(ctx, part, want, now, idle);                    \
 	}
 EVICTOR(FG_BUDGET_DWARF, evict_dwarf)
 EVICTOR(FG_BUDGET_CFI, evict_cfi)

@@ -22,11 +22,14 @@ static const struct fg_compaction_policy defaults = {
 };
 
 #define FILES(...) ((struct fg_compaction_file[]){ __VA_ARGS__ })
-#define F(a, b) { .start = (a), .end = (b) }
+#define F(a, b)                          \
+	{                                \
+		.start = (a), .end = (b) \
+	}
 
 /* The plan for n files at now, checked to leave the spans alone. */
-static int plan(struct fg_compaction_file *f, size_t n, uint64_t now, const struct fg_compaction_policy *p,
-		struct fg_compaction_group *g)
+static int plan(struct fg_compaction_file *f, size_t n, uint64_t now,
+		const struct fg_compaction_policy *p, struct fg_compaction_group *g)
 {
 	uint64_t spans[64][2];
 	int r;
@@ -94,7 +97,8 @@ TEST(a_file_running_past_its_group_holds_the_group_back_until_it_is_old_enough)
 {
 	/* Slices of 15 s (SliceSec=15 with 1 min files): the last starts in the minute, ends after. */
 	struct fg_compaction_file f[] = {
-		F(T0 + 30 * S, T0 + 45 * S), F(T0 + 45 * S, T0 + 60 * S + 15 * S),
+		F(T0 + 30 * S, T0 + 45 * S),
+		F(T0 + 45 * S, T0 + 60 * S + 15 * S),
 		F(T0 + 75 * S, T0 + 90 * S),
 	};
 	struct fg_compaction_group g[1];
@@ -141,10 +145,13 @@ TEST(nothing_past_the_horizon_is_merged)
 	/* Two minutes, two hours old, but the caller still holds the second one in memory. */
 	minute(f, T0);
 	minute(f + 6, T0 + MIN);
-	ASSERT_EQ(fg_compaction_plan(f, 12, T0 + 2 * MIN + 2 * HOUR, T0 + MIN + 50 * S, &defaults, g), 1);
+	ASSERT_EQ(fg_compaction_plan(f, 12, T0 + 2 * MIN + 2 * HOUR, T0 + MIN + 50 * S, &defaults,
+				     g),
+		  1);
 	ASSERT_U64_EQ(g[0].end, T0 + MIN);
 	ASSERT_EQ(f[6].fate, FG_COMPACTION_KEEP);
-	ASSERT_EQ(fg_compaction_plan(f, 12, T0 + 2 * MIN + 2 * HOUR, T0 + MIN - 1, &defaults, g), 0);
+	ASSERT_EQ(fg_compaction_plan(f, 12, T0 + 2 * MIN + 2 * HOUR, T0 + MIN - 1, &defaults, g),
+		  0);
 	/* Expiry is by age alone. */
 	ASSERT_EQ(fg_compaction_plan(f, 12, T0 + 30 * S + 7 * DAY, 0, &defaults, g), 0);
 	ASSERT_EQ(f[2].fate, FG_COMPACTION_EXPIRED);
@@ -154,7 +161,9 @@ TEST(nothing_past_the_horizon_is_merged)
 TEST(files_already_at_the_coarse_size_are_left_alone)
 {
 	struct fg_compaction_file f[] = {
-		F(T0, T0 + MIN), F(T0 + MIN, T0 + 2 * MIN), F(T0 + 10 * MIN, T0 + 20 * MIN),
+		F(T0, T0 + MIN),
+		F(T0 + MIN, T0 + 2 * MIN),
+		F(T0 + 10 * MIN, T0 + 20 * MIN),
 	};
 	struct fg_compaction_group g[1];
 
@@ -174,7 +183,9 @@ TEST(a_compacted_minute_and_late_files_of_the_same_minute_merge_again)
 {
 	/* After a restart (or a changed policy) a 1 min file meets 10 s files of its minute. */
 	struct fg_compaction_file f[] = {
-		F(T0, T0 + 30 * S), F(T0 + 40 * S, T0 + 50 * S), F(T0 + 50 * S, T0 + 60 * S),
+		F(T0, T0 + 30 * S),
+		F(T0 + 40 * S, T0 + 50 * S),
+		F(T0 + 50 * S, T0 + 60 * S),
 	};
 	struct fg_compaction_group g[1];
 
@@ -218,7 +229,9 @@ TEST(leftovers_of_a_crashed_merge_are_found_and_not_merged)
 {
 	/* The 1 min file was stored; two of its six sources were not deleted yet. */
 	struct fg_compaction_file f[] = {
-		F(T0, T0 + 10 * S), F(T0, T0 + MIN), F(T0 + 30 * S, T0 + 40 * S),
+		F(T0, T0 + 10 * S),
+		F(T0, T0 + MIN),
+		F(T0 + 30 * S, T0 + 40 * S),
 		F(T0 + MIN, T0 + MIN + 10 * S),
 	};
 	struct fg_compaction_group g[2];
@@ -261,7 +274,8 @@ TEST(leftovers_nest_and_touch_but_neighbours_do_not)
 TEST(files_that_ended_a_week_ago_expire)
 {
 	struct fg_compaction_file f[] = {
-		F(T0, T0 + 10 * MIN), F(T0 + 10 * MIN, T0 + 20 * MIN),
+		F(T0, T0 + 10 * MIN),
+		F(T0 + 10 * MIN, T0 + 20 * MIN),
 	};
 	struct fg_compaction_group g[1];
 	struct fg_compaction_policy forever = defaults;
@@ -356,8 +370,8 @@ static int cmp_sim(const void *a, const void *b)
  * Carries out a plan as fgd-history does: merged files replace their
  * sources, leftovers and expired files go. Checks every group on the way.
  */
-static size_t apply(struct sim_file *v, size_t n, uint64_t now, const struct fg_compaction_policy *p,
-		    uint64_t *expired_weight)
+static size_t apply(struct sim_file *v, size_t n, uint64_t now,
+		    const struct fg_compaction_policy *p, uint64_t *expired_weight)
 {
 	struct fg_compaction_file *f = calloc(n + 1, sizeof(*f));
 	struct fg_compaction_group *g = calloc(n / 2 + 1, sizeof(*g));
@@ -406,7 +420,9 @@ TEST(a_simulated_week_conserves_every_sample_and_ends_in_the_coarsest_files)
 {
 	/* Scaled down: 1 s slices; 2 s files after 20 s, 10 s files after 100 s, gone after 400 s. */
 	const struct fg_compaction_policy p = {
-		.tiers = { { 20 * S, 2 * S }, { 100 * S, 10 * S } }, .n_tiers = 2, .keep_ns = 400 * S,
+		.tiers = { { 20 * S, 2 * S }, { 100 * S, 10 * S } },
+		.n_tiers = 2,
+		.keep_ns = 400 * S,
 	};
 	const size_t cap = 4096;
 	struct sim_file *v = calloc(cap, sizeof(*v));

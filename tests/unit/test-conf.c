@@ -63,22 +63,24 @@ TEST(every_key)
 	struct errors e;
 
 	ASSERT_OK(fgd_config_init(&c));
-	ASSERT_OK(parse(&c, "# comment\n; another\n\n[fgd]\r\n"
-			    "Socket = /run/x/y.sock\n"
-			    "SocketGroup=wheel\n"
-			    "Frequency=997\n"
-			    "CallGraph=fp\n"
-			    "StackDump=8K\n"
-			    "RingPages=64\n"
-			    "AlwaysOn=no\n"
-			    "AlwaysOnFrequency=49\n"
-			    "SliceSec=1min\n"
-			    "WindowSec=2h\n"
-			    "MemoryMax=1G\n"
-			    "StateDirectory=/srv/fgd\n"
-			    "HistoryKeepSec=30d\n"
-			    "JitMapMax=64M\n"
-			    "HistoryTiers= 30min:30s\t 2h:5min  3d:1h ", &e));
+	ASSERT_OK(parse(&c,
+			"# comment\n; another\n\n[fgd]\r\n"
+			"Socket = /run/x/y.sock\n"
+			"SocketGroup=wheel\n"
+			"Frequency=997\n"
+			"CallGraph=fp\n"
+			"StackDump=8K\n"
+			"RingPages=64\n"
+			"AlwaysOn=no\n"
+			"AlwaysOnFrequency=49\n"
+			"SliceSec=1min\n"
+			"WindowSec=2h\n"
+			"MemoryMax=1G\n"
+			"StateDirectory=/srv/fgd\n"
+			"HistoryKeepSec=30d\n"
+			"JitMapMax=64M\n"
+			"HistoryTiers= 30min:30s\t 2h:5min  3d:1h ",
+			&e));
 	ASSERT_EQ(e.n, 0);
 	ASSERT_STREQ(c.socket_path, "/run/x/y.sock");
 	ASSERT_STREQ(c.socket_group, "wheel");
@@ -119,14 +121,17 @@ TEST(errors_have_lines_and_leave_the_config_alone)
 	struct errors e;
 
 	ASSERT_OK(fgd_config_init(&c));
-	ASSERT_ERR(parse(&c, "Frequency=500\n"
-			     "Bogus=1\n"
-			     "Frequency=0\n"
-			     "no equals sign\n"
-			     "[other]\n"
-			     "Frequency=5\n"
-			     "[fgd\n"
-			     "RingPages=3\n", &e), -EINVAL);
+	ASSERT_ERR(parse(&c,
+			 "Frequency=500\n"
+			 "Bogus=1\n"
+			 "Frequency=0\n"
+			 "no equals sign\n"
+			 "[other]\n"
+			 "Frequency=5\n"
+			 "[fgd\n"
+			 "RingPages=3\n",
+			 &e),
+		   -EINVAL);
 	ASSERT_EQ(e.n, 6);
 	ASSERT_EQ(e.line[0], 2);
 	ASSERT_STREQ(e.message[0], "unknown key Bogus");
@@ -149,27 +154,32 @@ TEST(errors_have_lines_and_leave_the_config_alone)
 	ASSERT_ERR(parse(&c, "MemoryMax=18446744073709551615G\n", &e), -EINVAL);
 	/* A budget for everything: below 32M there is no room to name anything. */
 	ASSERT_ERR(parse(&c, "MemoryMax=8M\n", &e), -EINVAL);
-	ASSERT_STREQ(e.message[0], "MemoryMax=8M: expected 32M to 1T (bytes, or with K, M, G or T)");
+	ASSERT_STREQ(e.message[0],
+		     "MemoryMax=8M: expected 32M to 1T (bytes, or with K, M, G or T)");
 	ASSERT_ERR(parse(&c, "AlwaysOn=maybe\n", &e), -EINVAL);
 	ASSERT_EQ(c.default_frequency, 99);
 
 	/* The history's tiers: each pair, their order, and the retention against the last. */
 	ASSERT_ERR(parse(&c, "HistoryTiers=1h\n", &e), -EINVAL);
-	ASSERT_STREQ(e.message[0], "HistoryTiers=1h: expected AGE:LENGTH pairs of times, e.g. 1h:1min 1d:10min");
+	ASSERT_STREQ(e.message[0],
+		     "HistoryTiers=1h: expected AGE:LENGTH pairs of times, e.g. 1h:1min 1d:10min");
 	ASSERT_ERR(parse(&c, "HistoryTiers=1h:0\n", &e), -EINVAL);
 	ASSERT_ERR(parse(&c, "HistoryTiers=1h:1min:2\n", &e), -EINVAL);
 	ASSERT_ERR(parse(&c, "HistoryTiers=1h:1min 30min:10min\n", &e), -EINVAL);
-	ASSERT_STREQ(e.message[0], "HistoryTiers=1h:1min 30min:10min: the tiers' ages must increase");
+	ASSERT_STREQ(e.message[0],
+		     "HistoryTiers=1h:1min 30min:10min: the tiers' ages must increase");
 	ASSERT_ERR(parse(&c, "HistoryTiers=1h:1min 1d:90s\n", &e), -EINVAL);
 	ASSERT_STREQ(e.message[0], "HistoryTiers=1h:1min 1d:90s: each tier's file length must be a "
 				   "multiple of the one before");
-	ASSERT_ERR(parse(&c, "HistoryTiers=1:1 2:2 3:4 4:8 5:16 6:32 7:64 8:128 9:256\n", &e), -EINVAL);
+	ASSERT_ERR(parse(&c, "HistoryTiers=1:1 2:2 3:4 4:8 5:16 6:32 7:64 8:128 9:256\n", &e),
+		   -EINVAL);
 	ASSERT_STREQ(e.message[0], "HistoryTiers=: at most 8 tiers");
 	ASSERT_ERR(parse(&c, "HistoryKeepSec=forever\n", &e), -EINVAL);
 	ASSERT_ERR(parse(&c, "HistoryKeepSec=1d\n", &e), -EINVAL);
 	ASSERT_EQ(e.line[0], 0);
-	ASSERT_STREQ(e.message[0], "HistoryTiers= with HistoryKeepSec=: history must be kept longer "
-				   "than the last tier's age");
+	ASSERT_STREQ(e.message[0],
+		     "HistoryTiers= with HistoryKeepSec=: history must be kept longer "
+		     "than the last tier's age");
 	/* The same, whatever the order of the keys. */
 	ASSERT_ERR(parse(&c, "HistoryKeepSec=2h\nHistoryTiers=1h:1min 3h:10min\n", &e), -EINVAL);
 	ASSERT_OK(parse(&c, "HistoryTiers=1h:1min\nHistoryKeepSec=2h\n", &e));
@@ -244,7 +254,8 @@ TEST(example_file_matches_defaults)
 	ASSERT_TRUE(uncommented);
 	for (size_t i = 0; i < len; i++) {
 		/* "#Key=" lines become assignments; prose comments stay comments. */
-		if (text[i] == '#' && (i == 0 || text[i - 1] == '\n') && i + 1 < len && text[i + 1] != ' ')
+		if (text[i] == '#' && (i == 0 || text[i - 1] == '\n') && i + 1 < len &&
+		    text[i + 1] != ' ')
 			continue;
 		uncommented[j++] = text[i];
 	}

@@ -57,7 +57,8 @@ TEST(crc32_is_the_debuglink_one)
 
 TEST(debuglink_crc_matches_objcopy)
 {
-	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = load(program_path("fgtest-inline-debuglink"));
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s =
+		load(program_path("fgtest-inline-debuglink"));
 	const char *link;
 	uint32_t want, crc;
 	int fd;
@@ -88,7 +89,8 @@ TEST(search_order_and_checks)
 	/* Nothing anywhere. */
 	s = load(bin);
 	build_id_hex(s, hex);
-	ASSERT_EQ(fg_debuginfo_find(&(struct fg_debuginfo_query){ NULL, dir, "/usr/bin/none" }, s, &how),
+	ASSERT_EQ(fg_debuginfo_find(&(struct fg_debuginfo_query){ NULL, dir, "/usr/bin/none" }, s,
+				    &how),
 		  -ENOENT);
 	ASSERT_EQ(fg_elf_syms__find(s, "fgtest_outer"), -1);
 

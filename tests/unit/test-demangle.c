@@ -40,7 +40,8 @@ TEST(cxx_without_parameters_as_perf_report)
 TEST(rust_legacy_loses_its_hash)
 {
 	ASSERT_STREQ(demangled("_ZN4core3fmt5write17h0123456789abcdefE"), "core::fmt::write");
-	ASSERT_STREQ(demangled("_ZN3std2rt10lang_start17hd8a2f3a3d3c8c1f6E"), "std::rt::lang_start");
+	ASSERT_STREQ(demangled("_ZN3std2rt10lang_start17hd8a2f3a3d3c8c1f6E"),
+		     "std::rt::lang_start");
 	/* $LT$ and friends are the escapes of the legacy scheme. */
 	ASSERT_STREQ(demangled("_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$"
 			       "..$u7b$$u7b$closure$u7d$$u7d$$GT$17h33d8b4ed1bcbd1a4E"),
@@ -54,8 +55,10 @@ TEST(rust_v0)
 {
 	ASSERT_STREQ(demangled("_RNvCs1234_7mycrate3foo"), "mycrate::foo");
 	ASSERT_STREQ(demangled("_RNvNtCs1cGDMWrDiXA_5hello4main4main"), "hello::main::main");
-	ASSERT_STREQ(demangled("_RINvNtCs9ltgdHTiPiY_4core3ptr13drop_in_placeNtCs1cGDMWrDiXA_5hello3FooEB4_"),
-		     "core::ptr::drop_in_place::<hello::Foo>");
+	ASSERT_STREQ(
+		demangled(
+			"_RINvNtCs9ltgdHTiPiY_4core3ptr13drop_in_placeNtCs1cGDMWrDiXA_5hello3FooEB4_"),
+		"core::ptr::drop_in_place::<hello::Foo>");
 }
 
 TEST(plain_and_broken_names_are_kept)

@@ -2,9 +2,9 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <gelf.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
@@ -123,8 +123,8 @@ TEST(library_symbols)
 TEST(executables)
 {
 	static const char *const names[] = {
-		"fgfixture-fp", "fgfixture-nofp", "fgfixture-nopie", "fgfixture-pie",
-		"fgfixture-unstripped", "fgfixture-stripped",
+		"fgfixture-fp",  "fgfixture-nofp",       "fgfixture-nopie",
+		"fgfixture-pie", "fgfixture-unstripped", "fgfixture-stripped",
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
@@ -183,8 +183,8 @@ static void readelf_build_id(const char *path, char *hex, size_t size)
 TEST(build_id_matches_readelf)
 {
 	static const char *const names[] = {
-		"libfgfixture.so", "fgfixture-fp",    "fgfixture-nofp",
-		"fgfixture-nopie", "fgfixture-pie",   "fgfixture-stripped",
+		"libfgfixture.so", "fgfixture-fp",  "fgfixture-nofp",
+		"fgfixture-nopie", "fgfixture-pie", "fgfixture-stripped",
 	};
 	bool compared = false;
 
@@ -315,7 +315,8 @@ static bool find_mapping(uint64_t addr, struct mapping *ret)
 		unsigned long long start, end, pgoff;
 		char path[4096] = "";
 
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start, &end, &pgoff, path) < 3)
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start, &end, &pgoff, path) <
+		    3)
 			continue;
 		if (addr < start || addr >= end)
 			continue;
@@ -448,8 +449,16 @@ struct craft_sym {
 	uint16_t shndx; /* CRAFT_TEXT etc., or SHN_UNDEF / SHN_ABS / SHN_XINDEX */
 };
 
-enum { CRAFT_TEXT = 1, CRAFT_NOTE, CRAFT_RODATA, CRAFT_SYMTAB, CRAFT_STRTAB, CRAFT_SHNDX,
-       CRAFT_SHSTRTAB, CRAFT_NSECTIONS };
+enum {
+	CRAFT_TEXT = 1,
+	CRAFT_NOTE,
+	CRAFT_RODATA,
+	CRAFT_SYMTAB,
+	CRAFT_STRTAB,
+	CRAFT_SHNDX,
+	CRAFT_SHSTRTAB,
+	CRAFT_NSECTIONS
+};
 
 /* .text is [0x100, 0x300) at file offset 0x100; .rodata [0x340, 0x380). */
 static const struct craft_sym craft_syms[] = {
@@ -502,7 +511,8 @@ static size_t craft_elf(uint8_t *img, bool reversed)
 	memset(&sym, 0, sizeof(sym));
 	memcpy(img + sym_off, &sym, sizeof(sym));
 	for (size_t k = 0; k < ELEMENTSOF(craft_syms); k++) {
-		const struct craft_sym *c = &craft_syms[reversed ? ELEMENTSOF(craft_syms) - 1 - k : k];
+		const struct craft_sym *c =
+			&craft_syms[reversed ? ELEMENTSOF(craft_syms) - 1 - k : k];
 
 		sym = (Elf64_Sym){
 			.st_info = ELF64_ST_INFO(c->bind, c->type),
@@ -551,33 +561,82 @@ static size_t craft_elf(uint8_t *img, bool reversed)
 	memcpy(img, &eh, sizeof(eh));
 
 	/* Data first and overlapping the text in the file: offset lookups must prefer code. */
-	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W, .p_offset = 0x300,
-			      .p_vaddr = 0x10300, .p_filesz = 0x80, .p_memsz = 0x80, .p_align = 0x1000 };
-	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0,
-			      .p_vaddr = 0, .p_filesz = 0x340, .p_memsz = 0x340, .p_align = 0x1000 };
-	ph[2] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_flags = PF_R, .p_offset = 0x300,
-			      .p_vaddr = 0x300, .p_filesz = 36, .p_memsz = 36, .p_align = 4 };
+	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD,
+			      .p_flags = PF_R | PF_W,
+			      .p_offset = 0x300,
+			      .p_vaddr = 0x10300,
+			      .p_filesz = 0x80,
+			      .p_memsz = 0x80,
+			      .p_align = 0x1000 };
+	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD,
+			      .p_flags = PF_R | PF_X,
+			      .p_offset = 0,
+			      .p_vaddr = 0,
+			      .p_filesz = 0x340,
+			      .p_memsz = 0x340,
+			      .p_align = 0x1000 };
+	ph[2] = (Elf64_Phdr){ .p_type = PT_NOTE,
+			      .p_flags = PF_R,
+			      .p_offset = 0x300,
+			      .p_vaddr = 0x300,
+			      .p_filesz = 36,
+			      .p_memsz = 36,
+			      .p_align = 4 };
 	memcpy(img + eh.e_phoff, ph, sizeof(ph));
 
-	put_shdr(img, &eh, CRAFT_TEXT, (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS,
-		 .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_addr = 0x100, .sh_offset = 0x100,
-		 .sh_size = 0x200, .sh_addralign = 16 });
-	put_shdr(img, &eh, CRAFT_NOTE, (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_NOTE,
-		 .sh_flags = SHF_ALLOC, .sh_addr = 0x300, .sh_offset = 0x300, .sh_size = 36,
-		 .sh_addralign = 4 });
-	put_shdr(img, &eh, CRAFT_RODATA, (Elf64_Shdr){ .sh_name = 26, .sh_type = SHT_PROGBITS,
-		 .sh_flags = SHF_ALLOC, .sh_addr = 0x340, .sh_offset = 0x340, .sh_size = 0x40,
-		 .sh_addralign = 16 });
-	put_shdr(img, &eh, CRAFT_SYMTAB, (Elf64_Shdr){ .sh_name = 34, .sh_type = SHT_SYMTAB,
-		 .sh_offset = sym_off, .sh_size = nsyms * sizeof(Elf64_Sym), .sh_link = CRAFT_STRTAB,
-		 .sh_info = 1, .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) });
-	put_shdr(img, &eh, CRAFT_STRTAB, (Elf64_Shdr){ .sh_name = 42, .sh_type = SHT_STRTAB,
-		 .sh_offset = str_off, .sh_size = str_len, .sh_addralign = 1 });
-	put_shdr(img, &eh, CRAFT_SHNDX, (Elf64_Shdr){ .sh_name = 50, .sh_type = SHT_SYMTAB_SHNDX,
-		 .sh_offset = shndx_off, .sh_size = 4 * nsyms, .sh_link = CRAFT_SYMTAB,
-		 .sh_addralign = 4, .sh_entsize = 4 });
-	put_shdr(img, &eh, CRAFT_SHSTRTAB, (Elf64_Shdr){ .sh_name = 64, .sh_type = SHT_STRTAB,
-		 .sh_offset = shstr_off, .sh_size = sizeof(shstr), .sh_addralign = 1 });
+	put_shdr(img, &eh, CRAFT_TEXT,
+		 (Elf64_Shdr){ .sh_name = 1,
+			       .sh_type = SHT_PROGBITS,
+			       .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			       .sh_addr = 0x100,
+			       .sh_offset = 0x100,
+			       .sh_size = 0x200,
+			       .sh_addralign = 16 });
+	put_shdr(img, &eh, CRAFT_NOTE,
+		 (Elf64_Shdr){ .sh_name = 7,
+			       .sh_type = SHT_NOTE,
+			       .sh_flags = SHF_ALLOC,
+			       .sh_addr = 0x300,
+			       .sh_offset = 0x300,
+			       .sh_size = 36,
+			       .sh_addralign = 4 });
+	put_shdr(img, &eh, CRAFT_RODATA,
+		 (Elf64_Shdr){ .sh_name = 26,
+			       .sh_type = SHT_PROGBITS,
+			       .sh_flags = SHF_ALLOC,
+			       .sh_addr = 0x340,
+			       .sh_offset = 0x340,
+			       .sh_size = 0x40,
+			       .sh_addralign = 16 });
+	put_shdr(img, &eh, CRAFT_SYMTAB,
+		 (Elf64_Shdr){ .sh_name = 34,
+			       .sh_type = SHT_SYMTAB,
+			       .sh_offset = sym_off,
+			       .sh_size = nsyms * sizeof(Elf64_Sym),
+			       .sh_link = CRAFT_STRTAB,
+			       .sh_info = 1,
+			       .sh_addralign = 8,
+			       .sh_entsize = sizeof(Elf64_Sym) });
+	put_shdr(img, &eh, CRAFT_STRTAB,
+		 (Elf64_Shdr){ .sh_name = 42,
+			       .sh_type = SHT_STRTAB,
+			       .sh_offset = str_off,
+			       .sh_size = str_len,
+			       .sh_addralign = 1 });
+	put_shdr(img, &eh, CRAFT_SHNDX,
+		 (Elf64_Shdr){ .sh_name = 50,
+			       .sh_type = SHT_SYMTAB_SHNDX,
+			       .sh_offset = shndx_off,
+			       .sh_size = 4 * nsyms,
+			       .sh_link = CRAFT_SYMTAB,
+			       .sh_addralign = 4,
+			       .sh_entsize = 4 });
+	put_shdr(img, &eh, CRAFT_SHSTRTAB,
+		 (Elf64_Shdr){ .sh_name = 64,
+			       .sh_type = SHT_STRTAB,
+			       .sh_offset = shstr_off,
+			       .sh_size = sizeof(shstr),
+			       .sh_addralign = 1 });
 	return eh.e_shoff + CRAFT_NSECTIONS * sizeof(Elf64_Shdr);
 }
 
@@ -587,13 +646,14 @@ static void expect_at(const struct fg_elf_syms *s, uint64_t vaddr, const char *n
 
 	if (!name) {
 		if (i >= 0)
-			fg_test_fail(__FILE__, __LINE__, "0x%" PRIx64 " resolved to %s, expected nothing",
-				     vaddr, fg_elf_syms__name(s, (size_t)i));
+			fg_test_fail(__FILE__, __LINE__,
+				     "0x%" PRIx64 " resolved to %s, expected nothing", vaddr,
+				     fg_elf_syms__name(s, (size_t)i));
 		return;
 	}
 	if (i < 0)
-		fg_test_fail(__FILE__, __LINE__, "0x%" PRIx64 " did not resolve, expected %s", vaddr,
-			     name);
+		fg_test_fail(__FILE__, __LINE__, "0x%" PRIx64 " did not resolve, expected %s",
+			     vaddr, name);
 	ASSERT_STREQ(fg_elf_syms__name(s, (size_t)i), name);
 }
 
@@ -916,7 +976,8 @@ TEST(mapped_or_read_the_same)
 				GElf_Shdr sh;
 
 				ASSERT_TRUE(gelf_getshdr(scn, &sh));
-				if (strcmp(elf_strptr(files[map].elf, shstrndx, sh.sh_name), ".debug_info") == 0)
+				if (strcmp(elf_strptr(files[map].elf, shstrndx, sh.sh_name),
+					   ".debug_info") == 0)
 					break;
 			}
 			d[map] = elf_getdata(scn, NULL);
@@ -946,8 +1007,11 @@ TEST(mapped_file_refuses_what_read_refuses)
 	{
 		Elf64_Ehdr eh = { .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64,
 					       ELFDATA2LSB, EV_CURRENT },
-				  .e_type = ET_DYN, .e_version = EV_CURRENT,
-				  .e_shoff = 1 << 20, .e_shnum = 3, .e_shentsize = sizeof(Elf64_Shdr),
+				  .e_type = ET_DYN,
+				  .e_version = EV_CURRENT,
+				  .e_shoff = 1 << 20,
+				  .e_shnum = 3,
+				  .e_shentsize = sizeof(Elf64_Shdr),
 				  .e_ehsize = sizeof(Elf64_Ehdr) };
 
 		ASSERT_TRUE(write(fd, &eh, sizeof(eh)) == sizeof(eh));

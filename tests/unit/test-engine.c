@@ -55,7 +55,8 @@ static uint64_t file_offset(uint64_t addr)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi, pgoff;
 
-		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &pgoff) == 3 && addr >= lo && addr < hi)
+		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &pgoff) == 3 && addr >= lo &&
+		    addr < hi)
 			off = addr - lo + pgoff;
 	}
 	fclose(f);
@@ -125,18 +126,31 @@ TEST(a_made_up_process_is_tracked_and_its_samples_named)
 
 	/* Born of us, then exec'd into "fakeproc" with this binary mapped at FAKE_BASE. */
 	r = (struct fg_record){ .type = PERF_RECORD_FORK, .sid.time = ++t };
-	r.task = (struct fg_task){ .pid = FAKE_PID, .ppid = (uint32_t)getpid(), .tid = FAKE_PID,
-				   .ptid = (uint32_t)getpid(), .time = t };
+	r.task = (struct fg_task){ .pid = FAKE_PID,
+				   .ppid = (uint32_t)getpid(),
+				   .tid = FAKE_PID,
+				   .ptid = (uint32_t)getpid(),
+				   .time = t };
 	fgd_engine__feed_tracking(e, &r);
-	r = (struct fg_record){ .type = PERF_RECORD_COMM, .misc = PERF_RECORD_MISC_COMM_EXEC,
+	r = (struct fg_record){ .type = PERF_RECORD_COMM,
+				.misc = PERF_RECORD_MISC_COMM_EXEC,
 				.sid.time = ++t };
-	r.comm = (struct fg_comm){ .pid = FAKE_PID, .tid = FAKE_PID, .exec = true, .comm = "fakeproc" };
+	r.comm = (struct fg_comm){
+		.pid = FAKE_PID, .tid = FAKE_PID, .exec = true, .comm = "fakeproc"
+	};
 	fgd_engine__feed_tracking(e, &r);
 	r = (struct fg_record){ .type = PERF_RECORD_MMAP2, .sid.time = ++t };
-	r.mmap2 = (struct fg_mmap2){ .pid = FAKE_PID, .tid = FAKE_PID, .addr = FAKE_BASE,
-				     .len = ((uint64_t)st.st_size + 4095) & ~4095ULL, .pgoff = 0,
-				     .maj = major(st.st_dev), .min = minor(st.st_dev), .ino = st.st_ino,
-				     .prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .filename = exe };
+	r.mmap2 = (struct fg_mmap2){ .pid = FAKE_PID,
+				     .tid = FAKE_PID,
+				     .addr = FAKE_BASE,
+				     .len = ((uint64_t)st.st_size + 4095) & ~4095ULL,
+				     .pgoff = 0,
+				     .maj = major(st.st_dev),
+				     .min = minor(st.st_dev),
+				     .ino = st.st_ino,
+				     .prot = PROT_READ | PROT_EXEC,
+				     .flags = MAP_PRIVATE,
+				     .filename = exe };
 	fgd_engine__feed_tracking(e, &r);
 
 	/* Three samples in engine_leaf called from engine_caller, as the kernel would write them. */
@@ -146,7 +160,8 @@ TEST(a_made_up_process_is_tracked_and_its_samples_named)
 		uint64_t ips[] = { PERF_CONTEXT_USER, leaf, caller };
 
 		r = (struct fg_record){ .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER };
-		r.sample.sid = (struct fg_sample_id){ .pid = FAKE_PID, .tid = FAKE_PID, .time = ++t };
+		r.sample.sid =
+			(struct fg_sample_id){ .pid = FAKE_PID, .tid = FAKE_PID, .time = ++t };
 		r.sid = r.sample.sid;
 		r.sample.ip = leaf;
 		r.sample.period = 1;

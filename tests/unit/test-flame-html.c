@@ -24,8 +24,8 @@ static int emit_one(void *renderer, fg_write_fn fn, void *ctx, size_t budget)
 }
 
 /* Renders to m with the given budget; returns the number of emit calls. */
-static size_t render_budget(const struct fg_folded *f, const struct fg_flame_opts *o,
-			    size_t budget, struct membuf *m)
+static size_t render_budget(const struct fg_folded *f, const struct fg_flame_opts *o, size_t budget,
+			    struct membuf *m)
 {
 	_cleanup_(fg_flame_html__freep) struct fg_flame_html *h = NULL;
 
@@ -47,20 +47,18 @@ static size_t count_str_nocase(const char *hay, const char *needle)
 	return n;
 }
 
-
-
-#define ASSERT_LACKS(hay, needle)                                                    \
-	do {                                                                         \
-		if (strstr((hay), (needle)))                                         \
+#define ASSERT_LACKS(hay, needle)                                                        \
+	do {                                                                             \
+		if (strstr((hay), (needle)))                                             \
 			fg_test_fail(__FILE__, __LINE__, "output has \"%s\"", (needle)); \
 	} while (0)
 
-#define ASSERT_NEAR(a, b)                                                            \
-	do {                                                                         \
-		double _x = (a), _y = (b);                                           \
-		if (!(fabs(_x - _y) <= 1e-9 * MAX(1.0, fabs(_y))))                   \
-			fg_test_fail(__FILE__, __LINE__, "%s == %s: %.17g != %.17g", \
-				     #a, #b, _x, _y);                                \
+#define ASSERT_NEAR(a, b)                                                                        \
+	do {                                                                                     \
+		double _x = (a), _y = (b);                                                       \
+		if (!(fabs(_x - _y) <= 1e-9 * MAX(1.0, fabs(_y))))                               \
+			fg_test_fail(__FILE__, __LINE__, "%s == %s: %.17g != %.17g", #a, #b, _x, \
+				     _y);                                                        \
 	} while (0)
 
 /*
@@ -230,10 +228,19 @@ TEST(page_structure)
 	ASSERT_TRUE(valid_utf8_xml(m.data, m.len));
 	ASSERT_TRUE(strlen(m.data) == m.len);
 	static const char *const ids[] = {
-		"<h1 id=\"title\">Flame Graph</h1>", "<p id=\"subtitle\">pid 42</p>",
-		"<p class=\"info\">event: cpu-clock</p>", "id=\"unzoom\"", "id=\"search\"",
-		"id=\"ignorecase\"", "<canvas id=\"flame\">", "id=\"details\"", "id=\"matched\"",
-		"id=\"filter\"", "<table id=\"table\">", "id=\"tablenote\"", "Content-Security-Policy",
+		"<h1 id=\"title\">Flame Graph</h1>",
+		"<p id=\"subtitle\">pid 42</p>",
+		"<p class=\"info\">event: cpu-clock</p>",
+		"id=\"unzoom\"",
+		"id=\"search\"",
+		"id=\"ignorecase\"",
+		"<canvas id=\"flame\">",
+		"id=\"details\"",
+		"id=\"matched\"",
+		"id=\"filter\"",
+		"<table id=\"table\">",
+		"id=\"tablenote\"",
+		"Content-Security-Policy",
 	};
 	for (size_t i = 0; i < ELEMENTSOF(ids); i++)
 		ASSERT_CONTAINS(m.data, ids[i]);
@@ -299,14 +306,16 @@ TEST(totals_match_the_model)
 			snprintf(stack, sizeof(stack), "%.*s", (int)(sp - *l), *l);
 			for (char *a; (a = strstr(stack, "_[k]"));)
 				memmove(a, a + 4, strlen(a + 4) + 1);
-			if (strncmp(stack, path, pl) == 0 && (stack[pl] == '\0' || stack[pl] == ';'))
+			if (strncmp(stack, path, pl) == 0 &&
+			    (stack[pl] == '\0' || stack[pl] == ';'))
 				want += atof(sp + 1);
 		}
 		if (!(fabs(fr[i].value - want) < 1e-9))
-			fg_test_fail(__FILE__, __LINE__, "frame %s holds %g samples, the model %g", path,
-				     fr[i].value, want);
+			fg_test_fail(__FILE__, __LINE__, "frame %s holds %g samples, the model %g",
+				     path, fr[i].value, want);
 		ASSERT_TRUE(fr[i].start >= fr[fr[i].parent].start);
-		ASSERT_TRUE(fr[i].start + fr[i].value <= fr[fr[i].parent].start + fr[fr[i].parent].value);
+		ASSERT_TRUE(fr[i].start + fr[i].value <=
+			    fr[fr[i].parent].start + fr[fr[i].parent].value);
 	}
 	/* The parent's own samples come first in sorted order: compute starts at 9. */
 	ASSERT_NEAR(find_frame(fr, n, "main;run;process;compute;hot_a")->start -
@@ -317,9 +326,9 @@ TEST(totals_match_the_model)
 		const char *name;
 		double self, total;
 	} want[] = {
-		{ "main", 0, 274 },      { "hot_a", 120, 120 }, { "compute", 9, 189 },
-		{ "process", 0, 209 },   { "sys_read", 20, 20 }, { "shutdown", 6, 10 },
-		{ "rec", 3, 10 },        { "leaf", 7, 7 },       { "idle", 25, 25 },
+		{ "main", 0, 274 },    { "hot_a", 120, 120 },  { "compute", 9, 189 },
+		{ "process", 0, 209 }, { "sys_read", 20, 20 }, { "shutdown", 6, 10 },
+		{ "rec", 3, 10 },      { "leaf", 7, 7 },       { "idle", 25, 25 },
 	};
 	for (size_t i = 0; i < ELEMENTSOF(want); i++) {
 		double self, total;
@@ -349,7 +358,8 @@ TEST(hostile_names_are_escaped)
 		"main;back\\slash\\\" 3",
 		"main;line\xe2\x80\xa8sep\xe2\x80\xa9para 2",
 		"main;bad\xff\xfe utf8\xc3 2",
-		"main;ctl\x01\x1f\x7f""end 2",
+		"main;ctl\x01\x1f\x7f"
+		"end 2",
 		"main;caf\xc3\xa9_\xf0\x9f\x94\xa5 2",
 		NULL,
 	};
@@ -361,7 +371,8 @@ TEST(hostile_names_are_escaped)
 		"back\\slash\\\"",
 		"line\xe2\x80\xa8sep\xe2\x80\xa9para",
 		"bad\xef\xbf\xbd\xef\xbf\xbd utf8\xef\xbf\xbd",
-		"ctl\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd""end",
+		"ctl\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+		"end",
 		"caf\xc3\xa9_\xf0\x9f\x94\xa5",
 	};
 	_cleanup_(fg_folded__freep) struct fg_folded *f = model_new(lines, true);
@@ -388,8 +399,12 @@ TEST(hostile_names_are_escaped)
 	ASSERT_LACKS(m.data, "\xe2\x80\xa9");
 	ASSERT_TRUE(valid_utf8_xml(m.data, m.len));
 	ASSERT_TRUE(strlen(m.data) == m.len);
-	ASSERT_CONTAINS(m.data, "<h1 id=\"title\">&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;</h1>");
-	ASSERT_CONTAINS(m.data, "<p id=\"subtitle\">&lt;!-- &quot;q&quot; &#39;a&#39; &amp; \xef\xbf\xbd</p>");
+	ASSERT_CONTAINS(
+		m.data,
+		"<h1 id=\"title\">&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;</h1>");
+	ASSERT_CONTAINS(
+		m.data,
+		"<p id=\"subtitle\">&lt;!-- &quot;q&quot; &#39;a&#39; &amp; \xef\xbf\xbd</p>");
 	ASSERT_CONTAINS(m.data, "NOTES: --&gt; &lt;/script&gt; &lt;!--</div>");
 
 	/* The data reads back to the names as the model has them, bad bytes as U+FFFD. */
@@ -413,11 +428,18 @@ TEST(deterministic)
 	_cleanup_(fg_folded__freep) struct fg_folded *g = NULL;
 	_cleanup_(membuf_done) struct membuf a = {}, b = {}, c = {};
 	static const char *const reversed[] = {
-		"main;rec 3", "main;rec;rec;leaf 7", "main;shutdown;hot_c 4", "main;shutdown 6",
-		"main;run;idle 25", "main;run;process;io;read;sys_read_[k] 20",
-		"main;run;process;compute 9", "main;run;process;compute;hot_b 60",
-		"main;run;process;compute;hot_a 120", "main;init;load_plugins;dlopen 8",
-		"main;init;parse_config 12", NULL,
+		"main;rec 3",
+		"main;rec;rec;leaf 7",
+		"main;shutdown;hot_c 4",
+		"main;shutdown 6",
+		"main;run;idle 25",
+		"main;run;process;io;read;sys_read_[k] 20",
+		"main;run;process;compute 9",
+		"main;run;process;compute;hot_b 60",
+		"main;run;process;compute;hot_a 120",
+		"main;init;load_plugins;dlopen 8",
+		"main;init;parse_config 12",
+		NULL,
 	};
 	struct fg_flame_opts o;
 
@@ -662,8 +684,8 @@ TEST(large_profile_is_bounded)
 
 	ASSERT_TRUE(f);
 	for (int i = 0; i < 200000; i++) {
-		int len = snprintf(line, sizeof(line), "main;mod_%d;fn_%d;sub_%d;leaf_%d %d", i % 13,
-				   i % 997, i % 4999, i, 1 + (int)((rng >> 33) % 50));
+		int len = snprintf(line, sizeof(line), "main;mod_%d;fn_%d;sub_%d;leaf_%d %d",
+				   i % 13, i % 997, i % 4999, i, 1 + (int)((rng >> 33) % 50));
 
 		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
 		ASSERT_EQ(fg_folded__add_line(f, line, (size_t)len), 1);
@@ -702,5 +724,6 @@ TEST(large_profile_is_bounded)
 	}
 	/* The table: the top 2000 by self and by total, out of every function there is. */
 	ASSERT_TRUE(arr_len(j, "fn") >= 2000 && arr_len(j, "fn") <= 4000);
-	ASSERT_EQ(json_object_get_int(get(get(j, "meta"), "functions")), 1 + 13 + 997 + 4999 + 200000);
+	ASSERT_EQ(json_object_get_int(get(get(j, "meta"), "functions")),
+		  1 + 13 + 997 + 4999 + 200000);
 }

@@ -19,8 +19,8 @@ static int emit_one(void *renderer, fg_write_fn fn, void *ctx, size_t budget)
 }
 
 /* Renders to m with the given budget; returns the number of emit calls. */
-static size_t render_budget(const struct fg_folded *f, const struct fg_flame_opts *o,
-			    size_t budget, struct membuf *m)
+static size_t render_budget(const struct fg_folded *f, const struct fg_flame_opts *o, size_t budget,
+			    struct membuf *m)
 {
 	_cleanup_(fg_flame__freep) struct fg_flame *fl = NULL;
 
@@ -32,7 +32,6 @@ static void render(const struct fg_folded *f, const struct fg_flame_opts *o, str
 {
 	render_budget(f, o, SIZE_MAX, m);
 }
-
 
 static bool is_name_char(char c)
 {
@@ -109,7 +108,8 @@ static const char *xml_problem(const char *s, size_t len)
 
 			while (n + l < end && is_name_char(n[l]))
 				l++;
-			if (depth == 0 || stack_len[depth - 1] != l || memcmp(stack[depth - 1], n, l) != 0)
+			if (depth == 0 || stack_len[depth - 1] != l ||
+			    memcmp(stack[depth - 1], n, l) != 0)
 				return "mismatched end tag";
 			depth--;
 			if (n + l >= end || n[l] != '>')
@@ -166,17 +166,16 @@ static const char *xml_problem(const char *s, size_t len)
 	return NULL;
 }
 
-#define ASSERT_WELL_FORMED(m)                                                        \
-	do {                                                                         \
-		const char *_why = xml_problem((m)->data, (m)->len);                 \
-		if (_why)                                                            \
+#define ASSERT_WELL_FORMED(m)                                                          \
+	do {                                                                           \
+		const char *_why = xml_problem((m)->data, (m)->len);                   \
+		if (_why)                                                              \
 			fg_test_fail(__FILE__, __LINE__, "not well-formed: %s", _why); \
 	} while (0)
 
-
-#define ASSERT_LACKS(hay, needle)                                                    \
-	do {                                                                         \
-		if (strstr((hay), (needle)))                                         \
+#define ASSERT_LACKS(hay, needle)                                                        \
+	do {                                                                             \
+		if (strstr((hay), (needle)))                                             \
 			fg_test_fail(__FILE__, __LINE__, "output has \"%s\"", (needle)); \
 	} while (0)
 
@@ -192,8 +191,11 @@ static bool frame_rect(const char *svg, const char *title_prefix, double *x, dou
 		return false;
 	rect = strstr(p, "<rect ");
 	ASSERT_TRUE(rect);
-	ASSERT_EQ(sscanf(rect, "<rect x=\"%lf\" y=\"%*f\" width=\"%lf\" height=\"%*f\" fill=\"rgb(%d,%d,%d)\"",
-			 x, w, &rgb[0], &rgb[1], &rgb[2]), 5);
+	ASSERT_EQ(
+		sscanf(rect,
+		       "<rect x=\"%lf\" y=\"%*f\" width=\"%lf\" height=\"%*f\" fill=\"rgb(%d,%d,%d)\"",
+		       x, w, &rgb[0], &rgb[1], &rgb[2]),
+		5);
 	return true;
 }
 
@@ -228,11 +230,7 @@ static double svg_height(const char *svg)
 }
 
 static const char *const basic_lines[] = {
-	"main;run;hot_a 1234",
-	"main;run;hot_b 500",
-	"main;run 66",
-	"main;init 200",
-	NULL,
+	"main;run;hot_a 1234", "main;run;hot_b 500", "main;run 66", "main;init 200", NULL,
 };
 
 TEST(well_formed_and_structure)
@@ -337,7 +335,9 @@ TEST(options_show_up)
 	ASSERT_CONTAINS(m.data, ">CPU &lt;profile&gt;</text>");
 	ASSERT_CONTAINS(m.data, "<text id=\"subtitle\"");
 	ASSERT_CONTAINS(m.data, ">pid 42 &amp; friends</text>");
-	ASSERT_CONTAINS(m.data, ">event: cpu-clock  frequency: 99 Hz  duration: 30.0 s  samples: 5940  lost: 0</text>");
+	ASSERT_CONTAINS(
+		m.data,
+		">event: cpu-clock  frequency: 99 Hz  duration: 30.0 s  samples: 5940  lost: 0</text>");
 	ASSERT_CONTAINS(m.data, ">host: &lt;box&gt; &amp; &quot;more&quot;</text>");
 	ASSERT_EQ(count_str(m.data, "class=\"info\""), 2);
 	ASSERT_CONTAINS(m.data, "font-family=\"Dejavu &quot;Sans&quot;\"");
@@ -360,7 +360,8 @@ TEST(escaping)
 		"main;say \"hi\" 'there' 3",
 		"main;x]]>y</script> 2",
 		"main;caf\xc3\xa9_\xe6\x97\xa5\xe6\x9c\xac_\xf0\x9f\x94\xa5 2",
-		"main;ctl\x01\x1f\x7f""end 2",
+		"main;ctl\x01\x1f\x7f"
+		"end 2",
 		"main;bad\xff\xfe\xc3(\xed\xa0\x80z 2",
 		NULL,
 	};
@@ -371,15 +372,18 @@ TEST(escaping)
 	ASSERT_WELL_FORMED(&m);
 	ASSERT_CONTAINS(m.data, "<title>std::vector&lt;int&gt;::push_back (5 samples");
 	ASSERT_CONTAINS(m.data, ">std::vector&lt;int&gt;::push_back</text>");
-	ASSERT_CONTAINS(m.data, "<title>operator&lt;&lt;(std::ostream&amp;, Foo const&amp;) (4 samples");
+	ASSERT_CONTAINS(m.data,
+			"<title>operator&lt;&lt;(std::ostream&amp;, Foo const&amp;) (4 samples");
 	ASSERT_CONTAINS(m.data, "<title>say &quot;hi&quot; &#39;there&#39; (3 samples");
 	ASSERT_CONTAINS(m.data, "<title>x]]&gt;y&lt;/script&gt; (2 samples");
 	ASSERT_LACKS(m.data, "<int>");
 	ASSERT_LACKS(m.data, "y</script>");
 	/* Valid UTF-8 passes through untouched. */
-	ASSERT_CONTAINS(m.data, "<title>caf\xc3\xa9_\xe6\x97\xa5\xe6\x9c\xac_\xf0\x9f\x94\xa5 (2 samples");
+	ASSERT_CONTAINS(m.data,
+			"<title>caf\xc3\xa9_\xe6\x97\xa5\xe6\x9c\xac_\xf0\x9f\x94\xa5 (2 samples");
 	/* Controls and invalid bytes become U+FFFD, one per byte. */
-	ASSERT_CONTAINS(m.data, "<title>ctl\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "end (2 samples");
+	ASSERT_CONTAINS(m.data, "<title>ctl\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+				"end (2 samples");
 	ASSERT_CONTAINS(m.data, "<title>bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd("
 				"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz (2 samples");
 }
@@ -751,7 +755,8 @@ TEST(bytes_are_the_heap_held)
 	/* 5000 stacks of equal weight: each leaf is 0.24 px wide, so all are drawn. */
 	ASSERT_TRUE(f);
 	for (int i = 0; i < 5000; i++) {
-		int n = snprintf(line, sizeof(line), "main;mod_%d;fn_%d;leaf_%d 1", i % 7, i % 101, i);
+		int n = snprintf(line, sizeof(line), "main;mod_%d;fn_%d;leaf_%d 1", i % 7, i % 101,
+				 i);
 
 		ASSERT_EQ(fg_folded__add_line(f, line, (size_t)n), 1);
 	}

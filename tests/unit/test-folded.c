@@ -139,7 +139,7 @@ TEST(two_counts_make_a_differential_pair)
 	ASSERT_EQ(add(f, "a;b 3 5"), 1);
 	ASSERT_TRUE(fg_folded__is_diff(f));
 	ASSERT_EQ(add(f, "a;b\t1   2\r"), 1); /* merges */
-	ASSERT_EQ(add(f, "a;c 4"), 1);      /* one count: unchanged */
+	ASSERT_EQ(add(f, "a;c 4"), 1);        /* one count: unchanged */
 	ASSERT_EQ(add(f, "x 2.5 0"), 1);
 	/* Two numbers: a frame named "1" and a count, never a pair without frames. */
 	ASSERT_EQ(add(f, "1 2"), 1);
@@ -249,8 +249,8 @@ TEST(bytes_are_the_heap_held)
 
 	ASSERT_TRUE(f);
 	for (int i = 0; i < 50000; i++) {
-		int n = snprintf(line, sizeof(line), "main;mod_%d;fn_%d;leaf_%d %d", i % 13, i % 997, i,
-				 1 + i % 5);
+		int n = snprintf(line, sizeof(line), "main;mod_%d;fn_%d;leaf_%d %d", i % 13,
+				 i % 997, i, 1 + i % 5);
 
 		ASSERT_EQ(fg_folded__add_line(f, line, (size_t)n), 1);
 	}
@@ -286,7 +286,10 @@ TEST(a_nul_byte_read_from_text_is_replaced_and_an_empty_model_can_be_differentia
 	ASSERT_EQ(fg_folded__add_line(f, "a\0b;c 1", 7), 1);
 	fg_folded__stack(f, 0, &st);
 	ASSERT_EQ(fg_folded__name_len(f, st.frames[0]), 5);
-	ASSERT_TRUE(memcmp(fg_folded__name(f, st.frames[0]), "a\xef\xbf\xbd" "b", 5) == 0);
+	ASSERT_TRUE(memcmp(fg_folded__name(f, st.frames[0]),
+			   "a\xef\xbf\xbd"
+			   "b",
+			   5) == 0);
 	ASSERT_EQ(fg_folded__name_len(f, st.frames[1]), 1);
 	fg_folded__free(f);
 
@@ -310,12 +313,15 @@ TEST(names_are_clean_whichever_way_they_come_in)
 	ASSERT_OK(fg_folded__intern(f, "jit\xff\xc0\xaf\xed\xa0\x80\xe2\x82_[j]", 15, &ids[2]));
 	ASSERT_OK(fg_folded__add(f, ids, 3, 2));
 	/* By text: the same names as a foreign folded file spells them, cleaned alike. */
-	ASSERT_EQ(add(f, "we:ird\x0b" "comm;main;jit\xff\xc0\xaf\xed\xa0\x80\xe2\x82_[j] 1"), 1);
+	ASSERT_EQ(add(f, "we:ird\x0b"
+			 "comm;main;jit\xff\xc0\xaf\xed\xa0\x80\xe2\x82_[j] 1"),
+		  1);
 	ASSERT_EQ(add(f, "caf\xc3\xa9;\x1b[0m\tx 4"), 1);
 	ASSERT_OK(fg_folded__sort(f));
 	emit_all(f, 4096, &s);
 	ASSERT_STREQ(s.buf, "caf\xc3\xa9;\xef\xbf\xbd[0m\xef\xbf\xbdx 4\n"
-			    "we:ird\xef\xbf\xbd" "comm;main;jit\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+			    "we:ird\xef\xbf\xbd"
+			    "comm;main;jit\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
 			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd_[j] 3\n");
 	/* One name each: raw and clean spellings intern to the same id. */
 	ASSERT_EQ(fg_folded__n_names(f), 5);

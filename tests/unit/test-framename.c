@@ -93,7 +93,8 @@ TEST(clean_names_pass_unchanged)
 	CHECK("caf\xc3\xa9 \xc2\xa0 \xdf\xbf", "caf\xc3\xa9 \xc2\xa0 \xdf\xbf");
 	CHECK("\xe0\xa0\x80 \xe2\x86\x92 \xed\x9f\xbf \xee\x80\x80 \xef\xbf\xbc",
 	      "\xe0\xa0\x80 \xe2\x86\x92 \xed\x9f\xbf \xee\x80\x80 \xef\xbf\xbc");
-	CHECK("\xf0\x90\x80\x80 \xf0\x9f\x94\xa5 \xf4\x8f\xbf\xbf", "\xf0\x90\x80\x80 \xf0\x9f\x94\xa5 \xf4\x8f\xbf\xbf");
+	CHECK("\xf0\x90\x80\x80 \xf0\x9f\x94\xa5 \xf4\x8f\xbf\xbf",
+	      "\xf0\x90\x80\x80 \xf0\x9f\x94\xa5 \xf4\x8f\xbf\xbf");
 	/* A U+FFFD already there is a character like any other. */
 	CHECK("a" R "b", "a" R "b");
 }
@@ -119,7 +120,9 @@ TEST(invalid_sequences_give_one_replacement_per_byte)
 {
 	/* Stray continuation bytes, and bytes that never start a character. */
 	CHECK("\x80", R);
-	CHECK("a\xbf" "b", "a" R "b");
+	CHECK("a\xbf"
+	      "b",
+	      "a" R "b");
 	CHECK("\xff\xfe", R R);
 	CHECK("\xf5\x80\x80\x80", R R R R);
 	/* Overlong forms: of '/', of NUL, of U+07FF in three bytes, of U+FFFF in four. */
@@ -157,7 +160,9 @@ TEST(random_bytes_always_come_out_clean)
 		for (size_t i = 0; i < len; i++) {
 			int k = rand_r(&seed) % 8;
 
-			in[i] = (char)(k < 5 ? 0x80 + rand_r(&seed) % 0x80 : k < 7 ? rand_r(&seed) % 0x80 : ';');
+			in[i] = (char)(k < 5 ? 0x80 + rand_r(&seed) % 0x80 :
+				       k < 7 ? rand_r(&seed) % 0x80 :
+					       ';');
 		}
 		ASSERT_OK(fg_framename_clean(in, len, &buf, &cap, &out));
 		check_output(buf, out);

@@ -19,7 +19,7 @@ static void slice_bytes(uint64_t tag, size_t frames, uint8_t **ret, size_t *ret_
 	const struct fg_slicefile_process p = { 42, 7, 0, "worker", "/usr/bin/worker", "/" };
 	struct fg_slicefile_writer *w;
 	const char **names = calloc(frames, sizeof(*names));
-	char (*buf)[160] = calloc(frames, sizeof(*buf));
+	char(*buf)[160] = calloc(frames, sizeof(*buf));
 	const uint8_t *data;
 	uint32_t proc;
 	size_t len;
@@ -284,13 +284,13 @@ static const struct fg_compaction_policy minutes = {
  * A slice of [start, end) s after T0: `count` samples of "main;f<tag>" and
  * one of "main;common" in process 42, `frames` frames deep.
  */
-static void store_at(struct fg_history *h, uint64_t start, uint64_t end, unsigned tag, uint64_t count,
-		     size_t frames)
+static void store_at(struct fg_history *h, uint64_t start, uint64_t end, unsigned tag,
+		     uint64_t count, size_t frames)
 {
 	const struct fg_slicefile_process p = { 42, 7, 0, "worker", "/usr/bin/worker", "/" };
 	const char *common[] = { "main", "common" };
 	const char **names = calloc(frames, sizeof(*names));
-	char (*buf)[160] = calloc(frames, sizeof(*buf));
+	char(*buf)[160] = calloc(frames, sizeof(*buf));
 	struct fg_slicefile_writer *w;
 	const uint8_t *data;
 	uint32_t proc;

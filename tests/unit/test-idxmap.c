@@ -3,8 +3,8 @@
 
 #include "hash.h"
 #include "idxmap.h"
-#include "u32map.h"
 #include "test.h"
+#include "u32map.h"
 
 /* Entries are plain keys; hash deliberately weak so probe runs collide and wrap. */
 static uint64_t keys[4096];
@@ -41,7 +41,8 @@ TEST(insert_find_remove_against_a_model)
 		}
 		if (step % 97 == 0)
 			for (uint32_t j = 0; j < 300; j++) {
-				int64_t f = fg_idxmap_find(&m, weak_hash(keys[j]), key_eq, NULL, &keys[j]);
+				int64_t f = fg_idxmap_find(&m, weak_hash(keys[j]), key_eq, NULL,
+							   &keys[j]);
 
 				ASSERT_EQ(f, present[j] ? (int64_t)j : -1);
 			}

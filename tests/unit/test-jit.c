@@ -11,19 +11,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "fgd-jit.h"
 #include "fgd-proctab.h"
 #include "fgd-symbols.h"
 #include "macro.h"
-#include "budget.h"
 #include "test.h"
 
 struct fixture {
 	struct fg_symbolizer *sym;
 	struct fg_proctab *t;
-	struct fg_jit *jit;     /* borrowed from t */
+	struct fg_jit *jit;      /* borrowed from t */
 	struct fg_process *self; /* borrowed from t */
-	struct fg_jitmap *map;  /* borrowed from self */
+	struct fg_jitmap *map;   /* borrowed from self */
 	char path[64];
 };
 
@@ -117,7 +117,8 @@ TEST(absent_then_appended)
 	ASSERT_TRUE(poll_name(&f, 0x2000, "second", NULL));
 	ASSERT_TRUE(poll_name(&f, 0x300f, "third with spaces", NULL));
 	ASSERT_EQ(info(&f).stats.entries, 3);
-	ASSERT_EQ(info(&f).stats.bytes, strlen("1000 10 first\n2000 10 second\n0x3000 0x10 third with spaces\n"));
+	ASSERT_EQ(info(&f).stats.bytes,
+		  strlen("1000 10 first\n2000 10 second\n0x3000 0x10 third with spaces\n"));
 	fg_jit__stats(f.jit, &st);
 	ASSERT_EQ(st.maps, 1);
 	ASSERT_EQ(st.reading, 1);

@@ -82,8 +82,9 @@ static void expect(const struct fg_kallsyms *k, uint64_t addr, const char *name,
 
 	if (!name) {
 		if (i >= 0)
-			fg_test_fail(__FILE__, __LINE__, "0x%" PRIx64 " resolved to %s, expected nothing",
-				     addr, fg_kallsyms__name(k, (size_t)i));
+			fg_test_fail(__FILE__, __LINE__,
+				     "0x%" PRIx64 " resolved to %s, expected nothing", addr,
+				     fg_kallsyms__name(k, (size_t)i));
 		return;
 	}
 	if (i < 0)
@@ -200,24 +201,23 @@ TEST(alias_preference)
 
 TEST(malformed_lines)
 {
-	static const char text[] =
-		"ffffffff81000000 T good_a\n"
-		"zzzzzzzzzzzzzzzz T bad_hex\n"
-		"ffffffff81000100\n"
-		"ffffffff81000100 T\n"
-		"ffffffff81000100 TT two_char_type\n"
-		"ffffffff81000100 1 digit_type\n"
-		"ffffffff81000100 T name extra\n"
-		"ffffffff81000100 T name\t[mod] extra\n"
-		"ffffffff81000100 T name\t[unterminated\n"
-		"ffffffff81000100 T name\t[]\n"
-		"1ffffffff81000100 T seventeen_digits\n"
-		"ffffffff8100010g T bad_digit\n"
-		"ffffffff81000100 T nul\0byte\n"
-		"T ffffffff81000100 swapped\n"
-		"\n"
-		"   \n"
-		"ffffffff81000200 T good_b\n";
+	static const char text[] = "ffffffff81000000 T good_a\n"
+				   "zzzzzzzzzzzzzzzz T bad_hex\n"
+				   "ffffffff81000100\n"
+				   "ffffffff81000100 T\n"
+				   "ffffffff81000100 TT two_char_type\n"
+				   "ffffffff81000100 1 digit_type\n"
+				   "ffffffff81000100 T name extra\n"
+				   "ffffffff81000100 T name\t[mod] extra\n"
+				   "ffffffff81000100 T name\t[unterminated\n"
+				   "ffffffff81000100 T name\t[]\n"
+				   "1ffffffff81000100 T seventeen_digits\n"
+				   "ffffffff8100010g T bad_digit\n"
+				   "ffffffff81000100 T nul\0byte\n"
+				   "T ffffffff81000100 swapped\n"
+				   "\n"
+				   "   \n"
+				   "ffffffff81000200 T good_b\n";
 	_cleanup_(fg_kallsyms__freep) struct fg_kallsyms *k = NULL;
 
 	k = parse(text, sizeof(text) - 1);
@@ -250,11 +250,10 @@ TEST(overlong_names)
 
 TEST(crlf_garbage_no_trailing_newline)
 {
-	static const char text[] =
-		"ffffffff81000000 T a\r\n"
-		"ffffffff81000100 t b\t[m]\r\n"
-		"\x01\x02\xff garbage\r\n"
-		"ffffffff81000200 T c  \t";
+	static const char text[] = "ffffffff81000000 T a\r\n"
+				   "ffffffff81000100 t b\t[m]\r\n"
+				   "\x01\x02\xff garbage\r\n"
+				   "ffffffff81000200 T c  \t";
 	_cleanup_(fg_kallsyms__freep) struct fg_kallsyms *k = NULL;
 
 	k = parse(text, sizeof(text) - 1);
@@ -272,11 +271,10 @@ TEST(crlf_garbage_no_trailing_newline)
 
 TEST(restricted)
 {
-	static const char text[] =
-		"0000000000000000 T _stext\n"
-		"0000000000000000 T schedule\n"
-		"0000000000000000 D jiffies\n"
-		"0000000000000000 t foo_init\t[foo]\n";
+	static const char text[] = "0000000000000000 T _stext\n"
+				   "0000000000000000 T schedule\n"
+				   "0000000000000000 D jiffies\n"
+				   "0000000000000000 t foo_init\t[foo]\n";
 	_cleanup_(fg_kallsyms__freep) struct fg_kallsyms *k = NULL;
 
 	k = parse(text, sizeof(text) - 1);
@@ -290,10 +288,9 @@ TEST(restricted)
 TEST(zero_addresses_mixed)
 {
 	/* Per-cpu symbols sit at small addresses; a zero one never becomes a function. */
-	static const char text[] =
-		"0000000000000000 A fixed_percpu_data\n"
-		"0000000000000000 T zero_fn\n"
-		"ffffffff81000000 T real_fn\n";
+	static const char text[] = "0000000000000000 A fixed_percpu_data\n"
+				   "0000000000000000 T zero_fn\n"
+				   "ffffffff81000000 T real_fn\n";
 	_cleanup_(fg_kallsyms__freep) struct fg_kallsyms *k = NULL;
 
 	k = parse(text, sizeof(text) - 1);
@@ -306,9 +303,8 @@ TEST(zero_addresses_mixed)
 TEST(top_of_address_space)
 {
 	/* Found by fuzzing: the 1 MiB cap must not wrap past the last address. */
-	static const char text[] =
-		"fffffffffffffff0 T below_top\n"
-		"ffffffffffffffff T top\n";
+	static const char text[] = "fffffffffffffff0 T below_top\n"
+				   "ffffffffffffffff T top\n";
 	_cleanup_(fg_kallsyms__freep) struct fg_kallsyms *k = NULL;
 
 	k = parse(text, sizeof(text) - 1);
@@ -424,6 +420,6 @@ TEST(real_proc_kallsyms)
 		hits += fg_kallsyms__lookup(k, addrs[j]) >= 0;
 	t1 = now_ns();
 	printf("# %zu symbols, %zu malformed; parse %.1f ms; %.1f ns per lookup (%zu of %d hit)\n",
-	       n, fg_kallsyms__n_malformed(k), (double)parse_ns / 1e6, (double)(t1 - t0) / N_LOOKUPS,
-	       hits, (int)N_LOOKUPS);
+	       n, fg_kallsyms__n_malformed(k), (double)parse_ns / 1e6,
+	       (double)(t1 - t0) / N_LOOKUPS, hits, (int)N_LOOKUPS);
 }

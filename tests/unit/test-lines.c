@@ -123,7 +123,8 @@ TEST(feed_joins_lines_across_pieces)
 
 		fg_lines_init(&l, 64, collect, &s);
 		for (size_t off = 0; off < sizeof(text) - 1; off += piece)
-			ASSERT_OK(fg_lines_feed(&l, text + off, MIN(piece, sizeof(text) - 1 - off)));
+			ASSERT_OK(
+				fg_lines_feed(&l, text + off, MIN(piece, sizeof(text) - 1 - off)));
 		ASSERT_OK(fg_lines_finish(&l));
 		fg_lines_done(&l);
 		ASSERT_STREQ(s.text, whole.text);

@@ -17,12 +17,12 @@
 
 struct job {
 	struct fg_loader_job job;
-	pthread_t worked_on; /* set by work() */
-	bool started;        /* set by work(), atomically, before it waits at the gate */
+	pthread_t worked_on;   /* set by work() */
+	bool started;          /* set by work(), atomically, before it waits at the gate */
 	pthread_mutex_t *gate; /* work() waits for it, when set */
-	int order;           /* when done() ran, among all */
+	int order;             /* when done() ran, among all */
 	bool done, cancelled;
-	int *counter;        /* borrowed */
+	int *counter; /* borrowed */
 };
 
 static void work(struct fg_loader_job *j)

@@ -28,10 +28,37 @@ static void check_fixed(double v, int decimals)
 TEST(fixed_matches_printf_on_ties_and_edges)
 {
 	static const double values[] = {
-		0, -0.0, 0.125, 0.375, 0.005, 0.015, 0.025, 1.005, 2.675, 1.5, 2.5, 0.05, 0.45,
-		0.55, 10.0 / 3, 1179.999, 1179.995, 1179.9949999, 999.9999, 0.0049999, 1e-9, -0.001,
-		-1.5, -2.675, 123456789.125, 1099511627775.5, 1099511627776.5, 1e300, INFINITY,
-		-INFINITY, NAN,
+		0,
+		-0.0,
+		0.125,
+		0.375,
+		0.005,
+		0.015,
+		0.025,
+		1.005,
+		2.675,
+		1.5,
+		2.5,
+		0.05,
+		0.45,
+		0.55,
+		10.0 / 3,
+		1179.999,
+		1179.995,
+		1179.9949999,
+		999.9999,
+		0.0049999,
+		1e-9,
+		-0.001,
+		-1.5,
+		-2.675,
+		123456789.125,
+		1099511627775.5,
+		1099511627776.5,
+		1e300,
+		INFINITY,
+		-INFINITY,
+		NAN,
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(values); i++)
@@ -46,8 +73,8 @@ TEST(fixed_matches_printf_on_a_million_random_values)
 	for (int i = 0; i < 1000000; i++) {
 		double scale = (rand_r(&seed) % 7) == 0 ? 1e6 : 1300;
 		/* Many exact binary fractions (ties), and arbitrary doubles. */
-		double v = (rand_r(&seed) % 2) ? (double)(rand_r(&seed) % 1000000) / 1024
-					       : scale * rand_r(&seed) / RAND_MAX;
+		double v = (rand_r(&seed) % 2) ? (double)(rand_r(&seed) % 1000000) / 1024 :
+						 scale * rand_r(&seed) / RAND_MAX;
 
 		check_fixed(v, i % 4);
 	}

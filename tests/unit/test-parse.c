@@ -44,7 +44,8 @@ TEST(proc_stat_gives_comm_and_start_time)
 	/* Truncated to the buffer, as the kernel's 16-byte comm would be. */
 	ASSERT_OK(fg_parse_proc_stat(stat_line, comm, 4, NULL));
 	ASSERT_STREQ(comm, "a) ");
-	ASSERT_OK(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 7", NULL, 0, &start));
+	ASSERT_OK(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 7", NULL, 0,
+				     &start));
 	ASSERT_U64_EQ(start, 7);
 }
 
@@ -57,14 +58,19 @@ TEST(proc_stat_refuses_what_is_not_a_stat_line)
 	ASSERT_ERR(fg_parse_proc_stat("1 x) R", comm, sizeof(comm), &start), -EINVAL);
 	ASSERT_ERR(fg_parse_proc_stat("1 )x( R", comm, sizeof(comm), &start), -EINVAL);
 	/* Cut short before field 22, or field 22 not a number. */
-	ASSERT_ERR(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0", comm, sizeof(comm), &start),
+	ASSERT_ERR(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0", comm,
+				      sizeof(comm), &start),
 		   -EINVAL);
-	ASSERT_ERR(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 -7", comm, sizeof(comm),
-				      &start), -EINVAL);
-	ASSERT_ERR(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 7x", comm, sizeof(comm),
-				      &start), -EINVAL);
-	ASSERT_ERR(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 99999999999999999999999",
-				      comm, sizeof(comm), &start), -EINVAL);
+	ASSERT_ERR(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 -7", comm,
+				      sizeof(comm), &start),
+		   -EINVAL);
+	ASSERT_ERR(fg_parse_proc_stat("1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 7x", comm,
+				      sizeof(comm), &start),
+		   -EINVAL);
+	ASSERT_ERR(fg_parse_proc_stat(
+			   "1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 99999999999999999999999",
+			   comm, sizeof(comm), &start),
+		   -EINVAL);
 	ASSERT_U64_EQ(start, 99);
 	ASSERT_STREQ(comm, "kept");
 }

@@ -9,12 +9,11 @@
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfmap *, fg_perfmap__free);
 
 /* As node --perf-basic-prof writes it (v20): no 0x, names with spaces and colons. */
-static const char node_map[] =
-	"3ef0a5a04040 1c0 Builtin:ArgumentsAdaptorTrampoline\n"
-	"3ef0a5a04200 78 BytecodeHandler:Star0\n"
-	"24a5e3c43e0 2d4 JS:*burnHotLoop /tmp/fgd-test/hot.js:3:24\n"
-	"24a5e3c4700 e8 JS:~ /tmp/fgd-test/hot.js:1:1\n"
-	"24a5e3c4800 40 RegExp:[a-z]+ foo\n";
+static const char node_map[] = "3ef0a5a04040 1c0 Builtin:ArgumentsAdaptorTrampoline\n"
+			       "3ef0a5a04200 78 BytecodeHandler:Star0\n"
+			       "24a5e3c43e0 2d4 JS:*burnHotLoop /tmp/fgd-test/hot.js:3:24\n"
+			       "24a5e3c4700 e8 JS:~ /tmp/fgd-test/hot.js:1:1\n"
+			       "24a5e3c4800 40 RegExp:[a-z]+ foo\n";
 
 /* As jcmd PID Compiler.perfmap writes it (JDK 17): 0x-prefixed, padded. */
 static const char java_map[] =
@@ -54,7 +53,8 @@ TEST(node_format)
 	ASSERT_EQ(stats(m).malformed, 0);
 	ASSERT_EQ(stats(m).lines, 5);
 	ASSERT_STREQ(name_at(m, 0x24a5e3c43e0), "JS:*burnHotLoop /tmp/fgd-test/hot.js:3:24");
-	ASSERT_STREQ(name_at(m, 0x24a5e3c43e0 + 0x2d3), "JS:*burnHotLoop /tmp/fgd-test/hot.js:3:24");
+	ASSERT_STREQ(name_at(m, 0x24a5e3c43e0 + 0x2d3),
+		     "JS:*burnHotLoop /tmp/fgd-test/hot.js:3:24");
 	ASSERT_TRUE(name_at(m, 0x24a5e3c43e0 + 0x2d4) == NULL);
 	ASSERT_TRUE(name_at(m, 0x24a5e3c43df) == NULL);
 	ASSERT_STREQ(name_at(m, 0x24a5e3c4800), "RegExp:[a-z]+ foo");
@@ -82,14 +82,13 @@ TEST(java_format)
 
 TEST(separators_and_line_ends)
 {
-	static const char text[] =
-		"1000\t10\tname with\ttab\r\n"
-		"\n"
-		"   \r\n"
-		"  2000   0X20   padded name   \n"
-		"3000 10 x\n"
-		"0x4000 0x10 \r\n"
-		"5000 10\n";
+	static const char text[] = "1000\t10\tname with\ttab\r\n"
+				   "\n"
+				   "   \r\n"
+				   "  2000   0X20   padded name   \n"
+				   "3000 10 x\n"
+				   "0x4000 0x10 \r\n"
+				   "5000 10\n";
 	_cleanup_(fg_perfmap__freep) struct fg_perfmap *m = parse(text, sizeof(text) - 1);
 
 	ASSERT_STREQ(name_at(m, 0x1005), "name with\ttab");
@@ -105,23 +104,22 @@ TEST(separators_and_line_ends)
 
 TEST(hostile_lines)
 {
-	static const char text[] =
-		"zzzz 10 not hex\n"
-		"10g0 10 bad digit\n"
-		"0x 10 no digits\n"
-		"1000 0x nope\n"
-		"-1000 10 negative\n"
-		"1000 0 zero size\n"
-		"1000 000 zero size too\n"
-		"ffffffffffffff00 100 wraps to zero\n"
-		"ffffffffffffff00 200 wraps past zero\n"
-		"10000000000000000 10 seventeen digits\n"
-		"1000 10000000000000000 size of seventeen digits\n"
-		"1000,10 comma\n"
-		"1000 10\n"
-		"1000\n"
-		"0000000000000000000000001000 10 leading zeros are fine\n"
-		"ffffffffffffff00 ff just below the top\n";
+	static const char text[] = "zzzz 10 not hex\n"
+				   "10g0 10 bad digit\n"
+				   "0x 10 no digits\n"
+				   "1000 0x nope\n"
+				   "-1000 10 negative\n"
+				   "1000 0 zero size\n"
+				   "1000 000 zero size too\n"
+				   "ffffffffffffff00 100 wraps to zero\n"
+				   "ffffffffffffff00 200 wraps past zero\n"
+				   "10000000000000000 10 seventeen digits\n"
+				   "1000 10000000000000000 size of seventeen digits\n"
+				   "1000,10 comma\n"
+				   "1000 10\n"
+				   "1000\n"
+				   "0000000000000000000000001000 10 leading zeros are fine\n"
+				   "ffffffffffffff00 ff just below the top\n";
 	_cleanup_(fg_perfmap__freep) struct fg_perfmap *m = parse(text, sizeof(text) - 1);
 
 	ASSERT_EQ(stats(m).entries, 2);
@@ -145,7 +143,9 @@ TEST(nul_bytes)
 
 TEST(overlong_line_is_skipped)
 {
-	struct fg_perfmap_limits lim = { .max_line = 64, .max_entries = 100, .max_name_bytes = 4096 };
+	struct fg_perfmap_limits lim = { .max_line = 64,
+					 .max_entries = 100,
+					 .max_name_bytes = 4096 };
 	_cleanup_(fg_perfmap__freep) struct fg_perfmap *m = NULL;
 	char big[1000];
 
@@ -181,7 +181,8 @@ TEST(overlong_line_is_skipped)
 
 TEST(incremental_feed_matches_whole)
 {
-	_cleanup_(fg_perfmap__freep) struct fg_perfmap *whole = parse(node_map, sizeof(node_map) - 1);
+	_cleanup_(fg_perfmap__freep) struct fg_perfmap *whole =
+		parse(node_map, sizeof(node_map) - 1);
 	_cleanup_(fg_perfmap__freep) struct fg_perfmap *bytes = NULL;
 
 	ASSERT_OK(fg_perfmap__new(NULL, &bytes));
@@ -221,12 +222,11 @@ TEST(partial_line_waits_for_newline)
 
 TEST(later_entries_win)
 {
-	static const char text[] =
-		"1000 1000 old\n"        /* [1000, 2000) */
-		"1400 100 inner\n"       /* splits old */
-		"1800 1000 straddle\n"   /* [1800, 2800): old's tail, and beyond */
-		"3000 100 a\n"
-		"3000 100 b\n";          /* the same range again: b */
+	static const char text[] = "1000 1000 old\n"      /* [1000, 2000) */
+				   "1400 100 inner\n"     /* splits old */
+				   "1800 1000 straddle\n" /* [1800, 2800): old's tail, and beyond */
+				   "3000 100 a\n"
+				   "3000 100 b\n"; /* the same range again: b */
 	_cleanup_(fg_perfmap__freep) struct fg_perfmap *m = parse(text, sizeof(text) - 1);
 
 	ASSERT_STREQ(name_at(m, 0x1000), "old");
@@ -258,7 +258,9 @@ TEST(later_entries_win)
 TEST(limits)
 {
 	static const char four[] = "1000 10 f0\n2000 10 f1\n3000 10 f2\n4000 10 g\n";
-	struct fg_perfmap_limits lim = { .max_line = 128, .max_entries = 3, .max_name_bytes = 4096 };
+	struct fg_perfmap_limits lim = { .max_line = 128,
+					 .max_entries = 3,
+					 .max_name_bytes = 4096 };
 	_cleanup_(fg_perfmap__freep) struct fg_perfmap *m = NULL;
 	char line[64];
 
@@ -275,7 +277,9 @@ TEST(limits)
 	m = fg_perfmap__free(m);
 
 	/* Name bytes: "f0" and "f1" with their NULs fill 6 bytes. */
-	lim = (struct fg_perfmap_limits){ .max_line = 128, .max_entries = 100, .max_name_bytes = 7 };
+	lim = (struct fg_perfmap_limits){ .max_line = 128,
+					  .max_entries = 100,
+					  .max_name_bytes = 7 };
 	ASSERT_OK(fg_perfmap__new(&lim, &m));
 	ASSERT_OK(fg_perfmap__feed(m, four, sizeof(four) - 1));
 	ASSERT_EQ(stats(m).entries, 2);
@@ -304,9 +308,10 @@ TEST(random_overlaps_match_brute_force)
 
 		ASSERT_OK(fg_perfmap__new(NULL, &m));
 		while (n < 200 * (size_t)(round + 1) && n < ELEMENTSOF(e)) {
-			uint64_t start = (uint64_t)(rand() % 4096), size = (uint64_t)(rand() % 300) + 1;
-			int len = snprintf(text, sizeof(text), "%" PRIx64 " %" PRIx64 " e%zu\n", start,
-					   size, n);
+			uint64_t start = (uint64_t)(rand() % 4096),
+				 size = (uint64_t)(rand() % 300) + 1;
+			int len = snprintf(text, sizeof(text), "%" PRIx64 " %" PRIx64 " e%zu\n",
+					   start, size, n);
 
 			/* Fed in random cuts, with lookups at random moments. */
 			for (int off = 0; off < len;) {

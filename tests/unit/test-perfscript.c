@@ -98,103 +98,120 @@ static const struct {
 	struct fg_perfscript_opts opts;
 	const char *expect;
 } recorded[] = {
-	{ "fp-default.txt", {},
+	{ "fp-default.txt",
+	  {},
 	  "fg_jit;start_thread;[perf-2259.map] 2004008\n"
 	  "fg_jit;start_thread;jit_loop 6012024\n"
 	  "fg_worker;start_thread;syscall 4008016\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64 2004008\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns;__rcu_read_unlock 2004008\n"
 	  "fgtest-perfscri;__libc_start_call_main;main;burn 8016032\n" },
-	{ "fp-default.txt", { .pid = true },
+	{ "fp-default.txt",
+	  { .pid = true },
 	  "fg_jit-?;start_thread;[perf-2259.map] 2004008\n"
 	  "fg_jit-?;start_thread;jit_loop 6012024\n"
 	  "fg_worker-?;start_thread;syscall 4008016\n"
 	  "fg_worker-?;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64 2004008\n"
 	  "fg_worker-?;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns;__rcu_read_unlock 2004008\n"
 	  "fgtest-perfscri-?;__libc_start_call_main;main;burn 8016032\n" },
-	{ "fp-default.txt", { .tid = true },
+	{ "fp-default.txt",
+	  { .tid = true },
 	  "fg_jit-?/2262;start_thread;[perf-2259.map] 2004008\n"
 	  "fg_jit-?/2262;start_thread;jit_loop 6012024\n"
 	  "fg_worker-?/2261;start_thread;syscall 4008016\n"
 	  "fg_worker-?/2261;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64 2004008\n"
 	  "fg_worker-?/2261;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns;__rcu_read_unlock 2004008\n"
 	  "fgtest-perfscri-?/2259;__libc_start_call_main;main;burn 8016032\n" },
-	{ "fp-default.txt", { .annotate_kernel = true },
+	{ "fp-default.txt",
+	  { .annotate_kernel = true },
 	  "fg_jit;start_thread;[perf-2259.map] 2004008\n"
 	  "fg_jit;start_thread;jit_loop 6012024\n"
 	  "fg_worker;start_thread;syscall 4008016\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k] 2004008\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k];__x64_sys_getppid_[k];__task_pid_nr_ns_[k];__rcu_read_unlock_[k] 2004008\n"
 	  "fgtest-perfscri;__libc_start_call_main;main;burn 8016032\n" },
-	{ "fp-default.txt", { .annotate_jit = true },
+	{ "fp-default.txt",
+	  { .annotate_jit = true },
 	  "fg_jit;start_thread;[perf-2259.map]_[j] 2004008\n"
 	  "fg_jit;start_thread;jit_loop_[j] 6012024\n"
 	  "fg_worker;start_thread;syscall 4008016\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64 2004008\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns;__rcu_read_unlock 2004008\n"
 	  "fgtest-perfscri;__libc_start_call_main;main;burn 8016032\n" },
-	{ "fp-default.txt", { .annotate_kernel = true, .annotate_jit = true },
+	{ "fp-default.txt",
+	  { .annotate_kernel = true, .annotate_jit = true },
 	  "fg_jit;start_thread;[perf-2259.map]_[j] 2004008\n"
 	  "fg_jit;start_thread;jit_loop_[j] 6012024\n"
 	  "fg_worker;start_thread;syscall 4008016\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k] 2004008\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k];__x64_sys_getppid_[k];__task_pid_nr_ns_[k];__rcu_read_unlock_[k] 2004008\n"
 	  "fgtest-perfscri;__libc_start_call_main;main;burn 8016032\n" },
-	{ "fp-default.txt", { .addrs = true },
+	{ "fp-default.txt",
+	  { .addrs = true },
 	  "fg_jit;start_thread;[perf-2259.map <7fe42d7ce007>] 2004008\n"
 	  "fg_jit;start_thread;jit_loop 6012024\n"
 	  "fg_worker;start_thread;syscall 4008016\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64 2004008\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns;__rcu_read_unlock 2004008\n"
 	  "fgtest-perfscri;__libc_start_call_main;main;burn 8016032\n" },
-	{ "fp-comm-pid-tid.txt", {},
+	{ "fp-comm-pid-tid.txt",
+	  {},
 	  "fg_jit;start_thread;jit_loop 3\n"
 	  "fg_worker;start_thread;syscall 2\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns;__rcu_read_unlock 1\n"
 	  "fgtest-perfscri;__libc_start_call_main;main;burn 3\n" },
-	{ "fp-comm-pid-tid.txt", { .tid = true },
+	{ "fp-comm-pid-tid.txt",
+	  { .tid = true },
 	  "fg_jit-2259/2262;start_thread;jit_loop 3\n"
 	  "fg_worker-2259/2261;start_thread;syscall 2\n"
 	  "fg_worker-2259/2261;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns;__rcu_read_unlock 1\n"
 	  "fgtest-perfscri-2259/2259;__libc_start_call_main;main;burn 3\n" },
-	{ "fp-tid-time-period.txt", { .pid = true },
+	{ "fp-tid-time-period.txt",
+	  { .pid = true },
 	  "fg_jit-?;start_thread;jit_loop 6012024\n"
 	  "fg_worker-?;start_thread;syscall 4008016\n"
 	  "fg_worker-?;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns;__rcu_read_unlock 2004008\n"
 	  "fgtest-perfscri-?;__libc_start_call_main;main;burn 6012024\n" },
-	{ "fp-pid-tid-cpu.txt", { .tid = true },
+	{ "fp-pid-tid-cpu.txt",
+	  { .tid = true },
 	  "fg_jit-2259/2262;start_thread;jit_loop 3\n"
 	  "fg_worker-2259/2261;start_thread;syscall 2\n"
 	  "fg_worker-2259/2261;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns;__rcu_read_unlock 1\n"
 	  "fgtest-perfscri-2259/2259;__libc_start_call_main;main;burn 3\n" },
-	{ "fp-header.txt", {},
+	{ "fp-header.txt",
+	  {},
 	  "fg_jit;start_thread;jit_loop 4008016\n"
 	  "fg_worker;start_thread;syscall 2004008\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns;__rcu_read_unlock 2004008\n"
 	  "fgtest-perfscri;__libc_start_call_main;main;burn 4008016\n" },
-	{ "multi-event.txt", {},
+	{ "multi-event.txt",
+	  {},
 	  "fg_jit;start_thread;jit_loop 4008016\n"
 	  "fg_worker;start_thread;syscall 2004008\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64 2004008\n"
 	  "fgtest-perfscri;__libc_start_call_main;main;burn 4008016\n" },
-	{ "multi-event.txt", { .event_filter = "task-clock" },
+	{ "multi-event.txt",
+	  { .event_filter = "task-clock" },
 	  "fg_jit;start_thread;jit_loop 4008016\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64 2004008\n"
 	  "fg_worker;start_thread;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns 2004008\n"
 	  "fgtest-perfscri;__libc_start_call_main;main;burn 4008016\n" },
-	{ "dwarf-inline.txt", {},
+	{ "dwarf-inline.txt",
+	  {},
 	  "fg_jit;[perf-1767.map] 2004008\n"
 	  "fg_jit;jit_loop 2004008\n"
 	  "fg_worker;clone3;start_thread;syscaller;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64 2004008\n"
 	  "fg_worker;clone3;start_thread;syscaller;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getppid;__task_pid_nr_ns 2004008\n"
 	  "fgtest-perfscri;_start;__libc_start_main_impl;__libc_start_call_main;main;burn;mix_outer;mix_inner 4008016\n" },
-	{ "dwarf-inline.txt", { .annotate_kernel = true, .annotate_jit = true },
+	{ "dwarf-inline.txt",
+	  { .annotate_kernel = true, .annotate_jit = true },
 	  "fg_jit;[perf-1767.map]_[j] 2004008\n"
 	  "fg_jit;jit_loop_[j] 2004008\n"
 	  "fg_worker;clone3;start_thread;syscaller;syscall;entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k] 2004008\n"
 	  "fg_worker;clone3;start_thread;syscaller;syscall;entry_SYSCALL_64_after_hwframe_[k];do_syscall_64_[k];__x64_sys_getppid_[k];__task_pid_nr_ns_[k] 2004008\n"
 	  "fgtest-perfscri;_start;__libc_start_main_impl;__libc_start_call_main;main;burn;mix_outer;mix_inner 4008016\n" },
-	{ "dwarf-inline.txt", { .no_inline = true },
+	{ "dwarf-inline.txt",
+	  { .no_inline = true },
 	  "fg_jit;[perf-1767.map] 2004008\n"
 	  "fg_jit;jit_loop 2004008\n"
 	  "fg_worker;clone3;start_thread;syscaller;syscall;entry_SYSCALL_64_after_hwframe;do_syscall_64 2004008\n"
@@ -302,7 +319,8 @@ TEST(header_and_frame_rules)
 	/* swapper 0/0: a TID of "0" is false to perl, so the PID is "?". */
 	ASSERT_STREQ(fold_text("swapper     0/0     [000]  1.0: 250000 cpu-clock:\n"
 			       "\tffffffff8103ce3b native_safe_halt+0xb ([kernel.kallsyms])\n\n",
-			       &(struct fg_perfscript_opts){ .tid = true, .annotate_kernel = true }),
+			       &(struct fg_perfscript_opts){ .tid = true,
+							     .annotate_kernel = true }),
 		     "swapper-?/0;native_safe_halt_[k] 250000\n");
 	/* Comms with spaces, and the shortest comm the pattern allows. */
 	ASSERT_STREQ(fold_text("V8 WorkerThread 24636/25607 [000] 94564.109216: 100 cycles:\n"
@@ -316,17 +334,18 @@ TEST(header_and_frame_rules)
 			       &(struct fg_perfscript_opts){ .addrs = true }),
 		     "tt;[unknown <7f02>];[libfoo.so.1 <7f01>] 1\n");
 	/* Tidying: offsets, ';', parameters, quotes, Go methods, namespaces. */
-	ASSERT_STREQ(fold_text("prog 5 1.0: 3 cpu-clock:\n"
-			       "\t1 Foo::bar(int, char) const+0x1f (/x)\n"
-			       "\t2 a;b+0x1 (/x)\n"
-			       "\t3 net/http.(*Client).Do (/x)\n"
-			       "\t4 ns::(anonymous namespace)::f(int) (/x)\n"
-			       "\t5 RegExp:[&<>\"'] (/tmp/perf-7.map)\n"
-			       "\t6 (skipped) (/x)\n"
-			       "\t7 v+0xFF (/x)\n\n",
-			       &(struct fg_perfscript_opts){ .annotate_jit = true }),
-		     "prog;v+0xFF;RegExp:[&<>]_[j];ns::(anonymous namespace)::f;net/http.(*Client).Do;"
-		     "a:b;Foo::bar 3\n");
+	ASSERT_STREQ(
+		fold_text("prog 5 1.0: 3 cpu-clock:\n"
+			  "\t1 Foo::bar(int, char) const+0x1f (/x)\n"
+			  "\t2 a;b+0x1 (/x)\n"
+			  "\t3 net/http.(*Client).Do (/x)\n"
+			  "\t4 ns::(anonymous namespace)::f(int) (/x)\n"
+			  "\t5 RegExp:[&<>\"'] (/tmp/perf-7.map)\n"
+			  "\t6 (skipped) (/x)\n"
+			  "\t7 v+0xFF (/x)\n\n",
+			  &(struct fg_perfscript_opts){ .annotate_jit = true }),
+		"prog;v+0xFF;RegExp:[&<>]_[j];ns::(anonymous namespace)::f;net/http.(*Client).Do;"
+		"a:b;Foo::bar 3\n");
 	/* Java: a leading L goes from names with a '/'; "->" splits inlined Java frames. */
 	ASSERT_STREQ(fold_text("java 5/6 1.0: cpu-clock:\n"
 			       "\t1 Lorg/Foo;::a->Lorg/Bar;::b (/tmp/perf-5.map)\n"
@@ -348,7 +367,8 @@ TEST(header_and_frame_rules)
 		     "idle 2\n");
 	/* Comment lines anywhere. */
 	ASSERT_STREQ(fold_text("# cmdline : /usr/bin/perf record\n"
-			       "cc 5 1.0: 2 cpu-clock:\n# mid\n\t1 f (/x)\n\n", &none),
+			       "cc 5 1.0: 2 cpu-clock:\n# mid\n\t1 f (/x)\n\n",
+			       &none),
 		     "cc;f 2\n");
 	/* count_samples ignores the period. */
 	ASSERT_STREQ(fold_text("cc 5 1.0: 2000 cpu-clock:\n\t1 f (/x)\n\n"
@@ -357,7 +377,8 @@ TEST(header_and_frame_rules)
 		     "cc;f 2\n");
 	/* A ';' in a comm splits it, as the script's joined string does. */
 	ASSERT_STREQ(fold_text("ab;c 5 1.0: cpu-clock:\n\t1 f (/x)\n\n"
-			       "ab 5 1.0: cpu-clock:\n\t1 f (/x)\n\t1 c (/x)\n\n", &none),
+			       "ab 5 1.0: cpu-clock:\n\t1 f (/x)\n\t1 c (/x)\n\n",
+			       &none),
 		     "ab;c;f 2\n");
 }
 
@@ -373,17 +394,20 @@ TEST(edge_cases)
 
 	/* Differs: CRLF text folds as LF text; the script sees no blank lines. */
 	ASSERT_STREQ(fold_text("cc 5 1.0: 2 cpu-clock:\r\n\t1 f+0x1 (/x)\r\n\r\n"
-			       "cc 5 1.0: 2 cpu-clock:\r\n\t1 f+0x2 (/x)\r\n\r\n", &none),
+			       "cc 5 1.0: 2 cpu-clock:\r\n\t1 f+0x2 (/x)\r\n\r\n",
+			       &none),
 		     "cc;f 4\n");
 
 	/* Differs: truncated input still folds its last sample, even mid-line. */
 	ASSERT_STREQ(fold_text("cc 5 1.0: 2 cpu-clock:\n\t1 f (/x)\n\n"
-			       "cc 5 1.0: 2 cpu-clock:\n\t1 g (/x)\n\t1 f (/l", &none),
+			       "cc 5 1.0: 2 cpu-clock:\n\t1 g (/x)\n\t1 f (/l",
+			       &none),
 		     "cc;f 2\ncc;g 2\n");
 
 	/* Differs: a header without the blank line before it ends the sample. */
 	ASSERT_STREQ(fold_text("cc 5 1.0: 2 cpu-clock:\n\t1 f (/x)\n"
-			       "dd 6 1.0: 2 cpu-clock:\n\t1 g (/x)\n\n", &none),
+			       "dd 6 1.0: 2 cpu-clock:\n\t1 g (/x)\n\n",
+			       &none),
 		     "cc;f 2\ndd;g 2\n");
 
 	/*
@@ -405,13 +429,15 @@ TEST(edge_cases)
 	 * is malformed.
 	 */
 	ASSERT_STREQ(fold_text("cc 5 1.0: 9007199254740992 cpu-clock:\n\t1 f (/x)\n\n"
-			       "cc 5 1.0: 18446744073709551616 cpu-clock:\n\t1 g (/x)\n\n", &none),
+			       "cc 5 1.0: 18446744073709551616 cpu-clock:\n\t1 g (/x)\n\n",
+			       &none),
 		     "cc;f 9007199254740992\ncc;g 18446744073709551616\n");
 	{
 		char big[800] = "cc 5 1.0: ";
 
 		memset(big + strlen(big), '9', 400);
-		strcat(big, " cpu-clock:\n\t1 f (/x)\n\ncc 99999999999999999999 1.0: cpu-clock:\n\n");
+		strcat(big,
+		       " cpu-clock:\n\t1 f (/x)\n\ncc 99999999999999999999 1.0: cpu-clock:\n\n");
 		ASSERT_OK(fold(big, NULL, &none, &s, &st));
 		ASSERT_STREQ(s.buf, "cc 1\n");
 		ASSERT_EQ(st.malformed, 1);

@@ -4,25 +4,25 @@
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "budget.h"
+#include "container-test.h"
 #include "fgd-clock.h"
 #include "fgd-proctab.h"
-#include "parse.h"
 #include "fgd-symbols.h"
-#include "container-test.h"
-#include "budget.h"
+#include "parse.h"
 #include "test.h"
 
 /* Pids far above any pid_max, so /proc never has them. */
@@ -81,8 +81,14 @@ static void mmap_rec(struct fixture *f, uint32_t pid, uint64_t start, uint64_t l
 {
 	struct fg_record r = { .type = PERF_RECORD_MMAP2 };
 
-	r.mmap2 = (struct fg_mmap2){ .pid = pid, .tid = pid, .addr = start, .len = len,
-				     .maj = 254, .min = 1, .ino = ino, .prot = PROT_READ | PROT_EXEC,
+	r.mmap2 = (struct fg_mmap2){ .pid = pid,
+				     .tid = pid,
+				     .addr = start,
+				     .len = len,
+				     .maj = 254,
+				     .min = 1,
+				     .ino = ino,
+				     .prot = PROT_READ | PROT_EXEC,
 				     .filename = path };
 	r.sid.time = time;
 	fg_proctab__handle(f->t, &r);
@@ -103,10 +109,10 @@ TEST(exec_fork_exit_and_pid_reuse_by_time)
 	setup(&f);
 	comm_rec(&f, P1, P1, "parent", true, 100);
 	mmap_rec(&f, P1, 0x1000, 0x1000, 11, "/nonexistent/a", 101);
-	fork_rec(&f, P2, P1, P2, P1, 200);          /* child: a copy of parent */
+	fork_rec(&f, P2, P1, P2, P1, 200); /* child: a copy of parent */
 	exit_rec(&f, P2, P2, 300);
-	fork_rec(&f, P2, P1, P2, P1, 400);          /* the pid is reused */
-	comm_rec(&f, P2, P2, "newbie", true, 410);   /* and it execs */
+	fork_rec(&f, P2, P1, P2, P1, 400);         /* the pid is reused */
+	comm_rec(&f, P2, P2, "newbie", true, 410); /* and it execs */
 	mmap_rec(&f, P2, 0x1000, 0x2000, 22, "/nonexistent/b", 411);
 
 	g1 = fg_proctab__find(f.t, P2, 250);
@@ -361,7 +367,8 @@ TEST(born_is_the_start_proc_gives_kept_through_exec_and_after_exit)
 	forked = fgd_now(); /* after the fork, as the kernel's record is */
 	close(go[0]);
 	want = proc_born(child);
-	fork_rec(&f, (uint32_t)child, (uint32_t)getpid(), (uint32_t)child, (uint32_t)getpid(), forked);
+	fork_rec(&f, (uint32_t)child, (uint32_t)getpid(), (uint32_t)child, (uint32_t)getpid(),
+		 forked);
 	comm_rec(&f, (uint32_t)child, (uint32_t)child, "execd", true, forked + 1);
 	p = fg_proctab__current(f.t, child);
 	ASSERT_TRUE(p && p->from_exec);
@@ -373,7 +380,8 @@ TEST(born_is_the_start_proc_gives_kept_through_exec_and_after_exit)
 	close(go[1]);
 	ASSERT_EQ(waitpid(child, &status, 0), child);
 	setup(&f);
-	fork_rec(&f, (uint32_t)child, (uint32_t)getpid(), (uint32_t)child, (uint32_t)getpid(), forked);
+	fork_rec(&f, (uint32_t)child, (uint32_t)getpid(), (uint32_t)child, (uint32_t)getpid(),
+		 forked);
 	exit_rec(&f, (uint32_t)child, (uint32_t)child, forked + 2);
 	p = fg_proctab__find(f.t, child, forked + 1);
 	ASSERT_TRUE(p && p->end_time != FG_TIME_ALIVE);
@@ -520,8 +528,8 @@ static uint64_t self_offset(uint64_t addr)
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t s, e, o;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &s, &e, &o) == 3 && s <= addr &&
-		    addr < e)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &s, &e, &o) == 3 &&
+		    s <= addr && addr < e)
 			off = addr - s + o;
 	}
 	fclose(f);
@@ -552,10 +560,15 @@ TEST(container_binary_resolves_in_its_root_after_the_container_is_gone)
 	 * device and inode must match whatever file the path leads to.
 	 */
 	setup(&f);
-	r.mmap2 = (struct fg_mmap2){ .pid = (uint32_t)pid, .tid = (uint32_t)pid, .addr = 0x7f0000000000,
-				     .len = (uint64_t)sb.st_size, .maj = major(sb.st_dev),
-				     .min = minor(sb.st_dev), .ino = sb.st_ino,
-				     .prot = PROT_READ | PROT_EXEC, .filename = CTR_BINARY };
+	r.mmap2 = (struct fg_mmap2){ .pid = (uint32_t)pid,
+				     .tid = (uint32_t)pid,
+				     .addr = 0x7f0000000000,
+				     .len = (uint64_t)sb.st_size,
+				     .maj = major(sb.st_dev),
+				     .min = minor(sb.st_dev),
+				     .ino = sb.st_ino,
+				     .prot = PROT_READ | PROT_EXEC,
+				     .filename = CTR_BINARY };
 	r.sid.time = UINT64_MAX / 2;
 	fg_proctab__handle(f.t, &r);
 	p = fg_proctab__current(f.t, pid);

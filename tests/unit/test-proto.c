@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "proto.h"
-#include "utf8.h"
 #include "test.h"
+#include "utf8.h"
 
 static int decode_line(const char *line, struct fg_request *req, const char **err)
 {
@@ -156,7 +156,7 @@ TEST(messages_are_utf8)
 	ASSERT_TRUE(line);
 	/* Each bad byte one U+FFFD; valid sequences, U+FFFD itself included, kept. */
 	ASSERT_TRUE(strstr(line, "\"a\xef\xbf\xbd\xef\xbf\xbd(\xc3\xa9\xef\xbf\xbd\xf0\x9f\x94\xa5"
-			       "\xef\xbf\xbd\xef\xbf\xbd\"") != NULL);
+				 "\xef\xbf\xbd\xef\xbf\xbd\"") != NULL);
 	for (size_t i = 0; line[i];) {
 		uint32_t cp;
 		size_t n = fg_utf8_next((const unsigned char *)line + i, strlen(line + i), &cp);
@@ -224,8 +224,9 @@ TEST(jit_suffix_defaults_on)
 	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"pids\":[1],\"jit_suffix\":false}",
 			      &req, &err));
 	ASSERT_TRUE(!req.record.jit_suffix && req.record.kernel_suffix);
-	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"pids\":[1],\"jit_suffix\":1}",
-			       &req, &err), -EINVAL);
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"pids\":[1],\"jit_suffix\":1}", &req,
+			       &err),
+		   -EINVAL);
 	ASSERT_TRUE(err && strstr(err, "jit_suffix"));
 }
 

@@ -51,8 +51,9 @@ static const struct perf_event_header *b_end(struct builder *b)
 
 /* The sample layout fgd asks the kernel for. */
 static const struct fg_record_fmt fgd_fmt = {
-	.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-		       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
+	.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+		       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+		       PERF_SAMPLE_CALLCHAIN,
 	.sample_id_all = true,
 };
 
@@ -69,13 +70,13 @@ static void trailer(struct builder *b, uint32_t pid, uint32_t tid, uint64_t time
 static const struct perf_event_header *build_sample(struct builder *b, uint64_t nr)
 {
 	b_start(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	b_u64(b, 77);                 /* identifier */
-	b_u64(b, 0x401234);           /* ip */
-	b_u32x2(b, 1000, 1001);       /* pid, tid */
-	b_u64(b, 123456789);          /* time */
-	b_u32x2(b, 1, 0);             /* cpu, res */
-	b_u64(b, 10101);              /* period */
-	b_u64(b, nr);                 /* callchain */
+	b_u64(b, 77);           /* identifier */
+	b_u64(b, 0x401234);     /* ip */
+	b_u32x2(b, 1000, 1001); /* pid, tid */
+	b_u64(b, 123456789);    /* time */
+	b_u32x2(b, 1, 0);       /* cpu, res */
+	b_u64(b, 10101);        /* period */
+	b_u64(b, nr);           /* callchain */
 	for (uint64_t i = 0; i < nr; i++)
 		b_u64(b, i == 0 ? PERF_CONTEXT_USER : 0x401000 + i);
 	return b_end(b);
@@ -199,10 +200,10 @@ TEST(mmap2_with_inode_and_with_build_id)
 	b_u64(&b, 0x7f0000000000);
 	b_u64(&b, 0x1000);
 	b_u64(&b, 0x28000);
-	b_u32x2(&b, 8, 1);   /* maj, min */
-	b_u64(&b, 123456);   /* ino */
-	b_u64(&b, 9);        /* ino_generation */
-	b_u32x2(&b, 5, 2);   /* prot, flags */
+	b_u32x2(&b, 8, 1); /* maj, min */
+	b_u64(&b, 123456); /* ino */
+	b_u64(&b, 9);      /* ino_generation */
+	b_u32x2(&b, 5, 2); /* prot, flags */
 	b_bytes(&b, path, sizeof(path));
 	trailer(&b, 42, 42, 999, 0, 5);
 	ASSERT_OK(fg_record_parse(b_end(&b), &fgd_fmt, &rec));
@@ -393,7 +394,8 @@ static void walk_captured(const char *name, const struct fg_record_fmt *fmt, str
 TEST(recorded_tracking_ring_decodes_whole)
 {
 	static const struct fg_record_fmt track = {
-		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU,
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_CPU,
 		.sample_id_all = true,
 	};
 	struct captured c;

@@ -132,7 +132,8 @@ static void feed(struct fixture *f, const uint64_t *ips, size_t nr)
 {
 	struct fg_record rec = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER };
 
-	rec.sample.sid = (struct fg_sample_id){ .pid = (uint32_t)getpid(), .tid = (uint32_t)gettid(),
+	rec.sample.sid = (struct fg_sample_id){ .pid = (uint32_t)getpid(),
+						.tid = (uint32_t)gettid(),
 						.time = fgd_now() };
 	rec.sid = rec.sample.sid;
 	rec.sample.ip = ips[1];
@@ -425,7 +426,8 @@ TEST(dwarf_mode_unwinds_the_stack_copy_to_start)
 	ASSERT_TRUE(c);
 	resolve_capture_caller(c);
 	setup(&f, FG_CALL_GRAPH_DWARF, false);
-	rec.sample.sid = (struct fg_sample_id){ .pid = (uint32_t)getpid(), .tid = (uint32_t)gettid(),
+	rec.sample.sid = (struct fg_sample_id){ .pid = (uint32_t)getpid(),
+						.tid = (uint32_t)gettid(),
 						.time = fgd_now() };
 	rec.sid = rec.sample.sid;
 	rec.sample.ip = c->regs[8];

@@ -66,7 +66,8 @@ TEST(every_format_shows_what_the_view_allows)
 {
 	static const enum fg_format formats[] = { FG_FORMAT_FOLDED, FG_FORMAT_SVG, FG_FORMAT_HTML };
 	/* The graphs show names without their suffix: the functions' names tell. */
-	static const char *const kernel_names[] = { "entry_SYSCALL_64", "do_syscall_64", "ksys_read" };
+	static const char *const kernel_names[] = { "entry_SYSCALL_64", "do_syscall_64",
+						    "ksys_read" };
 
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
 		size_t stacks;
@@ -84,7 +85,8 @@ TEST(every_format_shows_what_the_view_allows)
 		ASSERT_TRUE(strstr(user, "hot_a"));
 		ASSERT_TRUE(!strstr(user, "_[k]"));
 		if (formats[i] == FG_FORMAT_FOLDED)
-			ASSERT_STREQ(user, "burner;main;do_reads;[kernel] 60\nburner;main;hot_a 40\n");
+			ASSERT_STREQ(user,
+				     "burner;main;do_reads;[kernel] 60\nburner;main;hot_a 40\n");
 		else
 			ASSERT_TRUE(strstr(user, "line two"));
 		free(root);

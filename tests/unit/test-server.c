@@ -152,7 +152,8 @@ TEST(status_is_answered_with_every_part)
 	ASSERT_STREQ(str(m, "socket"), f.path);
 	ASSERT_TRUE(strlen(str(m, "event")) > 0);
 	for (const char *const *k = (const char *const[]){ "server", "symbols", "unwinding", "loop",
-							   "loader", "always_on", NULL }; *k; k++)
+							   "loader", "always_on", NULL };
+	     *k; k++)
 		ASSERT_TRUE(json_object_object_get_ex(m, *k, &v));
 	json_object_put(m);
 	teardown(&f);
@@ -191,8 +192,8 @@ TEST(a_recording_runs_to_its_result)
 	char req[128];
 
 	setup(&f);
-	snprintf(req, sizeof(req), "{\"fgd\":1,\"cmd\":\"record\",\"pids\":[%d],\"duration_ms\":300}\n",
-		 getpid());
+	snprintf(req, sizeof(req),
+		 "{\"fgd\":1,\"cmd\":\"record\",\"pids\":[%d],\"duration_ms\":300}\n", getpid());
 	send_line(&f, req);
 	m = reply(&f);
 	ASSERT_STREQ(str(m, "type"), "started");

@@ -68,10 +68,12 @@ TEST(a_request_read_is_a_request_answered)
 			struct fg_session_rule r = fg_session_rule(s, c);
 
 			if (fg_session_reads(s)) {
-				ASSERT_TRUE(r.action == FG_SESSION_RUN || r.action == FG_SESSION_STOP ||
+				ASSERT_TRUE(r.action == FG_SESSION_RUN ||
+					    r.action == FG_SESSION_STOP ||
 					    r.action == FG_SESSION_REFUSE);
 			} else {
-				ASSERT_TRUE(r.action == FG_SESSION_DEFER || r.action == FG_SESSION_IGNORE);
+				ASSERT_TRUE(r.action == FG_SESSION_DEFER ||
+					    r.action == FG_SESSION_IGNORE);
 			}
 			/* An error reply names its errno, which clients read by name. */
 			if (r.action == FG_SESSION_REFUSE)

@@ -13,8 +13,8 @@ static void build(struct fg_slicefile_writer **ret_w, const uint8_t **data, size
 	static const char *const a[] = { "_start", "__libc_start_main", "main", "hot_a" };
 	static const char *const b[] = { "_start", "__libc_start_main", "main", "hot_b" };
 	static const char *const k[] = { "do_syscall_64_[k]" };
-	const struct fg_slicefile_process p1 = { 1234, 1700000000000000000ULL, 1000, "burn", "/usr/bin/burn",
-					     "/user.slice" };
+	const struct fg_slicefile_process p1 = { 1234,   1700000000000000000ULL, 1000,
+						 "burn", "/usr/bin/burn",        "/user.slice" };
 	const struct fg_slicefile_process p2 = { 99, 5, 0, "kworker/0:1", NULL, "/" };
 	struct fg_slicefile_writer *w;
 	uint32_t i1, i2;
@@ -77,7 +77,8 @@ TEST(shared_frames_are_stored_once)
 	const uint8_t *first = memmem(data, len, "__libc_start_main", 17);
 
 	ASSERT_TRUE(first != NULL);
-	ASSERT_TRUE(memmem(first + 17, len - (size_t)(first + 17 - data), "__libc_start_main", 17) == NULL);
+	ASSERT_TRUE(memmem(first + 17, len - (size_t)(first + 17 - data), "__libc_start_main",
+			   17) == NULL);
 	fg_slicefile_writer__free(w);
 }
 
@@ -274,8 +275,9 @@ TEST(the_sampling_frequency_is_kept_and_merges_keep_it_only_when_agreed)
 }
 
 /* A slice of [start, start + 10) with the stacks given as "frame;frame count" per process. */
-static struct fg_slicefile *make_slice(uint64_t start, const struct fg_slicefile_process *procs, size_t n_procs,
-				   const char *const *stacks, const uint32_t *stack_proc, size_t n_stacks)
+static struct fg_slicefile *make_slice(uint64_t start, const struct fg_slicefile_process *procs,
+				       size_t n_procs, const char *const *stacks,
+				       const uint32_t *stack_proc, size_t n_stacks)
 {
 	struct fg_slicefile_writer *w;
 	struct fg_slicefile *s;
@@ -311,7 +313,8 @@ static struct fg_slicefile *make_slice(uint64_t start, const struct fg_slicefile
 }
 
 /* The count of stack `frames` of the process with pid and start time, or 0. */
-static uint64_t count_of(const struct fg_slicefile *s, int32_t pid, uint64_t start_time, const char *frames)
+static uint64_t count_of(const struct fg_slicefile *s, int32_t pid, uint64_t start_time,
+			 const char *frames)
 {
 	uint64_t total = 0;
 
@@ -338,8 +341,10 @@ static uint64_t count_of(const struct fg_slicefile *s, int32_t pid, uint64_t sta
 TEST(merging_adds_counts_of_the_same_stack_of_the_same_process)
 {
 	const struct fg_slicefile_process a = { 10, 100, 0, "a", NULL, NULL },
-				      b = { 20, 200, 0, "b", NULL, NULL },
-				      a_reused = { 10, 999, 0, "a2", NULL, NULL }; /* pid 10 again, later */
+					  b = { 20, 200, 0, "b", NULL, NULL },
+					  a_reused = {
+						  10, 999, 0, "a2", NULL, NULL
+					  }; /* pid 10 again, later */
 	const struct fg_slicefile_process p1[] = { a, b }, p2[] = { b, a, a_reused };
 	const char *const s1[] = { "main;x 3", "main;y 1", "main;x 5" };
 	const uint32_t s1p[] = { 0, 0, 1 };

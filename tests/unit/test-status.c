@@ -13,6 +13,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
  * Every scalar member, listed here by hand rather than taken from status.c's
  * tables: a member the tables leave out or misname fails the round trip.
  */
+/* clang-format off */
 #define MEMORY_PART(X, p)                                                                  \
 	X(memory.parts.p.bytes) X(memory.parts.p.peak) X(memory.parts.p.share)             \
 	X(memory.parts.p.evicted) X(memory.parts.p.evicted_bytes) X(memory.parts.p.refused)
@@ -83,12 +84,18 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 #define STR_MEMBERS(X)                                                                     \
 	X(version) X(event) X(call_graph) X(socket) X(always_on.call_graph)                \
 	X(always_on.history.directory) X(always_on.history.last_compact_error)
+/* clang-format on */
 
 /* Every member set, each scalar to a value of its own; the caller fg_status_done()s it. */
 static void fill(struct fg_status *s)
 {
-	static const char *const strings[] = { "0.1.0", "cycles", "fp", "/run/fgd/fgd.sock", "dwarf",
-					       "/var/lib/fgd/slices", "Input/output error" };
+	static const char *const strings[] = { "0.1.0",
+					       "cycles",
+					       "fp",
+					       "/run/fgd/fgd.sock",
+					       "dwarf",
+					       "/var/lib/fgd/slices",
+					       "Input/output error" };
 	uint64_t v = 1000;
 	size_t i = 0;
 
@@ -117,7 +124,8 @@ static void fill(struct fg_status *s)
 	s->recordings = calloc(s->n_recordings, sizeof(*s->recordings));
 	ASSERT_TRUE(s->recordings);
 	for (size_t r = 0; r < s->n_recordings; r++, v += 3)
-		s->recordings[r] = (struct fg_status_recording){ (uint32_t)(1000 + r), v, v + 1, v + 2 };
+		s->recordings[r] =
+			(struct fg_status_recording){ (uint32_t)(1000 + r), v, v + 1, v + 2 };
 	s->always_on.history.n_tiers = 2;
 	s->always_on.history.tiers = calloc(2, sizeof(*s->always_on.history.tiers));
 	ASSERT_TRUE(s->always_on.history.tiers);
@@ -380,7 +388,8 @@ TEST(captured_reply_encodes_to_the_same_bytes)
 
 TEST(missing_members_read_as_zero)
 {
-	_cleanup_(json_object_putp) struct json_object *j = parse("{\"fgd\":1,\"type\":\"status\"}");
+	_cleanup_(json_object_putp) struct json_object *j =
+		parse("{\"fgd\":1,\"type\":\"status\"}");
 	_cleanup_(fg_status_done) struct fg_status s = {};
 	struct fg_status zero = {};
 
@@ -486,10 +495,10 @@ TEST(wrong_types_are_refused)
 
 TEST(edges_of_ranges_are_accepted)
 {
-	_cleanup_(json_object_putp) struct json_object *j = parse_any(
-		"{\"pid\":4294967295,\"uptime_ms\":18446744073709551615,"
-		"\"always_on\":{\"oldest_ms\":-9223372036854775808},"
-		"\"stack_quality\":{\"fp\":{\"complete_pct\":100}}}");
+	_cleanup_(json_object_putp) struct json_object *j =
+		parse_any("{\"pid\":4294967295,\"uptime_ms\":18446744073709551615,"
+			  "\"always_on\":{\"oldest_ms\":-9223372036854775808},"
+			  "\"stack_quality\":{\"fp\":{\"complete_pct\":100}}}");
 	_cleanup_(fg_status_done) struct fg_status s = {};
 
 	ASSERT_OK(fg_status_from_json(j, &s));

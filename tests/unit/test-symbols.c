@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/types.h>
 #include <sys/sysmacros.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "budget.h"
@@ -62,8 +62,8 @@ TEST(names_a_function_of_this_process)
 	m = fg_process_find_map(p, addr + 4);
 	ASSERT_TRUE(m && m->dso);
 	/* Middle of the function, as a return address would be. */
-	ASSERT_STREQ(fg_symbolizer__name_user(sym, m->dso, addr + 4 - m->start + m->pgoff, NULL, buf,
-					      sizeof(buf), &res),
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, m->dso, addr + 4 - m->start + m->pgoff, NULL,
+					      buf, sizeof(buf), &res),
 		     "fgtest_symbols_marker");
 	ASSERT_EQ(res, FG_SYM_NAMED);
 	ASSERT_EQ(fg_dso__state(m->dso), FG_DSO_LOADED);
@@ -138,13 +138,16 @@ TEST(unreadable_and_anonymous_code)
 	ASSERT_OK(fg_symbolizer__new(&sym));
 	f = fg_symbolizer__get_dso(sym, &fkey, "/nonexistent/libgone.so (deleted)", NULL, NULL);
 	ASSERT_STREQ(fg_dso__path(f), "/nonexistent/libgone.so");
-	ASSERT_STREQ(fg_symbolizer__name_user(sym, f, 0x1a2b, NULL, buf, sizeof(buf), &res), "libgone.so+0x1a2b");
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, f, 0x1a2b, NULL, buf, sizeof(buf), &res),
+		     "libgone.so+0x1a2b");
 	ASSERT_EQ(res, FG_SYM_OFFSET);
 	ASSERT_EQ(fg_dso__error(f), -ENOENT);
 	a = fg_symbolizer__get_dso(sym, &akey, "//anon", NULL, NULL);
-	ASSERT_STREQ(fg_symbolizer__name_user(sym, a, 0x10, NULL, buf, sizeof(buf), &res), "[unknown]");
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, a, 0x10, NULL, buf, sizeof(buf), &res),
+		     "[unknown]");
 	ASSERT_EQ(res, FG_SYM_UNKNOWN);
-	ASSERT_STREQ(fg_symbolizer__name_user(sym, NULL, 0x10, NULL, buf, sizeof(buf), &res), "[unknown]");
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, NULL, 0x10, NULL, buf, sizeof(buf), &res),
+		     "[unknown]");
 	fg_symbolizer__stats(sym, &st);
 	ASSERT_EQ(st.dsos_failed, 1);
 	fg_dso__unref(f);
@@ -185,7 +188,8 @@ TEST(a_fifo_at_the_path_cannot_stall_us)
 	ASSERT_OK(fg_symbolizer__new(&sym));
 	/* Opening a FIFO for reading blocks until a writer comes: it must not even be tried. */
 	d = fg_symbolizer__get_dso(sym, &key, path, NULL, NULL);
-	ASSERT_STREQ(fg_symbolizer__name_user(sym, d, 0x10, path, buf, sizeof(buf), &res), "lib.so+0x10");
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, d, 0x10, path, buf, sizeof(buf), &res),
+		     "lib.so+0x10");
 	ASSERT_EQ(fg_dso__error(d), -EINVAL);
 	fg_dso__unref(d);
 	fg_symbolizer__free(sym);
@@ -204,8 +208,8 @@ static void find_self_map(uint64_t addr, uint64_t *start, uint64_t *end, uint64_
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t s, e, o;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &s, &e, &o) == 3 && s <= addr &&
-		    addr < e) {
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &s, &e, &o) == 3 &&
+		    s <= addr && addr < e) {
 			*start = s;
 			*end = e;
 			*pgoff = o;
@@ -261,7 +265,8 @@ TEST(vdso_symbols)
 	name = fg_symbolizer__name_user(sym, d, fg_elf_syms__addr(img, (size_t)i) + 1, NULL, buf,
 					sizeof(buf), &res);
 	ASSERT_EQ(res, FG_SYM_NAMED);
-	ASSERT_TRUE(strcmp(name, "__vdso_clock_gettime") == 0 || strcmp(name, "clock_gettime") == 0);
+	ASSERT_TRUE(strcmp(name, "__vdso_clock_gettime") == 0 ||
+		    strcmp(name, "clock_gettime") == 0);
 	fg_elf_syms__free(img);
 	fg_dso__unref(d);
 	fg_symbolizer__free(sym);
@@ -281,7 +286,8 @@ TEST(kernel_symbols_from_kallsyms)
 		char type, name[256];
 		uint64_t a;
 
-		if (sscanf(line, "%" SCNx64 " %c %255s", &a, &type, name) == 3 && strcmp(name, "schedule") == 0) {
+		if (sscanf(line, "%" SCNx64 " %c %255s", &a, &type, name) == 3 &&
+		    strcmp(name, "schedule") == 0) {
 			addr = a;
 			break;
 		}
@@ -330,12 +336,14 @@ static const char *frames_at(struct fg_symbolizer *sym, struct fg_dso *d, uint64
 	struct fg_sym_frames fr;
 	size_t len = 0;
 
-	fg_symbolizer__frames_user(sym, d, vaddr_to_offset(fg_dso__path(d), vaddr), NULL, flags, &fr);
+	fg_symbolizer__frames_user(sym, d, vaddr_to_offset(fg_dso__path(d), vaddr), NULL, flags,
+				   &fr);
 	ASSERT_TRUE(fr.n >= 1 && fr.n <= FG_SYM_MAX_FRAMES);
 	ASSERT_EQ(fr.inlined, fr.n - 1);
 	out[0] = '\0';
 	for (size_t i = 0; i < fr.n; i++)
-		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", i ? ";" : "", fr.names[i]);
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", i ? ";" : "",
+					fr.names[i]);
 	return out;
 }
 
@@ -371,8 +379,9 @@ TEST(inline_frames_from_the_binary_dwarf)
 
 		if (read)
 			fg_symbolizer__set_trust(sym, &none);
+		/* a build by another user: nothing of it is mapped */
 		else if (sb.st_uid != 0 || (sb.st_mode & 022))
-			continue; /* a build by another user: nothing of it is mapped */
+			continue;
 		d = file_dso(sym, path);
 		ASSERT_STREQ(frames_at(sym, d, mark, ALL), INLINE_CHAIN);
 		/* Off, the address is its real function alone. */
@@ -459,7 +468,8 @@ TEST(build_id_tree_in_the_debug_dir)
 		ASSERT_OK(fg_symbolizer__new(&sym));
 		ASSERT_OK(fg_symbolizer__set_debug_dir(sym, dir));
 		d = file_dso(sym, path);
-		ASSERT_TRUE(strncmp(frames_at(sym, d, mark, ALL), "fgtest-inline-stripped+0x", 25) == 0);
+		ASSERT_TRUE(strncmp(frames_at(sym, d, mark, ALL), "fgtest-inline-stripped+0x",
+				    25) == 0);
 		fg_dso__unref(d);
 		fg_symbolizer__free(sym);
 	}
@@ -553,11 +563,13 @@ TEST(cxx_names_demangled_or_raw)
 	sym = isolated(dir);
 	d = file_dso(sym, path);
 	ASSERT_STREQ(frames_at(sym, d, add, ALL), "fgtest::shapes::Accumulator<int>::add");
-	ASSERT_STREQ(frames_at(sym, d, add, FG_SYM_INLINE), "_ZN6fgtest6shapes11AccumulatorIiE3addEi");
+	ASSERT_STREQ(frames_at(sym, d, add, FG_SYM_INLINE),
+		     "_ZN6fgtest6shapes11AccumulatorIiE3addEi");
 	/* The inlined function's DWARF linkage name, demangled like a symbol. */
 	ASSERT_STREQ(frames_at(sym, d, mark, ALL),
 		     "fgtest::shapes::Accumulator<int>::add;fgtest::shapes::mix");
-	ASSERT_STREQ(frames_at(sym, d, mark, FG_SYM_DEMANGLE), "fgtest::shapes::Accumulator<int>::add");
+	ASSERT_STREQ(frames_at(sym, d, mark, FG_SYM_DEMANGLE),
+		     "fgtest::shapes::Accumulator<int>::add");
 	fg_dso__unref(d);
 	fg_symbolizer__free(sym);
 	remove_tree(dir);
@@ -652,11 +664,13 @@ static const char *frames_loop(struct fg_symbolizer *sym, struct fg_dso *d, uint
 	struct fg_sym_frames fr;
 	size_t len = 0;
 
-	*ret = fg_symbolizer__frames(sym, d, vaddr_to_offset(fg_dso__path(d), vaddr), NULL, flags, &fr);
+	*ret = fg_symbolizer__frames(sym, d, vaddr_to_offset(fg_dso__path(d), vaddr), NULL, flags,
+				     &fr);
 	ASSERT_OK(*ret);
 	out[0] = '\0';
 	for (size_t i = 0; i < fr.n; i++)
-		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", i ? ";" : "", fr.names[i]);
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", i ? ";" : "",
+					fr.names[i]);
 	return out;
 }
 
@@ -805,8 +819,9 @@ TEST(a_symbol_table_larger_than_the_budget_is_refused)
 	fg_symbolizer__set_budget(sym, b);
 	self_path(self, sizeof(self));
 	d = file_dso(sym, self);
-	ASSERT_TRUE(strncmp(frames_loop(sym, d, symbol_value(self, "fgtest_symbols_marker"), ALL, &r),
-			    "test-symbols+0x", 15) == 0);
+	ASSERT_TRUE(
+		strncmp(frames_loop(sym, d, symbol_value(self, "fgtest_symbols_marker"), ALL, &r),
+			"test-symbols+0x", 15) == 0);
 	ASSERT_EQ(fg_dso__state(d), FG_DSO_FAILED);
 	ASSERT_ERR(fg_dso__error(d), -ENOBUFS);
 	fg_symbolizer__stats(sym, &st);

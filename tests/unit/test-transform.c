@@ -170,7 +170,8 @@ TEST(a_bad_regex_is_einval_with_regerror_text)
 	ASSERT_TRUE(st.kept == -1);
 
 	err[0] = '\0';
-	ASSERT_ERR(fg_transform(f, &(struct fg_transform_opts){ .include = "a", .exclude = "[z-a]" },
+	ASSERT_ERR(fg_transform(f,
+				&(struct fg_transform_opts){ .include = "a", .exclude = "[z-a]" },
 				&out, &st, err, sizeof(err)),
 		   -EINVAL);
 	ASSERT_TRUE(strlen(err) > 0);
@@ -228,15 +229,16 @@ TEST(reverse_puts_the_leaf_first)
 	check("a;b;c 1\nx;b;c 2\nc 4\na;b 8\n", &(struct fg_transform_opts){ .reverse = true },
 	      "b;a 8\nc 4\nc;b;a 1\nc;b;x 2\n");
 	/* Stacks that differ only in their callers merge once those are cut. */
-	check("a;b;c 1\nx;b;c 2\n",
-	      &(struct fg_transform_opts){ .reverse = true, .focus = "b" }, "c;b 3\n");
+	check("a;b;c 1\nx;b;c 2\n", &(struct fg_transform_opts){ .reverse = true, .focus = "b" },
+	      "c;b 3\n");
 }
 
 TEST(options_combine_in_the_documented_order)
 {
 	/* focus, then collapse, then reverse. */
 	check("root;f;g;g;h 2\nroot;f;f;g 1\nother;g 4\n",
-	      &(struct fg_transform_opts){ .focus = "f", .collapse_recursion = true, .reverse = true },
+	      &(struct fg_transform_opts){
+		      .focus = "f", .collapse_recursion = true, .reverse = true },
 	      "g;f 1\nh;g;f 2\n");
 	/* Focus looks for the outermost occurrence root first, before the reversal. */
 	check("a;f;b;f;c 1\n", &(struct fg_transform_opts){ .focus = "f", .reverse = true },
@@ -295,30 +297,31 @@ TEST(no_idle_drops_the_kernel_idle_loop_of_stackcollapse_perf_output)
 
 TEST(no_idle_root_forms_and_idle_functions_without_a_comm)
 {
-	static const char *const in = "swapper;w 1\n"
-				      "swapper/0;w 1\n"
-				      "swapper/12;w 1\n"
-				      "swapper-0;w 1\n"
-				      "swapper-0/0;w 1\n"
-				      "swapper/3-0/0;w 1\n"
-				      "swapper/3-0;w 1\n"
-				      /* Tools that emit no comm frame, and other architectures. */
-				      "secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;"
-				      "cpuidle_enter;cpuidle_enter_state;acpi_idle_enter;"
-				      "acpi_idle_do_entry 1\n"
-				      "secondary_start_kernel;do_idle;arch_cpu_idle;cpu_do_idle 1\n"
-				      "x;intel_idle.constprop.0 1\n"
-				      "x;pv_native_safe_halt 1\n"
-				      /* Kept: not the idle task, or not an idle function. */
-				      "swapper-1234;w 2\n"
-				      "swapper-0/5;w 2\n"
-				      "swapper/;w 2\n"
-				      "swapper/x;w 2\n"
-				      "swapper-;w 2\n"
-				      "xswapper;w 2\n"
-				      "w;swapper 2\n"
-				      "w;do_idle_[j] 2\n"
-				      "w;.do_idle 2\n";
+	static const char *const in =
+		"swapper;w 1\n"
+		"swapper/0;w 1\n"
+		"swapper/12;w 1\n"
+		"swapper-0;w 1\n"
+		"swapper-0/0;w 1\n"
+		"swapper/3-0/0;w 1\n"
+		"swapper/3-0;w 1\n"
+		/* Tools that emit no comm frame, and other architectures. */
+		"secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;"
+		"cpuidle_enter;cpuidle_enter_state;acpi_idle_enter;"
+		"acpi_idle_do_entry 1\n"
+		"secondary_start_kernel;do_idle;arch_cpu_idle;cpu_do_idle 1\n"
+		"x;intel_idle.constprop.0 1\n"
+		"x;pv_native_safe_halt 1\n"
+		/* Kept: not the idle task, or not an idle function. */
+		"swapper-1234;w 2\n"
+		"swapper-0/5;w 2\n"
+		"swapper/;w 2\n"
+		"swapper/x;w 2\n"
+		"swapper-;w 2\n"
+		"xswapper;w 2\n"
+		"w;swapper 2\n"
+		"w;do_idle_[j] 2\n"
+		"w;.do_idle 2\n";
 	struct fg_transform_stats st;
 
 	st = check(in, &(struct fg_transform_opts){ .no_idle = true },
@@ -343,12 +346,14 @@ TEST(differential_models_stay_differential_through_every_transform)
 				      "swapper;do_idle 10 12\n"
 				      "init;load 1\n";
 
-	check(in, NULL, "init;load 1 1\nmain;eval;eval 2 0\nmain;parse;lex 3 5\nswapper;do_idle 10 12\n");
+	check(in, NULL,
+	      "init;load 1 1\nmain;eval;eval 2 0\nmain;parse;lex 3 5\nswapper;do_idle 10 12\n");
 	check(in, &(struct fg_transform_opts){ .no_idle = true },
 	      "init;load 1 1\nmain;eval;eval 2 0\nmain;parse;lex 3 5\n");
 	check(in, &(struct fg_transform_opts){ .include = "LEX", .ignore_case = true },
 	      "main;parse;lex 3 5\n");
-	check(in, &(struct fg_transform_opts){ .exclude = "^(main|init)$" }, "swapper;do_idle 10 12\n");
+	check(in, &(struct fg_transform_opts){ .exclude = "^(main|init)$" },
+	      "swapper;do_idle 10 12\n");
 	check(in, &(struct fg_transform_opts){ .focus = "eval" }, "eval;eval 2 0\n");
 	check(in, &(struct fg_transform_opts){ .collapse_recursion = true },
 	      "init;load 1 1\nmain;eval 2 0\nmain;parse;lex 3 5\nswapper;do_idle 10 12\n");
@@ -372,13 +377,18 @@ TEST(names_are_whole_byte_strings)
 	ASSERT_EQ(fg_folded__n_stacks(out), 1);
 	fg_folded__stack(out, 0, &s);
 	ASSERT_EQ(fg_folded__name_len(out, s.frames[0]), 5);
-	ASSERT_TRUE(memcmp(fg_folded__name(out, s.frames[0]), "x\xef\xbf\xbd" "y", 5) == 0);
+	ASSERT_TRUE(memcmp(fg_folded__name(out, s.frames[0]),
+			   "x\xef\xbf\xbd"
+			   "y",
+			   5) == 0);
 	fg_folded__free(out);
-	ASSERT_OK(fg_transform(f, &(struct fg_transform_opts){ .exclude = "y" }, &out, NULL, NULL, 0));
+	ASSERT_OK(fg_transform(f, &(struct fg_transform_opts){ .exclude = "y" }, &out, NULL, NULL,
+			       0));
 	ASSERT_EQ(fg_folded__n_stacks(out), 0);
 	fg_folded__free(out);
 	/* A focus name is the whole name: "x" is not "x\ufffdy". */
-	ASSERT_OK(fg_transform(f, &(struct fg_transform_opts){ .focus = "x" }, &out, NULL, NULL, 0));
+	ASSERT_OK(
+		fg_transform(f, &(struct fg_transform_opts){ .focus = "x" }, &out, NULL, NULL, 0));
 	ASSERT_EQ(fg_folded__n_stacks(out), 0);
 	fg_folded__free(out);
 	fg_folded__free(f);

@@ -10,12 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "budget.h"
+#include "fgd-clock.h"
 #include "fgd-proctab.h"
 #include "fgd-symbols.h"
 #include "fgd-unwind.h"
 #include "macro.h"
-#include "budget.h"
-#include "fgd-clock.h"
 #include "test.h"
 #include "unwind.h"
 
@@ -54,7 +54,9 @@ static struct fg_unwind_row simple_row(int32_t cfa_off)
 {
 	struct fg_unwind_row row = {};
 
-	row.cfa = (struct fg_unwind_rule){ .kind = FG_RULE_VAL_OFFSET, .reg = FG_REG_RSP, .offset = cfa_off };
+	row.cfa = (struct fg_unwind_rule){ .kind = FG_RULE_VAL_OFFSET,
+					   .reg = FG_REG_RSP,
+					   .offset = cfa_off };
 	for (int i = 0; i < FG_UNWIND_NREGS; i++)
 		row.regs[i].kind = FG_RULE_SAME;
 	row.regs[FG_REG_RA] = (struct fg_unwind_rule){ .kind = FG_RULE_OFFSET, .offset = -8 };
@@ -117,7 +119,8 @@ TEST(a_read_above_the_dump_is_truncation_below_it_failure)
 {
 	struct fake f = {};
 	struct fg_unwind_regs regs = regs_at(0x1000, STACK_BASE);
-	struct fg_unwind_stack st = fake_stack(&f, 2); /* the return address at word 3 is not in it */
+	struct fg_unwind_stack st =
+		fake_stack(&f, 2); /* the return address at word 3 is not in it */
 	struct fg_unwind_result res;
 	uint64_t pcs[8], v;
 
@@ -146,9 +149,12 @@ TEST(an_epilogue_after_pop_rbp_keeps_the_restored_rbp)
 	 * says rbp is saved at CFA - 16, below the stack pointer and the dump.
 	 * rbp already holds the caller's value, which the caller's CFA needs.
 	 */
-	epilogue.regs[FG_REG_RBP] = (struct fg_unwind_rule){ .kind = FG_RULE_OFFSET, .offset = -16 };
+	epilogue.regs[FG_REG_RBP] =
+		(struct fg_unwind_rule){ .kind = FG_RULE_OFFSET, .offset = -16 };
 	add_row(&f, 0x1000, epilogue);
-	caller.cfa = (struct fg_unwind_rule){ .kind = FG_RULE_VAL_OFFSET, .reg = FG_REG_RBP, .offset = 16 };
+	caller.cfa = (struct fg_unwind_rule){ .kind = FG_RULE_VAL_OFFSET,
+					      .reg = FG_REG_RBP,
+					      .offset = 16 };
 	caller.regs[FG_REG_RA].kind = FG_RULE_UNDEFINED;
 	add_row(&f, 0x2004, caller);
 	regs.v[FG_REG_RBP] = STACK_BASE + 32;
@@ -170,7 +176,8 @@ TEST(a_return_address_popped_into_a_register)
 	uint64_t pcs[8];
 
 	/* __vfork: `pop %rdi` took the return address; CFA = rsp, the return address is rdi. */
-	vfork.regs[FG_REG_RA] = (struct fg_unwind_rule){ .kind = FG_RULE_REGISTER, .reg = FG_REG_RDI };
+	vfork.regs[FG_REG_RA] =
+		(struct fg_unwind_rule){ .kind = FG_RULE_REGISTER, .reg = FG_REG_RDI };
 	add_row(&f, 0x1000, vfork);
 	caller.regs[FG_REG_RA].kind = FG_RULE_UNDEFINED;
 	add_row(&f, 0x2004, caller);
@@ -278,11 +285,14 @@ TEST(evaluates_the_plt_cfa_expression)
 TEST(expression_errors_are_reported_not_followed)
 {
 	const struct fg_unwind_op deref_low[] = { { DW_OP_breg7, 0, -8 }, { DW_OP_deref, 0, 0 } };
-	const struct fg_unwind_op deref_high[] = { { DW_OP_breg7, 0, 4096 }, { DW_OP_deref, 0, 0 } };
+	const struct fg_unwind_op deref_high[] = { { DW_OP_breg7, 0, 4096 },
+						   { DW_OP_deref, 0, 0 } };
 	const struct fg_unwind_op underflow[] = { { DW_OP_plus, 0, 0 } };
 	const struct fg_unwind_op unknown_reg[] = { { DW_OP_breg0 + 3, 0, 0 } };
 	const struct fg_unwind_op cfa_outside_rule[] = { { DW_OP_call_frame_cfa, 0, 0 } };
-	const struct fg_unwind_op div0[] = { { DW_OP_lit1, 0, 0 }, { DW_OP_lit0, 0, 0 }, { DW_OP_div, 0, 0 } };
+	const struct fg_unwind_op div0[] = { { DW_OP_lit1, 0, 0 },
+					     { DW_OP_lit0, 0, 0 },
+					     { DW_OP_div, 0, 0 } };
 	const struct fg_unwind_op unsupported[] = { { DW_OP_GNU_entry_value, 0, 0 } };
 	struct fake f = {};
 	struct fg_unwind_stack st = fake_stack(&f, 8);
@@ -388,7 +398,7 @@ static void child_stop(struct child *c)
 struct unwound {
 	char names[48][256]; /* leaf first, inlined functions included */
 	size_t n;
-	size_t inlined;      /* names that are inlined functions, not unwound frames */
+	size_t inlined; /* names that are inlined functions, not unwound frames */
 	struct fg_unwind_result res;
 };
 
@@ -521,8 +531,8 @@ static size_t find_name(const struct unwound *w, size_t from, const char *name)
 /* The chain leaf .. a, then main, in this order, and the walk reached the very first frame. */
 static void assert_c_chain(const struct unwound *w)
 {
-	static const char *const chain[] = { "fgtest_unwind_leaf", "fgtest_unwind_c", "fgtest_unwind_b",
-					     "fgtest_unwind_a", "main" };
+	static const char *const chain[] = { "fgtest_unwind_leaf", "fgtest_unwind_c",
+					     "fgtest_unwind_b", "fgtest_unwind_a", "main" };
 	size_t at = 0;
 
 	for (size_t i = 0; i < w->n; i++)
@@ -531,7 +541,8 @@ static void assert_c_chain(const struct unwound *w)
 		size_t next = find_name(w, at, chain[i]);
 
 		if (next == SIZE_MAX)
-			fg_test_fail(__FILE__, __LINE__, "frame %s missing or out of order", chain[i]);
+			fg_test_fail(__FILE__, __LINE__, "frame %s missing or out of order",
+				     chain[i]);
 		ASSERT_EQ(next, i); /* no frame skipped, none invented */
 		at = next + 1;
 	}
@@ -620,8 +631,9 @@ TEST(a_process_at_its_first_instruction_is_one_complete_frame)
 	close(fd);
 	ASSERT_TRUE(got > 0);
 	/* perf's order: ax bx cx dx si di bp sp ip r8..r15. */
-	uint64_t perf_order[17] = { ur.rax, ur.rbx, ur.rcx, ur.rdx, ur.rsi, ur.rdi, ur.rbp, ur.rsp,
-				    ur.rip, ur.r8,  ur.r9,  ur.r10, ur.r11, ur.r12, ur.r13, ur.r14, ur.r15 };
+	uint64_t perf_order[17] = { ur.rax, ur.rbx, ur.rcx, ur.rdx, ur.rsi, ur.rdi,
+				    ur.rbp, ur.rsp, ur.rip, ur.r8,  ur.r9,  ur.r10,
+				    ur.r11, ur.r12, ur.r13, ur.r14, ur.r15 };
 	memcpy(regs, perf_order, sizeof(regs));
 	struct fg_sample s = {
 		.regs_abi = PERF_SAMPLE_REGS_ABI_64,

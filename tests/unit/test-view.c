@@ -52,11 +52,11 @@ static char *viewed(const struct fg_view *v, const char *text, bool sequence)
 	return s ? s : strdup("");
 }
 
-#define ASSERT_VIEWED(v, in, want)                  \
-	do {                                        \
-		char *_got = viewed(v, in, false);  \
-		ASSERT_STREQ(_got, want);           \
-		free(_got);                         \
+#define ASSERT_VIEWED(v, in, want)                 \
+	do {                                       \
+		char *_got = viewed(v, in, false); \
+		ASSERT_STREQ(_got, want);          \
+		free(_got);                        \
 	} while (0)
 
 TEST(the_policy_hides_the_kernel_from_users_when_paranoid_says_so)
@@ -66,9 +66,9 @@ TEST(the_policy_hides_the_kernel_from_users_when_paranoid_says_so)
 		int paranoid;
 		bool hide;
 	} cases[] = {
-		{ 0, -1, false }, { 0, 2, false },    { 0, 4, false },   { 1000, -1, false },
-		{ 1000, 0, false }, { 1000, 1, false }, { 1000, 2, true }, { 1000, 3, true },
-		{ 1, 4, true },
+		{ 0, -1, false },    { 0, 2, false },    { 0, 4, false },
+		{ 1000, -1, false }, { 1000, 0, false }, { 1000, 1, false },
+		{ 1000, 2, true },   { 1000, 3, true },  { 1, 4, true },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -197,8 +197,11 @@ TEST(what_users_get_holds_no_kernel_name)
 	size_t cursor = 0;
 
 	fg_view_init(&user, 1000, 2);
-	ASSERT_OK(fg_view_model(&user, model_of("p;entry_SYSCALL_64_[k];do_syscall_64_[k] 9\n"
-						"p;main;ksys_read_[k] 1\n", false), &out));
+	ASSERT_OK(fg_view_model(&user,
+				model_of("p;entry_SYSCALL_64_[k];do_syscall_64_[k] 9\n"
+					 "p;main;ksys_read_[k] 1\n",
+					 false),
+				&out));
 	for (uint32_t id = 0; id < fg_folded__n_names(out); id++)
 		ASSERT_TRUE(!strstr(fg_folded__name(out, id), "_[k]"));
 	ASSERT_OK(fg_folded__sort(out));

@@ -99,16 +99,22 @@ TEST(selectors_combine)
 	ASSERT_TRUE(fg_selector__match(s, 1, 0, NULL, NULL, NULL));
 	fg_selector__free(s);
 
-	spec = (struct fg_selector_spec){ .uid = 1000, .comm = "^ngin", .cgroup = "system.slice/",
-					  .exe = "nginx" };
+	spec = (struct fg_selector_spec){
+		.uid = 1000, .comm = "^ngin", .cgroup = "system.slice/", .exe = "nginx"
+	};
 	ASSERT_OK(fg_selector__new(&spec, &s, NULL));
 	ASSERT_TRUE(!fg_selector__is_all(s));
-	ASSERT_TRUE(fg_selector__match(s, 7, 1000, "nginx", "/usr/sbin/nginx", "/system.slice/nginx.service"));
-	ASSERT_TRUE(fg_selector__match(s, 7, 1000, "nginx: worker", "/usr/sbin/nginx", "/system.slice"));
+	ASSERT_TRUE(fg_selector__match(s, 7, 1000, "nginx", "/usr/sbin/nginx",
+				       "/system.slice/nginx.service"));
+	ASSERT_TRUE(fg_selector__match(s, 7, 1000, "nginx: worker", "/usr/sbin/nginx",
+				       "/system.slice"));
 	ASSERT_TRUE(!fg_selector__match(s, 7, 0, "nginx", "/usr/sbin/nginx", "/system.slice/x"));
-	ASSERT_TRUE(!fg_selector__match(s, 7, 1000, "xnginx", "/usr/sbin/nginx", "/system.slice/x"));
-	ASSERT_TRUE(!fg_selector__match(s, 7, 1000, "nginx", "/usr/sbin/nginx", "/system.slicex/x"));
-	ASSERT_TRUE(!fg_selector__match(s, 7, 1000, "nginx", "/usr/sbin/nginx2", "/system.slice/x"));
+	ASSERT_TRUE(
+		!fg_selector__match(s, 7, 1000, "xnginx", "/usr/sbin/nginx", "/system.slice/x"));
+	ASSERT_TRUE(
+		!fg_selector__match(s, 7, 1000, "nginx", "/usr/sbin/nginx", "/system.slicex/x"));
+	ASSERT_TRUE(
+		!fg_selector__match(s, 7, 1000, "nginx", "/usr/sbin/nginx2", "/system.slice/x"));
 	ASSERT_TRUE(!fg_selector__match(s, 7, 1000, "nginx", NULL, "/system.slice/x"));
 	fg_selector__free(s);
 

@@ -13,14 +13,16 @@
 /* Root's view: everything as stored. */
 static const struct fg_view root_view = { .uid = 0, .kernel_suffix = true };
 
-static void add(struct fg_window *w, const struct fg_window_proc *p, const char *stack, uint64_t count)
+static void add(struct fg_window *w, const struct fg_window_proc *p, const char *stack,
+		uint64_t count)
 {
 	uint32_t ids[64];
 	size_t n = 0;
 	char buf[1024];
 
 	snprintf(buf, sizeof(buf), "%s", stack);
-	for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+	for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok;
+	     tok = strtok_r(NULL, ";", &save)) {
 		int r = fg_window__intern(w, tok, strlen(tok), &ids[n++]);
 
 		if (r == -ENOSPC) {
@@ -61,7 +63,9 @@ TEST(slices_aggregate_rotate_and_expire)
 {
 	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 30000, .memory_max = 16 << 20 };
 	struct fg_window_proc a = { 100, 1, 1000, "burn", "/usr/bin/burn", "/user.slice" };
-	struct fg_window_proc b = { 200, 2, 0, "sshd", "/usr/sbin/sshd", "/system.slice/ssh.service" };
+	struct fg_window_proc b = {
+		200, 2, 0, "sshd", "/usr/sbin/sshd", "/system.slice/ssh.service"
+	};
 	struct fg_window_result res;
 	struct fg_window_stats st;
 	struct fg_window *w;
@@ -193,7 +197,9 @@ TEST(ceiling_holds_under_a_unique_stack_storm)
 
 TEST(ceiling_holds_under_a_process_storm)
 {
-	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 10000, .memory_max = 256 << 10 };
+	struct fg_window_opts o = { .slice_ms = 10000,
+				    .window_ms = 10000,
+				    .memory_max = 256 << 10 };
 	struct fg_window_result res;
 	struct fg_window_stats st;
 	struct fg_window *w;

@@ -23,8 +23,11 @@
 
 int main(int argc, char **argv)
 {
-	struct perf_event_attr a = { .size = sizeof(a), .disabled = 1, .sample_id_all = 1,
-				     .use_clockid = 1, .clockid = CLOCK_MONOTONIC };
+	struct perf_event_attr a = { .size = sizeof(a),
+				     .disabled = 1,
+				     .sample_id_all = 1,
+				     .use_clockid = 1,
+				     .clockid = CLOCK_MONOTONIC };
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = 64, max;
 	struct perf_event_mmap_page *meta;
 	cpu_set_t set;
@@ -39,7 +42,8 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "track") == 0) {
 		a.type = PERF_TYPE_SOFTWARE;
 		a.config = PERF_COUNT_SW_DUMMY;
-		a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+		a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				PERF_SAMPLE_CPU;
 		a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = a.build_id = 1;
 	} else {
 		a.type = PERF_TYPE_SOFTWARE;
@@ -47,7 +51,8 @@ int main(int argc, char **argv)
 		a.freq = 1;
 		a.sample_freq = 4000;
 		a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-				PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+				PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+				PERF_SAMPLE_CALLCHAIN;
 	}
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
@@ -62,7 +67,8 @@ int main(int argc, char **argv)
 		return 1;
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	if (fork() == 0) {
-		execlp("sh", "sh", "-c", "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; ls / >/dev/null", NULL);
+		execlp("sh", "sh", "-c",
+		       "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; ls / >/dev/null", NULL);
 		_exit(1);
 	}
 	wait(NULL);
