@@ -9,8 +9,8 @@ build="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev liblzma-d
 # clang builds the frame-pointer workloads and the libFuzzer targets; chromium drives the
 # browser tests; systemd gives systemd-analyze and systemd-socket-activate; setpriv/useradd run the access-control test as a second user. g++, binutils
 # (objcopy) and xz-utils build the debug-info fixtures; libc6-dbg gives libc's static
-# functions their names.
-tests="systemd clang libclang-rt-14-dev g++ binutils xz-utils libc6-dbg python3 chromium chromium-driver util-linux passwd procps"
+# functions their names. clang-format checks the tree's layout (scripts/check-format.sh).
+tests="systemd clang clang-format libclang-rt-14-dev g++ binutils xz-utils libc6-dbg python3 chromium chromium-driver util-linux passwd procps"
 
 want=$build
 [ "${1:-}" = "--tests" ] && want="$build $tests"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs what is missing, builds fgd three ways and runs every test:
-#   build/        the normal build: unit, integration and fuzz-corpus tests
+#   build/        the normal build: unit, integration and fuzz-corpus tests, and the
+#                 tree's layout (scripts/check-format.sh: clang-format 14)
 #   build-asan/   the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   build-fuzz/   clang + libFuzzer: each fuzz target fuzzes for FUZZ_SECONDS (default 30)
 # Ends with "N passed, N failed, N skipped". Needs root for the integration tests.
