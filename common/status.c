@@ -432,7 +432,7 @@ static int encode_members(struct json_object *o, const void *base, const struct 
 			v = json_object_new_boolean(*AT_CONST(base, t->offset, bool));
 			break;
 		case K_STR: {
-			const char *s = *AT_CONST(base, t->offset, const char *);
+			const char *s = *AT_CONST(base, t->offset, char *);
 
 			if (!s)
 				continue;

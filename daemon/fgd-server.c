@@ -1173,13 +1173,14 @@ static int bind_socket(const char *path, const char *group, int *ret_fd)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = -1;
+	size_t len = strlen(path);
 	struct stat st;
 	mode_t old;
 	int r;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
+	if (len >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	memcpy(sa.sun_path, path, len + 1);
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
 			return -EEXIST; /* never delete something that is not a socket */

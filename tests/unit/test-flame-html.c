@@ -358,8 +358,7 @@ TEST(hostile_names_are_escaped)
 		"main;back\\slash\\\" 3",
 		"main;line\xe2\x80\xa8sep\xe2\x80\xa9para 2",
 		"main;bad\xff\xfe utf8\xc3 2",
-		"main;ctl\x01\x1f\x7f"
-		"end 2",
+		"main;ctl\001\037\177end 2",
 		"main;caf\xc3\xa9_\xf0\x9f\x94\xa5 2",
 		NULL,
 	};
@@ -371,8 +370,7 @@ TEST(hostile_names_are_escaped)
 		"back\\slash\\\"",
 		"line\xe2\x80\xa8sep\xe2\x80\xa9para",
 		"bad\xef\xbf\xbd\xef\xbf\xbd utf8\xef\xbf\xbd",
-		"ctl\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
-		"end",
+		"ctl\357\277\275\357\277\275\357\277\275end", /* octal: U+FFFD, then "end" */
 		"caf\xc3\xa9_\xf0\x9f\x94\xa5",
 	};
 	_cleanup_(fg_folded__freep) struct fg_folded *f = model_new(lines, true);
