@@ -38,7 +38,7 @@ struct fg_recording_opts {
 	enum fg_call_graph call_graph; /* resolved: FP or DWARF */
 	uint32_t stack_dump;           /* DWARF: bytes of user stack per sample */
 	size_t ring_pages;
-	uint64_t max_bytes;   /* the aggregate's memory; past it, new stacks are dropped */
+	uint64_t max_bytes; /* a client's limit on the aggregate; past it, new stacks are dropped */
 	const char *hostname; /* borrowed for the call */
 };
 
@@ -48,7 +48,9 @@ struct fg_recording;
  * Opens and enables the events. For a pid list, each pid's current process
  * is the target; one that does not exist fails the recording with -ESRCH
  * and its pid stored in *ret_bad_pid. deps is copied; what it points to
- * must outlive the recording. Caller frees *ret with fg_recording__free().
+ * must outlive the recording. With deps->budget, the tables (then the
+ * result) are charged to its recordings part, and stop growing as at
+ * max_bytes when it has no room. Caller frees *ret with fg_recording__free().
  */
 int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_resolve_deps *deps,
 		      struct fg_recording **ret, pid_t *ret_bad_pid);
