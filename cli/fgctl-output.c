@@ -118,6 +118,27 @@ int fgctl_format_for_path(const char *path, enum fg_format *ret)
 	return 0;
 }
 
+int fgctl_format_arg(const char *arg, enum fg_format *ret)
+{
+	if (fg_format_from_name(arg, ret) >= 0)
+		return FGCTL_EXIT_OK;
+	fprintf(stderr, "fgctl: unknown format '%s': expected svg, html or folded\n", arg);
+	return FGCTL_EXIT_USAGE;
+}
+
+int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE])
+{
+	size_t len = strlen(arg);
+
+	if (len >= FG_PROTO_MAX_TITLE) {
+		fprintf(stderr, "fgctl: title too long (at most %d bytes)\n",
+			FG_PROTO_MAX_TITLE - 1);
+		return FGCTL_EXIT_USAGE;
+	}
+	memcpy(title, arg, len + 1);
+	return FGCTL_EXIT_OK;
+}
+
 int fgctl_output_target(struct fgctl_output *o, bool format_given, enum fg_format *format)
 {
 	if (!o->path) {

@@ -35,6 +35,14 @@ int fgctl_output_close(struct fgctl_output *o, bool commit);
 int fgctl_format_for_path(const char *path, enum fg_format *ret);
 
 /*
+ * The -f and --title arguments of record and snapshot: say what is wrong
+ * on stderr and return FGCTL_EXIT_USAGE, or FGCTL_EXIT_OK. title is
+ * FG_PROTO_MAX_TITLE bytes.
+ */
+int fgctl_format_arg(const char *arg, enum fg_format *ret);
+int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE]);
+
+/*
  * Settles where a result goes, for record and snapshot: stdout ("-") when
  * no -o was given and stdout is not a terminal; the format from the file's
  * extension unless format_given. Says what is wrong on stderr and returns

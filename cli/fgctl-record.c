@@ -330,21 +330,13 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			out.path = optarg;
 			break;
 		case 'f':
-			if (fg_format_from_name(optarg, &req.record.format) < 0) {
-				fprintf(stderr,
-					"fgctl: unknown format '%s': expected svg, html or folded\n",
-					optarg);
+			if (fgctl_format_arg(optarg, &req.record.format) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
-			}
 			format_given = true;
 			break;
 		case ARG_TITLE:
-			if (strlen(optarg) >= sizeof(req.record.title)) {
-				fprintf(stderr, "fgctl: title too long (at most %zu bytes)\n",
-					sizeof(req.record.title) - 1);
+			if (fgctl_title_arg(optarg, req.record.title) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
-			}
-			snprintf(req.record.title, sizeof(req.record.title), "%s", optarg);
 			break;
 		case ARG_PID_FRAMES:
 			req.record.with_pid = true;

@@ -83,20 +83,13 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			out.path = optarg;
 			break;
 		case 'f':
-			if (fg_format_from_name(optarg, &req.query.format) < 0) {
-				fprintf(stderr,
-					"fgctl: unknown format '%s': expected svg, html or folded\n",
-					optarg);
+			if (fgctl_format_arg(optarg, &req.query.format) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
-			}
 			format_given = true;
 			break;
 		case ARG_TITLE:
-			if (strlen(optarg) >= sizeof(req.query.title)) {
-				fprintf(stderr, "fgctl: title too long\n");
+			if (fgctl_title_arg(optarg, req.query.title) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
-			}
-			strcpy(req.query.title, optarg);
 			break;
 		case 'q':
 			quiet = true;
