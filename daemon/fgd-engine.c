@@ -523,11 +523,17 @@ int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on)
 {
 	const struct fgd_config *c = e->conf;
 	struct fgd_alwayson *next = NULL;
+	struct fg_budget_stats bs;
 	int r;
 
 	/* Maps already refused stay refused; the limit applies from their next read. */
 	fg_jit__set_max_map(fg_proctab__jit(e->procs), c->jit_map_max);
-	/* Shares follow the total; the window's follows with a new always-on sampler (fgd.c). */
+	/*
+	 * Shares follow the total; the window's follows with a new always-on
+	 * sampler, which is made with it. If that fails, fgd.c puts the old
+	 * MemoryMax= back into the configuration: so does the budget.
+	 */
+	fg_budget__stats(e->budget, &bs);
 	fg_budget__set_total(e->budget, c->memory_max);
 	if (!restart_always_on)
 		return 0;
@@ -539,8 +545,10 @@ int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on)
 	 */
 	if (c->always_on) {
 		r = alwayson_start(e, &next);
-		if (r < 0)
+		if (r < 0) {
+			fg_budget__set_total(e->budget, bs.total);
 			return r;
+		}
 	}
 	if (e->alwayson)
 		fgd_alwayson__flush(e->alwayson);

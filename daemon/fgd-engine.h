@@ -137,11 +137,12 @@ void fgd_engine__live_counters(const struct fgd_engine *e, struct fg_cpu_counter
 
 /*
  * Applies a configuration fgd.c swapped into the engine's conf. Recordings
- * keep the settings they started with. With restart_always_on (fgd.c saw
- * always-on settings change), a new always-on sampler starts with them,
- * then the running one writes its open slice to the history and stops:
- * queries answer for its time from disk. 0, or a negative errno when the
- * new sampler could not start (the running one goes on).
+ * keep the settings they started with; the memory budget takes the new
+ * MemoryMax= at once. With restart_always_on (fgd.c saw always-on settings
+ * change), a new always-on sampler starts with them, then the running one
+ * writes its open slice to the history and stops: queries answer for its
+ * time from disk. 0, or a negative errno when the new sampler could not
+ * start (the running one goes on, and the budget keeps its total).
  */
 int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on);
 /* Whether always-on keeps a history on disk (a reload may replace it without losing its window). */
