@@ -91,6 +91,21 @@ static void start(struct fgd_config *conf, struct fgd_loop **loop, struct fgd_en
 	ASSERT_OK(fgd_engine__new(conf, *loop, e, &why));
 }
 
+/* A root client's recording of pid, or of the whole machine with pid 0, at the engine's defaults. */
+static void recording_opts(struct fgd_engine *e, pid_t pid, struct fg_recording_opts *o)
+{
+	*o = (struct fg_recording_opts){};
+	fgd_engine__recording_defaults(e, o);
+	fg_record_request_init(&o->req);
+	o->req.all = pid == 0;
+	if (pid) {
+		o->req.n_pids = 1;
+		o->req.pids[0] = pid;
+	}
+	o->max_bytes = 64 << 20;
+	fg_view_init(&o->view, 0, 0);
+}
+
 TEST(a_made_up_process_is_tracked_and_its_samples_named)
 {
 	struct fgd_config conf;
@@ -115,13 +130,9 @@ TEST(a_made_up_process_is_tracked_and_its_samples_named)
 	ASSERT_EQ(stat(exe, &st), 0);
 
 	/* The whole machine, frame pointers: the samples below are all the test reads back. */
-	fgd_engine__recording_defaults(e, &o);
-	fg_record_request_init(&o.req);
-	o.req.all = true;
+	recording_opts(e, 0, &o);
 	o.call_graph = FG_CALL_GRAPH_FP;
 	o.frequency = 1;
-	o.max_bytes = 64 << 20;
-	fg_view_init(&o.view, 0, 0);
 	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, NULL));
 
 	/* Born of us, then exec'd into "fakeproc" with this binary mapped at FAKE_BASE. */
@@ -205,12 +216,7 @@ TEST(a_recording_aborted_leaves_the_engine)
 	pid_t bad = 0;
 
 	start(&conf, &loop, &e);
-	fgd_engine__recording_defaults(e, &o);
-	fg_record_request_init(&o.req);
-	o.req.n_pids = 1;
-	o.req.pids[0] = FAKE_PID + 1;
-	o.max_bytes = 64 << 20;
-	fg_view_init(&o.view, 0, 0);
+	recording_opts(e, FAKE_PID + 1, &o);
 	/* A pid that does not exist is named back. */
 	ASSERT_ERR(fgd_engine__start_recording(e, &o, &rec, &bad), -ESRCH);
 	ASSERT_EQ(bad, FAKE_PID + 1);
@@ -248,12 +254,7 @@ TEST(a_recording_the_budget_has_no_room_for_stops_growing)
 	start(&conf, &loop, &e);
 	/* Something else holds the whole budget: no data part has room. */
 	fg_budget__charge(fgd_engine__budget(e), FG_BUDGET_WINDOW, conf.memory_max);
-	fgd_engine__recording_defaults(e, &o);
-	fg_record_request_init(&o.req);
-	o.req.n_pids = 1;
-	o.req.pids[0] = getpid();
-	o.max_bytes = 64 << 20;
-	fg_view_init(&o.view, 0, 0);
+	recording_opts(e, getpid(), &o);
 	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, NULL));
 	fgd_engine__drain(e);
 	fgd_engine__stats(e, &es);
