@@ -274,7 +274,8 @@ static void build_ranges(struct fg_dwarf *d)
 		}
 	}
 done:
-	qsort(d->ranges, d->n_ranges, sizeof(*d->ranges), range_cmp);
+	if (d->n_ranges > 1)
+		qsort(d->ranges, d->n_ranges, sizeof(*d->ranges), range_cmp);
 	__atomic_store_n(&d->ranges_bytes, (uint64_t)d->cap_ranges * sizeof(*d->ranges),
 			 __ATOMIC_RELAXED);
 }

@@ -1076,7 +1076,9 @@ static size_t candidates(struct fg_symbolizer *s, uint64_t now, uint64_t idle, b
 			break;
 		c[n++] = d;
 	}
-	qsort(c, n, sizeof(*c), by_last_use);
+	/* qsort may not be given NULL, even for no element. */
+	if (n > 1)
+		qsort(c, n, sizeof(*c), by_last_use);
 	*ret = c;
 	return n;
 }

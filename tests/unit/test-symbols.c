@@ -757,6 +757,12 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	fg_budget__set_total(b, total);
 	fg_budget__set_base(b, total - bs.charged + 1);
 	ASSERT_TRUE(fg_budget__over(b));
+	/* Everything was used just now: nothing may go yet, and that is counted. */
+	ASSERT_U64_EQ(fg_budget__relieve(b, fgd_now()), 0);
+	fg_budget__stats(b, &bs);
+	ASSERT_EQ(bs.unrelieved, 1);
+	ASSERT_EQ(bs.parts[FG_BUDGET_DWARF].evicted + bs.parts[FG_BUDGET_SYMBOLS].evicted, 0);
+	/* Two minutes on, both binaries are cold. */
 	ASSERT_TRUE(fg_budget__relieve(b, fgd_now() + 120ULL * 1000000000ULL) > 0);
 	ASSERT_TRUE(!fg_budget__over(b));
 	fg_symbolizer__stats(sym, &st);
