@@ -208,8 +208,8 @@ void fg_status_done(struct fg_status *s);
 
 /*
  * The status reply: a protocol message ("fgd", "type": "status") with every
- * member of s, in the order docs/PROTOCOL.md lists them. s is borrowed for
- * the call. Returns a new object the caller puts with json_object_put(), or
+ * member of s, in the order of the struct (and of status.c's tables; docs/
+ * PROTOCOL.md says what each means). s is borrowed for the call. Returns a new object the caller puts with json_object_put(), or
  * NULL on ENOMEM.
  */
 struct json_object *fg_status_to_json(const struct fg_status *s);
