@@ -53,7 +53,6 @@ struct fgd_alwayson {
 	/* The daemon's memory budget (deps; NULL for none), and what its parts hold of ours. */
 	struct fg_budget *budget;
 	uint64_t window_charged, memo_charged;
-	bool memo_frozen; /* the memo stopped growing until its next drop (fg_resolver__freeze()) */
 };
 
 struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
@@ -252,6 +251,7 @@ static uint64_t memo_bytes(const struct fgd_alwayson *a)
 void fgd_alwayson__drain(struct fgd_alwayson *a)
 {
 	struct fg_window_stats ws;
+	uint64_t bytes;
 
 	/* First what waited: a binary it needed may have been read since. */
 	fg_resolver__replay(a->res, false);
@@ -262,16 +262,15 @@ void fgd_alwayson__drain(struct fgd_alwayson *a)
 	 * wait. The window is charged every round: its open slice grows between
 	 * ticks.
 	 */
-	fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, memo_bytes(a));
-	if (!a->memo_frozen) {
+	bytes = memo_bytes(a);
+	fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, bytes);
+	if (!fg_resolver__frozen(a->res)) {
 		bool full = a->budget && fg_budget__room(a->budget, FG_BUDGET_RECORDINGS) == 0;
 
 		if (full)
 			fg_budget__refused(a->budget, FG_BUDGET_RECORDINGS);
-		if (full || memo_bytes(a) > MEMO_MAX_BYTES * 2) {
+		if (full || bytes > MEMO_MAX_BYTES * 2)
 			fg_resolver__freeze(a->res);
-			a->memo_frozen = true;
-		}
 	}
 	fg_window__stats(a->window, &ws);
 	fg_budget__account(a->budget, FG_BUDGET_WINDOW, &a->window_charged, ws.bytes);
@@ -367,7 +366,6 @@ void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms)
 		fg_resolver__forget(a->res, names);
 		fg_folded__free(a->names);
 		a->names = names;
-		a->memo_frozen = false;
 		fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged,
 				   memo_bytes(a));
 		a->memo_resets++;

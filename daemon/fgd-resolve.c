@@ -186,6 +186,11 @@ void fg_resolver__freeze(struct fg_resolver *r)
 	r->max_locs = r->n_locs;
 }
 
+bool fg_resolver__frozen(const struct fg_resolver *r)
+{
+	return r->memory_limited;
+}
+
 uint64_t fg_resolver__bytes(const struct fg_resolver *r)
 {
 	return r->cap_locs * sizeof(struct location) + r->cap_loc_names * sizeof(uint32_t) +

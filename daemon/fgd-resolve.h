@@ -174,6 +174,8 @@ void fg_resolver__forget(struct fg_resolver *r, struct fg_folded *names);
  * fg_resolver__forget() lifts it.
  */
 void fg_resolver__freeze(struct fg_resolver *r);
+/* Whether it is frozen (fg_resolver__freeze() since the last fg_resolver__forget()). */
+bool fg_resolver__frozen(const struct fg_resolver *r);
 /* Bytes the memo holds (the name table is its owner's to count). */
 uint64_t fg_resolver__bytes(const struct fg_resolver *r);
 
