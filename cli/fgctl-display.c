@@ -329,6 +329,10 @@ void fgctl_show_status(FILE *f, const struct fg_status *st)
 		track->records, track->lost, track->malformed);
 	show_loop(f, st);
 	show_memory(f, st);
+	if (st->has_off_cpu)
+		fprintf(f, "  off-cpu:     %s%s\n",
+			st->off_cpu.available ? "available (BPF)" : "unavailable: ",
+			st->off_cpu.available ? "" : str(st->off_cpu.why));
 	fprintf(f, "  sampling, all recordings so far:\n");
 	fprintf(f, "    %5s %12s %10s %10s %10s\n", "cpu", "samples", "lost", "throttled",
 		"malformed");

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * What the off-CPU BPF program (offcpu.bpf.c) and its loader (fgd-offcpu.c)
+ * both see: the event one block makes, and the counters of what was lost.
+ * Plain C types only: the BPF side includes it after vmlinux.h, the daemon
+ * after <stdint.h>.
+ */
+
+/* Frames per stack, kernel or user: perf's default kernel.perf_event_max_stack. */
+#define FG_OFFCPU_MAX_STACK 127
+/* Threads blocked at once that can be followed; past it a block is lost, counted. */
+#define FG_OFFCPU_MAX_THREADS 65536
+/* Distinct stacks held by the stack map between two drains. */
+#define FG_OFFCPU_MAX_STACKS 16384
+/* Processes a recording may select (pid list). */
+#define FG_OFFCPU_MAX_PIDS 64
+
+/* Why a block was lost: indexes of the drops array. */
+enum fg_offcpu_drop {
+	FG_OFFCPU_DROP_THREADS,      /* the table of blocked threads was full */
+	FG_OFFCPU_DROP_KERNEL_STACK, /* the kernel stack could not be taken (stack map full) */
+	FG_OFFCPU_DROP_USER_STACK,   /* the user stack could not be taken */
+	FG_OFFCPU_DROP_RING,         /* the ring buffer to the daemon was full */
+	FG_OFFCPU_N_DROPS
+};
+
+/* One block, emitted when the thread runs again. */
+struct fg_offcpu_event {
+	__u64 time;       /* CLOCK_MONOTONIC ns when it ran again */
+	__u64 blocked_ns; /* how long it was off the CPU */
+	__u32 pid;        /* the thread group */
+	__u32 tid;
+	__s32 kernel_stack; /* id in the stack map, or negative: not taken */
+	__s32 user_stack;
+	char comm[16];
+};

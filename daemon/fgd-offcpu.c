@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fgd-offcpu.h"
+#include "macro.h"
+
+/* offcpu.h is shared with the BPF side, which has the kernel's __u32 and friends. */
+#include "offcpu.h"
+#include "offcpu.skel.h"
+#include <linux/types.h>
+
+#define BTF_VMLINUX "/sys/kernel/btf/vmlinux"
+
+struct fg_offcpu {
+	struct offcpu_bpf *skel;  /* owned */
+	struct ring_buffer *ring; /* owned */
+	int stacks_fd;            /* borrowed from skel */
+	int drops_fd;             /* borrowed from skel */
+	int n_cpus;
+	fg_offcpu_fn fn; /* while draining */
+	void *ctx;
+	int err; /* the first error of a drain's callback */
+	uint64_t events, blocked_ns;
+	/* One block's callchain: two markers and two stacks. */
+	uint64_t chain[2 + 2 * FG_OFFCPU_MAX_STACK];
+	uint64_t frames[FG_OFFCPU_MAX_STACK];
+};
+
+/* libbpf prints through this: fgd's loader reports errors itself, once, with their cause. */
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return 0;
+}
+
+int fg_offcpu_probe(const char **ret_why)
+{
+	libbpf_set_print(quiet);
+	if (access(BTF_VMLINUX, R_OK) < 0) {
+		*ret_why = "the kernel has no BTF (" BTF_VMLINUX "; CONFIG_DEBUG_INFO_BTF)";
+		return -EOPNOTSUPP;
+	}
+	/* libbpf 1.1 cannot probe BPF_PROG_TYPE_TRACING alone (it wants a target): the load tells. */
+	if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL) <= 0) {
+		*ret_why = "the kernel cannot run BPF tracing programs here (BPF not enabled, or "
+			   "not permitted: fgd needs root, or CAP_BPF and CAP_PERFMON)";
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o)
+{
+	if (!o)
+		return NULL;
+	ring_buffer__free(o->ring);
+	offcpu_bpf__destroy(o->skel);
+	free(o);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_offcpu *, fg_offcpu__free);
+
+/* Appends stack id's frames to o->chain after marker; a stack not taken adds nothing. */
+static size_t append_stack(struct fg_offcpu *o, size_t n, uint64_t marker, int32_t id)
+{
+	if (id < 0 || bpf_map_lookup_elem(o->stacks_fd, &id, o->frames) < 0)
+		return n;
+	o->chain[n++] = marker;
+	for (size_t i = 0; i < FG_OFFCPU_MAX_STACK && o->frames[i]; i++)
+		o->chain[n++] = o->frames[i];
+	return n;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct fg_offcpu *o = ctx;
+	const struct fg_offcpu_event *e = data;
+	char comm[sizeof(e->comm) + 1];
+	struct fg_sample s = {};
+	size_t n = 0;
+
+	if (size < sizeof(*e))
+		return 0;
+	n = append_stack(o, n, PERF_CONTEXT_KERNEL, e->kernel_stack);
+	n = append_stack(o, n, PERF_CONTEXT_USER, e->user_stack);
+	memcpy(comm, e->comm, sizeof(e->comm));
+	comm[sizeof(e->comm)] = '\0';
+	s.sid = (struct fg_sample_id){ .pid = e->pid, .tid = e->tid, .time = e->time };
+	s.ip = n > 1 ? o->chain[1] : 0;
+	/* Weighed in µs, at least 1: a block that passed the threshold counts. */
+	s.period = e->blocked_ns / 1000 ? e->blocked_ns / 1000 : 1;
+	s.nr = n;
+	s.ips = o->chain;
+	o->events++;
+	o->blocked_ns += e->blocked_ns;
+	o->fn(o->ctx, &s, comm);
+	return 0;
+}
+
+int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, const char **ret_why)
+{
+	_cleanup_(fg_offcpu__freep) struct fg_offcpu *o = NULL;
+	int r;
+
+	r = fg_offcpu_probe(ret_why);
+	if (r < 0)
+		return r;
+	if (opts->n_pids > FG_OFFCPU_MAX_PIDS) {
+		*ret_why = "too many processes for one off-CPU recording";
+		return -E2BIG;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		*ret_why = "out of memory";
+		return -ENOMEM;
+	}
+	o->skel = offcpu_bpf__open();
+	if (!o->skel) {
+		*ret_why = "cannot open the off-CPU BPF program";
+		return -errno ?: -EINVAL;
+	}
+	o->skel->rodata->min_block_ns = opts->min_block_ns;
+	o->skel->rodata->user_stacks = opts->user_stacks;
+	o->skel->rodata->all_processes = !opts->pids;
+	r = offcpu_bpf__load(o->skel);
+	if (r < 0) {
+		*ret_why = "the kernel refused the off-CPU BPF program (its BTF may lack "
+			   "sched_switch's arguments, or BPF is restricted)";
+		return r;
+	}
+	for (size_t i = 0; opts->pids && i < opts->n_pids; i++) {
+		uint32_t pid = (uint32_t)opts->pids[i];
+		uint8_t one = 1;
+
+		r = bpf_map_update_elem(bpf_map__fd(o->skel->maps.pids), &pid, &one, BPF_ANY);
+		if (r < 0) {
+			*ret_why = "cannot select the processes to follow";
+			return -errno;
+		}
+	}
+	o->stacks_fd = bpf_map__fd(o->skel->maps.stacks);
+	o->drops_fd = bpf_map__fd(o->skel->maps.drops);
+	o->n_cpus = libbpf_num_possible_cpus();
+	if (o->n_cpus <= 0) {
+		*ret_why = "cannot count the CPUs";
+		return o->n_cpus < 0 ? o->n_cpus : -EINVAL;
+	}
+	o->ring = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_event, o, NULL);
+	if (!o->ring) {
+		*ret_why = "cannot map the off-CPU ring buffer";
+		return -errno ?: -ENOMEM;
+	}
+	r = offcpu_bpf__attach(o->skel);
+	if (r < 0) {
+		*ret_why = "cannot attach to the sched_switch tracepoint";
+		return r;
+	}
+	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+int fg_offcpu__fd(const struct fg_offcpu *o)
+{
+	return ring_buffer__epoll_fd(o->ring);
+}
+
+int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)
+{
+	int n;
+
+	o->fn = fn;
+	o->ctx = ctx;
+	n = ring_buffer__consume(o->ring);
+	o->fn = NULL;
+	o->ctx = NULL;
+	return n;
+}
+
+/* The sum over CPUs of one drop counter; 0 if it cannot be read. */
+static uint64_t drops(const struct fg_offcpu *o, uint32_t why)
+{
+	uint64_t per_cpu[o->n_cpus], sum = 0;
+
+	if (bpf_map_lookup_elem(o->drops_fd, &why, per_cpu) < 0)
+		return 0;
+	for (int i = 0; i < o->n_cpus; i++)
+		sum += per_cpu[i];
+	return sum;
+}
+
+void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
+{
+	*ret = (struct fg_offcpu_stats){
+		.events = o->events,
+		.blocked_ns = o->blocked_ns,
+		.lost_threads = drops(o, FG_OFFCPU_DROP_THREADS),
+		.lost_ring = drops(o, FG_OFFCPU_DROP_RING),
+		.kernel_stack_failed = drops(o, FG_OFFCPU_DROP_KERNEL_STACK),
+		.user_stack_failed = drops(o, FG_OFFCPU_DROP_USER_STACK),
+	};
+}
