@@ -409,21 +409,21 @@ void fgd_engine__recording_defaults(const struct fgd_engine *e, struct fg_record
 }
 
 int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_opts *o,
-				struct fg_recording **ret, pid_t *ret_bad_pid)
+				struct fg_recording **ret, pid_t *ret_bad_pid, const char **ret_why)
 {
 	struct fg_recording *rec = NULL;
 	struct fg_resolve_deps d;
 	int r;
 
-	if (o->frequency > e->max_rate)
+	if (!o->req.off_cpu && o->frequency > e->max_rate)
 		return -ERANGE;
 	r = FG_GROW(e->recs, e->cap_recs, e->n_recs + 1);
 	if (r < 0)
 		return r;
 	/* Modules loaded since: their frames would not be named. */
 	(void)fg_symbolizer__refresh_kernel(e->sym, false);
-	r = fg_recording__new(o, deps(e, &d), &rec, ret_bad_pid);
-	if (r >= 0)
+	r = fg_recording__new(o, deps(e, &d), &rec, ret_bad_pid, ret_why);
+	if (r >= 0 && fg_recording__events(rec))
 		r = watch_rings(e, fg_recording__events(rec));
 	if (r < 0) {
 		if (rec)

@@ -105,12 +105,15 @@ void fgd_engine__relieve(struct fgd_engine *e, uint64_t now);
 /*
  * Starts a recording with o (fgd_engine__recording_defaults() fills what
  * the engine knows; the caller sets the request's part). For a pid list,
- * -ESRCH with the pid that does not exist in *ret_bad_pid. Caller ends it
- * with fgd_engine__finish_recording() or fgd_engine__abort_recording().
+ * -ESRCH with the pid that does not exist in *ret_bad_pid; for off-CPU
+ * that cannot work here, *ret_why says why (fg_recording__new()). Caller
+ * ends it with fgd_engine__finish_recording() or
+ * fgd_engine__abort_recording().
  */
 void fgd_engine__recording_defaults(const struct fgd_engine *e, struct fg_recording_opts *o);
 int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_opts *o,
-				struct fg_recording **ret, pid_t *ret_bad_pid);
+				struct fg_recording **ret, pid_t *ret_bad_pid,
+				const char **ret_why);
 /* Stops sampling and drains what the rings hold: the recording may still wait for the loader. */
 void fgd_engine__stop_recording(struct fgd_engine *e, struct fg_recording *rec);
 /*

@@ -23,6 +23,9 @@
 
 struct fg_offcpu;
 
+/* What recordings and status call the source, as perf names its events. */
+#define FG_OFFCPU_EVENT "off-cpu (sched_switch)"
+
 struct fg_offcpu_opts {
 	uint64_t min_block_ns; /* shorter blocks are not emitted */
 	bool user_stacks;      /* take user stacks (frame pointers) too */

@@ -13,6 +13,8 @@
 
 #include "offcpu.h"
 
+#define KERNEL_SKIP 2
+
 /* Set before load (fgd-offcpu.c). */
 const volatile __u64 min_block_ns = 1000;
 const volatile bool all_processes = true; /* else only the tgids in pids */
@@ -82,7 +84,9 @@ int BPF_PROG(fg_offcpu_switch, bool preempt, struct task_struct *prev, struct ta
 	/* The thread leaving: where it stops (the idle task, tid 0, is not followed). */
 	if (tid && wanted(prev)) {
 		st.time = now;
-		st.kernel_stack = bpf_get_stackid(ctx, &stacks, 0);
+		/* The first two frames are this program's and bpf_trace_run's, not the task's. */
+		st.kernel_stack =
+			bpf_get_stackid(ctx, &stacks, KERNEL_SKIP & BPF_F_SKIP_FIELD_MASK);
 		if (st.kernel_stack < 0)
 			drop(FG_OFFCPU_DROP_KERNEL_STACK);
 		st.user_stack = -1;
