@@ -48,7 +48,8 @@ struct fg_recording {
 	struct fg_proctab *procs; /* borrowed */
 	struct fg_evset *events;  /* owned until finish: the source (on-CPU) */
 	struct fg_offcpu *offcpu; /* owned until finish: the source (off-CPU); NULL for on-CPU */
-	struct fg_offcpu_stats offcpu_stats; /* kept at finish */
+	struct fg_offcpu_stats offcpu_stats; /* its losses, kept at finish */
+	uint64_t blocks, blocked_us;         /* off-CPU: the blocks of the recording's time */
 	struct fg_resolver *res; /* owned until finish: samples to stacks of names in model */
 	enum state state;
 
@@ -160,7 +161,7 @@ static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 	if (err >= 0)
 		/* Off-CPU samples weigh their blocked time (µs); on-CPU ones count once. */
 		err = fg_folded__add(r->model, stack, r->n_roots + n,
-				     r->offcpu ? (double)s->period : 1.0);
+				     r->opts.req.off_cpu ? (double)s->period : 1.0);
 	return err;
 }
 
@@ -194,6 +195,8 @@ static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 
 	if (r->stopped && s->sid.time > r->stopped)
 		return;
+	r->blocks++;
+	r->blocked_us += s->period;
 	rec.sid = s->sid;
 	rec.sample = *s;
 	fg_resolver__sample(r->res, &rec);
@@ -511,7 +514,7 @@ int fg_recording__finish(struct fg_recording *r)
 			 "event: %s   duration: %.1f s   blocks: %" PRIu64 " of %u us or more, "
 			 "%.3f s blocked   lost: %" PRIu64,
 			 FG_OFFCPU_EVENT, duration_s(r), st->samples, r->opts.req.min_block_us ?: 1,
-			 (double)r->offcpu_stats.blocked_ns / 1e9,
+			 (double)r->blocked_us / 1e6,
 			 r->offcpu_stats.lost_threads + r->offcpu_stats.lost_ring);
 	else
 		snprintf(info[0], sizeof(info[0]),
@@ -554,8 +557,8 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 
 		json_object_object_add(m, "off_cpu", o);
 		fg_json_add_int(o, "min_block_us", r->opts.req.min_block_us ?: 1);
-		fg_json_add_int(o, "blocks", (int64_t)r->offcpu_stats.events);
-		fg_json_add_int(o, "blocked_us", (int64_t)(r->offcpu_stats.blocked_ns / 1000));
+		fg_json_add_int(o, "blocks", (int64_t)r->blocks);
+		fg_json_add_int(o, "blocked_us", (int64_t)r->blocked_us);
 		fg_json_add_int(o, "lost_threads", (int64_t)r->offcpu_stats.lost_threads);
 		fg_json_add_int(o, "lost_ring", (int64_t)r->offcpu_stats.lost_ring);
 		fg_json_add_int(o, "kernel_stack_failed",
