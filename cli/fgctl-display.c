@@ -399,7 +399,22 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 	struct json_object *off = get_obj(meta, "off_cpu");
 
 	fgctl_end_progress(f);
-	if (!quiet && off)
+	if (!quiet && off && fgctl_get_int(meta, "frequency")) {
+		int64_t blocks = fgctl_get_int(off, "blocks"),
+			freq = fgctl_get_int(meta, "frequency");
+
+		fprintf(f,
+			"fgctl: wrote %s: %.3f s of wall-clock time in %.1f s: %" PRId64
+			" on-CPU samples (%s, %" PRId64 " Hz) and %" PRId64
+			" blocks (%.3f s), %" PRId64 " stacks; %" PRId64 " lost\n",
+			output,
+			(double)(samples - blocks) / (double)freq +
+				(double)fgctl_get_int(off, "blocked_us") / 1e6,
+			(double)fgctl_get_int(meta, "duration_ms") / 1000, samples - blocks,
+			fgctl_get_str(meta, "event"), freq, blocks,
+			(double)fgctl_get_int(off, "blocked_us") / 1e6,
+			fgctl_get_int(meta, "stacks"), lost);
+	} else if (!quiet && off)
 		fprintf(f,
 			"fgctl: wrote %s: %" PRId64 " blocks, %.3f s blocked, in %.1f s (%s, "
 			"blocks of %" PRId64 " us or more), %" PRId64 " stacks; %" PRId64 " lost\n",

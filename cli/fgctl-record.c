@@ -65,8 +65,11 @@ static void record_help(void)
 	       "      --off-cpu            where threads wait instead of where they run: time\n"
 	       "                           blocked by stack, in microseconds, from sched_switch\n"
 	       "                           (BPF); user stacks by frame pointer\n"
-	       "      --min-block US       with --off-cpu: leave out blocks shorter than this\n"
-	       "                           (default 1)\n"
+	       "      --wall               wall-clock time: on-CPU samples (each 1/F s) and\n"
+	       "                           off-CPU blocks together, in microseconds; each\n"
+	       "                           thread's total comes close to the duration\n"
+	       "      --min-block US       with --off-cpu or --wall: leave out blocks shorter\n"
+	       "                           than this (default 1)\n"
 	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
 	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
 	       FG_DEFAULT_SOCKET);
@@ -280,6 +283,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		ARG_NO_INLINE,
 		ARG_NO_DEMANGLE,
 		ARG_OFF_CPU,
+		ARG_WALL,
 		ARG_MIN_BLOCK
 	};
 	static const struct option options[] = {
@@ -301,6 +305,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
 		{ "no-jit-suffix", no_argument, NULL, ARG_NO_JSUFFIX },
 		{ "off-cpu", no_argument, NULL, ARG_OFF_CPU },
+		{ "wall", no_argument, NULL, ARG_WALL },
 		{ "min-block", required_argument, NULL, ARG_MIN_BLOCK },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 's' },
@@ -402,6 +407,9 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case ARG_OFF_CPU:
 			req.record.off_cpu = true;
+			break;
+		case ARG_WALL:
+			req.record.wall = true;
 			break;
 		case ARG_MIN_BLOCK:
 			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_MIN_BLOCK_US,

@@ -155,6 +155,7 @@ struct fg_record_request {
 	uint32_t stack_dump; /* dwarf mode's dump size; 0: the daemon's default */
 	enum fg_group_by group_by;
 	bool off_cpu;          /* blocked time by stack (BPF) rather than on-CPU samples */
+	bool wall;             /* on-CPU samples and off-CPU blocks, both in µs: wall-clock time */
 	uint32_t min_block_us; /* off-CPU: shorter blocks are left out; 0: the default, 1 */
 };
 

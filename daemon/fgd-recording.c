@@ -147,6 +147,12 @@ static int group_frame(struct fg_recording *r, const struct fg_sample *s,
 	return fg_resolve_intern(r->model, cg, NULL, ret);
 }
 
+/* Whether counts are µs (off-CPU, wall-clock) rather than samples. */
+static bool in_us(const struct fg_recording *r)
+{
+	return r->opts.req.off_cpu || r->opts.req.wall;
+}
+
 /* A resolved stack into the aggregate: [cgroup,] process, then its frames (fgd-resolve.h). */
 static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample *s, uint32_t *names,
 		     size_t n)
@@ -159,9 +165,9 @@ static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 	if (err >= 0)
 		err = root_frame(r, s, proc, &stack[r->n_roots - 1]);
 	if (err >= 0)
-		/* Off-CPU samples weigh their blocked time (µs); on-CPU ones count once. */
+		/* Off-CPU and wall-clock samples weigh their time (µs); on-CPU ones count once. */
 		err = fg_folded__add(r->model, stack, r->n_roots + n,
-				     r->opts.req.off_cpu ? (double)s->period : 1.0);
+				     in_us(r) ? (double)s->period : 1.0);
 	return err;
 }
 
@@ -266,9 +272,9 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 				memcpy(r->target_comm, p->comm, sizeof(r->target_comm));
 		}
 	}
-	if (opts->req.off_cpu)
-		err = offcpu_open(r, ret_why);
-	else if ((err = fg_evset__open(&eo, &r->events)) >= 0)
+	/* Off-CPU: blocks only; wall-clock: blocks and on-CPU samples; else samples. */
+	err = opts->req.off_cpu || opts->req.wall ? offcpu_open(r, ret_why) : 0;
+	if (err >= 0 && !opts->req.off_cpu && (err = fg_evset__open(&eo, &r->events)) >= 0)
 		err = fg_evset__enable(r->events);
 	if (err < 0)
 		return err;
@@ -285,7 +291,14 @@ struct fg_evset *fg_recording__events(struct fg_recording *r)
 static void on_record(void *ctx, const struct fg_record *rec)
 {
 	struct fg_recording *r = ctx;
+	struct fg_record wall;
 
+	/* Wall-clock: an on-CPU sample stands for 1/frequency s of CPU time, in µs. */
+	if (r->opts.req.wall && rec->type == PERF_RECORD_SAMPLE) {
+		wall = *rec;
+		wall.sample.period = 1000000 / (r->opts.frequency ? r->opts.frequency : 1);
+		rec = &wall;
+	}
 	fg_resolver__sample(r->res, rec);
 }
 
@@ -407,17 +420,19 @@ uint64_t fg_recording__lost(const struct fg_recording *r)
 {
 	struct fg_cpu_counters c;
 
-	if (r->opts.req.off_cpu) {
-		struct fg_offcpu_stats o = r->offcpu_stats;
+	struct fg_offcpu_stats o = r->offcpu_stats;
+	uint64_t lost;
 
-		if (r->offcpu)
-			fg_offcpu__stats(r->offcpu, &o);
-		return o.lost_threads + o.lost_ring;
-	}
+	if (r->offcpu)
+		fg_offcpu__stats(r->offcpu, &o);
+	lost = o.lost_threads + o.lost_ring;
 	if (r->state == FINISHED)
-		return r->totals.lost + r->totals.lost_samples;
-	fg_evset__totals(r->events, &c);
-	return c.lost + c.lost_samples;
+		return lost + r->totals.lost + r->totals.lost_samples;
+	if (r->events) {
+		fg_evset__totals(r->events, &c);
+		lost += c.lost + c.lost_samples;
+	}
+	return lost;
 }
 
 uint64_t fg_recording__started(const struct fg_recording *r)
@@ -467,10 +482,10 @@ int fg_recording__finish(struct fg_recording *r)
 	const struct fg_resolve_stats *st;
 	int err;
 
-	if (r->opts.req.off_cpu) {
+	if (in_us(r))
 		ro.count_name = "us";
+	if (r->opts.req.off_cpu)
 		ro.palette = FG_PALETTE_IO;
-	}
 	fg_recording__stop(r);
 	if (r->offcpu) {
 		/* What the ring still holds, then the source's figures, kept. */
@@ -516,6 +531,15 @@ int fg_recording__finish(struct fg_recording *r)
 			 FG_OFFCPU_EVENT, duration_s(r), st->samples, r->opts.req.min_block_us ?: 1,
 			 (double)r->blocked_us / 1e6,
 			 r->offcpu_stats.lost_threads + r->offcpu_stats.lost_ring);
+	else if (r->opts.req.wall)
+		snprintf(
+			info[0], sizeof(info[0]),
+			"wall clock: %s at %u Hz + %s   duration: %.1f s   on-CPU samples: %" PRIu64
+			"   blocks: %" PRIu64 ", %.3f s   lost: %" PRIu64,
+			r->opts.event.name, r->opts.frequency, FG_OFFCPU_EVENT, duration_s(r),
+			st->samples - r->blocks, r->blocks, (double)r->blocked_us / 1e6,
+			r->totals.lost + r->totals.lost_samples + r->offcpu_stats.lost_threads +
+				r->offcpu_stats.lost_ring);
 	else
 		snprintf(info[0], sizeof(info[0]),
 			 "event: %s   frequency: %u Hz   duration: %.1f s   samples: %" PRIu64
@@ -552,7 +576,7 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 		fg_evset__totals(r->events, &c);
 	if (r->offcpu)
 		fg_offcpu__stats(r->offcpu, &r->offcpu_stats);
-	if (r->opts.req.off_cpu) {
+	if (r->opts.req.off_cpu || r->opts.req.wall) {
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(m, "off_cpu", o);
@@ -566,8 +590,10 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 		fg_json_add_int(o, "user_stack_failed", (int64_t)r->offcpu_stats.user_stack_failed);
 		fg_json_add_str(m, "unit", "us");
 	}
-	fg_json_add_str(m, "event",
-			r->offcpu || r->opts.req.off_cpu ? FG_OFFCPU_EVENT : r->opts.event.name);
+	/* Wall-clock: the on-CPU event, with "wall" and the off-CPU part beside it. */
+	fg_json_add_str(m, "event", r->opts.req.off_cpu ? FG_OFFCPU_EVENT : r->opts.event.name);
+	if (r->opts.req.wall)
+		fg_json_add_bool(m, "wall", true);
 	fg_json_add_int(m, "frequency", r->opts.frequency);
 	fg_json_add_int(m, "duration_ms", (int64_t)(duration_s(r) * 1000));
 	fg_json_add_int(m, "samples", (int64_t)st->samples);

@@ -426,10 +426,10 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	if (req->stack_dump)
 		o.stack_dump = req->stack_dump;
 	/* Off-CPU: every block, user stacks by frame pointer (the protocol refuses dwarf). */
-	if (req->off_cpu) {
+	if (req->off_cpu)
 		o.frequency = 0;
+	if (req->off_cpu || req->wall)
 		o.call_graph = FG_CALL_GRAPH_FP;
-	}
 	if (req->all && c->cred.uid != 0) {
 		s->denied++;
 		send_error(c, EPERM,
@@ -520,9 +520,10 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	c->next_progress = fgd_now() + PROGRESS_INTERVAL_NS;
 	c->result_bytes = 0;
 	send_started(c, &o);
-	if (req->off_cpu)
-		log_info("Recording started for uid %u: %s, off-CPU", c->cred.uid,
-			 req->all ? "all processes" : "selected processes");
+	if (req->off_cpu || req->wall)
+		log_info("Recording started for uid %u: %s, %s", c->cred.uid,
+			 req->all ? "all processes" : "selected processes",
+			 req->wall ? "wall-clock" : "off-CPU");
 	else
 		log_info("Recording started for uid %u: %s, %u Hz", c->cred.uid,
 			 req->all ? "all processes" : "selected processes", o.frequency);

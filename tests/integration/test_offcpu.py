@@ -8,6 +8,9 @@ them. Recorded for 3 s:
   - block_long holds three quarters of it, within 5 points;
   - the kernel path that blocked (do_nanosleep, schedule) is under each, with _[k];
   - the SVG counts "us" in the blue off-CPU palette.
+With "spin", fgtest-block spins 10 ms in spin_on_cpu() and sleeps 30 ms in
+block_long(): recorded with --wall, the thread's total is the wall time
+within 10%, a quarter of it on the CPU (within 5 points).
 As an unprivileged user: their own process may be recorded, another user's
 may not, nor the whole machine. Skipped where fgd says off-CPU is unavailable."""
 
@@ -69,6 +72,19 @@ def test():
                  re.findall(r'fill="rgb\((\d+,\d+,\d+)\)"', svg)]
         check(fills and all(b >= r_ and b >= g for r_, g, b in fills[1:]),
               f"frames not in the blue off-CPU palette: {fills[:5]}")
+
+        # Wall clock: on-CPU samples (1/F s each) and blocks, both in µs.
+        with workload("fgtest-block", "spin") as w:
+            r = d.fgctl("record", "--wall", "-F", "999", "-p", w.pid, "-t", "3", "-o", "-",
+                        check_rc=0)
+        stacks = parse_folded(r.stdout.decode())
+        total = sum(stacks.values())
+        spin = sum(c for s, c in stacks.items() if ";spin_on_cpu" in s)
+        sleep = sum(c for s, c in stacks.items() if ";block_long;" in s)
+        print(f"wall clock: {total} us in 3 s, spin_on_cpu {spin}, block_long {sleep}")
+        check(2.7e6 <= total <= 3.3e6, f"{total} us of wall-clock time in a 3 s recording")
+        check(abs(spin / total - 0.25) <= 0.05, f"spin_on_cpu has {spin / total:.1%}, not 25%")
+        check(spin + sleep >= 0.95 * total, f"time outside spin_on_cpu/block_long: {stacks}")
 
         # Access: the same rules as on-CPU recordings.
         with workload("fgtest-block", user=USER) as mine, workload("fgtest-block") as roots:
