@@ -12,7 +12,10 @@ With "spin", fgtest-block spins 10 ms in spin_on_cpu() and sleeps 30 ms in
 block_long(): recorded with --wall, the thread's total is the wall time
 within 10%, a quarter of it on the CPU (within 5 points).
 As an unprivileged user: their own process may be recorded, another user's
-may not, nor the whole machine. Skipped where fgd says off-CPU is unavailable."""
+may not, nor the whole machine. Skipped where fgd says off-CPU is unavailable.
+Last, fgd without CAP_SYS_ADMIN and CAP_BPF (its bounding set): status says
+off-CPU is unavailable and why, an off-CPU request gets that reason, and
+on-CPU recording works as ever."""
 
 import json
 import re
@@ -99,6 +102,18 @@ def test():
         # Bad requests get a clear error.
         r = d.fgctl("record", "-p", "1", "--min-block", "5", "-t", "1", "-o", "-", check_rc=2)
         check(b"off-CPU" in r.stderr or b"off_cpu" in r.stderr, f"--min-block alone: {r.stderr!r}")
+
+    # Without the capabilities BPF needs: said, and on-CPU unaffected.
+    with Daemon(["--no-always-on"], prefix=["setpriv", "--bounding-set", "-sys_admin,-bpf"]) as d:
+        off = json.loads(d.fgctl("status", "--json", check_rc=0).stdout)["off_cpu"]
+        check(not off["available"] and "not permitted" in off.get("why", ""),
+              f"status without CAP_BPF: {off}")
+        with workload("fgtest-block", "spin") as w:
+            r = d.fgctl("record", "--off-cpu", "-p", w.pid, "-t", "1", "-o", "-")
+            check(r.returncode != 0 and b"off-CPU recording is unavailable" in r.stderr
+                  and b"not permitted" in r.stderr, f"off-CPU without CAP_BPF: {r.stderr!r}")
+            r = d.fgctl("record", "-p", w.pid, "-t", "1", "-o", "-", check_rc=0)
+            check(b"spin_on_cpu" in r.stdout, "on-CPU recording without CAP_BPF named nothing")
 
 
 run(test)
