@@ -25,8 +25,9 @@ struct start {
 	__s32 kernel_stack, user_stack;
 };
 
+/* LRU: a thread that exits while off the CPU leaves an entry only until room is needed. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, FG_OFFCPU_MAX_THREADS);
 	__type(key, __u32);
 	__type(value, struct start);

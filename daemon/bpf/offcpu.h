@@ -10,7 +10,10 @@
 
 /* Frames per stack, kernel or user: perf's default kernel.perf_event_max_stack. */
 #define FG_OFFCPU_MAX_STACK 127
-/* Threads blocked at once that can be followed; past it a block is lost, counted. */
+/*
+ * Threads off the CPU at once that are followed; past it the least recently
+ * switched out is forgotten (its block is not emitted).
+ */
 #define FG_OFFCPU_MAX_THREADS 65536
 /* Distinct stacks held by the stack map between two drains. */
 #define FG_OFFCPU_MAX_STACKS 16384
@@ -19,7 +22,7 @@
 
 /* Why a block was lost: indexes of the drops array. */
 enum fg_offcpu_drop {
-	FG_OFFCPU_DROP_THREADS,      /* the table of blocked threads was full */
+	FG_OFFCPU_DROP_THREADS,      /* a thread could not be noted as off the CPU */
 	FG_OFFCPU_DROP_KERNEL_STACK, /* the kernel stack could not be taken (stack map full) */
 	FG_OFFCPU_DROP_USER_STACK,   /* the user stack could not be taken */
 	FG_OFFCPU_DROP_RING,         /* the ring buffer to the daemon was full */
