@@ -154,6 +154,23 @@ static uint64_t rss_bytes(void)
 }
 
 /*
+ * Under AddressSanitizer the RSS holds the sanitizer's shadow memory and
+ * quarantine (tens of MiB at start), which are not fgd's: counted as the
+ * base they would leave the data parts no room, and the daemon would behave
+ * unlike a real build. Status still shows that RSS.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_IS_FGDS false
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RSS_IS_FGDS false
+#endif
+#endif
+#ifndef RSS_IS_FGDS
+#define RSS_IS_FGDS true
+#endif
+
+/*
  * Once everything is set up: what the daemon holds that no part is charged
  * with (its code, libraries, stacks, the allocator's own) counts against
  * the total as the base.
@@ -164,7 +181,8 @@ static void budget_ready(struct fgd_engine *e)
 	uint64_t rss = rss_bytes();
 
 	fg_budget__stats(e->budget, &st);
-	fg_budget__set_base(e->budget, rss > st.charged ? rss - st.charged : 0);
+	if (RSS_IS_FGDS)
+		fg_budget__set_base(e->budget, rss > st.charged ? rss - st.charged : 0);
 	fg_budget__set_rss(e->budget, rss);
 }
 

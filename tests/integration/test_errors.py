@@ -16,10 +16,18 @@ from fgdtest import FGCTL, Daemon, check, parse_folded, require_root, run, workl
 
 
 def unused_pid():
-    p = subprocess.Popen(["true"])
-    p.wait()
-    check(not os.path.exists(f"/proc/{p.pid}"), "pid still exists")
-    return p.pid
+    """A pid no process has, nor will have during the test: above pid_max when the protocol
+    allows it, else half the pid space away from the last one given out (a pid just freed
+    may be given to another test's process running meanwhile)."""
+    with open("/proc/sys/kernel/pid_max") as f:
+        pid_max = int(f.read())
+    if pid_max < 4194304:
+        return pid_max + 1
+    with open("/proc/sys/kernel/ns_last_pid") as f:
+        pid = (int(f.read()) + pid_max // 2) % pid_max
+    while pid < 2 or os.path.exists(f"/proc/{pid}"):
+        pid = (pid + 1) % pid_max
+    return pid
 
 
 def raw(sock_path):
