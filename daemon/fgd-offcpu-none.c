@@ -38,3 +38,8 @@ void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 {
 	*ret = (struct fg_offcpu_stats){};
 }
+
+size_t fg_offcpu__threads_away(const struct fg_offcpu *o)
+{
+	return 0;
+}

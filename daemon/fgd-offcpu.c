@@ -2,7 +2,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,13 +18,26 @@
 #include <linux/types.h>
 
 #define BTF_VMLINUX "/sys/kernel/btf/vmlinux"
+/*
+ * The kernel frames of the tracing machinery above a block's stack when
+ * __schedule cannot be found in them: the program's and bpf_trace_run's.
+ */
+#define TRACING_FRAMES 2
 
 struct fg_offcpu {
 	struct offcpu_bpf *skel;  /* owned */
 	struct ring_buffer *ring; /* owned */
 	int stacks_fd;            /* borrowed from skel */
-	int drops_fd;             /* borrowed from skel */
+	int counters_fd;          /* borrowed from skel */
 	int n_cpus;
+	/*
+	 * Where __schedule is, [lo, hi): sched_switch is traced inside it, so a
+	 * block's kernel stack begins with its first frame there. The frames
+	 * above are the tracing machinery's, how many depends on the other users
+	 * of the tracepoint (one probe is called directly, several through
+	 * __traceiter_sched_switch). Both 0 if /proc/kallsyms did not say.
+	 */
+	uint64_t schedule_lo, schedule_hi;
 	fg_offcpu_fn fn; /* while draining */
 	void *ctx;
 	int err; /* the first error of a drain's callback */
@@ -67,12 +82,51 @@ struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o)
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_offcpu *, fg_offcpu__free);
 
 /* Appends stack id's frames to o->chain after marker; a stack not taken adds nothing. */
+/*
+ * Finds __schedule's extent in /proc/kallsyms: from its address to the next
+ * symbol's. The core kernel's symbols come first, in address order, so the
+ * next above it follows it. Leaves o's extent 0 if it is not there.
+ */
+static void find_schedule(struct fg_offcpu *o)
+{
+	_cleanup_(fclosep) FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512], name[256];
+	uint64_t addr, lo = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 " %*c %255s", &addr, name) != 2)
+			continue;
+		if (!lo && addr && strcmp(name, "__schedule") == 0) {
+			lo = addr;
+		} else if (lo && addr > lo) {
+			o->schedule_lo = lo;
+			o->schedule_hi = addr;
+			return;
+		}
+	}
+}
+
+/* How many of a kernel stack's frames, from the leaf, are the tracing machinery's. */
+static size_t tracing_frames(const struct fg_offcpu *o, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (o->frames[i] >= o->schedule_lo && o->frames[i] < o->schedule_hi)
+			return i;
+	return MIN((size_t)TRACING_FRAMES, n);
+}
+
 static size_t append_stack(struct fg_offcpu *o, size_t n, uint64_t marker, int32_t id)
 {
+	size_t frames = 0, skip = 0;
+
 	if (id < 0 || bpf_map_lookup_elem(o->stacks_fd, &id, o->frames) < 0)
 		return n;
+	while (frames < FG_OFFCPU_MAX_STACK && o->frames[frames])
+		frames++;
+	if (marker == PERF_CONTEXT_KERNEL)
+		skip = tracing_frames(o, frames);
 	o->chain[n++] = marker;
-	for (size_t i = 0; i < FG_OFFCPU_MAX_STACK && o->frames[i]; i++)
+	for (size_t i = skip; i < frames; i++)
 		o->chain[n++] = o->frames[i];
 	return n;
 }
@@ -144,8 +198,9 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 			return -errno;
 		}
 	}
+	find_schedule(o);
 	o->stacks_fd = bpf_map__fd(o->skel->maps.stacks);
-	o->drops_fd = bpf_map__fd(o->skel->maps.drops);
+	o->counters_fd = bpf_map__fd(o->skel->maps.counters);
 	o->n_cpus = libbpf_num_possible_cpus();
 	if (o->n_cpus <= 0) {
 		*ret_why = "cannot count the CPUs";
@@ -182,12 +237,13 @@ int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)
 	return n;
 }
 
-/* The sum over CPUs of one drop counter; 0 if it cannot be read. */
-static uint64_t drops(const struct fg_offcpu *o, uint32_t why)
+/* The sum over CPUs of one of the program's counters; 0 if it cannot be read. */
+static uint64_t counter(const struct fg_offcpu *o, enum fg_offcpu_counter what)
 {
 	uint64_t per_cpu[o->n_cpus], sum = 0;
+	uint32_t key = what;
 
-	if (bpf_map_lookup_elem(o->drops_fd, &why, per_cpu) < 0)
+	if (bpf_map_lookup_elem(o->counters_fd, &key, per_cpu) < 0)
 		return 0;
 	for (int i = 0; i < o->n_cpus; i++)
 		sum += per_cpu[i];
@@ -199,9 +255,23 @@ void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 	*ret = (struct fg_offcpu_stats){
 		.events = o->events,
 		.blocked_ns = o->blocked_ns,
-		.lost_threads = drops(o, FG_OFFCPU_DROP_THREADS),
-		.lost_ring = drops(o, FG_OFFCPU_DROP_RING),
-		.kernel_stack_failed = drops(o, FG_OFFCPU_DROP_KERNEL_STACK),
-		.user_stack_failed = drops(o, FG_OFFCPU_DROP_USER_STACK),
+		.lost_threads = counter(o, FG_OFFCPU_DROP_THREADS),
+		.lost_ring = counter(o, FG_OFFCPU_DROP_RING),
+		.kernel_stack_failed = counter(o, FG_OFFCPU_DROP_KERNEL_STACK),
+		.user_stack_failed = counter(o, FG_OFFCPU_DROP_USER_STACK),
+		.switch_ins_unseen = counter(o, FG_OFFCPU_SWITCH_IN_UNSEEN),
 	};
+}
+
+size_t fg_offcpu__threads_away(const struct fg_offcpu *o)
+{
+	int fd = bpf_map__fd(o->skel->maps.starts);
+	uint32_t key, *prev = NULL;
+	size_t n = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
+		n++;
+		prev = &key;
+	}
+	return n;
 }

@@ -40,6 +40,7 @@ struct fg_offcpu_stats {
 	uint64_t lost_ring;           /* blocks lost: the ring to the daemon was full */
 	uint64_t kernel_stack_failed; /* blocks without their kernel stack */
 	uint64_t user_stack_failed;   /* blocks without their user stack */
+	uint64_t switch_ins_unseen;   /* blocks measured from run time, their switch-in unseen */
 };
 
 /* A block as a sample (period: the blocked time in µs) and its thread's name; borrowed for the call. */
@@ -66,3 +67,9 @@ int fg_offcpu__fd(const struct fg_offcpu *o);
 int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
 
 void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret);
+
+/*
+ * How many threads the program holds as off the CPU now (each will end a
+ * block when it runs again). One system call per thread: for tests.
+ */
+size_t fg_offcpu__threads_away(const struct fg_offcpu *o);

@@ -588,6 +588,7 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 		fg_json_add_int(o, "kernel_stack_failed",
 				(int64_t)r->offcpu_stats.kernel_stack_failed);
 		fg_json_add_int(o, "user_stack_failed", (int64_t)r->offcpu_stats.user_stack_failed);
+		fg_json_add_int(o, "switch_ins_unseen", (int64_t)r->offcpu_stats.switch_ins_unseen);
 		fg_json_add_str(m, "unit", "us");
 	}
 	/* Wall-clock: the on-CPU event, with "wall" and the off-CPU part beside it. */
