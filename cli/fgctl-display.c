@@ -329,6 +329,10 @@ void fgctl_show_status(FILE *f, const struct fg_status *st)
 		track->records, track->lost, track->malformed);
 	show_loop(f, st);
 	show_memory(f, st);
+	if (st->has_off_cpu)
+		fprintf(f, "  off-cpu:     %s%s\n",
+			st->off_cpu.available ? "available (BPF)" : "unavailable: ",
+			st->off_cpu.available ? "" : str(st->off_cpu.why));
 	fprintf(f, "  sampling, all recordings so far:\n");
 	fprintf(f, "    %5s %12s %10s %10s %10s\n", "cpu", "samples", "lost", "throttled",
 		"malformed");
@@ -392,8 +396,33 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 	int64_t dropped = fgctl_get_int(meta, "dropped"),
 		n_unreadable = fgctl_get_int(meta, "unreadable_count");
 
+	struct json_object *off = get_obj(meta, "off_cpu");
+
 	fgctl_end_progress(f);
-	if (!quiet)
+	if (!quiet && off && fgctl_get_int(meta, "frequency")) {
+		int64_t blocks = fgctl_get_int(off, "blocks"),
+			freq = fgctl_get_int(meta, "frequency");
+
+		fprintf(f,
+			"fgctl: wrote %s: %.3f s of wall-clock time in %.1f s: %" PRId64
+			" on-CPU samples (%s, %" PRId64 " Hz) and %" PRId64
+			" blocks (%.3f s), %" PRId64 " stacks; %" PRId64 " lost\n",
+			output,
+			(double)(samples - blocks) / (double)freq +
+				(double)fgctl_get_int(off, "blocked_us") / 1e6,
+			(double)fgctl_get_int(meta, "duration_ms") / 1000, samples - blocks,
+			fgctl_get_str(meta, "event"), freq, blocks,
+			(double)fgctl_get_int(off, "blocked_us") / 1e6,
+			fgctl_get_int(meta, "stacks"), lost);
+	} else if (!quiet && off)
+		fprintf(f,
+			"fgctl: wrote %s: %" PRId64 " blocks, %.3f s blocked, in %.1f s (%s, "
+			"blocks of %" PRId64 " us or more), %" PRId64 " stacks; %" PRId64 " lost\n",
+			output, samples, (double)fgctl_get_int(off, "blocked_us") / 1e6,
+			(double)fgctl_get_int(meta, "duration_ms") / 1000,
+			fgctl_get_str(meta, "event"), fgctl_get_int(off, "min_block_us"),
+			fgctl_get_int(meta, "stacks"), lost);
+	else if (!quiet)
 		fprintf(f,
 			"fgctl: wrote %s: %" PRId64 " samples in %.1f s (%s, %" PRId64
 			" Hz), %" PRId64 " stacks; %" PRId64 " lost, %" PRId64 " throttled\n",
@@ -408,7 +437,13 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 				"until then are kept\n",
 				json_object_get_int64(json_object_array_get_idx(exited, i)));
 	}
-	if (lost > 0)
+	if (lost > 0 && off)
+		fprintf(f,
+			"fgctl: warning: %" PRId64 " blocks were lost (%" PRId64
+			" with too many threads blocked at once, %" PRId64
+			" with fgd's ring full): the profile is incomplete\n",
+			lost, fgctl_get_int(off, "lost_threads"), fgctl_get_int(off, "lost_ring"));
+	else if (lost > 0)
 		fprintf(f,
 			"fgctl: warning: the kernel lost %" PRId64
 			" records: the profile is incomplete "

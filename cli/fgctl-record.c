@@ -62,6 +62,14 @@ static void record_help(void)
 	       "                           tells containers apart), 'cgroup-name' (the path's last\n"
 	       "                           component), or 'process' (none, the default)\n"
 	       "      --no-jit-suffix      no '_[j]' on JIT frames (named from /tmp/perf-PID.map)\n"
+	       "      --off-cpu            where threads wait instead of where they run: time\n"
+	       "                           blocked by stack, in microseconds, from sched_switch\n"
+	       "                           (BPF); user stacks by frame pointer\n"
+	       "      --wall               wall-clock time: on-CPU samples (each 1/F s) and\n"
+	       "                           off-CPU blocks together, in microseconds; each\n"
+	       "                           thread's total comes close to the duration\n"
+	       "      --min-block US       with --off-cpu or --wall: leave out blocks shorter\n"
+	       "                           than this (default 1)\n"
 	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
 	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
 	       FG_DEFAULT_SOCKET);
@@ -215,10 +223,14 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 			fprintf(stderr, "fgctl: %s\n", fgctl_get_str(msg, "message"));
 			return fgctl_exit_code_for(fgctl_get_str(msg, "error"));
 		} else if (strcmp(type, "started") == 0) {
-			if (!quiet && !isatty(STDERR_FILENO))
+			/* Off-CPU has no rate: every block is recorded. */
+			if (!quiet && !isatty(STDERR_FILENO) && fgctl_get_int(msg, "frequency"))
 				fprintf(stderr, "fgctl: recording %s with %s at %" PRId64 " Hz\n",
 					target, fgctl_get_str(msg, "event"),
 					fgctl_get_int(msg, "frequency"));
+			else if (!quiet && !isatty(STDERR_FILENO))
+				fprintf(stderr, "fgctl: recording %s with %s\n", target,
+					fgctl_get_str(msg, "event"));
 			fgctl_show_progress(stderr, target, duration_ms, 0, 0, 0);
 		} else if (strcmp(type, "progress") == 0) {
 			if (!quiet)
@@ -269,7 +281,10 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		ARG_METADATA,
 		ARG_GROUP_BY,
 		ARG_NO_INLINE,
-		ARG_NO_DEMANGLE
+		ARG_NO_DEMANGLE,
+		ARG_OFF_CPU,
+		ARG_WALL,
+		ARG_MIN_BLOCK
 	};
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -289,6 +304,9 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "metadata", required_argument, NULL, ARG_METADATA },
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
 		{ "no-jit-suffix", no_argument, NULL, ARG_NO_JSUFFIX },
+		{ "off-cpu", no_argument, NULL, ARG_OFF_CPU },
+		{ "wall", no_argument, NULL, ARG_WALL },
+		{ "min-block", required_argument, NULL, ARG_MIN_BLOCK },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -386,6 +404,21 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case ARG_NO_JSUFFIX:
 			req.record.jit_suffix = false;
+			break;
+		case ARG_OFF_CPU:
+			req.record.off_cpu = true;
+			break;
+		case ARG_WALL:
+			req.record.wall = true;
+			break;
+		case ARG_MIN_BLOCK:
+			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_MIN_BLOCK_US,
+					 &req.record.min_block_us) < 0) {
+				fprintf(stderr,
+					"fgctl: invalid --min-block '%s': expected 1 to %d microseconds\n",
+					optarg, FG_PROTO_MAX_MIN_BLOCK_US);
+				return FGCTL_EXIT_USAGE;
+			}
 			break;
 		case 'q':
 			quiet = true;

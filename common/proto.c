@@ -392,6 +392,21 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 	    (!json_object_is_type(v, json_type_string) ||
 	     fg_group_by_from_name(json_object_get_string(v), &rec->group_by) < 0))
 		FAIL("'group_by' must be \"process\", \"cgroup\" or \"cgroup-name\"");
+	if (get_bool(msg, "off_cpu", &rec->off_cpu) < 0 || get_bool(msg, "wall", &rec->wall) < 0)
+		FAIL("'off_cpu' and 'wall' must be booleans");
+	if (rec->off_cpu && rec->wall)
+		FAIL("give 'off_cpu' (blocked time) or 'wall' (on-CPU and blocked time), not both");
+	x = 0;
+	if (get_int(msg, "min_block_us", 1, FG_PROTO_MAX_MIN_BLOCK_US, &x) < 0)
+		FAIL("'min_block_us' must be an integer from 1 to 1000000000");
+	rec->min_block_us = (uint32_t)x;
+	if (!rec->off_cpu && !rec->wall && rec->min_block_us)
+		FAIL("'min_block_us' is for off-CPU and wall-clock recordings ('off_cpu' or 'wall')");
+	if (rec->off_cpu && rec->frequency)
+		FAIL("'frequency' does not apply to off-CPU recordings: every block is recorded");
+	if ((rec->off_cpu || rec->wall) && rec->call_graph == FG_CALL_GRAPH_DWARF)
+		FAIL("off-CPU and wall-clock recordings walk user stacks by frame pointer for now: "
+		     "'call_graph' \"dwarf\" is not supported with 'off_cpu' or 'wall'");
 	return 0;
 }
 
@@ -539,6 +554,13 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 	if (rec->stack_dump)
 		json_object_object_add(obj, "stack_dump", json_object_new_int64(rec->stack_dump));
 	/* Only when asked for: the default request stays what older daemons know. */
+	if (rec->off_cpu)
+		json_object_object_add(obj, "off_cpu", json_object_new_boolean(true));
+	if (rec->wall)
+		json_object_object_add(obj, "wall", json_object_new_boolean(true));
+	if (rec->min_block_us)
+		json_object_object_add(obj, "min_block_us",
+				       json_object_new_int64(rec->min_block_us));
 	if (rec->group_by != FG_GROUP_PROCESS) {
 		if (!fg_group_by_name(rec->group_by))
 			return NULL;

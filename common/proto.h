@@ -154,8 +154,12 @@ struct fg_record_request {
 	enum fg_call_graph call_graph;
 	uint32_t stack_dump; /* dwarf mode's dump size; 0: the daemon's default */
 	enum fg_group_by group_by;
+	bool off_cpu;          /* blocked time by stack (BPF) rather than on-CPU samples */
+	bool wall;             /* on-CPU samples and off-CPU blocks, both in µs: wall-clock time */
+	uint32_t min_block_us; /* off-CPU: shorter blocks are left out; 0: the default, 1 */
 };
 
+#define FG_PROTO_MAX_MIN_BLOCK_US 1000000000
 #define FG_PROTO_MAX_SELECTOR 1024
 #define FG_PROTO_MAX_TOP 1000
 

@@ -106,6 +106,9 @@ int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 	fo.title = r->title;
 	fo.subtitle = r->subtitle;
 	fo.info = (const char *const *)r->info;
+	if (opts->count_name)
+		fo.count_name = opts->count_name;
+	fo.palette = opts->palette;
 	err = r->format == FG_FORMAT_HTML ? fg_flame_html__new(r->model, &fo, &r->html) :
 					    fg_flame__new(r->model, &fo, &r->flame);
 	if (err < 0)

@@ -15,6 +15,7 @@
 
 #include "emit.h"
 #include "folded.h"
+#include "palette.h"
 #include "proto.h"
 #include "view.h"
 
@@ -24,6 +25,8 @@ struct fg_result_opts {
 	const char *title;       /* SVG and HTML, copied; NULL: the renderer's default */
 	const char *subtitle;    /* copied; NULL for none */
 	const char *const *info; /* NULL-terminated lines under the title, copied; NULL for none */
+	const char *count_name;  /* static: what counts are ("us"); NULL: samples */
+	enum fg_palette palette; /* the graph's colours; FG_PALETTE_HOT by default */
 };
 
 struct fg_result;

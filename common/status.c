@@ -223,6 +223,10 @@ static const struct member memory_members[] = { U64(budget),
 						END };
 #undef T
 
+#define T struct fg_status_off_cpu
+static const struct member off_cpu_members[] = { BOOL(available), STR(why), END };
+#undef T
+
 #define T struct fg_status_tier
 static const struct member tier_members[] = { U64(age_seconds), U64(length_seconds), END };
 #undef T
@@ -340,6 +344,7 @@ static const struct member status_members[] = {
 	OPTIONAL(loop, has_loop, loop_members),
 	OPTIONAL(loader, has_loader, loader_members),
 	OPTIONAL(memory, has_memory, memory_members),
+	OPTIONAL(off_cpu, has_off_cpu, off_cpu_members),
 	OBJECT(always_on, always_on_members),
 	OBJECT(server, server_members),
 	ARRAY(recordings, n_recordings, struct fg_status_recording, recording_members),

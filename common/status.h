@@ -110,6 +110,12 @@ struct fg_status_memory {
 	struct fg_status_memory_parts parts;
 };
 
+/* "off_cpu": whether off-CPU recording (BPF on sched_switch) can work in this fgd. */
+struct fg_status_off_cpu {
+	bool available;
+	const char *why; /* borrowed; why not, when not available; NULL otherwise */
+};
+
 /* "loop": how long the event loop was away from the rings and the clients. */
 struct fg_status_loop {
 	uint64_t iterations, longest_ms, slow, slow_ms;
@@ -192,11 +198,12 @@ struct fg_status {
 	 * showing zeros: the encoder writes each only when its flag is set, the
 	 * decoder sets the flag when the member is there.
 	 */
-	bool has_jit, has_loop, has_loader, has_memory;
+	bool has_jit, has_loop, has_loader, has_memory, has_off_cpu;
 	struct fg_status_jit jit;
 	struct fg_status_loop loop;
 	struct fg_status_loader loader;
 	struct fg_status_memory memory;
+	struct fg_status_off_cpu off_cpu;
 	struct fg_status_always_on always_on;
 	struct fg_status_server server;
 	struct fg_status_recording *recordings; /* owned: freed by fg_status_done() */

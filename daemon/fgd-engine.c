@@ -14,6 +14,7 @@
 #include "fgd-engine.h"
 #include "fgd-jit.h"
 #include "fgd-log.h"
+#include "fgd-offcpu.h"
 #include "macro.h"
 
 /* Ended processes stay resolvable this long, for samples read after their exit. */
@@ -31,6 +32,8 @@ struct fgd_engine {
 	struct fg_event_choice event;
 	uint32_t max_stack;
 	uint32_t max_rate;
+	int offcpu;             /* fg_offcpu_probe() at start: 0 or why not as a negative errno */
+	const char *offcpu_why; /* static */
 
 	/* owned: MemoryMax=, what every component below charges (common/budget.h) */
 	struct fg_budget *budget;
@@ -247,6 +250,9 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 	log_info("Sampling event: %s%s", e->event.name,
 		 e->event.type == PERF_TYPE_SOFTWARE ? " (no hardware PMU here: software clock)" :
 						       "");
+	e->offcpu = fg_offcpu_probe(&e->offcpu_why);
+	if (e->offcpu < 0)
+		log_info("Off-CPU recording unavailable: %s", e->offcpu_why);
 
 	/* The budget first: the components get it as a borrowed pointer, and charge it from then on. */
 	r = fg_budget__new(conf->memory_max, &e->budget);
@@ -421,21 +427,21 @@ void fgd_engine__recording_defaults(const struct fgd_engine *e, struct fg_record
 }
 
 int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_opts *o,
-				struct fg_recording **ret, pid_t *ret_bad_pid)
+				struct fg_recording **ret, pid_t *ret_bad_pid, const char **ret_why)
 {
 	struct fg_recording *rec = NULL;
 	struct fg_resolve_deps d;
 	int r;
 
-	if (o->frequency > e->max_rate)
+	if (!o->req.off_cpu && o->frequency > e->max_rate)
 		return -ERANGE;
 	r = FG_GROW(e->recs, e->cap_recs, e->n_recs + 1);
 	if (r < 0)
 		return r;
 	/* Modules loaded since: their frames would not be named. */
 	(void)fg_symbolizer__refresh_kernel(e->sym, false);
-	r = fg_recording__new(o, deps(e, &d), &rec, ret_bad_pid);
-	if (r >= 0)
+	r = fg_recording__new(o, deps(e, &d), &rec, ret_bad_pid, ret_why);
+	if (r >= 0 && fg_recording__events(rec))
 		r = watch_rings(e, fg_recording__events(rec));
 	if (r < 0) {
 		if (rec)
@@ -522,6 +528,8 @@ void fgd_engine__stats(struct fgd_engine *e, struct fgd_engine_stats *ret)
 	fg_loader__stats(e->loader, &ret->loader);
 	fg_budget__stats(e->budget, &ret->memory);
 	ret->memory_pressure = fg_budget__over(e->budget);
+	ret->offcpu_available = e->offcpu >= 0;
+	ret->offcpu_why = e->offcpu < 0 ? e->offcpu_why : NULL;
 }
 
 void fgd_engine__live_counters(const struct fgd_engine *e, struct fg_cpu_counters *sum)

@@ -57,6 +57,8 @@ struct fgd_engine_stats {
 	struct fg_loader_stats loader;
 	struct fg_budget_stats memory; /* MemoryMax=: each part's bytes, the total, the RSS */
 	bool memory_pressure;          /* more is charged than the budget allows now */
+	bool offcpu_available;         /* fg_offcpu_probe() at start */
+	const char *offcpu_why;        /* static: why not, when not */
 	size_t recordings;             /* sampling or finishing now */
 };
 
@@ -103,12 +105,15 @@ void fgd_engine__relieve(struct fgd_engine *e, uint64_t now);
 /*
  * Starts a recording with o (fgd_engine__recording_defaults() fills what
  * the engine knows; the caller sets the request's part). For a pid list,
- * -ESRCH with the pid that does not exist in *ret_bad_pid. Caller ends it
- * with fgd_engine__finish_recording() or fgd_engine__abort_recording().
+ * -ESRCH with the pid that does not exist in *ret_bad_pid; for off-CPU
+ * that cannot work here, *ret_why says why (fg_recording__new()). Caller
+ * ends it with fgd_engine__finish_recording() or
+ * fgd_engine__abort_recording().
  */
 void fgd_engine__recording_defaults(const struct fgd_engine *e, struct fg_recording_opts *o);
 int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_opts *o,
-				struct fg_recording **ret, pid_t *ret_bad_pid);
+				struct fg_recording **ret, pid_t *ret_bad_pid,
+				const char **ret_why);
 /* Stops sampling and drains what the rings hold: the recording may still wait for the loader. */
 void fgd_engine__stop_recording(struct fgd_engine *e, struct fg_recording *rec);
 /*

@@ -9,6 +9,7 @@
 
 #include "budget.h"
 #include "fgd-clock.h"
+#include "fgd-offcpu.h"
 #include "fgd-recording.h"
 #include "folded.h"
 #include "macro.h"
@@ -45,8 +46,11 @@ struct fg_recording {
 	struct fg_recording_opts opts; /* hostname not kept */
 	char hostname[256];
 	struct fg_proctab *procs; /* borrowed */
-	struct fg_evset *events;  /* owned until finish: the source */
-	struct fg_resolver *res;  /* owned until finish: samples to stacks of names in model */
+	struct fg_evset *events;  /* owned until finish: the source (on-CPU) */
+	struct fg_offcpu *offcpu; /* owned until finish: the source (off-CPU); NULL for on-CPU */
+	struct fg_offcpu_stats offcpu_stats; /* its losses, kept at finish */
+	uint64_t blocks, blocked_us;         /* off-CPU: the blocks of the recording's time */
+	struct fg_resolver *res; /* owned until finish: samples to stacks of names in model */
 	enum state state;
 
 	struct target *targets; /* owned */
@@ -77,6 +81,7 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 		return NULL;
 	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged, 0);
 	fg_evset__free(r->events);
+	fg_offcpu__free(r->offcpu);
 	fg_resolver__free(r->res);
 	fg_result__free(r->result);
 	fg_folded__free(r->model);
@@ -142,6 +147,12 @@ static int group_frame(struct fg_recording *r, const struct fg_sample *s,
 	return fg_resolve_intern(r->model, cg, NULL, ret);
 }
 
+/* Whether counts are µs (off-CPU, wall-clock) rather than samples. */
+static bool in_us(const struct fg_recording *r)
+{
+	return r->opts.req.off_cpu || r->opts.req.wall;
+}
+
 /* A resolved stack into the aggregate: [cgroup,] process, then its frames (fgd-resolve.h). */
 static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample *s, uint32_t *names,
 		     size_t n)
@@ -154,12 +165,51 @@ static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 	if (err >= 0)
 		err = root_frame(r, s, proc, &stack[r->n_roots - 1]);
 	if (err >= 0)
-		err = fg_folded__add(r->model, stack, r->n_roots + n, 1.0);
+		/* Off-CPU and wall-clock samples weigh their time (µs); on-CPU ones count once. */
+		err = fg_folded__add(r->model, stack, r->n_roots + n,
+				     in_us(r) ? (double)s->period : 1.0);
 	return err;
 }
 
+/* The off-CPU source for the recording's targets (all processes without any). */
+static int offcpu_open(struct fg_recording *r, const char **ret_why)
+{
+	pid_t pids[FG_PROTO_MAX_PIDS];
+	struct fg_offcpu_opts o = {
+		.min_block_ns =
+			(uint64_t)(r->opts.req.min_block_us ? r->opts.req.min_block_us : 1) * 1000,
+		.user_stacks = true,
+		.pids = r->n_targets ? pids : NULL,
+		.n_pids = r->n_targets,
+	};
+	const char *why = NULL;
+	int err;
+
+	for (size_t i = 0; i < r->n_targets; i++)
+		pids[i] = r->targets[i].pid;
+	err = fg_offcpu__new(&o, &r->offcpu, &why);
+	if (err < 0 && ret_why)
+		*ret_why = why;
+	return err;
+}
+
+/* A block, as the sample record the resolver takes; those after the stop are not the recording's. */
+static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
+{
+	struct fg_recording *r = ctx;
+	struct fg_record rec = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER };
+
+	if (r->stopped && s->sid.time > r->stopped)
+		return;
+	r->blocks++;
+	r->blocked_us += s->period;
+	rec.sid = s->sid;
+	rec.sample = *s;
+	fg_resolver__sample(r->res, &rec);
+}
+
 int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_resolve_deps *deps,
-		      struct fg_recording **ret, pid_t *ret_bad_pid)
+		      struct fg_recording **ret, pid_t *ret_bad_pid, const char **ret_why)
 {
 	_cleanup_(fg_recording__freep) struct fg_recording *r = NULL;
 	struct fg_evset_opts eo = {
@@ -222,10 +272,10 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 				memcpy(r->target_comm, p->comm, sizeof(r->target_comm));
 		}
 	}
-	err = fg_evset__open(&eo, &r->events);
-	if (err < 0)
-		return err;
-	err = fg_evset__enable(r->events);
+	/* Off-CPU: blocks only; wall-clock: blocks and on-CPU samples; else samples. */
+	err = opts->req.off_cpu || opts->req.wall ? offcpu_open(r, ret_why) : 0;
+	if (err >= 0 && !opts->req.off_cpu && (err = fg_evset__open(&eo, &r->events)) >= 0)
+		err = fg_evset__enable(r->events);
 	if (err < 0)
 		return err;
 	r->started = fgd_now();
@@ -241,7 +291,14 @@ struct fg_evset *fg_recording__events(struct fg_recording *r)
 static void on_record(void *ctx, const struct fg_record *rec)
 {
 	struct fg_recording *r = ctx;
+	struct fg_record wall;
 
+	/* Wall-clock: an on-CPU sample stands for 1/frequency s of CPU time, in µs. */
+	if (r->opts.req.wall && rec->type == PERF_RECORD_SAMPLE) {
+		wall = *rec;
+		wall.sample.period = 1000000 / (r->opts.frequency ? r->opts.frequency : 1);
+		rec = &wall;
+	}
 	fg_resolver__sample(r->res, rec);
 }
 
@@ -262,6 +319,8 @@ void fg_recording__drain(struct fg_recording *r)
 	fg_resolver__replay(r->res, false);
 	if (r->events)
 		fg_evset__drain(r->events, on_record, r);
+	if (r->offcpu)
+		(void)fg_offcpu__drain(r->offcpu, on_block, r);
 	/*
 	 * Checked once a round, not per sample: past the client's limit, or
 	 * with no room left in the daemon's budget (its recordings part, or
@@ -288,7 +347,9 @@ void fg_recording__stop(struct fg_recording *r)
 {
 	if (r->state != RUNNING)
 		return;
-	(void)fg_evset__disable(r->events);
+	/* Off-CPU blocks that end after this are left out as they come (on_block()). */
+	if (r->events)
+		(void)fg_evset__disable(r->events);
 	r->stopped = fgd_now();
 	r->state = STOPPED;
 }
@@ -359,10 +420,19 @@ uint64_t fg_recording__lost(const struct fg_recording *r)
 {
 	struct fg_cpu_counters c;
 
+	struct fg_offcpu_stats o = r->offcpu_stats;
+	uint64_t lost;
+
+	if (r->offcpu)
+		fg_offcpu__stats(r->offcpu, &o);
+	lost = o.lost_threads + o.lost_ring;
 	if (r->state == FINISHED)
-		return r->totals.lost + r->totals.lost_samples;
-	fg_evset__totals(r->events, &c);
-	return c.lost + c.lost_samples;
+		return lost + r->totals.lost + r->totals.lost_samples;
+	if (r->events) {
+		fg_evset__totals(r->events, &c);
+		lost += c.lost + c.lost_samples;
+	}
+	return lost;
 }
 
 uint64_t fg_recording__started(const struct fg_recording *r)
@@ -412,10 +482,21 @@ int fg_recording__finish(struct fg_recording *r)
 	const struct fg_resolve_stats *st;
 	int err;
 
+	if (in_us(r))
+		ro.count_name = "us";
+	if (r->opts.req.off_cpu)
+		ro.palette = FG_PALETTE_IO;
 	fg_recording__stop(r);
-	fg_evset__totals(r->events, &r->totals);
+	if (r->offcpu) {
+		/* What the ring still holds, then the source's figures, kept. */
+		(void)fg_offcpu__drain(r->offcpu, on_block, r);
+		fg_offcpu__stats(r->offcpu, &r->offcpu_stats);
+		r->offcpu = fg_offcpu__free(r->offcpu);
+	}
+	if (r->events)
+		fg_evset__totals(r->events, &r->totals);
 	/* Keep each CPU's figures for the metadata; the events go now. */
-	r->n_cpus = fg_evset__n(r->events);
+	r->n_cpus = r->events ? fg_evset__n(r->events) : 0;
 	r->per_cpu = calloc(r->n_cpus, sizeof(*r->per_cpu));
 	r->cpu_ids = calloc(r->n_cpus, sizeof(*r->cpu_ids));
 	if (!r->per_cpu || !r->cpu_ids)
@@ -443,11 +524,28 @@ int fg_recording__finish(struct fg_recording *r)
 			 r->n_targets);
 	else
 		snprintf(subtitle, sizeof(subtitle), "%s: all CPUs", r->hostname);
-	snprintf(info[0], sizeof(info[0]),
-		 "event: %s   frequency: %u Hz   duration: %.1f s   samples: %" PRIu64
-		 "   lost: %" PRIu64 "   throttled: %" PRIu64,
-		 r->opts.event.name, r->opts.frequency, duration_s(r), st->samples,
-		 r->totals.lost + r->totals.lost_samples, r->totals.throttled);
+	if (r->opts.req.off_cpu)
+		snprintf(info[0], sizeof(info[0]),
+			 "event: %s   duration: %.1f s   blocks: %" PRIu64 " of %u us or more, "
+			 "%.3f s blocked   lost: %" PRIu64,
+			 FG_OFFCPU_EVENT, duration_s(r), st->samples, r->opts.req.min_block_us ?: 1,
+			 (double)r->blocked_us / 1e6,
+			 r->offcpu_stats.lost_threads + r->offcpu_stats.lost_ring);
+	else if (r->opts.req.wall)
+		snprintf(
+			info[0], sizeof(info[0]),
+			"wall clock: %s at %u Hz + %s   duration: %.1f s   on-CPU samples: %" PRIu64
+			"   blocks: %" PRIu64 ", %.3f s   lost: %" PRIu64,
+			r->opts.event.name, r->opts.frequency, FG_OFFCPU_EVENT, duration_s(r),
+			st->samples - r->blocks, r->blocks, (double)r->blocked_us / 1e6,
+			r->totals.lost + r->totals.lost_samples + r->offcpu_stats.lost_threads +
+				r->offcpu_stats.lost_ring);
+	else
+		snprintf(info[0], sizeof(info[0]),
+			 "event: %s   frequency: %u Hz   duration: %.1f s   samples: %" PRIu64
+			 "   lost: %" PRIu64 "   throttled: %" PRIu64,
+			 r->opts.event.name, r->opts.frequency, duration_s(r), st->samples,
+			 r->totals.lost + r->totals.lost_samples, r->totals.throttled);
 	snprintf(info[1], sizeof(info[1]),
 		 "frames: %" PRIu64 " named, %" PRIu64 " module+offset, %" PRIu64
 		 " unknown   unreadable binaries: %" PRIu64 "   dropped (limits): %" PRIu64,
@@ -476,7 +574,27 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 		return NULL;
 	if (r->state != FINISHED && r->events)
 		fg_evset__totals(r->events, &c);
-	fg_json_add_str(m, "event", r->opts.event.name);
+	if (r->offcpu)
+		fg_offcpu__stats(r->offcpu, &r->offcpu_stats);
+	if (r->opts.req.off_cpu || r->opts.req.wall) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(m, "off_cpu", o);
+		fg_json_add_int(o, "min_block_us", r->opts.req.min_block_us ?: 1);
+		fg_json_add_int(o, "blocks", (int64_t)r->blocks);
+		fg_json_add_int(o, "blocked_us", (int64_t)r->blocked_us);
+		fg_json_add_int(o, "lost_threads", (int64_t)r->offcpu_stats.lost_threads);
+		fg_json_add_int(o, "lost_ring", (int64_t)r->offcpu_stats.lost_ring);
+		fg_json_add_int(o, "kernel_stack_failed",
+				(int64_t)r->offcpu_stats.kernel_stack_failed);
+		fg_json_add_int(o, "user_stack_failed", (int64_t)r->offcpu_stats.user_stack_failed);
+		fg_json_add_int(o, "switch_ins_unseen", (int64_t)r->offcpu_stats.switch_ins_unseen);
+		fg_json_add_str(m, "unit", "us");
+	}
+	/* Wall-clock: the on-CPU event, with "wall" and the off-CPU part beside it. */
+	fg_json_add_str(m, "event", r->opts.req.off_cpu ? FG_OFFCPU_EVENT : r->opts.event.name);
+	if (r->opts.req.wall)
+		fg_json_add_bool(m, "wall", true);
 	fg_json_add_int(m, "frequency", r->opts.frequency);
 	fg_json_add_int(m, "duration_ms", (int64_t)(duration_s(r) * 1000));
 	fg_json_add_int(m, "samples", (int64_t)st->samples);

@@ -45,15 +45,18 @@ struct fg_recording_opts {
 struct fg_recording;
 
 /*
- * Opens and enables the events. For a pid list, each pid's current process
- * is the target; one that does not exist fails the recording with -ESRCH
- * and its pid stored in *ret_bad_pid. deps is copied; what it points to
+ * Opens and enables the events (on-CPU), or loads the off-CPU program
+ * (opts->req.off_cpu). For a pid list, each pid's current process is the
+ * target; one that does not exist fails the recording with -ESRCH and its
+ * pid stored in *ret_bad_pid. An off-CPU source that cannot work here fails
+ * it with *ret_why saying why (static; NULL when there is nothing to add to
+ * the errno). deps is copied; what it points to
  * must outlive the recording. With deps->budget, the tables (then the
  * result) are charged to its recordings part, and stop growing as at
  * max_bytes when it has no room. Caller frees *ret with fg_recording__free().
  */
 int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_resolve_deps *deps,
-		      struct fg_recording **ret, pid_t *ret_bad_pid);
+		      struct fg_recording **ret, pid_t *ret_bad_pid, const char **ret_why);
 struct fg_recording *fg_recording__free(struct fg_recording *r);
 
 /* The events, for epoll registration; NULL after finish. Borrowed. */

@@ -20,6 +20,7 @@
 #include "fgd-clock.h"
 #include "fgd-jit.h"
 #include "fgd-log.h"
+#include "fgd-offcpu.h"
 #include "fgd-query.h"
 #include "fgd-recording.h"
 #include "fgd-server.h"
@@ -376,10 +377,12 @@ static void send_started(struct client *c, const struct fg_recording_opts *o)
 	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("started");
 
 	if (m) {
-		fg_json_add_str(m, "event", o->event.name);
+		const struct fg_evset *events = fg_recording__events(c->rec);
+
+		fg_json_add_str(m, "event", o->req.off_cpu ? FG_OFFCPU_EVENT : o->event.name);
 		fg_json_add_int(m, "frequency", o->frequency);
 		fg_json_add_str(m, "call_graph", fg_call_graph_name(o->call_graph));
-		fg_json_add_int(m, "cpus", (int64_t)fg_evset__n(fg_recording__events(c->rec)));
+		fg_json_add_int(m, "cpus", events ? (int64_t)fg_evset__n(events) : 0);
 		fg_json_add_int(m, "duration_ms", (int64_t)o->req.duration_ms);
 		fg_json_add_bool(m, "kernel_hidden", o->view.hide_kernel);
 	}
@@ -410,6 +413,7 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		.max_bytes = c->cred.uid == 0 ? RECORDING_MAX_BYTES : USER_RECORDING_MAX_BYTES,
 	};
 	struct fgd_engine_stats es;
+	const char *why = NULL;
 	pid_t bad_pid = 0;
 	int r;
 
@@ -421,6 +425,11 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		o.call_graph = req->call_graph;
 	if (req->stack_dump)
 		o.stack_dump = req->stack_dump;
+	/* Off-CPU: every block, user stacks by frame pointer (the protocol refuses dwarf). */
+	if (req->off_cpu)
+		o.frequency = 0;
+	if (req->off_cpu || req->wall)
+		o.call_graph = FG_CALL_GRAPH_FP;
 	if (req->all && c->cred.uid != 0) {
 		s->denied++;
 		send_error(c, EPERM,
@@ -462,14 +471,14 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		}
 	}
 	/* Sampling is system-wide whatever the target: what a user may ask for is capped. */
-	if (c->cred.uid != 0 && o.frequency > USER_MAX_FREQUENCY) {
+	if (!req->off_cpu && c->cred.uid != 0 && o.frequency > USER_MAX_FREQUENCY) {
 		send_error(c, EINVAL,
 			   "frequency %u Hz is above the %d Hz allowed to non-root users",
 			   o.frequency, USER_MAX_FREQUENCY);
 		return;
 	}
 	fgd_engine__stats(s->engine, &es);
-	if (o.frequency > es.max_rate) {
+	if (!req->off_cpu && o.frequency > es.max_rate) {
 		send_error(c, EINVAL,
 			   "frequency %u Hz is above the kernel's limit "
 			   "(kernel.perf_event_max_sample_rate = %u)",
@@ -486,9 +495,13 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	}
 	if (o.call_graph == FG_CALL_GRAPH_DWARF)
 		o.ring_pages = dwarf_ring_pages(o.ring_pages, o.frequency, o.stack_dump);
-	r = fgd_engine__start_recording(s->engine, &o, &c->rec, &bad_pid);
+	r = fgd_engine__start_recording(s->engine, &o, &c->rec, &bad_pid, &why);
 	if (r == -ESRCH) {
 		send_error(c, ESRCH, "no such process: %d", bad_pid);
+		return;
+	}
+	if (r < 0 && why) {
+		send_error(c, -r, "off-CPU recording is unavailable: %s", why);
 		return;
 	}
 	if (r < 0) {
@@ -507,8 +520,13 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	c->next_progress = fgd_now() + PROGRESS_INTERVAL_NS;
 	c->result_bytes = 0;
 	send_started(c, &o);
-	log_info("Recording started for uid %u: %s, %u Hz", c->cred.uid,
-		 req->all ? "all processes" : "selected processes", o.frequency);
+	if (req->off_cpu || req->wall)
+		log_info("Recording started for uid %u: %s, %s", c->cred.uid,
+			 req->all ? "all processes" : "selected processes",
+			 req->wall ? "wall-clock" : "off-CPU");
+	else
+		log_info("Recording started for uid %u: %s, %u Hz", c->cred.uid,
+			 req->all ? "all processes" : "selected processes", o.frequency);
 }
 
 static void handle_status(struct client *c)

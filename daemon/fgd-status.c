@@ -177,6 +177,8 @@ int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e,
 		},
 		.has_memory = true,
 		.memory = memory(&es),
+		.has_off_cpu = true,
+		.off_cpu = { .available = es.offcpu_available, .why = es.offcpu_why },
 	};
 
 	st.cpus = calloc(MAX(es.n_cpu_totals, (size_t)1), sizeof(*st.cpus));

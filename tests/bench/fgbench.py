@@ -206,6 +206,15 @@ class Fgd:
         return False
 
 
+def wait_recording(fgd, timeout=30):
+    """Until fgd's status counts a recording as active (one just asked for has started)."""
+    deadline = time.monotonic() + timeout
+    while fgd.status()["server"]["recordings_active"] < 1:
+        if time.monotonic() > deadline:
+            sys.exit("bench: the recording did not start")
+        time.sleep(0.05)
+
+
 @contextlib.contextmanager
 def workloads(cmds, cpus=None):
     """Starts each command (pinned to cpus[i] if given), waits for the "ready" line each

@@ -139,8 +139,10 @@ class Conn:
 class Daemon:
     """fgd started for one test, ready once it sent READY=1."""
 
-    def __init__(self, extra_args=(), timeout=60):
+    def __init__(self, extra_args=(), timeout=60, prefix=()):
+        """prefix: a command fgd is run under (setpriv ...)."""
         self.extra_args = list(extra_args)
+        self.prefix = list(prefix)
         self.timeout = timeout
         self.proc = None
 
@@ -159,7 +161,7 @@ class Daemon:
         # The history goes with the test, not into the machine's /var/lib/fgd.
         if not any(a.startswith("--state-directory") for a in self.extra_args):
             args += ["--state-directory", os.path.join(self.dir, "state")]
-        self.proc = subprocess.Popen([FGD] + args + self.extra_args,
+        self.proc = subprocess.Popen(self.prefix + [FGD] + args + self.extra_args,
                                      stdout=self.log, stderr=subprocess.STDOUT, env=env)
         self._wait_ready()
         return self

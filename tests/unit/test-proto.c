@@ -214,6 +214,33 @@ TEST(group_by_defaults_to_process_and_is_named)
 	ASSERT_TRUE(fg_group_by_name((enum fg_group_by)3) == NULL);
 }
 
+TEST(off_cpu_requests_round_trip)
+{
+	struct fg_request req = { .cmd = FG_CMD_RECORD }, back;
+	struct json_object *obj;
+	const char *err = NULL;
+	char *line;
+
+	fg_record_request_init(&req.record);
+	req.record.all = true;
+	req.record.off_cpu = true;
+	req.record.min_block_us = 250;
+	obj = fg_proto_encode_request(&req);
+	ASSERT_TRUE(obj);
+	line = fg_proto_format(obj);
+	json_object_put(obj);
+	ASSERT_TRUE(line);
+	line[strlen(line) - 1] = '\0';
+	ASSERT_OK(decode_line(line, &back, &err));
+	free(line);
+	ASSERT_TRUE(back.record.off_cpu);
+	ASSERT_EQ(back.record.min_block_us, 250);
+	/* An on-CPU request says nothing of them: what older daemons know. */
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"all\":true}", &back, &err));
+	ASSERT_TRUE(!back.record.off_cpu);
+	ASSERT_EQ(back.record.min_block_us, 0);
+}
+
 TEST(jit_suffix_defaults_on)
 {
 	struct fg_request req;
@@ -257,6 +284,14 @@ TEST(invalid_requests_say_why)
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"demangle\":\"no\"}",
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"group_by\":\"pod\"}",
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"group_by\":true}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"off_cpu\":1}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"min_block_us\":5}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"off_cpu\":true,\"min_block_us\":0}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"off_cpu\":true,\"frequency\":99}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"off_cpu\":true,\"call_graph\":\"dwarf\"}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"off_cpu\":true,\"wall\":true}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"wall\":\"yes\"}",
+		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"wall\":true,\"call_graph\":\"dwarf\"}",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

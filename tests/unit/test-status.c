@@ -83,7 +83,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
 #define STR_MEMBERS(X)                                                                     \
 	X(version) X(event) X(call_graph) X(socket) X(always_on.call_graph)                \
-	X(always_on.history.directory) X(always_on.history.last_compact_error)
+	X(always_on.history.directory) X(always_on.history.last_compact_error) X(off_cpu.why)
 /* clang-format on */
 
 /* Every member set, each scalar to a value of its own; the caller fg_status_done()s it. */
@@ -95,7 +95,8 @@ static void fill(struct fg_status *s)
 					       "/run/fgd/fgd.sock",
 					       "dwarf",
 					       "/var/lib/fgd/slices",
-					       "Input/output error" };
+					       "Input/output error",
+					       "no BTF" };
 	uint64_t v = 1000;
 	size_t i = 0;
 
@@ -111,7 +112,7 @@ static void fill(struct fg_status *s)
 	s->symbols.dwarf_bytes = UINT64_MAX;
 	s->always_on.oldest_ms = -5;
 	s->symbols.kernel_restricted = true;
-	s->has_jit = s->has_loop = s->has_loader = s->has_memory = true;
+	s->has_jit = s->has_loop = s->has_loader = s->has_memory = s->has_off_cpu = true;
 	s->memory.pressure = true;
 	s->always_on.enabled = s->always_on.has_history = true;
 
@@ -148,6 +149,8 @@ static void assert_equal(const struct fg_status *a, const struct fg_status *b)
 	ASSERT_EQ(a->has_loop, b->has_loop);
 	ASSERT_EQ(a->has_loader, b->has_loader);
 	ASSERT_EQ(a->has_memory, b->has_memory);
+	ASSERT_EQ(a->has_off_cpu, b->has_off_cpu);
+	ASSERT_EQ(a->off_cpu.available, b->off_cpu.available);
 	ASSERT_EQ(a->memory.pressure, b->memory.pressure);
 	ASSERT_EQ(a->always_on.enabled, b->always_on.enabled);
 	ASSERT_EQ(a->always_on.has_history, b->always_on.has_history);

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * What the off-CPU BPF program (offcpu.bpf.c) and its loader (fgd-offcpu.c)
+ * both see: the event one block makes, and the counters of what was lost.
+ * Plain C types only: the BPF side includes it after vmlinux.h, the daemon
+ * after <stdint.h>.
+ */
+
+/* Frames per stack, kernel or user: perf's default kernel.perf_event_max_stack. */
+#define FG_OFFCPU_MAX_STACK 127
+/*
+ * Threads off the CPU at once that are followed; past it a thread switched
+ * out is not noted, and its block is lost (counted: FG_OFFCPU_DROP_THREADS).
+ */
+#define FG_OFFCPU_MAX_THREADS 65536
+/* Distinct stacks held by the stack map between two drains. */
+#define FG_OFFCPU_MAX_STACKS 16384
+/* Processes a recording may select (pid list). */
+#define FG_OFFCPU_MAX_PIDS 64
+
+/* Indexes of the counters array: why blocks were lost, and what was recovered. */
+enum fg_offcpu_counter {
+	FG_OFFCPU_DROP_THREADS,      /* a thread could not be noted as off the CPU */
+	FG_OFFCPU_DROP_KERNEL_STACK, /* the kernel stack could not be taken (stack map full) */
+	FG_OFFCPU_DROP_USER_STACK,   /* the user stack could not be taken */
+	FG_OFFCPU_DROP_RING,         /* the ring buffer to the daemon was full */
+	/*
+	 * Not a loss: a thread was switched out again without its switch-in
+	 * having reached the program (the kernel skips sched_switch now and
+	 * then, seen on 6.18 under load); its block was measured from the
+	 * time it ran in between (its sum_exec_runtime) and emitted then.
+	 */
+	FG_OFFCPU_SWITCH_IN_UNSEEN,
+	FG_OFFCPU_N_COUNTERS
+};
+
+/* One block, emitted when the thread runs again. */
+struct fg_offcpu_event {
+	__u64 time; /* CLOCK_MONOTONIC ns when it ran again (estimated if its switch-in was unseen) */
+	__u64 blocked_ns; /* how long it was off the CPU */
+	__u32 pid;        /* the thread group */
+	__u32 tid;
+	__s32 kernel_stack; /* id in the stack map, or negative: not taken */
+	__s32 user_stack;
+	char comm[16];
+};

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* fgd-offcpu.h in a build without BPF (meson -Dbpf=disabled, or nothing to build it with). */
+#include <errno.h>
+
+#include "fgd-offcpu.h"
+
+#define WHY \
+	"this fgd was built without BPF (clang, bpftool, libbpf-dev or the build machine's BTF were missing)"
+
+int fg_offcpu_probe(const char **ret_why)
+{
+	*ret_why = WHY;
+	return -EOPNOTSUPP;
+}
+
+int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, const char **ret_why)
+{
+	*ret_why = WHY;
+	return -EOPNOTSUPP;
+}
+
+struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o)
+{
+	return NULL;
+}
+
+int fg_offcpu__fd(const struct fg_offcpu *o)
+{
+	return -EBADF;
+}
+
+int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)
+{
+	return -EOPNOTSUPP;
+}
+
+void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
+{
+	*ret = (struct fg_offcpu_stats){};
+}
+
+size_t fg_offcpu__threads_away(const struct fg_offcpu *o)
+{
+	return 0;
+}

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fgd-offcpu.h"
+#include "macro.h"
+
+/* offcpu.h is shared with the BPF side, which has the kernel's __u32 and friends. */
+#include "offcpu.h"
+#include "offcpu.skel.h"
+#include <linux/types.h>
+
+#define BTF_VMLINUX "/sys/kernel/btf/vmlinux"
+/*
+ * The kernel frames of the tracing machinery above a block's stack when
+ * __schedule cannot be found in them: the program's and bpf_trace_run's.
+ */
+#define TRACING_FRAMES 2
+
+struct fg_offcpu {
+	struct offcpu_bpf *skel;  /* owned */
+	struct ring_buffer *ring; /* owned */
+	int stacks_fd;            /* borrowed from skel */
+	int counters_fd;          /* borrowed from skel */
+	int n_cpus;
+	/*
+	 * Where __schedule is, [lo, hi): sched_switch is traced inside it, so a
+	 * block's kernel stack begins with its first frame there. The frames
+	 * above are the tracing machinery's, how many depends on the other users
+	 * of the tracepoint (one probe is called directly, several through
+	 * __traceiter_sched_switch). Both 0 if /proc/kallsyms did not say.
+	 */
+	uint64_t schedule_lo, schedule_hi;
+	fg_offcpu_fn fn; /* while draining */
+	void *ctx;
+	int err; /* the first error of a drain's callback */
+	uint64_t events, blocked_ns;
+	/* One block's callchain: two markers and two stacks. */
+	uint64_t chain[2 + 2 * FG_OFFCPU_MAX_STACK];
+	uint64_t frames[FG_OFFCPU_MAX_STACK];
+};
+
+/* libbpf prints through this: fgd's loader reports errors itself, once, with their cause. */
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return 0;
+}
+
+int fg_offcpu_probe(const char **ret_why)
+{
+	libbpf_set_print(quiet);
+	if (access(BTF_VMLINUX, R_OK) < 0) {
+		*ret_why = "the kernel has no BTF (" BTF_VMLINUX "; CONFIG_DEBUG_INFO_BTF)";
+		return -EOPNOTSUPP;
+	}
+	/* libbpf 1.1 cannot probe BPF_PROG_TYPE_TRACING alone (it wants a target): the load tells. */
+	if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL) <= 0) {
+		*ret_why = "the kernel cannot run BPF tracing programs here (BPF not enabled, or "
+			   "not permitted: fgd needs root, or CAP_BPF and CAP_PERFMON)";
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o)
+{
+	if (!o)
+		return NULL;
+	ring_buffer__free(o->ring);
+	offcpu_bpf__destroy(o->skel);
+	free(o);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_offcpu *, fg_offcpu__free);
+
+/* Appends stack id's frames to o->chain after marker; a stack not taken adds nothing. */
+/*
+ * Finds __schedule's extent in /proc/kallsyms: from its address to the next
+ * symbol's. The core kernel's symbols come first, in address order, so the
+ * next above it follows it. Leaves o's extent 0 if it is not there.
+ */
+static void find_schedule(struct fg_offcpu *o)
+{
+	_cleanup_(fclosep) FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512], name[256];
+	uint64_t addr, lo = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 " %*c %255s", &addr, name) != 2)
+			continue;
+		if (!lo && addr && strcmp(name, "__schedule") == 0) {
+			lo = addr;
+		} else if (lo && addr > lo) {
+			o->schedule_lo = lo;
+			o->schedule_hi = addr;
+			return;
+		}
+	}
+}
+
+/* How many of a kernel stack's frames, from the leaf, are the tracing machinery's. */
+static size_t tracing_frames(const struct fg_offcpu *o, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (o->frames[i] >= o->schedule_lo && o->frames[i] < o->schedule_hi)
+			return i;
+	return MIN((size_t)TRACING_FRAMES, n);
+}
+
+static size_t append_stack(struct fg_offcpu *o, size_t n, uint64_t marker, int32_t id)
+{
+	size_t frames = 0, skip = 0;
+
+	if (id < 0 || bpf_map_lookup_elem(o->stacks_fd, &id, o->frames) < 0)
+		return n;
+	while (frames < FG_OFFCPU_MAX_STACK && o->frames[frames])
+		frames++;
+	if (marker == PERF_CONTEXT_KERNEL)
+		skip = tracing_frames(o, frames);
+	o->chain[n++] = marker;
+	for (size_t i = skip; i < frames; i++)
+		o->chain[n++] = o->frames[i];
+	return n;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct fg_offcpu *o = ctx;
+	const struct fg_offcpu_event *e = data;
+	char comm[sizeof(e->comm) + 1];
+	struct fg_sample s = {};
+	size_t n = 0;
+
+	if (size < sizeof(*e))
+		return 0;
+	n = append_stack(o, n, PERF_CONTEXT_KERNEL, e->kernel_stack);
+	n = append_stack(o, n, PERF_CONTEXT_USER, e->user_stack);
+	memcpy(comm, e->comm, sizeof(e->comm));
+	comm[sizeof(e->comm)] = '\0';
+	s.sid = (struct fg_sample_id){ .pid = e->pid, .tid = e->tid, .time = e->time };
+	s.ip = n > 1 ? o->chain[1] : 0;
+	/* Weighed in µs, at least 1: a block that passed the threshold counts. */
+	s.period = e->blocked_ns / 1000 ? e->blocked_ns / 1000 : 1;
+	s.nr = n;
+	s.ips = o->chain;
+	o->events++;
+	o->blocked_ns += e->blocked_ns;
+	o->fn(o->ctx, &s, comm);
+	return 0;
+}
+
+int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, const char **ret_why)
+{
+	_cleanup_(fg_offcpu__freep) struct fg_offcpu *o = NULL;
+	int r;
+
+	r = fg_offcpu_probe(ret_why);
+	if (r < 0)
+		return r;
+	if (opts->n_pids > FG_OFFCPU_MAX_PIDS) {
+		*ret_why = "too many processes for one off-CPU recording";
+		return -E2BIG;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		*ret_why = "out of memory";
+		return -ENOMEM;
+	}
+	o->skel = offcpu_bpf__open();
+	if (!o->skel) {
+		*ret_why = "cannot open the off-CPU BPF program";
+		return -errno ?: -EINVAL;
+	}
+	o->skel->rodata->min_block_ns = opts->min_block_ns;
+	o->skel->rodata->user_stacks = opts->user_stacks;
+	o->skel->rodata->all_processes = !opts->pids;
+	r = offcpu_bpf__load(o->skel);
+	if (r < 0) {
+		*ret_why = "the kernel refused the off-CPU BPF program (its BTF may lack "
+			   "sched_switch's arguments, or BPF is restricted)";
+		return r;
+	}
+	for (size_t i = 0; opts->pids && i < opts->n_pids; i++) {
+		uint32_t pid = (uint32_t)opts->pids[i];
+		uint8_t one = 1;
+
+		r = bpf_map_update_elem(bpf_map__fd(o->skel->maps.pids), &pid, &one, BPF_ANY);
+		if (r < 0) {
+			*ret_why = "cannot select the processes to follow";
+			return -errno;
+		}
+	}
+	find_schedule(o);
+	o->stacks_fd = bpf_map__fd(o->skel->maps.stacks);
+	o->counters_fd = bpf_map__fd(o->skel->maps.counters);
+	o->n_cpus = libbpf_num_possible_cpus();
+	if (o->n_cpus <= 0) {
+		*ret_why = "cannot count the CPUs";
+		return o->n_cpus < 0 ? o->n_cpus : -EINVAL;
+	}
+	o->ring = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_event, o, NULL);
+	if (!o->ring) {
+		*ret_why = "cannot map the off-CPU ring buffer";
+		return -errno ?: -ENOMEM;
+	}
+	r = offcpu_bpf__attach(o->skel);
+	if (r < 0) {
+		*ret_why = "cannot attach to the sched_switch tracepoint";
+		return r;
+	}
+	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+int fg_offcpu__fd(const struct fg_offcpu *o)
+{
+	return ring_buffer__epoll_fd(o->ring);
+}
+
+int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)
+{
+	int n;
+
+	o->fn = fn;
+	o->ctx = ctx;
+	n = ring_buffer__consume(o->ring);
+	o->fn = NULL;
+	o->ctx = NULL;
+	return n;
+}
+
+/* The sum over CPUs of one of the program's counters; 0 if it cannot be read. */
+static uint64_t counter(const struct fg_offcpu *o, enum fg_offcpu_counter what)
+{
+	uint64_t per_cpu[o->n_cpus], sum = 0;
+	uint32_t key = what;
+
+	if (bpf_map_lookup_elem(o->counters_fd, &key, per_cpu) < 0)
+		return 0;
+	for (int i = 0; i < o->n_cpus; i++)
+		sum += per_cpu[i];
+	return sum;
+}
+
+void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
+{
+	*ret = (struct fg_offcpu_stats){
+		.events = o->events,
+		.blocked_ns = o->blocked_ns,
+		.lost_threads = counter(o, FG_OFFCPU_DROP_THREADS),
+		.lost_ring = counter(o, FG_OFFCPU_DROP_RING),
+		.kernel_stack_failed = counter(o, FG_OFFCPU_DROP_KERNEL_STACK),
+		.user_stack_failed = counter(o, FG_OFFCPU_DROP_USER_STACK),
+		.switch_ins_unseen = counter(o, FG_OFFCPU_SWITCH_IN_UNSEEN),
+	};
+}
+
+size_t fg_offcpu__threads_away(const struct fg_offcpu *o)
+{
+	int fd = bpf_map__fd(o->skel->maps.starts);
+	uint32_t key, *prev = NULL;
+	size_t n = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
+		n++;
+		prev = &key;
+	}
+	return n;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Off-CPU source: where threads block, and for how long, from a CO-RE BPF
+ * program on sched_switch (bpf/offcpu.bpf.c). Each block that lasted at
+ * least min_block_ns comes out as a sample in the engine's shape: the
+ * thread, the time it ran again, a weight (the blocked time in µs), and a
+ * perf-style callchain (PERF_CONTEXT_KERNEL, the path that blocked,
+ * PERF_CONTEXT_USER, the user stack by frame pointer).
+ *
+ * Only this module includes the skeleton and libbpf. A build without BPF
+ * (meson -Dbpf=disabled, or no clang, bpftool or BTF on the build machine)
+ * has the same interface, whose constructor fails with -EOPNOTSUPP.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record.h"
+
+struct fg_offcpu;
+
+/* What recordings and status call the source, as perf names its events. */
+#define FG_OFFCPU_EVENT "off-cpu (sched_switch)"
+
+struct fg_offcpu_opts {
+	uint64_t min_block_ns; /* shorter blocks are not emitted */
+	bool user_stacks;      /* take user stacks (frame pointers) too */
+	const pid_t *pids;     /* borrowed for the call; NULL: every process */
+	size_t n_pids;
+};
+
+struct fg_offcpu_stats {
+	uint64_t events;              /* blocks emitted */
+	uint64_t blocked_ns;          /* their time together */
+	uint64_t lost_threads;        /* blocks lost: too many threads blocked at once */
+	uint64_t lost_ring;           /* blocks lost: the ring to the daemon was full */
+	uint64_t kernel_stack_failed; /* blocks without their kernel stack */
+	uint64_t user_stack_failed;   /* blocks without their user stack */
+	uint64_t switch_ins_unseen;   /* blocks measured from run time, their switch-in unseen */
+};
+
+/* A block as a sample (period: the blocked time in µs) and its thread's name; borrowed for the call. */
+typedef void (*fg_offcpu_fn)(void *ctx, const struct fg_sample *sample, const char *comm);
+
+/*
+ * Whether off-CPU recording can work here: 0, or a negative errno with why
+ * (a static sentence naming the cause: no BPF in this build, no BTF in the
+ * kernel, not permitted...) in *ret_why.
+ */
+int fg_offcpu_probe(const char **ret_why);
+
+/*
+ * Loads the program with opts and attaches it. On failure *ret_why names
+ * the cause (static). Caller frees *ret with fg_offcpu__free().
+ */
+int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, const char **ret_why);
+struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o);
+
+/* The ring buffer's epoll fd: readable when blocks wait. */
+int fg_offcpu__fd(const struct fg_offcpu *o);
+
+/* Hands every block waiting to fn. Returns how many, or a negative errno. */
+int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
+
+void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret);
+
+/*
+ * How many threads the program holds as off the CPU now (each will end a
+ * block when it runs again). One system call per thread: for tests.
+ */
+size_t fg_offcpu__threads_away(const struct fg_offcpu *o);

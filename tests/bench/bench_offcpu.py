@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Off-CPU recording's cost on a context-switch storm (issue 13).
+
+The storm is `perf bench sched pipe`: two tasks ping-ponging a token over a
+pipe, every round trip two switches. Its throughput (ops/s) is measured,
+each run --loops round trips:
+  - with no profiler;
+  - while `fgctl record --off-cpu -a` runs (fp user stacks);
+  - while `perf record -e sched:sched_switch -a -g` runs (perf's own
+    off-CPU method: every switch with its callchain, to a file);
+and for fgd, its own CPU time per block and every block lost. Runs
+alternate --rounds times; the median of each is printed. Asserts nothing.
+
+  sudo python3 tests/bench/bench_offcpu.py --build build --loops 400000 --rounds 3
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import fgbench
+
+
+def storm(loops):
+    """Runs the storm; its ops/s."""
+    r = subprocess.run(["perf", "bench", "sched", "pipe", "-l", str(loops)],
+                       capture_output=True, text=True, check=True)
+    m = re.search(r"(\d+) ops/sec", r.stdout)
+    if not m:
+        sys.exit(f"bench: no ops/sec in perf bench's output:\n{r.stdout}")
+    return int(m.group(1))
+
+
+def with_fgd(build, loops):
+    """ops/s under an off-CPU recording of the whole machine, fgd's CPU per block, losses."""
+    with fgbench.Fgd(build, ["--no-always-on"]) as fgd, tempfile.TemporaryDirectory() as tmp:
+        meta = os.path.join(tmp, "meta.json")
+        rec = subprocess.Popen([build.fgctl, "--socket", fgd.socket, "record", "--off-cpu", "-a",
+                                "-o", os.path.join(tmp, "out.folded"), "--metadata", meta,
+                                "-q"], stderr=subprocess.PIPE)
+        # The recording runs once fgd says so: its status counts it.
+        fgbench.wait_recording(fgd)
+        before = fgbench.cpu_seconds(fgd.pid)
+        ops = storm(loops)
+        cpu = fgbench.cpu_seconds(fgd.pid) - before
+        rec.send_signal(2)
+        _, err = rec.communicate(timeout=120)
+        if rec.returncode != 0:
+            sys.exit(f"bench: fgctl record --off-cpu: {err.decode(errors='replace')}")
+        with open(meta) as f:
+            m = json.load(f)
+    return ops, cpu, m["off_cpu"]
+
+
+def with_perf(loops):
+    with tempfile.TemporaryDirectory() as tmp:
+        perf = subprocess.Popen(["perf", "record", "-e", "sched:sched_switch", "-a", "-g", "-o",
+                                 os.path.join(tmp, "perf.data"), "-q"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # perf opens its events before it reads anything: give it a storm-free moment.
+        subprocess.run(["sleep", "1"])
+        before = fgbench.cpu_seconds(perf.pid)
+        ops = storm(loops)
+        cpu = fgbench.cpu_seconds(perf.pid) - before
+        perf.send_signal(2)
+        _, err = perf.communicate(timeout=300)
+        lost = re.findall(rb"(\d+) lost", err or b"")
+    return ops, cpu, sum(int(x) for x in lost)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--loops", type=int, default=400000)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    fgbench.need_root()
+    build = fgbench.Build(args.build)
+    machine = fgbench.Machine()
+    base, fgd, perf = [], [], []
+    for _ in range(args.rounds):
+        base.append(storm(args.loops))
+        fgd.append(with_fgd(build, args.loops))
+        perf.append(with_perf(args.loops))
+    b = statistics.median(base)
+    f_ops = statistics.median(x[0] for x in fgd)
+    p_ops = statistics.median(x[0] for x in perf)
+    print(f"storm: perf bench sched pipe -l {args.loops}, {args.rounds} rounds, medians")
+    print(f"  no profiler:            {b:8.0f} ops/s  (runs: {base})")
+    print(f"  fgd record --off-cpu -a: {f_ops:8.0f} ops/s, {100 * (1 - f_ops / b):5.1f}% slower  "
+          f"(runs: {[x[0] for x in fgd]})")
+    print(f"  perf record sched_switch -a -g: {p_ops:8.0f} ops/s, "
+          f"{100 * (1 - p_ops / b):5.1f}% slower  (runs: {[x[0] for x in perf]})")
+    for ops, cpu, off in fgd:
+        print(f"  fgd run: {off['blocks']} blocks kept, fgd CPU {cpu:.2f} s "
+              f"({1e6 * cpu / max(off['blocks'], 1):.2f} us a block); lost: "
+              f"{off['lost_threads']} (threads) + {off['lost_ring']} (ring); stacks not taken: "
+              f"{off['kernel_stack_failed']} kernel, {off['user_stack_failed']} user")
+    for ops, cpu, lost in perf:
+        print(f"  perf run: perf's CPU {cpu:.2f} s, {lost} events lost")
+    print(fgbench.conditions(machine))
+
+
+if __name__ == "__main__":
+    main()

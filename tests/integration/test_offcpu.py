@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""fgctl record --off-cpu: blocked time by stack, from fgd's BPF source.
+
+fgtest-block sleeps 30 ms under block_long() and 10 ms under block_short(),
+in turn, with inline syscalls so that the frame-pointer user stack starts in
+them. Recorded for 3 s:
+  - nearly all of the 3 s is blocked time (µs), within 10%;
+  - block_long holds three quarters of it, within 5 points;
+  - the kernel path that blocked (do_nanosleep, schedule) is under each, with _[k];
+  - the SVG counts "us" in the blue off-CPU palette.
+With "spin", fgtest-block spins 10 ms in spin_on_cpu() and sleeps 30 ms in
+block_long(): recorded with --wall, the thread's total is the wall time
+within 10%, a quarter of it on the CPU (within 5 points).
+As an unprivileged user: their own process may be recorded, another user's
+may not, nor the whole machine. Skipped where fgd says off-CPU is unavailable.
+Last, fgd without CAP_SYS_ADMIN and CAP_BPF (its bounding set): status says
+off-CPU is unavailable and why, an off-CPU request gets that reason, and
+on-CPU recording works as ever."""
+
+import json
+import re
+
+from fgdtest import Daemon, check, parse_folded, require_root, run, skip, test_user, workload
+
+USER = "fgd-test-offcpu"
+GROUP = "fgd-test-offcpu-group"
+
+
+def block_shares(stacks):
+    total = sum(stacks.values())
+    long_us = sum(c for s, c in stacks.items() if ";block_long;" in s)
+    short_us = sum(c for s, c in stacks.items() if ";block_short;" in s)
+    return total, long_us, short_us
+
+
+def test():
+    require_root()
+    with test_user(USER, GROUP), Daemon(["--no-always-on", "--socket-group", GROUP]) as d:
+        status = json.loads(d.fgctl("status", "--json", check_rc=0).stdout)
+        off = status.get("off_cpu", {})
+        if not off.get("available"):
+            skip(f"off-CPU is unavailable here: {off.get('why')}")
+
+        with workload("fgtest-block") as w:
+            r = d.fgctl("record", "--off-cpu", "-p", w.pid, "-t", "3", "-o", "-",
+                        "--metadata", "/dev/stdout", check_rc=0)
+        out = r.stdout.decode()
+        folded, _, meta_text = out.partition("{")
+        meta = json.loads("{" + meta_text)
+        stacks = parse_folded(folded)
+        total, long_us, short_us = block_shares(stacks)
+        print(f"{total} us blocked in 3 s: block_long {long_us}, block_short {short_us}; "
+              f"{meta['off_cpu']}")
+        check(meta["event"].startswith("off-cpu"), f"event {meta['event']!r}")
+        check(meta["off_cpu"]["lost_threads"] + meta["off_cpu"]["lost_ring"] == 0,
+              f"blocks lost: {meta['off_cpu']}")
+        check(2.7e6 <= total <= 3.3e6, f"{total} us blocked in a 3 s recording of a sleeper")
+        check(long_us + short_us >= 0.95 * total, f"blocks outside block_long/short: {stacks}")
+        share = long_us / max(long_us + short_us, 1)
+        check(abs(share - 0.75) <= 0.05, f"block_long has {share:.1%} of the time, not 75%")
+        for stack, count in stacks.items():
+            frames = stack.split(";")
+            check(frames[0] == "fgtest-block", f"root frame {frames[0]!r}")
+            if count > total / 100:
+                check("do_nanosleep_[k]" in frames and frames[-1].endswith("schedule_[k]"),
+                      f"the kernel path that blocked is missing: {stack}")
+
+        with workload("fgtest-block") as w:
+            r = d.fgctl("record", "--off-cpu", "-p", w.pid, "-t", "1", "-o", "-", "-f", "svg",
+                        check_rc=0)
+        svg = r.stdout.decode()
+        check(" us, " in svg or " us)" in svg, "the SVG does not count microseconds")
+        # The io palette is blue: red and green below blue in every frame's colour.
+        fills = [tuple(int(x) for x in f.split(",")) for f in
+                 re.findall(r'fill="rgb\((\d+,\d+,\d+)\)"', svg)]
+        check(fills and all(b >= r_ and b >= g for r_, g, b in fills[1:]),
+              f"frames not in the blue off-CPU palette: {fills[:5]}")
+
+        # Wall clock: on-CPU samples (1/F s each) and blocks, both in µs.
+        with workload("fgtest-block", "spin") as w:
+            r = d.fgctl("record", "--wall", "-F", "999", "-p", w.pid, "-t", "3", "-o", "-",
+                        check_rc=0)
+        stacks = parse_folded(r.stdout.decode())
+        total = sum(stacks.values())
+        spin = sum(c for s, c in stacks.items() if ";spin_on_cpu" in s)
+        sleep = sum(c for s, c in stacks.items() if ";block_long;" in s)
+        print(f"wall clock: {total} us in 3 s, spin_on_cpu {spin}, block_long {sleep}")
+        check(2.7e6 <= total <= 3.3e6, f"{total} us of wall-clock time in a 3 s recording")
+        check(abs(spin / total - 0.25) <= 0.05, f"spin_on_cpu has {spin / total:.1%}, not 25%")
+        check(spin + sleep >= 0.95 * total, f"time outside spin_on_cpu/block_long: {stacks}")
+
+        # Access: the same rules as on-CPU recordings.
+        with workload("fgtest-block", user=USER) as mine, workload("fgtest-block") as roots:
+            d.fgctl("record", "--off-cpu", "-p", mine.pid, "-t", "1", "-o", "-", user=USER,
+                    check_rc=0)
+            r = d.fgctl("record", "--off-cpu", "-p", roots.pid, "-t", "1", "-o", "-",
+                        user=USER, check_rc=4)
+            check(b"your own processes" in r.stderr, f"another's process: {r.stderr!r}")
+            r = d.fgctl("record", "--off-cpu", "-a", "-t", "1", "-o", "-", user=USER, check_rc=4)
+            check(b"needs root" in r.stderr, f"-a as a user: {r.stderr!r}")
+
+        # Bad requests get a clear error.
+        r = d.fgctl("record", "-p", "1", "--min-block", "5", "-t", "1", "-o", "-", check_rc=2)
+        check(b"off-CPU" in r.stderr or b"off_cpu" in r.stderr, f"--min-block alone: {r.stderr!r}")
+
+    # Without the capabilities BPF needs: said, and on-CPU unaffected.
+    with Daemon(["--no-always-on"], prefix=["setpriv", "--bounding-set", "-sys_admin,-bpf"]) as d:
+        off = json.loads(d.fgctl("status", "--json", check_rc=0).stdout)["off_cpu"]
+        check(not off["available"] and "not permitted" in off.get("why", ""),
+              f"status without CAP_BPF: {off}")
+        with workload("fgtest-block", "spin") as w:
+            r = d.fgctl("record", "--off-cpu", "-p", w.pid, "-t", "1", "-o", "-")
+            check(r.returncode != 0 and b"off-CPU recording is unavailable" in r.stderr
+                  and b"not permitted" in r.stderr, f"off-CPU without CAP_BPF: {r.stderr!r}")
+            r = d.fgctl("record", "-p", w.pid, "-t", "1", "-o", "-", check_rc=0)
+            check(b"spin_on_cpu" in r.stdout, "on-CPU recording without CAP_BPF named nothing")
+
+
+run(test)

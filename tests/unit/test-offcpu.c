@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The off-CPU source on a thread of this test that blocks in known ways: it
+ * sleeps 10 times 20 ms. The BPF program follows only this process; its
+ * blocks must come out with the time slept, a kernel stack (the path that
+ * blocked) and a user stack. Needs root (BPF); skipped without, and in a
+ * build without BPF, where the constructor must say why.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fgd-clock.h"
+#include "fgd-offcpu.h"
+#include "macro.h"
+#include "test.h"
+
+#define SLEEPS 10
+#define SLEEP_MS 20
+
+struct seen {
+	pid_t tid; /* the sleeper's */
+	uint64_t blocks, with_kernel;
+	/* Blocks of a sleep's length; others are waits for a CPU (it may be preempted) or its exit. */
+	uint64_t sleeps, slept_us, sleeps_with_user;
+	char comm[17];
+};
+
+static void *sleeper(void *arg)
+{
+	pid_t *tid = arg;
+	struct timespec ts = { 0, SLEEP_MS * 1000000L };
+
+	__atomic_store_n(tid, gettid(), __ATOMIC_RELEASE);
+	pthread_setname_np(pthread_self(), "fgtest-sleeper");
+	for (int i = 0; i < SLEEPS; i++)
+		nanosleep(&ts, NULL);
+	return NULL;
+}
+
+static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
+{
+	struct seen *seen = ctx;
+	bool kernel = false, user = false;
+
+	ASSERT_EQ(s->sid.pid, (uint32_t)getpid());
+	if ((pid_t)s->sid.tid != seen->tid)
+		return;
+	for (uint64_t i = 0; i + 1 < s->nr; i++) {
+		kernel |= s->ips[i] == PERF_CONTEXT_KERNEL && s->ips[i + 1] < PERF_CONTEXT_MAX;
+		user |= s->ips[i] == PERF_CONTEXT_USER && s->ips[i + 1] < PERF_CONTEXT_MAX;
+	}
+	seen->blocks++;
+	seen->with_kernel += kernel;
+	if (s->period >= SLEEP_MS * 1000) {
+		seen->sleeps++;
+		seen->slept_us += s->period;
+		seen->sleeps_with_user += user;
+	}
+	snprintf(seen->comm, sizeof(seen->comm), "%s", comm);
+}
+
+TEST(a_sleeping_thread_blocks_as_long_as_it_sleeps)
+{
+	pid_t me = getpid(), tid = 0;
+	struct fg_offcpu_opts o = {
+		.min_block_ns = 1000, .user_stacks = true, .pids = &me, .n_pids = 1
+	};
+	struct fg_offcpu *off = NULL;
+	struct fg_offcpu_stats st;
+	struct seen seen = {};
+	const char *why = NULL;
+	pthread_t t;
+	int r;
+
+	if (geteuid() != 0)
+		SKIP("BPF needs root");
+	r = fg_offcpu__new(&o, &off, &why);
+	if (r == -EOPNOTSUPP) {
+		ASSERT_TRUE(why && why[0]);
+		SKIP(why);
+	}
+	ASSERT_OK(r);
+	ASSERT_EQ(pthread_create(&t, NULL, sleeper, &tid), 0);
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	seen.tid = tid;
+	ASSERT_EQ(pthread_join(t, NULL), 0);
+	/* Its last wake-up is in the ring once the join returned. */
+	ASSERT_TRUE(fg_offcpu__drain(off, on_block, &seen) >= 0);
+
+	/*
+	 * Each sleep is one block at least as long as asked, and the scheduler
+	 * adds little (a wait for a CPU as long as a sleep would be one more).
+	 */
+	ASSERT_TRUE(seen.sleeps >= SLEEPS);
+	ASSERT_TRUE(seen.slept_us < SLEEPS * SLEEP_MS * 1000 * 3 / 2);
+	ASSERT_U64_EQ(seen.sleeps_with_user, seen.sleeps);
+	/* Every block has the kernel path that left the CPU; one at exit may have no user stack. */
+	ASSERT_U64_EQ(seen.with_kernel, seen.blocks);
+	ASSERT_STREQ(seen.comm, "fgtest-sleeper");
+	fg_offcpu__stats(off, &st);
+	ASSERT_TRUE(st.events >= seen.blocks);
+	if (st.switch_ins_unseen)
+		printf("# %" PRIu64 " switch-ins unseen, their blocks measured from run time\n",
+		       st.switch_ins_unseen);
+	ASSERT_U64_EQ(st.lost_threads + st.lost_ring, 0);
+	fg_offcpu__free(off);
+}
+
+static void ignore_block(void *ctx, const struct fg_sample *s, const char *comm)
+{
+}
+
+static void *exit_soon(void *arg)
+{
+	struct timespec ts = { 0, 100000 };
+
+	nanosleep(&ts, NULL);
+	return NULL;
+}
+
+TEST(threads_that_exit_are_not_held_as_away)
+{
+	pid_t me = getpid();
+	struct fg_offcpu_opts o = { .min_block_ns = 1000, .pids = &me, .n_pids = 1 };
+	struct fg_offcpu *off = NULL;
+	struct fg_offcpu_stats st;
+	pthread_t t[64];
+	const char *why = NULL;
+	int r;
+
+	if (geteuid() != 0)
+		SKIP("BPF needs root");
+	r = fg_offcpu__new(&o, &off, &why);
+	if (r == -EOPNOTSUPP)
+		SKIP(why);
+	ASSERT_OK(r);
+	/* Each thread blocks, runs again and exits: its last switch-out notes nothing. */
+	for (size_t i = 0; i < ELEMENTSOF(t); i++)
+		ASSERT_EQ(pthread_create(&t[i], NULL, exit_soon, NULL), 0);
+	for (size_t i = 0; i < ELEMENTSOF(t); i++)
+		ASSERT_EQ(pthread_join(t[i], NULL), 0);
+	/* This thread is on the CPU, asking: nothing of this process is away. */
+	ASSERT_U64_EQ(fg_offcpu__threads_away(off), 0);
+	ASSERT_TRUE(fg_offcpu__drain(off, ignore_block, NULL) >= 0);
+	fg_offcpu__stats(off, &st);
+	ASSERT_TRUE(st.events >= ELEMENTSOF(t));
+	fg_offcpu__free(off);
+}
+
+TEST(the_probe_says_why_it_cannot)
+{
+	const char *why = NULL;
+	int r = fg_offcpu_probe(&why);
+
+	/* Here it can (root, BTF); either way the answer is definite. */
+	ASSERT_TRUE(r == 0 || (r == -EOPNOTSUPP && why && why[0]));
+}
