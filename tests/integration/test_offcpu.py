@@ -8,6 +8,10 @@ them. Recorded for 3 s:
   - block_long holds three quarters of it, within 5 points;
   - the kernel path that blocked (do_nanosleep, schedule) is under each, with _[k];
   - the SVG counts "us" in the blue off-CPU palette.
+fgtest-block-nofp is the same built by gcc -O2 without frame pointers:
+recorded with --call-graph dwarf, nearly all of its blocked time has a
+user stack from main down to block_long/block_short and sleep_ns, where
+the frame-pointer walk of the same binary loses main.
 With "spin", fgtest-block spins 10 ms in spin_on_cpu() and sleeps 30 ms in
 block_long(): recorded with --wall, the thread's total is the wall time
 within 10%, a quarter of it on the CPU (within 5 points).
@@ -75,6 +79,28 @@ def test():
                  re.findall(r'fill="rgb\((\d+,\d+,\d+)\)"', svg)]
         check(fills and all(b >= r_ and b >= g for r_, g, b in fills[1:]),
               f"frames not in the blue off-CPU palette: {fills[:5]}")
+
+        # Without frame pointers: whole user stacks only by DWARF unwinding.
+        reach = {}
+        for mode in ("dwarf", "fp"):
+            with workload("fgtest-block-nofp") as w:
+                r = d.fgctl("record", "--off-cpu", "--call-graph", mode, "-p", w.pid, "-t", "2",
+                            "-o", "-", "--metadata", "/dev/stdout", check_rc=0)
+            folded, _, meta_text = r.stdout.decode().partition("{")
+            meta = json.loads("{" + meta_text)
+            stacks = parse_folded(folded)
+            total = sum(stacks.values())
+            whole = sum(c for s, c in stacks.items()
+                        if re.search(r";main;block_(long|short);sleep_ns;", s))
+            reach[mode] = whole / max(total, 1)
+            print(f"{mode}, no frame pointers: {reach[mode]:.1%} of {total} us reaches main "
+                  f"through sleep_ns; {meta['off_cpu']}")
+            check(1.8e6 <= total <= 2.2e6, f"{mode}: {total} us blocked in a 2 s recording")
+            check(meta["off_cpu"]["lost_threads"] + meta["off_cpu"]["lost_ring"] == 0,
+                  f"{mode}: blocks lost: {meta['off_cpu']}")
+        check(reach["dwarf"] >= 0.95, f"dwarf: only {reach['dwarf']:.1%} of the time reaches main")
+        check(reach["fp"] < 0.5, f"fp reached main through a binary without frame pointers: "
+              f"{reach['fp']:.1%}")
 
         # Wall clock: on-CPU samples (1/F s each) and blocks, both in µs.
         with workload("fgtest-block", "spin") as w:
