@@ -453,9 +453,9 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			lost);
 	if (off && fgctl_get_int(off, "user_dump_failed") > 0)
 		fprintf(f,
-			"fgctl: note: %" PRId64 " blocks kept their frame-pointer user stack: they "
-			"did not end by leaving a system call (preempted threads, page faults), "
-			"where their stack is copied for DWARF unwinding\n",
+			"fgctl: note: %" PRId64 " blocks have no user stack: they did not end by "
+			"leaving a system call (page faults, or still blocked at the end), where "
+			"their stack is copied for DWARF unwinding\n",
 			fgctl_get_int(off, "user_dump_failed"));
 	if (dropped > 0)
 		fprintf(f,

@@ -49,7 +49,7 @@ struct fg_offcpu_stats {
 	uint64_t kernel_stack_failed; /* blocks without their kernel stack */
 	uint64_t user_stack_failed;   /* blocks without their user stack */
 	uint64_t switch_ins_unseen;   /* blocks measured from run time, their switch-in unseen */
-	uint64_t user_dump_failed;    /* DWARF mode: blocks without a copy of their user stack */
+	uint64_t user_dump_failed;    /* DWARF mode: blocks without their user stack */
 };
 
 /* A block as a sample (period: the blocked time in µs) and its thread's name; borrowed for the call. */
@@ -77,8 +77,8 @@ int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
 
 /*
  * DWARF mode, at the end: hands fn the blocks still waiting in the kernel
- * for their thread to leave its system call, with their frame-pointer user
- * stack (counted in user_dump_failed). Returns how many.
+ * for their thread to leave its system call, without a user stack (counted
+ * in user_dump_failed). Returns how many.
  */
 int fg_offcpu__flush(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
 

@@ -19,10 +19,12 @@
  * schedule() would come sooner, but function tracing is not permitted on
  * every host; the tracepoint is.) Blocks the thread has in the same system
  * call with the same stacks add up while they wait. A preempted thread's
- * block is emitted at once with the frame-pointer user stack, as is a
- * pending block whose thread left the CPU again from elsewhere (it went
- * back to user space by another way, such as a page fault's return), and
- * those the daemon finds pending at the end (fg_offcpu__flush()).
+ * block is emitted at once with the frame-pointer user stack. A pending
+ * block whose thread left the CPU again from elsewhere (it went back to
+ * user space by another way, such as a page fault's return), and those the
+ * daemon finds pending at the end (fg_offcpu__flush()), go without a user
+ * stack: the frame-pointer walk at every voluntary switch would cost more
+ * than all the copies.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -230,7 +232,13 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 	if (st.kernel_stack < 0)
 		count(FG_OFFCPU_DROP_KERNEL_STACK);
 	st.user_stack = -1;
-	if (user_stacks && BPF_CORE_READ(prev, mm)) {
+	/*
+	 * The kernel's frame-pointer walk is the dearest part of a switch (4 µs
+	 * of 6 on the storm of docs/PERFORMANCE.md). In DWARF mode a thread that
+	 * calls schedule() has its stack copied as it leaves its system call: the
+	 * walk is only for preempted ones, whose blocks are emitted at once.
+	 */
+	if (user_stacks && BPF_CORE_READ(prev, mm) && (!stack_dump || preempt)) {
 		st.user_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 		if (st.user_stack < 0)
 			count(FG_OFFCPU_DROP_USER_STACK);

@@ -34,11 +34,10 @@ enum fg_offcpu_counter {
 	 */
 	FG_OFFCPU_SWITCH_IN_UNSEEN,
 	/*
-	 * DWARF mode: blocks emitted without a copy of their user stack (the
-	 * copy failed, or the thread did not leave the kernel through the end
-	 * of the system call it blocked in, or blocked again with other stacks
-	 * first, or was still in it at the end); their frame-pointer stack
-	 * stands in.
+	 * DWARF mode: blocks emitted without their user stack: the copy
+	 * failed, or the thread did not leave the kernel through the end of
+	 * the system call it blocked in (a page fault's), or blocked again with
+	 * other stacks first, or was still in it at the end.
 	 */
 	FG_OFFCPU_DROP_USER_DUMP,
 	FG_OFFCPU_N_COUNTERS

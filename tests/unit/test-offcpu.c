@@ -68,7 +68,7 @@ static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 	if (s->period >= SLEEP_MS * 1000) {
 		seen->sleeps++;
 		seen->slept_us += s->period;
-		seen->sleeps_with_user += user;
+		seen->sleeps_with_user += user || dump;
 		seen->sleeps_with_dump += dump;
 	}
 	snprintf(seen->comm, sizeof(seen->comm), "%s", comm);
