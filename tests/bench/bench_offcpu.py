@@ -10,7 +10,10 @@ each run --loops round trips:
     dwarf ones (registers and 32 KiB of user stack copied per block);
   - while `perf record -e sched:sched_switch -a -g` runs (perf's own
     off-CPU method: every switch with its callchain, to a file);
-and for fgd, its own CPU time per block and every block lost. Runs
+and for fgd, its own CPU time per block, every block lost, and what its BPF
+programs cost in the kernel per run (kernel.bpf_stats_enabled: run_time_ns
+over run_cnt, the switch program and, in dwarf mode, the one at every
+system call's end). Runs
 alternate --rounds times; the median of each is printed. Asserts nothing.
 
   sudo python3 tests/bench/bench_offcpu.py --build build --loops 400000 --rounds 3
@@ -38,6 +41,14 @@ def storm(loops):
     return int(m.group(1))
 
 
+def bpf_costs():
+    """{program name: (runs, ns)} of fgd's loaded BPF programs, from bpftool."""
+    r = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True)
+    progs = json.loads(r.stdout or "[]") if r.returncode == 0 else []
+    return {p["name"]: (p.get("run_cnt", 0), p.get("run_time_ns", 0)) for p in progs
+            if p.get("name", "").startswith("fg_offcpu")}
+
+
 def with_fgd(build, loops, mode):
     """ops/s under an off-CPU recording of the whole machine with mode's user stacks, fgd's
     CPU per block, losses."""
@@ -51,13 +62,14 @@ def with_fgd(build, loops, mode):
         before = fgbench.cpu_seconds(fgd.pid)
         ops = storm(loops)
         cpu = fgbench.cpu_seconds(fgd.pid) - before
+        costs = bpf_costs()
         rec.send_signal(2)
         _, err = rec.communicate(timeout=120)
         if rec.returncode != 0:
             sys.exit(f"bench: fgctl record --off-cpu: {err.decode(errors='replace')}")
         with open(meta) as f:
             m = json.load(f)
-    return ops, cpu, m["off_cpu"]
+    return ops, cpu, m["off_cpu"], costs
 
 
 def with_perf(loops):
@@ -83,6 +95,18 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     fgbench.need_root()
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        stats_were = f.read().strip()
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write("1")
+    try:
+        run_rounds(args)
+    finally:
+        with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+            f.write(stats_were)
+
+
+def run_rounds(args):
     build = fgbench.Build(args.build)
     machine = fgbench.Machine()
     base, perf = [], []
@@ -103,13 +127,15 @@ def main():
     print(f"  perf record sched_switch -a -g: {p_ops:8.0f} ops/s, "
           f"{100 * (1 - p_ops / b):5.1f}% slower  (runs: {[x[0] for x in perf]})")
     for mode, runs in fgd.items():
-        for ops, cpu, off in runs:
+        for ops, cpu, off, costs in runs:
             print(f"  fgd {mode} run: {off['blocks']} blocks kept, fgd CPU {cpu:.2f} s "
                   f"({1e6 * cpu / max(off['blocks'], 1):.2f} us a block); lost: "
                   f"{off['lost_threads']} (threads) + {off['lost_ring']} (ring); stacks not "
                   f"taken: {off['kernel_stack_failed']} kernel, {off['user_stack_failed']} user"
-                  + (f"; no user stack copy: {off['user_dump_failed']}" if mode == "dwarf"
+                  + (f"; no user stack: {off['user_dump_failed']}" if mode == "dwarf"
                      else ""))
+            for name, (runs_, ns) in sorted(costs.items()):
+                print(f"    BPF {name}: {runs_} runs, {ns / max(runs_, 1):.0f} ns a run")
     for ops, cpu, lost in perf:
         print(f"  perf run: perf's CPU {cpu:.2f} s, {lost} events lost")
     print(fgbench.conditions(machine))
