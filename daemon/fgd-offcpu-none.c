@@ -44,7 +44,7 @@ void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 	*ret = (struct fg_offcpu_stats){};
 }
 
-size_t fg_offcpu__threads_away(const struct fg_offcpu *o)
+bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid)
 {
-	return 0;
+	return false;
 }

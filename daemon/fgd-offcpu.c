@@ -18,6 +18,8 @@
 #include <linux/types.h>
 
 _Static_assert(FG_OFFCPU_MAX_DUMP_BYTES == FG_OFFCPU_MAX_DUMP, "one limit, two names");
+_Static_assert(offsetof(struct fg_offcpu_dwarf_slot, stack) == sizeof(struct fg_offcpu_dwarf_event),
+	       "a record is the start of the slot it was built in");
 
 #define BTF_VMLINUX "/sys/kernel/btf/vmlinux"
 /*
@@ -190,6 +192,11 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		*ret_why = "out of memory";
 		return -ENOMEM;
 	}
+	o->n_cpus = libbpf_num_possible_cpus();
+	if (o->n_cpus <= 0) {
+		*ret_why = "cannot count the CPUs";
+		return o->n_cpus < 0 ? o->n_cpus : -EINVAL;
+	}
 	o->skel = offcpu_bpf__open();
 	if (!o->skel) {
 		*ret_why = "cannot open the off-CPU BPF program";
@@ -200,8 +207,10 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 	o->skel->rodata->all_processes = !opts->pids;
 	o->skel->rodata->stack_dump = (uint32_t)MIN(opts->stack_dump, (uint64_t)FG_OFFCPU_MAX_DUMP);
 	if (opts->stack_dump) {
-		/* Records of 36 KiB: room for a few hundred between two drains. */
+		/* Records of up to 32 KiB: room for hundreds at least between two drains. */
 		r = bpf_map__set_max_entries(o->skel->maps.events, DWARF_RING_BYTES);
+		if (r >= 0)
+			r = bpf_map__set_max_entries(o->skel->maps.scratch, (uint32_t)o->n_cpus);
 		if (r < 0) {
 			*ret_why = "cannot size the off-CPU ring buffer";
 			return r;
@@ -229,11 +238,6 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 	find_schedule(o);
 	o->stacks_fd = bpf_map__fd(o->skel->maps.stacks);
 	o->counters_fd = bpf_map__fd(o->skel->maps.counters);
-	o->n_cpus = libbpf_num_possible_cpus();
-	if (o->n_cpus <= 0) {
-		*ret_why = "cannot count the CPUs";
-		return o->n_cpus < 0 ? o->n_cpus : -EINVAL;
-	}
 	o->ring = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_event, o, NULL);
 	if (!o->ring) {
 		*ret_why = "cannot map the off-CPU ring buffer";
@@ -292,17 +296,12 @@ void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 	};
 }
 
-size_t fg_offcpu__threads_away(const struct fg_offcpu *o)
+bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid)
 {
-	int fd = bpf_map__fd(o->skel->maps.starts);
-	uint32_t key, *prev = NULL;
-	size_t n = 0;
+	struct fg_offcpu_start st;
+	uint32_t key = (uint32_t)tid;
 
-	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
-		n++;
-		prev = &key;
-	}
-	return n;
+	return bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.starts), &key, &st) == 0;
 }
 
 int fg_offcpu__flush(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)

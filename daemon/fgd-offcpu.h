@@ -84,8 +84,5 @@ int fg_offcpu__flush(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
 
 void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret);
 
-/*
- * How many threads the program holds as off the CPU now (each will end a
- * block when it runs again). One system call per thread: for tests.
- */
-size_t fg_offcpu__threads_away(const struct fg_offcpu *o);
+/* Whether the program holds thread tid as off the CPU now (it will end a block when it runs again). */
+bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid);

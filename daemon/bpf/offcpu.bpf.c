@@ -44,14 +44,6 @@ const volatile bool all_processes = true; /* else only the tgids in pids */
 const volatile bool user_stacks = true;
 const volatile __u32 stack_dump = 0; /* DWARF mode: user stack bytes per block; 0: off */
 
-/* A thread off the CPU, as it was switched out. */
-struct start {
-	__u64 time; /* bpf_ktime_get_ns() */
-	__u64 ran;  /* its sum_exec_runtime: the ns it had run until then */
-	__s32 kernel_stack, user_stack;
-	__u32 voluntary; /* it called schedule(), and will return from it */
-};
-
 /* Before 5.14, task_struct's state was called state. */
 struct task_struct___pre_5_14 {
 	long state;
@@ -62,8 +54,19 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, FG_OFFCPU_MAX_THREADS);
 	__type(key, __u32);
-	__type(value, struct start);
+	__type(value, struct fg_offcpu_start);
 } starts SEC(".maps");
+
+/*
+ * DWARF mode: where a block's record is put together, one slot a CPU (the
+ * loader sizes it), as a ring record must be reserved at its full size.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_offcpu_dwarf_slot);
+} scratch SEC(".maps");
 
 /* DWARF mode: blocks whose thread is back but still in its system call; by tid. */
 struct {
@@ -123,7 +126,7 @@ static bool exiting(struct task_struct *t)
 
 /* t's block that began at st and ended at time, into e. */
 static __always_inline void fill(struct fg_offcpu_event *e, struct task_struct *t, __u32 tid,
-				 const struct start *st, __u64 time, __u64 blocked_ns)
+				 const struct fg_offcpu_start *st, __u64 time, __u64 blocked_ns)
 {
 	e->time = time;
 	e->blocked_ns = blocked_ns;
@@ -144,7 +147,7 @@ static __always_inline void output(const struct fg_offcpu_event *e)
 }
 
 /* Emits t's block that began at st and ended at time, if it is long enough. */
-static __always_inline void emit(struct task_struct *t, __u32 tid, const struct start *st,
+static __always_inline void emit(struct task_struct *t, __u32 tid, const struct fg_offcpu_start *st,
 				 __u64 time, __u64 blocked_ns)
 {
 	struct fg_offcpu_event *e;
@@ -210,11 +213,26 @@ static __always_inline void add_pending(struct task_struct *next, __u32 tid,
 	}
 }
 
+/*
+ * The block at away that ended, unseen, at time. In DWARF mode a voluntary
+ * one has no user stack: the thread may have been back in user space
+ * meanwhile (its registers cannot tell one system call from the next made
+ * at the same place), so its stack is not waited for.
+ */
+static __always_inline void recovered(struct task_struct *t, __u32 tid,
+				      const struct fg_offcpu_start *away, __u64 time,
+				      __u64 blocked_ns)
+{
+	if (stack_dump && away->voluntary && away->user_stack < 0 && blocked_ns >= min_block_ns)
+		count(FG_OFFCPU_DROP_USER_DUMP);
+	emit(t, tid, away, time, blocked_ns);
+}
+
 /* prev is leaving the CPU at now: notes where it stops. */
 static __always_inline void switched_out(void *ctx, struct task_struct *prev, __u32 tid, __u64 now,
 					 bool preempt)
 {
-	struct start st, *away;
+	struct fg_offcpu_start st, *away;
 	int err;
 
 	/* Its last switch-out: it will not come back to end a block. */
@@ -252,7 +270,7 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 
 			count(FG_OFFCPU_SWITCH_IN_UNSEEN);
 			if (now - away->time > ran)
-				emit(prev, tid, away, now - ran, now - away->time - ran);
+				recovered(prev, tid, away, now - ran, now - away->time - ran);
 		}
 		err = bpf_map_update_elem(&starts, &tid, &st, BPF_ANY);
 	}
@@ -265,7 +283,7 @@ int BPF_PROG(fg_offcpu_switch, bool preempt, struct task_struct *prev, struct ta
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 tid = BPF_CORE_READ(prev, pid);
-	struct start *s, st;
+	struct fg_offcpu_start *s, st;
 
 	/* The thread leaving (the idle task, tid 0, is not followed). */
 	if (tid && wanted(prev))
@@ -303,15 +321,17 @@ int BPF_PROG(fg_offcpu_syscall_done, struct pt_regs *regs, long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct fg_offcpu_pending *p = bpf_map_lookup_elem(&pending, &tid);
-	struct fg_offcpu_dwarf_event *d;
-	__u32 got = 0;
+	__u32 cpu = bpf_get_smp_processor_id(), got = 0;
+	struct fg_offcpu_dwarf_slot *d;
 	__u64 sp;
 
 	if (!p)
 		return 0;
-	d = bpf_ringbuf_reserve(&events, FG_OFFCPU_DWARF_RECORD, 0);
+	/* Tracepoints run with preemption off: this CPU's slot is this program's alone. */
+	d = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!d) {
-		count(FG_OFFCPU_DROP_RING);
+		count(FG_OFFCPU_DROP_USER_DUMP);
+		output(&p->e);
 		bpf_map_delete_elem(&pending, &tid);
 		return 0;
 	}
@@ -350,11 +370,15 @@ int BPF_PROG(fg_offcpu_syscall_done, struct pt_regs *regs, long ret)
 			break;
 		got += want;
 	}
+	if (got > FG_OFFCPU_MAX_DUMP)
+		got = FG_OFFCPU_MAX_DUMP;
 	d->e.dump_size = got;
 	d->e.has_regs = 1;
 	if (!got)
 		count(FG_OFFCPU_DROP_USER_DUMP);
-	bpf_ringbuf_submit(d, 0);
+	/* The record is as long as what was copied: a shallow stack leaves room for more. */
+	if (bpf_ringbuf_output(&events, d, sizeof(struct fg_offcpu_dwarf_event) + got, 0))
+		count(FG_OFFCPU_DROP_RING);
 	return 0;
 }
 

@@ -50,6 +50,14 @@ enum fg_offcpu_counter {
 /* Pages a copy of the user stack reads, one at a time: it stops at the first unmapped. */
 #define FG_OFFCPU_PAGE 4096
 
+/* A thread off the CPU, as it was switched out (the starts map's values, by tid). */
+struct fg_offcpu_start {
+	__u64 time; /* bpf_ktime_get_ns() */
+	__u64 ran;  /* its sum_exec_runtime: the ns it had run until then */
+	__s32 kernel_stack, user_stack;
+	__u32 voluntary; /* it called schedule(), and will return from it */
+};
+
 /* One block, emitted when the thread runs again. */
 struct fg_offcpu_event {
 	__u64 time; /* CLOCK_MONOTONIC ns when it ran again (estimated if its switch-in was unseen) */
@@ -70,10 +78,9 @@ struct fg_offcpu_pending {
 };
 
 /*
- * A DWARF-mode block: copied as the thread left its system call, its
- * user registers (those it entered the kernel with) and dump_size bytes of
- * its user stack from the stack pointer up. The ring's records are
- * FG_OFFCPU_DWARF_RECORD bytes whatever dump_size is.
+ * A DWARF-mode block: copied as the thread left its system call, its user
+ * registers (those it entered the kernel with) and dump_size bytes of its
+ * user stack from the stack pointer up; the record ends there.
  */
 struct fg_offcpu_dwarf_event {
 	struct fg_offcpu_event e;
@@ -81,6 +88,12 @@ struct fg_offcpu_dwarf_event {
 	__u8 stack[];
 };
 
-/* A page more than the dump: lets the verifier see each page's copy stay inside. */
-#define FG_OFFCPU_DWARF_RECORD \
-	(sizeof(struct fg_offcpu_dwarf_event) + FG_OFFCPU_MAX_DUMP + FG_OFFCPU_PAGE)
+/*
+ * Where the BPF side builds one: the same layout with room for the stack,
+ * and a page more, which lets the verifier see each page's copy stay inside.
+ */
+struct fg_offcpu_dwarf_slot {
+	struct fg_offcpu_event e;
+	__u64 regs[FG_OFFCPU_N_REGS];
+	__u8 stack[FG_OFFCPU_MAX_DUMP + FG_OFFCPU_PAGE];
+};
