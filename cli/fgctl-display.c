@@ -441,7 +441,9 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 		fprintf(f,
 			"fgctl: warning: %" PRId64 " blocks were lost (%" PRId64
 			" with too many threads blocked at once, %" PRId64
-			" with fgd's ring full): the profile is incomplete\n",
+			" with fgd's ring full): the profile is incomplete (a storm of short "
+			"blocks: raise --min-block; with --call-graph dwarf each block carries "
+			"its user stack, and fp fills the ring more slowly)\n",
 			lost, fgctl_get_int(off, "lost_threads"), fgctl_get_int(off, "lost_ring"));
 	else if (lost > 0)
 		fprintf(f,
@@ -449,6 +451,12 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			" records: the profile is incomplete "
 			"(lower -F, or start fgd with a bigger --ring-pages)\n",
 			lost);
+	if (off && fgctl_get_int(off, "user_dump_failed") > 0)
+		fprintf(f,
+			"fgctl: note: %" PRId64 " blocks have no user stack: they did not end by "
+			"leaving a system call (page faults, or still blocked at the end), where "
+			"their stack is copied for DWARF unwinding\n",
+			fgctl_get_int(off, "user_dump_failed"));
 	if (dropped > 0)
 		fprintf(f,
 			"fgctl: warning: %" PRId64

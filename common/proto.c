@@ -404,9 +404,6 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 		FAIL("'min_block_us' is for off-CPU and wall-clock recordings ('off_cpu' or 'wall')");
 	if (rec->off_cpu && rec->frequency)
 		FAIL("'frequency' does not apply to off-CPU recordings: every block is recorded");
-	if ((rec->off_cpu || rec->wall) && rec->call_graph == FG_CALL_GRAPH_DWARF)
-		FAIL("off-CPU and wall-clock recordings walk user stacks by frame pointer for now: "
-		     "'call_graph' \"dwarf\" is not supported with 'off_cpu' or 'wall'");
 	return 0;
 }
 

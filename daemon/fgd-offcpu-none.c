@@ -34,12 +34,17 @@ int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)
 	return -EOPNOTSUPP;
 }
 
+int fg_offcpu__flush(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)
+{
+	return 0;
+}
+
 void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 {
 	*ret = (struct fg_offcpu_stats){};
 }
 
-size_t fg_offcpu__threads_away(const struct fg_offcpu *o)
+bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid)
 {
-	return 0;
+	return false;
 }

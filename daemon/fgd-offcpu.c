@@ -17,12 +17,18 @@
 #include "offcpu.skel.h"
 #include <linux/types.h>
 
+_Static_assert(FG_OFFCPU_MAX_DUMP_BYTES == FG_OFFCPU_MAX_DUMP, "one limit, two names");
+_Static_assert(offsetof(struct fg_offcpu_dwarf_slot, stack) == sizeof(struct fg_offcpu_dwarf_event),
+	       "a record is the start of the slot it was built in");
+
 #define BTF_VMLINUX "/sys/kernel/btf/vmlinux"
 /*
  * The kernel frames of the tracing machinery above a block's stack when
  * __schedule cannot be found in them: the program's and bpf_trace_run's.
  */
 #define TRACING_FRAMES 2
+/* The ring in DWARF mode, whose records carry a user stack each (the default is 1 MiB). */
+#define DWARF_RING_BYTES (16U << 20)
 
 struct fg_offcpu {
 	struct offcpu_bpf *skel;  /* owned */
@@ -42,6 +48,7 @@ struct fg_offcpu {
 	void *ctx;
 	int err; /* the first error of a drain's callback */
 	uint64_t events, blocked_ns;
+	uint64_t flushed; /* DWARF mode: blocks found pending at a flush */
 	/* One block's callchain: two markers and two stacks. */
 	uint64_t chain[2 + 2 * FG_OFFCPU_MAX_STACK];
 	uint64_t frames[FG_OFFCPU_MAX_STACK];
@@ -141,6 +148,17 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	if (e->has_regs) {
+		const struct fg_offcpu_dwarf_event *d = data;
+
+		if (size < sizeof(*d) + e->dump_size)
+			return 0;
+		s.regs_abi = PERF_SAMPLE_REGS_ABI_64;
+		s.regs = (const uint64_t *)d->regs;
+		s.n_regs = FG_OFFCPU_N_REGS;
+		s.stack = d->stack;
+		s.stack_size = e->dump_size;
+	}
 	n = append_stack(o, n, PERF_CONTEXT_KERNEL, e->kernel_stack);
 	n = append_stack(o, n, PERF_CONTEXT_USER, e->user_stack);
 	memcpy(comm, e->comm, sizeof(e->comm));
@@ -174,6 +192,11 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		*ret_why = "out of memory";
 		return -ENOMEM;
 	}
+	o->n_cpus = libbpf_num_possible_cpus();
+	if (o->n_cpus <= 0) {
+		*ret_why = "cannot count the CPUs";
+		return o->n_cpus < 0 ? o->n_cpus : -EINVAL;
+	}
 	o->skel = offcpu_bpf__open();
 	if (!o->skel) {
 		*ret_why = "cannot open the off-CPU BPF program";
@@ -182,6 +205,20 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 	o->skel->rodata->min_block_ns = opts->min_block_ns;
 	o->skel->rodata->user_stacks = opts->user_stacks;
 	o->skel->rodata->all_processes = !opts->pids;
+	o->skel->rodata->stack_dump = (uint32_t)MIN(opts->stack_dump, (uint64_t)FG_OFFCPU_MAX_DUMP);
+	if (opts->stack_dump) {
+		/* Records of up to 32 KiB: room for hundreds at least between two drains. */
+		r = bpf_map__set_max_entries(o->skel->maps.events, DWARF_RING_BYTES);
+		if (r >= 0)
+			r = bpf_map__set_max_entries(o->skel->maps.scratch, (uint32_t)o->n_cpus);
+		if (r < 0) {
+			*ret_why = "cannot size the off-CPU ring buffer";
+			return r;
+		}
+	} else {
+		/* Nothing to copy: system calls' ends are not hooked at all. */
+		bpf_program__set_autoload(o->skel->progs.fg_offcpu_syscall_done, false);
+	}
 	r = offcpu_bpf__load(o->skel);
 	if (r < 0) {
 		*ret_why = "the kernel refused the off-CPU BPF program (its BTF may lack "
@@ -201,11 +238,6 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 	find_schedule(o);
 	o->stacks_fd = bpf_map__fd(o->skel->maps.stacks);
 	o->counters_fd = bpf_map__fd(o->skel->maps.counters);
-	o->n_cpus = libbpf_num_possible_cpus();
-	if (o->n_cpus <= 0) {
-		*ret_why = "cannot count the CPUs";
-		return o->n_cpus < 0 ? o->n_cpus : -EINVAL;
-	}
 	o->ring = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_event, o, NULL);
 	if (!o->ring) {
 		*ret_why = "cannot map the off-CPU ring buffer";
@@ -260,18 +292,38 @@ void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 		.kernel_stack_failed = counter(o, FG_OFFCPU_DROP_KERNEL_STACK),
 		.user_stack_failed = counter(o, FG_OFFCPU_DROP_USER_STACK),
 		.switch_ins_unseen = counter(o, FG_OFFCPU_SWITCH_IN_UNSEEN),
+		.user_dump_failed = counter(o, FG_OFFCPU_DROP_USER_DUMP) + o->flushed,
 	};
 }
 
-size_t fg_offcpu__threads_away(const struct fg_offcpu *o)
+bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid)
 {
-	int fd = bpf_map__fd(o->skel->maps.starts);
-	uint32_t key, *prev = NULL;
-	size_t n = 0;
+	struct fg_offcpu_start st;
+	uint32_t key = (uint32_t)tid;
 
-	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
+	return bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.starts), &key, &st) == 0;
+}
+
+int fg_offcpu__flush(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(o->skel->maps.pending), n = 0;
+	struct fg_offcpu_pending p;
+	uint32_t tid;
+
+	o->fn = fn;
+	o->ctx = ctx;
+	/* Each is deleted once handed over, so the first key is always the next one. */
+	while (bpf_map_get_next_key(fd, NULL, &tid) == 0) {
+		if (bpf_map_lookup_and_delete_elem(fd, &tid, &p) < 0) {
+			if (bpf_map_lookup_elem(fd, &tid, &p) < 0 ||
+			    bpf_map_delete_elem(fd, &tid) < 0)
+				break;
+		}
+		o->flushed++;
+		on_event(o, &p.e, sizeof(p.e));
 		n++;
-		prev = &key;
 	}
+	o->fn = NULL;
+	o->ctx = NULL;
 	return n;
 }

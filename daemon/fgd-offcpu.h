@@ -25,11 +25,19 @@ struct fg_offcpu;
 
 /* What recordings and status call the source, as perf names its events. */
 #define FG_OFFCPU_EVENT "off-cpu (sched_switch)"
+/* The most user stack a DWARF-mode block carries (bytes). */
+#define FG_OFFCPU_MAX_DUMP_BYTES 32768
 
 struct fg_offcpu_opts {
 	uint64_t min_block_ns; /* shorter blocks are not emitted */
 	bool user_stacks;      /* take user stacks (frame pointers) too */
-	const pid_t *pids;     /* borrowed for the call; NULL: every process */
+	/*
+	 * DWARF mode: bytes of user stack (and the user registers) copied with
+	 * each block, at most FG_OFFCPU_MAX_DUMP_BYTES (more is cut to it), for the daemon to
+	 * unwind; 0: frame-pointer stacks only.
+	 */
+	uint64_t stack_dump;
+	const pid_t *pids; /* borrowed for the call; NULL: every process */
 	size_t n_pids;
 };
 
@@ -41,6 +49,7 @@ struct fg_offcpu_stats {
 	uint64_t kernel_stack_failed; /* blocks without their kernel stack */
 	uint64_t user_stack_failed;   /* blocks without their user stack */
 	uint64_t switch_ins_unseen;   /* blocks measured from run time, their switch-in unseen */
+	uint64_t user_dump_failed;    /* DWARF mode: blocks without their user stack */
 };
 
 /* A block as a sample (period: the blocked time in µs) and its thread's name; borrowed for the call. */
@@ -66,10 +75,14 @@ int fg_offcpu__fd(const struct fg_offcpu *o);
 /* Hands every block waiting to fn. Returns how many, or a negative errno. */
 int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
 
+/*
+ * DWARF mode, at the end: hands fn the blocks still waiting in the kernel
+ * for their thread to leave its system call, without a user stack (counted
+ * in user_dump_failed). Returns how many.
+ */
+int fg_offcpu__flush(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
+
 void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret);
 
-/*
- * How many threads the program holds as off the CPU now (each will end a
- * block when it runs again). One system call per thread: for tests.
- */
-size_t fg_offcpu__threads_away(const struct fg_offcpu *o);
+/* Whether the program holds thread tid as off the CPU now (it will end a block when it runs again). */
+bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid);

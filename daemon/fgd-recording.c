@@ -179,6 +179,7 @@ static int offcpu_open(struct fg_recording *r, const char **ret_why)
 		.min_block_ns =
 			(uint64_t)(r->opts.req.min_block_us ? r->opts.req.min_block_us : 1) * 1000,
 		.user_stacks = true,
+		.stack_dump = r->opts.call_graph == FG_CALL_GRAPH_DWARF ? r->opts.stack_dump : 0,
 		.pids = r->n_targets ? pids : NULL,
 		.n_pids = r->n_targets,
 	};
@@ -488,8 +489,9 @@ int fg_recording__finish(struct fg_recording *r)
 		ro.palette = FG_PALETTE_IO;
 	fg_recording__stop(r);
 	if (r->offcpu) {
-		/* What the ring still holds, then the source's figures, kept. */
+		/* What the ring still holds, what waits for a stack copy, then the source's figures, kept. */
 		(void)fg_offcpu__drain(r->offcpu, on_block, r);
+		(void)fg_offcpu__flush(r->offcpu, on_block, r);
 		fg_offcpu__stats(r->offcpu, &r->offcpu_stats);
 		r->offcpu = fg_offcpu__free(r->offcpu);
 	}
@@ -589,6 +591,13 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 				(int64_t)r->offcpu_stats.kernel_stack_failed);
 		fg_json_add_int(o, "user_stack_failed", (int64_t)r->offcpu_stats.user_stack_failed);
 		fg_json_add_int(o, "switch_ins_unseen", (int64_t)r->offcpu_stats.switch_ins_unseen);
+		if (r->opts.call_graph == FG_CALL_GRAPH_DWARF) {
+			fg_json_add_int(o, "stack_dump",
+					(int64_t)MIN(r->opts.stack_dump,
+						     (uint64_t)FG_OFFCPU_MAX_DUMP_BYTES));
+			fg_json_add_int(o, "user_dump_failed",
+					(int64_t)r->offcpu_stats.user_dump_failed);
+		}
 		fg_json_add_str(m, "unit", "us");
 	}
 	/* Wall-clock: the on-CPU event, with "wall" and the off-CPU part beside it. */

@@ -577,20 +577,30 @@ static int64_t dwarf_chain(struct fg_resolver *r, const struct fg_record *rec,
 	const struct fg_sample *s = &rec->sample;
 	size_t max_user = r->opts.max_stack, n = 0;
 	struct fg_unwind_result res;
+	uint64_t i;
 	int err;
 
 	*ret = (struct unwound){};
 	if (FG_GROW(r->chain, r->cap_chain, s->nr + 3 + max_user) < 0)
 		return -ENOMEM;
-	for (uint64_t i = 0; i < s->nr && s->ips[i] != (uint64_t)PERF_CONTEXT_USER; i++)
+	for (i = 0; i < s->nr && s->ips[i] != (uint64_t)PERF_CONTEXT_USER; i++)
 		r->chain[n++] = s->ips[i];
 	if (n == 0 && (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
 		r->chain[n++] = PERF_CONTEXT_KERNEL;
 		r->chain[n++] = s->ip;
 	}
 	/* Kernel threads and the idle task have no user part. */
-	if (!proc || s->regs_abi == PERF_SAMPLE_REGS_ABI_NONE)
+	if (!proc)
 		return (int64_t)n;
+	/*
+	 * Without registers, the callchain's own user part if any: an off-CPU
+	 * block whose stack could not be copied has its frame-pointer walk.
+	 */
+	if (s->regs_abi == PERF_SAMPLE_REGS_ABI_NONE) {
+		for (; i < s->nr; i++)
+			r->chain[n++] = s->ips[i];
+		return (int64_t)n;
+	}
 	r->chain[n++] = PERF_CONTEXT_USER;
 	ret->user = true;
 	err = fg_unwinder__unwind(r->unwinder, proc, s, r->nowait ? FG_UNWINDER_NOWAIT : 0,

@@ -425,11 +425,9 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		o.call_graph = req->call_graph;
 	if (req->stack_dump)
 		o.stack_dump = req->stack_dump;
-	/* Off-CPU: every block, user stacks by frame pointer (the protocol refuses dwarf). */
+	/* Off-CPU: every block. */
 	if (req->off_cpu)
 		o.frequency = 0;
-	if (req->off_cpu || req->wall)
-		o.call_graph = FG_CALL_GRAPH_FP;
 	if (req->all && c->cred.uid != 0) {
 		s->denied++;
 		send_error(c, EPERM,

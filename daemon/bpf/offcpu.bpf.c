@@ -10,6 +10,21 @@
  * 6.18 under load, for perf's and ftrace's sched_switch as well): a thread
  * found still noted as away when it is switched out again has its block
  * measured from what it ran in between (FG_OFFCPU_SWITCH_IN_UNSEEN).
+ *
+ * DWARF mode (stack_dump > 0): a thread's user stack does not change while
+ * it is off the CPU, and can only be read while it is current. A block long
+ * enough to keep waits in pending until its thread, back on the CPU, leaves
+ * its system call (fg_offcpu_syscall_done, at sys_exit): its user registers
+ * and stack are copied then, for the daemon to unwind with CFI. (fexit on
+ * schedule() would come sooner, but function tracing is not permitted on
+ * every host; the tracepoint is.) Blocks the thread has in the same system
+ * call with the same stacks add up while they wait. A preempted thread's
+ * block is emitted at once with the frame-pointer user stack. A pending
+ * block whose thread left the CPU again from elsewhere (it went back to
+ * user space by another way, such as a page fault's return), and those the
+ * daemon finds pending at the end (fg_offcpu__flush()), go without a user
+ * stack: the frame-pointer walk at every voluntary switch would cost more
+ * than all the copies.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -27,13 +42,7 @@
 const volatile __u64 min_block_ns = 1000;
 const volatile bool all_processes = true; /* else only the tgids in pids */
 const volatile bool user_stacks = true;
-
-/* A thread off the CPU, as it was switched out. */
-struct start {
-	__u64 time; /* bpf_ktime_get_ns() */
-	__u64 ran;  /* its sum_exec_runtime: the ns it had run until then */
-	__s32 kernel_stack, user_stack;
-};
+const volatile __u32 stack_dump = 0; /* DWARF mode: user stack bytes per block; 0: off */
 
 /* Before 5.14, task_struct's state was called state. */
 struct task_struct___pre_5_14 {
@@ -45,8 +54,27 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, FG_OFFCPU_MAX_THREADS);
 	__type(key, __u32);
-	__type(value, struct start);
+	__type(value, struct fg_offcpu_start);
 } starts SEC(".maps");
+
+/*
+ * DWARF mode: where a block's record is put together, one slot a CPU (the
+ * loader sizes it), as a ring record must be reserved at its full size.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_offcpu_dwarf_slot);
+} scratch SEC(".maps");
+
+/* DWARF mode: blocks whose thread is back but still in its system call; by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FG_OFFCPU_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct fg_offcpu_pending);
+} pending SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -96,8 +124,30 @@ static bool exiting(struct task_struct *t)
 	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state) & TASK_DEAD;
 }
 
+/* t's block that began at st and ended at time, into e. */
+static __always_inline void fill(struct fg_offcpu_event *e, struct task_struct *t, __u32 tid,
+				 const struct fg_offcpu_start *st, __u64 time, __u64 blocked_ns)
+{
+	e->time = time;
+	e->blocked_ns = blocked_ns;
+	e->pid = BPF_CORE_READ(t, tgid);
+	e->tid = tid;
+	e->kernel_stack = st->kernel_stack;
+	e->user_stack = st->user_stack;
+	BPF_CORE_READ_STR_INTO(&e->comm, t, comm);
+	e->dump_size = 0;
+	e->has_regs = 0;
+}
+
+/* Emits a block as it is, without a copy of the user stack. */
+static __always_inline void output(const struct fg_offcpu_event *e)
+{
+	if (bpf_ringbuf_output(&events, (void *)e, sizeof(*e), 0))
+		count(FG_OFFCPU_DROP_RING);
+}
+
 /* Emits t's block that began at st and ended at time, if it is long enough. */
-static __always_inline void emit(struct task_struct *t, __u32 tid, const struct start *st,
+static __always_inline void emit(struct task_struct *t, __u32 tid, const struct fg_offcpu_start *st,
 				 __u64 time, __u64 blocked_ns)
 {
 	struct fg_offcpu_event *e;
@@ -109,35 +159,104 @@ static __always_inline void emit(struct task_struct *t, __u32 tid, const struct 
 		count(FG_OFFCPU_DROP_RING);
 		return;
 	}
-	e->time = time;
-	e->blocked_ns = blocked_ns;
-	e->pid = BPF_CORE_READ(t, tgid);
-	e->tid = tid;
-	e->kernel_stack = st->kernel_stack;
-	e->user_stack = st->user_stack;
-	BPF_CORE_READ_STR_INTO(&e->comm, t, comm);
+	fill(e, t, tid, st, time, blocked_ns);
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* prev is leaving the CPU at now: notes where it stops. */
-static __always_inline void switched_out(void *ctx, struct task_struct *prev, __u32 tid, __u64 now)
+/* The user registers t entered the kernel with. */
+static __always_inline struct pt_regs *user_regs(struct task_struct *t)
 {
-	struct start st, *away;
+	return (struct pt_regs *)bpf_task_pt_regs(t);
+}
+
+/*
+ * DWARF mode: a block of tid's still waiting for its user stack goes as it
+ * is, unless (keep) t is still in the kernel entry that made it wait.
+ */
+static __always_inline void flush_pending(struct task_struct *t, __u32 tid, bool keep)
+{
+	struct fg_offcpu_pending *p = bpf_map_lookup_elem(&pending, &tid);
+	struct pt_regs *regs;
+
+	if (!p)
+		return;
+	regs = user_regs(t);
+	if (keep && p->user_ip == BPF_CORE_READ(regs, ip) && p->user_sp == BPF_CORE_READ(regs, sp))
+		return;
+	count(FG_OFFCPU_DROP_USER_DUMP);
+	output(&p->e);
+	bpf_map_delete_elem(&pending, &tid);
+}
+
+/* DWARF mode: next's block e waits for its system call's end, with any it had there before. */
+static __always_inline void add_pending(struct task_struct *next, __u32 tid,
+					const struct fg_offcpu_event *e)
+{
+	struct fg_offcpu_pending *p = bpf_map_lookup_elem(&pending, &tid), n = { .e = *e };
+	struct pt_regs *regs = user_regs(next);
+
+	n.user_ip = BPF_CORE_READ(regs, ip);
+	n.user_sp = BPF_CORE_READ(regs, sp);
+	if (p && p->user_ip == n.user_ip && p->user_sp == n.user_sp &&
+	    p->e.kernel_stack == e->kernel_stack && p->e.user_stack == e->user_stack) {
+		p->e.blocked_ns += e->blocked_ns;
+		p->e.time = e->time;
+		return;
+	}
+	if (p) {
+		count(FG_OFFCPU_DROP_USER_DUMP);
+		output(&p->e);
+	}
+	if (bpf_map_update_elem(&pending, &tid, &n, BPF_ANY)) {
+		count(FG_OFFCPU_DROP_USER_DUMP);
+		output(e);
+	}
+}
+
+/*
+ * The block at away that ended, unseen, at time. In DWARF mode a voluntary
+ * one has no user stack: the thread may have been back in user space
+ * meanwhile (its registers cannot tell one system call from the next made
+ * at the same place), so its stack is not waited for.
+ */
+static __always_inline void recovered(struct task_struct *t, __u32 tid,
+				      const struct fg_offcpu_start *away, __u64 time,
+				      __u64 blocked_ns)
+{
+	if (stack_dump && away->voluntary && away->user_stack < 0 && blocked_ns >= min_block_ns)
+		count(FG_OFFCPU_DROP_USER_DUMP);
+	emit(t, tid, away, time, blocked_ns);
+}
+
+/* prev is leaving the CPU at now: notes where it stops. */
+static __always_inline void switched_out(void *ctx, struct task_struct *prev, __u32 tid, __u64 now,
+					 bool preempt)
+{
+	struct fg_offcpu_start st, *away;
 	int err;
 
 	/* Its last switch-out: it will not come back to end a block. */
+	if (stack_dump)
+		flush_pending(prev, tid, !exiting(prev));
 	if (exiting(prev)) {
 		bpf_map_delete_elem(&starts, &tid);
 		return;
 	}
 	st.time = now;
 	st.ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	st.voluntary = !preempt;
 	/* Whole: the daemon cuts the tracing machinery's frames above __schedule. */
 	st.kernel_stack = bpf_get_stackid(ctx, &stacks, 0);
 	if (st.kernel_stack < 0)
 		count(FG_OFFCPU_DROP_KERNEL_STACK);
 	st.user_stack = -1;
-	if (user_stacks && BPF_CORE_READ(prev, mm)) {
+	/*
+	 * The kernel's frame-pointer walk is the dearest part of a switch (4 µs
+	 * of 6 on the storm of docs/PERFORMANCE.md). In DWARF mode a thread that
+	 * calls schedule() has its stack copied as it leaves its system call: the
+	 * walk is only for preempted ones, whose blocks are emitted at once.
+	 */
+	if (user_stacks && BPF_CORE_READ(prev, mm) && (!stack_dump || preempt)) {
 		st.user_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 		if (st.user_stack < 0)
 			count(FG_OFFCPU_DROP_USER_STACK);
@@ -151,7 +270,7 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 
 			count(FG_OFFCPU_SWITCH_IN_UNSEEN);
 			if (now - away->time > ran)
-				emit(prev, tid, away, now - ran, now - away->time - ran);
+				recovered(prev, tid, away, now - ran, now - away->time - ran);
 		}
 		err = bpf_map_update_elem(&starts, &tid, &st, BPF_ANY);
 	}
@@ -164,11 +283,11 @@ int BPF_PROG(fg_offcpu_switch, bool preempt, struct task_struct *prev, struct ta
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 tid = BPF_CORE_READ(prev, pid);
-	struct start *s, st;
+	struct fg_offcpu_start *s, st;
 
 	/* The thread leaving (the idle task, tid 0, is not followed). */
 	if (tid && wanted(prev))
-		switched_out(ctx, prev, tid, now);
+		switched_out(ctx, prev, tid, now, preempt);
 
 	/* The thread coming back: how long it was away. */
 	tid = BPF_CORE_READ(next, pid);
@@ -177,7 +296,89 @@ int BPF_PROG(fg_offcpu_switch, bool preempt, struct task_struct *prev, struct ta
 		return 0;
 	st = *s;
 	bpf_map_delete_elem(&starts, &tid);
+	if (stack_dump && st.voluntary && now - st.time >= min_block_ns &&
+	    BPF_CORE_READ(next, mm)) {
+		struct fg_offcpu_event e;
+
+		/* Its user stack is copied as it leaves its system call. */
+		fill(&e, next, tid, &st, now, now - st.time);
+		add_pending(next, tid, &e);
+		return 0;
+	}
 	emit(next, tid, &st, now, now - st.time);
+	return 0;
+}
+
+/*
+ * DWARF mode: the current thread leaves a system call, with regs its user
+ * registers. If it has a block pending, its registers and user stack go with
+ * it: copied a page at a time from the stack pointer, up to stack_dump bytes
+ * or the first page that cannot be read (above the stack's top, or not
+ * resident).
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(fg_offcpu_syscall_done, struct pt_regs *regs, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct fg_offcpu_pending *p = bpf_map_lookup_elem(&pending, &tid);
+	__u32 cpu = bpf_get_smp_processor_id(), got = 0;
+	struct fg_offcpu_dwarf_slot *d;
+	__u64 sp;
+
+	if (!p)
+		return 0;
+	/* Tracepoints run with preemption off: this CPU's slot is this program's alone. */
+	d = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!d) {
+		count(FG_OFFCPU_DROP_USER_DUMP);
+		output(&p->e);
+		bpf_map_delete_elem(&pending, &tid);
+		return 0;
+	}
+	d->e = p->e;
+	bpf_map_delete_elem(&pending, &tid);
+	d->regs[0] = BPF_CORE_READ(regs, ax);
+	d->regs[1] = BPF_CORE_READ(regs, bx);
+	d->regs[2] = BPF_CORE_READ(regs, cx);
+	d->regs[3] = BPF_CORE_READ(regs, dx);
+	d->regs[4] = BPF_CORE_READ(regs, si);
+	d->regs[5] = BPF_CORE_READ(regs, di);
+	d->regs[6] = BPF_CORE_READ(regs, bp);
+	d->regs[7] = sp = BPF_CORE_READ(regs, sp);
+	d->regs[8] = BPF_CORE_READ(regs, ip);
+	d->regs[9] = BPF_CORE_READ(regs, r8);
+	d->regs[10] = BPF_CORE_READ(regs, r9);
+	d->regs[11] = BPF_CORE_READ(regs, r10);
+	d->regs[12] = BPF_CORE_READ(regs, r11);
+	d->regs[13] = BPF_CORE_READ(regs, r12);
+	d->regs[14] = BPF_CORE_READ(regs, r13);
+	d->regs[15] = BPF_CORE_READ(regs, r14);
+	d->regs[16] = BPF_CORE_READ(regs, r15);
+	for (int i = 0; i < FG_OFFCPU_MAX_DUMP / FG_OFFCPU_PAGE + 1; i++) {
+		/* To the end of sp's page first, then whole pages. */
+		__u32 want = FG_OFFCPU_PAGE - ((sp + got) & (FG_OFFCPU_PAGE - 1));
+
+		if (got >= stack_dump || got >= FG_OFFCPU_MAX_DUMP)
+			break;
+		if (want > stack_dump - got)
+			want = stack_dump - got;
+		got &= FG_OFFCPU_MAX_DUMP - 1;
+		want &= 2 * FG_OFFCPU_PAGE - 1;
+		if (want > FG_OFFCPU_PAGE)
+			break;
+		if (bpf_probe_read_user(d->stack + got, want, (void *)(sp + got)))
+			break;
+		got += want;
+	}
+	if (got > FG_OFFCPU_MAX_DUMP)
+		got = FG_OFFCPU_MAX_DUMP;
+	d->e.dump_size = got;
+	d->e.has_regs = 1;
+	if (!got)
+		count(FG_OFFCPU_DROP_USER_DUMP);
+	/* The record is as long as what was copied: a shallow stack leaves room for more. */
+	if (bpf_ringbuf_output(&events, d, sizeof(struct fg_offcpu_dwarf_event) + got, 0))
+		count(FG_OFFCPU_DROP_RING);
 	return 0;
 }
 

@@ -33,7 +33,29 @@ enum fg_offcpu_counter {
 	 * time it ran in between (its sum_exec_runtime) and emitted then.
 	 */
 	FG_OFFCPU_SWITCH_IN_UNSEEN,
+	/*
+	 * DWARF mode: blocks emitted without their user stack: the copy
+	 * failed, or the thread did not leave the kernel through the end of
+	 * the system call it blocked in (a page fault's), or blocked again with
+	 * other stacks first, or was still in it at the end.
+	 */
+	FG_OFFCPU_DROP_USER_DUMP,
 	FG_OFFCPU_N_COUNTERS
+};
+
+/* User registers a DWARF-mode block carries: perf's x86-64 order (FG_PERF_REGS_MASK_X86_64). */
+#define FG_OFFCPU_N_REGS 17
+/* The most user stack a DWARF-mode block carries, in bytes: a power of two. */
+#define FG_OFFCPU_MAX_DUMP 32768
+/* Pages a copy of the user stack reads, one at a time: it stops at the first unmapped. */
+#define FG_OFFCPU_PAGE 4096
+
+/* A thread off the CPU, as it was switched out (the starts map's values, by tid). */
+struct fg_offcpu_start {
+	__u64 time; /* bpf_ktime_get_ns() */
+	__u64 ran;  /* its sum_exec_runtime: the ns it had run until then */
+	__s32 kernel_stack, user_stack;
+	__u32 voluntary; /* it called schedule(), and will return from it */
 };
 
 /* One block, emitted when the thread runs again. */
@@ -45,4 +67,33 @@ struct fg_offcpu_event {
 	__s32 kernel_stack; /* id in the stack map, or negative: not taken */
 	__s32 user_stack;
 	char comm[16];
+	__u32 dump_size; /* DWARF mode: bytes of user stack in the record; else 0 */
+	__u32 has_regs;  /* DWARF mode: the record is a struct fg_offcpu_dwarf_event */
+};
+
+/* DWARF mode: a block waiting for its thread to leave the system call it blocked in. */
+struct fg_offcpu_pending {
+	struct fg_offcpu_event e;
+	__u64 user_ip, user_sp; /* the system call's: its thread's user registers */
+};
+
+/*
+ * A DWARF-mode block: copied as the thread left its system call, its user
+ * registers (those it entered the kernel with) and dump_size bytes of its
+ * user stack from the stack pointer up; the record ends there.
+ */
+struct fg_offcpu_dwarf_event {
+	struct fg_offcpu_event e;
+	__u64 regs[FG_OFFCPU_N_REGS];
+	__u8 stack[];
+};
+
+/*
+ * Where the BPF side builds one: the same layout with room for the stack,
+ * and a page more, which lets the verifier see each page's copy stay inside.
+ */
+struct fg_offcpu_dwarf_slot {
+	struct fg_offcpu_event e;
+	__u64 regs[FG_OFFCPU_N_REGS];
+	__u8 stack[FG_OFFCPU_MAX_DUMP + FG_OFFCPU_PAGE];
 };

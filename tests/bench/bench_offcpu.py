@@ -6,10 +6,14 @@ The storm is `perf bench sched pipe`: two tasks ping-ponging a token over a
 pipe, every round trip two switches. Its throughput (ops/s) is measured,
 each run --loops round trips:
   - with no profiler;
-  - while `fgctl record --off-cpu -a` runs (fp user stacks);
+  - while `fgctl record --off-cpu -a` runs, with fp user stacks, then with
+    dwarf ones (registers and 32 KiB of user stack copied per block);
   - while `perf record -e sched:sched_switch -a -g` runs (perf's own
     off-CPU method: every switch with its callchain, to a file);
-and for fgd, its own CPU time per block and every block lost. Runs
+and for fgd, its own CPU time per block, every block lost, and what its BPF
+programs cost in the kernel per run (kernel.bpf_stats_enabled: run_time_ns
+over run_cnt, the switch program and, in dwarf mode, the one at every
+system call's end). Runs
 alternate --rounds times; the median of each is printed. Asserts nothing.
 
   sudo python3 tests/bench/bench_offcpu.py --build build --loops 400000 --rounds 3
@@ -37,25 +41,35 @@ def storm(loops):
     return int(m.group(1))
 
 
-def with_fgd(build, loops):
-    """ops/s under an off-CPU recording of the whole machine, fgd's CPU per block, losses."""
+def bpf_costs():
+    """{program name: (runs, ns)} of fgd's loaded BPF programs, from bpftool."""
+    r = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True)
+    progs = json.loads(r.stdout or "[]") if r.returncode == 0 else []
+    return {p["name"]: (p.get("run_cnt", 0), p.get("run_time_ns", 0)) for p in progs
+            if p.get("name", "").startswith("fg_offcpu")}
+
+
+def with_fgd(build, loops, mode):
+    """ops/s under an off-CPU recording of the whole machine with mode's user stacks, fgd's
+    CPU per block, losses."""
     with fgbench.Fgd(build, ["--no-always-on"]) as fgd, tempfile.TemporaryDirectory() as tmp:
         meta = os.path.join(tmp, "meta.json")
         rec = subprocess.Popen([build.fgctl, "--socket", fgd.socket, "record", "--off-cpu", "-a",
-                                "-o", os.path.join(tmp, "out.folded"), "--metadata", meta,
+                                "--call-graph", mode, "-o", os.path.join(tmp, "out.folded"), "--metadata", meta,
                                 "-q"], stderr=subprocess.PIPE)
         # The recording runs once fgd says so: its status counts it.
         fgbench.wait_recording(fgd)
         before = fgbench.cpu_seconds(fgd.pid)
         ops = storm(loops)
         cpu = fgbench.cpu_seconds(fgd.pid) - before
+        costs = bpf_costs()
         rec.send_signal(2)
         _, err = rec.communicate(timeout=120)
         if rec.returncode != 0:
             sys.exit(f"bench: fgctl record --off-cpu: {err.decode(errors='replace')}")
         with open(meta) as f:
             m = json.load(f)
-    return ops, cpu, m["off_cpu"]
+    return ops, cpu, m["off_cpu"], costs
 
 
 def with_perf(loops):
@@ -81,27 +95,47 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     fgbench.need_root()
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        stats_were = f.read().strip()
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write("1")
+    try:
+        run_rounds(args)
+    finally:
+        with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+            f.write(stats_were)
+
+
+def run_rounds(args):
     build = fgbench.Build(args.build)
     machine = fgbench.Machine()
-    base, fgd, perf = [], [], []
+    base, perf = [], []
+    fgd = {"fp": [], "dwarf": []}
     for _ in range(args.rounds):
         base.append(storm(args.loops))
-        fgd.append(with_fgd(build, args.loops))
+        for mode, runs in fgd.items():
+            runs.append(with_fgd(build, args.loops, mode))
         perf.append(with_perf(args.loops))
     b = statistics.median(base)
-    f_ops = statistics.median(x[0] for x in fgd)
     p_ops = statistics.median(x[0] for x in perf)
     print(f"storm: perf bench sched pipe -l {args.loops}, {args.rounds} rounds, medians")
     print(f"  no profiler:            {b:8.0f} ops/s  (runs: {base})")
-    print(f"  fgd record --off-cpu -a: {f_ops:8.0f} ops/s, {100 * (1 - f_ops / b):5.1f}% slower  "
-          f"(runs: {[x[0] for x in fgd]})")
+    for mode, runs in fgd.items():
+        f_ops = statistics.median(x[0] for x in runs)
+        print(f"  fgd record --off-cpu -a --call-graph {mode}: {f_ops:8.0f} ops/s, "
+              f"{100 * (1 - f_ops / b):5.1f}% slower  (runs: {[x[0] for x in runs]})")
     print(f"  perf record sched_switch -a -g: {p_ops:8.0f} ops/s, "
           f"{100 * (1 - p_ops / b):5.1f}% slower  (runs: {[x[0] for x in perf]})")
-    for ops, cpu, off in fgd:
-        print(f"  fgd run: {off['blocks']} blocks kept, fgd CPU {cpu:.2f} s "
-              f"({1e6 * cpu / max(off['blocks'], 1):.2f} us a block); lost: "
-              f"{off['lost_threads']} (threads) + {off['lost_ring']} (ring); stacks not taken: "
-              f"{off['kernel_stack_failed']} kernel, {off['user_stack_failed']} user")
+    for mode, runs in fgd.items():
+        for ops, cpu, off, costs in runs:
+            print(f"  fgd {mode} run: {off['blocks']} blocks kept, fgd CPU {cpu:.2f} s "
+                  f"({1e6 * cpu / max(off['blocks'], 1):.2f} us a block); lost: "
+                  f"{off['lost_threads']} (threads) + {off['lost_ring']} (ring); stacks not "
+                  f"taken: {off['kernel_stack_failed']} kernel, {off['user_stack_failed']} user"
+                  + (f"; no user stack: {off['user_dump_failed']}" if mode == "dwarf"
+                     else ""))
+            for name, (runs_, ns) in sorted(costs.items()):
+                print(f"    BPF {name}: {runs_} runs, {ns / max(runs_, 1):.0f} ns a run")
     for ops, cpu, lost in perf:
         print(f"  perf run: perf's CPU {cpu:.2f} s, {lost} events lost")
     print(fgbench.conditions(machine))

@@ -288,10 +288,8 @@ TEST(invalid_requests_say_why)
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"min_block_us\":5}",
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"off_cpu\":true,\"min_block_us\":0}",
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"off_cpu\":true,\"frequency\":99}",
-		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"off_cpu\":true,\"call_graph\":\"dwarf\"}",
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"off_cpu\":true,\"wall\":true}",
 		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"wall\":\"yes\"}",
-		"{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"wall\":true,\"call_graph\":\"dwarf\"}",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
