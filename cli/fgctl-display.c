@@ -451,6 +451,14 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			" records: the profile is incomplete "
 			"(lower -F, or start fgd with a bigger --ring-pages)\n",
 			lost);
+	if (off &&
+	    fgctl_get_int(off, "kernel_stack_failed") + fgctl_get_int(off, "user_stack_failed") > 0)
+		fprintf(f,
+			"fgctl: warning: %" PRId64 " blocks have no kernel stack and %" PRId64
+			" no user stack: the kernel could not take them, or fgd's table of "
+			"16384 distinct stacks was full\n",
+			fgctl_get_int(off, "kernel_stack_failed"),
+			fgctl_get_int(off, "user_stack_failed"));
 	if (off && fgctl_get_int(off, "user_dump_failed") > 0)
 		fprintf(f,
 			"fgctl: note: %" PRId64 " blocks have no user stack: they did not end by "

@@ -46,7 +46,6 @@ struct fg_offcpu {
 	uint64_t schedule_lo, schedule_hi;
 	fg_offcpu_fn fn; /* while draining */
 	void *ctx;
-	int err; /* the first error of a drain's callback */
 	uint64_t events, blocked_ns;
 	uint64_t flushed; /* DWARF mode: blocks found pending at a flush */
 	/* One block's callchain: two markers and two stacks. */
@@ -88,7 +87,6 @@ struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_offcpu *, fg_offcpu__free);
 
-/* Appends stack id's frames to o->chain after marker; a stack not taken adds nothing. */
 /*
  * Finds __schedule's extent in /proc/kallsyms: from its address to the next
  * symbol's. The core kernel's symbols come first, in address order, so the
@@ -122,6 +120,10 @@ static size_t tracing_frames(const struct fg_offcpu *o, size_t n)
 	return MIN((size_t)TRACING_FRAMES, n);
 }
 
+/*
+ * Appends stack id's frames to o->chain after marker, a kernel stack from
+ * __schedule down; a stack not taken adds nothing.
+ */
 static size_t append_stack(struct fg_offcpu *o, size_t n, uint64_t marker, int32_t id)
 {
 	size_t frames = 0, skip = 0;

@@ -15,7 +15,11 @@
  * out is not noted, and its block is lost (counted: FG_OFFCPU_DROP_THREADS).
  */
 #define FG_OFFCPU_MAX_THREADS 65536
-/* Distinct stacks held by the stack map between two drains. */
+/*
+ * Distinct stacks (kernel and user together) one source holds: the stack
+ * map is not emptied while it runs, as a thread still away may hold an id.
+ * Past it, new stacks are not taken (counted: FG_OFFCPU_DROP_*_STACK).
+ */
 #define FG_OFFCPU_MAX_STACKS 16384
 /* Processes a recording may select (pid list). */
 #define FG_OFFCPU_MAX_PIDS 64
