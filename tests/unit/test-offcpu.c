@@ -81,19 +81,18 @@ static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 /*
  * Follows this process with opts while a thread sleeps SLEEPS times; what
  * its blocks showed in *seen, the source's counters in *st. False if BPF
- * cannot work here (the test is skipped).
+ * cannot work here, with why in *ret_why (the test is skipped).
  */
 static bool watch_sleeper(const struct fg_offcpu_opts *opts, struct seen *seen,
-			  struct fg_offcpu_stats *st)
+			  struct fg_offcpu_stats *st, const char **ret_why)
 {
 	struct fg_offcpu *off = NULL;
-	const char *why = NULL;
 	pthread_t t;
 	int r;
 
-	r = fg_offcpu__new(opts, &off, &why);
+	r = fg_offcpu__new(opts, &off, ret_why);
 	if (r == -EOPNOTSUPP) {
-		ASSERT_TRUE(why && why[0]);
+		ASSERT_TRUE(*ret_why && (*ret_why)[0]);
 		return false;
 	}
 	ASSERT_OK(r);
@@ -142,11 +141,12 @@ TEST(a_sleeping_thread_blocks_as_long_as_it_sleeps)
 	};
 	struct fg_offcpu_stats st;
 	struct seen seen = {};
+	const char *why = NULL;
 
 	if (geteuid() != 0)
 		SKIP("BPF needs root");
-	if (!watch_sleeper(&o, &seen, &st))
-		SKIP("no BPF here");
+	if (!watch_sleeper(&o, &seen, &st, &why))
+		SKIP(why);
 	ASSERT_U64_EQ(seen.sleeps_with_dump, 0);
 }
 
@@ -160,11 +160,12 @@ TEST(dwarf_mode_blocks_carry_the_user_registers_and_stack)
 				    .n_pids = 1 };
 	struct fg_offcpu_stats st;
 	struct seen seen = {};
+	const char *why = NULL;
 
 	if (geteuid() != 0)
 		SKIP("BPF needs root");
-	if (!watch_sleeper(&o, &seen, &st))
-		SKIP("no BPF here");
+	if (!watch_sleeper(&o, &seen, &st, &why))
+		SKIP(why);
 	/* Each sleep ends by leaving nanosleep, where its stack is copied, unless counted. */
 	ASSERT_TRUE(seen.sleeps_with_dump + st.user_dump_failed >= seen.sleeps);
 	ASSERT_TRUE(seen.sleeps_with_dump >= SLEEPS / 2);
