@@ -7,7 +7,7 @@
  * against vmlinux.h, relocated by libbpf against the running kernel's BTF.
  *
  * The kernel does not always run the tracepoint for a switch-in (seen on
- * 6.18 under load, for perf's and ftrace's sched_switch as well): a thread
+ * 6.18 under load, for ftrace's own sched_switch event as well): a thread
  * found still noted as away when it is switched out again has its block
  * measured from what it ran in between (FG_OFFCPU_SWITCH_IN_UNSEEN).
  *
