@@ -395,7 +395,6 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 	int64_t samples = fgctl_get_int(meta, "samples"), lost = fgctl_get_int(meta, "lost");
 	int64_t dropped = fgctl_get_int(meta, "dropped"),
 		n_unreadable = fgctl_get_int(meta, "unreadable_count");
-
 	struct json_object *off = get_obj(meta, "off_cpu");
 
 	fgctl_end_progress(f);

@@ -224,14 +224,15 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 			fprintf(stderr, "fgctl: %s\n", fgctl_get_str(msg, "message"));
 			return fgctl_exit_code_for(fgctl_get_str(msg, "error"));
 		} else if (strcmp(type, "started") == 0) {
-			/* Off-CPU has no rate: every block is recorded. */
-			if (!quiet && !isatty(STDERR_FILENO) && fgctl_get_int(msg, "frequency"))
-				fprintf(stderr, "fgctl: recording %s with %s at %" PRId64 " Hz\n",
-					target, fgctl_get_str(msg, "event"),
-					fgctl_get_int(msg, "frequency"));
-			else if (!quiet && !isatty(STDERR_FILENO))
-				fprintf(stderr, "fgctl: recording %s with %s\n", target,
+			if (!quiet && !isatty(STDERR_FILENO)) {
+				fprintf(stderr, "fgctl: recording %s with %s", target,
 					fgctl_get_str(msg, "event"));
+				/* Off-CPU has no rate: every block is recorded. */
+				if (fgctl_get_int(msg, "frequency"))
+					fprintf(stderr, " at %" PRId64 " Hz",
+						fgctl_get_int(msg, "frequency"));
+				fputc('\n', stderr);
+			}
 			fgctl_show_progress(stderr, target, duration_ms, 0, 0, 0);
 		} else if (strcmp(type, "progress") == 0) {
 			if (!quiet)

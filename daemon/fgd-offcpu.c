@@ -48,10 +48,23 @@ struct fg_offcpu {
 	void *ctx;
 	uint64_t events, blocked_ns;
 	uint64_t flushed; /* DWARF mode: blocks found pending at a flush */
+	/*
+	 * The frames of each stack id, read from the stack map once: the map is
+	 * never emptied nor asked to reuse ids while the source lives, so an
+	 * id's stack does not change. A kernel stack is kept cut at __schedule.
+	 */
+	struct cached_stack {
+		uint32_t at; /* first frame in pool */
+		uint8_t n;   /* frames (at most FG_OFFCPU_MAX_STACK) */
+		bool read;
+	} * cache;      /* owned: FG_OFFCPU_MAX_STACKS entries */
+	uint64_t *pool; /* owned: the cached stacks' frames */
+	size_t n_pool, cap_pool;
 	/* One block's callchain: two markers and two stacks. */
 	uint64_t chain[2 + 2 * FG_OFFCPU_MAX_STACK];
 	uint64_t frames[FG_OFFCPU_MAX_STACK];
 };
+_Static_assert(FG_OFFCPU_MAX_STACK <= UINT8_MAX, "a cached stack's length fits its field");
 
 /* libbpf prints through this: fgd's loader reports errors itself, once, with their cause. */
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -81,6 +94,8 @@ struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o)
 		return NULL;
 	ring_buffer__free(o->ring);
 	offcpu_bpf__destroy(o->skel);
+	free(o->cache);
+	free(o->pool);
 	free(o);
 	return NULL;
 }
@@ -121,23 +136,50 @@ static size_t tracing_frames(const struct fg_offcpu *o, size_t n)
 }
 
 /*
- * Appends stack id's frames to o->chain after marker, a kernel stack from
- * __schedule down; a stack not taken adds nothing.
+ * Stack id's frames, leaf first, *ret_n of them: from the cache, or read
+ * from the map and cached (a kernel stack from __schedule down). Borrowed
+ * until the next call; NULL if the stack was not taken or cannot be read.
  */
+static const uint64_t *stack_frames(struct fg_offcpu *o, int32_t id, bool kernel, size_t *ret_n)
+{
+	struct cached_stack *c;
+	size_t n = 0, skip = 0;
+
+	if (id < 0 || id >= FG_OFFCPU_MAX_STACKS)
+		return NULL;
+	c = &o->cache[id];
+	if (c->read) {
+		*ret_n = c->n;
+		return o->pool + c->at;
+	}
+	if (bpf_map_lookup_elem(o->stacks_fd, &id, o->frames) < 0)
+		return NULL;
+	while (n < FG_OFFCPU_MAX_STACK && o->frames[n])
+		n++;
+	if (kernel)
+		skip = tracing_frames(o, n);
+	n -= skip;
+	*ret_n = n;
+	/* Out of memory: this once uncached. */
+	if (o->n_pool + n > UINT32_MAX || FG_GROW(o->pool, o->cap_pool, o->n_pool + n) < 0)
+		return o->frames + skip;
+	memcpy(o->pool + o->n_pool, o->frames + skip, n * sizeof(*o->pool));
+	*c = (struct cached_stack){ .at = (uint32_t)o->n_pool, .n = (uint8_t)n, .read = true };
+	o->n_pool += n;
+	return o->pool + c->at;
+}
+
+/* Appends stack id's frames to o->chain after marker; a stack not taken adds nothing. */
 static size_t append_stack(struct fg_offcpu *o, size_t n, uint64_t marker, int32_t id)
 {
-	size_t frames = 0, skip = 0;
+	size_t frames;
+	const uint64_t *f = stack_frames(o, id, marker == PERF_CONTEXT_KERNEL, &frames);
 
-	if (id < 0 || bpf_map_lookup_elem(o->stacks_fd, &id, o->frames) < 0)
+	if (!f)
 		return n;
-	while (frames < FG_OFFCPU_MAX_STACK && o->frames[frames])
-		frames++;
-	if (marker == PERF_CONTEXT_KERNEL)
-		skip = tracing_frames(o, frames);
 	o->chain[n++] = marker;
-	for (size_t i = skip; i < frames; i++)
-		o->chain[n++] = o->frames[i];
-	return n;
+	memcpy(o->chain + n, f, frames * sizeof(*f));
+	return n + frames;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -190,7 +232,9 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		return -E2BIG;
 	}
 	o = calloc(1, sizeof(*o));
-	if (!o) {
+	if (o)
+		o->cache = calloc(FG_OFFCPU_MAX_STACKS, sizeof(*o->cache));
+	if (!o || !o->cache) {
 		*ret_why = "out of memory";
 		return -ENOMEM;
 	}

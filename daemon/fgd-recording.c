@@ -147,6 +147,12 @@ static int group_frame(struct fg_recording *r, const struct fg_sample *s,
 	return fg_resolve_intern(r->model, cg, NULL, ret);
 }
 
+/* Blocks the off-CPU source lost (the stacks it could not take are not losses). */
+static uint64_t offcpu_lost(const struct fg_offcpu_stats *o)
+{
+	return o->lost_threads + o->lost_ring;
+}
+
 /* Whether counts are µs (off-CPU, wall-clock) rather than samples. */
 static bool in_us(const struct fg_recording *r)
 {
@@ -419,14 +425,13 @@ enum fg_call_graph fg_recording__call_graph(const struct fg_recording *r)
 
 uint64_t fg_recording__lost(const struct fg_recording *r)
 {
-	struct fg_cpu_counters c;
-
 	struct fg_offcpu_stats o = r->offcpu_stats;
+	struct fg_cpu_counters c;
 	uint64_t lost;
 
 	if (r->offcpu)
 		fg_offcpu__stats(r->offcpu, &o);
-	lost = o.lost_threads + o.lost_ring;
+	lost = offcpu_lost(&o);
 	if (r->state == FINISHED)
 		return lost + r->totals.lost + r->totals.lost_samples;
 	if (r->events) {
@@ -531,8 +536,7 @@ int fg_recording__finish(struct fg_recording *r)
 			 "event: %s   duration: %.1f s   blocks: %" PRIu64 " of %u us or more, "
 			 "%.3f s blocked   lost: %" PRIu64,
 			 FG_OFFCPU_EVENT, duration_s(r), st->samples, r->opts.req.min_block_us ?: 1,
-			 (double)r->blocked_us / 1e6,
-			 r->offcpu_stats.lost_threads + r->offcpu_stats.lost_ring);
+			 (double)r->blocked_us / 1e6, offcpu_lost(&r->offcpu_stats));
 	else if (r->opts.req.wall)
 		snprintf(
 			info[0], sizeof(info[0]),
@@ -540,8 +544,7 @@ int fg_recording__finish(struct fg_recording *r)
 			"   blocks: %" PRIu64 ", %.3f s   lost: %" PRIu64,
 			r->opts.event.name, r->opts.frequency, FG_OFFCPU_EVENT, duration_s(r),
 			st->samples - r->blocks, r->blocks, (double)r->blocked_us / 1e6,
-			r->totals.lost + r->totals.lost_samples + r->offcpu_stats.lost_threads +
-				r->offcpu_stats.lost_ring);
+			r->totals.lost + r->totals.lost_samples + offcpu_lost(&r->offcpu_stats));
 	else
 		snprintf(info[0], sizeof(info[0]),
 			 "event: %s   frequency: %u Hz   duration: %.1f s   samples: %" PRIu64

@@ -567,8 +567,9 @@ static void account_unwound(struct fg_resolver *r, const struct unwound *u)
 /*
  * DWARF mode: the kernel callchain holds only kernel frames; the user part
  * is unwound from the sample's registers and stack dump (a sample without
- * registers keeps its callchain's own user part: off-CPU blocks, fgd-offcpu.h). Builds the same
- * PERF_CONTEXT_*-marked chain the kernel would have, in r->chain, and says
+ * registers keeps its callchain's own user part: off-CPU blocks,
+ * fgd-offcpu.h). Builds the same PERF_CONTEXT_*-marked chain the kernel
+ * would have, in r->chain, and says
  * how the user part ended in *ret. Returns its length, -EINPROGRESS when
  * some CFI is still being read, or -ENOMEM.
  */
