@@ -79,19 +79,27 @@ static void loader_event(struct fgd_watch *w, uint32_t events)
 		e->drain_wanted = true;
 }
 
-static int watch_rings(struct fgd_engine *e, const struct fg_evset *events)
+/*
+ * A source's rings: its per-CPU events (NULL: none), and the off-CPU ring's
+ * fd (-1: none). That one is edge-triggered: it stays readable while the
+ * ring holds anything, and the program asks for a wakeup only when the
+ * ring fills (offcpu.bpf.c), which is when a round is wanted sooner.
+ */
+static int watch_rings(struct fgd_engine *e, const struct fg_evset *events, int ring_fd)
 {
-	for (size_t i = 0; i < fg_evset__n(events); i++) {
-		int r = fgd_loop__add_fd(e->loop, fg_evset__fd(events, i), &e->ring_watch, EPOLLIN);
+	int r = ring_fd >= 0 ?
+			fgd_loop__add_fd(e->loop, ring_fd, &e->ring_watch, EPOLLIN | EPOLLET) :
+			0;
 
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	for (size_t i = 0; r >= 0 && events && i < fg_evset__n(events); i++)
+		r = fgd_loop__add_fd(e->loop, fg_evset__fd(events, i), &e->ring_watch, EPOLLIN);
+	return r;
 }
 
-static void unwatch_rings(struct fgd_engine *e, const struct fg_evset *events)
+static void unwatch_rings(struct fgd_engine *e, const struct fg_evset *events, int ring_fd)
 {
+	if (ring_fd >= 0)
+		fgd_loop__del_fd(e->loop, ring_fd);
 	for (size_t i = 0; events && i < fg_evset__n(events); i++)
 		fgd_loop__del_fd(e->loop, fg_evset__fd(events, i));
 }
@@ -124,7 +132,7 @@ static int alwayson_start(struct fgd_engine *e, struct fgd_alwayson **ret)
 		       -EINVAL;
 	r = fgd_alwayson__new(&o, deps(e, &d), &a);
 	if (r >= 0)
-		r = watch_rings(e, fgd_alwayson__events(a));
+		r = watch_rings(e, fgd_alwayson__events(a), -1);
 	if (r < 0) {
 		if (r != -EINVAL)
 			log_error("Failed to start always-on sampling: %s", strerror(-r));
@@ -138,7 +146,7 @@ static int alwayson_start(struct fgd_engine *e, struct fgd_alwayson **ret)
 static struct fgd_alwayson *alwayson_stop(struct fgd_engine *e, struct fgd_alwayson *a)
 {
 	if (a)
-		unwatch_rings(e, fgd_alwayson__events(a));
+		unwatch_rings(e, fgd_alwayson__events(a), -1);
 	return fgd_alwayson__free(a);
 }
 
@@ -204,7 +212,7 @@ struct fgd_engine *fgd_engine__free(struct fgd_engine *e)
 	if (e->loader)
 		fgd_loop__del(e->loop, &e->loader_watch);
 	e->loader = fg_loader__free(e->loader);
-	unwatch_rings(e, e->tracker);
+	unwatch_rings(e, e->tracker, -1);
 	e->tracker = fg_evset__free(e->tracker);
 	e->procs = fg_proctab__free(e->procs);
 	e->unwinder = fg_unwinder__free(e->unwinder);
@@ -274,7 +282,7 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 	if (r >= 0)
 		r = fg_evset__enable(e->tracker);
 	if (r >= 0)
-		r = watch_rings(e, e->tracker);
+		r = watch_rings(e, e->tracker, -1);
 	if (r < 0)
 		return FAIL("cannot open the tracking events", r);
 	e->n_cpu_totals = fg_evset__n(e->tracker);
@@ -407,7 +415,7 @@ static void detach(struct fgd_engine *e, struct fg_recording *rec)
 		if (e->recs[i] != rec)
 			continue;
 		account(e, rec);
-		unwatch_rings(e, fg_recording__events(rec));
+		unwatch_rings(e, fg_recording__events(rec), fg_recording__ring_fd(rec));
 		e->recs[i] = e->recs[--e->n_recs];
 		return;
 	}
@@ -441,11 +449,11 @@ int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_
 	/* Modules loaded since: their frames would not be named. */
 	(void)fg_symbolizer__refresh_kernel(e->sym, false);
 	r = fg_recording__new(o, deps(e, &d), &rec, ret_bad_pid, ret_why);
-	if (r >= 0 && fg_recording__events(rec))
-		r = watch_rings(e, fg_recording__events(rec));
+	if (r >= 0)
+		r = watch_rings(e, fg_recording__events(rec), fg_recording__ring_fd(rec));
 	if (r < 0) {
 		if (rec)
-			unwatch_rings(e, fg_recording__events(rec));
+			unwatch_rings(e, fg_recording__events(rec), fg_recording__ring_fd(rec));
 		fg_recording__free(rec);
 		return r;
 	}

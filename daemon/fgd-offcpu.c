@@ -9,8 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fgd-clock.h"
 #include "fgd-offcpu.h"
 #include "macro.h"
+#include "u32map.h"
 
 /* offcpu.h is shared with the BPF side, which has the kernel's __u32 and friends. */
 #include "offcpu.h"
@@ -27,13 +29,54 @@ _Static_assert(offsetof(struct fg_offcpu_dwarf_slot, stack) == sizeof(struct fg_
  * __schedule cannot be found in them: the program's and bpf_trace_run's.
  */
 #define TRACING_FRAMES 2
-/* The ring in DWARF mode, whose records carry a user stack each (the default is 1 MiB). */
+/* The ring to the daemon, as the program declares it. */
+#define RING_BYTES (1U << 20)
+/* The ring in DWARF mode, whose records carry a user stack each. */
 #define DWARF_RING_BYTES (16U << 20)
+
+/*
+ * Renewal of the stack maps (see fg_offcpu__drain()): new stacks go to a
+ * fresh map when the one in use has this many stacks read from it, when a
+ * stack was refused since the last renewal (its bucket was taken), or when
+ * it has been in use this long (stacks of blocks too short to emit fill it
+ * unread).
+ */
+#define RENEW_AFTER_STACKS (FG_OFFCPU_MAX_STACKS / 16)
+#define RENEW_AFTER_NS (60ULL * 1000000000ULL)
+/* From the switch to a fresh map until the other is emptied: programs running then are done. */
+#define RENEW_SETTLE_NS (10ULL * 1000000ULL)
+
+/* Frames read from a stack map: a kernel stack is kept cut at __schedule. */
+struct cached_stack {
+	uint32_t at; /* first frame in its side's pool */
+	uint8_t n;   /* frames (at most FG_OFFCPU_MAX_STACK) */
+	bool read;
+};
+
+/* A stack of an emptied map that a thread still away refers to. */
+struct carried_stack {
+	uint8_t n;
+	uint64_t frames[];
+};
+
+/*
+ * One of the two stack maps, and the frames read from it. Its ids are
+ * those tagged with its epoch: a map is not emptied while new stacks may
+ * go to it, so an id's stack does not change within an epoch.
+ */
+struct stack_side {
+	int fd;                     /* borrowed from skel */
+	uint32_t epoch;             /* the epoch its stacks were taken in */
+	uint64_t began;             /* CLOCK_MONOTONIC ns: when new stacks began to go to it */
+	struct cached_stack *cache; /* owned: FG_OFFCPU_MAX_STACKS entries */
+	uint64_t *pool;             /* owned: the cached stacks' frames */
+	size_t n_pool, cap_pool;
+	size_t n_read; /* stacks cached */
+};
 
 struct fg_offcpu {
 	struct offcpu_bpf *skel;  /* owned */
 	struct ring_buffer *ring; /* owned */
-	int stacks_fd;            /* borrowed from skel */
 	int counters_fd;          /* borrowed from skel */
 	int n_cpus;
 	/*
@@ -48,18 +91,20 @@ struct fg_offcpu {
 	void *ctx;
 	uint64_t events, blocked_ns;
 	uint64_t flushed; /* DWARF mode: blocks found pending at a flush */
+	/* The stack maps: new stacks go to side[epoch & 1]. */
+	struct stack_side side[2];
+	uint32_t epoch;
+	int emptying;            /* the side to empty at the next drain after renewed; -1: none */
+	uint64_t renewed;        /* CLOCK_MONOTONIC ns of the last switch of maps */
+	uint64_t stack_failures; /* the program's stack counters at the last switch */
+	uint64_t renewals, stacks_lost;
+	uint64_t renew_ns; /* the longest a map takes new stacks */
 	/*
-	 * The frames of each stack id, read from the stack map once: the map is
-	 * never emptied nor asked to reuse ids while the source lives, so an
-	 * id's stack does not change. A kernel stack is kept cut at __schedule.
+	 * owned, values owned (struct carried_stack): by tagged id, the stacks
+	 * of emptied maps that threads away still refer to. carried_old is
+	 * empty but while a map is emptied (empty_renewed()).
 	 */
-	struct cached_stack {
-		uint32_t at; /* first frame in pool */
-		uint8_t n;   /* frames (at most FG_OFFCPU_MAX_STACK) */
-		bool read;
-	} * cache;      /* owned: FG_OFFCPU_MAX_STACKS entries */
-	uint64_t *pool; /* owned: the cached stacks' frames */
-	size_t n_pool, cap_pool;
+	struct fg_u32map carried, carried_old;
 	/* One block's callchain: two markers and two stacks. */
 	uint64_t chain[2 + 2 * FG_OFFCPU_MAX_STACK];
 	uint64_t frames[FG_OFFCPU_MAX_STACK];
@@ -88,14 +133,26 @@ int fg_offcpu_probe(const char **ret_why)
 	return 0;
 }
 
+/* Frees a carried-stack table's stacks and the table. */
+static void carried_done(struct fg_u32map *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->vals[i]);
+	fg_u32map_done(m);
+}
+
 struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o)
 {
 	if (!o)
 		return NULL;
 	ring_buffer__free(o->ring);
 	offcpu_bpf__destroy(o->skel);
-	free(o->cache);
-	free(o->pool);
+	for (size_t i = 0; i < ELEMENTSOF(o->side); i++) {
+		free(o->side[i].cache);
+		free(o->side[i].pool);
+	}
+	carried_done(&o->carried);
+	carried_done(&o->carried_old);
 	free(o);
 	return NULL;
 }
@@ -135,24 +192,48 @@ static size_t tracing_frames(const struct fg_offcpu *o, size_t n)
 	return MIN((size_t)TRACING_FRAMES, n);
 }
 
+/* The side that holds tagged stack id's stack, or NULL: its map was emptied since. */
+static struct stack_side *side_of(struct fg_offcpu *o, int32_t id)
+{
+	uint32_t epoch = (uint32_t)id >> FG_OFFCPU_STACK_ID_BITS;
+
+	for (size_t i = 0; i < ELEMENTSOF(o->side); i++)
+		if ((o->side[i].epoch & FG_OFFCPU_EPOCH_MASK) == epoch)
+			return &o->side[i];
+	return NULL;
+}
+
 /*
- * Stack id's frames, leaf first, *ret_n of them: from the cache, or read
- * from the map and cached (a kernel stack from __schedule down). Borrowed
- * until the next call; NULL if the stack was not taken or cannot be read.
+ * Tagged stack id's frames, leaf first, *ret_n of them: from the cache,
+ * read from its map and cached (a kernel stack from __schedule down), or
+ * carried over from a map emptied since. Borrowed until the next call; NULL
+ * if the stack was not taken or cannot be read.
  */
 static const uint64_t *stack_frames(struct fg_offcpu *o, int32_t id, bool kernel, size_t *ret_n)
 {
+	uint32_t index = (uint32_t)id & (FG_OFFCPU_MAX_STACKS - 1);
+	struct carried_stack *cs;
+	struct stack_side *side;
 	struct cached_stack *c;
 	size_t n = 0, skip = 0;
 
-	if (id < 0 || id >= FG_OFFCPU_MAX_STACKS)
+	if (id < 0)
 		return NULL;
-	c = &o->cache[id];
+	side = side_of(o, id);
+	if (!side) {
+		cs = fg_u32map_get(&o->carried, (uint32_t)id) ?:
+			     fg_u32map_get(&o->carried_old, (uint32_t)id);
+		if (!cs)
+			return NULL;
+		*ret_n = cs->n;
+		return cs->frames;
+	}
+	c = &side->cache[index];
 	if (c->read) {
 		*ret_n = c->n;
-		return o->pool + c->at;
+		return side->pool + c->at;
 	}
-	if (bpf_map_lookup_elem(o->stacks_fd, &id, o->frames) < 0)
+	if (bpf_map_lookup_elem(side->fd, &index, o->frames) < 0)
 		return NULL;
 	while (n < FG_OFFCPU_MAX_STACK && o->frames[n])
 		n++;
@@ -161,12 +242,14 @@ static const uint64_t *stack_frames(struct fg_offcpu *o, int32_t id, bool kernel
 	n -= skip;
 	*ret_n = n;
 	/* Out of memory: this once uncached. */
-	if (o->n_pool + n > UINT32_MAX || FG_GROW(o->pool, o->cap_pool, o->n_pool + n) < 0)
+	if (side->n_pool + n > UINT32_MAX ||
+	    FG_GROW(side->pool, side->cap_pool, side->n_pool + n) < 0)
 		return o->frames + skip;
-	memcpy(o->pool + o->n_pool, o->frames + skip, n * sizeof(*o->pool));
-	*c = (struct cached_stack){ .at = (uint32_t)o->n_pool, .n = (uint8_t)n, .read = true };
-	o->n_pool += n;
-	return o->pool + c->at;
+	memcpy(side->pool + side->n_pool, o->frames + skip, n * sizeof(*side->pool));
+	*c = (struct cached_stack){ .at = (uint32_t)side->n_pool, .n = (uint8_t)n, .read = true };
+	side->n_pool += n;
+	side->n_read++;
+	return side->pool + c->at;
 }
 
 /* Appends stack id's frames to o->chain after marker; a stack not taken adds nothing. */
@@ -232,12 +315,17 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		return -E2BIG;
 	}
 	o = calloc(1, sizeof(*o));
-	if (o)
-		o->cache = calloc(FG_OFFCPU_MAX_STACKS, sizeof(*o->cache));
-	if (!o || !o->cache) {
+	if (o) {
+		o->emptying = -1;
+		o->side[0].cache = calloc(FG_OFFCPU_MAX_STACKS, sizeof(struct cached_stack));
+		o->side[1].cache = calloc(FG_OFFCPU_MAX_STACKS, sizeof(struct cached_stack));
+	}
+	if (!o || !o->side[0].cache || !o->side[1].cache) {
 		*ret_why = "out of memory";
 		return -ENOMEM;
 	}
+	/* No id is tagged with side 1's epoch until the first renewal gives it one. */
+	o->side[1].epoch = FG_OFFCPU_EPOCH_MASK;
 	o->n_cpus = libbpf_num_possible_cpus();
 	if (o->n_cpus <= 0) {
 		*ret_why = "cannot count the CPUs";
@@ -252,6 +340,8 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 	o->skel->rodata->user_stacks = opts->user_stacks;
 	o->skel->rodata->all_processes = !opts->pids;
 	o->skel->rodata->stack_dump = (uint32_t)MIN(opts->stack_dump, (uint64_t)FG_OFFCPU_MAX_DUMP);
+	/* Woken a quarter full: the loop's own rounds drain what comes slower. */
+	o->skel->rodata->wakeup_bytes = (opts->stack_dump ? DWARF_RING_BYTES : RING_BYTES) / 4;
 	if (opts->stack_dump) {
 		/* Records of up to 32 KiB: room for hundreds at least between two drains. */
 		r = bpf_map__set_max_entries(o->skel->maps.events, DWARF_RING_BYTES);
@@ -282,7 +372,8 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		}
 	}
 	find_schedule(o);
-	o->stacks_fd = bpf_map__fd(o->skel->maps.stacks);
+	o->side[0].fd = bpf_map__fd(o->skel->maps.stacks0);
+	o->side[1].fd = bpf_map__fd(o->skel->maps.stacks1);
 	o->counters_fd = bpf_map__fd(o->skel->maps.counters);
 	o->ring = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_event, o, NULL);
 	if (!o->ring) {
@@ -294,6 +385,8 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		*ret_why = "cannot attach to the sched_switch tracepoint";
 		return r;
 	}
+	o->renew_ns = opts->renew_ns ? opts->renew_ns : RENEW_AFTER_NS;
+	o->renewed = o->side[0].began = fgd_now();
 	*ret = TAKE_PTR(o);
 	return 0;
 }
@@ -303,16 +396,168 @@ int fg_offcpu__fd(const struct fg_offcpu *o)
 	return ring_buffer__epoll_fd(o->ring);
 }
 
+/* The sum over CPUs of one of the program's counters; 0 if it cannot be read. */
+static uint64_t counter(const struct fg_offcpu *o, enum fg_offcpu_counter what);
+
+/* Stacks the program could not take, of either kind. */
+static uint64_t stack_failures(const struct fg_offcpu *o)
+{
+	return counter(o, FG_OFFCPU_DROP_KERNEL_STACK) + counter(o, FG_OFFCPU_DROP_USER_STACK);
+}
+
+/* Carries tagged stack id over from a map about to be emptied, or from the carried before. */
+static int carry(struct fg_offcpu *o, int32_t id, bool kernel)
+{
+	struct carried_stack *cs;
+	const uint64_t *f;
+	size_t n;
+	int r;
+
+	if (id < 0 || fg_u32map_get(&o->carried, (uint32_t)id))
+		return 0;
+	/* In the map in use: nothing to carry. */
+	if (side_of(o, id) == &o->side[o->epoch & 1])
+		return 0;
+	cs = fg_u32map_del(&o->carried_old, (uint32_t)id);
+	if (!cs) {
+		f = stack_frames(o, id, kernel, &n);
+		if (!f) {
+			o->stacks_lost++;
+			return 0;
+		}
+		cs = malloc(sizeof(*cs) + n * sizeof(*f));
+		if (!cs)
+			return -ENOMEM;
+		cs->n = (uint8_t)n;
+		memcpy(cs->frames, f, n * sizeof(*f));
+	}
+	r = fg_u32map_set(&o->carried, (uint32_t)id, cs);
+	if (r < 0)
+		free(cs);
+	return r;
+}
+
+/* Carries over every stack a thread still away (or a pending block) refers to. */
+static int carry_all(struct fg_offcpu *o)
+{
+	int fd = bpf_map__fd(o->skel->maps.starts), r = 0;
+	struct fg_offcpu_pending p;
+	struct fg_offcpu_start st;
+	uint32_t tid, *prev = NULL;
+
+	while (r >= 0 && bpf_map_get_next_key(fd, prev, &tid) == 0) {
+		prev = &tid;
+		if (bpf_map_lookup_elem(fd, &tid, &st) < 0)
+			continue; /* it came back meanwhile */
+		r = carry(o, st.kernel_stack, true);
+		if (r >= 0)
+			r = carry(o, st.user_stack, false);
+	}
+	fd = bpf_map__fd(o->skel->maps.pending);
+	prev = NULL;
+	while (r >= 0 && bpf_map_get_next_key(fd, prev, &tid) == 0) {
+		prev = &tid;
+		if (bpf_map_lookup_elem(fd, &tid, &p) < 0)
+			continue;
+		r = carry(o, p.e.kernel_stack, true);
+		if (r >= 0)
+			r = carry(o, p.e.user_stack, false);
+	}
+	return r;
+}
+
+/* Empties side's map and forgets what was read from it. */
+static void empty(struct stack_side *side)
+{
+	uint32_t key, next;
+	bool more = bpf_map_get_next_key(side->fd, NULL, &key) == 0;
+
+	while (more) {
+		more = bpf_map_get_next_key(side->fd, &key, &next) == 0;
+		(void)bpf_map_delete_elem(side->fd, &key);
+		key = next;
+	}
+	memset(side->cache, 0, FG_OFFCPU_MAX_STACKS * sizeof(*side->cache));
+	side->n_pool = side->n_read = 0;
+}
+
+/* New stacks go to the other map from now on; the one in use is emptied at a later drain. */
+static void renew(struct fg_offcpu *o, uint64_t now)
+{
+	uint32_t epoch = o->epoch + 1, tag = epoch & FG_OFFCPU_EPOCH_MASK;
+	struct stack_side *side = &o->side[epoch & 1];
+
+	/* A thread away since the tag last came round (days of renewals) loses its stacks. */
+	for (size_t i = 0; i < o->carried.n; i++) {
+		uint32_t id = o->carried.keys[i];
+
+		if (o->carried.vals[i] && id >> FG_OFFCPU_STACK_ID_BITS == tag) {
+			free(fg_u32map_del(&o->carried, id));
+			o->stacks_lost++;
+		}
+	}
+	side->epoch = epoch;
+	side->began = now;
+	o->emptying = (int)(o->epoch & 1);
+	o->epoch = epoch;
+	__atomic_store_n(&o->skel->bss->stack_epoch, epoch, __ATOMIC_RELEASE);
+	o->renewed = now;
+	o->stack_failures = stack_failures(o);
+	o->renewals++;
+}
+
+/*
+ * Empties the map renewed away from. Its stacks that blocks in the ring
+ * refer to are read as they are drained; those that threads still away
+ * refer to are carried over first (a thread's entry leaves the starts map
+ * only as its block goes into the ring); the ring is drained once more,
+ * while the map is whole, for the blocks that ended in between. Carried
+ * stacks no thread refers to any more go.
+ */
+static int empty_renewed(struct fg_offcpu *o)
+{
+	int r, n;
+
+	o->carried_old = o->carried;
+	o->carried = (struct fg_u32map)FG_U32MAP_INIT;
+	r = carry_all(o);
+	n = ring_buffer__consume(o->ring);
+	if (r < 0) {
+		/* Out of memory: all is kept as it was, and tried again at the next drain. */
+		for (size_t i = 0; i < o->carried.n; i++)
+			if (o->carried.vals[i] && fg_u32map_set(&o->carried_old, o->carried.keys[i],
+								o->carried.vals[i]) >= 0)
+				o->carried.vals[i] = NULL;
+		carried_done(&o->carried);
+		o->carried = o->carried_old;
+		o->carried_old = (struct fg_u32map)FG_U32MAP_INIT;
+		return r;
+	}
+	carried_done(&o->carried_old);
+	o->carried_old = (struct fg_u32map)FG_U32MAP_INIT;
+	empty(&o->side[o->emptying]);
+	o->emptying = -1;
+	return n;
+}
+
 int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)
 {
-	int n;
+	const struct stack_side *in_use = &o->side[o->epoch & 1];
+	uint64_t now = fgd_now();
+	int n, r = 0;
 
 	o->fn = fn;
 	o->ctx = ctx;
 	n = ring_buffer__consume(o->ring);
+	if (n >= 0 && o->emptying >= 0 && now - o->renewed >= RENEW_SETTLE_NS)
+		r = empty_renewed(o);
+	else if (n >= 0 && o->emptying < 0 &&
+		 (in_use->n_read >= RENEW_AFTER_STACKS || now - in_use->began >= o->renew_ns ||
+		  stack_failures(o) > o->stack_failures))
+		renew(o, now);
 	o->fn = NULL;
 	o->ctx = NULL;
-	return n;
+	return r < 0 ? r : n < 0 ? n : n + r;
 }
 
 /* The sum over CPUs of one of the program's counters; 0 if it cannot be read. */
@@ -339,6 +584,8 @@ void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 		.user_stack_failed = counter(o, FG_OFFCPU_DROP_USER_STACK),
 		.switch_ins_unseen = counter(o, FG_OFFCPU_SWITCH_IN_UNSEEN),
 		.user_dump_failed = counter(o, FG_OFFCPU_DROP_USER_DUMP) + o->flushed,
+		.stack_renewals = o->renewals,
+		.stacks_lost = o->stacks_lost,
 	};
 }
 

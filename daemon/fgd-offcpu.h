@@ -39,6 +39,8 @@ struct fg_offcpu_opts {
 	uint64_t stack_dump;
 	const pid_t *pids; /* borrowed for the call; NULL: every process */
 	size_t n_pids;
+	/* The stack maps are renewed at least this often (fg_offcpu__drain()); 0: once a minute. */
+	uint64_t renew_ns;
 };
 
 struct fg_offcpu_stats {
@@ -50,6 +52,8 @@ struct fg_offcpu_stats {
 	uint64_t user_stack_failed;   /* blocks without their user stack */
 	uint64_t switch_ins_unseen;   /* blocks measured from run time, their switch-in unseen */
 	uint64_t user_dump_failed;    /* DWARF mode: blocks without their user stack */
+	uint64_t stack_renewals;      /* the stack maps renewed (fg_offcpu__drain()) */
+	uint64_t stacks_lost; /* stacks of blocks still away that a renewal could not carry over */
 };
 
 /* A block as a sample (period: the blocked time in µs) and its thread's name; borrowed for the call. */
@@ -72,7 +76,14 @@ struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o);
 /* The ring buffer's epoll fd: readable when blocks wait. */
 int fg_offcpu__fd(const struct fg_offcpu *o);
 
-/* Hands every block waiting to fn. Returns how many, or a negative errno. */
+/*
+ * Hands every block waiting to fn. Returns how many, or a negative errno.
+ * Also renews the program's stack maps, which must be drained from to be
+ * emptied: new stacks go to a fresh one when the one in use fills, or has
+ * been in use a minute, and the old one is emptied at a drain at least
+ * 10 ms later, once the stacks of threads still away are read from it.
+ * Drained regularly, the source runs for months with room for new stacks.
+ */
 int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
 
 /*

@@ -295,6 +295,11 @@ struct fg_evset *fg_recording__events(struct fg_recording *r)
 	return r->state == FINISHED ? NULL : r->events;
 }
 
+int fg_recording__ring_fd(const struct fg_recording *r)
+{
+	return r->state != FINISHED && r->offcpu ? fg_offcpu__fd(r->offcpu) : -1;
+}
+
 static void on_record(void *ctx, const struct fg_record *rec)
 {
 	struct fg_recording *r = ctx;

@@ -61,6 +61,8 @@ struct fg_recording *fg_recording__free(struct fg_recording *r);
 
 /* The events, for epoll registration; NULL after finish. Borrowed. */
 struct fg_evset *fg_recording__events(struct fg_recording *r);
+/* The off-CPU source's ring fd, readable when it fills (fg_offcpu__fd()); -1: none, or finished. */
+int fg_recording__ring_fd(const struct fg_recording *r);
 
 /*
  * A record delivered by hand rather than from the rings (tests, and any

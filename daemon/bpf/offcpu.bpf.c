@@ -43,6 +43,8 @@ const volatile __u64 min_block_ns = 1000;
 const volatile bool all_processes = true; /* else only the tgids in pids */
 const volatile bool user_stacks = true;
 const volatile __u32 stack_dump = 0; /* DWARF mode: user stack bytes per block; 0: off */
+/* The daemon is woken once the ring holds this much; it drains on its own rounds before. */
+const volatile __u64 wakeup_bytes = 1;
 
 /* Before 5.14, task_struct's state was called state. */
 struct task_struct___pre_5_14 {
@@ -83,12 +85,22 @@ struct {
 	__type(value, __u8);
 } pids SEC(".maps");
 
-struct {
+/*
+ * Two stack maps, for stack_epoch's parity: while new stacks go to one, the
+ * daemon empties the other (fgd-offcpu.c's renewal). A map is never emptied
+ * under the program's feet, and a full one does not stop stacks for good.
+ */
+struct stack_map {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, FG_OFFCPU_MAX_STACK * sizeof(__u64));
 	__uint(max_entries, FG_OFFCPU_MAX_STACKS);
-} stacks SEC(".maps");
+};
+struct stack_map stacks0 SEC(".maps");
+struct stack_map stacks1 SEC(".maps");
+
+/* The epoch new stacks are taken in: written by the daemon when it renews the maps. */
+volatile __u32 stack_epoch = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -108,6 +120,31 @@ static void count(__u32 what)
 
 	if (n)
 		(*n)++;
+}
+
+/*
+ * The current stack's id, tagged with its epoch (FG_OFFCPU_STACK_ID_BITS and
+ * up), or a negative errno: it was not taken.
+ */
+static __always_inline __s32 take_stack(void *ctx, __u64 flags)
+{
+	__u32 epoch = stack_epoch;
+	long id;
+
+	if (epoch & 1)
+		id = bpf_get_stackid(ctx, &stacks1, flags);
+	else
+		id = bpf_get_stackid(ctx, &stacks0, flags);
+	if (id < 0)
+		return (__s32)id;
+	return (__s32)(((epoch & FG_OFFCPU_EPOCH_MASK) << FG_OFFCPU_STACK_ID_BITS) | id);
+}
+
+/* Each record wakes the daemon only past wakeup_bytes: a wakeup per block would cost more than the block. */
+static __always_inline __u64 wakeup(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP :
+									       BPF_RB_NO_WAKEUP;
 }
 
 static bool wanted(struct task_struct *t)
@@ -142,7 +179,7 @@ static __always_inline void fill(struct fg_offcpu_event *e, struct task_struct *
 /* Emits a block as it is, without a copy of the user stack. */
 static __always_inline void output(const struct fg_offcpu_event *e)
 {
-	if (bpf_ringbuf_output(&events, (void *)e, sizeof(*e), 0))
+	if (bpf_ringbuf_output(&events, (void *)e, sizeof(*e), wakeup()))
 		count(FG_OFFCPU_DROP_RING);
 }
 
@@ -160,7 +197,7 @@ static __always_inline void emit(struct task_struct *t, __u32 tid, const struct 
 		return;
 	}
 	fill(e, t, tid, st, time, blocked_ns);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wakeup());
 }
 
 /* The user registers t entered the kernel with. */
@@ -246,7 +283,7 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 	st.ran = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	st.voluntary = !preempt;
 	/* Whole: the daemon cuts the tracing machinery's frames above __schedule. */
-	st.kernel_stack = bpf_get_stackid(ctx, &stacks, 0);
+	st.kernel_stack = take_stack(ctx, 0);
 	if (st.kernel_stack < 0)
 		count(FG_OFFCPU_DROP_KERNEL_STACK);
 	st.user_stack = -1;
@@ -257,7 +294,7 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 	 * walk is only for preempted ones, whose blocks are emitted at once.
 	 */
 	if (user_stacks && BPF_CORE_READ(prev, mm) && (!stack_dump || preempt)) {
-		st.user_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		st.user_stack = take_stack(ctx, BPF_F_USER_STACK);
 		if (st.user_stack < 0)
 			count(FG_OFFCPU_DROP_USER_STACK);
 	}
@@ -377,7 +414,7 @@ int BPF_PROG(fg_offcpu_syscall_done, struct pt_regs *regs, long ret)
 	if (!got)
 		count(FG_OFFCPU_DROP_USER_DUMP);
 	/* The record is as long as what was copied: a shallow stack leaves room for more. */
-	if (bpf_ringbuf_output(&events, d, sizeof(struct fg_offcpu_dwarf_event) + got, 0))
+	if (bpf_ringbuf_output(&events, d, sizeof(struct fg_offcpu_dwarf_event) + got, wakeup()))
 		count(FG_OFFCPU_DROP_RING);
 	return 0;
 }

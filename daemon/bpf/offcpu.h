@@ -16,11 +16,19 @@
  */
 #define FG_OFFCPU_MAX_THREADS 65536
 /*
- * Distinct stacks (kernel and user together) one source holds: the stack
- * map is not emptied while it runs, as a thread still away may hold an id.
- * Past it, new stacks are not taken (counted: FG_OFFCPU_DROP_*_STACK).
+ * Distinct stacks (kernel and user together) each of the two stack maps
+ * holds. A map is a hash table without chains: a stack whose bucket is taken
+ * is not taken (counted: FG_OFFCPU_DROP_*_STACK), so the daemon renews the
+ * maps long before they fill (fgd-offcpu.c).
  */
-#define FG_OFFCPU_MAX_STACKS 16384
+#define FG_OFFCPU_MAX_STACKS 8192
+/*
+ * A stack id is the map's index (below FG_OFFCPU_MAX_STACKS) tagged with the
+ * epoch it was taken in, which says which map holds it and whether that map
+ * was emptied since: (epoch & FG_OFFCPU_EPOCH_MASK) << FG_OFFCPU_STACK_ID_BITS.
+ */
+#define FG_OFFCPU_STACK_ID_BITS 13
+#define FG_OFFCPU_EPOCH_MASK 0x1ffffU
 /* Processes a recording may select (pid list). */
 #define FG_OFFCPU_MAX_PIDS 64
 

@@ -171,6 +171,106 @@ TEST(dwarf_mode_blocks_carry_the_user_registers_and_stack)
 	ASSERT_TRUE(seen.sleeps_with_dump >= SLEEPS / 2);
 }
 
+/* What the renewal test's threads showed: blocks and those with each stack, of each thread. */
+struct renewal {
+	pid_t long_tid, short_tid;
+	bool short_done;
+	uint64_t long_us, long_with_both;
+	uint64_t short_blocks, short_with_kernel;
+};
+
+static void *long_sleeper(void *arg)
+{
+	struct renewal *rn = arg;
+	struct timespec ts = { 0, 300 * 1000000L };
+
+	__atomic_store_n(&rn->long_tid, gettid(), __ATOMIC_RELEASE);
+	nanosleep(&ts, NULL);
+	return NULL;
+}
+
+static void *short_sleeper(void *arg)
+{
+	struct renewal *rn = arg;
+	struct timespec ts = { 0, 1000000L };
+
+	__atomic_store_n(&rn->short_tid, gettid(), __ATOMIC_RELEASE);
+	for (int i = 0; i < 200; i++)
+		nanosleep(&ts, NULL);
+	return NULL;
+}
+
+static void on_renewal_block(void *ctx, const struct fg_sample *s, const char *comm)
+{
+	struct renewal *rn = ctx;
+	bool kernel = false, user = false;
+
+	for (uint64_t i = 0; i + 1 < s->nr; i++) {
+		kernel |= s->ips[i] == PERF_CONTEXT_KERNEL && s->ips[i + 1] < PERF_CONTEXT_MAX;
+		user |= s->ips[i] == PERF_CONTEXT_USER && s->ips[i + 1] < PERF_CONTEXT_MAX;
+	}
+	if ((pid_t)s->sid.tid == __atomic_load_n(&rn->long_tid, __ATOMIC_ACQUIRE) &&
+	    s->period >= 250000) {
+		rn->long_us += s->period;
+		rn->long_with_both += kernel && user;
+	} else if ((pid_t)s->sid.tid == __atomic_load_n(&rn->short_tid, __ATOMIC_ACQUIRE)) {
+		rn->short_blocks++;
+		rn->short_with_kernel += kernel;
+	}
+}
+
+/*
+ * The stack maps renewed every drain: a thread that sleeps across tens of
+ * renewals still has its stacks when it wakes (carried over each time),
+ * and the blocks that come and go meanwhile keep theirs.
+ */
+TEST(stacks_survive_the_renewal_of_the_stack_maps)
+{
+	pid_t me = getpid();
+	struct fg_offcpu_opts o = { .min_block_ns = 1000,
+				    .user_stacks = true,
+				    .pids = &me,
+				    .n_pids = 1,
+				    .renew_ns = 1000000 };
+	struct timespec tick = { 0, 2 * 1000000L };
+	struct fg_offcpu *off = NULL;
+	struct fg_offcpu_stats st;
+	struct renewal rn = {};
+	const char *why = NULL;
+	pthread_t lt, sh;
+	int r;
+
+	if (geteuid() != 0)
+		SKIP("BPF needs root");
+	r = fg_offcpu__new(&o, &off, &why);
+	if (r == -EOPNOTSUPP)
+		SKIP(why);
+	ASSERT_OK(r);
+	ASSERT_EQ(pthread_create(&lt, NULL, long_sleeper, &rn), 0);
+	ASSERT_EQ(pthread_create(&sh, NULL, short_sleeper, &rn), 0);
+	/* Drained every 2 ms while they sleep: a renewal, then its emptying 10 ms on, and again. */
+	for (uint64_t end = fgd_now() + 400 * 1000000ULL; fgd_now() < end;) {
+		ASSERT_TRUE(fg_offcpu__drain(off, on_renewal_block, &rn) >= 0);
+		nanosleep(&tick, NULL);
+	}
+	ASSERT_EQ(pthread_join(lt, NULL), 0);
+	ASSERT_EQ(pthread_join(sh, NULL), 0);
+	ASSERT_TRUE(fg_offcpu__drain(off, on_renewal_block, &rn) >= 0);
+	fg_offcpu__stats(off, &st);
+	fg_offcpu__free(off);
+	printf("# %" PRIu64 " renewals, %" PRIu64 " stacks lost; long sleep %" PRIu64
+	       " us with both stacks: %" PRIu64 "; short blocks %" PRIu64 ", with kernel %" PRIu64
+	       "\n",
+	       st.stack_renewals, st.stacks_lost, rn.long_us, rn.long_with_both, rn.short_blocks,
+	       rn.short_with_kernel);
+	ASSERT_TRUE(st.stack_renewals >= 10);
+	ASSERT_U64_EQ(st.stacks_lost, 0);
+	ASSERT_TRUE(rn.long_us >= 300000 && rn.long_us < 400000);
+	ASSERT_U64_EQ(rn.long_with_both, 1);
+	ASSERT_TRUE(rn.short_blocks >= 150);
+	ASSERT_U64_EQ(rn.short_with_kernel, rn.short_blocks);
+}
+
 static void ignore_block(void *ctx, const struct fg_sample *s, const char *comm)
 {
 }
