@@ -186,6 +186,39 @@ static void show_always_on(FILE *f, const struct fg_status_always_on *ao)
 	show_history(f, ao);
 }
 
+/* Whether off-CPU recording works, and always-on off-CPU's source and window when it runs. */
+static void show_off_cpu(FILE *f, const struct fg_status *st)
+{
+	const struct fg_status_off_cpu *oc = &st->off_cpu;
+	const struct fg_status_always_on *w = &oc->window;
+
+	if (!st->has_off_cpu)
+		return;
+	fprintf(f, "  off-cpu:     %s%s\n", oc->available ? "available (BPF)" : "unavailable: ",
+		oc->available ? "" : str(oc->why));
+	if (!oc->always_on)
+		return;
+	fprintf(f,
+		"               always-on: blocks of %" PRIu32 " us or more; %" PRIu64
+		" blocks (%.1f s) since start, %" PRIu64 " lost; stacks not taken: %" PRIu64
+		", stack maps renewed %" PRIu64 " times (%" PRIu64 " stacks lost)\n",
+		oc->min_block_us, oc->blocks, (double)oc->blocked_us / 1e6, oc->lost,
+		oc->stacks_not_taken, oc->stack_renewals, oc->stacks_lost);
+	if (oc->user_dump_failed)
+		fprintf(f, "               %" PRIu64 " blocks without their user stack copy\n",
+			oc->user_dump_failed);
+	fprintf(f,
+		"               window: %" PRIu64 " slices of %" PRIu32 " s (window %" PRIu32
+		" s); %.1f of %.1f MiB; %.1f s blocked held; folded into [other]: %.1f s\n",
+		w->slices, w->slice_seconds, w->window_seconds, (double)w->bytes / (1 << 20),
+		(double)w->memory_max / (1 << 20), (double)w->samples / 1e6,
+		(double)w->total_folded_samples / 1e6);
+	if (w->has_history)
+		fprintf(f, "               history: %s, %" PRIu64 " files, %.1f MiB\n",
+			str(w->history.directory), w->history.files,
+			(double)w->history.bytes / (1 << 20));
+}
+
 /* How long fgd's loop was away from the rings and clients, and what its loader thread read. */
 static void show_loop(FILE *f, const struct fg_status *st)
 {
@@ -329,10 +362,7 @@ void fgctl_show_status(FILE *f, const struct fg_status *st)
 		track->records, track->lost, track->malformed);
 	show_loop(f, st);
 	show_memory(f, st);
-	if (st->has_off_cpu)
-		fprintf(f, "  off-cpu:     %s%s\n",
-			st->off_cpu.available ? "available (BPF)" : "unavailable: ",
-			st->off_cpu.available ? "" : str(st->off_cpu.why));
+	show_off_cpu(f, st);
 	fprintf(f, "  sampling, all recordings so far:\n");
 	fprintf(f, "    %5s %12s %10s %10s %10s\n", "cpu", "samples", "lost", "throttled",
 		"malformed");

@@ -19,7 +19,7 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
-enum { ARG_TITLE = 0x100 };
+enum { ARG_TITLE = 0x100, ARG_OFF_CPU };
 
 /* HH:MM:SS of a Unix time in ms, local. */
 static void local_time(char *buf, size_t size, int64_t ms)
@@ -56,6 +56,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "title", required_argument, NULL, ARG_TITLE },
+		{ "off-cpu", no_argument, NULL, ARG_OFF_CPU },
 		{ "quiet", no_argument, NULL, 'q' },
 		{},
 	};
@@ -91,6 +92,9 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			if (fgctl_title_arg(optarg, req.query.title) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
 			break;
+		case ARG_OFF_CPU:
+			req.query.off_cpu = true;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -102,6 +106,8 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "  -o, --output FILE        where to write ('-' for stdout); the format follows\n"
 			       "                           the extension (.svg, .html, .folded, .txt)\n"
 			       "  -f, --format FORMAT      svg, html or folded\n"
+			       "      --off-cpu            blocked time by stack (us) that always-on off-CPU\n"
+			       "                           kept (OffCpu=yes in fgd.conf) instead of CPU samples\n"
 			       "      --title TEXT         flame graph title\n"
 			       "  -q, --quiet              no summary\n%s%s",
 			       fgctl_query_help, fgctl_query_help_tail);
@@ -134,19 +140,29 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 	}
 	if (!quiet && meta) {
 		char from[16], to[16];
+		const char *where = strcmp(out.path, "-") == 0 ? "stdout" : out.path;
 
 		/* What the slices cover, which coarse history on disk may make wider than asked. */
 		local_time(from, sizeof(from), fgctl_get_int(meta, "first_ms"));
 		local_time(to, sizeof(to), fgctl_get_int(meta, "last_ms"));
-		fprintf(stderr,
-			"fgctl: wrote %s: %" PRId64 " samples of %" PRId64 " processes in %" PRId64
-			" slices (%s to %s, %.0f s); folded into [other] by the memory ceiling: %" PRId64
-			" samples\n",
-			strcmp(out.path, "-") == 0 ? "stdout" : out.path,
-			fgctl_get_int(meta, "samples"), fgctl_get_int(meta, "processes"),
-			fgctl_get_int(meta, "slices"), from, to,
-			(double)fgctl_get_int(meta, "duration_ms") / 1000.0,
-			fgctl_get_int(meta, "folded_samples"));
+		if (req.query.off_cpu)
+			fprintf(stderr,
+				"fgctl: wrote %s: %.3f s blocked in %" PRId64 " processes, %" PRId64
+				" slices (%s to %s, %.0f s); folded into [other] by the memory "
+				"ceiling: %.3f s\n",
+				where, (double)fgctl_get_int(meta, "samples") / 1e6,
+				fgctl_get_int(meta, "processes"), fgctl_get_int(meta, "slices"),
+				from, to, (double)fgctl_get_int(meta, "duration_ms") / 1000.0,
+				(double)fgctl_get_int(meta, "folded_samples") / 1e6);
+		else
+			fprintf(stderr,
+				"fgctl: wrote %s: %" PRId64 " samples of %" PRId64
+				" processes in %" PRId64 " slices (%s to %s, %.0f s); folded into "
+				"[other] by the memory ceiling: %" PRId64 " samples\n",
+				where, fgctl_get_int(meta, "samples"),
+				fgctl_get_int(meta, "processes"), fgctl_get_int(meta, "slices"),
+				from, to, (double)fgctl_get_int(meta, "duration_ms") / 1000.0,
+				fgctl_get_int(meta, "folded_samples"));
 		if (fgctl_get_int(meta, "other_rate_samples"))
 			fprintf(stderr,
 				"fgctl: note: %" PRId64

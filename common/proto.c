@@ -425,7 +425,8 @@ static int get_str(struct json_object *msg, const char *key, char *buf, size_t m
 	return 0;
 }
 
-static int decode_query(struct json_object *msg, struct fg_query_request *q, const char **ret_error)
+static int decode_query(struct json_object *msg, enum fg_cmd cmd, struct fg_query_request *q,
+			const char **ret_error)
 {
 	struct json_object *v;
 	int64_t x;
@@ -457,6 +458,10 @@ static int decode_query(struct json_object *msg, struct fg_query_request *q, con
 	if (get_int(msg, "limit", 1, FG_PROTO_MAX_TOP, &x) < 0)
 		FAIL("'limit' must be from 1 to 1000");
 	q->limit = (uint32_t)x;
+	if (get_bool(msg, "off_cpu", &q->off_cpu) < 0)
+		FAIL("'off_cpu' must be a boolean");
+	if (q->off_cpu && cmd != FG_CMD_SNAPSHOT)
+		FAIL("'off_cpu' is for snapshots: top lists shares of CPU time");
 	return 0;
 }
 
@@ -479,6 +484,8 @@ static struct json_object *encode_query(struct json_object *obj, const struct fg
 	if (q->title[0])
 		fg_json_add_str(obj, "title", q->title);
 	fg_json_add_int(obj, "limit", q->limit);
+	if (q->off_cpu)
+		fg_json_add_bool(obj, "off_cpu", true);
 	return obj;
 }
 
@@ -498,7 +505,7 @@ int fg_proto_decode_request(struct json_object *msg, struct fg_request *ret, con
 		if (ret->cmd == FG_CMD_RECORD)
 			return decode_record(msg, &ret->record, ret_error);
 		if (ret->cmd == FG_CMD_SNAPSHOT || ret->cmd == FG_CMD_TOP)
-			return decode_query(msg, &ret->query, ret_error);
+			return decode_query(msg, ret->cmd, &ret->query, ret_error);
 		return 0;
 	}
 	FAIL("unknown 'cmd' (expected status, record, stop, snapshot or top)");

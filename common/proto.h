@@ -175,6 +175,7 @@ struct fg_query_request {
 	enum fg_format format;
 	char title[FG_PROTO_MAX_TITLE];
 	uint32_t limit; /* top: processes listed, 1 to FG_PROTO_MAX_TOP (default 20) */
+	bool off_cpu;   /* snapshot: of always-on off-CPU's blocked time (OffCpu=) */
 };
 
 struct fg_request {

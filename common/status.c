@@ -223,10 +223,6 @@ static const struct member memory_members[] = { U64(budget),
 						END };
 #undef T
 
-#define T struct fg_status_off_cpu
-static const struct member off_cpu_members[] = { BOOL(available), STR(why), END };
-#undef T
-
 #define T struct fg_status_tier
 static const struct member tier_members[] = { U64(age_seconds), U64(length_seconds), END };
 #undef T
@@ -290,6 +286,16 @@ static const struct member always_on_members[] = {
 	U64(throttled),
 	OPTIONAL(history, has_history, history_members),
 	END
+};
+#undef T
+
+#define T struct fg_status_off_cpu
+static const struct member off_cpu_members[] = {
+	BOOL(available), STR(why),
+	/* Always-on off-CPU off, the reply says only that. */
+	BOOL(always_on), GATE(always_on), U32(min_block_us), U64(blocks), U64(blocked_us),
+	U64(lost), U64(stacks_not_taken), U64(user_dump_failed), U64(switch_ins_unseen),
+	U64(stack_renewals), U64(stacks_lost), OBJECT(window, always_on_members), END
 };
 #undef T
 

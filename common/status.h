@@ -110,12 +110,6 @@ struct fg_status_memory {
 	struct fg_status_memory_parts parts;
 };
 
-/* "off_cpu": whether off-CPU recording (BPF on sched_switch) can work in this fgd. */
-struct fg_status_off_cpu {
-	bool available;
-	const char *why; /* borrowed; why not, when not available; NULL otherwise */
-};
-
 /* "loop": how long the event loop was away from the rings and the clients. */
 struct fg_status_loop {
 	uint64_t iterations, longest_ms, slow, slow_ms;
@@ -158,6 +152,26 @@ struct fg_status_always_on {
 	uint64_t memo_bytes, memo_resets, waiting, waited, degraded, lost, throttled;
 	bool has_history; /* a usable state directory: history below is written */
 	struct fg_status_history history;
+};
+
+/*
+ * "off_cpu": whether off-CPU recording (BPF on sched_switch) can work in
+ * this fgd, and always-on off-CPU (OffCpu=, fgd.conf(5)) when it runs: its
+ * source's figures since it started, and its window and history in
+ * always_on's form (counts in µs).
+ */
+struct fg_status_off_cpu {
+	bool available;
+	const char *why; /* borrowed; why not, when not available; NULL otherwise */
+	bool always_on;  /* always-on off-CPU runs: what follows is set */
+	uint32_t min_block_us;
+	uint64_t blocks, blocked_us;          /* emitted by the source */
+	uint64_t lost;                        /* lost blocks: too many threads away, or ring full */
+	uint64_t stacks_not_taken;            /* kernel or user stacks the program could not take */
+	uint64_t user_dump_failed;            /* DWARF mode: blocks without their user stack copy */
+	uint64_t switch_ins_unseen;           /* blocks measured from run time */
+	uint64_t stack_renewals, stacks_lost; /* of the stack maps (fgd-offcpu.h) */
+	struct fg_status_always_on window;
 };
 
 /* "server": the clients, their limits and the recordings. */

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +10,7 @@
 #include "fgd-clock.h"
 #include "fgd-history.h"
 #include "fgd-log.h"
+#include "fgd-offcpu.h"
 #include "fgd-recording.h"
 #include "folded.h"
 #include "macro.h"
@@ -28,7 +31,8 @@
 struct fgd_alwayson {
 	struct fgd_alwayson_opts opts; /* its pointers borrowed */
 	struct fg_proctab *procs;      /* borrowed */
-	struct fg_evset *events;       /* owned: the source */
+	struct fg_evset *events;       /* owned: the source (sampling); NULL for off-CPU */
+	struct fg_offcpu *offcpu;      /* owned: the source (off-CPU); NULL for sampling */
 	struct fg_resolver *res;       /* owned: samples to stacks of names in names */
 	/* owned: the names the resolver interns, until the memo is dropped */
 	struct fg_folded *names;
@@ -42,7 +46,8 @@ struct fgd_alwayson {
 	uint32_t frequency;
 	enum fg_call_graph call_graph;
 	uint32_t slice_seconds, window_seconds;
-	uint32_t *xlat; /* owned: recording name id -> window name id, or UINT32_MAX */
+	uint32_t min_block_us; /* off-CPU */
+	uint32_t *xlat;        /* owned: recording name id -> window name id, or UINT32_MAX */
 	size_t cap_xlat;
 	uint64_t xlat_epoch; /* the window epoch xlat is valid for */
 	uint32_t *ids;       /* owned: one sample's window name ids */
@@ -62,6 +67,7 @@ struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
 	fg_budget__account(a->budget, FG_BUDGET_WINDOW, &a->window_charged, 0);
 	fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, 0);
 	fg_evset__free(a->events);
+	fg_offcpu__free(a->offcpu);
 	fg_resolver__free(a->res);
 	fg_folded__free(a->names);
 	fg_window__free(a->window);
@@ -120,6 +126,7 @@ static int on_stack(void *ctx, struct fg_process *proc, const struct fg_sample *
 {
 	struct fgd_alwayson *a = ctx;
 	struct fg_window_proc wp = { .pid = (pid_t)s->sid.pid, .comm = "[unknown]" };
+	uint64_t count;
 	int err = 0;
 
 	/* The idle task is not a process: counted, not kept. */
@@ -149,18 +156,57 @@ static int on_stack(void *ctx, struct fg_process *proc, const struct fg_sample *
 	}
 	for (size_t i = 0; i < n && err >= 0; i++)
 		err = window_name(a, names[i], &a->ids[i]);
+	/* Off-CPU counts the µs blocked. */
+	count = a->offcpu ? s->period : 1;
 	if (err == -ENOSPC)
-		err = fg_window__add_other(a->window, &wp, 1);
+		err = fg_window__add_other(a->window, &wp, count);
 	else if (err >= 0)
-		err = fg_window__add(a->window, &wp, a->ids, n, 1);
+		err = fg_window__add(a->window, &wp, a->ids, n, count);
 	/* The window's ceiling is its own to count; anything else is an error of ours. */
 	if (err < 0)
 		a->errors++;
 	return 0;
 }
 
+/* The off-CPU source, whole machine, with the configuration's threshold and call graph. */
+static int offcpu_open(struct fgd_alwayson *a, const char **ret_why)
+{
+	const struct fgd_config *c = a->opts.conf;
+	struct fg_offcpu_opts o = {
+		.min_block_ns = (uint64_t)c->off_cpu_min_block_us * 1000,
+		.user_stacks = true,
+		.stack_dump = c->call_graph == FG_CALL_GRAPH_DWARF ? c->stack_dump : 0,
+	};
+	const char *why = NULL;
+	int r = fg_offcpu__new(&o, &a->offcpu, &why);
+
+	if (r < 0 && ret_why)
+		*ret_why = why;
+	return r;
+}
+
+/* Opens the history in dir, or (off-CPU) its off-cpu/ subdirectory; failures are logged. */
+static int history_open(struct fgd_alwayson *a, const char *dir)
+{
+	char path[4096];
+	int r;
+
+	if (a->offcpu) {
+		if (snprintf(path, sizeof(path), "%s/off-cpu", dir) >= (int)sizeof(path))
+			return -ENAMETOOLONG;
+		dir = path;
+	}
+	r = fg_history__open(dir, &a->history);
+	if (r < 0) {
+		log_warning("Cannot use %s for the history, keeping none: %s", dir, strerror(-r));
+		return 0;
+	}
+	a->history_dir = strdup(dir);
+	return a->history_dir ? 0 : -ENOMEM;
+}
+
 int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_resolve_deps *deps,
-		      struct fgd_alwayson **ret)
+		      struct fgd_alwayson **ret, const char **ret_why)
 {
 	_cleanup_(fgd_alwayson__freep) struct fgd_alwayson *a = calloc(1, sizeof(*a));
 	const struct fgd_config *c = opts->conf;
@@ -168,8 +214,9 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reso
 		.slice_ms = (uint64_t)c->slice_seconds * 1000,
 		.window_ms = (uint64_t)c->window_seconds * 1000,
 		/* The window's share of the daemon's budget (MemoryMax=, common/budget.h). */
-		.memory_max = deps->budget ? fg_budget__share(deps->budget, FG_BUDGET_WINDOW) :
-					     c->memory_max,
+		.memory_max = (deps->budget ? fg_budget__share(deps->budget, FG_BUDGET_WINDOW) :
+					      c->memory_max) /
+			      MAX(opts->windows, 1u),
 	};
 	struct fg_evset_opts eo = {
 		.kind = FG_EVSET_SAMPLE,
@@ -196,23 +243,26 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reso
 	a->opts = *opts;
 	a->procs = deps->procs;
 	a->budget = deps->budget;
-	a->frequency = c->always_on_frequency;
+	a->frequency = opts->off_cpu ? 0 : c->always_on_frequency;
 	a->call_graph = c->call_graph;
 	a->slice_seconds = c->slice_seconds;
 	a->window_seconds = c->window_seconds;
+	a->min_block_us = c->off_cpu_min_block_us;
 	ro.ctx = a;
 	r = fg_window__new(&wo, fgd_wall_ms(), &a->window);
 	if (r < 0)
 		return r;
 	a->memo_since = fgd_now();
+	if (opts->off_cpu) {
+		r = offcpu_open(a, ret_why);
+		if (r < 0)
+			return r;
+	}
 	/* Without a usable state directory fgd still samples; the history is what is lost. */
 	if (c->state_directory) {
-		r = fg_history__open(c->state_directory, &a->history);
+		r = history_open(a, c->state_directory);
 		if (r < 0)
-			log_warning("Cannot use %s for the history, keeping none: %s",
-				    c->state_directory, strerror(-r));
-		else if (!(a->history_dir = strdup(c->state_directory)))
-			return -ENOMEM;
+			return r;
 	}
 	/* Kernel frames are named with their suffix, always (fgd-resolve.c): the window's names keep it. */
 	a->names = fg_folded__new();
@@ -221,11 +271,13 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reso
 	r = fg_resolver__new(&ro, deps, a->names, &a->res);
 	if (r < 0)
 		return r;
-	r = fg_evset__open(&eo, &a->events);
-	if (r >= 0)
-		r = fg_evset__enable(a->events);
-	if (r < 0)
-		return r;
+	if (!opts->off_cpu) {
+		r = fg_evset__open(&eo, &a->events);
+		if (r >= 0)
+			r = fg_evset__enable(a->events);
+		if (r < 0)
+			return r;
+	}
 	*ret = TAKE_PTR(a);
 	return 0;
 }
@@ -235,11 +287,26 @@ struct fg_evset *fgd_alwayson__events(struct fgd_alwayson *a)
 	return a->events;
 }
 
+int fgd_alwayson__ring_fd(const struct fgd_alwayson *a)
+{
+	return a->offcpu ? fg_offcpu__fd(a->offcpu) : -1;
+}
+
 static void on_record(void *ctx, const struct fg_record *rec)
 {
 	struct fgd_alwayson *a = ctx;
 
 	fg_resolver__sample(a->res, rec);
+}
+
+/* An off-CPU block, as the sample record the resolver takes. */
+static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
+{
+	struct fg_record rec;
+
+	(void)comm; /* the process table names it */
+	fg_offcpu_record(s, &rec);
+	on_record(ctx, &rec);
 }
 
 /* Bytes of the memo: the resolver's locations and the names they are interned in. */
@@ -255,7 +322,10 @@ void fgd_alwayson__drain(struct fgd_alwayson *a)
 
 	/* First what waited: a binary it needed may have been read since. */
 	fg_resolver__replay(a->res, false);
-	fg_evset__drain(a->events, on_record, a);
+	if (a->events)
+		fg_evset__drain(a->events, on_record, a);
+	else
+		(void)fg_offcpu__drain(a->offcpu, on_block, a);
 	/*
 	 * Between two drops of the memo its tables may not grow past this, nor
 	 * past what the budget's recordings part has room for: new locations
@@ -339,6 +409,11 @@ static void compact(struct fgd_alwayson *a, int64_t now_ms)
 
 void fgd_alwayson__flush(struct fgd_alwayson *a)
 {
+	/* Off-CPU: the blocks in the ring, and those still waiting for a user stack. */
+	if (a->offcpu) {
+		(void)fg_offcpu__drain(a->offcpu, on_block, a);
+		(void)fg_offcpu__flush(a->offcpu, on_block, a);
+	}
 	/* Samples still waiting for the loader go in with what is known: fgd is stopping. */
 	fg_resolver__replay(a->res, true);
 	store(a, fg_window__open_slice(a->window), fgd_wall_ms());
@@ -381,7 +456,8 @@ void fgd_alwayson__data(const struct fgd_alwayson *a, struct fgd_alwayson_data *
 	*ret = (struct fgd_alwayson_data){
 		.window = a->window,
 		.history = a->history,
-		.event = a->opts.event.name,
+		.event = a->offcpu ? FG_OFFCPU_EVENT : a->opts.event.name,
+		.off_cpu = a->offcpu != NULL,
 		.hostname = a->opts.hostname,
 		.frequency = a->frequency,
 		.call_graph = a->call_graph,
@@ -403,7 +479,14 @@ int fgd_alwayson__status(const struct fgd_alwayson *a, struct fg_status_always_o
 	struct fg_cpu_counters c;
 
 	fg_window__stats(a->window, &ws);
-	fg_evset__totals(a->events, &c);
+	if (a->events) {
+		fg_evset__totals(a->events, &c);
+	} else {
+		struct fg_offcpu_stats os;
+
+		fg_offcpu__stats(a->offcpu, &os);
+		c = (struct fg_cpu_counters){ .lost = os.lost_threads + os.lost_ring };
+	}
 	fg_resolver__stats(a->res, &rs);
 	st = (struct fg_status_always_on){
 		.enabled = true,
@@ -475,5 +558,27 @@ int fgd_alwayson__status(const struct fgd_alwayson *a, struct fg_status_always_o
 		st.has_history = true;
 	}
 	*ret = st;
+	return 0;
+}
+
+int fgd_alwayson__status_off_cpu(const struct fgd_alwayson *a, struct fg_status_off_cpu *ret)
+{
+	struct fg_offcpu_stats os;
+	int r;
+
+	fg_offcpu__stats(a->offcpu, &os);
+	r = fgd_alwayson__status(a, &ret->window);
+	if (r < 0)
+		return r;
+	ret->always_on = true;
+	ret->min_block_us = a->min_block_us;
+	ret->blocks = os.events;
+	ret->blocked_us = os.blocked_ns / 1000;
+	ret->lost = os.lost_threads + os.lost_ring;
+	ret->stacks_not_taken = os.kernel_stack_failed + os.user_stack_failed;
+	ret->user_dump_failed = os.user_dump_failed;
+	ret->switch_ins_unseen = os.switch_ins_unseen;
+	ret->stack_renewals = os.stack_renewals;
+	ret->stacks_lost = os.stacks_lost;
 	return 0;
 }

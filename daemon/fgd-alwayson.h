@@ -7,6 +7,10 @@
  * a rolling window (common/window); closed slices go to the history on disk.
  * On-demand recordings neither see nor count its samples, and it never sees
  * theirs. Queries of what it kept are fgd-query.h's.
+ *
+ * Always-on off-CPU (OffCpu=) is a second one whose source is the off-CPU
+ * BPF program (fgd-offcpu.h) instead of sampling events: its window and
+ * history (in the state directory's off-cpu/) count blocked time in µs.
  */
 
 #include <stdbool.h>
@@ -31,15 +35,24 @@ struct fgd_alwayson_opts {
 	struct fg_event_choice event;
 	uint32_t max_stack;
 	const char *hostname; /* borrowed for its life */
+	bool off_cpu;         /* blocked time from the off-CPU program, rather than samples */
+	/* Windows that share the budget's window part (1, or 2 with off-CPU): this one's share. */
+	unsigned windows;
 };
 
-/* Starts sampling (deps copied). Caller frees *ret with fgd_alwayson__free(). */
+/*
+ * Starts sampling (deps copied). For off-CPU, *ret_why (may be NULL) names
+ * the cause of a failure (fg_offcpu__new()). Caller frees *ret with
+ * fgd_alwayson__free().
+ */
 int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_resolve_deps *deps,
-		      struct fgd_alwayson **ret);
+		      struct fgd_alwayson **ret, const char **ret_why);
 struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a);
 
-/* Its per-CPU events, for the engine's drain round and ring watch. Borrowed. */
+/* Its per-CPU events, for the engine's drain round and ring watch; NULL for off-CPU. Borrowed. */
 struct fg_evset *fgd_alwayson__events(struct fgd_alwayson *a);
+/* Off-CPU: the ring's fd, readable when it fills (fg_offcpu__fd()); -1 for sampling. */
+int fgd_alwayson__ring_fd(const struct fgd_alwayson *a);
 /* Drains its rings up to their last snapshot into the window. */
 void fgd_alwayson__drain(struct fgd_alwayson *a);
 /* Rotates slices when their time is up; now_ms is CLOCK_REALTIME. */
@@ -52,7 +65,8 @@ struct fgd_alwayson_data {
 	const struct fg_window *window;
 	struct fg_history *history; /* NULL: no usable state directory */
 	const char *event, *hostname;
-	uint32_t frequency; /* the settings it samples with */
+	bool off_cpu;       /* counts are µs blocked, not samples */
+	uint32_t frequency; /* the settings it samples with; 0 for off-CPU */
 	enum fg_call_graph call_graph;
 	uint32_t slice_seconds;
 };
@@ -67,3 +81,5 @@ bool fgd_alwayson__has_history(const struct fgd_alwayson *a);
  * 0, or -ENOMEM with *ret untouched.
  */
 int fgd_alwayson__status(const struct fgd_alwayson *a, struct fg_status_always_on *ret);
+/* Off-CPU: the "off_cpu" member's always-on part, the window's as above. Same returns. */
+int fgd_alwayson__status_off_cpu(const struct fgd_alwayson *a, struct fg_status_off_cpu *ret);

@@ -28,6 +28,7 @@ int fgd_config_init(struct fgd_config *ret)
 		.always_on_frequency = FGD_DEFAULT_ALWAYS_ON_FREQUENCY,
 		.slice_seconds = 10,
 		.window_seconds = 900,
+		.off_cpu_min_block_us = FGD_DEFAULT_OFF_CPU_MIN_BLOCK_US,
 		.memory_max = FGD_DEFAULT_MEMORY_MAX,
 		.history_max = 1ULL << 30,
 		.jit_map_max = FG_JIT_DEFAULT_MAX_MAP,
@@ -170,6 +171,21 @@ static int key_always_on_frequency(struct fgd_config *c, const char *value,
 	return parse_hz("AlwaysOnFrequency", value, &c->always_on_frequency, err);
 }
 
+static int key_off_cpu(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (fg_conf_parse_bool(value, &c->off_cpu) < 0)
+		return FAIL(err, "OffCpu=%s: expected yes or no", value);
+	return 0;
+}
+
+static int key_off_cpu_min_block(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (fg_parse_u32(value, 1, FGD_MAX_OFF_CPU_MIN_BLOCK_US, &c->off_cpu_min_block_us) < 0)
+		return FAIL(err, "OffCpuMinBlockUSec=%s: expected microseconds from 1 to %u", value,
+			    FGD_MAX_OFF_CPU_MIN_BLOCK_US);
+	return 0;
+}
+
 static int key_slice(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
 	if (fg_conf_parse_seconds(value, 1, 3600, &c->slice_seconds) < 0)
@@ -286,6 +302,8 @@ static const struct {
 	{ "RingPages", key_ring_pages },
 	{ "AlwaysOn", key_always_on },
 	{ "AlwaysOnFrequency", key_always_on_frequency },
+	{ "OffCpu", key_off_cpu },
+	{ "OffCpuMinBlockUSec", key_off_cpu_min_block },
 	{ "SliceSec", key_slice },
 	{ "WindowSec", key_window },
 	{ "MemoryMax", key_memory_max },

@@ -28,6 +28,9 @@
  */
 #define FGD_DEFAULT_MEMORY_MAX (96ULL << 20)
 #define FGD_MIN_MEMORY_MAX (32ULL << 20)
+/* OffCpuMinBlockUSec=: as fgctl record --off-cpu's --min-block. */
+#define FGD_DEFAULT_OFF_CPU_MIN_BLOCK_US 1
+#define FGD_MAX_OFF_CPU_MIN_BLOCK_US 10000000
 /* systemd's StateDirectory=fgd is always under /var/lib. */
 #define FGD_DEFAULT_STATE_DIRECTORY "/var/lib/fgd"
 #define FGD_MAX_CONFIG_FILE (64 * 1024)
@@ -47,13 +50,15 @@ struct fgd_config {
 	size_t track_ring_pages;       /* per CPU, for tracking */
 
 	/* Always-on sampling (docs/ARCHITECTURE.md, "Always-on"). */
-	bool always_on;               /* AlwaysOn= */
-	uint32_t always_on_frequency; /* AlwaysOnFrequency=, Hz */
-	uint32_t slice_seconds;       /* SliceSec= */
-	uint32_t window_seconds;      /* WindowSec= */
-	uint64_t memory_max;          /* MemoryMax=, bytes: the whole daemon's memory budget */
-	const char *state_directory;  /* owned; StateDirectory=: the on-disk history */
-	uint64_t history_max;         /* HistoryMax=: bytes of history kept on disk */
+	bool always_on;                /* AlwaysOn= */
+	uint32_t always_on_frequency;  /* AlwaysOnFrequency=, Hz */
+	uint32_t slice_seconds;        /* SliceSec= */
+	uint32_t window_seconds;       /* WindowSec= */
+	bool off_cpu;                  /* OffCpu=: always-on off-CPU too (BPF) */
+	uint32_t off_cpu_min_block_us; /* OffCpuMinBlockUSec=: shorter blocks are not kept */
+	uint64_t memory_max;           /* MemoryMax=, bytes: the whole daemon's memory budget */
+	const char *state_directory;   /* owned; StateDirectory=: the on-disk history */
+	uint64_t history_max;          /* HistoryMax=: bytes of history kept on disk */
 	uint64_t jit_map_max; /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */
 	struct fg_compaction_policy history_policy; /* HistoryTiers=, HistoryKeepSec= */
 };

@@ -51,8 +51,9 @@ struct fgd_engine {
 	struct fgd_watch ring_watch;
 	bool drain_wanted;
 
-	struct fgd_alwayson *alwayson; /* owned; NULL when always-on sampling is off */
-	struct fg_recording **recs;    /* owned array of borrowed pointers: sampling or finishing */
+	struct fgd_alwayson *alwayson;  /* owned; NULL when always-on sampling is off */
+	struct fgd_alwayson *offcpu_on; /* owned; NULL when always-on off-CPU is off */
+	struct fg_recording **recs; /* owned array of borrowed pointers: sampling or finishing */
 	size_t n_recs, cap_recs;
 
 	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
@@ -110,8 +111,17 @@ static const struct fg_resolve_deps *deps(struct fgd_engine *e, struct fg_resolv
 	return ret;
 }
 
-/* Always-on sampling with the configuration's settings; its rings watched. */
-static int alwayson_start(struct fgd_engine *e, struct fgd_alwayson **ret)
+/* Windows sharing the budget's window part: always-on's, and always-on off-CPU's. */
+static unsigned windows(const struct fgd_config *c)
+{
+	return c->off_cpu ? 2 : 1;
+}
+
+/*
+ * Always-on sampling (off_cpu: always-on off-CPU) with the configuration's
+ * settings; its rings watched.
+ */
+static int alwayson_start(struct fgd_engine *e, bool off_cpu, struct fgd_alwayson **ret)
 {
 	const struct fgd_config *c = e->conf;
 	struct fgd_alwayson_opts o = {
@@ -119,23 +129,30 @@ static int alwayson_start(struct fgd_engine *e, struct fgd_alwayson **ret)
 		.event = e->event,
 		.max_stack = e->max_stack,
 		.hostname = e->hostname,
+		.off_cpu = off_cpu,
+		.windows = windows(c),
 	};
 	struct fg_resolve_deps d;
-	struct fgd_alwayson *a;
+	struct fgd_alwayson *a = NULL;
+	const char *why = NULL;
 	int r;
 
-	if (c->always_on_frequency > e->max_rate)
+	if (!off_cpu && c->always_on_frequency > e->max_rate)
 		return log_error(
 			       "Always-on frequency %u Hz is above kernel.perf_event_max_sample_rate "
 			       "(%u)",
 			       c->always_on_frequency, e->max_rate),
 		       -EINVAL;
-	r = fgd_alwayson__new(&o, deps(e, &d), &a);
+	r = fgd_alwayson__new(&o, deps(e, &d), &a, &why);
 	if (r >= 0)
-		r = watch_rings(e, fgd_alwayson__events(a), -1);
+		r = watch_rings(e, fgd_alwayson__events(a), fgd_alwayson__ring_fd(a));
 	if (r < 0) {
-		if (r != -EINVAL)
+		if (off_cpu)
+			log_error("Failed to start always-on off-CPU: %s", why ?: strerror(-r));
+		else if (r != -EINVAL)
 			log_error("Failed to start always-on sampling: %s", strerror(-r));
+		if (a)
+			unwatch_rings(e, fgd_alwayson__events(a), fgd_alwayson__ring_fd(a));
 		fgd_alwayson__free(a);
 		return r;
 	}
@@ -146,7 +163,7 @@ static int alwayson_start(struct fgd_engine *e, struct fgd_alwayson **ret)
 static struct fgd_alwayson *alwayson_stop(struct fgd_engine *e, struct fgd_alwayson *a)
 {
 	if (a)
-		unwatch_rings(e, fgd_alwayson__events(a), -1);
+		unwatch_rings(e, fgd_alwayson__events(a), fgd_alwayson__ring_fd(a));
 	return fgd_alwayson__free(a);
 }
 
@@ -201,6 +218,7 @@ struct fgd_engine *fgd_engine__free(struct fgd_engine *e)
 	/* Recordings belong to the server's clients: they were aborted before this. */
 	free(e->recs);
 	e->alwayson = alwayson_stop(e, e->alwayson);
+	e->offcpu_on = alwayson_stop(e, e->offcpu_on);
 	/*
 	 * The loader's jobs hold references to dsos and the unwinder: it goes
 	 * before those. What they free from now on, they free themselves.
@@ -318,7 +336,7 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 	fg_unwinder__set_loader(e->unwinder, e->loader);
 
 	if (conf->always_on) {
-		r = alwayson_start(e, &e->alwayson);
+		r = alwayson_start(e, false, &e->alwayson);
 		if (r < 0)
 			return FAIL("cannot start always-on sampling", r);
 		log_info("Always-on sampling at %u Hz: %u s slices, %u s window, %" PRIu64
@@ -326,6 +344,9 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 			 conf->always_on_frequency, conf->slice_seconds, conf->window_seconds,
 			 conf->memory_max);
 	}
+	/* Without BPF here fgd still starts: status says why off-CPU is unavailable. */
+	if (conf->always_on && conf->off_cpu && alwayson_start(e, true, &e->offcpu_on) >= 0)
+		log_info("Always-on off-CPU: blocks of %u us or more", conf->off_cpu_min_block_us);
 	fgd_engine__drain(e);
 	budget_ready(e);
 	*ret = TAKE_PTR(e);
@@ -352,6 +373,7 @@ void fgd_engine__drain(struct fgd_engine *e)
 			fg_evset__snapshot(fg_recording__events(e->recs[i]));
 	if (e->alwayson)
 		fg_evset__snapshot(fgd_alwayson__events(e->alwayson));
+	/* The off-CPU ring has no snapshot: a block comes after the tracking of its thread's birth. */
 	fg_evset__snapshot(e->tracker);
 	fg_evset__drain_ordered(e->tracker, on_tracking_record, e);
 	for (size_t i = 0; i < e->n_recs; i++)
@@ -359,6 +381,10 @@ void fgd_engine__drain(struct fgd_engine *e)
 	if (e->alwayson) {
 		fgd_alwayson__drain(e->alwayson);
 		fgd_alwayson__tick(e->alwayson, fgd_wall_ms());
+	}
+	if (e->offcpu_on) {
+		fgd_alwayson__drain(e->offcpu_on);
+		fgd_alwayson__tick(e->offcpu_on, fgd_wall_ms());
 	}
 	e->drain_wanted = false;
 }
@@ -491,6 +517,11 @@ struct fgd_alwayson *fgd_engine__alwayson(struct fgd_engine *e)
 	return e->alwayson;
 }
 
+struct fgd_alwayson *fgd_engine__offcpu_alwayson(struct fgd_engine *e)
+{
+	return e->offcpu_on;
+}
+
 struct fg_loader *fgd_engine__loader(struct fgd_engine *e)
 {
 	return e->loader;
@@ -578,7 +609,7 @@ int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on)
 	 * their time from there (in the same state directory).
 	 */
 	if (c->always_on) {
-		r = alwayson_start(e, &next);
+		r = alwayson_start(e, false, &next);
 		if (r < 0) {
 			fg_budget__set_total(e->budget, bs.total);
 			return r;
@@ -588,6 +619,17 @@ int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on)
 		fgd_alwayson__flush(e->alwayson);
 	alwayson_stop(e, e->alwayson);
 	e->alwayson = next;
+	/* Off-CPU likewise, but a failure there (logged, said by status) leaves sampling on. */
+	next = NULL;
+	if (c->always_on && c->off_cpu)
+		(void)alwayson_start(e, true, &next);
+	if (e->offcpu_on)
+		fgd_alwayson__flush(e->offcpu_on);
+	alwayson_stop(e, e->offcpu_on);
+	e->offcpu_on = next;
+	if (next)
+		log_info("Always-on off-CPU now keeps blocks of %u us or more",
+			 c->off_cpu_min_block_us);
 	if (next)
 		log_info("Always-on sampling now at %u Hz: %u s slices, %u s window, %" PRIu64
 			 " bytes at "
@@ -604,4 +646,6 @@ void fgd_engine__stopping(struct fgd_engine *e)
 	/* The open slice is cut short and kept: a restart finds the history up to now. */
 	if (e->alwayson)
 		fgd_alwayson__flush(e->alwayson);
+	if (e->offcpu_on)
+		fgd_alwayson__flush(e->offcpu_on);
 }

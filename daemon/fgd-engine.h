@@ -129,6 +129,8 @@ void fgd_engine__abort_recording(struct fgd_engine *e, struct fg_recording *rec)
 struct fg_proctab *fgd_engine__procs(struct fgd_engine *e);
 /* Always-on sampling, for queries; NULL when off. Borrowed until the next reconfigure. */
 struct fgd_alwayson *fgd_engine__alwayson(struct fgd_engine *e);
+/* Always-on off-CPU (OffCpu=), likewise; NULL when off, or when it could not start. */
+struct fgd_alwayson *fgd_engine__offcpu_alwayson(struct fgd_engine *e);
 /* The loader, for giving memory back off the loop (fg_loader__trim_memory()). Borrowed. */
 struct fg_loader *fgd_engine__loader(struct fgd_engine *e);
 /* The daemon's memory budget, for what clients hold (results) to be charged. Borrowed. */

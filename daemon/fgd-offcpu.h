@@ -14,6 +14,7 @@
  * has the same interface, whose constructor fails with -EOPNOTSUPP.
  */
 
+#include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,15 @@ struct fg_offcpu_stats {
 	uint64_t stack_renewals;      /* the stack maps renewed (fg_offcpu__drain()) */
 	uint64_t stacks_lost; /* stacks of blocks still away that a renewal could not carry over */
 };
+
+/* A block handed over as a sample, as the sample record the resolver takes (fgd-resolve.h). */
+static inline void fg_offcpu_record(const struct fg_sample *s, struct fg_record *ret)
+{
+	*ret = (struct fg_record){ .type = PERF_RECORD_SAMPLE,
+				   .misc = PERF_RECORD_MISC_USER,
+				   .sid = s->sid,
+				   .sample = *s };
+}
 
 /* A block as a sample (period: the blocked time in µs) and its thread's name; borrowed for the call. */
 typedef void (*fg_offcpu_fn)(void *ctx, const struct fg_sample *sample, const char *comm);

@@ -308,6 +308,9 @@ static struct json_object *result_json(const struct fgd_alwayson_data *a,
 	fg_window__stats(a->window, &st);
 	fg_json_add_str(m, "source", "always-on");
 	fg_json_add_str(m, "event", a->event);
+	/* Off-CPU: "samples" and the figures below count µs blocked. */
+	if (a->off_cpu)
+		fg_json_add_str(m, "unit", "us");
 	fg_json_add_int(m, "frequency", a->frequency);
 	fg_json_add_str(m, "call_graph", fg_call_graph_name(a->call_graph));
 	fg_json_add_int(m, "first_ms", res->first_ms);
@@ -398,14 +401,24 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 	strftime(from, sizeof(from), "%Y-%m-%d %H:%M:%S", localtime(&t));
 	t = (time_t)(res.last_ms / 1000);
 	strftime(to, sizeof(to), "%H:%M:%S", localtime(&t));
-	snprintf(subtitle, sizeof(subtitle), "%s: always-on, %s to %s", a->hostname, from, to);
-	snprintf(info[0], sizeof(info[0]),
-		 "event: %s   frequency: %u Hz   slices: %" PRIu64 "   samples: %" PRIu64, a->event,
-		 a->frequency, res.slices, res.samples);
+	snprintf(subtitle, sizeof(subtitle), "%s: always-on%s, %s to %s", a->hostname,
+		 a->off_cpu ? " off-CPU" : "", from, to);
+	if (a->off_cpu) {
+		ro.count_name = "us";
+		ro.palette = FG_PALETTE_IO;
+		snprintf(info[0], sizeof(info[0]),
+			 "event: %s   slices: %" PRIu64 "   blocked: %.3f s", a->event, res.slices,
+			 (double)res.samples / 1e6);
+	} else {
+		snprintf(info[0], sizeof(info[0]),
+			 "event: %s   frequency: %u Hz   slices: %" PRIu64 "   samples: %" PRIu64,
+			 a->event, a->frequency, res.slices, res.samples);
+	}
 	snprintf(info[1], sizeof(info[1]),
-		 "folded into [other] (memory ceiling): %" PRIu64 " samples, %" PRIu64
+		 "folded into [other] (memory ceiling): %" PRIu64 " %s, %" PRIu64
 		 " stacks   [other processes]: %" PRIu64,
-		 res.folded_samples, res.folded_stacks, res.unattributed);
+		 res.folded_samples, a->off_cpu ? "us" : "samples", res.folded_stacks,
+		 res.unattributed);
 	/* What the client sees of the model, the result decides: its view goes with it. */
 	model_bytes = fg_folded__bytes(model);
 	r = fg_result__new(TAKE_PTR(model), &ro, &s->result);

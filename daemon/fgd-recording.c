@@ -204,14 +204,13 @@ static int offcpu_open(struct fg_recording *r, const char **ret_why)
 static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 {
 	struct fg_recording *r = ctx;
-	struct fg_record rec = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER };
+	struct fg_record rec;
 
 	if (r->stopped && s->sid.time > r->stopped)
 		return;
 	r->blocks++;
 	r->blocked_us += s->period;
-	rec.sid = s->sid;
-	rec.sample = *s;
+	fg_offcpu_record(s, &rec);
 	fg_resolver__sample(r->res, &rec);
 }
 

@@ -543,14 +543,37 @@ static void handle_status(struct client *c)
 	send_json(c, m);
 }
 
-static bool always_on_available(struct client *c)
+/* What a query reads: always-on sampling, or always-on off-CPU; NULL, said to c, when off. */
+static struct fgd_alwayson *always_on_for(struct client *c, const struct fg_query_request *q)
 {
-	if (fgd_engine__alwayson(c->server->engine))
-		return true;
-	send_error(c, ENODATA,
-		   "always-on sampling is off in this fgd (--no-always-on): "
-		   "there is no history to query; use fgctl record");
-	return false;
+	struct fgd_engine *e = c->server->engine;
+	struct fgd_engine_stats es;
+
+	if (!fgd_engine__alwayson(e)) {
+		send_error(
+			c, ENODATA,
+			"always-on sampling is off in this fgd (AlwaysOn=no, or --no-always-on): "
+			"there is no history to query; use fgctl record");
+		return NULL;
+	}
+	if (!q->off_cpu)
+		return fgd_engine__alwayson(e);
+	if (fgd_engine__offcpu_alwayson(e))
+		return fgd_engine__offcpu_alwayson(e);
+	fgd_engine__stats(e, &es);
+	if (!es.offcpu_available)
+		send_error(c, EOPNOTSUPP, "off-CPU profiling is unavailable in this fgd: %s",
+			   es.offcpu_why);
+	else if (!c->server->conf->off_cpu)
+		send_error(c, ENODATA,
+			   "always-on off-CPU is off in this fgd: set OffCpu=yes in fgd.conf(5) "
+			   "and reload fgd, or record now with fgctl record --off-cpu");
+	else
+		send_error(
+			c, ENODATA,
+			"always-on off-CPU could not start in this fgd (see its log); record now "
+			"with fgctl record --off-cpu");
+	return NULL;
 }
 
 static uint64_t result_budget(const struct client *c)
@@ -564,15 +587,16 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 	struct json_object *meta = NULL;
 	struct fg_view view = client_view(c);
 	struct fgd_alwayson_data ao;
+	struct fgd_alwayson *a;
 	char why[512] = "";
 	/* What the daemon's budget has room for now (its results part, and the total), if less. */
 	uint64_t room = fg_budget__room(fgd_engine__budget(c->server->engine), FG_BUDGET_RESULTS);
 	uint64_t limit = MIN(result_budget(c), room);
 	int r;
 
-	if (!always_on_available(c))
+	if (!(a = always_on_for(c, q)))
 		return;
-	fgd_alwayson__data(fgd_engine__alwayson(c->server->engine), &ao);
+	fgd_alwayson__data(a, &ao);
 	limit = limit > OUTPUT_MAX_BYTES ? limit - OUTPUT_MAX_BYTES : 0;
 	r = fgd_query__snapshot(&ao, q, &view, limit, &c->snap, &meta, why, sizeof(why));
 	/* Building took more than the result keeps (history read, the model of a page): give it back. */
@@ -620,12 +644,13 @@ static void handle_top(struct client *c, const struct fg_query_request *q)
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	struct fg_view view = client_view(c);
 	struct fgd_alwayson_data ao;
+	struct fgd_alwayson *a;
 	char why[512] = "";
 	int r;
 
-	if (!always_on_available(c))
+	if (!(a = always_on_for(c, q)))
 		return;
-	fgd_alwayson__data(fgd_engine__alwayson(c->server->engine), &ao);
+	fgd_alwayson__data(a, &ao);
 	r = fgd_query__top(&ao, q, &view, &m, why, sizeof(why));
 	if (r < 0) {
 		send_error(c, -r, "%s", why[0] ? why : strerror(-r));

@@ -69,6 +69,7 @@ int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e,
 {
 	_cleanup_(fg_status_done) struct fg_status st = {};
 	struct fgd_alwayson *alwayson = fgd_engine__alwayson(e);
+	struct fgd_alwayson *offcpu_on = fgd_engine__offcpu_alwayson(e);
 	struct fgd_engine_stats es;
 	struct fgd_loop_stats lp;
 	int r;
@@ -196,9 +197,14 @@ int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e,
 			.malformed = c->malformed,
 		};
 	}
-	/* Off, always_on says only that (enabled is false). */
+	/* Off, always_on says only that (enabled is false); so does off_cpu of its always-on part. */
 	if (alwayson) {
 		r = fgd_alwayson__status(alwayson, &st.always_on);
+		if (r < 0)
+			return r;
+	}
+	if (offcpu_on) {
+		r = fgd_alwayson__status_off_cpu(offcpu_on, &st.off_cpu);
 		if (r < 0)
 			return r;
 	}

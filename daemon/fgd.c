@@ -357,7 +357,8 @@ static void log_config_changes(const struct fgd_config *c, const struct fgd_conf
 static bool always_on_changed(const struct fgd_config *c, const struct fgd_config *old)
 {
 	return c->always_on != old->always_on ||
-	       c->always_on_frequency != old->always_on_frequency ||
+	       c->always_on_frequency != old->always_on_frequency || c->off_cpu != old->off_cpu ||
+	       c->off_cpu_min_block_us != old->off_cpu_min_block_us ||
 	       c->slice_seconds != old->slice_seconds || c->window_seconds != old->window_seconds ||
 	       c->memory_max != old->memory_max ||
 	       !streq_ptr(c->state_directory, old->state_directory) ||
@@ -371,6 +372,8 @@ static int keep_always_on_settings(struct fgd_config *c, const struct fgd_config
 {
 	c->always_on = old->always_on;
 	c->always_on_frequency = old->always_on_frequency;
+	c->off_cpu = old->off_cpu;
+	c->off_cpu_min_block_us = old->off_cpu_min_block_us;
 	c->slice_seconds = old->slice_seconds;
 	c->window_seconds = old->window_seconds;
 	c->memory_max = old->memory_max;

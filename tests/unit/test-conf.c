@@ -73,6 +73,8 @@ TEST(every_key)
 			"RingPages=64\n"
 			"AlwaysOn=no\n"
 			"AlwaysOnFrequency=49\n"
+			"OffCpu=yes\n"
+			"OffCpuMinBlockUSec=250\n"
 			"SliceSec=1min\n"
 			"WindowSec=2h\n"
 			"MemoryMax=1G\n"
@@ -90,6 +92,11 @@ TEST(every_key)
 	ASSERT_EQ(c.ring_pages, 64);
 	ASSERT_TRUE(!c.always_on);
 	ASSERT_EQ(c.always_on_frequency, 49);
+	ASSERT_TRUE(c.off_cpu);
+	ASSERT_EQ(c.off_cpu_min_block_us, 250);
+	ASSERT_ERR(parse(&c, "OffCpuMinBlockUSec=0\n", &e), -EINVAL);
+	ASSERT_ERR(parse(&c, "OffCpu=maybe\n", &e), -EINVAL);
+	ASSERT_EQ(c.off_cpu_min_block_us, 250);
 	ASSERT_EQ(c.slice_seconds, 60);
 	ASSERT_EQ(c.window_seconds, 7200);
 	ASSERT_U64_EQ(c.memory_max, 1ULL << 30);

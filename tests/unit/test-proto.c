@@ -241,6 +241,35 @@ TEST(off_cpu_requests_round_trip)
 	ASSERT_EQ(back.record.min_block_us, 0);
 }
 
+TEST(off_cpu_snapshots_round_trip)
+{
+	struct fg_request req = { .cmd = FG_CMD_SNAPSHOT, .query = { .uid = -1, .limit = 20 } },
+			  back;
+	struct json_object *obj;
+	const char *err = NULL;
+	char *line;
+
+	req.query.off_cpu = true;
+	obj = fg_proto_encode_request(&req);
+	ASSERT_TRUE(obj);
+	line = fg_proto_format(obj);
+	json_object_put(obj);
+	ASSERT_TRUE(line);
+	line[strlen(line) - 1] = '\0';
+	ASSERT_OK(decode_line(line, &back, &err));
+	free(line);
+	ASSERT_EQ(back.cmd, FG_CMD_SNAPSHOT);
+	ASSERT_TRUE(back.query.off_cpu);
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"snapshot\"}", &back, &err));
+	ASSERT_TRUE(!back.query.off_cpu);
+	/* Top lists shares of CPU: it has no off-CPU form. */
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"top\",\"off_cpu\":true}", &back, &err),
+		   -EINVAL);
+	ASSERT_TRUE(err && strstr(err, "off_cpu"));
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"snapshot\",\"off_cpu\":1}", &back, &err),
+		   -EINVAL);
+}
+
 TEST(jit_suffix_defaults_on)
 {
 	struct fg_request req;

@@ -69,6 +69,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 	X(always_on.history.merged) X(always_on.history.merged_sources)                    \
 	X(always_on.history.corrupt_dropped) X(always_on.history.leftovers)                \
 	X(always_on.history.expired) X(always_on.history.compact_errors)                   \
+	X(off_cpu.blocks) X(off_cpu.blocked_us) X(off_cpu.lost) X(off_cpu.stacks_not_taken) \
+	X(off_cpu.user_dump_failed) X(off_cpu.switch_ins_unseen) X(off_cpu.stack_renewals) \
+	X(off_cpu.stacks_lost) X(off_cpu.window.samples) X(off_cpu.window.bytes)           \
 	X(server.clients) X(server.max_clients) X(server.clients_rejected)                 \
 	X(server.clients_evicted) X(server.short_clients) X(server.max_short_clients)      \
 	X(server.short_requests) X(server.requests) X(server.bad_requests) X(server.denied) \
@@ -79,7 +82,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
 #define U32_MEMBERS(X)                                                                     \
 	X(pid) X(default_frequency) X(max_frequency) X(max_stack) X(stack_dump)            \
-	X(always_on.frequency) X(always_on.slice_seconds) X(always_on.window_seconds)
+	X(always_on.frequency) X(always_on.slice_seconds) X(always_on.window_seconds)      \
+	X(off_cpu.min_block_us) X(off_cpu.window.slice_seconds)
 
 #define STR_MEMBERS(X)                                                                     \
 	X(version) X(event) X(call_graph) X(socket) X(always_on.call_graph)                \
@@ -115,6 +119,7 @@ static void fill(struct fg_status *s)
 	s->has_jit = s->has_loop = s->has_loader = s->has_memory = s->has_off_cpu = true;
 	s->memory.pressure = true;
 	s->always_on.enabled = s->always_on.has_history = true;
+	s->off_cpu.always_on = s->off_cpu.window.enabled = true;
 
 	s->n_cpus = 3;
 	s->cpus = calloc(s->n_cpus, sizeof(*s->cpus));
@@ -151,6 +156,8 @@ static void assert_equal(const struct fg_status *a, const struct fg_status *b)
 	ASSERT_EQ(a->has_memory, b->has_memory);
 	ASSERT_EQ(a->has_off_cpu, b->has_off_cpu);
 	ASSERT_EQ(a->off_cpu.available, b->off_cpu.available);
+	ASSERT_EQ(a->off_cpu.always_on, b->off_cpu.always_on);
+	ASSERT_EQ(a->off_cpu.window.enabled, b->off_cpu.window.enabled);
 	ASSERT_EQ(a->memory.pressure, b->memory.pressure);
 	ASSERT_EQ(a->always_on.enabled, b->always_on.enabled);
 	ASSERT_EQ(a->always_on.has_history, b->always_on.has_history);
