@@ -223,8 +223,10 @@ static const uint64_t *stack_frames(struct fg_offcpu *o, int32_t id, bool kernel
 	if (!side) {
 		cs = fg_u32map_get(&o->carried, (uint32_t)id) ?:
 			     fg_u32map_get(&o->carried_old, (uint32_t)id);
-		if (!cs)
+		if (!cs) {
+			o->stacks_lost++;
 			return NULL;
+		}
 		*ret_n = cs->n;
 		return cs->frames;
 	}
@@ -233,8 +235,10 @@ static const uint64_t *stack_frames(struct fg_offcpu *o, int32_t id, bool kernel
 		*ret_n = c->n;
 		return side->pool + c->at;
 	}
-	if (bpf_map_lookup_elem(side->fd, &index, o->frames) < 0)
+	if (bpf_map_lookup_elem(side->fd, &index, o->frames) < 0) {
+		o->stacks_lost++;
 		return NULL;
+	}
 	while (n < FG_OFFCPU_MAX_STACK && o->frames[n])
 		n++;
 	if (kernel)
@@ -421,10 +425,8 @@ static int carry(struct fg_offcpu *o, int32_t id, bool kernel)
 	cs = fg_u32map_del(&o->carried_old, (uint32_t)id);
 	if (!cs) {
 		f = stack_frames(o, id, kernel, &n);
-		if (!f) {
-			o->stacks_lost++;
-			return 0;
-		}
+		if (!f)
+			return 0; /* counted there */
 		cs = malloc(sizeof(*cs) + n * sizeof(*f));
 		if (!cs)
 			return -ENOMEM;

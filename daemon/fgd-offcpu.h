@@ -54,7 +54,7 @@ struct fg_offcpu_stats {
 	uint64_t switch_ins_unseen;   /* blocks measured from run time, their switch-in unseen */
 	uint64_t user_dump_failed;    /* DWARF mode: blocks without their user stack */
 	uint64_t stack_renewals;      /* the stack maps renewed (fg_offcpu__drain()) */
-	uint64_t stacks_lost; /* stacks of blocks still away that a renewal could not carry over */
+	uint64_t stacks_lost; /* stack ids taken whose stacks could not be read (none expected) */
 };
 
 /* A block handed over as a sample, as the sample record the resolver takes (fgd-resolve.h). */

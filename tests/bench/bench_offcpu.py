@@ -13,10 +13,18 @@ each run --loops round trips:
 and for fgd, its own CPU time per block, every block lost, and what its BPF
 programs cost in the kernel per run (kernel.bpf_stats_enabled: run_time_ns
 over run_cnt, the switch program and, in dwarf mode, the one at every
-system call's end). Runs
-alternate --rounds times; the median of each is printed. Asserts nothing.
+system call's end).
+
+Always-on off-CPU (OffCpu=yes) is measured against always-on without it
+(fgd's defaults otherwise), in DWARF mode (fgd's default call graph) and
+in fp mode: the storm's throughput, a system-call loop's (`perf bench
+syscall basic`: DWARF mode hooks every system call's end), and fgd's own
+CPU while the machine is at rest (--rest seconds) and during the storm.
+Runs alternate --rounds times; the median of each is printed. Asserts
+nothing.
 
   sudo python3 tests/bench/bench_offcpu.py --build build --loops 400000 --rounds 3
+  sudo python3 tests/bench/bench_offcpu.py --only-always-on
 """
 
 import argparse
@@ -72,6 +80,38 @@ def with_fgd(build, loops, mode):
     return ops, cpu, m["off_cpu"], costs
 
 
+def syscalls(loops):
+    """Runs a loop of system calls; its ops/s."""
+    r = subprocess.run(["perf", "bench", "syscall", "basic", "-l", str(loops)],
+                       capture_output=True, text=True, check=True)
+    m = re.search(r"(\d+) ops/sec", r.stdout)
+    if not m:
+        sys.exit(f"bench: no ops/sec in perf bench's output:\n{r.stdout}")
+    return int(m.group(1))
+
+
+def always_on(build, args, off_cpu):
+    """fgd always on, with off_cpu (None: OffCpu=no; else its call graph): its CPU per second at
+    rest, the storm's and the system-call loop's ops/s under it, its CPU during the storm, and
+    status's off_cpu."""
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = os.path.join(tmp, "fgd.conf")
+        with open(conf, "w") as f:
+            f.write("[fgd]\n" + (f"OffCpu=yes\nCallGraph={off_cpu}\n" if off_cpu else ""))
+        with fgbench.Fgd(build, ["--config", conf]) as fgd:
+            before = fgbench.cpu_seconds(fgd.pid)
+            subprocess.run(["sleep", str(args.rest)])
+            rest = (fgbench.cpu_seconds(fgd.pid) - before) / args.rest
+            before = fgbench.cpu_seconds(fgd.pid)
+            ops = storm(args.loops)
+            cpu = fgbench.cpu_seconds(fgd.pid) - before
+            sys_ops = syscalls(args.syscalls)
+            r = subprocess.run([build.fgctl, "--socket", fgd.socket, "status", "--json"],
+                               capture_output=True, text=True, check=True)
+            off = json.loads(r.stdout).get("off_cpu", {})
+    return rest, ops, cpu, sys_ops, off
+
+
 def with_perf(loops):
     with tempfile.TemporaryDirectory() as tmp:
         perf = subprocess.Popen(["perf", "record", "-e", "sched:sched_switch", "-a", "-g", "-o",
@@ -93,6 +133,9 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--loops", type=int, default=400000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--syscalls", type=int, default=2000000)
+    ap.add_argument("--rest", type=int, default=10)
+    ap.add_argument("--only-always-on", action="store_true")
     args = ap.parse_args()
     fgbench.need_root()
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
@@ -106,9 +149,43 @@ def main():
             f.write(stats_were)
 
 
+def run_always_on(args, build):
+    modes = {"OffCpu=no": None, "OffCpu=yes dwarf": "dwarf", "OffCpu=yes fp": "fp"}
+    runs = {m: [] for m in modes}
+    base, base_sys = [], []
+    for _ in range(args.rounds):
+        base.append(storm(args.loops))
+        base_sys.append(syscalls(args.syscalls))
+        for name, mode in modes.items():
+            runs[name].append(always_on(build, args, mode))
+    b, bs = statistics.median(base), statistics.median(base_sys)
+    print(f"always-on: storm perf bench sched pipe -l {args.loops}, system calls perf bench "
+          f"syscall basic -l {args.syscalls}, {args.rounds} rounds, medians")
+    print(f"  no fgd:      storm {b:8.0f} ops/s, system calls {bs:8.0f} ops/s")
+    for name, rs in runs.items():
+        ops = statistics.median(x[1] for x in rs)
+        sys_ops = statistics.median(x[3] for x in rs)
+        rest = statistics.median(x[0] for x in rs)
+        cpu = statistics.median(x[2] for x in rs)
+        print(f"  {name:16} storm {ops:8.0f} ops/s ({100 * (1 - ops / b):5.1f}% slower), system "
+              f"calls {sys_ops:8.0f} ops/s ({100 * (1 - sys_ops / bs):5.1f}% slower); fgd CPU "
+              f"at rest {1000 * rest:.1f} ms/s, during the storm {cpu:.2f} s")
+        for r in rs:
+            off = r[4]
+            if off.get("always_on"):
+                print(f"    run: {off['blocks']} blocks since start, {off['lost']} lost, "
+                      f"{off['stacks_not_taken']} stacks not taken, {off['stack_renewals']} "
+                      f"renewals, {off['user_dump_failed']} without user stack; window "
+                      f"{off['window']['bytes'] / 2**20:.1f} MiB")
+
+
 def run_rounds(args):
     build = fgbench.Build(args.build)
     machine = fgbench.Machine()
+    run_always_on(args, build)
+    if args.only_always_on:
+        print(fgbench.conditions(machine))
+        return
     base, perf = [], []
     fgd = {"fp": [], "dwarf": []}
     for _ in range(args.rounds):

