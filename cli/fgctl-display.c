@@ -484,8 +484,8 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 	    fgctl_get_int(off, "kernel_stack_failed") + fgctl_get_int(off, "user_stack_failed") > 0)
 		fprintf(f,
 			"fgctl: warning: %" PRId64 " blocks have no kernel stack and %" PRId64
-			" no user stack: the kernel could not take them, or fgd's table of "
-			"16384 distinct stacks was full\n",
+			" no user stack: the stack could not be read, or the BPF stack maps were "
+			"full (fgd renews them at once)\n",
 			fgctl_get_int(off, "kernel_stack_failed"),
 			fgctl_get_int(off, "user_stack_failed"));
 	if (off && fgctl_get_int(off, "user_dump_failed") > 0)

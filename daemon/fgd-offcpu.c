@@ -11,6 +11,8 @@
 
 #include "fgd-clock.h"
 #include "fgd-offcpu.h"
+#include "hash.h"
+#include "idxmap.h"
 #include "macro.h"
 #include "u32map.h"
 
@@ -45,12 +47,33 @@ _Static_assert(offsetof(struct fg_offcpu_dwarf_slot, stack) == sizeof(struct fg_
 #define RENEW_AFTER_NS (60ULL * 1000000000ULL)
 /* From the switch to a fresh map until the other is emptied: programs running then are done. */
 #define RENEW_SETTLE_NS (10ULL * 1000000ULL)
+/* User stacks fgd keeps read; past it, a renewal keeps only those threads away refer to. */
+#define USER_CACHE_MAX_STACKS 32768
 
 /* Frames read from a stack map: a kernel stack is kept cut at __schedule. */
 struct cached_stack {
 	uint32_t at; /* first frame in its side's pool */
 	uint8_t n;   /* frames (at most FG_OFFCPU_MAX_STACK) */
 	bool read;
+};
+
+/*
+ * User stacks read from the program's ustacks map, by key. A key is a hash
+ * of the frames: a stack read once stays right for good, so the map may be
+ * emptied whenever what it held was read first (empty_renewed()).
+ */
+struct user_stack {
+	uint64_t key;
+	uint32_t at; /* first frame in the pool */
+	uint8_t n;
+};
+
+struct user_cache {
+	struct user_stack *v; /* owned */
+	size_t n, cap;
+	uint64_t *pool; /* owned: the stacks' frames */
+	size_t n_pool, cap_pool;
+	struct fg_idxmap index; /* by key */
 };
 
 /* A stack of an emptied map that a thread still away refers to. */
@@ -98,13 +121,18 @@ struct fg_offcpu {
 	uint64_t renewed;        /* CLOCK_MONOTONIC ns of the last switch of maps */
 	uint64_t stack_failures; /* the program's stack counters at the last switch */
 	uint64_t renewals, stacks_lost;
-	uint64_t renew_ns; /* the longest a map takes new stacks */
+	uint64_t renew_ns;      /* the longest a map takes new stacks */
+	size_t max_user_stacks; /* user stacks kept read before a renewal drops those unused */
 	/*
 	 * owned, values owned (struct carried_stack): by tagged id, the stacks
 	 * of emptied maps that threads away still refer to. carried_old is
 	 * empty but while a map is emptied (empty_renewed()).
 	 */
 	struct fg_u32map carried, carried_old;
+	/* User stacks read, and while a renewal rebuilds them, those from before. */
+	struct user_cache users, users_old;
+	int ustacks_fd;                 /* borrowed from skel */
+	struct fg_offcpu_ustack ustack; /* one read from the map */
 	/* One block's callchain: two markers and two stacks. */
 	uint64_t chain[2 + 2 * FG_OFFCPU_MAX_STACK];
 	uint64_t frames[FG_OFFCPU_MAX_STACK];
@@ -133,6 +161,46 @@ int fg_offcpu_probe(const char **ret_why)
 	return 0;
 }
 
+static bool user_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct user_cache *c = ctx;
+
+	return c->v[idx].key == *(const uint64_t *)key;
+}
+
+static const struct user_stack *user_find(const struct user_cache *c, uint64_t key)
+{
+	int64_t i = fg_idxmap_find(&c->index, fg_hash_mix(key), user_eq, c, &key);
+
+	return i < 0 ? NULL : &c->v[i];
+}
+
+/* Adds user stack u under key; the caller has checked it is absent. 0 or -ENOMEM. */
+static int user_add(struct user_cache *c, uint64_t key, const uint64_t *ips, size_t n)
+{
+	int r;
+
+	n = MIN(n, (size_t)FG_OFFCPU_MAX_STACK);
+	if (c->n_pool + n > UINT32_MAX || c->n >= UINT32_MAX ||
+	    FG_GROW(c->pool, c->cap_pool, c->n_pool + n) < 0 || FG_GROW(c->v, c->cap, c->n + 1) < 0)
+		return -ENOMEM;
+	r = fg_idxmap_insert(&c->index, fg_hash_mix(key), (uint32_t)c->n);
+	if (r < 0)
+		return r;
+	memcpy(c->pool + c->n_pool, ips, n * sizeof(*ips));
+	c->v[c->n++] = (struct user_stack){ key, (uint32_t)c->n_pool, (uint8_t)n };
+	c->n_pool += n;
+	return 0;
+}
+
+static void user_cache_done(struct user_cache *c)
+{
+	free(c->v);
+	free(c->pool);
+	fg_idxmap_done(&c->index);
+	*c = (struct user_cache){};
+}
+
 /* Frees a carried-stack table's stacks and the table. */
 static void carried_done(struct fg_u32map *m)
 {
@@ -153,6 +221,8 @@ struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o)
 	}
 	carried_done(&o->carried);
 	carried_done(&o->carried_old);
+	user_cache_done(&o->users);
+	user_cache_done(&o->users_old);
 	free(o);
 	return NULL;
 }
@@ -204,12 +274,12 @@ static struct stack_side *side_of(struct fg_offcpu *o, int32_t id)
 }
 
 /*
- * Tagged stack id's frames, leaf first, *ret_n of them: from the cache,
- * read from its map and cached (a kernel stack from __schedule down), or
+ * Tagged kernel stack id's frames, leaf first, *ret_n of them: from the
+ * cache, read from its map and cached (cut at __schedule), or
  * carried over from a map emptied since. Borrowed until the next call; NULL
  * if the stack was not taken or cannot be read.
  */
-static const uint64_t *stack_frames(struct fg_offcpu *o, int32_t id, bool kernel, size_t *ret_n)
+static const uint64_t *stack_frames(struct fg_offcpu *o, int32_t id, size_t *ret_n)
 {
 	uint32_t index = (uint32_t)id & (FG_OFFCPU_MAX_STACKS - 1);
 	struct carried_stack *cs;
@@ -241,8 +311,7 @@ static const uint64_t *stack_frames(struct fg_offcpu *o, int32_t id, bool kernel
 	}
 	while (n < FG_OFFCPU_MAX_STACK && o->frames[n])
 		n++;
-	if (kernel)
-		skip = tracing_frames(o, n);
+	skip = tracing_frames(o, n);
 	n -= skip;
 	*ret_n = n;
 	/* Out of memory: this once uncached. */
@@ -256,12 +325,41 @@ static const uint64_t *stack_frames(struct fg_offcpu *o, int32_t id, bool kernel
 	return side->pool + c->at;
 }
 
-/* Appends stack id's frames to o->chain after marker; a stack not taken adds nothing. */
-static size_t append_stack(struct fg_offcpu *o, size_t n, uint64_t marker, int32_t id)
+/*
+ * User stack key's frames, leaf first, *ret_n of them: read before, or from
+ * the map now (and kept). Borrowed until the next call; NULL if the stack was
+ * not taken or cannot be read.
+ */
+static const uint64_t *user_frames(struct fg_offcpu *o, uint64_t key, size_t *ret_n)
 {
-	size_t frames;
-	const uint64_t *f = stack_frames(o, id, marker == PERF_CONTEXT_KERNEL, &frames);
+	const struct user_stack *u;
 
+	if (!key)
+		return NULL;
+	u = user_find(&o->users, key);
+	if (u) {
+		*ret_n = u->n;
+		return o->users.pool + u->at;
+	}
+	u = user_find(&o->users_old, key);
+	if (u) {
+		*ret_n = u->n;
+		return o->users_old.pool + u->at;
+	}
+	if (bpf_map_lookup_elem(o->ustacks_fd, &key, &o->ustack) < 0) {
+		o->stacks_lost++;
+		return NULL;
+	}
+	*ret_n = MIN((size_t)o->ustack.n, (size_t)FG_OFFCPU_MAX_STACK);
+	/* Out of memory: this once unkept. */
+	(void)user_add(&o->users, key, (const uint64_t *)o->ustack.ips, *ret_n);
+	return (const uint64_t *)o->ustack.ips;
+}
+
+/* Appends frames[0..count) to o->chain after marker; none (NULL) adds nothing. */
+static size_t append_frames(struct fg_offcpu *o, size_t n, uint64_t marker, const uint64_t *f,
+			    size_t frames)
+{
 	if (!f)
 		return n;
 	o->chain[n++] = marker;
@@ -275,7 +373,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	const struct fg_offcpu_event *e = data;
 	char comm[sizeof(e->comm) + 1];
 	struct fg_sample s = {};
-	size_t n = 0;
+	const uint64_t *f;
+	size_t n = 0, frames = 0;
 
 	if (size < sizeof(*e))
 		return 0;
@@ -290,8 +389,10 @@ static int on_event(void *ctx, void *data, size_t size)
 		s.stack = d->stack;
 		s.stack_size = e->dump_size;
 	}
-	n = append_stack(o, n, PERF_CONTEXT_KERNEL, e->kernel_stack);
-	n = append_stack(o, n, PERF_CONTEXT_USER, e->user_stack);
+	f = stack_frames(o, e->kernel_stack, &frames);
+	n = append_frames(o, n, PERF_CONTEXT_KERNEL, f, frames);
+	f = user_frames(o, e->user_stack, &frames);
+	n = append_frames(o, n, PERF_CONTEXT_USER, f, frames);
 	memcpy(comm, e->comm, sizeof(e->comm));
 	comm[sizeof(e->comm)] = '\0';
 	s.sid = (struct fg_sample_id){ .pid = e->pid, .tid = e->tid, .time = e->time };
@@ -378,6 +479,7 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 	find_schedule(o);
 	o->side[0].fd = bpf_map__fd(o->skel->maps.stacks0);
 	o->side[1].fd = bpf_map__fd(o->skel->maps.stacks1);
+	o->ustacks_fd = bpf_map__fd(o->skel->maps.ustacks);
 	o->counters_fd = bpf_map__fd(o->skel->maps.counters);
 	o->ring = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_event, o, NULL);
 	if (!o->ring) {
@@ -390,6 +492,7 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		return r;
 	}
 	o->renew_ns = opts->renew_ns ? opts->renew_ns : RENEW_AFTER_NS;
+	o->max_user_stacks = opts->max_user_stacks ? opts->max_user_stacks : USER_CACHE_MAX_STACKS;
 	o->renewed = o->side[0].began = fgd_now();
 	*ret = TAKE_PTR(o);
 	return 0;
@@ -409,8 +512,8 @@ static uint64_t stack_failures(const struct fg_offcpu *o)
 	return counter(o, FG_OFFCPU_DROP_KERNEL_STACK) + counter(o, FG_OFFCPU_DROP_USER_STACK);
 }
 
-/* Carries tagged stack id over from a map about to be emptied, or from the carried before. */
-static int carry(struct fg_offcpu *o, int32_t id, bool kernel)
+/* Carries kernel stack id over from a map about to be emptied, or from the carried before. */
+static int carry(struct fg_offcpu *o, int32_t id)
 {
 	struct carried_stack *cs;
 	const uint64_t *f;
@@ -424,7 +527,7 @@ static int carry(struct fg_offcpu *o, int32_t id, bool kernel)
 		return 0;
 	cs = fg_u32map_del(&o->carried_old, (uint32_t)id);
 	if (!cs) {
-		f = stack_frames(o, id, kernel, &n);
+		f = stack_frames(o, id, &n);
 		if (!f)
 			return 0; /* counted there */
 		cs = malloc(sizeof(*cs) + n * sizeof(*f));
@@ -439,6 +542,20 @@ static int carry(struct fg_offcpu *o, int32_t id, bool kernel)
 	return r;
 }
 
+/* While the user stacks read are rebuilt: keeps user stack key among them. */
+static int carry_user(struct fg_offcpu *o, uint64_t key)
+{
+	const uint64_t *f;
+	size_t n;
+
+	if (!key || !o->users_old.index.slots || user_find(&o->users, key))
+		return 0;
+	f = user_frames(o, key, &n);
+	if (!f || user_find(&o->users, key))
+		return 0; /* counted there, or read from the map into users */
+	return user_add(&o->users, key, f, n);
+}
+
 /* Carries over every stack a thread still away (or a pending block) refers to. */
 static int carry_all(struct fg_offcpu *o)
 {
@@ -451,9 +568,9 @@ static int carry_all(struct fg_offcpu *o)
 		prev = &tid;
 		if (bpf_map_lookup_elem(fd, &tid, &st) < 0)
 			continue; /* it came back meanwhile */
-		r = carry(o, st.kernel_stack, true);
+		r = carry(o, st.kernel_stack);
 		if (r >= 0)
-			r = carry(o, st.user_stack, false);
+			r = carry_user(o, st.user_stack);
 	}
 	fd = bpf_map__fd(o->skel->maps.pending);
 	prev = NULL;
@@ -461,9 +578,33 @@ static int carry_all(struct fg_offcpu *o)
 		prev = &tid;
 		if (bpf_map_lookup_elem(fd, &tid, &p) < 0)
 			continue;
-		r = carry(o, p.e.kernel_stack, true);
+		r = carry(o, p.e.kernel_stack);
 		if (r >= 0)
-			r = carry(o, p.e.user_stack, false);
+			r = carry_user(o, p.e.user_stack);
+	}
+	return r;
+}
+
+/*
+ * Empties the user stacks map, each stack read first (and kept) unless it
+ * was: a key stays right for good, so whatever refers to it later finds it
+ * read. A stack put in meanwhile may stay for the next time.
+ */
+static int empty_users(struct fg_offcpu *o)
+{
+	uint64_t key, next;
+	bool more = bpf_map_get_next_key(o->ustacks_fd, NULL, &key) == 0;
+	int r = 0;
+
+	while (more && r >= 0) {
+		more = bpf_map_get_next_key(o->ustacks_fd, &key, &next) == 0;
+		if (!user_find(&o->users, key) &&
+		    bpf_map_lookup_elem(o->ustacks_fd, &key, &o->ustack) == 0)
+			r = user_add(&o->users, key, (const uint64_t *)o->ustack.ips,
+				     MIN((size_t)o->ustack.n, (size_t)FG_OFFCPU_MAX_STACK));
+		if (r >= 0)
+			(void)bpf_map_delete_elem(o->ustacks_fd, &key);
+		key = next;
 	}
 	return r;
 }
@@ -518,11 +659,19 @@ static void renew(struct fg_offcpu *o, uint64_t now)
  */
 static int empty_renewed(struct fg_offcpu *o)
 {
+	bool rebuild = o->users.n > o->max_user_stacks;
 	int r, n;
 
 	o->carried_old = o->carried;
 	o->carried = (struct fg_u32map)FG_U32MAP_INIT;
+	/* Too many user stacks read: only those still referred to are kept. */
+	if (rebuild) {
+		o->users_old = o->users;
+		o->users = (struct user_cache){};
+	}
 	r = carry_all(o);
+	if (r >= 0)
+		r = empty_users(o);
 	n = ring_buffer__consume(o->ring);
 	if (r < 0) {
 		/* Out of memory: all is kept as it was, and tried again at the next drain. */
@@ -533,10 +682,16 @@ static int empty_renewed(struct fg_offcpu *o)
 		carried_done(&o->carried);
 		o->carried = o->carried_old;
 		o->carried_old = (struct fg_u32map)FG_U32MAP_INIT;
+		if (rebuild) {
+			user_cache_done(&o->users);
+			o->users = o->users_old;
+			o->users_old = (struct user_cache){};
+		}
 		return r;
 	}
 	carried_done(&o->carried_old);
 	o->carried_old = (struct fg_u32map)FG_U32MAP_INIT;
+	user_cache_done(&o->users_old);
 	empty(&o->side[o->emptying]);
 	o->emptying = -1;
 	return n;

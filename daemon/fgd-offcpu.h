@@ -42,6 +42,11 @@ struct fg_offcpu_opts {
 	size_t n_pids;
 	/* The stack maps are renewed at least this often (fg_offcpu__drain()); 0: once a minute. */
 	uint64_t renew_ns;
+	/*
+	 * User stacks fgd keeps read; past it, a renewal keeps only those that
+	 * threads away refer to. 0: 32768.
+	 */
+	size_t max_user_stacks;
 };
 
 struct fg_offcpu_stats {

@@ -99,6 +99,26 @@ struct stack_map {
 struct stack_map stacks0 SEC(".maps");
 struct stack_map stacks1 SEC(".maps");
 
+/*
+ * User stacks, by the hash of their frames: the program's own frame-pointer
+ * walk, several times cheaper than the kernel's (docs/PERFORMANCE.md). The
+ * daemon reads and deletes them each drain.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FG_OFFCPU_MAX_USTACKS);
+	__type(key, __u64);
+	__type(value, struct fg_offcpu_ustack);
+} ustacks SEC(".maps");
+
+/* Where a user stack is walked into, one a CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_offcpu_ustack);
+} uscratch SEC(".maps");
+
 /* The epoch new stacks are taken in: written by the daemon when it renews the maps. */
 volatile __u32 stack_epoch = 0;
 
@@ -147,6 +167,43 @@ static __always_inline __u64 wakeup(void)
 									       BPF_RB_NO_WAKEUP;
 }
 
+/*
+ * t's user stack, walked by frame pointers as the kernel's perf callchains
+ * are (its user ip, then the return address of each frame, until a frame
+ * cannot be read or does not lead up the stack), into ustacks: its key, or
+ * 0 if it could not be kept.
+ */
+static __always_inline __u64 walk_user(struct task_struct *t)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	/* FNV-1a over the frames' words. */
+	__u64 key = 14695981039346656037ULL, bp, frame[2];
+	struct fg_offcpu_ustack *u;
+	__u32 zero = 0, n = 1;
+	long err;
+
+	u = bpf_map_lookup_elem(&uscratch, &zero);
+	if (!u)
+		return 0;
+	u->ips[0] = BPF_CORE_READ(regs, ip);
+	key = (key ^ u->ips[0]) * 1099511628211ULL;
+	bp = BPF_CORE_READ(regs, bp);
+	for (int i = 1; i < FG_OFFCPU_MAX_STACK; i++) {
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)bp) || !frame[1])
+			break;
+		u->ips[i] = frame[1];
+		key = (key ^ frame[1]) * 1099511628211ULL;
+		n = i + 1;
+		if (frame[0] <= bp)
+			break;
+		bp = frame[0];
+	}
+	u->n = n;
+	key |= 1;
+	err = bpf_map_update_elem(&ustacks, &key, u, BPF_NOEXIST);
+	return err && err != -EEXIST ? 0 : key;
+}
+
 static bool wanted(struct task_struct *t)
 {
 	__u32 tgid = BPF_CORE_READ(t, tgid);
@@ -171,6 +228,7 @@ static __always_inline void fill(struct fg_offcpu_event *e, struct task_struct *
 	e->tid = tid;
 	e->kernel_stack = st->kernel_stack;
 	e->user_stack = st->user_stack;
+	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, t, comm);
 	e->dump_size = 0;
 	e->has_regs = 0;
@@ -260,7 +318,7 @@ static __always_inline void recovered(struct task_struct *t, __u32 tid,
 				      const struct fg_offcpu_start *away, __u64 time,
 				      __u64 blocked_ns)
 {
-	if (stack_dump && away->voluntary && away->user_stack < 0 && blocked_ns >= min_block_ns)
+	if (stack_dump && away->voluntary && !away->user_stack && blocked_ns >= min_block_ns)
 		count(FG_OFFCPU_DROP_USER_DUMP);
 	emit(t, tid, away, time, blocked_ns);
 }
@@ -286,16 +344,15 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 	st.kernel_stack = take_stack(ctx, 0);
 	if (st.kernel_stack < 0)
 		count(FG_OFFCPU_DROP_KERNEL_STACK);
-	st.user_stack = -1;
+	st.user_stack = 0;
 	/*
-	 * The kernel's frame-pointer walk is the dearest part of a switch (4 µs
-	 * of 6 on the storm of docs/PERFORMANCE.md). In DWARF mode a thread that
+	 * The user stack walk is the dearest part of a switch. In DWARF mode a thread that
 	 * calls schedule() has its stack copied as it leaves its system call: the
 	 * walk is only for preempted ones, whose blocks are emitted at once.
 	 */
 	if (user_stacks && BPF_CORE_READ(prev, mm) && (!stack_dump || preempt)) {
-		st.user_stack = take_stack(ctx, BPF_F_USER_STACK);
-		if (st.user_stack < 0)
+		st.user_stack = walk_user(prev);
+		if (!st.user_stack)
 			count(FG_OFFCPU_DROP_USER_STACK);
 	}
 	err = bpf_map_update_elem(&starts, &tid, &st, BPF_NOEXIST);

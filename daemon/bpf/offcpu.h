@@ -29,6 +29,13 @@
  */
 #define FG_OFFCPU_STACK_ID_BITS 13
 #define FG_OFFCPU_EPOCH_MASK 0x1ffffU
+/*
+ * User stacks (frame-pointer walks) new since the daemon's last drain: it
+ * reads and deletes them each drain (fgd-offcpu.c). Past it, new user stacks
+ * are not kept (counted: FG_OFFCPU_DROP_USER_STACK).
+ */
+#define FG_OFFCPU_MAX_USTACKS 4096
+
 /* Processes a recording may select (pid list). */
 #define FG_OFFCPU_MAX_PIDS 64
 
@@ -62,11 +69,23 @@ enum fg_offcpu_counter {
 /* Pages a copy of the user stack reads, one at a time: it stops at the first unmapped. */
 #define FG_OFFCPU_PAGE 4096
 
+/*
+ * A user stack walked by frame pointers: the ustacks map's values, keyed by
+ * a hash of its frames (never 0), so equal stacks share one key whenever
+ * they were taken. Frames leaf first: the user ip, then return addresses.
+ */
+struct fg_offcpu_ustack {
+	__u32 n;
+	__u32 pad;
+	__u64 ips[FG_OFFCPU_MAX_STACK];
+};
+
 /* A thread off the CPU, as it was switched out (the starts map's values, by tid). */
 struct fg_offcpu_start {
-	__u64 time; /* bpf_ktime_get_ns() */
-	__u64 ran;  /* its sum_exec_runtime: the ns it had run until then */
-	__s32 kernel_stack, user_stack;
+	__u64 time;       /* bpf_ktime_get_ns() */
+	__u64 ran;        /* its sum_exec_runtime: the ns it had run until then */
+	__u64 user_stack; /* key in ustacks; 0: not taken */
+	__s32 kernel_stack;
 	__u32 voluntary; /* it called schedule(), and will return from it */
 };
 
@@ -74,10 +93,11 @@ struct fg_offcpu_start {
 struct fg_offcpu_event {
 	__u64 time; /* CLOCK_MONOTONIC ns when it ran again (estimated if its switch-in was unseen) */
 	__u64 blocked_ns; /* how long it was off the CPU */
+	__u64 user_stack; /* key in ustacks; 0: not taken */
 	__u32 pid;        /* the thread group */
 	__u32 tid;
-	__s32 kernel_stack; /* id in the stack map, or negative: not taken */
-	__s32 user_stack;
+	__s32 kernel_stack; /* tagged id in a stack map, or negative: not taken */
+	__u32 pad;
 	char comm[16];
 	__u32 dump_size; /* DWARF mode: bytes of user stack in the record; else 0 */
 	__u32 has_regs;  /* DWARF mode: the record is a struct fg_offcpu_dwarf_event */

@@ -220,18 +220,23 @@ static void on_renewal_block(void *ctx, const struct fg_sample *s, const char *c
 }
 
 /*
- * The stack maps renewed every drain: a thread that sleeps across tens of
- * renewals still has its stacks when it wakes (carried over each time),
- * and the blocks that come and go meanwhile keep theirs.
+ * The stack maps renewed every drain, and the user stacks read dropped each
+ * time: a thread that sleeps across tens of renewals still has its stacks
+ * when it wakes (carried over each time), and the blocks that come and go
+ * meanwhile keep theirs.
  */
 TEST(stacks_survive_the_renewal_of_the_stack_maps)
 {
 	pid_t me = getpid();
-	struct fg_offcpu_opts o = { .min_block_ns = 1000,
-				    .user_stacks = true,
-				    .pids = &me,
-				    .n_pids = 1,
-				    .renew_ns = 1000000 };
+	struct fg_offcpu_opts o = {
+		.min_block_ns = 1000,
+		.user_stacks = true,
+		.pids = &me,
+		.n_pids = 1,
+		.renew_ns = 1000000,
+		/* The user stacks read are dropped at each renewal, but for those in use. */
+		.max_user_stacks = 1
+	};
 	struct timespec tick = { 0, 2 * 1000000L };
 	struct fg_offcpu *off = NULL;
 	struct fg_offcpu_stats st;
