@@ -168,16 +168,24 @@ static __always_inline __u64 wakeup(void)
 }
 
 /*
+ * How far above the stack pointer a frame may be: a frame pointer further
+ * (or below it) is not one. Code built without frame pointers keeps any
+ * value in rbp, and a walk that believed it would read garbage for its 127
+ * frames (2.5 µs a switch on the storm of docs/PERFORMANCE.md).
+ */
+#define FRAME_SPAN (8ULL << 20)
+
+/*
  * t's user stack, walked by frame pointers as the kernel's perf callchains
- * are (its user ip, then the return address of each frame, until a frame
- * cannot be read or does not lead up the stack), into ustacks: its key, or
- * 0 if it could not be kept.
+ * are (its user ip, then the return address of each frame), until a frame
+ * cannot be read, does not lead up the stack, or is not within FRAME_SPAN
+ * of the stack pointer, into ustacks: its key, or 0 if it could not be kept.
  */
 static __always_inline __u64 walk_user(struct task_struct *t)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	/* FNV-1a over the frames' words. */
-	__u64 key = 14695981039346656037ULL, bp, frame[2];
+	__u64 key = 14695981039346656037ULL, bp, sp, frame[2];
 	struct fg_offcpu_ustack *u;
 	__u32 zero = 0, n = 1;
 	long err;
@@ -188,8 +196,10 @@ static __always_inline __u64 walk_user(struct task_struct *t)
 	u->ips[0] = BPF_CORE_READ(regs, ip);
 	key = (key ^ u->ips[0]) * 1099511628211ULL;
 	bp = BPF_CORE_READ(regs, bp);
+	sp = BPF_CORE_READ(regs, sp);
 	for (int i = 1; i < FG_OFFCPU_MAX_STACK; i++) {
-		if (bpf_probe_read_user(frame, sizeof(frame), (void *)bp) || !frame[1])
+		if (bp < sp || bp - sp >= FRAME_SPAN ||
+		    bpf_probe_read_user(frame, sizeof(frame), (void *)bp) || !frame[1])
 			break;
 		u->ips[i] = frame[1];
 		key = (key ^ frame[1]) * 1099511628211ULL;
