@@ -4,6 +4,7 @@
 #                 tree's layout (scripts/check-format.sh: clang-format 14)
 #   build-asan/   the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   build-fuzz/   clang + libFuzzer: each fuzz target fuzzes for FUZZ_SECONDS (default 30)
+#   build-nobpf/  without BPF (-Dbpf=disabled): the unit tests, and off-CPU's error paths
 # Ends with "N passed, N failed, N skipped". Needs root for the integration tests.
 set -u
 cd "$(dirname "$0")/.."
@@ -25,8 +26,9 @@ setup build
 CC=gcc setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
 CC=clang setup build-fuzz -Dfuzz=true -Dfuzz_seconds="$fuzz_seconds" \
 	-Db_sanitize=address,undefined -Db_lundef=false
+setup build-nobpf -Dbpf=disabled
 
-for dir in build build-asan build-fuzz; do
+for dir in build build-asan build-fuzz build-nobpf; do
 	ninja -C "$dir" || { echo "test: the $dir build failed"; echo "0 passed, 1 failed"; exit 1; }
 done
 
@@ -38,17 +40,19 @@ meson test -C build --print-errorlogs
 meson test -C build-asan --print-errorlogs --suite unit --suite integration --suite fuzz \
 	--timeout-multiplier 3
 meson test -C build-fuzz --print-errorlogs --suite fuzz
+meson test -C build-nobpf --print-errorlogs --suite unit
+meson test -C build-nobpf --print-errorlogs --suite integration --logbase testlog-integration offcpu
 
-python3 - build build-asan build-fuzz <<'PY'
-import json, os, sys
+python3 - build build-asan build-fuzz build-nobpf <<'PY'
+import glob, json, os, sys
 passed = failed = skipped = 0
 for d in sys.argv[1:]:
-    path = os.path.join(d, "meson-logs", "testlog.json")
-    if not os.path.exists(path):
+    paths = sorted(glob.glob(os.path.join(d, "meson-logs", "testlog*.json")))
+    if not paths:
         failed += 1
         print(f"test: no results from {d}")
         continue
-    for line in open(path):
+    for line in (line for path in paths for line in open(path)):
         t = json.loads(line)
         result = t["result"]
         if result in ("OK", "EXPECTEDFAIL"):
