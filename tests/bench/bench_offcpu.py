@@ -39,14 +39,23 @@ import tempfile
 import fgbench
 
 
-def storm(loops):
-    """Runs the storm; its ops/s."""
-    r = subprocess.run(["perf", "bench", "sched", "pipe", "-l", str(loops)],
-                       capture_output=True, text=True, check=True)
+def perf_bench(*args):
+    """Runs `perf bench ARGS`; the ops/s it reports."""
+    r = subprocess.run(["perf", "bench", *args], capture_output=True, text=True, check=True)
     m = re.search(r"(\d+) ops/sec", r.stdout)
     if not m:
         sys.exit(f"bench: no ops/sec in perf bench's output:\n{r.stdout}")
     return int(m.group(1))
+
+
+def storm(loops):
+    """Runs the storm; its ops/s."""
+    return perf_bench("sched", "pipe", "-l", str(loops))
+
+
+def syscalls(loops):
+    """Runs a loop of system calls; its ops/s."""
+    return perf_bench("syscall", "basic", "-l", str(loops))
 
 
 def bpf_costs():
@@ -78,16 +87,6 @@ def with_fgd(build, loops, mode):
         with open(meta) as f:
             m = json.load(f)
     return ops, cpu, m["off_cpu"], costs
-
-
-def syscalls(loops):
-    """Runs a loop of system calls; its ops/s."""
-    r = subprocess.run(["perf", "bench", "syscall", "basic", "-l", str(loops)],
-                       capture_output=True, text=True, check=True)
-    m = re.search(r"(\d+) ops/sec", r.stdout)
-    if not m:
-        sys.exit(f"bench: no ops/sec in perf bench's output:\n{r.stdout}")
-    return int(m.group(1))
 
 
 def always_on(build, args, off_cpu):

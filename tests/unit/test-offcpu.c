@@ -171,6 +171,23 @@ TEST(dwarf_mode_blocks_carry_the_user_registers_and_stack)
 	ASSERT_TRUE(seen.sleeps_with_dump >= SLEEPS / 2);
 }
 
+/* The source opened with o, or NULL when it cannot work here, with why in *ret_why (skip). */
+static struct fg_offcpu *source_or_why(const struct fg_offcpu_opts *o, const char **ret_why)
+{
+	struct fg_offcpu *off = NULL;
+	int r;
+
+	if (geteuid() != 0) {
+		*ret_why = "BPF needs root";
+		return NULL;
+	}
+	r = fg_offcpu__new(o, &off, ret_why);
+	if (r == -EOPNOTSUPP)
+		return NULL;
+	ASSERT_OK(r);
+	return off;
+}
+
 /* What the renewal test's threads showed: blocks and those with each stack, of each thread. */
 struct renewal {
 	pid_t long_tid, short_tid;
@@ -238,19 +255,14 @@ TEST(stacks_survive_the_renewal_of_the_stack_maps)
 		.max_user_stacks = 1
 	};
 	struct timespec tick = { 0, 2 * 1000000L };
-	struct fg_offcpu *off = NULL;
 	struct fg_offcpu_stats st;
 	struct renewal rn = {};
 	const char *why = NULL;
+	struct fg_offcpu *off = source_or_why(&o, &why);
 	pthread_t lt, sh;
-	int r;
 
-	if (geteuid() != 0)
-		SKIP("BPF needs root");
-	r = fg_offcpu__new(&o, &off, &why);
-	if (r == -EOPNOTSUPP)
+	if (!off)
 		SKIP(why);
-	ASSERT_OK(r);
 	ASSERT_EQ(pthread_create(&lt, NULL, long_sleeper, &rn), 0);
 	ASSERT_EQ(pthread_create(&sh, NULL, short_sleeper, &rn), 0);
 	/* Drained every 2 ms while they sleep: a renewal, then its emptying 10 ms on, and again. */
@@ -294,19 +306,14 @@ TEST(threads_that_exit_are_not_held_as_away)
 {
 	pid_t me = getpid();
 	struct fg_offcpu_opts o = { .min_block_ns = 1000, .pids = &me, .n_pids = 1 };
-	struct fg_offcpu *off = NULL;
 	struct fg_offcpu_stats st;
 	pthread_t t[64];
 	pid_t tids[ELEMENTSOF(t)];
 	const char *why = NULL;
-	int r;
+	struct fg_offcpu *off = source_or_why(&o, &why);
 
-	if (geteuid() != 0)
-		SKIP("BPF needs root");
-	r = fg_offcpu__new(&o, &off, &why);
-	if (r == -EOPNOTSUPP)
+	if (!off)
 		SKIP(why);
-	ASSERT_OK(r);
 	/* Each thread blocks, runs again and exits: its last switch-out notes nothing. */
 	for (size_t i = 0; i < ELEMENTSOF(t); i++)
 		ASSERT_EQ(pthread_create(&t[i], NULL, exit_soon, &tids[i]), 0);

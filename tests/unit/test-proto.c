@@ -18,6 +18,22 @@ static int decode_line(const char *line, struct fg_request *req, const char **er
 	return r;
 }
 
+/* req encoded, formatted as a line and decoded again into *back. */
+static void round_trip(const struct fg_request *req, struct fg_request *back)
+{
+	struct json_object *obj = fg_proto_encode_request(req);
+	const char *err = NULL;
+	char *line;
+
+	ASSERT_TRUE(obj);
+	line = fg_proto_format(obj);
+	json_object_put(obj);
+	ASSERT_TRUE(line);
+	line[strlen(line) - 1] = '\0';
+	ASSERT_OK(decode_line(line, back, &err));
+	free(line);
+}
+
 TEST(reader_splits_lines_across_feeds)
 {
 	struct fg_proto_reader r;
@@ -171,9 +187,7 @@ TEST(messages_are_utf8)
 TEST(inline_and_demangle_options)
 {
 	struct fg_request req = { .cmd = FG_CMD_RECORD }, back;
-	struct json_object *obj;
 	const char *err = NULL;
-	char *line;
 
 	/* An older client sends neither: both default to on. */
 	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"all\":true}", &back, &err));
@@ -185,14 +199,7 @@ TEST(inline_and_demangle_options)
 	fg_record_request_init(&req.record);
 	req.record.all = true;
 	req.record.demangle = false;
-	obj = fg_proto_encode_request(&req);
-	ASSERT_TRUE(obj);
-	line = fg_proto_format(obj);
-	json_object_put(obj);
-	ASSERT_TRUE(line);
-	line[strlen(line) - 1] = '\0';
-	ASSERT_OK(decode_line(line, &back, &err));
-	free(line);
+	round_trip(&req, &back);
 	ASSERT_TRUE(back.record.inline_frames && !back.record.demangle);
 }
 
@@ -217,22 +224,13 @@ TEST(group_by_defaults_to_process_and_is_named)
 TEST(off_cpu_requests_round_trip)
 {
 	struct fg_request req = { .cmd = FG_CMD_RECORD }, back;
-	struct json_object *obj;
 	const char *err = NULL;
-	char *line;
 
 	fg_record_request_init(&req.record);
 	req.record.all = true;
 	req.record.off_cpu = true;
 	req.record.min_block_us = 250;
-	obj = fg_proto_encode_request(&req);
-	ASSERT_TRUE(obj);
-	line = fg_proto_format(obj);
-	json_object_put(obj);
-	ASSERT_TRUE(line);
-	line[strlen(line) - 1] = '\0';
-	ASSERT_OK(decode_line(line, &back, &err));
-	free(line);
+	round_trip(&req, &back);
 	ASSERT_TRUE(back.record.off_cpu);
 	ASSERT_EQ(back.record.min_block_us, 250);
 	/* An on-CPU request says nothing of them: what older daemons know. */
@@ -245,19 +243,10 @@ TEST(off_cpu_snapshots_round_trip)
 {
 	struct fg_request req = { .cmd = FG_CMD_SNAPSHOT, .query = { .uid = -1, .limit = 20 } },
 			  back;
-	struct json_object *obj;
 	const char *err = NULL;
-	char *line;
 
 	req.query.off_cpu = true;
-	obj = fg_proto_encode_request(&req);
-	ASSERT_TRUE(obj);
-	line = fg_proto_format(obj);
-	json_object_put(obj);
-	ASSERT_TRUE(line);
-	line[strlen(line) - 1] = '\0';
-	ASSERT_OK(decode_line(line, &back, &err));
-	free(line);
+	round_trip(&req, &back);
 	ASSERT_EQ(back.cmd, FG_CMD_SNAPSHOT);
 	ASSERT_TRUE(back.query.off_cpu);
 	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"snapshot\"}", &back, &err));
