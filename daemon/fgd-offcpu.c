@@ -650,12 +650,15 @@ static void renew(struct fg_offcpu *o, uint64_t now)
 }
 
 /*
- * Empties the map renewed away from. Its stacks that blocks in the ring
- * refer to are read as they are drained; those that threads still away
- * refer to are carried over first (a thread's entry leaves the starts map
- * only as its block goes into the ring); the ring is drained once more,
- * while the map is whole, for the blocks that ended in between. Carried
- * stacks no thread refers to any more go.
+ * Empties the kernel stack map renewed away from, and the user stacks map.
+ * Kernel stacks that blocks in the ring refer to are read as they are
+ * drained; those that threads still away refer to are carried over first
+ * (a thread's entry leaves the starts map only as its block goes into the
+ * ring); the ring is drained once more, while the map is whole, for the
+ * blocks that ended in between. Carried stacks no thread refers to any more
+ * go. The user stacks map is read before it is emptied; past
+ * max_user_stacks, the user stacks read are rebuilt the same way, keeping
+ * those threads away refer to and those just read from the map.
  */
 static int empty_renewed(struct fg_offcpu *o)
 {
@@ -682,7 +685,15 @@ static int empty_renewed(struct fg_offcpu *o)
 		carried_done(&o->carried);
 		o->carried = o->carried_old;
 		o->carried_old = (struct fg_u32map)FG_U32MAP_INIT;
+		/* Those read from the map meanwhile are gone from it: they stay. */
 		if (rebuild) {
+			for (size_t i = 0; i < o->users.n; i++) {
+				const struct user_stack *u = &o->users.v[i];
+
+				if (!user_find(&o->users_old, u->key))
+					(void)user_add(&o->users_old, u->key, o->users.pool + u->at,
+						       u->n);
+			}
 			user_cache_done(&o->users);
 			o->users = o->users_old;
 			o->users_old = (struct user_cache){};
