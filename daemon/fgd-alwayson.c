@@ -309,10 +309,14 @@ static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 	on_record(ctx, &rec);
 }
 
-/* Bytes of the memo: the resolver's locations and the names they are interned in. */
+/*
+ * Bytes of the memo: the resolver's locations and the names they are
+ * interned in, and (off-CPU) the stacks the source read.
+ */
 static uint64_t memo_bytes(const struct fgd_alwayson *a)
 {
-	return fg_resolver__bytes(a->res) + fg_folded__bytes(a->names);
+	return fg_resolver__bytes(a->res) + fg_folded__bytes(a->names) +
+	       (a->offcpu ? fg_offcpu__bytes(a->offcpu) : 0);
 }
 
 void fgd_alwayson__drain(struct fgd_alwayson *a)

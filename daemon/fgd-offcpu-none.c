@@ -44,6 +44,11 @@ void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 	*ret = (struct fg_offcpu_stats){};
 }
 
+size_t fg_offcpu__bytes(const struct fg_offcpu *o)
+{
+	return 0;
+}
+
 bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid)
 {
 	return false;

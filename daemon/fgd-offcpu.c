@@ -757,6 +757,24 @@ void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 	};
 }
 
+static size_t user_cache_bytes(const struct user_cache *c)
+{
+	return c->cap * sizeof(*c->v) + c->cap_pool * sizeof(*c->pool) + fg_idxmap_bytes(&c->index);
+}
+
+size_t fg_offcpu__bytes(const struct fg_offcpu *o)
+{
+	size_t bytes = user_cache_bytes(&o->users) + user_cache_bytes(&o->users_old);
+
+	for (size_t i = 0; i < ELEMENTSOF(o->side); i++)
+		bytes += FG_OFFCPU_MAX_STACKS * sizeof(struct cached_stack) +
+			 o->side[i].cap_pool * sizeof(uint64_t);
+	/* Carried stacks: few (threads away across a renewal); counted at their largest. */
+	bytes += (fg_u32map_count(&o->carried) + fg_u32map_count(&o->carried_old)) *
+		 (sizeof(struct carried_stack) + FG_OFFCPU_MAX_STACK * sizeof(uint64_t));
+	return bytes;
+}
+
 bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid)
 {
 	struct fg_offcpu_start st;

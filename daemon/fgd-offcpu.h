@@ -109,6 +109,8 @@ int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
 int fg_offcpu__flush(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
 
 void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret);
+/* Heap bytes the source holds in fgd: the stacks it read, for the memory budget. */
+size_t fg_offcpu__bytes(const struct fg_offcpu *o);
 
 /* Whether the program holds thread tid as off the CPU now (it will end a block when it runs again). */
 bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid);

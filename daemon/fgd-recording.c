@@ -338,7 +338,8 @@ void fg_recording__drain(struct fg_recording *r)
 	 * the total), the tables stop growing. Known stacks keep counting; new
 	 * ones are dropped, and counted.
 	 */
-	bytes = fg_folded__bytes(r->model) + fg_resolver__bytes(r->res);
+	bytes = fg_folded__bytes(r->model) + fg_resolver__bytes(r->res) +
+		(r->offcpu ? fg_offcpu__bytes(r->offcpu) : 0);
 	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged, bytes);
 	if (r->memory_limited)
 		return;
