@@ -373,7 +373,11 @@ void fgd_engine__drain(struct fgd_engine *e)
 			fg_evset__snapshot(fg_recording__events(e->recs[i]));
 	if (e->alwayson)
 		fg_evset__snapshot(fgd_alwayson__events(e->alwayson));
-	/* The off-CPU ring has no snapshot: a block comes after the tracking of its thread's birth. */
+	/*
+	 * Off-CPU rings have no snapshot: they are drained whole, and a block of
+	 * a process whose birth the tracking has not shown yet finds it in /proc
+	 * (fg_proctab__find()).
+	 */
 	fg_evset__snapshot(e->tracker);
 	fg_evset__drain_ordered(e->tracker, on_tracking_record, e);
 	for (size_t i = 0; i < e->n_recs; i++)
