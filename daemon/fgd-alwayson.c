@@ -309,14 +309,19 @@ static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 	on_record(ctx, &rec);
 }
 
-/*
- * Bytes of the memo: the resolver's locations and the names they are
- * interned in, and (off-CPU) the stacks the source read.
- */
+/* Bytes of the memo: the resolver's locations and the names they are interned in. */
 static uint64_t memo_bytes(const struct fgd_alwayson *a)
 {
-	return fg_resolver__bytes(a->res) + fg_folded__bytes(a->names) +
-	       (a->offcpu ? fg_offcpu__bytes(a->offcpu) : 0);
+	return fg_resolver__bytes(a->res) + fg_folded__bytes(a->names);
+}
+
+/*
+ * What the budget's recordings part holds of ours: the memo, and (off-CPU)
+ * the stacks the source read, which a drop of the memo does not free.
+ */
+static uint64_t charged_bytes(const struct fgd_alwayson *a)
+{
+	return memo_bytes(a) + (a->offcpu ? fg_offcpu__bytes(a->offcpu) : 0);
 }
 
 void fgd_alwayson__drain(struct fgd_alwayson *a)
@@ -337,7 +342,7 @@ void fgd_alwayson__drain(struct fgd_alwayson *a)
 	 * ticks.
 	 */
 	bytes = memo_bytes(a);
-	fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, bytes);
+	fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, charged_bytes(a));
 	if (!fg_resolver__frozen(a->res)) {
 		bool full = a->budget && fg_budget__room(a->budget, FG_BUDGET_RECORDINGS) == 0;
 
@@ -446,7 +451,7 @@ void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms)
 		fg_folded__free(a->names);
 		a->names = names;
 		fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged,
-				   memo_bytes(a));
+				   charged_bytes(a));
 		a->memo_resets++;
 		a->memo_since = fgd_now();
 		a->cap_xlat = 0;
