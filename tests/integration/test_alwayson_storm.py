@@ -100,9 +100,11 @@ def fork_storm():
 
 def stack_storm():
     # Room for some of the storm's stacks in each slice even when other processes (a parallel
-    # test run) take their share; far too little for the thousands of new stacks it makes a
-    # slice: 142 one-second slices, 150 KiB each.
-    with Daemon(["--always-on-frequency", "999", "--slice-seconds", "1", "--window-seconds", "140",
+    # test run) take their share; too little for the new stacks it makes a slice: one thread
+    # at 999 Hz makes about a thousand. On an otherwise idle machine CI once saw them take
+    # about 90 KB a slice, which the 150 KiB slices of a 140 s window held whole.
+    # 302 one-second slices, 72 KiB each.
+    with Daemon(["--always-on-frequency", "999", "--slice-seconds", "1", "--window-seconds", "300",
                  "--memory-max", str(BUDGET)]) as d:
         with workload("fgtest-stackstorm", 12) as storm:
             peak, ceiling = watch_ceiling(d, storm, 60)
