@@ -49,6 +49,11 @@ size_t fg_offcpu__bytes(const struct fg_offcpu *o)
 	return 0;
 }
 
+bool fg_offcpu__copies_direct(const struct fg_offcpu *o)
+{
+	return false;
+}
+
 bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid)
 {
 	return false;

@@ -114,6 +114,7 @@ struct fg_offcpu {
 	void *ctx;
 	uint64_t events, blocked_ns;
 	uint64_t flushed; /* DWARF mode: blocks found pending at a flush */
+	bool direct;      /* DWARF mode: stacks copied straight into the ring */
 	/* The stack maps: new stacks go to side[epoch & 1]. */
 	struct stack_side side[2];
 	uint32_t epoch;
@@ -407,6 +408,18 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * Whether the kernel has what DWARF mode's direct copy needs: ring buffer
+ * dynptrs (5.19) and bpf_find_vma() (5.17). Probed as a kprobe's helpers,
+ * which tracing programs have too (libbpf 1.1 cannot probe tracing alone).
+ */
+static bool dynptrs(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_ringbuf_reserve_dynptr,
+				       NULL) > 0 &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) > 0;
+}
+
 int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, const char **ret_why)
 {
 	_cleanup_(fg_offcpu__freep) struct fg_offcpu *o = NULL;
@@ -448,9 +461,18 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 	/* Woken a quarter full: the loop's own rounds drain what comes slower. */
 	o->skel->rodata->wakeup_bytes = (opts->stack_dump ? DWARF_RING_BYTES : RING_BYTES) / 4;
 	if (opts->stack_dump) {
+		/*
+		 * Records as long as their stack copy, straight into the ring, where
+		 * the kernel has dynptrs (5.19); before, through a scratch slot a CPU.
+		 */
+		bool slot = opts->slot_copy || !dynptrs();
+
+		o->direct = !slot;
+		bpf_program__set_autoload(o->skel->progs.fg_offcpu_syscall_done, !slot);
+		bpf_program__set_autoload(o->skel->progs.fg_offcpu_syscall_done_slot, slot);
 		/* Records of up to 32 KiB: room for hundreds at least between two drains. */
 		r = bpf_map__set_max_entries(o->skel->maps.events, DWARF_RING_BYTES);
-		if (r >= 0)
+		if (r >= 0 && slot)
 			r = bpf_map__set_max_entries(o->skel->maps.scratch, (uint32_t)o->n_cpus);
 		if (r < 0) {
 			*ret_why = "cannot size the off-CPU ring buffer";
@@ -459,6 +481,7 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 	} else {
 		/* Nothing to copy: system calls' ends are not hooked at all. */
 		bpf_program__set_autoload(o->skel->progs.fg_offcpu_syscall_done, false);
+		bpf_program__set_autoload(o->skel->progs.fg_offcpu_syscall_done_slot, false);
 	}
 	r = offcpu_bpf__load(o->skel);
 	if (r < 0) {
@@ -773,6 +796,11 @@ size_t fg_offcpu__bytes(const struct fg_offcpu *o)
 	bytes += (fg_u32map_count(&o->carried) + fg_u32map_count(&o->carried_old)) *
 		 (sizeof(struct carried_stack) + FG_OFFCPU_MAX_STACK * sizeof(uint64_t));
 	return bytes;
+}
+
+bool fg_offcpu__copies_direct(const struct fg_offcpu *o)
+{
+	return o->direct;
 }
 
 bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid)

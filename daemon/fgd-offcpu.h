@@ -38,6 +38,11 @@ struct fg_offcpu_opts {
 	 * unwind; 0: frame-pointer stacks only.
 	 */
 	uint64_t stack_dump;
+	/*
+	 * DWARF mode: copy as on kernels before 5.19, through a scratch slot
+	 * (for tests; otherwise the kernel's features choose).
+	 */
+	bool slot_copy;
 	const pid_t *pids; /* borrowed for the call; NULL: every process */
 	size_t n_pids;
 	/* The stack maps are renewed at least this often (fg_offcpu__drain()); 0: once a minute. */
@@ -111,6 +116,13 @@ int fg_offcpu__flush(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
 void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret);
 /* Heap bytes the source holds in fgd: the stacks it read, for the memory budget. */
 size_t fg_offcpu__bytes(const struct fg_offcpu *o);
+
+/*
+ * DWARF mode: whether user stacks are copied straight into the ring, sized
+ * to what they hold (kernels with ring-buffer dynptrs, 5.19), rather than
+ * through a scratch slot.
+ */
+bool fg_offcpu__copies_direct(const struct fg_offcpu *o);
 
 /* Whether the program holds thread tid as off the CPU now (it will end a block when it runs again). */
 bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid);

@@ -413,15 +413,178 @@ int BPF_PROG(fg_offcpu_switch, bool preempt, struct task_struct *prev, struct ta
 	return 0;
 }
 
+/* DWARF mode: d's block p, with the user registers regs (perf's x86-64 order). */
+static __always_inline void dwarf_head(struct fg_offcpu_dwarf_event *d,
+				       const struct fg_offcpu_pending *p, struct pt_regs *regs)
+{
+	d->e = p->e;
+	d->e.has_regs = 1;
+	d->e.dump_size = 0;
+	d->regs[0] = BPF_CORE_READ(regs, ax);
+	d->regs[1] = BPF_CORE_READ(regs, bx);
+	d->regs[2] = BPF_CORE_READ(regs, cx);
+	d->regs[3] = BPF_CORE_READ(regs, dx);
+	d->regs[4] = BPF_CORE_READ(regs, si);
+	d->regs[5] = BPF_CORE_READ(regs, di);
+	d->regs[6] = BPF_CORE_READ(regs, bp);
+	d->regs[7] = BPF_CORE_READ(regs, sp);
+	d->regs[8] = BPF_CORE_READ(regs, ip);
+	d->regs[9] = BPF_CORE_READ(regs, r8);
+	d->regs[10] = BPF_CORE_READ(regs, r9);
+	d->regs[11] = BPF_CORE_READ(regs, r10);
+	d->regs[12] = BPF_CORE_READ(regs, r11);
+	d->regs[13] = BPF_CORE_READ(regs, r12);
+	d->regs[14] = BPF_CORE_READ(regs, r13);
+	d->regs[15] = BPF_CORE_READ(regs, r14);
+	d->regs[16] = BPF_CORE_READ(regs, r15);
+}
+
+/* What bpf_find_vma() found: the end of the mapping that holds the stack pointer. */
+struct stack_vma {
+	__u64 end;
+};
+
+static long stack_vma_end(struct task_struct *t, struct vm_area_struct *vma, void *ctx)
+{
+	((struct stack_vma *)ctx)->end = vma->vm_end;
+	return 0;
+}
+
+/*
+ * How many bytes of the current thread t's user stack, from sp up, a block
+ * carries: stack_dump at most, and no further than the top of the mapping
+ * sp is in, or for the main thread, the start of its stack (where argc is:
+ * above lie the environment and arguments, which no frame refers to). A
+ * multiple of 8. Without the mapping (its lock was taken), stack_dump; the
+ * copy then stops at the first page that cannot be read.
+ */
+static __always_inline __u32 stack_extent(struct task_struct *t, __u64 sp)
+{
+	struct stack_vma v = {};
+	__u64 size = stack_dump, top;
+
+	if (bpf_find_vma(t, sp, stack_vma_end, &v, 0) == 0 && v.end > sp) {
+		top = v.end;
+		__u64 start = BPF_CORE_READ(t, mm, start_stack);
+
+		if (start > sp && start < top)
+			top = start;
+		if (top - sp < size)
+			size = top - sp;
+	}
+	if (size > FG_OFFCPU_MAX_DUMP)
+		size = FG_OFFCPU_MAX_DUMP;
+	return (__u32)size & ~7U;
+}
+
+/*
+ * Copies n bytes of user stack at sp + at into the record ptr, at its stack's
+ * offset at. n must be a constant where this is inlined: the verifier sizes
+ * the slice of the record by it.
+ */
+static __always_inline bool copy_at(struct bpf_dynptr *ptr, __u64 sp, __u32 at, __u32 n)
+{
+	void *dst = bpf_dynptr_data(ptr, sizeof(struct fg_offcpu_dwarf_event) + at, n);
+
+	return dst && !bpf_probe_read_user(dst, n, (void *)(sp + at));
+}
+
+/* Less than a page: the piece of n bytes (a power of two) at *at, if size has that bit. */
+static __always_inline bool copy_piece(struct bpf_dynptr *ptr, __u64 sp, __u32 size, __u32 *at,
+				       __u32 n)
+{
+	if (!(size & n))
+		return true;
+	if (!copy_at(ptr, sp, *at, n))
+		return false;
+	*at += n;
+	return true;
+}
+
+/*
+ * Copies size bytes (a multiple of 8) of user stack from sp into the
+ * record ptr, straight into the ring: whole pages, then the last page's
+ * worth ending at size (which reads some bytes twice), or for less than a
+ * page, a piece for each power of two in size. Returns the bytes copied
+ * before the first that could not be read.
+ */
+static __always_inline __u32 copy_stack(struct bpf_dynptr *ptr, __u64 sp, __u32 size)
+{
+	__u32 at = 0;
+
+	if (size >= FG_OFFCPU_PAGE) {
+		for (int i = 0; i < FG_OFFCPU_MAX_DUMP / FG_OFFCPU_PAGE; i++) {
+			if (at + FG_OFFCPU_PAGE > size)
+				break;
+			if (!copy_at(ptr, sp, at, FG_OFFCPU_PAGE))
+				return at;
+			at += FG_OFFCPU_PAGE;
+		}
+		if (at < size && !copy_at(ptr, sp, size - FG_OFFCPU_PAGE, FG_OFFCPU_PAGE))
+			return at;
+		return size;
+	}
+	(void)(copy_piece(ptr, sp, size, &at, 2048) && copy_piece(ptr, sp, size, &at, 1024) &&
+	       copy_piece(ptr, sp, size, &at, 512) && copy_piece(ptr, sp, size, &at, 256) &&
+	       copy_piece(ptr, sp, size, &at, 128) && copy_piece(ptr, sp, size, &at, 64) &&
+	       copy_piece(ptr, sp, size, &at, 32) && copy_piece(ptr, sp, size, &at, 16) &&
+	       copy_piece(ptr, sp, size, &at, 8));
+	return at;
+}
+
 /*
  * DWARF mode: the current thread leaves a system call, with regs its user
- * registers. If it has a block pending, its registers and user stack go with
- * it: copied a page at a time from the stack pointer, up to stack_dump bytes
- * or the first page that cannot be read (above the stack's top, or not
- * resident).
+ * registers. If it has a block pending, its registers and user stack go
+ * with it, copied straight into a record of the ring sized to what the
+ * stack holds (stack_extent()). Kernels without dynptrs (before 5.19) have
+ * fg_offcpu_syscall_done_slot instead.
  */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(fg_offcpu_syscall_done, struct pt_regs *regs, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), size, got;
+	struct fg_offcpu_pending *p = bpf_map_lookup_elem(&pending, &tid);
+	struct fg_offcpu_dwarf_event *d;
+	struct bpf_dynptr ptr;
+	__u64 sp;
+
+	if (!p)
+		return 0;
+	sp = BPF_CORE_READ(regs, sp);
+	size = stack_extent(bpf_get_current_task_btf(), sp);
+	if (bpf_ringbuf_reserve_dynptr(&events, sizeof(*d) + size, 0, &ptr)) {
+		bpf_ringbuf_discard_dynptr(&ptr, 0);
+		count(FG_OFFCPU_DROP_RING);
+		bpf_map_delete_elem(&pending, &tid);
+		return 0;
+	}
+	d = bpf_dynptr_data(&ptr, 0, sizeof(*d));
+	if (!d) {
+		/* Not expected: the record is at least this long. */
+		bpf_ringbuf_discard_dynptr(&ptr, 0);
+		count(FG_OFFCPU_DROP_USER_DUMP);
+		output(&p->e);
+		bpf_map_delete_elem(&pending, &tid);
+		return 0;
+	}
+	dwarf_head(d, p, regs);
+	bpf_map_delete_elem(&pending, &tid);
+	got = copy_stack(&ptr, sp, size);
+	d->e.dump_size = got;
+	if (!got)
+		count(FG_OFFCPU_DROP_USER_DUMP);
+	bpf_ringbuf_submit_dynptr(&ptr, wakeup());
+	return 0;
+}
+
+/*
+ * The same, for kernels without dynptrs: the record is put together in this
+ * CPU's scratch slot, copied a page at a time from the stack pointer, up to
+ * stack_dump bytes or the first page that cannot be read (above the stack's
+ * top, or not resident), then copied into the ring as long as what was read.
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(fg_offcpu_syscall_done_slot, struct pt_regs *regs, long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct fg_offcpu_pending *p = bpf_map_lookup_elem(&pending, &tid);
@@ -439,25 +602,9 @@ int BPF_PROG(fg_offcpu_syscall_done, struct pt_regs *regs, long ret)
 		bpf_map_delete_elem(&pending, &tid);
 		return 0;
 	}
-	d->e = p->e;
+	dwarf_head((struct fg_offcpu_dwarf_event *)d, p, regs);
 	bpf_map_delete_elem(&pending, &tid);
-	d->regs[0] = BPF_CORE_READ(regs, ax);
-	d->regs[1] = BPF_CORE_READ(regs, bx);
-	d->regs[2] = BPF_CORE_READ(regs, cx);
-	d->regs[3] = BPF_CORE_READ(regs, dx);
-	d->regs[4] = BPF_CORE_READ(regs, si);
-	d->regs[5] = BPF_CORE_READ(regs, di);
-	d->regs[6] = BPF_CORE_READ(regs, bp);
-	d->regs[7] = sp = BPF_CORE_READ(regs, sp);
-	d->regs[8] = BPF_CORE_READ(regs, ip);
-	d->regs[9] = BPF_CORE_READ(regs, r8);
-	d->regs[10] = BPF_CORE_READ(regs, r9);
-	d->regs[11] = BPF_CORE_READ(regs, r10);
-	d->regs[12] = BPF_CORE_READ(regs, r11);
-	d->regs[13] = BPF_CORE_READ(regs, r12);
-	d->regs[14] = BPF_CORE_READ(regs, r13);
-	d->regs[15] = BPF_CORE_READ(regs, r14);
-	d->regs[16] = BPF_CORE_READ(regs, r15);
+	sp = d->regs[7];
 	for (int i = 0; i < FG_OFFCPU_MAX_DUMP / FG_OFFCPU_PAGE + 1; i++) {
 		/* To the end of sp's page first, then whole pages. */
 		__u32 want = FG_OFFCPU_PAGE - ((sp + got) & (FG_OFFCPU_PAGE - 1));
@@ -477,7 +624,6 @@ int BPF_PROG(fg_offcpu_syscall_done, struct pt_regs *regs, long ret)
 	if (got > FG_OFFCPU_MAX_DUMP)
 		got = FG_OFFCPU_MAX_DUMP;
 	d->e.dump_size = got;
-	d->e.has_regs = 1;
 	if (!got)
 		count(FG_OFFCPU_DROP_USER_DUMP);
 	/* The record is as long as what was copied: a shallow stack leaves room for more. */

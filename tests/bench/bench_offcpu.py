@@ -7,7 +7,7 @@ pipe, every round trip two switches. Its throughput (ops/s) is measured,
 each run --loops round trips:
   - with no profiler;
   - while `fgctl record --off-cpu -a` runs, with fp user stacks, then with
-    dwarf ones (registers and 32 KiB of user stack copied per block);
+    dwarf ones (registers and up to 32 KiB of user stack copied per block);
   - while `perf record -e sched:sched_switch -a -g` runs (perf's own
     off-CPU method: every switch with its callchain, to a file);
 and for fgd, its own CPU time per block, every block lost, and what its BPF
@@ -22,6 +22,13 @@ syscall basic`: DWARF mode hooks every system call's end), and fgd's own
 CPU while the machine is at rest (--rest seconds) and during the storm.
 Runs alternate --rounds times; the median of each is printed. Asserts
 nothing.
+
+--pin CPU runs the storm's two tasks on that one CPU (taskset), the
+profilers on the others. Unpinned, each round trip on a virtual machine
+waits for cross-CPU wake-ups (IPIs) that cost far more than a switch, and
+where the scheduler puts the two tasks moves the result more than any
+profiler; pinned, every switch is one task to the other, and the storm
+measures what a switch costs, the profiler's part included.
 
   sudo python3 tests/bench/bench_offcpu.py --build build --loops 400000 --rounds 3
   sudo python3 tests/bench/bench_offcpu.py --only-always-on
@@ -39,9 +46,13 @@ import tempfile
 import fgbench
 
 
+PIN = []
+
+
 def perf_bench(*args):
-    """Runs `perf bench ARGS`; the ops/s it reports."""
-    r = subprocess.run(["perf", "bench", *args], capture_output=True, text=True, check=True)
+    """Runs `perf bench ARGS` (under taskset with --pin); the ops/s it reports."""
+    r = subprocess.run([*PIN, "perf", "bench", *args], capture_output=True, text=True,
+                       check=True)
     m = re.search(r"(\d+) ops/sec", r.stdout)
     if not m:
         sys.exit(f"bench: no ops/sec in perf bench's output:\n{r.stdout}")
@@ -135,7 +146,11 @@ def main():
     ap.add_argument("--syscalls", type=int, default=2000000)
     ap.add_argument("--rest", type=int, default=10)
     ap.add_argument("--only-always-on", action="store_true")
+    ap.add_argument("--no-always-on", action="store_true", help="measure recordings only")
+    ap.add_argument("--pin", type=int, metavar="CPU", help="run the storm on this CPU alone")
     args = ap.parse_args()
+    if args.pin is not None:
+        PIN.extend(["taskset", "-c", str(args.pin)])
     fgbench.need_root()
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         stats_were = f.read().strip()
@@ -158,7 +173,7 @@ def run_always_on(args, build):
         for name, mode in modes.items():
             runs[name].append(always_on(build, args, mode))
     b, bs = statistics.median(base), statistics.median(base_sys)
-    print(f"always-on: storm perf bench sched pipe -l {args.loops}, system calls perf bench "
+    print(f"always-on: storm {' '.join(PIN + ['perf bench sched pipe'])} -l {args.loops}, system calls perf bench "
           f"syscall basic -l {args.syscalls}, {args.rounds} rounds, medians")
     print(f"  no fgd:      storm {b:8.0f} ops/s, system calls {bs:8.0f} ops/s")
     for name, rs in runs.items():
@@ -181,7 +196,8 @@ def run_always_on(args, build):
 def run_rounds(args):
     build = fgbench.Build(args.build)
     machine = fgbench.Machine()
-    run_always_on(args, build)
+    if not args.no_always_on:
+        run_always_on(args, build)
     if args.only_always_on:
         print(fgbench.conditions(machine))
         return
@@ -194,7 +210,8 @@ def run_rounds(args):
         perf.append(with_perf(args.loops))
     b = statistics.median(base)
     p_ops = statistics.median(x[0] for x in perf)
-    print(f"storm: perf bench sched pipe -l {args.loops}, {args.rounds} rounds, medians")
+    print(f"storm: {' '.join(PIN + ['perf bench sched pipe'])} -l {args.loops}, {args.rounds} "
+          "rounds, medians")
     print(f"  no profiler:            {b:8.0f} ops/s  (runs: {base})")
     for mode, runs in fgd.items():
         f_ops = statistics.median(x[0] for x in runs)

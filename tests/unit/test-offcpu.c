@@ -11,6 +11,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +32,8 @@ struct seen {
 	uint64_t sleeps, slept_us, sleeps_with_user;
 	/* DWARF mode: sleeps with registers and a dump holding the sleeper's frame. */
 	uint64_t sleeps_with_dump;
+	uint64_t dump_end;    /* the highest address a dump reached */
+	bool direct;          /* the source copied stacks straight into its ring */
 	uint64_t periods[64]; /* every block's µs, for the message when a check fails */
 	size_t n_periods;
 	char comm[17];
@@ -65,6 +68,8 @@ static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 	if (s->regs_abi == PERF_SAMPLE_REGS_ABI_64 && s->n_regs == 17 && s->stack_size)
 		dump = s->regs[7] <= seen->sleeper_sp &&
 		       seen->sleeper_sp < s->regs[7] + s->stack_size;
+	if (dump)
+		seen->dump_end = MAX(seen->dump_end, s->regs[7] + s->stack_size);
 	if (seen->n_periods < ELEMENTSOF(seen->periods))
 		seen->periods[seen->n_periods++] = s->period;
 	seen->blocks++;
@@ -79,14 +84,16 @@ static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 }
 
 /*
- * Follows this process with opts while a thread sleeps SLEEPS times; what
- * its blocks showed in *seen, the source's counters in *st. False if BPF
- * cannot work here, with why in *ret_why (the test is skipped).
+ * Follows this process with opts while a thread (on_main: the main thread)
+ * sleeps SLEEPS times; what its blocks showed in *seen, the source's
+ * counters in *st. False if BPF cannot work here, with why in *ret_why (the
+ * test is skipped).
  */
-static bool watch_sleeper(const struct fg_offcpu_opts *opts, struct seen *seen,
+static bool watch_sleeper(const struct fg_offcpu_opts *opts, bool on_main, struct seen *seen,
 			  struct fg_offcpu_stats *st, const char **ret_why)
 {
 	struct fg_offcpu *off = NULL;
+	char name[16] = "";
 	pthread_t t;
 	int r;
 
@@ -96,10 +103,17 @@ static bool watch_sleeper(const struct fg_offcpu_opts *opts, struct seen *seen,
 		return false;
 	}
 	ASSERT_OK(r);
-	ASSERT_EQ(pthread_create(&t, NULL, sleeper, seen), 0);
-	ASSERT_EQ(pthread_join(t, NULL), 0);
+	if (on_main) {
+		ASSERT_EQ(pthread_getname_np(pthread_self(), name, sizeof(name)), 0);
+		sleeper(seen);
+		ASSERT_EQ(pthread_setname_np(pthread_self(), name), 0);
+	} else {
+		ASSERT_EQ(pthread_create(&t, NULL, sleeper, seen), 0);
+		ASSERT_EQ(pthread_join(t, NULL), 0);
+	}
 	/* Its last wake-up is in the ring once the join returned. */
 	ASSERT_TRUE(fg_offcpu__drain(off, on_block, seen) >= 0);
+	seen->direct = fg_offcpu__copies_direct(off);
 	fg_offcpu__stats(off, st);
 	printf("# %" PRIu64 " blocks; %" PRIu64 " switch-ins unseen (measured from run time); "
 	       "stacks not taken: %" PRIu64 " kernel, %" PRIu64 " user; %" PRIu64
@@ -145,7 +159,7 @@ TEST(a_sleeping_thread_blocks_as_long_as_it_sleeps)
 
 	if (geteuid() != 0)
 		SKIP("BPF needs root");
-	if (!watch_sleeper(&o, &seen, &st, &why))
+	if (!watch_sleeper(&o, false, &seen, &st, &why))
 		SKIP(why);
 	ASSERT_U64_EQ(seen.sleeps_with_dump, 0);
 }
@@ -164,9 +178,83 @@ TEST(dwarf_mode_blocks_carry_the_user_registers_and_stack)
 
 	if (geteuid() != 0)
 		SKIP("BPF needs root");
-	if (!watch_sleeper(&o, &seen, &st, &why))
+	if (!watch_sleeper(&o, false, &seen, &st, &why))
 		SKIP(why);
 	/* Each sleep ends by leaving nanosleep, where its stack is copied, unless counted. */
+	ASSERT_TRUE(seen.sleeps_with_dump + st.user_dump_failed >= seen.sleeps);
+	ASSERT_TRUE(seen.sleeps_with_dump >= SLEEPS / 2);
+}
+
+/* Where argc is: the top of the main thread's stack that a DWARF-mode copy reaches. */
+static uint64_t start_stack(void)
+{
+	_cleanup_(fclosep) FILE *f = fopen("/proc/self/stat", "re");
+	char buf[4096], *p;
+	uint64_t v = 0;
+
+	ASSERT_TRUE(f && fgets(buf, sizeof(buf), f));
+	/* Field 28; the comm (2) ends with the last ')'. */
+	p = strrchr(buf, ')');
+	ASSERT_TRUE(p);
+	for (int field = 2; field < 28 && p; field++)
+		p = strchr(p + 1, ' ');
+	ASSERT_TRUE(p && sscanf(p + 1, "%" SCNu64, &v) == 1);
+	return v;
+}
+
+/*
+ * The main thread's stack is copied up to where argc is, not into the
+ * environment and arguments above it (a piece at a time when that is less
+ * than a page, as here), and still holds the sleeper's frame.
+ */
+TEST(dwarf_mode_copies_a_main_thread_up_to_its_arguments)
+{
+	pid_t me = getpid();
+	struct fg_offcpu_opts o = { .min_block_ns = 1000,
+				    .user_stacks = true,
+				    .stack_dump = 32768,
+				    .pids = &me,
+				    .n_pids = 1 };
+	struct fg_offcpu_stats st;
+	struct seen seen = {};
+	const char *why = NULL;
+	uint64_t top = start_stack();
+
+	if (geteuid() != 0)
+		SKIP("BPF needs root");
+	if (!watch_sleeper(&o, true, &seen, &st, &why))
+		SKIP(why);
+	ASSERT_TRUE(seen.sleeps_with_dump + st.user_dump_failed >= seen.sleeps);
+	ASSERT_TRUE(seen.sleeps_with_dump >= SLEEPS / 2);
+	printf("# dumps reach %#" PRIx64 ", argc at %#" PRIx64 ", the sleeper's frame at %#" PRIxPTR
+	       "\n",
+	       seen.dump_end, top, seen.sleeper_sp);
+	/* Copied through a slot (before 5.19), a stack goes on to the first page it cannot read. */
+	if (seen.direct) {
+		ASSERT_TRUE(seen.dump_end <= top);
+		ASSERT_TRUE(seen.dump_end + 8 > top);
+	}
+}
+
+/* The copy kernels before 5.19 get (a scratch slot, then the ring) does the same here. */
+TEST(dwarf_mode_copies_through_a_slot_without_dynptrs)
+{
+	pid_t me = getpid();
+	struct fg_offcpu_opts o = { .min_block_ns = 1000,
+				    .user_stacks = true,
+				    .stack_dump = 8192,
+				    .slot_copy = true,
+				    .pids = &me,
+				    .n_pids = 1 };
+	struct fg_offcpu_stats st;
+	struct seen seen = {};
+	const char *why = NULL;
+
+	if (geteuid() != 0)
+		SKIP("BPF needs root");
+	if (!watch_sleeper(&o, false, &seen, &st, &why))
+		SKIP(why);
+	ASSERT_TRUE(!seen.direct);
 	ASSERT_TRUE(seen.sleeps_with_dump + st.user_dump_failed >= seen.sleeps);
 	ASSERT_TRUE(seen.sleeps_with_dump >= SLEEPS / 2);
 }
