@@ -500,6 +500,12 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			" samples were dropped at fgd's limits (too many "
 			"distinct stacks or locations)\n",
 			dropped);
+	if (fgctl_get_int(meta, "times_dropped") > 0)
+		fprintf(f,
+			"fgctl: warning: the times of %" PRId64
+			" samples were not kept (the recording reached its memory limit): a heat map "
+			"or a range of the recording leaves them out\n",
+			fgctl_get_int(meta, "times_dropped"));
 	if (fgctl_get_int(meta, "malformed") > 0)
 		fprintf(f, "fgctl: warning: %" PRId64 " malformed records were skipped\n",
 			fgctl_get_int(meta, "malformed"));

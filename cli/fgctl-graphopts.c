@@ -50,7 +50,7 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 		o->output = arg;
 		return 1;
 	case 'f':
-		if (fg_format_from_name(arg, &o->to) < 0)
+		if (fg_format_from_name(arg, &o->to) < 0 || o->to == FG_FORMAT_TIMED)
 			return bad_value("format", arg, "svg, html or folded");
 		o->to_given = true;
 		return 1;
@@ -226,7 +226,7 @@ int fgctl_graph_opts_check(struct fgctl_graph_opts *o)
 		return FGCTL_EXIT_OUTPUT;
 	}
 	if (!o->to_given && strcmp(o->output, "-") != 0 &&
-	    fgctl_format_for_path(o->output, &o->to) < 0) {
+	    (fgctl_format_for_path(o->output, &o->to) < 0 || o->to == FG_FORMAT_TIMED)) {
 		fprintf(stderr,
 			"fgctl: cannot tell the format from '%s': name it .svg, .html, .folded "
 			"or .txt, or give --format\n",

@@ -113,6 +113,8 @@ int fgctl_format_for_path(const char *path, enum fg_format *ret)
 		*ret = FG_FORMAT_HTML;
 	else if (dot && (strcmp(dot, ".folded") == 0 || strcmp(dot, ".txt") == 0))
 		*ret = FG_FORMAT_FOLDED;
+	else if (dot && strcmp(dot, ".timed") == 0)
+		*ret = FG_FORMAT_TIMED;
 	else
 		return -EINVAL;
 	return 0;
@@ -122,7 +124,7 @@ int fgctl_format_arg(const char *arg, enum fg_format *ret)
 {
 	if (fg_format_from_name(arg, ret) >= 0)
 		return FGCTL_EXIT_OK;
-	fprintf(stderr, "fgctl: unknown format '%s': expected svg, html or folded\n", arg);
+	fprintf(stderr, "fgctl: unknown format '%s': expected svg, html, folded or timed\n", arg);
 	return FGCTL_EXIT_USAGE;
 }
 

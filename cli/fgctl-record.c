@@ -18,6 +18,7 @@
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-output.h"
+#include "fgctl-record.h"
 #include "fgctl.h"
 #include "macro.h"
 #include "parse.h"
@@ -76,7 +77,7 @@ static void record_help(void)
 	       FG_DEFAULT_SOCKET);
 }
 
-static int parse_pids(const char *s, struct fg_record_request *req)
+int fgctl_parse_pids(const char *s, struct fg_record_request *req)
 {
 	_cleanup_free_ char *copy = strdup(s);
 	char *save = NULL;
@@ -103,7 +104,7 @@ static int parse_pids(const char *s, struct fg_record_request *req)
 	return 0;
 }
 
-static int parse_duration(const char *s, uint64_t *ret_ms)
+int fgctl_parse_duration(const char *s, uint64_t *ret_ms)
 {
 	char *end;
 	double v, mult = 1000;
@@ -157,16 +158,16 @@ static int write_metadata(const char *path, struct json_object *meta)
 	return fgctl_output_close(&o, r >= 0) < 0 ? -EIO : r;
 }
 
-/* Runs the conversation of one recording; returns the exit code. */
-static int record_session(struct fgctl_conn *conn, struct fg_request *req, struct fgctl_output *out,
-			  const char *meta_path, bool quiet)
+int fgctl_record_conversation(struct fgctl_conn *conn, const struct fg_request *req,
+			      fgctl_record_data_fn data_fn, void *data_ctx,
+			      struct json_object **ret_meta, char reason[32], bool quiet)
 {
-	_cleanup_(json_object_putp) struct json_object *meta = NULL;
-	char target[64], reason[32] = "completed";
+	char target[64];
 	bool stopping = false, got_end = false;
 	uint64_t duration_ms = req->record.duration_ms;
 	int r;
 
+	snprintf(reason, 32, "completed");
 	describe_target(&req->record, target, sizeof(target));
 	for (;;) {
 		_cleanup_(json_object_putp) struct json_object *msg = NULL;
@@ -209,12 +210,10 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 			continue;
 		}
 		if (ev == FGCTL_EV_DATA) {
-			r = fgctl_output_write(out, data, len);
-			if (r < 0) {
+			r = data_fn(data_ctx, data, len);
+			if (r != FGCTL_EXIT_OK) {
 				fgctl_end_progress(stderr);
-				fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path,
-					strerror(-r));
-				return FGCTL_EXIT_OUTPUT;
+				return r;
 			}
 			continue;
 		}
@@ -244,14 +243,41 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 			struct json_object *m;
 
 			fgctl_end_progress(stderr);
-			if (json_object_object_get_ex(msg, "meta", &m))
-				meta = json_object_get(m);
-			snprintf(reason, sizeof(reason), "%s", fgctl_get_str(msg, "reason"));
+			if (json_object_object_get_ex(msg, "meta", &m) && !*ret_meta)
+				*ret_meta = json_object_get(m);
+			snprintf(reason, 32, "%s", fgctl_get_str(msg, "reason"));
 		} else if (strcmp(type, "end") == 0) {
 			got_end = true;
 			break;
 		}
 	}
+	return FGCTL_EXIT_OK;
+}
+
+/* The result's bytes, into the output file. */
+static int write_out(void *ctx, const char *data, size_t len)
+{
+	struct fgctl_output *out = ctx;
+	int r = fgctl_output_write(out, data, len);
+
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
+		return FGCTL_EXIT_OUTPUT;
+	}
+	return FGCTL_EXIT_OK;
+}
+
+/* Runs the conversation of one recording into out; returns the exit code. */
+static int record_session(struct fgctl_conn *conn, struct fg_request *req, struct fgctl_output *out,
+			  const char *meta_path, bool quiet)
+{
+	_cleanup_(json_object_putp) struct json_object *meta = NULL;
+	char reason[32];
+	int r;
+
+	r = fgctl_record_conversation(conn, req, write_out, out, &meta, reason, quiet);
+	if (r != FGCTL_EXIT_OK)
+		return r;
 	r = fgctl_output_close(out, true);
 	if (r < 0) {
 		fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
@@ -327,14 +353,14 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "p:at:F:o:f:qs:h", options, NULL)) >= 0) {
 		switch (c) {
 		case 'p':
-			if (parse_pids(optarg, &req.record) < 0)
+			if (fgctl_parse_pids(optarg, &req.record) < 0)
 				return FGCTL_EXIT_USAGE;
 			break;
 		case 'a':
 			req.record.all = true;
 			break;
 		case 't':
-			if (parse_duration(optarg, &req.record.duration_ms) < 0)
+			if (fgctl_parse_duration(optarg, &req.record.duration_ms) < 0)
 				return FGCTL_EXIT_USAGE;
 			break;
 		case 'F':

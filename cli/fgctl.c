@@ -48,6 +48,8 @@ static const struct verb {
 	  "draw a flame graph from folded stacks or perf script output" },
 	{ "diff", fgctl_verb_diff,
 	  "draw a differential flame graph of two profiles or two periods" },
+	{ "heatmap", fgctl_verb_heatmap,
+	  "subsecond-offset heat map of a profile, and flame graphs of its ranges" },
 	{ "help", verb_help, "show this help" },
 	{ "version", verb_version, "show the version" },
 };

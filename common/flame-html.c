@@ -85,11 +85,11 @@
 
 #include "flame-html-js.h"
 #include "flame-html.h"
+#include "flame-view-js.h"
 #include "flametree.h"
 #include "macro.h"
 #include "outbuf.h"
 #include "strpool.h"
-#include "utf8.h"
 
 #define HTML_DETAIL 100.0
 #define HTML_MAX_FRAMES 200000u
@@ -553,44 +553,9 @@ static void put_html_str(struct fg_flame_html *h, const char *s)
 	fg_outbuf_put_markup(&h->out, s, strlen(s), SIZE_MAX);
 }
 
-/*
- * s[0..len) as a JSON string that is safe inside a <script> element: no
- * '<' (so no "</script" and no "<!--"), and no U+2028 or U+2029, which end
- * a line in older JavaScript. '>' and '&' are escaped as well, for readers
- * that look for markup anywhere.
- */
 static void put_json(struct fg_flame_html *h, const char *s, size_t len)
 {
-	fg_outbuf_puts(&h->out, "\"");
-	for (size_t i = 0; i < len;) {
-		const unsigned char *p = (const unsigned char *)s + i;
-		uint32_t cp;
-		size_t n = fg_utf8_next(p, len - i, &cp);
-
-		switch (cp) {
-		case '"':
-			fg_outbuf_puts(&h->out, "\\\"");
-			break;
-		case '\\':
-			fg_outbuf_puts(&h->out, "\\\\");
-			break;
-		case '<':
-		case '>':
-		case '&':
-		case 0x2028:
-		case 0x2029:
-			fg_outbuf_printf(&h->out, "\\u%04x", (unsigned)cp);
-			break;
-		case 0xfffd:
-			fg_outbuf_puts(&h->out, "\\ufffd");
-			break;
-		default:
-			fg_outbuf_put(&h->out, (const char *)p, n);
-			break;
-		}
-		i += n;
-	}
-	fg_outbuf_puts(&h->out, "\"");
+	fg_outbuf_put_json_str(&h->out, s, len);
 }
 
 static void put_json_str(struct fg_flame_html *h, const char *s)
@@ -799,6 +764,8 @@ static void emit_element(struct fg_flame_html *h, size_t sec, size_t i)
 static void emit_tail(struct fg_flame_html *h)
 {
 	fg_outbuf_puts(&h->out, "}\n</script>\n<script>\n");
+	/* The graph's object, then the page that uses it: one element. */
+	fg_outbuf_put(&h->out, flame_view_js, sizeof(flame_view_js) - 1);
 	fg_outbuf_put(&h->out, flame_html_js, sizeof(flame_html_js) - 1);
 	fg_outbuf_puts(&h->out, "</script>\n</body>\n</html>\n");
 }

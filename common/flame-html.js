@@ -1,251 +1,37 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The flame-graph page's script (see flame-html.c for the data and the
- * markup). Embedded verbatim at build time; it must never contain a closing
- * script tag or a comment opener, which embed.py checks.
- *
- * Frames are kept in typed arrays indexed in pre-order, so a frame's
- * subtree is the range [i, end[i]). Drawing walks the zoomed frame's
- * subtree and skips the subtree of any frame narrower than MIN_DRAW px, so
- * its cost follows what is visible.
+ * markup): the graph (FgFlameView, flame-view.js, embedded before this),
+ * the function table, and the view kept in the URL. Embedded verbatim at
+ * build time; it must never contain a closing script tag or a comment
+ * opener, which embed.py checks.
  */
 (function () {
 "use strict";
 
 var t0 = performance.now();
-var XPAD = 10, MIN_DRAW = 0.1, ROW_LIMIT = 500;
-var SEARCH_FILL = "rgb(230,0,230)";
+var ROW_LIMIT = 500;
 
 var D = JSON.parse(document.getElementById("fg-data").textContent);
 var M = D.meta;
-var names = D.names, N = D.name.length;
-var nameOf = Int32Array.from(D.name), depth = Int32Array.from(D.depth);
-var value = Float64Array.from(D.value);
-var other = D.other ? Float64Array.from(D.other) : value;
-var colorOf = Int32Array.from(D.color);
-var start = new Float64Array(N), parent = new Int32Array(N), end = new Int32Array(N);
-var colors = D.colors.map(function (c) {
-	return "rgb(" + (c >> 16 & 255) + "," + (c >> 8 & 255) + "," + (c & 255) + ")";
-});
-
-/* Starts from the gaps, parents and subtree ends from the depths (see flame-html.c). */
-(function () {
-	var next = new Float64Array(M.maxDepth + 2), open = [];
-	for (var i = 0; i < N; i++) {
-		var d = depth[i];
-		start[i] = next[d] + D.gap[i];
-		next[d] = start[i] + value[i];
-		next[d + 1] = start[i];
-		while (open.length > d)
-			end[open.pop()] = i;
-		parent[i] = open.length ? open[open.length - 1] : -1;
-		open.push(i);
-	}
-	while (open.length)
-		end[open.pop()] = N;
-})();
-
-var W = M.width, FULL = W - 2 * XPAD, FH = M.frameHeight, FPAD = FH >= 4 ? 1 : 0;
-
-/* What the full width stands for: a zoomed frame, or the 100% figure (--total). */
-function span(z) {
-	return z > 0 ? value[z] : Math.max(value[0], M.total);
-}
-var H = (N ? M.maxDepth + 1 : 1) * FH + 4;
-var FONT = M.fontSize + "px " + M.fontType;
-
-var canvas = document.getElementById("flame");
-var ctx = canvas.getContext("2d");
-var details = document.getElementById("details");
-var matchedEl = document.getElementById("matched");
-var unzoomBtn = document.getElementById("unzoom");
-var searchBtn = document.getElementById("search");
-var icBtn = document.getElementById("ignorecase");
-var filterEl = document.getElementById("filter");
+var names = D.names;
 var tableEl = document.getElementById("table");
 var tableNote = document.getElementById("tablenote");
+var filterEl = document.getElementById("filter");
 document.body.style.fontFamily = M.fontType;
 
-var zoomed = 0, hovered = -1, searching = null, ignorecase = false;
-var matched = null; /* Uint8Array per frame while searching */
-var dpr = 1, background = null;
-/* The frames of the last draw, for hit-testing by hooks. */
-var nDrawn = 0, dIdx = new Int32Array(N), dX = new Float64Array(N), dW = new Float64Array(N);
-var dFaded = new Uint8Array(N);
-var drawMs = 0, drawCount = 0;
-
-function fmtCount(v) {
-	var s = v === Math.floor(v) ? v.toFixed(0) : v.toFixed(2);
-	var dot = s.indexOf("."), ip = dot < 0 ? s : s.substring(0, dot), rest = dot < 0 ? "" : s.substring(dot);
-	var out = "";
-	for (var i = 0; i < ip.length; i++) {
-		if (i > 0 && (ip.length - i) % 3 === 0)
-			out += ",";
-		out += ip[i];
-	}
-	return out + rest;
-}
-
-function pct(part, whole) {
-	return (whole > 0 ? 100 * part / whole : 0).toFixed(2);
-}
-
-/* The label for a frame w px wide, cut with ".." as the SVG renderer cuts it. */
-function fit(name, w) {
-	var chars = Math.floor(w / (M.fontSize * M.fontWidth));
-	if (chars < 3)
-		return "";
-	var cps = Array.from(name);
-	if (cps.length <= chars)
-		return name;
-	return cps.slice(0, chars - 2).join("") + "..";
-}
-
-function frameTop(d) {
-	return M.inverted ? 2 + d * FH : H - 2 - (d + 1) * FH + FPAD;
-}
-
-function setupCanvas() {
-	dpr = Math.max(0.1, Math.min(window.devicePixelRatio || 1, 32767 / H, 32767 / W));
-	canvas.width = Math.round(W * dpr);
-	canvas.height = Math.round(H * dpr);
-	canvas.style.width = W + "px";
-	canvas.style.height = H + "px";
-	background = ctx.createLinearGradient(0, 0, 0, H);
-	background.addColorStop(0.05, M.bgTop);
-	background.addColorStop(0.95, M.bgBottom);
-}
-
-function fillOf(i) {
-	return matched && matched[i] ? SEARCH_FILL : colors[colorOf[i]];
-}
-
-function drawFrame(i, x, w, faded) {
-	var y = frameTop(depth[i]);
-	ctx.globalAlpha = faded ? 0.5 : 1;
-	ctx.fillStyle = fillOf(i);
-	ctx.fillRect(x, y, w, FH - FPAD);
-	var label = fit(names[nameOf[i]], w);
-	if (label) {
-		ctx.fillStyle = "#000";
-		ctx.fillText(label, x + 3, y + (FH - FPAD) / 2);
-	}
-	dIdx[nDrawn] = i;
-	dX[nDrawn] = x;
-	dW[nDrawn] = w;
-	dFaded[nDrawn] = faded ? 1 : 0;
-	nDrawn++;
-}
-
-function draw() {
-	var t = performance.now();
-	ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-	ctx.globalAlpha = 1;
-	ctx.fillStyle = background;
-	ctx.fillRect(0, 0, W, H);
-	ctx.font = FONT;
-	ctx.textBaseline = "middle";
-	nDrawn = 0;
-	if (N > 0) {
-		/* The zoomed frame's ancestors stay as faded full-width bars. */
-		for (var p = parent[zoomed]; p >= 0; p = parent[p])
-			drawFrame(p, XPAD, FULL, true);
-		var z0 = start[zoomed], scale = FULL / span(zoomed);
-		for (var j = zoomed, e = end[zoomed]; j < e;) {
-			var w = value[j] * scale;
-			if (!(w >= MIN_DRAW)) {
-				j = end[j];
-				continue;
-			}
-			drawFrame(j, XPAD + (start[j] - z0) * scale, w, false);
-			j++;
-		}
-		if (hovered >= 0) {
-			for (var k = 0; k < nDrawn; k++)
-				if (dIdx[k] === hovered) {
-					ctx.globalAlpha = 1;
-					ctx.strokeStyle = "#000";
-					ctx.lineWidth = 0.5;
-					ctx.strokeRect(dX[k], frameTop(depth[hovered]), dW[k], FH - FPAD);
-				}
-		}
-	}
-	drawMs = performance.now() - t;
-	drawCount++;
-}
-
-var drawPending = false;
-function redraw() {
-	if (drawPending)
-		return;
-	drawPending = true;
-	window.requestAnimationFrame(function () {
-		drawPending = false;
-		draw();
-	});
-}
-
-/* The frame drawn at (px, py) in CSS px within the canvas, or -1. */
-function hit(px, py) {
-	if (N === 0)
-		return -1;
-	var d = M.inverted ? Math.floor((py - 2) / FH) : Math.floor((H - 2 - py) / FH);
-	if (d < 0 || d > M.maxDepth || px < XPAD || px >= XPAD + FULL)
-		return -1;
-	var top = frameTop(d);
-	if (py < top || py >= top + FH - FPAD)
-		return -1;
-	if (d < depth[zoomed]) {
-		var a = zoomed;
-		while (depth[a] > d)
-			a = parent[a];
-		return a;
-	}
-	var scale = FULL / span(zoomed), x = start[zoomed] + (px - XPAD) / scale, n = zoomed;
-	while (depth[n] < d) {
-		var c = n + 1, found = -1;
-		while (c < end[n]) {
-			if (x >= start[c] && x < start[c] + value[c]) {
-				found = c;
-				break;
-			}
-			c = end[c];
-		}
-		if (found < 0)
-			return -1;
-		n = found;
-	}
-	return value[n] * scale >= MIN_DRAW ? n : -1;
-}
-
-function detailsOf(i) {
-	var s = M.nameType + " " + names[nameOf[i]] + " (" + fmtCount(value[i]) + " " + M.countName +
-		", " + pct(value[i], M.total) + "%";
-	if (M.diff) {
-		var theirs = M.totalOther > 0 ? other[i] / M.totalOther : 0;
-		var grown = M.otherIsAfter ? other[i] - value[i] : value[i] - other[i];
-		var change = M.treeTotal > 0 ? 100 * grown / M.treeTotal : 0;
-		s += "; " + (M.otherIsAfter ? "after" : "before") + ": " + fmtCount(other[i]) + ", " +
-			(100 * theirs).toFixed(2) + "%; change " + (change >= 0 ? "+" : "") + change.toFixed(2) + "%";
-	}
-	if (zoomed > 0 && i >= zoomed && i < end[zoomed])
-		s += ", " + pct(value[i], value[zoomed]) + "% of zoomed frame";
-	return s + ")";
-}
-
-function setHovered(k) {
-	if (k === hovered)
-		return;
-	hovered = k;
-	details.textContent = k >= 0 ? detailsOf(k) : " ";
-	redraw();
-}
-
-function zoom(k) {
-	zoomed = k > 0 && k < N ? k : 0;
-	unzoomBtn.hidden = zoomed === 0;
-	draw();
-}
+var view = FgFlameView({
+	canvas: document.getElementById("flame"),
+	details: document.getElementById("details"),
+	matched: document.getElementById("matched"),
+	unzoom: document.getElementById("unzoom"),
+	search: document.getElementById("search"),
+	ignorecase: document.getElementById("ignorecase"),
+}, M, {
+	onchange: updateUrl,
+	onsearch: function () { selectRow(-1); },
+});
+var fmtCount = view.fmtCount, pct = view.pct;
 
 /* The view lives in the URL, ?n=..&s=..&i=1, so a link shares it. */
 function urlParams() {
@@ -260,97 +46,13 @@ function updateUrl() {
 	var p = urlParams();
 	if (!p)
 		return;
-	["n", "s", "i"].forEach(function (k) { p.delete(k); });
-	if (zoomed > 0)
-		p.set("n", String(zoomed));
-	if (searching !== null)
-		p.set("s", searching);
-	if (ignorecase)
-		p.set("i", "1");
+	view.saveTo(p);
 	var q = p.toString();
 	try {
 		history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + window.location.hash);
 	} catch (err) {
 		/* Some viewers forbid it; the view still works. */
 	}
-}
-
-function restoreUrl() {
-	var p = urlParams();
-	if (!p)
-		return;
-	ignorecase = p.get("i") === "1";
-	showIgnorecase();
-	var n = p.get("n");
-	if (n !== null && /^[0-9]+$/.test(n))
-		zoomed = parseInt(n, 10) < N ? parseInt(n, 10) : 0;
-	unzoomBtn.hidden = zoomed === 0;
-	if (p.get("s"))
-		search(p.get("s"), false);
-}
-
-function showIgnorecase() {
-	icBtn.classList.toggle("show", ignorecase);
-	icBtn.setAttribute("aria-pressed", ignorecase ? "true" : "false");
-}
-
-function resetSearch() {
-	matched = null;
-	searching = null;
-	searchBtn.classList.remove("show");
-	searchBtn.textContent = "Search";
-	matchedEl.textContent = " ";
-	selectRow(-1);
-}
-
-/* Highlights every match; the percentage counts each sample once, so a
- * match inside a matched frame's subtree adds nothing. */
-function search(term, redrawNow) {
-	var re;
-	try {
-		re = new RegExp(term, ignorecase ? "i" : "");
-	} catch (err) {
-		matchedEl.textContent = "Invalid regexp";
-		return;
-	}
-	var hitName = new Uint8Array(names.length);
-	for (var k = 0; k < names.length; k++)
-		hitName[k] = re.test(names[k]) ? 1 : 0;
-	matched = new Uint8Array(N);
-	var sum = 0, until = 0;
-	for (var j = 0; j < N; j++) {
-		if (!hitName[nameOf[j]])
-			continue;
-		matched[j] = 1;
-		if (j >= until) {
-			sum += value[j];
-			until = end[j];
-		}
-	}
-	searching = term;
-	searchBtn.classList.add("show");
-	searchBtn.textContent = "Reset Search";
-	matchedEl.textContent = "Matched: " + (N && M.total > 0 ? 100 * sum / M.total : 0).toFixed(1) + "%";
-	if (redrawNow !== false)
-		draw();
-}
-
-function searchPrompt() {
-	var term = prompt("Enter a search term (regexp allowed, eg: ^ext4_)" +
-			  (ignorecase ? ", ignoring case" : "") + "; Ctrl-I toggles case", "");
-	if (term !== null && term !== "") {
-		selectRow(-1);
-		search(term);
-		updateUrl();
-	}
-}
-
-function toggleIgnorecase() {
-	ignorecase = !ignorecase;
-	showIgnorecase();
-	if (searching !== null)
-		search(searching);
-	updateUrl();
 }
 
 /*
@@ -450,43 +152,6 @@ function escapeRegExp(s) {
 	return s.replace(/[\\^$.*+?()[\]{}|\/-]/g, "\\$&");
 }
 
-/*
- * Events.
- */
-function canvasPoint(e) {
-	var r = canvas.getBoundingClientRect();
-	return [e.clientX - r.left, e.clientY - r.top];
-}
-
-canvas.addEventListener("mousemove", function (e) {
-	var p = canvasPoint(e);
-	setHovered(hit(p[0], p[1]));
-});
-canvas.addEventListener("mouseleave", function () {
-	setHovered(-1);
-});
-canvas.addEventListener("click", function (e) {
-	var p = canvasPoint(e), k = hit(p[0], p[1]);
-	if (k < 0)
-		return;
-	zoom(k);
-	details.textContent = detailsOf(k);
-	updateUrl();
-});
-unzoomBtn.addEventListener("click", function () {
-	zoom(0);
-	updateUrl();
-});
-searchBtn.addEventListener("click", function () {
-	if (searching !== null) {
-		resetSearch();
-		draw();
-		updateUrl();
-	} else {
-		searchPrompt();
-	}
-});
-icBtn.addEventListener("click", toggleIgnorecase);
 filterEl.addEventListener("input", function () {
 	filterText = filterEl.value.toLowerCase();
 	renderTable();
@@ -495,7 +160,7 @@ tableEl.addEventListener("click", function (e) {
 	for (var el = e.target; el && el !== tableEl; el = el.parentNode) {
 		if (el.tagName === "TR" && el.parentNode && el.parentNode.tagName === "TBODY") {
 			var i = parseInt(el.getAttribute("data-index"), 10);
-			search("^" + escapeRegExp(names[FN[i]]) + "$");
+			view.search("^" + escapeRegExp(names[FN[i]]) + "$");
 			selectRow(i);
 			updateUrl();
 			return;
@@ -506,62 +171,38 @@ window.addEventListener("keydown", function (e) {
 	/* Ctrl-F and F3 search the graph instead of the browser's find bar; Ctrl-I toggles case. */
 	if (e.keyCode === 114 || (e.ctrlKey && (e.keyCode === 70 || e.key === "f" || e.key === "F"))) {
 		e.preventDefault();
-		searchPrompt();
+		view.searchPrompt();
 	} else if (e.ctrlKey && (e.keyCode === 73 || e.key === "i" || e.key === "I")) {
 		e.preventDefault();
-		toggleIgnorecase();
-	}
-});
-window.addEventListener("resize", function () {
-	if ((window.devicePixelRatio || 1) !== dpr) {
-		setupCanvas();
-		draw();
+		view.toggleIgnorecase();
 	}
 });
 
-/*
- * Test hooks: what was drawn, where, and the view's state.
- */
-function drawnFrame(k) {
-	var i = dIdx[k];
-	return { index: i, name: names[nameOf[i]], depth: depth[i], x: dX[k], y: frameTop(depth[i]),
-		 width: dW[k], height: FH - FPAD, fill: fillOf(i), label: fit(names[nameOf[i]], dW[k]),
-		 faded: dFaded[k] === 1, value: value[i] };
-}
-
+/* Test hooks (see flame-html.c). */
 window.fgFlame = {
 	loadMs: 0,
-	get drawMs() { return drawMs; },
-	get drawCount() { return drawCount; },
-	frames: function () {
-		var out = [];
-		for (var k = 0; k < nDrawn; k++)
-			out.push(drawnFrame(k));
-		return out;
-	},
-	/* The viewport box of the first drawn frame named name, or null. */
-	frameRect: function (name) {
-		var r = canvas.getBoundingClientRect();
-		for (var k = 0; k < nDrawn; k++) {
-			if (names[nameOf[dIdx[k]]] !== name)
-				continue;
-			var f = drawnFrame(k);
-			return { x: r.left + f.x, y: r.top + f.y, width: f.width, height: f.height,
-				 cx: r.left + f.x + f.width / 2, cy: r.top + f.y + f.height / 2 };
-		}
-		return null;
-	},
-	state: function () {
-		return { zoomed: zoomed, search: searching, ignorecase: ignorecase,
-			 matched: matchedEl.textContent, details: details.textContent,
-			 frames: N, names: names.length };
-	},
+	get drawMs() { return view.drawMs; },
+	get drawCount() { return view.drawCount; },
+	frames: view.frames,
+	frameRect: view.frameRect,
+	state: view.state,
 };
 
 buildHeader();
 renderTable();
-setupCanvas();
-restoreUrl();
-draw();
+view.setData({
+	names: names, name: D.name, depth: D.depth, gap: D.gap, value: D.value, other: D.other,
+	color: D.color,
+	colors: D.colors.map(function (c) {
+		return "rgb(" + (c >> 16 & 255) + "," + (c >> 8 & 255) + "," + (c & 255) + ")";
+	}),
+	total: M.total, treeTotal: M.treeTotal, totalOther: M.totalOther, maxDepth: M.maxDepth,
+	diff: M.diff, otherIsAfter: M.otherIsAfter,
+});
+(function () {
+	var p = urlParams();
+	if (p)
+		view.restoreFrom(p);
+})();
 window.fgFlame.loadMs = performance.now() - t0;
 })();

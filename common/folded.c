@@ -146,8 +146,9 @@ static bool valid_count(double c)
 	return isfinite(c) && c >= 0;
 }
 
+/* Adds a stack or to one; its id (position in the order of first addition) in *ret_id. */
 static int add_stack(struct fg_folded *f, const uint32_t *frames, size_t n, double before,
-		     double count)
+		     double count, uint32_t *ret_id)
 {
 	struct stack_key k = { frames, n };
 	uint64_t h;
@@ -173,6 +174,7 @@ static int add_stack(struct fg_folded *f, const uint32_t *frames, size_t n, doub
 		f->stacks[found].before += before;
 		f->total += count;
 		f->total_before += before;
+		*ret_id = (uint32_t)found;
 		return 0;
 	}
 	if (f->n_stacks >= MIN(f->max_stacks, (size_t)UINT32_MAX - 1))
@@ -193,6 +195,7 @@ static int add_stack(struct fg_folded *f, const uint32_t *frames, size_t n, doub
 			return r;
 	}
 	memcpy(f->frames + f->n_frames, frames, n * sizeof(uint32_t));
+	*ret_id = (uint32_t)f->n_stacks;
 	f->stacks[f->n_stacks++] = (struct stack_entry){ f->n_frames, (uint32_t)n, count, before };
 	f->n_frames += n;
 	f->total += count;
@@ -203,13 +206,22 @@ static int add_stack(struct fg_folded *f, const uint32_t *frames, size_t n, doub
 
 int fg_folded__add(struct fg_folded *f, const uint32_t *frames, size_t n, double count)
 {
-	return add_stack(f, frames, n, count, count);
+	uint32_t id;
+
+	return add_stack(f, frames, n, count, count, &id);
+}
+
+int fg_folded__add_id(struct fg_folded *f, const uint32_t *frames, size_t n, double count,
+		      uint32_t *ret_id)
+{
+	return add_stack(f, frames, n, count, count, ret_id);
 }
 
 int fg_folded__add_pair(struct fg_folded *f, const uint32_t *frames, size_t n, double before,
 			double count)
 {
-	int r = add_stack(f, frames, n, before, count);
+	uint32_t id;
+	int r = add_stack(f, frames, n, before, count, &id);
 
 	if (r >= 0)
 		f->is_diff = true;
@@ -353,6 +365,22 @@ static int intern_frames(struct fg_folded *f, const char *line, size_t len, size
 fail:
 	f->n_prev = n;
 	return r;
+}
+
+int fg_folded__intern_stack(struct fg_folded *f, const char *text, size_t len,
+			    const uint32_t **ret_frames, size_t *ret_n)
+{
+	size_t n = 0;
+	int r;
+
+	if (len == 0)
+		return -EINVAL;
+	r = intern_frames(f, text, len, &n);
+	if (r < 0)
+		return r;
+	*ret_frames = f->scratch;
+	*ret_n = n;
+	return 0;
 }
 
 int fg_folded__add_line(struct fg_folded *f, const char *line, size_t len)
@@ -632,6 +660,45 @@ void fg_folded__stack(const struct fg_folded *f, size_t i, struct fg_stack *ret)
 		__builtin_prefetch(f->frames + next->offset);
 		__builtin_prefetch(f->frames + next->offset + next->n - 1);
 	}
+
+	*ret = (struct fg_stack){
+		.frames = f->frames + e->offset,
+		.n_frames = e->n,
+		.count = e->count,
+		.before = e->before,
+	};
+}
+
+int fg_folded__add_from(struct fg_folded *dst, const struct fg_folded *src, uint32_t id,
+			double count, uint32_t *map, uint32_t *ret_id)
+{
+	const struct stack_entry *e = &src->stacks[id];
+	int r;
+
+	if (e->n > dst->cap_scratch) {
+		r = FG_GROW(dst->scratch, dst->cap_scratch, e->n);
+		if (r < 0)
+			return r;
+	}
+	for (size_t k = 0; k < e->n; k++) {
+		uint32_t name = src->frames[e->offset + k];
+
+		if (map[name] == UINT32_MAX) {
+			r = intern(dst, fg_strpool__str(src->names, name),
+				   fg_strpool__len(src->names, name), &map[name]);
+			if (r < 0)
+				return r;
+		}
+		dst->scratch[k] = map[name];
+	}
+	/* The line parser's hint about the previous line's frames no longer holds. */
+	dst->n_prev = 0;
+	return add_stack(dst, dst->scratch, e->n, count, count, ret_id);
+}
+
+void fg_folded__stack_by_id(const struct fg_folded *f, uint32_t id, struct fg_stack *ret)
+{
+	const struct stack_entry *e = &f->stacks[id];
 
 	*ret = (struct fg_stack){
 		.frames = f->frames + e->offset,

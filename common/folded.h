@@ -60,11 +60,29 @@ size_t fg_folded__name_len(const struct fg_folded *f, uint32_t id);
 int fg_folded__add(struct fg_folded *f, const uint32_t *frames, size_t n, double count);
 
 /*
+ * As fg_folded__add(), and the stack's id in *ret_id: its position in the
+ * order stacks were first added, which neither later additions nor sorting
+ * change (fg_folded__stack_by_id()). A sequence model (below) gives a stack
+ * that recurs after another a new id.
+ */
+int fg_folded__add_id(struct fg_folded *f, const uint32_t *frames, size_t n, double count,
+		      uint32_t *ret_id);
+
+/*
  * As fg_folded__add(), with separate before and after counts; marks the
  * model differential. Both counts must be finite and >= 0.
  */
 int fg_folded__add_pair(struct fg_folded *f, const uint32_t *frames, size_t n, double before,
 			double count);
+
+/*
+ * Interns the frames of a stack written as folded text without its count,
+ * "frame;frame;...", root first, each name cleaned as fg_folded__intern()
+ * does. Their ids in *ret_frames (borrowed until the next call on the
+ * model), *ret_n of them. 0, -EINVAL for an empty text, or -ENOMEM.
+ */
+int fg_folded__intern_stack(struct fg_folded *f, const char *text, size_t len,
+			    const uint32_t **ret_frames, size_t *ret_n);
 
 /*
  * Parses one line of folded text (without its newline; a trailing CR is
@@ -108,6 +126,17 @@ int fg_folded__sort(struct fg_folded *f);
 
 /* The i-th stack in sorted order; i < fg_folded__n_stacks(). */
 void fg_folded__stack(const struct fg_folded *f, size_t i, struct fg_stack *ret);
+/*
+ * Adds src's stack id (fg_folded__add_id()) to dst with count, as
+ * fg_folded__add_id() does, its names interned in dst through map: one
+ * entry per name of src, UINT32_MAX for a name not in dst yet, which this
+ * fills in. 0 or a negative errno from dst.
+ */
+int fg_folded__add_from(struct fg_folded *dst, const struct fg_folded *src, uint32_t id,
+			double count, uint32_t *map, uint32_t *ret_id);
+
+/* The stack with id (fg_folded__add_id()); id < fg_folded__n_stacks(). Sorted or not. */
+void fg_folded__stack_by_id(const struct fg_folded *f, uint32_t id, struct fg_stack *ret);
 
 /*
  * Writes the sorted stacks as folded text, one "a;b;c count\n" line each

@@ -193,3 +193,40 @@ void fg_outbuf_put_markup(struct fg_outbuf *b, const char *s, size_t len, size_t
 	if (limit != SIZE_MAX)
 		fg_outbuf_puts(b, "..");
 }
+
+void fg_outbuf_put_json_str(struct fg_outbuf *b, const char *s, size_t len)
+{
+	fg_outbuf_puts(b, "\"");
+	for (size_t i = 0; i < len;) {
+		const unsigned char *p = (const unsigned char *)s + i;
+		uint32_t cp;
+		size_t n = fg_utf8_next(p, len - i, &cp);
+
+		switch (cp) {
+		case '"':
+			fg_outbuf_puts(b, "\\\"");
+			break;
+		case '\\':
+			fg_outbuf_puts(b, "\\\\");
+			break;
+		case '<':
+		case '>':
+		case '&':
+		case 0x2028:
+		case 0x2029:
+			fg_outbuf_printf(b, "\\u%04x", (unsigned)cp);
+			break;
+		case 0xfffd:
+			fg_outbuf_puts(b, "\\ufffd");
+			break;
+		default:
+			if (cp < 0x20)
+				fg_outbuf_printf(b, "\\u%04x", (unsigned)cp);
+			else
+				fg_outbuf_put(b, (const char *)p, n);
+			break;
+		}
+		i += n;
+	}
+	fg_outbuf_puts(b, "\"");
+}

@@ -41,3 +41,12 @@ void fg_outbuf_put_fixed(struct fg_outbuf *b, double v, int decimals);
  * as flamegraph.pl labels frames (max_cps >= 3, or SIZE_MAX for no limit).
  */
 void fg_outbuf_put_markup(struct fg_outbuf *b, const char *s, size_t len, size_t max_cps);
+
+/*
+ * Appends s[0..len) as a JSON string that is safe inside an HTML <script>
+ * element: no '<' (so no "</script" and no "<!--"), and no U+2028 or
+ * U+2029, which end a line in older JavaScript; '>' and '&' are escaped as
+ * well, for readers that look for markup anywhere. Bytes that are not UTF-8
+ * become U+FFFD, control characters \u escapes.
+ */
+void fg_outbuf_put_json_str(struct fg_outbuf *b, const char *s, size_t len);

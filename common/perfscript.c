@@ -6,6 +6,7 @@
 
 #include "macro.h"
 #include "perfscript.h"
+#include "timed.h"
 
 enum state {
 	BETWEEN,   /* after a blank line: the next header starts a sample */
@@ -20,6 +21,7 @@ struct buf {
 
 struct fg_perfscript {
 	struct fg_folded *out;          /* borrowed until __free() */
+	struct fg_timed *timed;         /* borrowed until __free(); NULL: no times */
 	struct fg_perfscript_opts opts; /* .event_filter not used past __new() */
 	struct buf filter;              /* the event kept; valid when has_filter */
 	bool has_filter;
@@ -29,6 +31,8 @@ struct fg_perfscript {
 	struct buf pname; /* root frame(s) of the current sample */
 	bool java;        /* pname starts with "java" */
 	double count;
+	int64_t time_ms; /* the current sample's, when has_time */
+	bool has_time;
 	uint32_t *ids; /* owned; frame ids of the current sample, leaf first */
 	size_t n_ids, cap_ids;
 	uint32_t *stack; /* owned; the sample root first, as added to the model */
@@ -98,6 +102,16 @@ static void copy_event(char dst[static 64], const char *s, size_t len)
 }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfscript *, fg_perfscript__free);
+
+int fg_perfscript__new_timed(struct fg_timed *out, const struct fg_perfscript_opts *opts,
+			     struct fg_perfscript **ret)
+{
+	int r = fg_perfscript__new(fg_timed__model(out), opts, ret);
+
+	if (r >= 0)
+		(*ret)->timed = out;
+	return r;
+}
 
 int fg_perfscript__new(struct fg_folded *out, const struct fg_perfscript_opts *opts,
 		       struct fg_perfscript **ret)
@@ -180,7 +194,16 @@ static int flush(struct fg_perfscript *p)
 	for (size_t i = p->n_ids; i > 0; i--)
 		p->stack[n++] = p->ids[i - 1];
 	p->n_ids = 0;
-	r = fg_folded__add(p->out, p->stack, n, p->count);
+	if (p->timed) {
+		/* A heat map places each sample: one without a time has no place. */
+		if (!p->has_time) {
+			p->stats.untimed++;
+			return 0;
+		}
+		r = fg_timed__add(p->timed, p->time_ms, p->stack, n, 1);
+	} else {
+		r = fg_folded__add(p->out, p->stack, n, p->count);
+	}
 	if (r < 0)
 		return r;
 	p->stats.samples++;
@@ -615,6 +638,54 @@ struct event {
 };
 
 /*
+ * perf script's time, "SECONDS.FRACTION:", as ms (the fraction cut to ms);
+ * false if tok is not one.
+ */
+static bool parse_time(const char *tok, size_t len, int64_t *ret_ms)
+{
+	int64_t ms = 0;
+	size_t i = 0, frac = 0;
+
+	if (len < 2 || tok[len - 1] != ':')
+		return false;
+	len--;
+	for (; i < len && is_digit(tok[i]); i++) {
+		if (ms > (INT64_MAX - 9) / 10 / 1000)
+			return false;
+		ms = ms * 10 + (tok[i] - '0');
+	}
+	if (i == 0)
+		return false;
+	ms *= 1000;
+	if (i < len && tok[i] == '.') {
+		for (i++; i < len && is_digit(tok[i]); i++, frac++)
+			if (frac < 3)
+				ms += (tok[i] - '0') * (frac == 0 ? 100 : frac == 1 ? 10 : 1);
+	}
+	if (i != len)
+		return false;
+	*ret_ms = ms;
+	return true;
+}
+
+/* The next blank-separated token at or after pos: [*ret_start, *ret_end). */
+static void next_token(const char *s, size_t len, size_t pos, size_t *ret_start, size_t *ret_end);
+
+/*
+ * The time in a header after its TID (at pos): an optional "[CPU]", then
+ * "SECONDS.FRACTION:" (perf script prints it unless -F leaves it out).
+ */
+static void header_time(struct fg_perfscript *p, const char *line, size_t len, size_t pos)
+{
+	size_t a, b;
+
+	next_token(line, len, pos, &a, &b);
+	if (a < b && line[a] == '[')
+		next_token(line, len, b, &a, &b);
+	p->has_time = parse_time(line + a, b - a, &p->time_ms);
+}
+
+/*
  * A header: sets up the sample. Returns 1 if it is kept, 0 if filtered or
  * malformed, or a negative errno.
  */
@@ -688,6 +759,7 @@ static int oneline_sample(struct fg_perfscript *p, const char *line, size_t len,
 	if (pos == 0)
 		return 0;
 	pos += st;
+	header_time(p, line, len, pos);
 	next_token(line, len, pos, &a, &b);
 	if (a < b && line[a] == '[') { /* [CPU] */
 		pos = b;
@@ -723,6 +795,7 @@ int fg_perfscript__feed(struct fg_perfscript *p, const char *line, size_t len, u
 {
 	struct header h;
 	struct frame_line fl;
+	size_t pos;
 	int r;
 
 	if (len > 0 && line[len - 1] == '\r')
@@ -735,14 +808,16 @@ int fg_perfscript__feed(struct fg_perfscript *p, const char *line, size_t len, u
 		p->state = BETWEEN;
 		return 0;
 	}
-	if (match_header(line, len, &h) > 0) {
+	pos = match_header(line, len, &h);
+	if (pos > 0) {
+		struct event ev = {};
+
 		if (p->state == IN_SAMPLE) {
 			r = flush(p);
 			if (r < 0)
 				return r;
 		}
-		struct event ev = {};
-
+		header_time(p, line, len, pos);
 		if (!match_event(line, len, &ev.name, &ev.name_len, &ev.period, &ev.period_len))
 			ev.name = NULL;
 		r = header_line(p, line, &h, &ev, lineno);

@@ -104,6 +104,7 @@ struct fg_perfscript_stats {
 	uint64_t filtered;       /* samples of other events, skipped by the event filter */
 	uint64_t malformed;      /* lines that could not be parsed, skipped */
 	uint64_t first_bad_line; /* line number of the first malformed line, 0 if none */
+	uint64_t untimed;        /* into a timed profile: samples without a time, skipped */
 	bool multiple_events;    /* more than one event type seen */
 	char event[64];          /* the event kept ("" if none), truncated */
 };
@@ -117,6 +118,17 @@ struct fg_perfscript;
 int fg_perfscript__new(struct fg_folded *out, const struct fg_perfscript_opts *opts,
 		       struct fg_perfscript **ret);
 struct fg_perfscript *fg_perfscript__free(struct fg_perfscript *p);
+
+struct fg_timed;
+
+/*
+ * The same into a timed profile (common/timed.h): each sample, with the time
+ * its header gives ("SECONDS.FRACTION:", on perf's clock, cut to ms), counts
+ * 1 whatever its period (a heat map counts samples); a sample without a
+ * time is skipped and counted (untimed). out is borrowed until __free().
+ */
+int fg_perfscript__new_timed(struct fg_timed *out, const struct fg_perfscript_opts *opts,
+			     struct fg_perfscript **ret);
 
 /*
  * One line of perf script output, without its '\n' (a trailing '\r'

@@ -118,6 +118,7 @@ enum fg_format {
 	FG_FORMAT_FOLDED,
 	FG_FORMAT_SVG,
 	FG_FORMAT_HTML,
+	FG_FORMAT_TIMED, /* every sample with its time (common/timed.h): recordings */
 };
 
 /* How user stacks are walked (docs/PERFORMANCE.md says which to pick). */

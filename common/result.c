@@ -7,6 +7,7 @@
 #include "flame.h"
 #include "macro.h"
 #include "result.h"
+#include "timed.h"
 
 /* Chunks smaller than this cost more in framing than they carry. */
 #define EMIT_BUDGET_FLOOR 4096
@@ -16,6 +17,7 @@ struct fg_result {
 	struct fg_folded *model;    /* owned: as the view shows it, sorted */
 	struct fg_flame *flame;     /* owned, SVG */
 	struct fg_flame_html *html; /* owned, HTML */
+	struct fg_timed *timed;     /* owned, timed: as the view shows it, sorted */
 	size_t n_stacks;            /* the model's, which an HTML page does not keep */
 	size_t cursor;              /* folded */
 	char *title, *subtitle;     /* owned; borrowed by the renderer */
@@ -32,6 +34,7 @@ struct fg_result *fg_result__free(struct fg_result *r)
 	fg_flame__free(r->flame);
 	fg_flame_html__free(r->html);
 	fg_folded__free(r->model);
+	fg_timed__free(r->timed);
 	free(r->title);
 	free(r->subtitle);
 	for (size_t i = 0; r->info && r->info[i]; i++)
@@ -120,6 +123,27 @@ int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 	return 0;
 }
 
+int fg_result__new_timed(struct fg_timed *t, const struct fg_result_opts *opts,
+			 struct fg_result **ret)
+{
+	_cleanup_(fg_result__freep) struct fg_result *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r) {
+		fg_timed__free(t);
+		return -ENOMEM;
+	}
+	r->format = FG_FORMAT_TIMED;
+	err = fg_view_timed(&opts->view, t, &r->timed);
+	if (err >= 0)
+		err = fg_timed__sort(r->timed);
+	if (err < 0)
+		return err;
+	r->n_stacks = fg_folded__n_stacks(fg_timed__model_const(r->timed));
+	*ret = TAKE_PTR(r);
+	return 0;
+}
+
 size_t fg_result__n_stacks(const struct fg_result *r)
 {
 	return r->n_stacks;
@@ -128,6 +152,7 @@ size_t fg_result__n_stacks(const struct fg_result *r)
 size_t fg_result__bytes(const struct fg_result *r)
 {
 	return sizeof(*r) + (r->model ? fg_folded__bytes(r->model) : 0) +
+	       (r->timed ? fg_timed__bytes(r->timed) : 0) +
 	       (r->flame ? fg_flame__bytes(r->flame) : 0) +
 	       (r->html ? fg_flame_html__bytes(r->html) : 0);
 }
@@ -140,6 +165,8 @@ int fg_result__emit(struct fg_result *r, fg_write_fn fn, void *ctx, size_t budge
 		return fg_flame__emit(r->flame, fn, ctx, budget);
 	case FG_FORMAT_HTML:
 		return fg_flame_html__emit(r->html, fn, ctx, budget);
+	case FG_FORMAT_TIMED:
+		return fg_timed__emit(r->timed, &r->cursor, fn, ctx, budget);
 	case FG_FORMAT_FOLDED:
 		break;
 	}

@@ -41,6 +41,16 @@ int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 		   struct fg_result **ret);
 struct fg_result *fg_result__free(struct fg_result *r);
 
+struct fg_timed;
+
+/*
+ * The same for a timed profile (common/timed.h), in FG_FORMAT_TIMED (the
+ * format in opts is not read): the view applied to its stacks, its samples
+ * kept with their times. Takes t over.
+ */
+int fg_result__new_timed(struct fg_timed *t, const struct fg_result_opts *opts,
+			 struct fg_result **ret);
+
 /* Distinct stacks the client gets, after the view merged what it made identical. */
 size_t fg_result__n_stacks(const struct fg_result *r);
 /*

@@ -78,3 +78,13 @@ const char *fg_view_frame(const struct fg_view *v, const char *name, size_t len,
  * too. 0 or -ENOMEM.
  */
 int fg_view_model(const struct fg_view *v, struct fg_folded *in, struct fg_folded **ret);
+
+struct fg_timed;
+
+/*
+ * The timed profile in (common/timed.h) as v shows it, as fg_view_model()
+ * does for a model: takes in over, and *ret is in itself or a new profile
+ * whose samples keep their times and weights on the stacks as v shows
+ * them. On failure in is freed too. 0 or -ENOMEM.
+ */
+int fg_view_timed(const struct fg_view *v, struct fg_timed *in, struct fg_timed **ret);

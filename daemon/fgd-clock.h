@@ -29,3 +29,18 @@ static inline int64_t fgd_wall_ms(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+/*
+ * CLOCK_REALTIME less CLOCK_MONOTONIC, in ns, now: what turns a record's
+ * time into wall-clock time. It moves when the wall clock is set or slewed
+ * (NTP), so it is read again for samples as they are drained, not once.
+ */
+static inline int64_t fgd_wall_offset_ns(void)
+{
+	struct timespec wall, mono;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return ((int64_t)wall.tv_sec - (int64_t)mono.tv_sec) * 1000000000LL +
+	       ((int64_t)wall.tv_nsec - (int64_t)mono.tv_nsec);
+}

@@ -14,6 +14,7 @@
 #include "folded.h"
 #include "macro.h"
 #include "result.h"
+#include "timed.h"
 
 /* Bounds on what one recording may hold; what they refuse is counted. */
 #define MAX_STACKS (1U << 20)
@@ -28,6 +29,55 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_recording *, fg_recording__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
+
+/*
+ * Every sample's time, as compact pairs: ms after the recording started and
+ * the stack's id in the model, and in µs recordings its weight. 8 bytes a
+ * sample (12 in µs), charged with the recording's tables: a timed result
+ * (a heat map's) is made of them at finish.
+ */
+struct times {
+	uint32_t *at;     /* owned */
+	uint32_t *stack;  /* owned */
+	uint32_t *weight; /* owned; NULL unless weighed */
+	size_t n, cap;
+	uint64_t dropped; /* samples whose time was not kept: no room */
+};
+
+static void times_done(struct times *t)
+{
+	free(t->at);
+	free(t->stack);
+	free(t->weight);
+	*t = (struct times){};
+}
+
+static size_t times_bytes(const struct times *t)
+{
+	return t->cap * (2 + (t->weight ? 1 : 0)) * sizeof(uint32_t);
+}
+
+/* Appends a sample's time; counted as dropped when there is no room. */
+static void times_add(struct times *t, bool weighed, uint32_t at, uint32_t stack, uint32_t weight)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap, cap_stack = t->cap, cap_weight = t->cap;
+
+		if (t->n >= FG_TIMED_MAX_SAMPLES || FG_GROW(t->at, cap, t->n + 1) < 0 ||
+		    FG_GROW(t->stack, cap_stack, t->n + 1) < 0 ||
+		    (weighed && FG_GROW(t->weight, cap_weight, t->n + 1) < 0)) {
+			t->dropped++;
+			return;
+		}
+		t->cap = MIN(cap, MIN(cap_stack, weighed ? cap_weight : cap));
+	}
+	t->at[t->n] = at;
+	t->stack[t->n] = stack;
+	if (weighed)
+		t->weight[t->n] = weight;
+	t->n++;
+}
 
 struct target {
 	pid_t pid;
@@ -58,11 +108,14 @@ struct fg_recording {
 	char target_comm[FG_COMM_LEN];
 
 	struct fg_folded *model; /* owned: the aggregate itself, until finish hands it to result */
+	struct times times;      /* every sample's time and stack id in model */
 	uint32_t n_roots;        /* frames above the stack: [cgroup,] process */
 	bool memory_limited;
 	struct fg_resolve_stats resolved; /* the resolver's figures, kept at finish */
 
 	uint64_t started, stopped;       /* CLOCK_MONOTONIC ns */
+	int64_t started_wall;            /* CLOCK_REALTIME ms at started */
+	int64_t wall_offset;             /* fgd_wall_offset_ns() at the last drain */
 	struct fg_cpu_counters totals;   /* of the events, at finish */
 	struct fg_cpu_counters *per_cpu; /* owned: each CPU's, at finish */
 	int *cpu_ids;                    /* owned */
@@ -85,6 +138,7 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 	fg_resolver__free(r->res);
 	fg_result__free(r->result);
 	fg_folded__free(r->model);
+	times_done(&r->times);
 	json_object_put(r->resolver_meta);
 	free(r->targets);
 	free(r->per_cpu);
@@ -164,17 +218,31 @@ static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 		     size_t n)
 {
 	struct fg_recording *r = ctx;
-	uint32_t *stack = names - r->n_roots;
+	uint32_t *stack = names - r->n_roots, id;
+	/* Off-CPU and wall-clock samples weigh their time (µs); on-CPU ones count once. */
+	uint64_t weight = in_us(r) ? MAX(MIN(s->period, (uint64_t)UINT32_MAX), (uint64_t)1) : 1;
 	int err;
 
 	err = r->n_roots > 1 ? group_frame(r, s, proc, &stack[0]) : 0;
 	if (err >= 0)
 		err = root_frame(r, s, proc, &stack[r->n_roots - 1]);
 	if (err >= 0)
-		/* Off-CPU and wall-clock samples weigh their time (µs); on-CPU ones count once. */
-		err = fg_folded__add(r->model, stack, r->n_roots + n,
-				     in_us(r) ? (double)s->period : 1.0);
-	return err;
+		err = fg_folded__add_id(r->model, stack, r->n_roots + n,
+					in_us(r) ? (double)s->period : 1.0, &id);
+	if (err < 0)
+		return err;
+	/* With the tables frozen (memory_limited), the times stop growing too. */
+	if (r->memory_limited) {
+		r->times.dropped++;
+	} else {
+		/* Wall-clock ms after the start, as the wall clock read when the sample was drained. */
+		int64_t at = ((int64_t)s->sid.time + r->wall_offset) / 1000000 - r->started_wall;
+
+		times_add(&r->times, in_us(r),
+			  (uint32_t)MIN(MAX(at, (int64_t)0), (int64_t)UINT32_MAX), id,
+			  (uint32_t)weight);
+	}
+	return 0;
 }
 
 /* The off-CPU source for the recording's targets (all processes without any). */
@@ -285,6 +353,8 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 	if (err < 0)
 		return err;
 	r->started = fgd_now();
+	r->started_wall = fgd_wall_ms();
+	r->wall_offset = fgd_wall_offset_ns();
 	*ret = TAKE_PTR(r);
 	return 0;
 }
@@ -326,6 +396,7 @@ void fg_recording__drain(struct fg_recording *r)
 
 	if (r->state == FINISHED)
 		return;
+	r->wall_offset = fgd_wall_offset_ns();
 	/* First what waited: a binary it needed may have been read since. */
 	fg_resolver__replay(r->res, false);
 	if (r->events)
@@ -339,7 +410,7 @@ void fg_recording__drain(struct fg_recording *r)
 	 * ones are dropped, and counted.
 	 */
 	bytes = fg_folded__bytes(r->model) + fg_resolver__bytes(r->res) +
-		(r->offcpu ? fg_offcpu__bytes(r->offcpu) : 0);
+		(r->offcpu ? fg_offcpu__bytes(r->offcpu) : 0) + times_bytes(&r->times);
 	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged, bytes);
 	if (r->memory_limited)
 		return;
@@ -479,6 +550,44 @@ static void stack_quality_line(const struct fg_recording *r, char *buf, size_t s
 		 share(q->truncated, q->user_stacks), share(q->failed, q->user_stacks));
 }
 
+/*
+ * The recording as a timed profile (common/timed.h): its stacks and every
+ * sample at its Unix ms, over the period it ran.
+ */
+static int timed_profile(const struct fg_recording *r, struct fg_timed **ret)
+{
+	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
+	_cleanup_free_ uint32_t *names = NULL, *ids = NULL;
+	size_t n_names = fg_folded__n_names(r->model), n_stacks = fg_folded__n_stacks(r->model);
+	const struct times *tm = &r->times;
+	int err;
+
+	err = fg_timed__new(in_us(r) ? FG_TIMED_US : FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t);
+	if (err < 0)
+		return err;
+	fg_timed__set_period(t, r->started_wall,
+			     r->started_wall + (int64_t)((r->stopped - r->started) / 1000000));
+	names = malloc(MAX(n_names, (size_t)1) * sizeof(*names));
+	ids = malloc(MAX(n_stacks, (size_t)1) * sizeof(*ids));
+	if (!names || !ids)
+		return -ENOMEM;
+	memset(names, 0xff, n_names * sizeof(*names));
+	for (size_t i = 0; i < n_stacks; i++) {
+		err = fg_folded__add_from(fg_timed__model(t), r->model, (uint32_t)i, 0, names,
+					  &ids[i]);
+		if (err < 0)
+			return err;
+	}
+	for (size_t i = 0; i < tm->n; i++) {
+		err = fg_timed__add_id(t, r->started_wall + tm->at[i], ids[tm->stack[i]],
+				       tm->weight ? tm->weight[i] : 1);
+		if (err < 0)
+			return err;
+	}
+	*ret = TAKE_PTR(t);
+	return 0;
+}
+
 int fg_recording__finish(struct fg_recording *r)
 {
 	char subtitle[512], info[3][256];
@@ -566,7 +675,17 @@ int fg_recording__finish(struct fg_recording *r)
 		 st->dropped_full);
 	stack_quality_line(r, info[2], sizeof(info[2]));
 	/* The model goes to the result, which shows the client what its view allows. */
-	err = fg_result__new(TAKE_PTR(r->model), &ro, &r->result);
+	if (r->opts.req.format == FG_FORMAT_TIMED) {
+		struct fg_timed *t = NULL;
+
+		err = timed_profile(r, &t);
+		if (err >= 0)
+			err = fg_result__new_timed(t, &ro, &r->result);
+		r->model = fg_folded__free(r->model);
+	} else {
+		err = fg_result__new(TAKE_PTR(r->model), &ro, &r->result);
+	}
+	times_done(&r->times);
 	/* From now on the recording holds its result: what the server streams. */
 	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged,
 			   r->result ? fg_result__bytes(r->result) : 0);
@@ -629,6 +748,7 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 					      0));
 	fg_json_add_bool(m, "kernel_hidden", r->opts.view.hide_kernel);
 	fg_json_add_bool(m, "memory_limited", r->memory_limited);
+	fg_json_add_int(m, "times_dropped", (int64_t)r->times.dropped);
 	fg_json_add_str(m, "call_graph", fg_call_graph_name(r->opts.call_graph));
 	if (r->opts.call_graph == FG_CALL_GRAPH_DWARF)
 		fg_json_add_int(m, "stack_dump", r->opts.stack_dump);

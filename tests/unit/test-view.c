@@ -5,6 +5,7 @@
 
 #include "folded.h"
 #include "test.h"
+#include "timed.h"
 #include "view.h"
 
 static struct fg_folded *model_of(const char *text, bool sequence)
@@ -210,4 +211,46 @@ TEST(what_users_get_holds_no_kernel_name)
 	ASSERT_STREQ(s, "p;[kernel] 9\np;main;[kernel] 1\n");
 	free(s);
 	fg_folded__free(out);
+}
+
+/* A timed profile's stacks as the view shows them, each sample keeping its time and weight. */
+TEST(timed_samples_keep_their_times_on_the_stacks_the_view_shows)
+{
+	struct fg_view v = { .uid = 1000, .hide_kernel = true, .kernel_suffix = true };
+	static const char *const stacks[] = {
+		"app;main;read_[k];vfs_read_[k]",
+		"app;main;write_[k];vfs_write_[k]",
+		"app;main;work",
+	};
+	struct fg_timed *t = NULL, *out = NULL;
+	char *text = NULL;
+	size_t cursor = 0;
+	int r;
+
+	ASSERT_OK(fg_timed__new(FG_TIMED_US, FG_TIMED_CLOCK_UNIX, &t));
+	fg_timed__set_period(t, 900, 1100);
+	for (size_t i = 0; i < 3; i++) {
+		const uint32_t *frames;
+		uint32_t copy[8];
+		size_t n;
+
+		ASSERT_OK(fg_folded__intern_stack(fg_timed__model(t), stacks[i], strlen(stacks[i]),
+						  &frames, &n));
+		memcpy(copy, frames, n * sizeof(*frames));
+		ASSERT_OK(fg_timed__add(t, 1000 + (int64_t)i, copy, n, 10 * (i + 1)));
+	}
+	ASSERT_OK(fg_view_timed(&v, t, &out));
+	ASSERT_OK(fg_timed__sort(out));
+	while ((r = fg_timed__emit(out, &cursor, collect, &text, 4096)) == 0)
+		;
+	ASSERT_EQ(r, 1);
+	/* Both kernel paths are one [kernel] stack; times, weights and the period stay. */
+	ASSERT_STREQ(text, "fgd-timed 1 clock=unix unit=us start=1000 since=900 until=1100\n"
+			   "s app;main;[kernel]\n"
+			   "s app;main;work\n"
+			   "0 0 10\n"
+			   "1 0 20\n"
+			   "1 1 30\n");
+	free(text);
+	fg_timed__free(out);
 }

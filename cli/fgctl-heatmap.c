@@ -1,0 +1,642 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fgctl heatmap: the subsecond-offset heat map of a timed profile
+ * (common/timed.h, common/heatmap.h) as an interactive page, JSON or SVG.
+ * The profile comes from a recording fgd makes now (-p, -a: a record
+ * request for the timed format), or from perf script text or a saved timed
+ * profile (--from), read here without fgd.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fgctl-client.h"
+#include "fgctl-display.h"
+#include "fgctl-heatmap.h"
+#include "fgctl-output.h"
+#include "fgctl-record.h"
+#include "fgctl.h"
+#include "heatmap-html.h"
+#include "heatmap.h"
+#include "lines.h"
+#include "macro.h"
+#include "parse.h"
+#include "perfscript.h"
+#include "timed.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_heatmap *, fg_heatmap__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfscript *, fg_perfscript__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+
+#define MAX_LINE (64u << 20)
+
+static void heatmap_help(void)
+{
+	printf("Usage: fgctl heatmap (-p PID[,PID...] | -a) [-t SECONDS] [OPTIONS]\n"
+	       "       fgctl heatmap --from perf|timed [OPTIONS] [FILE...]\n"
+	       "\n"
+	       "Draws the subsecond-offset heat map of a profile: one column per second, one\n"
+	       "row per bucket of the offset within the second, each cell the samples taken\n"
+	       "then. Bursts, gaps and periodic work stand out; in the HTML page, select a\n"
+	       "range of cells to get the flame graph of exactly that range. Columns are\n"
+	       "wall-clock seconds: a burst at the same offset of every second is a band.\n"
+	       "\n"
+	       "  fgctl heatmap -a -t 30 -o all.html\n"
+	       "  fgctl heatmap -p 1234 -t 10 --off-cpu -o waits.html\n"
+	       "  perf record -F 99 -a -g -- sleep 30; perf script | fgctl heatmap --from perf -o x.html\n"
+	       "\n"
+	       "  -p, --pid PIDS           record these processes (all their threads) now\n"
+	       "  -a, --all                record the whole machine now (root only)\n"
+	       "  -t, --time SECONDS       how long (default: until Ctrl-C or the processes exit)\n"
+	       "  -F, --frequency HZ       samples per second per CPU (default: fgd's)\n"
+	       "      --call-graph MODE    dwarf or fp, as fgctl record\n"
+	       "      --off-cpu            where threads wait: each block's time spread over the\n"
+	       "                           cells it lasted through, in microseconds (BPF)\n"
+	       "      --wall               on-CPU and off-CPU time together, in microseconds\n"
+	       "      --min-block US       with --off-cpu or --wall: leave out shorter blocks\n"
+	       "      --tid-frames         root frames 'comm-PID/TID'\n"
+	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
+	       FG_DEFAULT_SOCKET);
+	printf("\n"
+	       "  -o, --output FILE        where to write ('-' for stdout); the format follows\n"
+	       "                           the extension: .html, .json, .svg, or .timed\n"
+	       "  -f, --format FORMAT      html, json, svg or timed, whatever the extension\n"
+	       "      --from FORMAT        the input: 'perf' (perf script output, with its\n"
+	       "                           times) or 'timed' (a profile saved with -f timed)\n"
+	       "      --bucket-ms N        the rows: each N ms of a second (1 to 1000; default 20)\n"
+	       "      --scale SCALE        colours by count ('linear', the default) or by rank\n"
+	       "                           among the cells ('rank'); the page has a toggle\n"
+	       "      --comm REGEX         only processes whose name (the stacks' root frame)\n"
+	       "                           matches this POSIX extended regex\n"
+	       "      --title TEXT         the title\n"
+	       "      --subtitle TEXT      a line under it\n"
+	       "      --pid-frames         perf input: root frames 'comm-PID', so processes are\n"
+	       "                           told apart\n"
+	       "  -q, --quiet              no summary\n"
+	       "\n"
+	       "JSON: {\"start\": seconds of the first column (Unix, or perf's clock with\n"
+	       "--from perf), \"bucket_ms\", \"rows\", \"columns\": [[count per bucket, bucket 0\n"
+	       "at offset 0], one array per second], \"total\", \"max\", \"clock\", \"unit\"}.\n");
+}
+
+/* The heat map options and where it goes. */
+struct heatmap_args {
+	struct fg_heatmap_html_opts html;
+	enum fgctl_heatmap_format to;
+	bool to_given, quiet;
+	const char *output;
+	const char *comm; /* borrowed from argv */
+	regex_t comm_re;
+	bool has_re;
+};
+
+int fgctl_heatmap_format_for_path(const char *path, enum fgctl_heatmap_format *ret)
+{
+	static const struct {
+		const char *ext;
+		enum fgctl_heatmap_format f;
+	} exts[] = {
+		{ ".html", FGCTL_HEATMAP_HTML }, { ".htm", FGCTL_HEATMAP_HTML },
+		{ ".json", FGCTL_HEATMAP_JSON }, { ".svg", FGCTL_HEATMAP_SVG },
+		{ ".timed", FGCTL_HEATMAP_TIMED },
+	};
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
+		size_t n = strlen(exts[i].ext);
+
+		if (len > n && strcasecmp(path + len - n, exts[i].ext) == 0) {
+			*ret = exts[i].f;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int fgctl_heatmap_format_arg(const char *arg, enum fgctl_heatmap_format *ret)
+{
+	static const char *const names[] = {
+		[FGCTL_HEATMAP_HTML] = "html",
+		[FGCTL_HEATMAP_JSON] = "json",
+		[FGCTL_HEATMAP_SVG] = "svg",
+		[FGCTL_HEATMAP_TIMED] = "timed",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (strcmp(arg, names[i]) == 0) {
+			*ret = (enum fgctl_heatmap_format)i;
+			return 0;
+		}
+	fprintf(stderr, "fgctl: unknown format '%s': expected html, json, svg or timed\n", arg);
+	return -EINVAL;
+}
+
+static bool comm_matches(void *ctx, const struct fg_folded *model, const uint32_t *frames,
+			 size_t n)
+{
+	const regex_t *re = ctx;
+
+	return n > 0 && regexec(re, fg_folded__name(model, frames[0]), 0, NULL, 0) == 0;
+}
+
+static int output_sink(void *ctx, const void *buf, size_t len)
+{
+	return fgctl_output_write(ctx, buf, len);
+}
+
+int fgctl_heatmap_write(struct fg_timed *t, const struct fg_heatmap_html_opts *opts,
+			enum fgctl_heatmap_format to, const char *path, bool quiet)
+{
+	_cleanup_(fg_heatmap__freep) struct fg_heatmap *h = NULL;
+	struct fgctl_output out = { .path = path, .fd = -1 };
+	size_t cursor = 0;
+	int r;
+
+	r = fg_timed__sort(t);
+	if (r >= 0)
+		r = fg_heatmap__new(t, &opts->heatmap, &h);
+	if (r == -E2BIG) {
+		fprintf(stderr,
+			"fgctl: the profile is too long for a heat map of such buckets (at most %d "
+			"seconds, and %u cells: a longer --bucket-ms draws more seconds)\n",
+			FG_HEATMAP_MAX_COLUMNS, FG_HEATMAP_MAX_CELLS);
+		return FGCTL_EXIT_INPUT;
+	}
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot draw the heat map: %s\n", strerror(-r));
+		return FGCTL_EXIT_FAILURE;
+	}
+	if (fgctl_output_open(&out) < 0)
+		return FGCTL_EXIT_OUTPUT;
+	switch (to) {
+	case FGCTL_HEATMAP_JSON:
+		r = fg_heatmap__json(h, output_sink, &out);
+		break;
+	case FGCTL_HEATMAP_SVG:
+		r = fg_heatmap__svg(h, &opts->heatmap, output_sink, &out);
+		break;
+	case FGCTL_HEATMAP_TIMED:
+		while ((r = fg_timed__emit(t, &cursor, output_sink, &out, 1u << 20)) == 0)
+			;
+		break;
+	case FGCTL_HEATMAP_HTML:
+		r = fg_heatmap_html(t, opts, output_sink, &out);
+		break;
+	}
+	if (r >= 0)
+		r = fgctl_output_close(&out, true);
+	fgctl_output_close(&out, false);
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot write %s: %s\n", strcmp(path, "-") == 0 ? "stdout" : path,
+			strerror(-r));
+		return FGCTL_EXIT_OUTPUT;
+	}
+	if (!quiet && strcmp(path, "-") != 0)
+		fprintf(stderr, "fgctl: wrote %s: %u seconds of %u buckets of %u ms, %.0f %s\n", path,
+			h->columns, h->rows, h->bucket_ms, h->total, fg_timed_unit_name(h->unit));
+	return FGCTL_EXIT_OK;
+}
+
+struct reader {
+	struct fg_timed *t;
+	struct fg_perfscript *perf; /* NULL: the timed text form */
+	const char *name;
+	uint64_t bad;
+};
+
+static int timed_line(void *ctx, const char *line, size_t len, uint64_t lineno)
+{
+	struct reader *rd = ctx;
+	int r = fg_timed__add_line(rd->t, line, len);
+
+	if (r == -EPROTONOSUPPORT) {
+		fprintf(stderr, "fgctl: %s:%llu: a timed profile of another version or kind\n",
+			rd->name, (unsigned long long)lineno);
+		return -EBADMSG;
+	}
+	if (r == -EINVAL && !fg_timed__has_header(rd->t)) {
+		fprintf(stderr, "fgctl: %s:%llu: not a timed profile (no 'fgd-timed' header)\n",
+			rd->name, (unsigned long long)lineno);
+		return -EBADMSG;
+	}
+	if (r == -EINVAL) {
+		if (rd->bad++ == 0)
+			fprintf(stderr, "fgctl: %s:%llu: malformed line, skipped\n", rd->name,
+				(unsigned long long)lineno);
+		return 0;
+	}
+	return r < 0 ? r : 0;
+}
+
+static int perf_line(void *ctx, const char *line, size_t len, uint64_t lineno)
+{
+	struct reader *rd = ctx;
+
+	return fg_perfscript__feed(rd->perf, line, len, lineno);
+}
+
+/* Reads one input ("-": stdin) into t. 0 or an exit code. */
+static int read_input(const char *path, bool perf_input, const struct fg_perfscript_opts *popts,
+		      struct fg_timed *t)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_(fg_perfscript__freep) struct fg_perfscript *perf = NULL;
+	struct reader rd = { .t = t, .name = path };
+	int r;
+
+	if (strcmp(path, "-") == 0) {
+		rd.name = "<stdin>";
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "fgctl: cannot read %s: %s\n", rd.name, strerror(errno));
+		return FGCTL_EXIT_INPUT;
+	}
+	if (perf_input) {
+		r = fg_perfscript__new_timed(t, popts, &perf);
+		if (r < 0)
+			return FGCTL_EXIT_FAILURE;
+		rd.perf = perf;
+		r = fg_lines_read_fd(fd, MAX_LINE, perf_line, &rd);
+		if (r >= 0)
+			r = fg_perfscript__finish(perf);
+	} else {
+		r = fg_lines_read_fd(fd, MAX_LINE, timed_line, &rd);
+	}
+	if (r == -EBADMSG)
+		return FGCTL_EXIT_INPUT;
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot read %s: %s\n", rd.name, strerror(-r));
+		return FGCTL_EXIT_INPUT;
+	}
+	if (perf) {
+		struct fg_perfscript_stats st;
+
+		fg_perfscript__stats(perf, &st);
+		if (st.untimed)
+			fprintf(stderr,
+				"fgctl: %s: %llu samples without a time, left out (perf script -F "
+				"without 'time'?)\n",
+				rd.name, (unsigned long long)st.untimed);
+		if (st.malformed)
+			fprintf(stderr,
+				"fgctl: %s: %llu lines not understood as perf script output, skipped "
+				"(first at line %llu)\n",
+				rd.name, (unsigned long long)st.malformed,
+				(unsigned long long)st.first_bad_line);
+		if (st.multiple_events)
+			fprintf(stderr,
+				"fgctl: %s holds several events; using '%s' (%llu samples of others "
+				"skipped)\n",
+				rd.name, st.event, (unsigned long long)st.filtered);
+	} else if (rd.bad > 1) {
+		fprintf(stderr, "fgctl: %s: %llu malformed lines skipped in all\n", rd.name,
+			(unsigned long long)rd.bad);
+	}
+	return 0;
+}
+
+/* The profile from the inputs named (none: stdin), read without fgd. 0 or an exit code. */
+static int read_offline(const char *from, char **paths, size_t n_paths,
+			const struct fg_perfscript_opts *popts, struct fg_timed **ret)
+{
+	static char *const stdin_only[] = { "-" };
+	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
+	bool perf = strcmp(from, "perf") == 0;
+	int r;
+
+	if (!perf && strcmp(from, "timed") != 0) {
+		fprintf(stderr, "fgctl: unknown input '%s': expected perf or timed\n", from);
+		return FGCTL_EXIT_USAGE;
+	}
+	if (n_paths == 0) {
+		if (isatty(STDIN_FILENO)) {
+			fprintf(stderr, "fgctl: no input: give a file, or pipe perf script output in\n");
+			return FGCTL_EXIT_USAGE;
+		}
+		paths = (char **)stdin_only;
+		n_paths = 1;
+	}
+	r = fg_timed__new(FG_TIMED_SAMPLES, perf ? FG_TIMED_CLOCK_PERF : FG_TIMED_CLOCK_UNIX, &t);
+	if (r < 0)
+		return FGCTL_EXIT_FAILURE;
+	for (size_t i = 0; i < n_paths; i++) {
+		r = read_input(paths[i], perf, popts, t);
+		if (r != 0)
+			return r;
+	}
+	*ret = TAKE_PTR(t);
+	return 0;
+}
+
+/* The result of a live recording, a chunk at a time, into the profile. */
+struct live {
+	struct fg_lines lines;
+	struct reader rd;
+};
+
+static int live_data(void *ctx, const char *data, size_t len)
+{
+	struct live *l = ctx;
+	int r = fg_lines_feed(&l->lines, data, len);
+
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot read fgd's timed profile: %s\n",
+			r == -EBADMSG ? "it is not one" : strerror(-r));
+		return FGCTL_EXIT_FAILURE;
+	}
+	return FGCTL_EXIT_OK;
+}
+
+/* Records req through fgd now, as a timed profile. 0 or an exit code. */
+static int record_live(const char *socket, struct fg_request *req, bool quiet,
+		       struct fg_timed **ret)
+{
+	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
+	_cleanup_(json_object_putp) struct json_object *msg = NULL, *meta = NULL;
+	struct fgctl_conn conn;
+	struct live l = {};
+	char reason[32];
+	int r;
+
+	r = fg_timed__new(FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t);
+	if (r < 0)
+		return FGCTL_EXIT_FAILURE;
+	l.rd = (struct reader){ .t = t, .name = "fgd's reply" };
+	fg_lines_init(&l.lines, MAX_LINE, timed_line, &l.rd);
+	r = fgctl_connect(socket, &conn);
+	if (r < 0) {
+		fg_lines_done(&l.lines);
+		return -r;
+	}
+	req->record.format = FG_FORMAT_TIMED;
+	msg = fg_proto_encode_request(req);
+	r = msg ? fgctl_send(&conn, msg) : -ENOMEM;
+	if (r < 0)
+		r = fgctl_send_failed(&conn, r);
+	else
+		r = fgctl_record_conversation(&conn, req, live_data, &l, &meta, reason, quiet);
+	fgctl_disconnect(&conn);
+	if (r == FGCTL_EXIT_OK && fg_lines_finish(&l.lines) < 0)
+		r = FGCTL_EXIT_FAILURE;
+	fg_lines_done(&l.lines);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	if (!fg_timed__has_header(t)) {
+		fprintf(stderr, "fgctl: fgd sent no timed profile (an fgd older than heat maps?)\n");
+		return FGCTL_EXIT_FAILURE;
+	}
+	/* What was lost or left out, as after a recording; the heat map says what was written. */
+	fgctl_show_summary(stderr, NULL, reason, meta, true);
+	*ret = TAKE_PTR(t);
+	return 0;
+}
+
+int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
+{
+	enum {
+		ARG_FROM = 0x100,
+		ARG_BUCKET,
+		ARG_SCALE,
+		ARG_COMM,
+		ARG_TITLE,
+		ARG_SUBTITLE,
+		ARG_PID_FRAMES,
+		ARG_TID_FRAMES,
+		ARG_CALL_GRAPH,
+		ARG_OFF_CPU,
+		ARG_WALL,
+		ARG_MIN_BLOCK,
+	};
+	static const struct option options[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "time", required_argument, NULL, 't' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "call-graph", required_argument, NULL, ARG_CALL_GRAPH },
+		{ "off-cpu", no_argument, NULL, ARG_OFF_CPU },
+		{ "wall", no_argument, NULL, ARG_WALL },
+		{ "min-block", required_argument, NULL, ARG_MIN_BLOCK },
+		{ "tid-frames", no_argument, NULL, ARG_TID_FRAMES },
+		{ "socket", required_argument, NULL, 's' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "from", required_argument, NULL, ARG_FROM },
+		{ "bucket-ms", required_argument, NULL, ARG_BUCKET },
+		{ "scale", required_argument, NULL, ARG_SCALE },
+		{ "comm", required_argument, NULL, ARG_COMM },
+		{ "title", required_argument, NULL, ARG_TITLE },
+		{ "subtitle", required_argument, NULL, ARG_SUBTITLE },
+		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
+	struct fg_perfscript_opts popts = { .count_samples = true };
+	struct fg_request req = { .cmd = FG_CMD_RECORD };
+	struct heatmap_args a = { .output = NULL };
+	const char *from = NULL, *socket = ctx->socket;
+	int c, r;
+
+	fg_record_request_init(&req.record);
+	fg_flame_opts_init(&a.html.flame);
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "p:at:F:s:o:f:qh", options, NULL)) >= 0) {
+		switch (c) {
+		case 'p':
+			if (fgctl_parse_pids(optarg, &req.record) < 0)
+				return FGCTL_EXIT_USAGE;
+			break;
+		case 'a':
+			req.record.all = true;
+			break;
+		case 't':
+			if (fgctl_parse_duration(optarg, &req.record.duration_ms) < 0)
+				return FGCTL_EXIT_USAGE;
+			break;
+		case 'F':
+			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_FREQUENCY, &req.record.frequency) <
+			    0) {
+				fprintf(stderr, "fgctl: invalid frequency '%s': expected 1 to %d Hz\n",
+					optarg, FG_PROTO_MAX_FREQUENCY);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_CALL_GRAPH:
+			if (fg_call_graph_from_name(optarg, &req.record.call_graph) < 0) {
+				fprintf(stderr,
+					"fgctl: unknown call graph mode '%s': expected fp or dwarf\n",
+					optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_OFF_CPU:
+			req.record.off_cpu = true;
+			break;
+		case ARG_WALL:
+			req.record.wall = true;
+			break;
+		case ARG_MIN_BLOCK:
+			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_MIN_BLOCK_US,
+					 &req.record.min_block_us) < 0) {
+				fprintf(stderr,
+					"fgctl: invalid --min-block '%s': expected 1 to %d microseconds\n",
+					optarg, FG_PROTO_MAX_MIN_BLOCK_US);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_TID_FRAMES:
+			req.record.with_tid = true;
+			break;
+		case 's':
+			socket = optarg;
+			break;
+		case 'o':
+			a.output = optarg;
+			break;
+		case 'f':
+			if (fgctl_heatmap_format_arg(optarg, &a.to) < 0)
+				return FGCTL_EXIT_USAGE;
+			a.to_given = true;
+			break;
+		case ARG_FROM:
+			from = optarg;
+			break;
+		case ARG_BUCKET:
+			if (fg_parse_u32(optarg, 1, 1000, &a.html.heatmap.bucket_ms) < 0) {
+				fprintf(stderr, "fgctl: invalid --bucket-ms '%s': expected 1 to 1000\n",
+					optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_SCALE:
+			if (strcmp(optarg, "linear") == 0) {
+				a.html.heatmap.scale = FG_HEATMAP_LINEAR;
+			} else if (strcmp(optarg, "rank") == 0) {
+				a.html.heatmap.scale = FG_HEATMAP_RANK;
+			} else {
+				fprintf(stderr, "fgctl: unknown scale '%s': expected linear or rank\n",
+					optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_COMM:
+			a.comm = optarg;
+			break;
+		case ARG_TITLE:
+			a.html.heatmap.title = optarg;
+			break;
+		case ARG_SUBTITLE:
+			a.html.heatmap.subtitle = optarg;
+			break;
+		case ARG_PID_FRAMES:
+			popts.pid = true;
+			req.record.with_pid = true;
+			break;
+		case 'q':
+			a.quiet = true;
+			break;
+		case 'h':
+			heatmap_help();
+			return FGCTL_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'fgctl heatmap --help'.\n");
+			return FGCTL_EXIT_USAGE;
+		}
+	}
+	if (from && (req.record.all || req.record.n_pids > 0)) {
+		fprintf(stderr, "fgctl: --from reads a profile; -p and -a record one: not both\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (req.record.all && req.record.n_pids > 0) {
+		fprintf(stderr, "fgctl: -p and -a exclude each other: record the processes, or all\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (!from && !req.record.all && req.record.n_pids == 0) {
+		fprintf(stderr, "fgctl: say what to draw: -p PID or -a to record now, or --from perf "
+				"or --from timed to read a profile\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (!from && optind < argc) {
+		fprintf(stderr, "fgctl: unexpected argument '%s' (files are read with --from)\n",
+			argv[optind]);
+		return FGCTL_EXIT_USAGE;
+	}
+	if (req.record.off_cpu && req.record.wall) {
+		fprintf(stderr, "fgctl: --off-cpu and --wall exclude each other\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (!a.output) {
+		if (isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "fgctl: say where to write: -o FILE.html (or .json, .svg)\n");
+			return FGCTL_EXIT_USAGE;
+		}
+		a.output = "-";
+	}
+	if (!a.to_given && fgctl_heatmap_format_for_path(a.output, &a.to) < 0) {
+		if (strcmp(a.output, "-") != 0) {
+			fprintf(stderr,
+				"fgctl: cannot tell the format from '%s': name it .html, .json, .svg "
+				"or .timed, or give -f\n",
+				a.output);
+			return FGCTL_EXIT_USAGE;
+		}
+		a.to = FGCTL_HEATMAP_JSON;
+	}
+	if (strcmp(a.output, "-") != 0 && fgctl_is_directory(a.output)) {
+		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", a.output);
+		return FGCTL_EXIT_OUTPUT;
+	}
+	if (a.comm) {
+		r = regcomp(&a.comm_re, a.comm, REG_EXTENDED | REG_NOSUB);
+		if (r != 0) {
+			fprintf(stderr, "fgctl: invalid --comm regular expression '%s'\n", a.comm);
+			return FGCTL_EXIT_USAGE;
+		}
+		a.has_re = true;
+	}
+	if (req.record.off_cpu || req.record.wall) {
+		a.html.flame.count_name = "us";
+		if (req.record.off_cpu)
+			a.html.flame.palette = FG_PALETTE_IO;
+	}
+	if (from)
+		r = read_offline(from, argv + optind, (size_t)(argc - optind), &popts, &t);
+	else
+		r = record_live(socket, &req, a.quiet, &t);
+	if (r != 0)
+		goto out;
+	if (a.has_re) {
+		struct fg_timed *kept = NULL;
+
+		r = fg_timed__filter(t, comm_matches, &a.comm_re, &kept);
+		if (r < 0) {
+			fprintf(stderr, "fgctl: %s\n", strerror(-r));
+			r = FGCTL_EXIT_FAILURE;
+			goto out;
+		}
+		fg_timed__free(t);
+		t = kept;
+	}
+	if (fg_timed__n_samples(t) == 0) {
+		fprintf(stderr, "fgctl: no samples%s\n",
+			from ? " with a time in the input" : " were recorded");
+		r = FGCTL_EXIT_INPUT;
+		goto out;
+	}
+	r = fgctl_heatmap_write(t, &a.html, a.to, a.output, a.quiet);
+out:
+	if (a.has_re)
+		regfree(&a.comm_re);
+	return r;
+}

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""fgctl heatmap: the subsecond-offset heat map, live from fgd and from perf script.
+
+fgtest-band burns CPU in burst() from 200 to 400 ms of every wall-clock
+second and sleeps in idle_wait() the rest of it.
+  - `fgctl heatmap -p PID -t 4 -o x.json`: nearly all samples (95%) lie in
+    the buckets of 200 to 400 ms (rows 10 to 19 of 20 ms), across columns
+    of whole wall-clock seconds; the JSON has the documented members.
+  - The same as HTML, in headless chromium: a range dragged over the band
+    of one second gives the flame graph of burst() alone (its frame holds
+    every sample of the range); the URL keeps the range, and the page
+    loaded from it shows the same graph; a range of the quiet part of the
+    seconds has no samples; the hover line names the cell's process; the
+    differential view colours the range against the rest.
+  - --off-cpu: the blocked time lies outside the band (90%), in µs.
+  - perf record + perf script | fgctl heatmap --from perf: every sample
+    perf printed is counted, and 95% lie in eleven consecutive rows (perf's
+    clock is not the wall clock, so the band is somewhere else in the
+    second, but still 200 ms wide); the SVG has its cells.
+  - Wrong input gets a clear error and its exit status.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import webdriver
+from fgdtest import FGCTL, Daemon, check, require_root, run, workload
+
+BAND = (200, 400)
+BUCKET = 20
+
+
+def band_rows():
+    return range(BAND[0] // BUCKET, BAND[1] // BUCKET)
+
+
+def row_totals(j):
+    rows = [0.0] * j["rows"]
+    for col in j["columns"]:
+        check(len(col) == j["rows"], f"a column of {len(col)} buckets, not {j['rows']}")
+        for i, v in enumerate(col):
+            rows[i] += v
+    return rows
+
+
+def live_json(d, pid):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "band.json")
+        d.fgctl("heatmap", "-p", pid, "-t", "4", "-o", out, check_rc=0)
+        with open(out) as f:
+            j = json.load(f)
+    for key in ("start", "bucket_ms", "rows", "columns", "total", "clock", "unit"):
+        check(key in j, f"the JSON lacks {key!r}: {sorted(j)}")
+    check(j["bucket_ms"] == BUCKET and j["rows"] == 1000 // BUCKET, f"buckets: {j['bucket_ms']}")
+    check(j["clock"] == "unix" and j["unit"] == "samples", f"clock {j['clock']}, unit {j['unit']}")
+    check(4 <= len(j["columns"]) <= 6, f"{len(j['columns'])} columns for 4 s")
+    rows = row_totals(j)
+    total = sum(rows)
+    check(total == j["total"], f"cells sum to {total}, total says {j['total']}")
+    in_band = sum(rows[r] for r in band_rows())
+    check(total >= 40, f"only {total} samples in 4 s of a 20% burn at 99 Hz")
+    check(in_band >= 0.95 * total,
+          f"{in_band} of {total} samples in {BAND[0]}-{BAND[1]} ms: rows {rows}")
+    print(f"live: {in_band:.0f} of {total:.0f} samples in the band, {len(j['columns'])} columns")
+
+
+def drag(s, a, b):
+    s.perform_actions([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                        "actions": [
+                            {"type": "pointerMove", "duration": 0, "x": int(a["cx"]), "y": int(a["cy"])},
+                            {"type": "pointerDown", "button": 0},
+                            {"type": "pointerMove", "duration": 50, "x": int(b["cx"]), "y": int(b["cy"])},
+                            {"type": "pointerUp", "button": 0}]}])
+
+
+def click(s, a):
+    s.perform_actions([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                        "actions": [
+                            {"type": "pointerMove", "duration": 0, "x": int(a["cx"]), "y": int(a["cy"])},
+                            {"type": "pointerDown", "button": 0},
+                            {"type": "pointerUp", "button": 0}]}])
+
+
+def frames(s):
+    return s.execute("return window.fgHeatmap.frames().map(f => [f.name, f.value, f.depth])")
+
+
+def burst_alone(s, what):
+    fr = frames(s)
+    check(fr, f"{what}: nothing drawn")
+    root = [v for n, v, d in fr if d == 0][0]
+    burst = sum(v for n, v, d in fr if n == "burst")
+    check(root > 0 and burst == root,
+          f"{what}: burst holds {burst} of the range's {root} samples: {fr}")
+    return root
+
+
+def browser(d, pid):
+    tmp = tempfile.mkdtemp(prefix="fgd-heatmap-")
+    try:
+        page = os.path.join(tmp, "band.html")
+        d.fgctl("heatmap", "-p", pid, "-t", "3", "-o", page, check_rc=0)
+        with webdriver.chromium_session() as s:
+            s.set_window_size(1400, 1100)
+            s.navigate("file://" + page)
+            hm = s.execute("return {cols: window.fgHeatmap.columns, rows: window.fgHeatmap.rows, "
+                           "procs: window.fgHeatmap.processes()}")
+            check(hm["rows"] == 50 and hm["cols"] >= 3, f"the page's heat map: {hm}")
+            check([p["name"] for p in hm["procs"]] == ["fgtest-band"], f"processes: {hm['procs']}")
+            # A column whose band is whole: one with samples in the band's every bucket or most.
+            cells = s.execute("return window.fgHeatmap.cells()")
+            cols = [c for c in range(hm["cols"])
+                    if sum(cells[c * 50 + r] for r in band_rows()) >= 10]
+            check(cols, f"no second holds 10 samples in the band: {cells}")
+            col = cols[0]
+
+            # Drag over the band of that second: its flame graph is burst's alone.
+            drag(s, s.execute(f"return window.fgHeatmap.cellRect({col}, 10)"),
+                 s.execute(f"return window.fgHeatmap.cellRect({col}, 19)"))
+            sel = s.execute("return window.fgHeatmap.selection()")
+            check(sel and sel["hi"] - sel["lo"] == 200, f"the selection: {sel}")
+            n = burst_alone(s, "the band")
+            url = s.execute("return location.href")
+            check(f"r={sel['lo']}_{sel['hi']}" in url, f"the URL does not keep the range: {url}")
+
+            # The hover line names the cell's time, count and process.
+            s.perform_actions([{"type": "pointer", "id": "mouse",
+                                "parameters": {"pointerType": "mouse"},
+                                "actions": [{"type": "pointerMove", "duration": 0,
+                                             "x": int(s.execute(f"return window.fgHeatmap.cellRect({col}, 12)")["cx"]),
+                                             "y": int(s.execute(f"return window.fgHeatmap.cellRect({col}, 12)")["cy"])}]}])
+            text = s.execute("return window.fgHeatmap.cellText()")
+            check("fgtest-band" in text and f"second {col}" in text, f"hover line: {text!r}")
+
+            # The differential view: the range against the rest of the period.
+            s.find("#diff").click()
+            check(frames(s), "the differential view draws nothing")
+            check("red: more" in s.execute("return window.fgHeatmap.rangeText()"),
+                  "the differential view does not say what its colours mean")
+            s.find("#diff").click()
+
+            # A link to the page shows the same range and graph.
+            s.navigate(url)
+            check(s.execute("return window.fgHeatmap.selection()") == sel,
+                  "the page loaded from the URL lost the range")
+            check(burst_alone(s, "the range from the URL") == n, "another graph from the URL")
+
+            # Click, click: the quiet part of the second has no samples.
+            click(s, s.execute(f"return window.fgHeatmap.cellRect({col}, 25)"))
+            check(s.execute("return window.fgHeatmap.pending()") == {"col": col, "row": 25},
+                  "the first click did not start a range")
+            click(s, s.execute(f"return window.fgHeatmap.cellRect({col}, 45)"))
+            check(s.execute("return window.fgHeatmap.selection()")["hi"] -
+                  s.execute("return window.fgHeatmap.selection()")["lo"] == 420,
+                  "click, click: not the range of both cells")
+            text = s.execute("return window.fgHeatmap.rangeText()")
+            check(text.startswith("No samples"), f"the quiet range: {text!r}")
+        print(f"browser: the band's range is burst() alone ({n} samples)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def off_cpu(d, pid):
+    st = d.status()
+    if not st.get("off_cpu", {}).get("available", False):
+        print("off-CPU: unavailable here, left out")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "waits.json")
+        d.fgctl("heatmap", "-p", pid, "--off-cpu", "-t", "3", "-o", out, check_rc=0)
+        with open(out) as f:
+            j = json.load(f)
+    check(j["unit"] == "us", f"unit {j['unit']}")
+    rows = row_totals(j)
+    total = sum(rows)
+    in_band = sum(rows[r] for r in band_rows())
+    # It sleeps 800 ms of each second; a little of the band's edges is a wait too. A block
+    # still going at the end is not counted: 3 s hold two whole blocks at least.
+    check(total >= 1.5e6 and in_band <= 0.1 * total,
+          f"{in_band:.0f} of {total:.0f} us blocked inside the band: rows {rows}")
+    print(f"off-CPU: {total / 1e6:.2f} s blocked, {100 * in_band / total:.1f}% in the band")
+
+
+def perf_script(tmp):
+    data = os.path.join(tmp, "perf.data")
+    with workload("fgtest-band", BAND[0], BAND[1], 6) as w:
+        subprocess.run(["perf", "record", "-F", "499", "-g", "-p", str(w.pid), "-o", data, "-q",
+                        "--", "sleep", "4"], check=True, capture_output=True)
+    r = subprocess.run(["perf", "script", "-i", data], capture_output=True, check=True)
+    return r.stdout
+
+
+def offline():
+    if not shutil.which("perf"):
+        print("offline: no perf, left out")
+        return
+    tmp = tempfile.mkdtemp(prefix="fgd-heatmap-perf-")
+    try:
+        text = perf_script(tmp)
+        headers = sum(1 for line in text.decode(errors="replace").splitlines()
+                      if line and not line[0].isspace() and line.startswith("fgtest-band"))
+        out = os.path.join(tmp, "band.json")
+        r = subprocess.run([FGCTL, "heatmap", "--from", "perf", "-o", out], input=text,
+                           capture_output=True)
+        check(r.returncode == 0, f"--from perf: {r.stderr.decode()}")
+        with open(out) as f:
+            j = json.load(f)
+        check(j["clock"] == "perf", f"clock {j['clock']}")
+        rows = row_totals(j)
+        check(j["total"] == headers, f"{j['total']} samples counted, perf printed {headers}")
+        best = max(sum(rows[k] for k in range(i, i + 11)) for i in range(0, len(rows) - 10))
+        check(best >= 0.95 * j["total"], f"no band of 220 ms holds 95% of the samples: {rows}")
+
+        svg = os.path.join(tmp, "band.svg")
+        r = subprocess.run([FGCTL, "heatmap", "--from", "perf", "-o", svg, "--scale", "rank"],
+                           input=text, capture_output=True)
+        check(r.returncode == 0, f"--from perf -o .svg: {r.stderr.decode()}")
+        with open(svg) as f:
+            body = f.read()
+        check(body.startswith("<?xml") and body.count("<rect") > 10, "the SVG has no cells")
+
+        # A timed profile written and read back gives the same heat map.
+        timed = os.path.join(tmp, "band.timed")
+        subprocess.run([FGCTL, "heatmap", "--from", "perf", "-o", timed], input=text, check=True,
+                       capture_output=True)
+        again = os.path.join(tmp, "again.json")
+        subprocess.run([FGCTL, "heatmap", "--from", "timed", timed, "-o", again], check=True,
+                       capture_output=True)
+        with open(again) as f:
+            check(json.load(f) == j, "the timed profile read back draws another heat map")
+        print(f"offline: {headers} samples, {best:.0f} in the best 220 ms")
+
+        # Wrong input: said, with the input's exit status (7); wrong options: usage (2).
+        r = subprocess.run([FGCTL, "heatmap", "--from", "timed", svg, "-o", out],
+                           capture_output=True)
+        check(r.returncode == 7 and b"not a timed profile" in r.stderr,
+              f"an SVG read as a timed profile: {r.returncode} {r.stderr!r}")
+        r = subprocess.run([FGCTL, "heatmap", "--from", "perf", "--comm", "^nothing$", "-o", out],
+                           input=text, capture_output=True)
+        check(r.returncode == 7 and b"no samples" in r.stderr, f"--comm matching nothing: {r.stderr!r}")
+        for args in (["--bucket-ms", "0"], ["--scale", "log"], ["-a", "-p", "1"], []):
+            r = subprocess.run([FGCTL, "heatmap", "-o", out] + args, capture_output=True,
+                               stdin=subprocess.DEVNULL)
+            check(r.returncode == 2 and r.stderr, f"{args}: {r.returncode} {r.stderr!r}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test():
+    require_root()
+    with Daemon(["--no-always-on"]) as d:
+        with workload("fgtest-band", BAND[0], BAND[1], 60) as w:
+            live_json(d, w.pid)
+            off_cpu(d, w.pid)
+            browser(d, w.pid)
+    offline()
+
+
+if __name__ == "__main__":
+    run(test)
