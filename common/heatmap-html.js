@@ -576,6 +576,19 @@ window.fgHeatmap = {
 			 cx: r.left + LEFT + (col + 0.5) * CW, cy: r.top + TOP + (row + 0.5) * CH };
 	},
 	selection: function () { return sel ? { lo: sel.lo, hi: sel.hi } : null; },
+	/* Selects [lo, hi) ms as a drag would (null: none); returns the ms it took to draw. */
+	select: function (lo, hi) {
+		var t = performance.now();
+		select(lo === null ? null : { lo: lo, hi: hi });
+		return performance.now() - t;
+	},
+	/* Isolates a process (its root name id, or -1); returns the ms it took. */
+	isolate: function (id) {
+		var t = performance.now();
+		isolateEl.value = id < 0 ? "" : String(id);
+		isolateEl.dispatchEvent(new Event("change"));
+		return performance.now() - t;
+	},
 	pending: function () { return pending ? { col: pending.col, row: pending.row } : null; },
 	processes: function () {
 		return processes.map(function (e) { return { id: e[0], name: rawNames[e[0]], total: e[1] }; });
