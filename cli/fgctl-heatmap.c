@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "fgctl-display.h"
 #include "fgctl-heatmap.h"
 #include "fgctl-output.h"
+#include "fgctl-query.h"
 #include "fgctl-record.h"
 #include "fgctl.h"
 #include "heatmap-html.h"
@@ -40,6 +42,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 static void heatmap_help(void)
 {
 	printf("Usage: fgctl heatmap (-p PID[,PID...] | -a) [-t SECONDS] [OPTIONS]\n"
+	       "       fgctl heatmap (--last SPAN | --since TIME [--until TIME]) [SELECTORS] [OPTIONS]\n"
 	       "       fgctl heatmap --from perf|timed [OPTIONS] [FILE...]\n"
 	       "\n"
 	       "Draws the subsecond-offset heat map of a profile: one column per second, one\n"
@@ -49,6 +52,7 @@ static void heatmap_help(void)
 	       "wall-clock seconds: a burst at the same offset of every second is a band.\n"
 	       "\n"
 	       "  fgctl heatmap -a -t 30 -o all.html\n"
+	       "  fgctl heatmap --last 5m --comm '^nginx' -o nginx.html\n"
 	       "  fgctl heatmap -p 1234 -t 10 --off-cpu -o waits.html\n"
 	       "  perf record -F 99 -a -g -- sleep 30; perf script | fgctl heatmap --from perf -o x.html\n"
 	       "\n"
@@ -62,8 +66,12 @@ static void heatmap_help(void)
 	       "      --wall               on-CPU and off-CPU time together, in microseconds\n"
 	       "      --min-block US       with --off-cpu or --wall: leave out shorter blocks\n"
 	       "      --tid-frames         root frames 'comm-PID/TID'\n"
-	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
+	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n"
+	       "\n"
+	       "From fgd's always-on sampling instead (memory, then the history on disk;\n"
+	       "--off-cpu: always-on off-CPU):\n",
 	       FG_DEFAULT_SOCKET);
+	fputs(fgctl_query_help, stdout);
 	printf("\n"
 	       "  -o, --output FILE        where to write ('-' for stdout); the format follows\n"
 	       "                           the extension: .html, .json, .svg, or .timed\n"
@@ -103,8 +111,8 @@ int fgctl_heatmap_format_for_path(const char *path, enum fgctl_heatmap_format *r
 		const char *ext;
 		enum fgctl_heatmap_format f;
 	} exts[] = {
-		{ ".html", FGCTL_HEATMAP_HTML }, { ".htm", FGCTL_HEATMAP_HTML },
-		{ ".json", FGCTL_HEATMAP_JSON }, { ".svg", FGCTL_HEATMAP_SVG },
+		{ ".html", FGCTL_HEATMAP_HTML },   { ".htm", FGCTL_HEATMAP_HTML },
+		{ ".json", FGCTL_HEATMAP_JSON },   { ".svg", FGCTL_HEATMAP_SVG },
 		{ ".timed", FGCTL_HEATMAP_TIMED },
 	};
 	size_t len = strlen(path);
@@ -138,8 +146,7 @@ int fgctl_heatmap_format_arg(const char *arg, enum fgctl_heatmap_format *ret)
 	return -EINVAL;
 }
 
-static bool comm_matches(void *ctx, const struct fg_folded *model, const uint32_t *frames,
-			 size_t n)
+static bool comm_matches(void *ctx, const struct fg_folded *model, const uint32_t *frames, size_t n)
 {
 	const regex_t *re = ctx;
 
@@ -194,13 +201,14 @@ int fgctl_heatmap_write(struct fg_timed *t, const struct fg_heatmap_html_opts *o
 		r = fgctl_output_close(&out, true);
 	fgctl_output_close(&out, false);
 	if (r < 0) {
-		fprintf(stderr, "fgctl: cannot write %s: %s\n", strcmp(path, "-") == 0 ? "stdout" : path,
-			strerror(-r));
+		fprintf(stderr, "fgctl: cannot write %s: %s\n",
+			strcmp(path, "-") == 0 ? "stdout" : path, strerror(-r));
 		return FGCTL_EXIT_OUTPUT;
 	}
 	if (!quiet && strcmp(path, "-") != 0)
-		fprintf(stderr, "fgctl: wrote %s: %u seconds of %u buckets of %u ms, %.0f %s\n", path,
-			h->columns, h->rows, h->bucket_ms, h->total, fg_timed_unit_name(h->unit));
+		fprintf(stderr, "fgctl: wrote %s: %u seconds of %u buckets of %u ms, %.0f %s\n",
+			path, h->columns, h->rows, h->bucket_ms, h->total,
+			fg_timed_unit_name(h->unit));
 	return FGCTL_EXIT_OK;
 }
 
@@ -320,7 +328,8 @@ static int read_offline(const char *from, char **paths, size_t n_paths,
 	}
 	if (n_paths == 0) {
 		if (isatty(STDIN_FILENO)) {
-			fprintf(stderr, "fgctl: no input: give a file, or pipe perf script output in\n");
+			fprintf(stderr,
+				"fgctl: no input: give a file, or pipe perf script output in\n");
 			return FGCTL_EXIT_USAGE;
 		}
 		paths = (char **)stdin_only;
@@ -355,6 +364,47 @@ static int live_data(void *ctx, const char *data, size_t len)
 		return FGCTL_EXIT_FAILURE;
 	}
 	return FGCTL_EXIT_OK;
+}
+
+static int window_open(void *ctx)
+{
+	return FGCTL_EXIT_OK;
+}
+
+/* The profile of a period of fgd's always-on sampling, as a timed profile. 0 or an exit code. */
+static int query_window(const char *socket, struct fg_request *req, struct fg_timed **ret)
+{
+	static const struct fgctl_sink sink = { .open = window_open, .write = live_data };
+	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
+	_cleanup_(json_object_putp) struct json_object *meta = NULL;
+	struct live l = {};
+	int r;
+
+	r = fg_timed__new(FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t);
+	if (r < 0)
+		return FGCTL_EXIT_FAILURE;
+	l.rd = (struct reader){ .t = t, .name = "fgd's reply" };
+	fg_lines_init(&l.lines, MAX_LINE, timed_line, &l.rd);
+	req->query.format = FG_FORMAT_TIMED;
+	r = fgctl_query_snapshot(socket, req, NULL, &sink, &l, &meta);
+	if (r == FGCTL_EXIT_OK && fg_lines_finish(&l.lines) < 0)
+		r = FGCTL_EXIT_FAILURE;
+	fg_lines_done(&l.lines);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	if (!fg_timed__has_header(t)) {
+		fprintf(stderr,
+			"fgctl: fgd sent no timed profile (an fgd older than heat maps?)\n");
+		return FGCTL_EXIT_FAILURE;
+	}
+	if (fgctl_get_int(meta, "untimed_slices") > 0)
+		fprintf(stderr,
+			"fgctl: note: %" PRId64
+			" slices of that period kept no times (written before fgd kept them, or "
+			"past the window's room for them): their samples are not on the map\n",
+			fgctl_get_int(meta, "untimed_slices"));
+	*ret = TAKE_PTR(t);
+	return 0;
 }
 
 /* Records req through fgd now, as a timed profile. 0 or an exit code. */
@@ -392,7 +442,8 @@ static int record_live(const char *socket, struct fg_request *req, bool quiet,
 	if (r != FGCTL_EXIT_OK)
 		return r;
 	if (!fg_timed__has_header(t)) {
-		fprintf(stderr, "fgctl: fgd sent no timed profile (an fgd older than heat maps?)\n");
+		fprintf(stderr,
+			"fgctl: fgd sent no timed profile (an fgd older than heat maps?)\n");
 		return FGCTL_EXIT_FAILURE;
 	}
 	/* What was lost or left out, as after a recording; the heat map says what was written. */
@@ -417,6 +468,7 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 		ARG_WALL,
 		ARG_MIN_BLOCK,
 	};
+	/* fgctl-query.h's codes, from 0x200, for the always-on source. */
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
@@ -427,6 +479,12 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "wall", no_argument, NULL, ARG_WALL },
 		{ "min-block", required_argument, NULL, ARG_MIN_BLOCK },
 		{ "tid-frames", no_argument, NULL, ARG_TID_FRAMES },
+		{ "last", required_argument, NULL, FGCTL_OPT_LAST },
+		{ "since", required_argument, NULL, FGCTL_OPT_SINCE },
+		{ "until", required_argument, NULL, FGCTL_OPT_UNTIL },
+		{ "uid", required_argument, NULL, FGCTL_OPT_UID },
+		{ "cgroup", required_argument, NULL, FGCTL_OPT_CGROUP },
+		{ "exe", required_argument, NULL, FGCTL_OPT_EXE },
 		{ "socket", required_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
@@ -443,9 +501,11 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 	};
 	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
 	struct fg_perfscript_opts popts = { .count_samples = true };
-	struct fg_request req = { .cmd = FG_CMD_RECORD };
+	struct fg_request req = { .cmd = FG_CMD_RECORD, .query = { .uid = -1, .limit = 20 } };
 	struct heatmap_args a = { .output = NULL };
 	const char *from = NULL, *socket = ctx->socket;
+	struct fgctl_period period = {};
+	bool window;
 	int c, r;
 
 	fg_record_request_init(&req.record);
@@ -467,7 +527,8 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 		case 'F':
 			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_FREQUENCY, &req.record.frequency) <
 			    0) {
-				fprintf(stderr, "fgctl: invalid frequency '%s': expected 1 to %d Hz\n",
+				fprintf(stderr,
+					"fgctl: invalid frequency '%s': expected 1 to %d Hz\n",
 					optarg, FG_PROTO_MAX_FREQUENCY);
 				return FGCTL_EXIT_USAGE;
 			}
@@ -514,7 +575,8 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case ARG_BUCKET:
 			if (fg_parse_u32(optarg, 1, 1000, &a.html.heatmap.bucket_ms) < 0) {
-				fprintf(stderr, "fgctl: invalid --bucket-ms '%s': expected 1 to 1000\n",
+				fprintf(stderr,
+					"fgctl: invalid --bucket-ms '%s': expected 1 to 1000\n",
 					optarg);
 				return FGCTL_EXIT_USAGE;
 			}
@@ -525,7 +587,8 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 			} else if (strcmp(optarg, "rank") == 0) {
 				a.html.heatmap.scale = FG_HEATMAP_RANK;
 			} else {
-				fprintf(stderr, "fgctl: unknown scale '%s': expected linear or rank\n",
+				fprintf(stderr,
+					"fgctl: unknown scale '%s': expected linear or rank\n",
 					optarg);
 				return FGCTL_EXIT_USAGE;
 			}
@@ -550,21 +613,59 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 			heatmap_help();
 			return FGCTL_EXIT_OK;
 		default:
-			fprintf(stderr, "Try 'fgctl heatmap --help'.\n");
+			r = fgctl_query_option(c, optarg, &req.query, &period);
+			if (r > 0)
+				break;
+			if (r == 0)
+				fprintf(stderr, "Try 'fgctl heatmap --help'.\n");
 			return FGCTL_EXIT_USAGE;
 		}
+	}
+	/* A period names always-on sampling; -p and --comm then select in it. */
+	window = period.last || period.since || period.until;
+	if (window) {
+		if (from || req.record.all || req.record.n_pids > 1) {
+			fprintf(stderr, "fgctl: --last, --since and --until read fgd's always-on "
+					"sampling: not with --from, -a or several -p\n");
+			return FGCTL_EXIT_USAGE;
+		}
+		if (req.record.wall || req.record.duration_ms || req.record.frequency) {
+			fprintf(stderr,
+				"fgctl: -t, -F and --wall are for recording now, not with a "
+				"period of always-on sampling\n");
+			return FGCTL_EXIT_USAGE;
+		}
+		req.query.pid = req.record.n_pids ? req.record.pids[0] : 0;
+		req.record.n_pids = 0;
+		if (a.comm) {
+			if (fgctl_query_option(FGCTL_OPT_COMM, a.comm, &req.query, &period) < 0)
+				return FGCTL_EXIT_USAGE;
+			a.comm = NULL;
+		}
+		req.query.off_cpu = req.record.off_cpu;
+		if (fgctl_query_range(&req.query, &period, "5m") < 0)
+			return FGCTL_EXIT_USAGE;
+		req.cmd = FG_CMD_SNAPSHOT;
+	} else if (req.query.uid != -1 || req.query.cgroup[0] || req.query.exe[0]) {
+		fprintf(stderr,
+			"fgctl: --uid, --cgroup and --exe select in always-on sampling: give "
+			"a period (--last, --since)\n");
+		return FGCTL_EXIT_USAGE;
 	}
 	if (from && (req.record.all || req.record.n_pids > 0)) {
 		fprintf(stderr, "fgctl: --from reads a profile; -p and -a record one: not both\n");
 		return FGCTL_EXIT_USAGE;
 	}
 	if (req.record.all && req.record.n_pids > 0) {
-		fprintf(stderr, "fgctl: -p and -a exclude each other: record the processes, or all\n");
+		fprintf(stderr,
+			"fgctl: -p and -a exclude each other: record the processes, or all\n");
 		return FGCTL_EXIT_USAGE;
 	}
-	if (!from && !req.record.all && req.record.n_pids == 0) {
-		fprintf(stderr, "fgctl: say what to draw: -p PID or -a to record now, or --from perf "
-				"or --from timed to read a profile\n");
+	if (!from && !window && !req.record.all && req.record.n_pids == 0) {
+		fprintf(stderr,
+			"fgctl: say what to draw: -p PID or -a to record now, --last 5m for "
+			"fgd's always-on sampling, or --from perf or --from timed to read a "
+			"profile\n");
 		return FGCTL_EXIT_USAGE;
 	}
 	if (!from && optind < argc) {
@@ -578,7 +679,8 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 	}
 	if (!a.output) {
 		if (isatty(STDOUT_FILENO)) {
-			fprintf(stderr, "fgctl: say where to write: -o FILE.html (or .json, .svg)\n");
+			fprintf(stderr,
+				"fgctl: say where to write: -o FILE.html (or .json, .svg)\n");
 			return FGCTL_EXIT_USAGE;
 		}
 		a.output = "-";
@@ -612,6 +714,8 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 	}
 	if (from)
 		r = read_offline(from, argv + optind, (size_t)(argc - optind), &popts, &t);
+	else if (window)
+		r = query_window(socket, &req, &t);
 	else
 		r = record_live(socket, &req, a.quiet, &t);
 	if (r != 0)

@@ -64,11 +64,12 @@ static void emit_head(struct fg_outbuf *o, const struct fg_heatmap_html_opts *op
 		      const struct fg_flame_opts *f, const struct fg_heatmap *h, const char *title,
 		      const char *bg_top, const char *bg_bottom, int64_t base)
 {
-	fg_outbuf_puts(o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-			  /* Self-contained: nothing may be fetched, whatever a name holds. */
-			  "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"
-			  " script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n"
-			  "<meta name=\"generator\" content=\"fgd\">\n<title>");
+	fg_outbuf_puts(o,
+		       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		       /* Self-contained: nothing may be fetched, whatever a name holds. */
+		       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"
+		       " script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n"
+		       "<meta name=\"generator\" content=\"fgd\">\n<title>");
 	put_markup(o, title);
 	fg_outbuf_puts(o, "</title>\n<style>\n");
 	fg_outbuf_put(o, style, sizeof(style) - 1);
@@ -86,16 +87,15 @@ static void emit_head(struct fg_outbuf *o, const struct fg_heatmap_html_opts *op
 		fg_outbuf_puts(o, "</p>\n");
 	}
 	fg_outbuf_puts(
-		o,
-		"<div class=\"bar\"><label>Colour <select id=\"scale\"><option value=\"linear\">"
-		"linear</option><option value=\"rank\">rank</option></select></label>"
-		"<label>Isolate <select id=\"isolate\"><option value=\"\">all processes</option>"
-		"</select></label><label><input id=\"diff\" type=\"checkbox\"> the range against"
-		" the rest</label><button id=\"clear\" type=\"button\" hidden>Clear selection"
-		"</button><span id=\"hint\">Click the first cell of a range, then its last (or"
-		" drag)</span></div>\n"
-		"<div id=\"mapbox\"><canvas id=\"heatmap\"></canvas></div>\n"
-		"<div id=\"cell\"> </div>\n<div id=\"range\"> </div>\n");
+		o, "<div class=\"bar\"><label>Colour <select id=\"scale\"><option value=\"linear\">"
+		   "linear</option><option value=\"rank\">rank</option></select></label>"
+		   "<label>Isolate <select id=\"isolate\"><option value=\"\">all processes</option>"
+		   "</select></label><label><input id=\"diff\" type=\"checkbox\"> the range against"
+		   " the rest</label><button id=\"clear\" type=\"button\" hidden>Clear selection"
+		   "</button><span id=\"hint\">Click the first cell of a range, then its last (or"
+		   " drag)</span></div>\n"
+		   "<div id=\"mapbox\"><canvas id=\"heatmap\"></canvas></div>\n"
+		   "<div id=\"cell\"> </div>\n<div id=\"range\"> </div>\n");
 	fg_outbuf_printf(o, "<div id=\"graph\" style=\"width: %upx\">\n", f->width);
 	fg_outbuf_puts(
 		o,
@@ -117,8 +117,9 @@ static void emit_head(struct fg_outbuf *o, const struct fg_heatmap_html_opts *op
 			 fg_timed_clock_name(h->clock), fg_timed_unit_name(h->unit), h->bucket_ms,
 			 h->start, h->since, h->until, base, h->columns, h->rows,
 			 opts->heatmap.scale == FG_HEATMAP_RANK ? "rank" : "linear");
-	fg_outbuf_printf(o, ",\"flame\":{\"width\":%u,\"frameHeight\":%u,\"fontSize\":%g,"
-			    "\"fontWidth\":%g,\"inverted\":%s,\"fontType\":",
+	fg_outbuf_printf(o,
+			 ",\"flame\":{\"width\":%u,\"frameHeight\":%u,\"fontSize\":%g,"
+			 "\"fontWidth\":%g,\"inverted\":%s,\"fontType\":",
 			 f->width, f->frame_height, f->font_size, f->font_width,
 			 f->inverted ? "true" : "false");
 	put_str(o, f->font_type);
@@ -199,7 +200,8 @@ int fg_heatmap_html(const struct fg_timed *t, const struct fg_heatmap_html_opts 
 	}
 	fg_outbuf_puts(&o, "],\n\"t\":[");
 	for (size_t i = 0; i < n && r >= 0; i++) {
-		fg_outbuf_printf(&o, "%s%" PRId64, i ? "," : "", v[i].time - (i ? v[i - 1].time : base));
+		fg_outbuf_printf(&o, "%s%" PRId64, i ? "," : "",
+				 v[i].time - (i ? v[i - 1].time : base));
 		weighted |= v[i].weight != 1;
 		r = drain(&o, fn, ctx, CHUNK);
 	}

@@ -106,7 +106,8 @@ int fg_heatmap__new(const struct fg_timed *t, const struct fg_heatmap_opts *opts
 			/* As fg_timed_share(): the weight µs that ended with the sample's ms. */
 			double end = ((double)v[i].time + 1) * 1000, begin = end - v[i].weight;
 
-			spread(h, MAX(begin, (double)o.since * 1000), MIN(end, (double)o.until * 1000));
+			spread(h, MAX(begin, (double)o.since * 1000),
+			       MIN(end, (double)o.until * 1000));
 		}
 	}
 	for (size_t i = 0; i < (size_t)h->columns * h->rows; i++) {
@@ -146,10 +147,11 @@ int fg_heatmap__json(const struct fg_heatmap *h, fg_write_fn fn, void *ctx)
 	int r = 0;
 
 	fg_outbuf_printf(&o,
-			 "{\"start\":%" PRId64 ",\"clock\":\"%s\",\"unit\":\"%s\",\"bucket_ms\":%" PRIu32
+			 "{\"start\":%" PRId64
+			 ",\"clock\":\"%s\",\"unit\":\"%s\",\"bucket_ms\":%" PRIu32
 			 ",\"rows\":%" PRIu32 ",\"columns\":[",
-			 h->start / 1000, fg_timed_clock_name(h->clock), fg_timed_unit_name(h->unit),
-			 h->bucket_ms, h->rows);
+			 h->start / 1000, fg_timed_clock_name(h->clock),
+			 fg_timed_unit_name(h->unit), h->bucket_ms, h->rows);
 	for (uint32_t c = 0; c < h->columns && r >= 0; c++) {
 		fg_outbuf_puts(&o, c ? ",[" : "[");
 		for (uint32_t row = 0; row < h->rows; row++) {
@@ -176,7 +178,8 @@ uint32_t fg_heatmap_color(double v)
 {
 	/* Light yellow, orange, red, dark red (ColorBrewer's YlOrRd). */
 	static const uint8_t stops[][3] = {
-		{ 255, 255, 178 }, { 254, 204, 92 }, { 253, 141, 60 }, { 240, 59, 32 }, { 189, 0, 38 },
+		{ 255, 255, 178 }, { 254, 204, 92 }, { 253, 141, 60 },
+		{ 240, 59, 32 },   { 189, 0, 38 },
 	};
 	const size_t last = ELEMENTSOF(stops) - 1;
 	double x = (isfinite(v) ? MIN(MAX(v, 0.0), 1.0) : 0) * (double)last, f;
@@ -238,8 +241,8 @@ static double scaled(const struct fg_heatmap *h, enum fg_heatmap_scale scale, co
 #define SVG_BOTTOM 44
 #define SVG_RIGHT 16
 
-int fg_heatmap__svg(const struct fg_heatmap *h, const struct fg_heatmap_opts *opts,
-		    fg_write_fn fn, void *ctx)
+int fg_heatmap__svg(const struct fg_heatmap *h, const struct fg_heatmap_opts *opts, fg_write_fn fn,
+		    void *ctx)
 {
 	const char *title = opts && opts->title ? opts->title : "Subsecond offset heat map";
 	enum fg_heatmap_scale scale = opts ? opts->scale : FG_HEATMAP_LINEAR;
@@ -247,7 +250,9 @@ int fg_heatmap__svg(const struct fg_heatmap *h, const struct fg_heatmap_opts *op
 	double ch = MIN(16.0, MAX(3.0, 400.0 / h->rows));
 	double gw = cw * h->columns, gh = ch * h->rows;
 	double width = SVG_LEFT + MAX(gw, 300.0) + SVG_RIGHT, height = SVG_TOP + gh + SVG_BOTTOM;
-	static const uint32_t label_steps[] = { 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600 };
+	static const uint32_t label_steps[] = {
+		1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600
+	};
 	uint32_t label_every = 1;
 	_cleanup_free_ double *rank = NULL;
 	size_t n_rank = 0;
@@ -273,8 +278,7 @@ int fg_heatmap__svg(const struct fg_heatmap *h, const struct fg_heatmap_opts *op
 			 width / 2);
 	fg_outbuf_put_markup(&o, title, strlen(title), SIZE_MAX);
 	fg_outbuf_puts(&o, "</text>\n");
-	fg_outbuf_printf(&o,
-			 "<text x=\"%.1f\" y=\"42\" text-anchor=\"middle\" fill=\"#6e6e6e\">",
+	fg_outbuf_printf(&o, "<text x=\"%.1f\" y=\"42\" text-anchor=\"middle\" fill=\"#6e6e6e\">",
 			 width / 2);
 	if (opts && opts->subtitle) {
 		fg_outbuf_put_markup(&o, opts->subtitle, strlen(opts->subtitle), SIZE_MAX);
@@ -284,25 +288,27 @@ int fg_heatmap__svg(const struct fg_heatmap *h, const struct fg_heatmap_opts *op
 			 "%" PRIu32 " s from %s second %" PRId64 ", %" PRIu32
 			 " ms buckets, %s colour; ",
 			 h->columns, h->clock == FG_TIMED_CLOCK_UNIX ? "Unix" : "perf clock",
-			 h->start / 1000, h->bucket_ms, scale == FG_HEATMAP_RANK ? "rank" : "linear");
+			 h->start / 1000, h->bucket_ms,
+			 scale == FG_HEATMAP_RANK ? "rank" : "linear");
 	put_count(&o, h->total);
 	fg_outbuf_printf(&o, " %s</text>\n", fg_timed_unit_name(h->unit));
-	fg_outbuf_printf(&o,
-			 "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%.2f\" fill=\"#f4f4f4\"/>\n",
-			 SVG_LEFT, SVG_TOP, gw, gh);
+	fg_outbuf_printf(
+		&o, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%.2f\" fill=\"#f4f4f4\"/>\n",
+		SVG_LEFT, SVG_TOP, gw, gh);
 	for (uint32_t c = 0; c < h->columns; c++) {
 		for (uint32_t row = 0; row < h->rows; row++) {
 			double v = fg_heatmap__cell(h, c, row);
 
 			if (v <= 0)
 				continue;
-			fg_outbuf_printf(&o,
-					 "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-					 "fill=\"#%06" PRIx32 "\"><title>%" PRIu32 ".%03" PRIu32
-					 " s (+%" PRIu32 " ms): ",
-					 SVG_LEFT + c * cw, SVG_TOP + row * ch, cw, ch,
-					 fg_heatmap_color(scaled(h, scale, rank, n_rank, v)), c,
-					 row * h->bucket_ms, h->bucket_ms);
+			fg_outbuf_printf(
+				&o,
+				"<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+				"fill=\"#%06" PRIx32 "\"><title>%" PRIu32 ".%03" PRIu32
+				" s (+%" PRIu32 " ms): ",
+				SVG_LEFT + c * cw, SVG_TOP + row * ch, cw, ch,
+				fg_heatmap_color(scaled(h, scale, rank, n_rank, v)), c,
+				row * h->bucket_ms, h->bucket_ms);
 			put_count(&o, v);
 			fg_outbuf_printf(&o, " %s</title></rect>\n", fg_timed_unit_name(h->unit));
 			r = drain(&o, fn, ctx, 65536);

@@ -59,10 +59,10 @@ struct fg_heatmap_opts {
 struct fg_heatmap {
 	enum fg_timed_unit unit;
 	enum fg_timed_clock clock;
-	int64_t start;      /* ms of the first column's start: a whole second */
+	int64_t start;        /* ms of the first column's start: a whole second */
 	int64_t since, until; /* the period drawn */
 	uint32_t bucket_ms;
-	uint32_t rows;      /* buckets a second: 1000 / bucket_ms, rounded up */
+	uint32_t rows; /* buckets a second: 1000 / bucket_ms, rounded up */
 	uint32_t columns;
 	double *cells; /* owned: columns * rows, a column's rows together, bucket 0 first */
 	double total, max;
@@ -91,8 +91,8 @@ int fg_heatmap__json(const struct fg_heatmap *h, fg_write_fn fn, void *ctx);
  * seconds along the bottom, the offsets down the side. 0 or the sink's
  * error.
  */
-int fg_heatmap__svg(const struct fg_heatmap *h, const struct fg_heatmap_opts *opts,
-		    fg_write_fn fn, void *ctx);
+int fg_heatmap__svg(const struct fg_heatmap *h, const struct fg_heatmap_opts *opts, fg_write_fn fn,
+		    void *ctx);
 
 /*
  * A cell's colour, 0xrrggbb, for v in [0, 1] (its share of the largest, or

@@ -15,6 +15,8 @@
 #define FREQUENCY_AT 32
 #define TRAILER_SIZE 4
 #define NONE_STRING UINT32_MAX
+/* Header flags. */
+#define FLAG_TIMES 1U /* the body ends with the times section */
 
 /* ---- little-endian fields and varints ---- */
 
@@ -119,6 +121,30 @@ uint32_t fg_crc32c(uint32_t crc, const void *data, size_t len)
 
 /* ---- writing ---- */
 
+/* A time of the writer's: count samples of a stack in one tick (Unix ms / the tick's length). */
+struct wtime {
+	int64_t tick;
+	uint32_t stack;
+	uint64_t count;
+};
+
+/* floor(a / b) for b > 0, for times before the epoch too. */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	return a / b - (a % b < 0);
+}
+
+/* Signed values as varints: 0, -1, 1, -2, ... as 0, 1, 2, 3, ... */
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
 struct fg_slicefile_writer {
 	uint64_t start, end;
 	uint32_t frequency;
@@ -127,6 +153,9 @@ struct fg_slicefile_writer {
 	struct bytes stacks;        /* encoded stacks */
 	uint32_t n_procs;
 	uint64_t n_stacks;
+	uint32_t tick_ms;    /* 0: no times section */
+	struct wtime *times; /* owned */
+	size_t n_times, cap_times;
 	struct bytes out; /* the finished file */
 };
 
@@ -154,6 +183,7 @@ struct fg_slicefile_writer *fg_slicefile_writer__free(struct fg_slicefile_writer
 	fg_strpool__free(w->strings);
 	free(w->procs.p);
 	free(w->stacks.p);
+	free(w->times);
 	free(w->out.p);
 	free(w);
 	return NULL;
@@ -237,6 +267,71 @@ void fg_slicefile_writer__set_frequency(struct fg_slicefile_writer *w, uint32_t 
 	w->frequency = hz;
 }
 
+int fg_slicefile_writer__set_times(struct fg_slicefile_writer *w, uint32_t tick_ms)
+{
+	if (tick_ms == 0)
+		return -EINVAL;
+	w->tick_ms = tick_ms;
+	return 0;
+}
+
+int fg_slicefile_writer__add_time(struct fg_slicefile_writer *w, uint32_t stack, int64_t time_ms,
+				  uint64_t count)
+{
+	if (!w->tick_ms || stack >= w->n_stacks || count == 0)
+		return -EINVAL;
+	if (FG_GROW(w->times, w->cap_times, w->n_times + 1) < 0)
+		return -ENOMEM;
+	w->times[w->n_times++] = (struct wtime){ floor_div(time_ms, w->tick_ms), stack, count };
+	return 0;
+}
+
+static int cmp_wtime(const void *a, const void *b)
+{
+	const struct wtime *x = a, *y = b;
+
+	if (x->tick != y->tick)
+		return x->tick < y->tick ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/*
+ * The times section: the tick's length, the first tick (as the slice's
+ * start's tick less it: a sample may be taken before the slice began), then
+ * (tick delta, stack, count) in time order, each pair once.
+ */
+static int put_times(struct fg_slicefile_writer *w)
+{
+	int64_t start_tick = floor_div((int64_t)(w->start / 1000000), w->tick_ms), prev;
+	size_t n = 0;
+	int r;
+
+	qsort(w->times, w->n_times, sizeof(*w->times), cmp_wtime);
+	for (size_t i = 0; i < w->n_times; i++) {
+		if (n > 0 && w->times[n - 1].tick == w->times[i].tick &&
+		    w->times[n - 1].stack == w->times[i].stack)
+			w->times[n - 1].count += w->times[i].count;
+		else
+			w->times[n++] = w->times[i];
+	}
+	w->n_times = n;
+	prev = n ? w->times[0].tick : start_tick;
+	r = put_varint(&w->out, w->tick_ms);
+	if (r >= 0)
+		r = put_varint(&w->out, zigzag(start_tick - prev));
+	if (r >= 0)
+		r = put_varint(&w->out, n);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		r = put_varint(&w->out, (uint64_t)(w->times[i].tick - prev));
+		if (r >= 0)
+			r = put_varint(&w->out, w->times[i].stack);
+		if (r >= 0)
+			r = put_varint(&w->out, w->times[i].count);
+		prev = w->times[i].tick;
+	}
+	return r;
+}
+
 int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **ret_data,
 				size_t *ret_len)
 {
@@ -264,6 +359,8 @@ int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **r
 		r = put_varint(&w->out, w->n_stacks);
 	if (r >= 0)
 		r = put(&w->out, w->stacks.p, w->stacks.len);
+	if (r >= 0 && w->tick_ms)
+		r = put_times(w);
 	if (r < 0)
 		return r;
 	body_len = w->out.len - HEADER_SIZE;
@@ -273,7 +370,7 @@ int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **r
 	memcpy(w->out.p, MAGIC, 4);
 	store_le(w->out.p + 4, FG_SLICEFILE_VERSION, 2);
 	store_le(w->out.p + 6, HEADER_SIZE, 2);
-	store_le(w->out.p + 8, 0, 4); /* flags: none defined */
+	store_le(w->out.p + 8, w->tick_ms ? FLAG_TIMES : 0, 4);
 	store_le(w->out.p + 12, body_len, 4);
 	store_le(w->out.p + 16, w->start, 8);
 	store_le(w->out.p + 24, w->end, 8);
@@ -293,6 +390,9 @@ int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **r
 struct fg_slicefile {
 	uint64_t start, end;
 	uint32_t frequency;
+	uint32_t tick_ms;                /* 0: no times */
+	struct fg_slicefile_time *times; /* owned */
+	size_t n_times;
 	char *arena;          /* owned: every string, NUL-terminated */
 	uint32_t *string_off; /* owned: offsets into arena */
 	size_t n_strings;
@@ -312,6 +412,7 @@ struct fg_slicefile *fg_slicefile__free(struct fg_slicefile *s)
 	free(s->procs);
 	free(s->stacks);
 	free(s->frame_ids);
+	free(s->times);
 	free(s);
 	return NULL;
 }
@@ -464,11 +565,60 @@ static int parse_stacks(struct cursor *c, struct fg_slicefile *s)
 	return 0;
 }
 
+/* The times section: each stack's times must add up to its count, or the file lies. */
+static int parse_times(struct cursor *c, struct fg_slicefile *s)
+{
+	_cleanup_free_ uint64_t *sum = NULL;
+	uint64_t tick_ms, n, back;
+	int64_t tick;
+	int r;
+
+	r = get_varint(c, &tick_ms);
+	if (r >= 0)
+		r = get_varint(c, &back);
+	if (r >= 0)
+		r = get_varint(c, &n);
+	if (r < 0)
+		return r;
+	/* Three varints a time, of a byte at least. */
+	if (tick_ms == 0 || tick_ms > UINT32_MAX || n > (uint64_t)(c->end - c->p) / 3 ||
+	    __builtin_sub_overflow(floor_div((int64_t)(s->start / 1000000), (int64_t)tick_ms),
+				   unzigzag(back), &tick))
+		return -EBADMSG;
+	s->times = calloc(n ? n : 1, sizeof(*s->times));
+	sum = calloc(s->n_stacks ? s->n_stacks : 1, sizeof(*sum));
+	if (!s->times || !sum)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct fg_slicefile_time *t = &s->times[i];
+		uint64_t delta;
+
+		r = get_varint(c, &delta);
+		if (r >= 0)
+			r = get_index(c, s->n_stacks, &t->stack);
+		if (r >= 0)
+			r = get_varint(c, &t->count);
+		if (r < 0)
+			return r;
+		if (t->count == 0 || delta > INT64_MAX ||
+		    __builtin_add_overflow(tick, (int64_t)delta, &tick) ||
+		    __builtin_mul_overflow(tick, (int64_t)tick_ms, &t->time_ms) ||
+		    __builtin_add_overflow(sum[t->stack], t->count, &sum[t->stack]))
+			return -EBADMSG;
+	}
+	for (size_t i = 0; i < s->n_stacks; i++)
+		if (sum[i] != s->stacks[i].count)
+			return -EBADMSG;
+	s->tick_ms = (uint32_t)tick_ms;
+	s->n_times = n;
+	return 0;
+}
+
 int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 {
 	_cleanup_(fg_slicefile__freep) struct fg_slicefile *s = NULL;
 	const uint8_t *b = data;
-	uint64_t version, header_size, body_len;
+	uint64_t version, header_size, body_len, flags;
 	struct cursor c;
 	int r;
 
@@ -477,7 +627,9 @@ int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 	version = load_le(b + 4, 2);
 	header_size = load_le(b + 6, 2);
 	body_len = load_le(b + 12, 4);
-	if (version == 0)
+	flags = load_le(b + 8, 4);
+	/* Version 1 has no flags; a flag this reader does not know is a later version's. */
+	if (version == 0 || (version == 1 && flags) || (flags & ~(uint64_t)FLAG_TIMES))
 		return -EBADMSG;
 	if (version > FG_SLICEFILE_VERSION)
 		return -EPROTONOSUPPORT;
@@ -499,6 +651,8 @@ int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 		r = parse_processes(&c, s);
 	if (r >= 0)
 		r = parse_stacks(&c, s);
+	if (r >= 0 && (flags & FLAG_TIMES))
+		r = parse_times(&c, s);
 	if (r < 0)
 		return r;
 	if (c.p != c.end)
@@ -545,6 +699,21 @@ void fg_slicefile__stack(const struct fg_slicefile *s, size_t i, struct fg_slice
 const char *fg_slicefile__string(const struct fg_slicefile *s, uint32_t id)
 {
 	return s->arena + s->string_off[id];
+}
+
+uint32_t fg_slicefile__tick_ms(const struct fg_slicefile *s)
+{
+	return s->tick_ms;
+}
+
+size_t fg_slicefile__n_times(const struct fg_slicefile *s)
+{
+	return s->n_times;
+}
+
+const struct fg_slicefile_time *fg_slicefile__time(const struct fg_slicefile *s, size_t i)
+{
+	return &s->times[i];
 }
 
 /* ---- compaction ---- */
@@ -612,8 +781,11 @@ static bool stack_eq(const void *ctx, uint32_t idx, const void *key)
 	return a[0] == b[0] && a[1] == b[1] && memcmp(a + 2, b + 2, a[1] * sizeof(*a)) == 0;
 }
 
-/* Adds count to the stack whose key was just appended at keys[at..]; drops the copy if known. */
-static int merge_stack(struct merge *m, size_t at, uint64_t count)
+/*
+ * Adds count to the stack whose key was just appended at keys[at..]; drops
+ * the copy if known. Its index among the merged stacks in *ret.
+ */
+static int merge_stack(struct merge *m, size_t at, uint64_t count, uint32_t *ret)
 {
 	const uint32_t *key = m->keys + at;
 	uint64_t h = fg_hash_bytes(key, (2 + key[1]) * sizeof(*key), 0x736c696365ULL);
@@ -623,23 +795,26 @@ static int merge_stack(struct merge *m, size_t at, uint64_t count)
 		m->keys_len = at;
 		m->counts[i] =
 			m->counts[i] + count < m->counts[i] ? UINT64_MAX : m->counts[i] + count;
+		*ret = (uint32_t)i;
 		return 0;
 	}
-	if (FG_GROW(m->key_off, m->cap_stacks, m->n_stacks + 1) < 0 ||
+	if (m->n_stacks >= UINT32_MAX || FG_GROW(m->key_off, m->cap_stacks, m->n_stacks + 1) < 0 ||
 	    FG_GROW(m->counts, m->cap_counts, m->n_stacks + 1) < 0 ||
 	    fg_idxmap_insert(&m->stack_index, h, (uint32_t)m->n_stacks) < 0)
 		return -ENOMEM;
 	m->key_off[m->n_stacks] = at;
-	m->counts[m->n_stacks++] = count;
+	m->counts[m->n_stacks] = count;
+	*ret = (uint32_t)m->n_stacks++;
 	return 0;
 }
 
-static int merge_slice(struct merge *m, const struct fg_slicefile *s)
+/* Merges s's stacks; with times, each stack's index among the merged ones in ids. */
+static int merge_slice(struct merge *m, const struct fg_slicefile *s, uint32_t *ids)
 {
 	for (size_t i = 0; i < s->n_stacks; i++) {
 		const struct fg_slicefile_stack *st = &s->stacks[i];
 		size_t at = m->keys_len;
-		uint32_t proc;
+		uint32_t proc, idx;
 		int r;
 
 		r = merge_process(m, &s->procs[st->proc], &proc);
@@ -657,11 +832,22 @@ static int merge_slice(struct merge *m, const struct fg_slicefile *s)
 				return r;
 		}
 		m->keys_len = at + 2 + st->n;
-		r = merge_stack(m, at, st->count);
+		r = merge_stack(m, at, st->count, &idx);
 		if (r < 0)
 			return r;
+		if (ids)
+			ids[i] = idx;
 	}
 	return 0;
+}
+
+/* Whether every slice has times, at one tick: the merged file then has them too. */
+static bool all_timed(const struct fg_slicefile *const *slices, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!slices[i]->tick_ms || slices[i]->tick_ms != slices[0]->tick_ms)
+			return false;
+	return n > 0;
 }
 
 static bool same_frequency(const struct fg_slicefile *const *slices, size_t n)
@@ -678,13 +864,27 @@ int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint6
 	struct merge m = {};
 	struct fg_slicefile_writer *w = NULL;
 	const char *frames[FG_SLICEFILE_MAX_DEPTH];
+	bool timed = all_timed(slices, n);
+	uint32_t **ids = NULL; /* with times: per slice, each stack's merged index */
 	int r = -ENOMEM;
 
 	m.names = fg_strpool__new();
 	if (!m.names)
 		goto out;
+	if (timed) {
+		ids = calloc(n, sizeof(*ids));
+		if (!ids)
+			goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
-		r = merge_slice(&m, slices[i]);
+		if (timed) {
+			ids[i] = malloc(MAX(slices[i]->n_stacks, (size_t)1) * sizeof(**ids));
+			if (!ids[i]) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+		r = merge_slice(&m, slices[i], timed ? ids[i] : NULL);
 		if (r < 0)
 			goto out;
 	}
@@ -705,7 +905,20 @@ int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint6
 			frames[k] = fg_strpool__str(m.names, key[2 + k]);
 		r = fg_slicefile_writer__add_stack(w, key[0], frames, key[1], m.counts[i]);
 	}
+	/* Each source's times: ticks of one length line up. */
+	if (r >= 0 && timed)
+		r = fg_slicefile_writer__set_times(w, slices[0]->tick_ms);
+	for (size_t i = 0; timed && i < n && r >= 0; i++) {
+		const struct fg_slicefile *s = slices[i];
+
+		for (size_t k = 0; k < s->n_times && r >= 0; k++)
+			r = fg_slicefile_writer__add_time(w, ids[i][s->times[k].stack],
+							  s->times[k].time_ms, s->times[k].count);
+	}
 out:
+	for (size_t i = 0; ids && i < n; i++)
+		free(ids[i]);
+	free(ids);
 	merge_done(&m);
 	if (r < 0) {
 		fg_slicefile_writer__free(w);

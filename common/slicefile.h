@@ -12,7 +12,9 @@
  *            u32 body length, u64 start and end (ns since the epoch),
  *            u32 sampling frequency (0: unknown; absent from the first
  *            files, whose header is 8 bytes shorter), u32 reserved
- *   body     varint-coded: the string table, the processes, the stacks
+ *   body     varint-coded: the string table, the processes, the stacks,
+ *            and (version 2, flag 1) the samples' times: tick, (tick delta,
+ *            stack, count)...
  *   trailer  u32 CRC-32C of header and body
  *
  * Everything little-endian. A reader refuses a file whose checksum does not
@@ -30,7 +32,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define FG_SLICEFILE_VERSION 1
+#define FG_SLICEFILE_VERSION 2
 #define FG_SLICEFILE_MAX_DEPTH 1024 /* frames per stack */
 
 /* One process of a slice. Strings may be NULL (unknown). */
@@ -58,6 +60,23 @@ int fg_slicefile_writer__add_process(struct fg_slicefile_writer *w,
  */
 int fg_slicefile_writer__add_stack(struct fg_slicefile_writer *w, uint32_t proc,
 				   const char *const *frames, size_t n, uint64_t count);
+
+/*
+ * The file keeps its samples' times, in ticks of tick_ms: every sample of
+ * the slice must then be given one (fg_slicefile_writer__add_time()), or
+ * readers find the file inconsistent. 0 or -EINVAL (a tick of 0).
+ */
+int fg_slicefile_writer__set_times(struct fg_slicefile_writer *w, uint32_t tick_ms);
+/*
+ * count samples of stack (its index, in the order the stacks were added)
+ * taken at time_ms (Unix ms; cut to the tick it is in: ticks are whole
+ * multiples of the tick's length since the epoch, whatever the slice's
+ * start). A time may lie outside the slice's span (a sample taken before it
+ * and added after it began). 0, -EINVAL (no times, no such stack, a count
+ * of 0) or -ENOMEM.
+ */
+int fg_slicefile_writer__add_time(struct fg_slicefile_writer *w, uint32_t stack, int64_t time_ms,
+				  uint64_t count);
 
 /* The sampling frequency, in Hz, the counts were taken at; 0 (the default): unknown. */
 void fg_slicefile_writer__set_frequency(struct fg_slicefile_writer *w, uint32_t hz);
@@ -99,14 +118,28 @@ void fg_slicefile__stack(const struct fg_slicefile *s, size_t i, struct fg_slice
 /* Borrowed until the slice is freed. */
 const char *fg_slicefile__string(const struct fg_slicefile *s, uint32_t id);
 
+/* Samples of a stack in one tick: what a file with times holds, in time order. */
+struct fg_slicefile_time {
+	int64_t time_ms; /* the tick's start, Unix ms */
+	uint32_t stack;
+	uint64_t count;
+};
+
+/* The ticks' length in ms, or 0: the file keeps no times (version 1, or they were lost). */
+uint32_t fg_slicefile__tick_ms(const struct fg_slicefile *s);
+size_t fg_slicefile__n_times(const struct fg_slicefile *s);
+/* Time i; borrowed until the slice is freed. */
+const struct fg_slicefile_time *fg_slicefile__time(const struct fg_slicefile *s, size_t i);
+
 /*
  * Compaction: the n slices merged into one covering [start_ns, end_ns), as a
  * writer the caller finishes and frees (fg_slicefile_writer__free()). A process
  * is the same across slices when its pid and start time are; a stack is the
  * same when its process and frames are, and their counts add up. The
  * merged file has its sources' frequency if they all have the same, else
- * none (0): counts taken at different rates are added as they are. 0,
- * -ENOMEM or -E2BIG.
+ * none (0): counts taken at different rates are added as they are; and
+ * their times if they all have them, at one tick, else none. 0, -ENOMEM or
+ * -E2BIG.
  */
 int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint64_t start_ns,
 		       uint64_t end_ns, struct fg_slicefile_writer **ret);

@@ -19,7 +19,7 @@
 struct fg_timed {
 	enum fg_timed_unit unit;
 	enum fg_timed_clock clock;
-	struct fg_folded *model; /* owned */
+	struct fg_folded *model;   /* owned */
 	struct fg_timed_sample *v; /* owned */
 	size_t n, cap;
 	uint64_t total;
@@ -28,7 +28,7 @@ struct fg_timed {
 	int64_t since, until; /* the period; both 0: none */
 	/* Reading the text form: */
 	bool has_header;
-	int64_t last; /* the time the next sample's delta counts from */
+	int64_t last;       /* the time the next sample's delta counts from */
 	uint32_t *text_ids; /* owned: the text's stack numbers to the model's ids */
 	size_t n_text, cap_text;
 };
@@ -265,8 +265,8 @@ static size_t first_at(const struct fg_timed *t, int64_t time)
 	return lo;
 }
 
-int fg_timed__range(const struct fg_timed *t, int64_t since, int64_t until,
-		    fg_timed_match_fn match, void *ctx, struct fg_folded *out)
+int fg_timed__range(const struct fg_timed *t, int64_t since, int64_t until, fg_timed_match_fn match,
+		    void *ctx, struct fg_folded *out)
 {
 	/* A sample in µs reaches back its weight: the last that can reach the range ends this late. */
 	int64_t last = t->unit == FG_TIMED_US ? until + (int64_t)(t->max_weight / 1000) + 1 : until;
@@ -292,8 +292,8 @@ int fg_timed__range(const struct fg_timed *t, int64_t since, int64_t until,
 		for (size_t k = 0; k < st.n_frames; k++) {
 			const char *name = fg_folded__name(t->model, st.frames[k]);
 
-			r = fg_folded__intern(out, name, fg_folded__name_len(t->model, st.frames[k]),
-					      &ids[k]);
+			r = fg_folded__intern(out, name,
+					      fg_folded__name_len(t->model, st.frames[k]), &ids[k]);
 			if (r < 0)
 				return r;
 		}
@@ -567,12 +567,14 @@ int fg_timed__emit(const struct fg_timed *t, size_t *cursor, fg_write_fn fn, voi
 		size_t c = *cursor;
 
 		if (c == 0) {
-			len = snprintf(line, sizeof(line), "fgd-timed %d clock=%s unit=%s start=%" PRId64,
-				       TEXT_VERSION, fg_timed_clock_name(t->clock),
-				       fg_timed_unit_name(t->unit), start);
+			len = snprintf(line, sizeof(line),
+				       "fgd-timed %d clock=%s unit=%s start=%" PRId64, TEXT_VERSION,
+				       fg_timed_clock_name(t->clock), fg_timed_unit_name(t->unit),
+				       start);
 			if (t->since || t->until)
 				len += snprintf(line + len, sizeof(line) - (size_t)len,
-						" since=%" PRId64 " until=%" PRId64, t->since, t->until);
+						" since=%" PRId64 " until=%" PRId64, t->since,
+						t->until);
 			len += snprintf(line + len, sizeof(line) - (size_t)len, "\n");
 			r = out_add(&o, line, (size_t)len);
 		} else if (c <= n_stacks) {
@@ -599,7 +601,8 @@ int fg_timed__emit(const struct fg_timed *t, size_t *cursor, fg_write_fn fn, voi
 				len = snprintf(line, sizeof(line), "%" PRId64 " %" PRIu32 "\n",
 					       s->time - prev, s->stack);
 			else
-				len = snprintf(line, sizeof(line), "%" PRId64 " %" PRIu32 " %" PRIu32 "\n",
+				len = snprintf(line, sizeof(line),
+					       "%" PRId64 " %" PRIu32 " %" PRIu32 "\n",
 					       s->time - prev, s->stack, s->weight);
 			if (r >= 0)
 				r = out_add(&o, line, (size_t)len);

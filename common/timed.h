@@ -126,16 +126,16 @@ double fg_timed_share(enum fg_timed_unit unit, const struct fg_timed_sample *s, 
 		      int64_t until);
 
 /* Returns true for the stacks a range keeps; frames[0] is the root (the process). */
-typedef bool (*fg_timed_match_fn)(void *ctx, const struct fg_folded *model,
-				  const uint32_t *frames, size_t n);
+typedef bool (*fg_timed_match_fn)(void *ctx, const struct fg_folded *model, const uint32_t *frames,
+				  size_t n);
 
 /*
  * Adds to out the stacks of the samples in [since, until) (ms), each with
  * its share of the range (fg_timed_share()), the names interned in out.
  * match may be NULL: every stack. 0 or a negative errno from out.
  */
-int fg_timed__range(const struct fg_timed *t, int64_t since, int64_t until,
-		    fg_timed_match_fn match, void *ctx, struct fg_folded *out);
+int fg_timed__range(const struct fg_timed *t, int64_t since, int64_t until, fg_timed_match_fn match,
+		    void *ctx, struct fg_folded *out);
 
 /*
  * The samples of t whose stacks match, as a new profile with t's unit and

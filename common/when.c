@@ -167,6 +167,33 @@ static bool valid_date(unsigned y, unsigned m, unsigned d)
 	return m != 2 || d <= 28 || leap;
 }
 
+/* "SECONDS[.fff...]" since the epoch, the whole of p: milliseconds (a finer fraction is cut). */
+static int epoch_seconds(const char *p, int64_t *ret_ms)
+{
+	uint64_t secs = 0, ms = 0, div = 1000;
+
+	if (!is_digit(*p))
+		return -EINVAL;
+	for (; is_digit(*p); p++) {
+		secs = secs * 10 + (uint64_t)(*p - '0');
+		if (secs > (1ULL << 40))
+			return -EINVAL;
+	}
+	if (*p == '.') {
+		if (!is_digit(p[1]))
+			return -EINVAL;
+		for (p++; is_digit(*p); p++)
+			if (div > 1) {
+				div /= 10;
+				ms += (uint64_t)(*p - '0') * div;
+			}
+	}
+	if (*p)
+		return -EINVAL;
+	*ret_ms = (int64_t)(secs * 1000 + ms);
+	return 0;
+}
+
 int fg_parse_time(const char *s, int64_t now_ms, int32_t utc_offset_s, int64_t *ret_ms)
 {
 	const char *p = s;
@@ -186,21 +213,11 @@ int fg_parse_time(const char *s, int64_t now_ms, int32_t utc_offset_s, int64_t *
 		*ret_ms = now_ms - (int64_t)span;
 		return 0;
 	}
-	if (*s == '@') {
-		uint64_t secs = 0;
-
-		if (!s[1])
-			return -EINVAL;
-		for (p = s + 1; *p; p++) {
-			if (!is_digit(*p))
-				return -EINVAL;
-			secs = secs * 10 + (uint64_t)(*p - '0');
-			if (secs > (1ULL << 40))
-				return -EINVAL;
-		}
-		*ret_ms = (int64_t)secs * 1000;
-		return 0;
-	}
+	if (*s == '@')
+		return epoch_seconds(s + 1, ret_ms);
+	/* Bare Unix seconds: with a fraction, or too long for anything else (no date is). */
+	if (strspn(s, "0123456789") >= 9 || (is_digit(*s) && s[strspn(s, "0123456789")] == '.'))
+		return epoch_seconds(s, ret_ms);
 	if (is_digit(s[0]) && is_digit(s[1]) && s[2] == ':') {
 		int64_t local_now = now_ms + (int64_t)utc_offset_s * 1000, tod;
 		int64_t midnight = local_now - ((local_now % DAY_MS) + DAY_MS) % DAY_MS;

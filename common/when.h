@@ -26,7 +26,8 @@ int fg_parse_span(const char *s, uint64_t *ret_ms);
  *   ISO 8601: "YYYY-MM-DD", "YYYY-MM-DDTHH:MM[:SS[.fff]]" (also with a
  *     space for the T), local time unless followed by "Z" or "+HH:MM",
  *     "-HH:MM", "+HHMM", "+HH";
- *   "@SECONDS": Unix time.
+ *   "@SECONDS[.fff]", or bare "SECONDS.fff" (or 9 digits or more): Unix
+ *     time, to the ms.
  * utc_offset_s is local time minus UTC (3600 for CET). 0 or -EINVAL.
  */
 int fg_parse_time(const char *s, int64_t now_ms, int32_t utc_offset_s, int64_t *ret_ms);

@@ -8,6 +8,7 @@
 #include "idxmap.h"
 #include "macro.h"
 #include "slicefile.h"
+#include "timed.h"
 #include "top.h"
 #include "window.h"
 
@@ -27,6 +28,14 @@ struct sstack {
 	uint32_t n;
 	uint64_t count;
 };
+
+/* A sample's time in a slice, and what it was counted in. */
+struct stime {
+	int32_t at;   /* ms after the slice's start; below 0: taken before it, added after */
+	uint32_t ref; /* a stack's index, REF_OTHER | a process's index, or REF_UNATTRIBUTED */
+};
+#define REF_OTHER 0x80000000U
+#define REF_UNATTRIBUTED UINT32_MAX
 
 struct fg_slice {
 	int64_t start_ms, end_ms;
@@ -48,6 +57,17 @@ struct fg_slice {
 	unsigned compactions;
 	bool full; /* compactions used up: new stacks fold directly */
 	uint64_t budget;
+	/*
+	 * Every sample's time, in the order added, within half the budget: the
+	 * profile comes first. Past it, or for a sample without a time, the
+	 * slice's times no longer add up to it: they are dropped, and queries
+	 * take the slice whole (times_lost).
+	 */
+	struct stime *times;   /* owned */
+	uint32_t *time_counts; /* owned: each time's count, once one is not 1; else NULL */
+	size_t n_times, cap_times, cap_time_counts;
+	int32_t min_at, max_at; /* of the times kept */
+	bool times_lost;
 };
 
 struct fg_window {
@@ -72,7 +92,8 @@ static size_t slice_bytes(const struct fg_slice *s)
 	return sizeof(*s) + s->cap_chars + s->cap_names * sizeof(uint32_t) +
 	       s->cap_procs * sizeof(struct sproc) + s->cap_stacks * sizeof(struct sstack) +
 	       s->cap_frames * sizeof(uint32_t) + fg_idxmap_bytes(&s->name_index) +
-	       fg_idxmap_bytes(&s->proc_index) + fg_idxmap_bytes(&s->stack_index);
+	       fg_idxmap_bytes(&s->proc_index) + fg_idxmap_bytes(&s->stack_index) +
+	       s->cap_times * sizeof(struct stime) + s->cap_time_counts * sizeof(uint32_t);
 }
 
 static struct fg_slice *slice_free(struct fg_slice *s)
@@ -87,20 +108,40 @@ static struct fg_slice *slice_free(struct fg_slice *s)
 	free(s->stacks);
 	fg_idxmap_done(&s->stack_index);
 	free(s->frames);
+	free(s->times);
+	free(s->time_counts);
 	free(s);
 	return NULL;
 }
 
-/* Room for need elements in *arr, within the slice's budget: 0, -ENOSPC or -ENOMEM. */
+static size_t times_bytes(const struct fg_slice *s)
+{
+	return s->cap_times * sizeof(struct stime) + s->cap_time_counts * sizeof(uint32_t);
+}
+
+/*
+ * What the profile (names, processes, stacks) may hold of the slice's
+ * budget: all but what the times hold, and while they are kept, a quarter
+ * at least, so a storm of new stacks does not leave the times without room.
+ */
+static uint64_t profile_budget(const struct fg_slice *s)
+{
+	uint64_t times = s->times_lost ? 0 : MAX((uint64_t)times_bytes(s), s->budget / 4);
+
+	return s->budget > times ? s->budget - times : 0;
+}
+
+/* Room for need elements in *arr, within the profile's budget: 0, -ENOSPC or -ENOMEM. */
 static int slice_grow(struct fg_slice *s, void **arr, size_t *cap, size_t need, size_t elem)
 {
+	uint64_t budget = profile_budget(s);
 	size_t used, room, want;
 	void *p;
 
 	if (need <= *cap)
 		return 0;
-	used = slice_bytes(s);
-	room = s->budget > used ? (size_t)(s->budget - used) / elem : 0;
+	used = slice_bytes(s) - times_bytes(s);
+	room = budget > used ? (size_t)(budget - used) / elem : 0;
 	if (need - *cap > room)
 		return -ENOSPC;
 	want = MAX(need, MAX(*cap * 2, (size_t)16));
@@ -124,7 +165,89 @@ static int index_room(const struct fg_slice *s, const struct fg_idxmap *m)
 	if (m->slots && (m->count + 1) * 2 <= m->mask + 1)
 		return 0;
 	grow = (m->slots ? (m->mask + 1) : 64) * sizeof(uint64_t);
-	return slice_bytes(s) + grow > s->budget ? -ENOSPC : 0;
+	return slice_bytes(s) - times_bytes(s) + grow > profile_budget(s) ? -ENOSPC : 0;
+}
+
+/* The slice's times no longer add up to it: they go, and give their memory back. */
+static void times_lose(struct fg_slice *s)
+{
+	s->times_lost = true;
+	free(s->times);
+	free(s->time_counts);
+	s->times = NULL;
+	s->time_counts = NULL;
+	s->n_times = s->cap_times = s->cap_time_counts = 0;
+}
+
+/*
+ * Room for one more time (with its count if counted) within half the
+ * slice's budget and the budget itself (a quarter is theirs whatever the
+ * stacks hold: profile_budget()): 0, -ENOSPC or -ENOMEM. The counts, made
+ * when the first count other than 1 comes, start at 1 for the times before
+ * it.
+ */
+static int times_room(struct fg_slice *s, bool counted)
+{
+	size_t need = s->n_times + 1, cap = s->cap_times, want;
+	size_t elem = sizeof(struct stime) + (counted ? sizeof(uint32_t) : 0);
+	uint64_t held = times_bytes(s), used = slice_bytes(s), room;
+	void *p;
+
+	if (need <= cap && (!counted || s->time_counts))
+		return 0;
+	want = MAX(need, MAX(cap * 2, (size_t)64));
+	/* What counting adds to the times already there, and what growing them adds. */
+	held += counted && !s->time_counts ? cap * sizeof(uint32_t) : 0;
+	room = MIN(s->budget / 2 > held ? s->budget / 2 - held : 0,
+		   s->budget > used ? s->budget - used : 0);
+	if ((want - cap) * elem > room)
+		want = cap + (size_t)(room / elem);
+	if (want < need)
+		return -ENOSPC;
+	p = realloc(s->times, want * sizeof(*s->times));
+	if (!p)
+		return -ENOMEM;
+	s->times = p;
+	s->cap_times = want;
+	if (counted) {
+		bool fresh = !s->time_counts;
+
+		p = realloc(s->time_counts, want * sizeof(*s->time_counts));
+		if (!p)
+			return -ENOMEM;
+		s->time_counts = p;
+		s->cap_time_counts = want;
+		for (size_t i = 0; fresh && i < s->n_times; i++)
+			s->time_counts[i] = 1;
+	}
+	return 0;
+}
+
+/* Notes that count samples at time_ms went to ref; past the times' room, they are all lost. */
+static void slice_time(struct fg_slice *s, int64_t time_ms, uint32_t ref, uint64_t count)
+{
+	int64_t at = time_ms - s->start_ms;
+	bool counted = s->time_counts || count != 1;
+
+	if (s->times_lost)
+		return;
+	if (time_ms == FG_WINDOW_NO_TIME || count > UINT32_MAX || at < INT32_MIN ||
+	    at > INT32_MAX || times_room(s, counted) < 0) {
+		times_lose(s);
+		return;
+	}
+	if (counted)
+		s->time_counts[s->n_times] = (uint32_t)count;
+	if (s->n_times == 0 || at < s->min_at)
+		s->min_at = (int32_t)at;
+	if (s->n_times == 0 || at > s->max_at)
+		s->max_at = (int32_t)at;
+	s->times[s->n_times++] = (struct stime){ (int32_t)at, ref };
+}
+
+static uint32_t time_count(const struct fg_slice *s, size_t i)
+{
+	return s->time_counts ? s->time_counts[i] : 1;
 }
 
 static const char *slice_name(const struct fg_slice *s, uint32_t id)
@@ -293,6 +416,14 @@ static uint64_t slice_compact(struct fg_slice *s)
 {
 	uint64_t threshold = 1, folded = 0;
 	size_t goal = s->n_stacks / 4, k = 0, fk = 0;
+	/* What each stack becomes, for the times that refer to it. */
+	_cleanup_free_ uint32_t *remap = NULL;
+
+	if (s->n_times) {
+		remap = malloc(MAX(s->n_stacks, (size_t)1) * sizeof(*remap));
+		if (!remap)
+			times_lose(s);
+	}
 
 	for (;; threshold *= 2) {
 		size_t n = 0;
@@ -312,8 +443,12 @@ static uint64_t slice_compact(struct fg_slice *s)
 			s->procs[st.proc].folded_stacks++;
 			s->folded_stacks++;
 			folded++;
+			if (remap)
+				remap[i] = REF_OTHER | st.proc;
 			continue;
 		}
+		if (remap)
+			remap[i] = (uint32_t)k;
 		if (st.n > 0)
 			memmove(s->frames + fk, s->frames + st.off, st.n * sizeof(uint32_t));
 		st.off = (uint32_t)fk;
@@ -327,11 +462,15 @@ static uint64_t slice_compact(struct fg_slice *s)
 	s->n_stacks = k;
 	s->n_frames = fk;
 	s->compactions++;
+	for (size_t i = 0; remap && i < s->n_times; i++)
+		if (s->times[i].ref < REF_OTHER)
+			s->times[i].ref = remap[s->times[i].ref];
 	return folded;
 }
 
+/* Adds count to the stack, new or not: its index in *ret. 0, -ENOSPC or -ENOMEM. */
 static int slice_add_stack(struct fg_slice *s, uint32_t proc, const uint32_t *frames, size_t n,
-			   uint64_t count)
+			   uint64_t count, uint32_t *ret)
 {
 	struct stack_key key = { proc, frames, n };
 	uint64_t h = stack_hash(proc, frames, n);
@@ -340,6 +479,7 @@ static int slice_add_stack(struct fg_slice *s, uint32_t proc, const uint32_t *fr
 
 	if (i >= 0) {
 		s->stacks[i].count += count;
+		*ret = (uint32_t)i;
 		return 0;
 	}
 	if (s->full)
@@ -358,6 +498,7 @@ static int slice_add_stack(struct fg_slice *s, uint32_t proc, const uint32_t *fr
 		return err;
 	if (n > 0)
 		memcpy(s->frames + s->n_frames, frames, n * sizeof(uint32_t));
+	*ret = (uint32_t)s->n_stacks;
 	s->stacks[s->n_stacks++] =
 		(struct sstack){ proc, (uint32_t)s->n_frames, (uint32_t)n, count };
 	s->n_frames += n;
@@ -389,6 +530,9 @@ static void slice_close(struct fg_slice *s, int64_t end)
 	SHRINK(s->procs, s->n_procs, s->cap_procs);
 	SHRINK(s->stacks, s->n_stacks, s->cap_stacks);
 	SHRINK(s->frames, s->n_frames, s->cap_frames);
+	SHRINK(s->times, s->n_times, s->cap_times);
+	if (s->time_counts)
+		SHRINK(s->time_counts, s->n_times, s->cap_time_counts);
 #undef SHRINK
 }
 
@@ -463,10 +607,22 @@ uint64_t fg_window__epoch(const struct fg_window *w)
 	return w->epoch;
 }
 
+/* Folds the open slice's coldest stacks into "[other]", counted in the window's figures. */
+static void compact(struct fg_window *w, struct fg_slice *s)
+{
+	uint64_t before = s->folded_samples;
+
+	w->total_folded_stacks += slice_compact(s);
+	w->total_folded_samples += s->folded_samples - before;
+	w->compactions++;
+	s->full = s->compactions >= FG_WINDOW_MAX_COMPACTIONS;
+}
+
 static int add(struct fg_window *w, const struct fg_window_proc *proc, const uint32_t *frames,
-	       size_t n, uint64_t count, bool other)
+	       size_t n, uint64_t count, bool other, int64_t time_ms)
 {
 	struct fg_slice *s = w->open;
+	uint32_t idx;
 	int64_t pi;
 	int err;
 
@@ -481,6 +637,7 @@ static int add(struct fg_window *w, const struct fg_window_proc *proc, const uin
 	if (pi == -ENOSPC) {
 		s->unattributed += count;
 		w->total_unattributed += count;
+		slice_time(s, time_ms, REF_UNATTRIBUTED, count);
 		return 0;
 	}
 	if (pi < 0)
@@ -489,38 +646,38 @@ static int add(struct fg_window *w, const struct fg_window_proc *proc, const uin
 	if (other) {
 		fold_into_other(s, &s->procs[pi], count);
 		w->total_folded_samples += count;
+		slice_time(s, time_ms, REF_OTHER | (uint32_t)pi, count);
 		return 0;
 	}
-	err = slice_add_stack(s, (uint32_t)pi, frames, n, count);
+	err = slice_add_stack(s, (uint32_t)pi, frames, n, count, &idx);
 	if (err == -ENOSPC && !s->full) {
-		uint64_t before = s->folded_samples;
-
-		w->total_folded_stacks += slice_compact(s);
-		w->total_folded_samples += s->folded_samples - before;
-		w->compactions++;
-		s->full = s->compactions >= FG_WINDOW_MAX_COMPACTIONS;
-		err = slice_add_stack(s, (uint32_t)pi, frames, n, count);
+		compact(w, s);
+		err = slice_add_stack(s, (uint32_t)pi, frames, n, count, &idx);
 	}
 	if (err == -ENOSPC) {
 		fold_into_other(s, &s->procs[pi], count);
 		w->total_folded_samples += count;
+		slice_time(s, time_ms, REF_OTHER | (uint32_t)pi, count);
 		return 0;
 	}
+	if (err >= 0)
+		slice_time(s, time_ms, idx, count);
 	return err;
 }
 
 int fg_window__add(struct fg_window *w, const struct fg_window_proc *proc, const uint32_t *frames,
-		   size_t n, uint64_t count)
+		   size_t n, uint64_t count, int64_t time_ms)
 {
 	static const uint32_t none[1];
 
 	/* No frames: an empty stack of its own, and no NULL for memcpy and the hash. */
-	return add(w, proc, n ? frames : none, n, count, false);
+	return add(w, proc, n ? frames : none, n, count, false, time_ms);
 }
 
-int fg_window__add_other(struct fg_window *w, const struct fg_window_proc *proc, uint64_t count)
+int fg_window__add_other(struct fg_window *w, const struct fg_window_proc *proc, uint64_t count,
+			 int64_t time_ms)
 {
-	return add(w, proc, NULL, 0, count, true);
+	return add(w, proc, NULL, 0, count, true, time_ms);
 }
 
 void fg_window__set_expire_hook(struct fg_window *w, fg_window_expire_fn fn, void *ctx)
@@ -585,31 +742,136 @@ static void proc_view(const struct fg_slice *s, const struct sproc *p, struct fg
 	};
 }
 
-static bool overlaps(const struct fg_slice *s, int64_t since, int64_t until)
+/*
+ * When the slice's samples were taken, [*ret_lo, *ret_hi): its span, and
+ * with times, the span of its times too (a sample taken just before the
+ * slice began may be added to it).
+ */
+static void slice_extent(const struct fg_slice *s, int64_t *ret_lo, int64_t *ret_hi)
 {
-	return s->start_ms < until && s->end_ms > since;
+	*ret_lo = s->start_ms;
+	*ret_hi = s->end_ms;
+	if (s->n_times) {
+		*ret_lo = MIN(*ret_lo, s->start_ms + s->min_at);
+		*ret_hi = MAX(*ret_hi, s->start_ms + s->max_at + 1);
+	}
 }
 
-typedef int (*slice_visit_fn)(void *ctx, const struct fg_slice *s);
+/* Whether [since, until) leaves out some of the slice's samples: its times say which are in. */
+static bool cut_by(const struct fg_slice *s, int64_t since, int64_t until)
+{
+	int64_t lo = s->n_times ? s->start_ms + s->min_at : s->start_ms;
+	int64_t hi = s->n_times ? s->start_ms + s->max_at + 1 : s->end_ms;
 
+	return lo < since || hi > until;
+}
+
+/*
+ * What a query counts of a slice: each stack's, each process's "[other]"
+ * and the unattributed samples, and each process's sum. The slice's own
+ * counts, or with a range that cuts it, those of its times in the range.
+ */
+struct counts {
+	uint64_t *stack; /* owned; per stack */
+	uint64_t *other; /* owned; per process */
+	uint64_t *proc;  /* owned; per process: its stacks' and its "[other]" */
+	uint64_t unattributed;
+	size_t cap_stack, cap_proc, cap_other;
+};
+
+static void counts_done(struct counts *c)
+{
+	free(c->stack);
+	free(c->other);
+	free(c->proc);
+}
+
+static int slice_counts(const struct fg_slice *s, bool cut, int64_t since, int64_t until,
+			struct counts *c)
+{
+	int err = FG_GROW(c->stack, c->cap_stack, s->n_stacks + 1);
+
+	if (err >= 0)
+		err = FG_GROW(c->other, c->cap_other, s->n_procs + 1);
+	if (err >= 0)
+		err = FG_GROW(c->proc, c->cap_proc, s->n_procs + 1);
+	if (err < 0)
+		return err;
+	memset(c->proc, 0, s->n_procs * sizeof(*c->proc));
+	if (!cut) {
+		for (size_t i = 0; i < s->n_stacks; i++)
+			c->stack[i] = s->stacks[i].count;
+		for (size_t i = 0; i < s->n_procs; i++)
+			c->other[i] = s->procs[i].other;
+		c->unattributed = s->unattributed;
+	} else {
+		memset(c->stack, 0, s->n_stacks * sizeof(*c->stack));
+		memset(c->other, 0, s->n_procs * sizeof(*c->other));
+		c->unattributed = 0;
+		for (size_t i = 0; i < s->n_times; i++) {
+			const struct stime *t = &s->times[i];
+			int64_t at = s->start_ms + t->at;
+
+			if (at < since || at >= until)
+				continue;
+			if (t->ref == REF_UNATTRIBUTED)
+				c->unattributed += time_count(s, i);
+			else if (t->ref & REF_OTHER)
+				c->other[t->ref & ~REF_OTHER] += time_count(s, i);
+			else
+				c->stack[t->ref] += time_count(s, i);
+		}
+	}
+	for (size_t i = 0; i < s->n_stacks; i++)
+		c->proc[s->stacks[i].proc] += c->stack[i];
+	for (size_t i = 0; i < s->n_procs; i++)
+		c->proc[i] += c->other[i];
+	return 0;
+}
+
+typedef int (*slice_visit_fn)(void *ctx, const struct fg_slice *s, bool cut);
+
+/*
+ * Calls fn for each slice with samples in [since, until), saying whether
+ * the range cuts it. A slice the range cuts but whose times were not kept
+ * counts whole (res->untimed_slices) unless skip_untimed: then it is left
+ * out.
+ */
 static int each_slice(const struct fg_window *w, int64_t since, int64_t until, slice_visit_fn fn,
-		      void *ctx, struct fg_window_result *res)
+		      void *ctx, bool skip_untimed, struct fg_window_result *res)
 {
 	int err;
 
 	for (size_t i = 0; i <= w->n_closed; i++) {
 		const struct fg_slice *s = i < w->n_closed ? w->closed[i] : w->open;
+		int64_t lo, hi;
+		bool cut;
 
-		if (!s || !overlaps(s, since, until))
+		if (!s)
 			continue;
+		slice_extent(s, &lo, &hi);
+		if (lo >= until || hi <= since)
+			continue;
+		cut = cut_by(s, since, until);
+		/* A timed query places samples by their times: a slice without them has none to place. */
+		if (s->times_lost && (cut || skip_untimed)) {
+			res->untimed_slices++;
+			if (skip_untimed)
+				continue;
+			cut = false;
+		}
 		if (res->slices++ == 0)
-			res->first_ms = s->start_ms;
-		res->last_ms = s->end_ms;
+			res->first_ms = cut ? MAX(s->start_ms, since) : s->start_ms;
+		res->last_ms = cut ? MIN(s->end_ms, until) : s->end_ms;
 		/* The open slice holds samples up to the last tick, not to its planned end. */
-		res->covered_ms +=
-			(s == w->open ? MIN(s->end_ms, MAX(w->now_ms, s->start_ms)) : s->end_ms) -
-			s->start_ms;
-		err = fn(ctx, s);
+		hi = s == w->open ? MIN(s->end_ms, MAX(w->now_ms, s->start_ms)) : s->end_ms;
+		lo = s->start_ms;
+		if (cut) {
+			lo = MAX(lo, since);
+			hi = MIN(hi, until);
+		}
+		res->covered_ms += MAX(hi - lo, (int64_t)0);
+		err = fn(ctx, s, cut);
 		if (err < 0)
 			return err;
 	}
@@ -620,15 +882,34 @@ struct query_ctx {
 	fg_window_match_fn match;
 	void *match_ctx;
 	bool match_all;
+	int64_t since, until;
 	struct fg_folded *out;
+	struct fg_timed *timed;
 	struct fg_window_result *res;
+	struct counts c;
 	uint32_t *ids; /* owned: the slice's name ids in out */
 	size_t cap_ids;
 	uint32_t *stack; /* owned */
 	size_t cap_stack;
 	bool *wanted; /* owned: per process of the slice */
 	size_t cap_wanted;
+	uint32_t *refs; /* owned, timed: per stack, process's "[other]" and unattributed, its id */
+	size_t cap_refs;
 };
+
+static void query_done(struct query_ctx *q)
+{
+	counts_done(&q->c);
+	free(q->ids);
+	free(q->stack);
+	free(q->wanted);
+	free(q->refs);
+}
+
+static struct fg_folded *query_model(struct query_ctx *q)
+{
+	return q->timed ? fg_timed__model(q->timed) : q->out;
+}
 
 static int out_name(struct query_ctx *q, const struct fg_slice *s, uint32_t id, uint32_t *ret)
 {
@@ -638,91 +919,106 @@ static int out_name(struct query_ctx *q, const struct fg_slice *s, uint32_t id, 
 		*ret = q->ids[id];
 		return 0;
 	}
-	err = fg_folded__intern(q->out, slice_name(s, id), strlen(slice_name(s, id)), ret);
+	err = fg_folded__intern(query_model(q), slice_name(s, id), strlen(slice_name(s, id)), ret);
 	if (err >= 0)
 		q->ids[id] = *ret;
 	return err;
 }
 
-/* Marks the slice's matched processes, counting them. */
-static int match_procs(struct query_ctx *q, const struct fg_slice *s)
+/* Marks the slice's matched processes, counting them and what the query takes of them. */
+static int match_procs(struct query_ctx *q, const struct fg_slice *s, bool cut)
 {
 	int err = FG_GROW(q->wanted, q->cap_wanted, s->n_procs + 1);
 
+	if (err >= 0)
+		err = slice_counts(s, cut, q->since, q->until, &q->c);
 	if (err < 0)
 		return err;
 	for (size_t i = 0; i < s->n_procs; i++) {
 		struct fg_window_proc v;
 
 		proc_view(s, &s->procs[i], &v);
-		q->wanted[i] = !q->match || q->match(q->match_ctx, &v);
+		q->wanted[i] = (!q->match || q->match(q->match_ctx, &v)) && q->c.proc[i] > 0;
 		if (!q->wanted[i])
 			continue;
 		q->res->processes++;
-		q->res->samples += s->procs[i].samples;
-		q->res->folded_samples += s->procs[i].other;
+		q->res->samples += q->c.proc[i];
+		q->res->folded_samples += q->c.other[i];
 		q->res->folded_stacks += s->procs[i].folded_stacks;
 	}
 	if (q->match_all) {
-		q->res->unattributed += s->unattributed;
-		q->res->samples += s->unattributed;
+		q->res->unattributed += q->c.unattributed;
+		q->res->samples += q->c.unattributed;
 	}
 	return 0;
 }
 
-static int query_slice(void *ctx, const struct fg_slice *s)
+/* Stack i of the slice, the process's "[other]" (other: its index), as frames of the query's model. */
+static int query_stack(struct query_ctx *q, const struct fg_slice *s, int64_t i, int64_t other,
+		       size_t *ret_n)
 {
-	struct query_ctx *q = ctx;
-	uint32_t other_id = UINT32_MAX;
+	const struct sstack *st;
+	uint32_t other_id;
 	int err;
 
-	err = match_procs(q, s);
+	if (other >= 0) {
+		err = FG_GROW(q->stack, q->cap_stack, 2);
+		if (err >= 0)
+			err = out_name(q, s, s->procs[other].comm, &q->stack[0]);
+		if (err >= 0)
+			err = fg_folded__intern(query_model(q), FG_WINDOW_OTHER,
+						strlen(FG_WINDOW_OTHER), &other_id);
+		q->stack[1] = other_id;
+		*ret_n = 2;
+		return err;
+	}
+	st = &s->stacks[i];
+	err = FG_GROW(q->stack, q->cap_stack, st->n + 1);
+	if (err >= 0)
+		err = out_name(q, s, s->procs[st->proc].comm, &q->stack[0]);
+	for (size_t k = 0; err >= 0 && k < st->n; k++)
+		err = out_name(q, s, s->frames[st->off + k], &q->stack[k + 1]);
+	*ret_n = st->n + 1;
+	return err;
+}
+
+static int query_slice(void *ctx, const struct fg_slice *s, bool cut)
+{
+	struct query_ctx *q = ctx;
+	size_t n;
+	int err;
+
+	err = match_procs(q, s, cut);
 	if (err >= 0)
 		err = FG_GROW(q->ids, q->cap_ids, s->n_names);
 	if (err < 0)
 		return err;
 	memset(q->ids, 0xff, s->n_names * sizeof(uint32_t));
 	for (size_t i = 0; i < s->n_stacks; i++) {
-		const struct sstack *st = &s->stacks[i];
-
-		if (!q->wanted[st->proc])
+		if (!q->wanted[s->stacks[i].proc] || q->c.stack[i] == 0)
 			continue;
-		err = FG_GROW(q->stack, q->cap_stack, st->n + 1);
-		if (err < 0)
-			return err;
-		err = out_name(q, s, s->procs[st->proc].comm, &q->stack[0]);
-		for (size_t k = 0; err >= 0 && k < st->n; k++)
-			err = out_name(q, s, s->frames[st->off + k], &q->stack[k + 1]);
+		err = query_stack(q, s, (int64_t)i, -1, &n);
 		if (err >= 0)
-			err = fg_folded__add(q->out, q->stack, st->n + 1, (double)st->count);
+			err = fg_folded__add(q->out, q->stack, n, (double)q->c.stack[i]);
 		if (err < 0)
 			return err;
 	}
 	for (size_t i = 0; i < s->n_procs; i++) {
-		if (!q->wanted[i] || s->procs[i].other == 0)
+		if (!q->wanted[i] || q->c.other[i] == 0)
 			continue;
-		if (other_id == UINT32_MAX) {
-			err = fg_folded__intern(q->out, FG_WINDOW_OTHER, strlen(FG_WINDOW_OTHER),
-						&other_id);
-			if (err < 0)
-				return err;
-		}
-		err = FG_GROW(q->stack, q->cap_stack, 2);
+		err = query_stack(q, s, -1, (int64_t)i, &n);
 		if (err >= 0)
-			err = out_name(q, s, s->procs[i].comm, &q->stack[0]);
-		q->stack[1] = other_id;
-		if (err >= 0)
-			err = fg_folded__add(q->out, q->stack, 2, (double)s->procs[i].other);
+			err = fg_folded__add(q->out, q->stack, n, (double)q->c.other[i]);
 		if (err < 0)
 			return err;
 	}
-	if (q->match_all && s->unattributed > 0) {
+	if (q->match_all && q->c.unattributed > 0) {
 		uint32_t id;
 
 		err = fg_folded__intern(q->out, FG_WINDOW_OTHER_PROCESSES,
 					strlen(FG_WINDOW_OTHER_PROCESSES), &id);
 		if (err >= 0)
-			err = fg_folded__add(q->out, &id, 1, (double)s->unattributed);
+			err = fg_folded__add(q->out, &id, 1, (double)q->c.unattributed);
 		if (err < 0)
 			return err;
 	}
@@ -733,17 +1029,111 @@ int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_
 		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_folded *out,
 		     struct fg_window_result *ret)
 {
-	struct query_ctx q = {
-		.match = match, .match_ctx = ctx, .match_all = match_all, .out = out
-	};
+	struct query_ctx q = { .match = match,
+			       .match_ctx = ctx,
+			       .match_all = match_all,
+			       .since = since_ms,
+			       .until = until_ms,
+			       .out = out };
 	struct fg_window_result res = {};
 	int err;
 
 	q.res = &res;
-	err = each_slice(w, since_ms, until_ms, query_slice, &q, &res);
-	free(q.ids);
-	free(q.stack);
-	free(q.wanted);
+	err = each_slice(w, since_ms, until_ms, query_slice, &q, false, &res);
+	query_done(&q);
+	if (err >= 0)
+		*ret = res;
+	return err;
+}
+
+/* The id in the timed profile of what time ref of the slice counts to; UINT32_MAX: not wanted. */
+static int timed_ref(struct query_ctx *q, const struct fg_slice *s, uint32_t ref, uint32_t *ret)
+{
+	size_t slot = ref == REF_UNATTRIBUTED ? s->n_stacks + s->n_procs :
+		      ref & REF_OTHER         ? s->n_stacks + (ref & ~REF_OTHER) :
+						ref;
+	size_t n;
+	int err;
+
+	if (q->refs[slot] != UINT32_MAX - 1) {
+		*ret = q->refs[slot];
+		return 0;
+	}
+	q->refs[slot] = UINT32_MAX;
+	if (ref == REF_UNATTRIBUTED) {
+		if (!q->match_all)
+			goto out;
+		err = fg_folded__intern(query_model(q), FG_WINDOW_OTHER_PROCESSES,
+					strlen(FG_WINDOW_OTHER_PROCESSES), &q->stack[0]);
+		n = 1;
+	} else if (ref & REF_OTHER) {
+		if (!q->wanted[ref & ~REF_OTHER])
+			goto out;
+		err = query_stack(q, s, -1, ref & ~REF_OTHER, &n);
+	} else {
+		if (!q->wanted[s->stacks[ref].proc])
+			goto out;
+		err = query_stack(q, s, ref, -1, &n);
+	}
+	if (err >= 0)
+		err = fg_folded__add_id(query_model(q), q->stack, n, 0, &q->refs[slot]);
+	if (err < 0)
+		return err;
+out:
+	*ret = q->refs[slot];
+	return 0;
+}
+
+static int timed_slice(void *ctx, const struct fg_slice *s, bool cut)
+{
+	struct query_ctx *q = ctx;
+	size_t slots = s->n_stacks + s->n_procs + 1;
+	int err;
+
+	err = match_procs(q, s, cut);
+	if (err >= 0)
+		err = FG_GROW(q->ids, q->cap_ids, s->n_names);
+	if (err >= 0)
+		err = FG_GROW(q->refs, q->cap_refs, slots);
+	if (err >= 0)
+		err = FG_GROW(q->stack, q->cap_stack, 2);
+	if (err < 0)
+		return err;
+	memset(q->ids, 0xff, s->n_names * sizeof(uint32_t));
+	for (size_t i = 0; i < slots; i++)
+		q->refs[i] = UINT32_MAX - 1; /* not looked at yet */
+	for (size_t i = 0; i < s->n_times; i++) {
+		int64_t at = s->start_ms + s->times[i].at;
+		uint32_t id;
+
+		if (at < q->since || at >= q->until)
+			continue;
+		err = timed_ref(q, s, s->times[i].ref, &id);
+		if (err >= 0 && id != UINT32_MAX)
+			err = fg_timed__add_id(q->timed, at, id, time_count(s, i));
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+int fg_window__timed(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
+		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_timed *out,
+		     struct fg_window_result *ret)
+{
+	struct query_ctx q = { .match = match,
+			       .match_ctx = ctx,
+			       .match_all = match_all,
+			       .since = since_ms,
+			       .until = until_ms,
+			       .timed = out };
+	struct fg_window_result res = {};
+	int err;
+
+	q.res = &res;
+	/* A slice without times has nothing to place: it is counted, and left out. */
+	err = each_slice(w, since_ms, until_ms, timed_slice, &q, true, &res);
+	query_done(&q);
 	if (err >= 0)
 		*ret = res;
 	return err;
@@ -756,13 +1146,13 @@ struct top_ctx {
 	struct fg_top *top; /* borrowed */
 };
 
-static int top_slice(void *ctx, const struct fg_slice *s)
+static int top_slice(void *ctx, const struct fg_slice *s, bool cut)
 {
 	struct top_ctx *t = ctx;
 	struct fg_top_process tp;
 	int err;
 
-	err = match_procs(&t->q, s);
+	err = match_procs(&t->q, s, cut);
 	if (err < 0)
 		return err;
 	for (size_t i = 0; i < s->n_stacks; i++) {
@@ -770,13 +1160,13 @@ static int top_slice(void *ctx, const struct fg_slice *s)
 		const struct sproc *p = &s->procs[st->proc];
 		const char *leaf;
 
-		if (!t->q.wanted[st->proc])
+		if (!t->q.wanted[st->proc] || t->q.c.stack[i] == 0)
 			continue;
 		/* A sample without frames has no leaf: it counts for its process only. */
 		leaf = st->n ? slice_name(s, s->frames[st->off + st->n - 1]) : NULL;
 		tp = (struct fg_top_process){ p->pid, p->start_time, p->uid,
 					      slice_name(s, p->comm) };
-		err = fg_top__add(t->top, &tp, leaf, leaf ? strlen(leaf) : 0, st->count);
+		err = fg_top__add(t->top, &tp, leaf, leaf ? strlen(leaf) : 0, t->q.c.stack[i]);
 		if (err < 0)
 			return err;
 	}
@@ -784,11 +1174,11 @@ static int top_slice(void *ctx, const struct fg_slice *s)
 	for (size_t i = 0; i < s->n_procs; i++) {
 		const struct sproc *p = &s->procs[i];
 
-		if (!t->q.wanted[i] || p->other == 0)
+		if (!t->q.wanted[i] || t->q.c.other[i] == 0)
 			continue;
 		tp = (struct fg_top_process){ p->pid, p->start_time, p->uid,
 					      slice_name(s, p->comm) };
-		err = fg_top__add(t->top, &tp, NULL, 0, p->other);
+		err = fg_top__add(t->top, &tp, NULL, 0, t->q.c.other[i]);
 		if (err < 0)
 			return err;
 	}
@@ -799,13 +1189,16 @@ int fg_window__top(const struct fg_window *w, int64_t since_ms, int64_t until_ms
 		   fg_window_match_fn match, void *ctx, struct fg_top *top,
 		   struct fg_window_result *ret)
 {
-	struct top_ctx t = { .q = { .match = match, .match_ctx = ctx }, .top = top };
+	struct top_ctx t = {
+		.q = { .match = match, .match_ctx = ctx, .since = since_ms, .until = until_ms },
+		.top = top
+	};
 	struct fg_window_result res = {};
 	int err;
 
 	t.q.res = &res;
-	err = each_slice(w, since_ms, until_ms, top_slice, &t, &res);
-	free(t.q.wanted);
+	err = each_slice(w, since_ms, until_ms, top_slice, &t, false, &res);
+	query_done(&t.q);
 	if (err >= 0)
 		*ret = res;
 	return err;
@@ -857,12 +1250,37 @@ static const char *known(const struct fg_slice *s, uint32_t id)
 	return name[0] ? name : NULL;
 }
 
+/*
+ * The slice's times into w, at ticks of FG_WINDOW_FILE_TICK_MS: stack i of
+ * the slice is stack i of the file, then come the processes' "[other]"
+ * stacks (other_at: each process's, or UINT32_MAX), then the unattributed
+ * one.
+ */
+static int export_times(const struct fg_slice *s, const uint32_t *other_at,
+			uint32_t unattributed_at, struct fg_slicefile_writer *w)
+{
+	int err = fg_slicefile_writer__set_times(w, FG_WINDOW_FILE_TICK_MS);
+
+	for (size_t i = 0; i < s->n_times && err >= 0; i++) {
+		const struct stime *t = &s->times[i];
+		uint32_t stack = t->ref == REF_UNATTRIBUTED ? unattributed_at :
+				 t->ref & REF_OTHER         ? other_at[t->ref & ~REF_OTHER] :
+							      t->ref;
+
+		err = fg_slicefile_writer__add_time(w, stack, s->start_ms + t->at,
+						    time_count(s, i));
+	}
+	return err;
+}
+
 int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefile_writer **ret)
 {
 	struct fg_slicefile_writer *w = NULL;
 	const char *frames[FG_SLICEFILE_MAX_DEPTH];
 	const char *other[] = { FG_WINDOW_OTHER };
 	int64_t end = MIN(end_ms, s->end_ms);
+	_cleanup_free_ uint32_t *other_at = NULL;
+	uint32_t next = (uint32_t)s->n_stacks, unattributed_at = UINT32_MAX;
 	int err;
 
 	if (s->start_ms < 0 || end < s->start_ms)
@@ -898,10 +1316,16 @@ int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefil
 			frames[k] = slice_name(s, s->frames[st->off + k]);
 		err = fg_slicefile_writer__add_stack(w, st->proc, frames, n, st->count);
 	}
-	for (size_t i = 0; i < s->n_procs && err >= 0; i++)
-		if (s->procs[i].other)
-			err = fg_slicefile_writer__add_stack(w, (uint32_t)i, other, 1,
-							     s->procs[i].other);
+	other_at = malloc(MAX(s->n_procs, (size_t)1) * sizeof(*other_at));
+	if (!other_at && err >= 0)
+		err = -ENOMEM;
+	for (size_t i = 0; i < s->n_procs && err >= 0; i++) {
+		other_at[i] = UINT32_MAX;
+		if (!s->procs[i].other)
+			continue;
+		err = fg_slicefile_writer__add_stack(w, (uint32_t)i, other, 1, s->procs[i].other);
+		other_at[i] = next++;
+	}
 	if (err >= 0 && s->unattributed) {
 		const struct fg_slicefile_process rest = { .comm = FG_WINDOW_OTHER_PROCESSES };
 		const char *rest_frame[] = { FG_WINDOW_OTHER_PROCESSES };
@@ -911,7 +1335,11 @@ int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefil
 		if (err >= 0)
 			err = fg_slicefile_writer__add_stack(w, idx, rest_frame, 1,
 							     s->unattributed);
+		unattributed_at = next++;
 	}
+	/* Times go to disk when they add up to the slice: a file keeps all or none. */
+	if (err >= 0 && !s->times_lost)
+		err = export_times(s, other_at, unattributed_at, w);
 	if (err < 0) {
 		fg_slicefile_writer__free(w);
 		return err;

@@ -24,6 +24,14 @@
  * Folded samples still count (in CPU shares, in totals); what was folded is
  * counted in the figures of every query and of the window.
  *
+ * Times: each sample's time is kept with it (what it was counted in, and
+ * ms after its slice's start: 8 bytes, 12 with a count other than 1),
+ * within half its slice's budget. A query whose range cuts a slice takes
+ * just the samples in the range; a slice whose times were not all kept
+ * (past that room, or samples added without a time) counts whole, and is
+ * counted as untimed. Times are what heat maps are drawn from
+ * (fg_window__timed()).
+ *
  * Pure: the caller passes times (Unix ms, CLOCK_REALTIME) and does the
  * logging. Not thread-safe.
  */
@@ -36,6 +44,10 @@
 #include "folded.h"
 
 #define FG_WINDOW_MAX_COMPACTIONS 4
+/* The time of a sample that has none: its slice's times then no longer add up (untimed). */
+#define FG_WINDOW_NO_TIME INT64_MIN
+/* The resolution of the times a slice keeps on disk (fg_slice_export()). */
+#define FG_WINDOW_FILE_TICK_MS 10
 #define FG_WINDOW_OTHER "[other]"
 #define FG_WINDOW_OTHER_PROCESSES "[other processes]"
 
@@ -70,21 +82,24 @@ struct fg_window *fg_window__free(struct fg_window *w);
  */
 int fg_window__intern(struct fg_window *w, const char *name, size_t len, uint32_t *ret_id);
 /*
- * Adds count samples to proc's "[other]" in the open slice: for a stack
- * whose names fg_window__intern() had no room for. 0 or -ENOMEM.
+ * Adds count samples, taken at time_ms (Unix ms, or FG_WINDOW_NO_TIME), to
+ * proc's "[other]" in the open slice: for a stack whose names
+ * fg_window__intern() had no room for. 0 or -ENOMEM.
  */
-int fg_window__add_other(struct fg_window *w, const struct fg_window_proc *proc, uint64_t count);
+int fg_window__add_other(struct fg_window *w, const struct fg_window_proc *proc, uint64_t count,
+			 int64_t time_ms);
 /* Changes whenever the open slice does: interned ids cached by the caller are then stale. */
 uint64_t fg_window__epoch(const struct fg_window *w);
 
 /*
- * Adds count samples of the stack frames[0..n) (root first, ids from
- * fg_window__intern(); n may be 0 for a sample with no frames) to proc in
- * the open slice. Never fails for want of room (see above); 0, -EINVAL,
- * or -ENOMEM.
+ * Adds count samples, taken at time_ms (Unix ms, or FG_WINDOW_NO_TIME), of
+ * the stack frames[0..n) (root first, ids from fg_window__intern(); n may
+ * be 0 for a sample with no frames) to proc in the open slice, whatever
+ * slice time_ms falls in. Never fails for want of room (see above); 0,
+ * -EINVAL, or -ENOMEM.
  */
 int fg_window__add(struct fg_window *w, const struct fg_window_proc *proc, const uint32_t *frames,
-		   size_t n, uint64_t count);
+		   size_t n, uint64_t count, int64_t time_ms);
 
 /*
  * Closes the open slice once its time is up (slices end on multiples of
@@ -121,15 +136,22 @@ int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefil
 typedef bool (*fg_window_match_fn)(void *ctx, const struct fg_window_proc *p);
 
 struct fg_window_result {
-	uint64_t slices;           /* slices overlapping the range */
-	int64_t first_ms, last_ms; /* the span they cover (0, 0 with no slice) */
-	int64_t covered_ms;        /* the time they hold samples for: their spans summed, the open
-				     slice's up to the last tick */
-	uint64_t processes;        /* process entries matched, summed over slices */
-	uint64_t samples;          /* samples of matched processes, folded ones included */
-	uint64_t folded_samples;   /* of those, samples in "[other]" frames */
-	uint64_t folded_stacks;    /* stacks folded into "[other]" in those processes */
-	uint64_t unattributed; /* samples in "[other processes]" (counted only with match_all) */
+	uint64_t slices;           /* slices with samples in the range */
+	int64_t first_ms, last_ms; /* the span they cover, cut to the range where times allow
+				      (0, 0 with no slice) */
+	int64_t covered_ms;        /* the time they hold samples for: their spans (cut to the
+				      range where times allow) summed, the open slice's up to
+				      the last tick */
+	/*
+	 * Slices the range cut whose samples' times were not all kept: counted
+	 * whole by queries and top, left out of timed queries.
+	 */
+	uint64_t untimed_slices;
+	uint64_t processes;      /* process entries matched, summed over slices */
+	uint64_t samples;        /* samples of matched processes, folded ones included */
+	uint64_t folded_samples; /* of those, samples in "[other]" frames */
+	uint64_t folded_stacks;  /* stacks folded into "[other]" in those processes */
+	uint64_t unattributed;   /* samples in "[other processes]" (counted only with match_all) */
 	/*
 	 * Of samples, those taken at another rate than the window's or an
 	 * unknown one: set by readers of the history, never by the window.
@@ -145,6 +167,19 @@ struct fg_window_result {
  */
 int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
 		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_folded *out,
+		     struct fg_window_result *ret);
+
+struct fg_timed;
+
+/*
+ * As fg_window__query(), each sample with its time into out (a timed
+ * profile in samples, or in µs for a window counting µs: common/timed.h;
+ * Unix clock), its stack as "comm;frame;...". Slices without their times
+ * have nothing to place and are left out (untimed_slices). 0 or a negative
+ * errno from out.
+ */
+int fg_window__timed(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
+		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_timed *out,
 		     struct fg_window_result *ret);
 
 struct fg_top;

@@ -55,6 +55,7 @@ struct fgd_alwayson {
 	uint64_t idle_samples, unknown_process_samples, errors, memo_resets;
 	uint64_t memo_since; /* fgd_now() when the memo was last dropped (or begun) */
 	uint64_t stored;     /* slices written to the history */
+	int64_t wall_offset; /* fgd_wall_offset_ns() at the last drain: samples' times to Unix */
 	/* The daemon's memory budget (deps; NULL for none), and what its parts hold of ours. */
 	struct fg_budget *budget;
 	uint64_t window_charged, memo_charged;
@@ -127,6 +128,7 @@ static int on_stack(void *ctx, struct fg_process *proc, const struct fg_sample *
 	struct fgd_alwayson *a = ctx;
 	struct fg_window_proc wp = { .pid = (pid_t)s->sid.pid, .comm = "[unknown]" };
 	uint64_t count;
+	int64_t time_ms;
 	int err = 0;
 
 	/* The idle task is not a process: counted, not kept. */
@@ -158,10 +160,12 @@ static int on_stack(void *ctx, struct fg_process *proc, const struct fg_sample *
 		err = window_name(a, names[i], &a->ids[i]);
 	/* Off-CPU counts the µs blocked. */
 	count = a->offcpu ? s->period : 1;
+	/* When it was taken, by the wall clock as it read at the drain (it follows NTP). */
+	time_ms = ((int64_t)s->sid.time + a->wall_offset) / 1000000;
 	if (err == -ENOSPC)
-		err = fg_window__add_other(a->window, &wp, count);
+		err = fg_window__add_other(a->window, &wp, count, time_ms);
 	else if (err >= 0)
-		err = fg_window__add(a->window, &wp, a->ids, n, count);
+		err = fg_window__add(a->window, &wp, a->ids, n, count, time_ms);
 	/* The window's ceiling is its own to count; anything else is an error of ours. */
 	if (err < 0)
 		a->errors++;
@@ -278,6 +282,7 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reso
 		if (r < 0)
 			return r;
 	}
+	a->wall_offset = fgd_wall_offset_ns();
 	*ret = TAKE_PTR(a);
 	return 0;
 }
@@ -329,6 +334,7 @@ void fgd_alwayson__drain(struct fgd_alwayson *a)
 	struct fg_window_stats ws;
 	uint64_t bytes;
 
+	a->wall_offset = fgd_wall_offset_ns();
 	/* First what waited: a binary it needed may have been read since. */
 	fg_resolver__replay(a->res, false);
 	if (a->events)

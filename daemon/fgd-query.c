@@ -14,6 +14,7 @@
 #include "result.h"
 #include "selector.h"
 #include "slicefile.h"
+#include "timed.h"
 #include "top.h"
 #include "view.h"
 
@@ -25,6 +26,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_selector *, fg_selector__free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_top *, fg_top__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
 
 struct fgd_snapshot {
 	struct fg_result *result; /* owned */
@@ -75,16 +77,28 @@ typedef int (*stored_stack_fn)(void *ctx, const struct fg_slicefile *f,
 			       const struct fg_slicefile_stack *st, const struct fg_window_proc *p,
 			       bool rest);
 
+/*
+ * What a timed query does with each time of a matched stack of a stored
+ * slice: count samples of stack i of f at time_ms. 0 or a negative errno.
+ */
+typedef int (*stored_time_fn)(void *ctx, const struct fg_slicefile *f, uint64_t serial, size_t i,
+			      const struct fg_window_proc *p, bool rest, int64_t time_ms,
+			      uint64_t count);
+
 /* Reading the history for a query: which processes it covers, and its figures. */
 struct disk_query {
 	struct match_ctx *mc;
 	bool match_all;
-	stored_stack_fn fn;
+	int64_t since, until;   /* the query's range: a file it cuts is read by its times */
+	stored_stack_fn fn;     /* a profile's or a top list's query; or */
+	stored_time_fn time_fn; /* a timed query's */
 	void *ctx;
 	uint32_t frequency;          /* the window's: the rate other slices are compared with */
 	struct fg_window_result res; /* the disk's part alone */
 	bool *wanted;                /* owned: per process of the slice read */
 	size_t cap_wanted;
+	uint64_t *in; /* owned: per stack of a cut file, its samples in the range */
+	size_t cap_in;
 };
 
 static bool is_other_processes(const struct fg_slicefile_process *p)
@@ -104,6 +118,56 @@ static void stored_proc(const struct fg_slicefile_process *p, struct fg_window_p
 					p->exe, p->cgroup };
 }
 
+/*
+ * The times of a stored slice the query's range cuts, to the tick: its
+ * stacks' samples in the range into dq->in, or as a timed query wants them.
+ * A slice without times counts whole (untimed_slices), or for a timed
+ * query, not at all.
+ */
+static int stored_times(struct disk_query *dq, const struct fg_slicefile *f, bool cut, bool *ret_in)
+{
+	size_t n_stacks = fg_slicefile__n_stacks(f);
+	struct fg_window_proc wp;
+	int err;
+
+	*ret_in = false;
+	if (!fg_slicefile__tick_ms(f)) {
+		if (cut || dq->time_fn)
+			dq->res.untimed_slices++;
+		return 0;
+	}
+	if (!cut && !dq->time_fn)
+		return 0;
+	err = FG_GROW(dq->in, dq->cap_in, n_stacks + 1);
+	if (err < 0)
+		return err;
+	memset(dq->in, 0, n_stacks * sizeof(*dq->in));
+	for (size_t i = 0; i < fg_slicefile__n_times(f); i++) {
+		const struct fg_slicefile_time *t = fg_slicefile__time(f, i);
+		int64_t at = t->time_ms;
+		struct fg_slicefile_stack st;
+		const struct fg_slicefile_process *p;
+
+		if (at < dq->since || at >= dq->until)
+			continue;
+		dq->in[t->stack] += t->count;
+		if (!dq->time_fn)
+			continue;
+		fg_slicefile__stack(f, t->stack, &st);
+		if (!dq->wanted[st.proc])
+			continue;
+		p = fg_slicefile__process(f, st.proc);
+		stored_proc(p, &wp);
+		/* The files read before this one: what tells one file from the next. */
+		err = dq->time_fn(dq->ctx, f, dq->res.slices, t->stack, &wp, is_other_processes(p),
+				  at, t->count);
+		if (err < 0)
+			return err;
+	}
+	*ret_in = true;
+	return 0;
+}
+
 /* Hands a stored slice's matched stacks to the query, counting them as the window's queries do. */
 static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 {
@@ -112,6 +176,7 @@ static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 		end = (int64_t)(fg_slicefile__end(f) / 1000000);
 	size_t n_procs = fg_slicefile__n_processes(f);
 	uint64_t before = dq->res.samples;
+	bool cut = start < dq->since || end > dq->until, in_range;
 	struct fg_window_proc wp;
 	int err;
 
@@ -126,6 +191,12 @@ static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 		dq->wanted[i] = is_other_processes(p) ? dq->match_all : match(dq->mc, &wp);
 		dq->res.processes += dq->wanted[i] && !is_other_processes(p);
 	}
+	err = stored_times(dq, f, cut, &in_range);
+	if (err < 0)
+		return err;
+	/* A timed query places what it can: a file without times has nothing to place. */
+	if (dq->time_fn && !in_range)
+		return 0;
 	for (size_t i = 0; i < fg_slicefile__n_stacks(f); i++) {
 		const struct fg_slicefile_process *p;
 		struct fg_slicefile_stack st;
@@ -134,10 +205,14 @@ static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 		fg_slicefile__stack(f, i, &st);
 		if (!dq->wanted[st.proc])
 			continue;
+		if (in_range)
+			st.count = dq->in[i];
+		if (st.count == 0)
+			continue;
 		p = fg_slicefile__process(f, st.proc);
 		rest = is_other_processes(p);
 		stored_proc(p, &wp);
-		err = dq->fn(dq->ctx, f, &st, &wp, rest);
+		err = dq->fn ? dq->fn(dq->ctx, f, &st, &wp, rest) : 0;
 		if (err < 0)
 			return err;
 		dq->res.samples += st.count;
@@ -149,10 +224,14 @@ static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 	/* Counts at another rate weigh differently: what a snapshot adds up, it says. */
 	if (fg_slicefile__frequency(f) != dq->frequency)
 		dq->res.other_rate_samples += dq->res.samples - before;
+	if (in_range) {
+		start = MAX(start, dq->since);
+		end = MIN(end, dq->until);
+	}
 	if (dq->res.slices++ == 0 || start < dq->res.first_ms)
 		dq->res.first_ms = start;
 	dq->res.last_ms = MAX(dq->res.last_ms, end);
-	dq->res.covered_ms += end - start;
+	dq->res.covered_ms += MAX(end - start, (int64_t)0);
 	return 0;
 }
 
@@ -172,6 +251,7 @@ static void add_result(struct fg_window_result *res, const struct fg_window_resu
 	res->folded_stacks += part->folded_stacks;
 	res->unattributed += part->unattributed;
 	res->other_rate_samples += part->other_rate_samples;
+	res->untimed_slices += part->untimed_slices;
 }
 
 /*
@@ -181,12 +261,17 @@ static void add_result(struct fg_window_result *res, const struct fg_window_resu
  * stack, oldest slice first; the figures are added to res.
  */
 static int query_history(const struct fgd_alwayson_data *a, int64_t since, int64_t until,
-			 struct match_ctx *mc, bool match_all, stored_stack_fn fn, void *ctx,
-			 struct fg_window_result *res)
+			 struct match_ctx *mc, bool match_all, stored_stack_fn fn,
+			 stored_time_fn time_fn, void *ctx, struct fg_window_result *res)
 {
-	struct disk_query dq = {
-		.mc = mc, .match_all = match_all, .fn = fn, .ctx = ctx, .frequency = a->frequency
-	};
+	struct disk_query dq = { .mc = mc,
+				 .match_all = match_all,
+				 .since = since,
+				 .until = until,
+				 .fn = fn,
+				 .time_fn = time_fn,
+				 .ctx = ctx,
+				 .frequency = a->frequency };
 	struct fg_window_stats ws;
 	int r;
 
@@ -196,9 +281,11 @@ static int query_history(const struct fgd_alwayson_data *a, int64_t since, int64
 	until = MIN(until, ws.oldest_ms);
 	if (since < 0 || until <= since)
 		return 0;
+	dq.until = until;
 	r = fg_history__read(a->history, (uint64_t)since * 1000000, (uint64_t)until * 1000000,
 			     read_stored_slice, &dq);
 	free(dq.wanted);
+	free(dq.in);
 	if (r < 0)
 		return r;
 	add_result(res, &dq.res);
@@ -234,6 +321,61 @@ static int add_stored_stack(void *ctx, const struct fg_slicefile *f,
 	err = rest ? fg_folded__add(sm->out, sm->stack + 1, st->n, (double)st->count) :
 		     fg_folded__add(sm->out, sm->stack, st->n + 1, (double)st->count);
 	if (err >= 0 && fg_folded__bytes(sm->out) > sm->max_bytes)
+		return -ENOBUFS;
+	return err;
+}
+
+/* A timed snapshot's profile, fed from the history. */
+struct stored_timed {
+	struct fg_timed *out; /* borrowed */
+	uint64_t serial;      /* the file ids is for */
+	uint32_t *ids;        /* owned: per stack of that file, its id in out, or UINT32_MAX */
+	size_t cap_ids;
+	uint32_t *stack; /* owned: one stack's name ids in out */
+	size_t cap_stack;
+	uint64_t max_bytes; /* past it, -ENOBUFS */
+};
+
+/* Adds a stored time to the profile: its stack as the window's are, "[other processes]" alone. */
+static int add_stored_time(void *ctx, const struct fg_slicefile *f, uint64_t serial, size_t i,
+			   const struct fg_window_proc *p, bool rest, int64_t time_ms,
+			   uint64_t count)
+{
+	struct stored_timed *st = ctx;
+	struct fg_folded *model = fg_timed__model(st->out);
+	size_t n_stacks = fg_slicefile__n_stacks(f);
+	int err = 0;
+
+	if (!st->ids || st->serial != serial) {
+		err = FG_GROW(st->ids, st->cap_ids, n_stacks + 1);
+		if (err < 0)
+			return err;
+		memset(st->ids, 0xff, n_stacks * sizeof(*st->ids));
+		st->serial = serial;
+	}
+	if (st->ids[i] == UINT32_MAX) {
+		struct fg_slicefile_stack s;
+
+		fg_slicefile__stack(f, i, &s);
+		err = FG_GROW(st->stack, st->cap_stack, s.n + 1);
+		if (err >= 0)
+			err = fg_folded__intern(model, p->comm, strlen(p->comm), &st->stack[0]);
+		for (size_t k = 0; err >= 0 && k < s.n; k++) {
+			const char *name = fg_slicefile__string(f, s.frames[k]);
+
+			err = fg_folded__intern(model, name, strlen(name), &st->stack[k + 1]);
+		}
+		if (err >= 0)
+			err = rest ? fg_folded__add_id(model, st->stack + 1, s.n, 0, &st->ids[i]) :
+				     fg_folded__add_id(model, st->stack, s.n + 1, 0, &st->ids[i]);
+		if (err < 0)
+			return err;
+	}
+	/* A tick's count may pass what one sample weighs: in parts, at the tick's time. */
+	for (; count > 0 && err >= 0; count -= MIN(count, (uint64_t)UINT32_MAX))
+		err = fg_timed__add_id(st->out, time_ms, st->ids[i],
+				       (uint32_t)MIN(count, (uint64_t)UINT32_MAX));
+	if (err >= 0 && fg_timed__bytes(st->out) > st->max_bytes)
 		return -ENOBUFS;
 	return err;
 }
@@ -325,6 +467,7 @@ static struct json_object *result_json(const struct fgd_alwayson_data *a,
 	fg_json_add_int(m, "folded_stacks", (int64_t)res->folded_stacks);
 	fg_json_add_int(m, "unattributed_samples", (int64_t)res->unattributed);
 	fg_json_add_int(m, "other_rate_samples", (int64_t)res->other_rate_samples);
+	fg_json_add_int(m, "untimed_slices", (int64_t)res->untimed_slices);
 	fg_json_add_int(m, "memory_max", (int64_t)st.memory_max);
 	fg_json_add_int(m, "window_total_folded_samples", (int64_t)st.total_folded_samples);
 	fg_json_add_bool(m, "kernel_hidden", view->hide_kernel);
@@ -337,6 +480,79 @@ static double mib(uint64_t bytes)
 }
 
 #define NARROW "narrow the period or the processes (--last, --since, -p, --comm, --exe, --cgroup)"
+
+/*
+ * A snapshot in the timed format: every sample of the period with its time,
+ * from the window (to the ms) and the history (to its files' tick), over
+ * the part of the period they hold.
+ */
+static int timed_snapshot(const struct fgd_alwayson_data *a, const struct fg_query_request *q,
+			  const struct fg_view *view, uint64_t max_bytes, struct fgd_snapshot **ret,
+			  struct json_object **ret_meta, char *ret_error, size_t error_size)
+{
+	_cleanup_(fgd_snapshot__freep) struct fgd_snapshot *s = calloc(1, sizeof(*s));
+	_cleanup_(fg_selector__freep) struct fg_selector *sel = NULL;
+	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
+	_cleanup_(json_object_putp) struct json_object *meta = NULL;
+	struct fg_result_opts ro = { .format = FG_FORMAT_TIMED, .view = *view };
+	struct stored_timed st = { .max_bytes = max_bytes };
+	struct match_ctx mc = { .view = view };
+	struct fg_window_result res, window;
+	int64_t since, until;
+	bool match_all;
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	r = query_setup(q, &since, &until, &sel, ret_error, error_size);
+	if (r < 0)
+		return r;
+	mc.sel = sel;
+	match_all = view->uid == 0 && fg_selector__is_all(sel);
+	r = fg_timed__new(a->off_cpu ? FG_TIMED_US : FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t);
+	if (r < 0)
+		return r;
+	st.out = t;
+	res = (struct fg_window_result){};
+	/* Oldest first: the disk, then memory. */
+	r = query_history(a, since, until, &mc, match_all, NULL, add_stored_time, &st, &res);
+	free(st.ids);
+	free(st.stack);
+	if (r >= 0)
+		r = fg_window__timed(a->window, since, until, match, &mc, match_all, t, &window);
+	if (r >= 0 && fg_timed__bytes(t) > max_bytes)
+		r = -ENOBUFS;
+	if (r == -ENOBUFS)
+		snprintf(ret_error, error_size,
+			 "its samples' times alone take more than %.1f MiB: " NARROW,
+			 mib(max_bytes));
+	if (r < 0)
+		return r;
+	add_result(&res, &window);
+	if (fg_timed__n_samples(t) == 0) {
+		if (res.untimed_slices > 0)
+			snprintf(ret_error, error_size,
+				 "no times kept for that period: its %" PRIu64
+				 " slices hold none (written before fgd kept them, or past the "
+				 "window's room for them)",
+				 res.untimed_slices);
+		else
+			no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0,
+				ret_error, error_size);
+		return -ENODATA;
+	}
+	/* The period is what the slices cover of the one asked for. */
+	fg_timed__set_period(t, MAX(since, res.first_ms), MIN(until, res.last_ms));
+	meta = result_json(a, &res, view);
+	if (!meta)
+		return -ENOMEM;
+	r = fg_result__new_timed(TAKE_PTR(t), &ro, &s->result);
+	if (r < 0)
+		return r;
+	*ret_meta = TAKE_PTR(meta);
+	*ret = TAKE_PTR(s);
+	return 0;
+}
 
 int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query_request *q,
 			const struct fg_view *view, uint64_t max_bytes, struct fgd_snapshot **ret,
@@ -363,6 +579,8 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 	time_t t;
 	int r;
 
+	if (q->format == FG_FORMAT_TIMED)
+		return timed_snapshot(a, q, view, max_bytes, ret, ret_meta, ret_error, error_size);
 	if (!s)
 		return -ENOMEM;
 	r = query_setup(q, &since, &until, &sel, ret_error, error_size);
@@ -381,7 +599,8 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 	if (r >= 0) {
 		struct stored_model sm = { .out = model, .max_bytes = max_bytes };
 
-		r = query_history(a, since, until, &mc, match_all, add_stored_stack, &sm, &res);
+		r = query_history(a, since, until, &mc, match_all, add_stored_stack, NULL, &sm,
+				  &res);
 		free(sm.stack);
 	}
 	if (r == -ENOBUFS)
@@ -468,7 +687,7 @@ int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_requ
 	if (r < 0)
 		return r;
 	/* Oldest first, so each process shows the last name it had: the disk, then memory. */
-	r = query_history(a, since, until, &mc, false, top_stored_stack, top, &res);
+	r = query_history(a, since, until, &mc, false, top_stored_stack, NULL, top, &res);
 	if (r >= 0)
 		r = fg_window__top(a->window, since, until, match, &mc, top, &window);
 	if (r >= 0)

@@ -28,6 +28,10 @@ static void check(const uint8_t *data, size_t size)
 		for (size_t k = 0; k < st.n; k++)
 			(void)strlen(fg_slicefile__string(s, st.frames[k]));
 	}
+	for (size_t i = 0; i < fg_slicefile__n_times(s); i++)
+		if (fg_slicefile__time(s, i)->stack >= fg_slicefile__n_stacks(s) ||
+		    !fg_slicefile__time(s, i)->count)
+			abort();
 	/* Compaction of anything readable gives a readable slice, no bigger in stacks. */
 	{
 		const struct fg_slicefile *twice[2] = { s, s };

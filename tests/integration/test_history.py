@@ -34,8 +34,9 @@ def hot(stacks):
 
 def start_times(state, pid):
     """The start times the slices in state give pid, and how many slices name it."""
+    # Other processes of the machine are in the slices too, whatever bytes their names hold.
     r = subprocess.run([program("fgtest-history"), "--processes", state], capture_output=True,
-                       text=True)
+                       text=True, errors="replace")
     check(r.returncode == 0, f"fgtest-history failed: {r.stderr}")
     times, slices = set(), set()
     for line in r.stdout.splitlines():

@@ -66,7 +66,8 @@ TEST(a_sample_is_in_the_cell_of_its_second_and_offset)
 	h = fg_heatmap__free(h);
 
 	/* A period: what lies outside is not drawn; the columns cover it. */
-	o = (struct fg_heatmap_opts){ .bucket_ms = 20, .since = 1699999999500,
+	o = (struct fg_heatmap_opts){ .bucket_ms = 20,
+				      .since = 1699999999500,
 				      .until = 1700000002000 };
 	ASSERT_OK(fg_heatmap__new(t, &o, &h));
 	ASSERT_EQ(h->start, 1699999999000);
@@ -139,9 +140,15 @@ TEST(the_json_has_a_column_per_second_and_a_count_per_bucket)
 	ASSERT_EQ(json_object_get_int(get(j, "total")), 5);
 	cols = get(j, "columns");
 	ASSERT_EQ(json_object_array_length(cols), 2);
-	ASSERT_EQ(json_object_get_int(json_object_array_get_idx(json_object_array_get_idx(cols, 0), 0)), 1);
-	ASSERT_EQ(json_object_get_int(json_object_array_get_idx(json_object_array_get_idx(cols, 1), 3)), 4);
-	ASSERT_EQ(json_object_get_int(json_object_array_get_idx(json_object_array_get_idx(cols, 1), 2)), 0);
+	ASSERT_EQ(json_object_get_int(
+			  json_object_array_get_idx(json_object_array_get_idx(cols, 0), 0)),
+		  1);
+	ASSERT_EQ(json_object_get_int(
+			  json_object_array_get_idx(json_object_array_get_idx(cols, 1), 3)),
+		  4);
+	ASSERT_EQ(json_object_get_int(
+			  json_object_array_get_idx(json_object_array_get_idx(cols, 1), 2)),
+		  0);
 }
 
 TEST(the_svg_draws_the_cells_that_hold_samples)
@@ -204,5 +211,6 @@ TEST(the_page_holds_every_sample_and_fetches_nothing)
 	ASSERT_EQ(json_object_get_int(json_object_array_get_idx(get(j, "t"), 2)), 497);
 	ASSERT_EQ(json_object_array_length(get(j, "stacks")), 2);
 	ASSERT_EQ(json_object_get_int(json_object_array_get_idx(get(j, "w"), 2)), 2);
-	ASSERT_EQ(json_object_array_length(get(j, "names")), json_object_array_length(get(j, "color")));
+	ASSERT_EQ(json_object_array_length(get(j, "names")),
+		  json_object_array_length(get(j, "color")));
 }

@@ -374,3 +374,108 @@ TEST(merging_adds_counts_of_the_same_stack_of_the_same_process)
 	fg_slicefile__free(in[0]);
 	fg_slicefile__free(in[1]);
 }
+
+/*
+ * Version 2's times: each sample at its tick (whole multiples of the tick
+ * since the epoch, before the slice's start too), read back as written,
+ * merged as their stacks merge; a file whose times do not add up to its
+ * stacks is refused; a merge with a source without times has none.
+ */
+TEST(times_read_back_at_their_ticks_and_merge_with_their_stacks)
+{
+	static const char *const a[] = { "main", "hot" };
+	static const char *const b[] = { "main", "cold" };
+	const struct fg_slicefile_process p = { 7, 1, 0, "app", NULL, NULL };
+	/* Slices of 10 s from 1,700,000,000,005 ms: not on a tick. */
+	const uint64_t t0 = 1700000000005ULL;
+	struct fg_slicefile_writer *w, *m;
+	struct fg_slicefile *s1, *s2, *s3, *merged;
+	const struct fg_slicefile_time *t;
+	struct fg_slicefile_stack st;
+	const uint8_t *data;
+	size_t len;
+	uint32_t i;
+
+	ASSERT_OK(fg_slicefile_writer__new(t0 * 1000000, (t0 + 10000) * 1000000, &w));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p, &i));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, i, a, 2, 3));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, i, b, 2, 2));
+	ASSERT_EQ(fg_slicefile_writer__add_time(w, 0, (int64_t)t0, 1), -EINVAL); /* no times yet */
+	ASSERT_OK(fg_slicefile_writer__set_times(w, 10));
+	ASSERT_OK(fg_slicefile_writer__add_time(w, 0, (int64_t)t0 + 1225, 1));
+	ASSERT_OK(fg_slicefile_writer__add_time(w, 0, (int64_t)t0 + 1230, 1)); /* the same tick */
+	ASSERT_OK(fg_slicefile_writer__add_time(w, 1, (int64_t)t0 - 7, 2)); /* before the start */
+	ASSERT_OK(fg_slicefile_writer__add_time(w, 0, (int64_t)t0 + 9999, 1));
+	ASSERT_EQ(fg_slicefile_writer__add_time(w, 2, (int64_t)t0, 1), -EINVAL);
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s1));
+	ASSERT_EQ(fg_slicefile__tick_ms(s1), 10);
+	ASSERT_EQ(fg_slicefile__n_times(s1), 3);
+	t = fg_slicefile__time(s1, 0);
+	ASSERT_EQ(t->time_ms, 1699999999990LL);
+	ASSERT_EQ(t->stack, 1);
+	ASSERT_U64_EQ(t->count, 2);
+	t = fg_slicefile__time(s1, 1);
+	ASSERT_EQ(t->time_ms, 1700000001230LL);
+	ASSERT_U64_EQ(t->count, 2);
+	ASSERT_EQ(fg_slicefile__time(s1, 2)->time_ms, 1700000010000LL);
+
+	/* Times that do not add up to their stack's count: the file lies. */
+	fg_slicefile_writer__free(w);
+	ASSERT_OK(fg_slicefile_writer__new(t0 * 1000000, (t0 + 10000) * 1000000, &w));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p, &i));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, i, a, 2, 3));
+	ASSERT_OK(fg_slicefile_writer__set_times(w, 10));
+	ASSERT_OK(fg_slicefile_writer__add_time(w, 0, (int64_t)t0, 2));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_EQ(fg_slicefile__parse(data, len, &s3), -EBADMSG);
+	fg_slicefile_writer__free(w);
+
+	/* The next slice: its "hot" merges with the first's, and so do its times. */
+	ASSERT_OK(fg_slicefile_writer__new((t0 + 10000) * 1000000, (t0 + 20000) * 1000000, &w));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p, &i));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, i, a, 2, 1));
+	ASSERT_OK(fg_slicefile_writer__set_times(w, 10));
+	ASSERT_OK(fg_slicefile_writer__add_time(w, 0, (int64_t)t0 + 15000, 1));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s2));
+	fg_slicefile_writer__free(w);
+	{
+		const struct fg_slicefile *both[] = { s1, s2 };
+
+		ASSERT_OK(fg_slicefile_merge(both, 2, t0 * 1000000, (t0 + 20000) * 1000000, &m));
+	}
+	ASSERT_OK(fg_slicefile_writer__finish(m, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &merged));
+	ASSERT_EQ(fg_slicefile__n_stacks(merged), 2);
+	ASSERT_EQ(fg_slicefile__n_times(merged), 4);
+	t = fg_slicefile__time(merged, 3);
+	ASSERT_EQ(t->time_ms, 1700000015000LL);
+	fg_slicefile__stack(merged, t->stack, &st);
+	ASSERT_TRUE(strcmp(fg_slicefile__string(merged, st.frames[1]), "hot") == 0);
+	ASSERT_U64_EQ(st.count, 4);
+	fg_slicefile__free(merged);
+	fg_slicefile_writer__free(m);
+
+	/* A source without times: the merged file has none. */
+	ASSERT_OK(fg_slicefile_writer__new((t0 + 20000) * 1000000, (t0 + 30000) * 1000000, &w));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p, &i));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, i, a, 2, 1));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s3));
+	fg_slicefile_writer__free(w);
+	{
+		const struct fg_slicefile *three[] = { s1, s2, s3 };
+
+		ASSERT_OK(fg_slicefile_merge(three, 3, t0 * 1000000, (t0 + 30000) * 1000000, &m));
+	}
+	ASSERT_OK(fg_slicefile_writer__finish(m, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &merged));
+	ASSERT_EQ(fg_slicefile__tick_ms(merged), 0);
+	ASSERT_EQ(fg_slicefile__n_times(merged), 0);
+	fg_slicefile__free(merged);
+	fg_slicefile_writer__free(m);
+	fg_slicefile__free(s1);
+	fg_slicefile__free(s2);
+	fg_slicefile__free(s3);
+}

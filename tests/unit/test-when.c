@@ -139,3 +139,22 @@ TEST(selectors_combine)
 	spec = (struct fg_selector_spec){ .uid = 1LL << 33 };
 	ASSERT_EQ(fg_selector__new(&spec, &s, &why), -EINVAL);
 }
+
+TEST(times_to_the_millisecond)
+{
+	int64_t t;
+
+	ASSERT_OK(fg_parse_time("@1764205200.25", 0, 0, &t));
+	ASSERT_EQ(t, 1764205200250LL);
+	ASSERT_OK(fg_parse_time("1764205200.2509", 0, 0, &t));
+	ASSERT_EQ(t, 1764205200250LL);
+	ASSERT_OK(fg_parse_time("1764205200", 0, 0, &t));
+	ASSERT_EQ(t, 1764205200000LL);
+	ASSERT_OK(fg_parse_time("12:00:01.250", 1764252000000LL, 0, &t));
+	ASSERT_EQ(t, 1764244801250LL);
+	ASSERT_OK(fg_parse_time("2025-11-27T12:00:01.5Z", 0, 0, &t));
+	ASSERT_EQ(t, 1764244801500LL);
+	ASSERT_EQ(fg_parse_time("@1.2.3", 0, 0, &t), -EINVAL);
+	ASSERT_EQ(fg_parse_time("1764205200.", 0, 0, &t), -EINVAL);
+	ASSERT_EQ(fg_parse_time("@", 0, 0, &t), -EINVAL);
+}

@@ -5,6 +5,7 @@
 
 #include "folded.h"
 #include "test.h"
+#include "timed.h"
 #include "top.h"
 #include "window.h"
 
@@ -13,8 +14,8 @@
 /* Root's view: everything as stored. */
 static const struct fg_view root_view = { .uid = 0, .kernel_suffix = true };
 
-static void add(struct fg_window *w, const struct fg_window_proc *p, const char *stack,
-		uint64_t count)
+static void add_at(struct fg_window *w, const struct fg_window_proc *p, const char *stack,
+		   uint64_t count, int64_t time_ms)
 {
 	uint32_t ids[64];
 	size_t n = 0;
@@ -26,12 +27,18 @@ static void add(struct fg_window *w, const struct fg_window_proc *p, const char 
 		int r = fg_window__intern(w, tok, strlen(tok), &ids[n++]);
 
 		if (r == -ENOSPC) {
-			ASSERT_OK(fg_window__add_other(w, p, count));
+			ASSERT_OK(fg_window__add_other(w, p, count, time_ms));
 			return;
 		}
 		ASSERT_OK(r);
 	}
-	ASSERT_OK(fg_window__add(w, p, ids, n, count));
+	ASSERT_OK(fg_window__add(w, p, ids, n, count, time_ms));
+}
+
+static void add(struct fg_window *w, const struct fg_window_proc *p, const char *stack,
+		uint64_t count)
+{
+	add_at(w, p, stack, count, FG_WINDOW_NO_TIME);
 }
 
 /* The query's folded text, sorted, as one string. */
@@ -245,8 +252,8 @@ TEST(top_ranks_processes_with_their_hottest_leaf)
 	add(w, &a, "main;hot_b", 1);
 	add(w, &a, "main;x;hot_a", 3);
 	/* Folded samples and frameless ones count for the process, but name no leaf. */
-	ASSERT_OK(fg_window__add_other(w, &b, 4));
-	ASSERT_OK(fg_window__add(w, &c, NULL, 0, 1));
+	ASSERT_OK(fg_window__add_other(w, &b, 4, FG_WINDOW_NO_TIME));
+	ASSERT_OK(fg_window__add(w, &c, NULL, 0, 1, FG_WINDOW_NO_TIME));
 	fg_window__tick(w, T0 + 12500);
 	ASSERT_OK(fg_window__top(w, T0, T0 + 20000, NULL, NULL, top, &res));
 	ASSERT_OK(fg_top__list(top, &e, &n));
@@ -282,8 +289,116 @@ TEST(bad_input)
 	ASSERT_EQ(fg_window__new(&o, T0, &w), -EINVAL);
 	o = (struct fg_window_opts){ .slice_ms = 10, .window_ms = 100, .memory_max = 1 << 20 };
 	ASSERT_OK(fg_window__new(&o, T0, &w));
-	ASSERT_EQ(fg_window__add(w, &a, &bogus, 1, 1), -EINVAL);
+	ASSERT_EQ(fg_window__add(w, &a, &bogus, 1, 1, FG_WINDOW_NO_TIME), -EINVAL);
 	/* A sample without frames still counts for its process. */
-	ASSERT_OK(fg_window__add(w, &a, NULL, 0, 1));
+	ASSERT_OK(fg_window__add(w, &a, NULL, 0, 1, FG_WINDOW_NO_TIME));
+	fg_window__free(w);
+}
+
+/*
+ * Each sample's time is kept: a range that cuts a slice takes the samples in
+ * it, to the ms, through the slice's compactions; a slice without its
+ * times counts whole and is said to; a timed query places every sample.
+ */
+TEST(ranges_cut_slices_to_the_ms_by_the_samples_times)
+{
+	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 60000, .memory_max = 1 << 20 };
+	struct fg_window_proc a = { 100, 1, 0, "app", "/bin/app", "/" };
+	struct fg_window_result res;
+	struct fg_window *w;
+	struct fg_folded *f;
+	struct fg_timed *t;
+	const struct fg_timed_sample *v;
+
+	ASSERT_OK(fg_window__new(&o, T0, &w));
+	/* 2,000 samples of one stack a ms apart, a burst of another between 1,250 and 1,500 ms. */
+	for (int i = 0; i < 2000; i++)
+		add_at(w, &a, i >= 1250 && i < 1500 ? "main;burst" : "main;idle", 1, T0 + i);
+	/* One taken just before the slice began, added after: it is counted at its time. */
+	add_at(w, &a, "main;late", 1, T0 - 3);
+	fg_window__tick(w, T0 + 5000);
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0 + 1250, T0 + 1500, NULL, NULL, true, f, &res));
+	ASSERT_STREQ(folded_text(f), "app;main;burst 250\n");
+	ASSERT_EQ(res.samples, 250);
+	ASSERT_EQ(res.untimed_slices, 0);
+	ASSERT_EQ(res.first_ms, T0 + 1250);
+	ASSERT_EQ(res.last_ms, T0 + 1500);
+	ASSERT_EQ(res.covered_ms, 250);
+	fg_folded__free(f);
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0 - 10, T0, NULL, NULL, true, f, &res));
+	ASSERT_STREQ(folded_text(f), "app;main;late 1\n");
+	fg_folded__free(f);
+
+	/* A timed query: every sample at its time. */
+	ASSERT_OK(fg_timed__new(FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t));
+	ASSERT_OK(fg_window__timed(w, T0 + 1499, T0 + 1502, NULL, NULL, true, t, &res));
+	ASSERT_OK(fg_timed__sort(t));
+	ASSERT_EQ(fg_timed__n_samples(t), 3);
+	v = fg_timed__samples(t);
+	ASSERT_EQ(v[0].time, T0 + 1499);
+	ASSERT_EQ(v[2].time, T0 + 1501);
+	ASSERT_TRUE(v[0].stack != v[1].stack && v[1].stack == v[2].stack);
+	fg_timed__free(t);
+
+	/* A sample without its time: the slice's times no longer add up. */
+	add(w, &a, "main;idle", 1);
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0 + 1250, T0 + 1500, NULL, NULL, true, f, &res));
+	ASSERT_EQ(res.untimed_slices, 1);
+	ASSERT_EQ(res.samples, 2002);
+	fg_folded__free(f);
+	ASSERT_OK(fg_timed__new(FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t));
+	ASSERT_OK(fg_window__timed(w, T0, T0 + 10000, NULL, NULL, true, t, &res));
+	ASSERT_EQ(fg_timed__n_samples(t), 0);
+	ASSERT_EQ(res.untimed_slices, 1);
+	fg_timed__free(t);
+	fg_window__free(w);
+}
+
+TEST(times_follow_their_stacks_into_other_when_a_slice_compacts)
+{
+	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 60000, .memory_max = 1 << 20 };
+	struct fg_window_result res;
+	struct fg_window_stats st;
+	struct fg_window *w;
+	struct fg_folded *f;
+	struct fg_timed *t;
+	uint64_t hot_in_range = 0;
+
+	ASSERT_OK(fg_window__new(&o, T0, &w));
+	/*
+	 * Long unique names fill the slice's stacks long before the times fill
+	 * the quarter of its budget kept for them (3,000 times are 24 KiB of 128).
+	 */
+	for (int i = 0; i < 3000; i++) {
+		struct fg_window_proc p = { 100, 1, 0, "storm", "/bin/storm", "/" };
+		char stack[512];
+
+		if (i % 2 == 0)
+			snprintf(stack, sizeof(stack), "main;hot");
+		else
+			snprintf(stack, sizeof(stack), "main;f%d_%0400d;g%d", i, i, i * 7);
+		add_at(w, &p, stack, 1, T0 + i);
+		hot_in_range += i % 2 == 0 && i >= 1000 && i < 2000;
+	}
+	fg_window__stats(w, &st);
+	ASSERT_TRUE(st.compactions > 0);
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0 + 1000, T0 + 2000, NULL, NULL, true, f, &res));
+	ASSERT_EQ(res.untimed_slices, 0);
+	ASSERT_EQ(res.samples, 1000);
+	ASSERT_TRUE(strstr(folded_text(f), "storm;main;hot ") != NULL);
+	{
+		char *text = folded_text(f), *hot = strstr(text, "storm;main;hot ");
+
+		ASSERT_EQ(strtoull(hot + strlen("storm;main;hot "), NULL, 10), hot_in_range);
+	}
+	fg_folded__free(f);
+	ASSERT_OK(fg_timed__new(FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t));
+	ASSERT_OK(fg_window__timed(w, T0, T0 + 10000, NULL, NULL, true, t, &res));
+	ASSERT_EQ(fg_timed__n_samples(t), 3000);
+	fg_timed__free(t);
 	fg_window__free(w);
 }
