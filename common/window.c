@@ -68,6 +68,7 @@ struct fg_slice {
 	size_t n_times, cap_times, cap_time_counts;
 	int32_t min_at, max_at; /* of the times kept */
 	bool times_lost;
+	uint64_t times_reserve; /* what the times may take whatever the profile holds */
 };
 
 struct fg_window {
@@ -83,7 +84,11 @@ struct fg_window {
 	void *expire_ctx;
 	uint64_t total_samples, total_folded_samples, total_folded_stacks, total_unattributed;
 	uint64_t compactions, expired;
+	uint64_t last_times; /* the bytes of times the last slice closed held (or would have) */
 };
+
+/* The least a slice's times keep free of the profile (profile_budget()). */
+#define TIMES_RESERVE_MIN 4096
 
 /* ---- slices ---- */
 
@@ -121,12 +126,14 @@ static size_t times_bytes(const struct fg_slice *s)
 
 /*
  * What the profile (names, processes, stacks) may hold of the slice's
- * budget: all but what the times hold, and while they are kept, a quarter
- * at least, so a storm of new stacks does not leave the times without room.
+ * budget: all but what the times hold, and while they are kept, their
+ * reserve at least (twice what the slice before needed, a quarter of the
+ * budget at most), so a storm of new stacks does not leave them without
+ * room.
  */
 static uint64_t profile_budget(const struct fg_slice *s)
 {
-	uint64_t times = s->times_lost ? 0 : MAX((uint64_t)times_bytes(s), s->budget / 4);
+	uint64_t times = s->times_lost ? 0 : MAX((uint64_t)times_bytes(s), s->times_reserve);
 
 	return s->budget > times ? s->budget - times : 0;
 }
@@ -556,8 +563,11 @@ static int open_slice(struct fg_window *w, int64_t now)
 {
 	int err = slice_new(now, slice_end_for(w, now), w->slice_budget, &w->open);
 
-	if (err >= 0)
+	if (err >= 0) {
+		w->open->times_reserve = MIN(w->slice_budget / 4,
+					     MAX((uint64_t)TIMES_RESERVE_MIN, 2 * w->last_times));
 		w->epoch++;
+	}
 	return err;
 }
 
@@ -576,6 +586,8 @@ int fg_window__new(const struct fg_window_opts *opts, int64_t now_ms, struct fg_
 	/* Closed slices in the window, one that may straddle its start, and the open one. */
 	w->max_closed = (opts->window_ms + opts->slice_ms - 1) / opts->slice_ms + 1;
 	w->slice_budget = opts->memory_max / (w->max_closed + 1);
+	/* Nothing is known of the times' needs yet: the first slice reserves them all it may. */
+	w->last_times = w->slice_budget;
 	err = open_slice(w, now_ms);
 	if (err < 0) {
 		fg_window__free(w);
@@ -709,6 +721,12 @@ int fg_window__tick(struct fg_window *w, int64_t now_ms)
 	if (now_ms >= old->end_ms || now_ms < old->start_ms) {
 		/* Room first: a closed slice is never lost for want of a pointer slot. */
 		if (FG_GROW(w->closed, w->cap_closed, w->n_closed + 1) >= 0) {
+			/* What its times took, for the next one's reserve: all it could, if lost. */
+			w->last_times =
+				old->times_lost ?
+					w->slice_budget / 4 :
+					old->n_times * (sizeof(struct stime) +
+							(old->time_counts ? sizeof(uint32_t) : 0));
 			w->open = NULL;
 			err = open_slice(w, now_ms);
 			if (err < 0) {

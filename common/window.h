@@ -26,7 +26,9 @@
  *
  * Times: each sample's time is kept with it (what it was counted in, and
  * ms after its slice's start: 8 bytes, 12 with a count other than 1),
- * within half its slice's budget. A query whose range cuts a slice takes
+ * within half its slice's budget; the profile leaves them twice what the
+ * slice before needed (a quarter of the budget at most, all of that for
+ * the first slice), however many stacks come. A query whose range cuts a slice takes
  * just the samples in the range; a slice whose times were not all kept
  * (past that room, or samples added without a time) counts whole, and is
  * counted as untimed. Times are what heat maps are drawn from
