@@ -407,6 +407,19 @@ void fgctl_end_progress(FILE *f)
 	progress_shown = false;
 }
 
+void fgctl_note_untimed(FILE *f, struct json_object *meta)
+{
+	int64_t n = fgctl_get_int(meta, "untimed_slices");
+
+	if (n > 0)
+		fprintf(f,
+			"fgctl: note: the period cuts %" PRId64
+			" slices that kept no times of their samples (history written before fgd "
+			"kept them, or past a slice's room for them): those count whole, so the "
+			"answer spans more than asked\n",
+			n);
+}
+
 void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta)
 {
 	if (fgctl_get_int(meta, "kernel_hidden"))
@@ -500,6 +513,23 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			" samples were dropped at fgd's limits (too many "
 			"distinct stacks or locations)\n",
 			dropped);
+	if (fgctl_get_int(meta, "since_ms") || fgctl_get_int(meta, "until_ms")) {
+		int64_t since = fgctl_get_int(meta, "since_ms"),
+			until = fgctl_get_int(meta, "until_ms");
+
+		fprintf(f, "fgctl: note: the output holds the samples taken from ");
+		if (since)
+			fprintf(f, "%" PRId64 ".%03" PRId64, since / 1000, since % 1000);
+		else
+			fprintf(f, "the start");
+		fprintf(f, " to ");
+		if (until)
+			fprintf(f, "%" PRId64 ".%03" PRId64, until / 1000, until % 1000);
+		else
+			fprintf(f, "the end");
+		fprintf(f, " (Unix seconds, --since/--until): %" PRId64 " stacks\n",
+			fgctl_get_int(meta, "stacks"));
+	}
 	if (fgctl_get_int(meta, "times_dropped") > 0)
 		fprintf(f,
 			"fgctl: warning: the times of %" PRId64

@@ -35,6 +35,11 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
  * snapshot, a top list or a diff of snapshots.
  */
 void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta);
+/*
+ * The note for a query whose range cut slices of always-on data that kept
+ * no times: they counted whole (meta's untimed_slices).
+ */
+void fgctl_note_untimed(FILE *f, struct json_object *meta);
 
 /* A JSON member as an integer, or 0. */
 int64_t fgctl_get_int(struct json_object *obj, const char *key);

@@ -36,9 +36,10 @@ static int32_t utc_offset(void)
 
 const char fgctl_query_help[] =
 	"      --last SPAN          the last SPAN: 30s, 5m, 1h30m\n"
-	"      --since TIME         from TIME: HH:MM[:SS] (the latest such time), ISO 8601\n"
-	"                           (2024-03-10T03:10, with Z or +01:00 for a zone),\n"
-	"                           relative (-10m), or @UNIXSECONDS\n"
+	"      --since TIME         from TIME: HH:MM[:SS[.fff]] (the latest such time),\n"
+	"                           ISO 8601 (2024-03-10T03:10, with Z or +01:00 for a\n"
+	"                           zone), relative (-10m), or Unix seconds (1764205200.250,\n"
+	"                           @1764205200); to the millisecond\n"
 	"      --until TIME         up to TIME (default: now)\n"
 	"  -p, --pid PID            only this process\n"
 	"      --comm REGEX         only processes whose name matches (extended regex)\n"
@@ -98,13 +99,24 @@ int fgctl_query_option(int c, const char *arg, struct fg_query_request *q,
 	return 0;
 }
 
+int fgctl_time_arg(const char *arg, int64_t *ret_ms)
+{
+	if (fg_parse_time(arg, now_ms(), utc_offset(), ret_ms) < 0) {
+		fprintf(stderr,
+			"fgctl: invalid time '%s': expected HH:MM[:SS[.fff]], ISO 8601, -10m, now, "
+			"or Unix seconds (1764205200.250)\n",
+			arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int fgctl_query_range(struct fg_query_request *q, const struct fgctl_period *period,
 		      const char *last_default)
 {
 	const char *since = period->since, *until = period->until;
 	const char *last = period->last ? period->last : last_default;
 	int64_t now = now_ms(), t;
-	int32_t off = utc_offset();
 	uint64_t span;
 
 	if (period->last && since) {
@@ -112,21 +124,13 @@ int fgctl_query_range(struct fg_query_request *q, const struct fgctl_period *per
 		return -EINVAL;
 	}
 	if (until) {
-		if (fg_parse_time(until, now, off, &t) < 0) {
-			fprintf(stderr,
-				"fgctl: invalid time '%s': expected HH:MM[:SS], ISO 8601, -10m or now\n",
-				until);
+		if (fgctl_time_arg(until, &t) < 0)
 			return -EINVAL;
-		}
 		q->until_ms = t;
 	}
 	if (since) {
-		if (fg_parse_time(since, now, off, &t) < 0) {
-			fprintf(stderr,
-				"fgctl: invalid time '%s': expected HH:MM[:SS], ISO 8601, -10m or now\n",
-				since);
+		if (fgctl_time_arg(since, &t) < 0)
 			return -EINVAL;
-		}
 		q->since_ms = t;
 	} else {
 		if (fg_parse_span(last, &span) < 0) {

@@ -62,6 +62,9 @@ struct fgctl_period {
 int fgctl_query_option(int c, const char *arg, struct fg_query_request *q,
 		       struct fgctl_period *period);
 
+/* A time as --since and --until take it (when.h), in Unix ms; says why not on stderr. 0 or -EINVAL. */
+int fgctl_time_arg(const char *arg, int64_t *ret_ms);
+
 /*
  * Turns the period into q's range, relative times from now; last_default
  * when neither --last nor --since was given. 0, or -EINVAL (said why).

@@ -18,6 +18,7 @@
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-output.h"
+#include "fgctl-query.h"
 #include "fgctl-record.h"
 #include "fgctl.h"
 #include "macro.h"
@@ -72,6 +73,11 @@ static void record_help(void)
 	       "                           thread's total comes close to the duration\n"
 	       "      --min-block US       with --off-cpu or --wall: leave out blocks shorter\n"
 	       "                           than this (default 1)\n"
+	       "      --since TIME, --until TIME\n"
+	       "                           keep only the samples taken in this range, to the\n"
+	       "                           millisecond (times as fgctl snapshot takes them:\n"
+	       "                           12:00:01.250, 1764205200.250, -5s); the recording runs\n"
+	       "                           as -t says\n"
 	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
 	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
 	       FG_DEFAULT_SOCKET);
@@ -312,7 +318,9 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		ARG_NO_DEMANGLE,
 		ARG_OFF_CPU,
 		ARG_WALL,
-		ARG_MIN_BLOCK
+		ARG_MIN_BLOCK,
+		ARG_SINCE,
+		ARG_UNTIL
 	};
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -335,6 +343,8 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, ARG_OFF_CPU },
 		{ "wall", no_argument, NULL, ARG_WALL },
 		{ "min-block", required_argument, NULL, ARG_MIN_BLOCK },
+		{ "since", required_argument, NULL, ARG_SINCE },
+		{ "until", required_argument, NULL, ARG_UNTIL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -448,6 +458,12 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 				return FGCTL_EXIT_USAGE;
 			}
 			break;
+		case ARG_SINCE:
+		case ARG_UNTIL:
+			if (fgctl_time_arg(optarg, c == ARG_SINCE ? &req.record.since_ms :
+								    &req.record.until_ms) < 0)
+				return FGCTL_EXIT_USAGE;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -465,6 +481,10 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "fgctl: unexpected argument '%s'. Try 'fgctl record --help'.\n",
 			argv[optind]);
+		return FGCTL_EXIT_USAGE;
+	}
+	if (req.record.until_ms && req.record.until_ms <= req.record.since_ms) {
+		fprintf(stderr, "fgctl: the range ends before it starts\n");
 		return FGCTL_EXIT_USAGE;
 	}
 	if (req.record.all == (req.record.n_pids > 0)) {

@@ -22,13 +22,19 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 enum { ARG_TITLE = 0x100, ARG_OFF_CPU };
 
 /* HH:MM:SS of a Unix time in ms, local. */
+/* A local time of day, with its ms when it has some: a range may end anywhere. */
 static void local_time(char *buf, size_t size, int64_t ms)
 {
 	time_t t = (time_t)(ms / 1000);
 	struct tm tm;
+	size_t n;
 
-	if (!localtime_r(&t, &tm) || !strftime(buf, size, "%H:%M:%S", &tm))
+	if (!localtime_r(&t, &tm) || !(n = strftime(buf, size, "%H:%M:%S", &tm))) {
 		snprintf(buf, size, "?");
+		return;
+	}
+	if (ms % 1000)
+		snprintf(buf + n, size - n, ".%03d", (int)(ms % 1000));
 }
 
 /* A snapshot's result goes straight to the output file. */
@@ -139,7 +145,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		return FGCTL_EXIT_OUTPUT;
 	}
 	if (!quiet && meta) {
-		char from[16], to[16];
+		char from[24], to[24];
 		const char *where = strcmp(out.path, "-") == 0 ? "stdout" : out.path;
 
 		/* What the slices cover, which coarse history on disk may make wider than asked. */
@@ -148,7 +154,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		if (req.query.off_cpu)
 			fprintf(stderr,
 				"fgctl: wrote %s: %.3f s blocked in %" PRId64 " processes, %" PRId64
-				" slices (%s to %s, %.0f s); folded into [other] by the memory "
+				" slices (%s to %s, %g s); folded into [other] by the memory "
 				"ceiling: %.3f s\n",
 				where, (double)fgctl_get_int(meta, "samples") / 1e6,
 				fgctl_get_int(meta, "processes"), fgctl_get_int(meta, "slices"),
@@ -157,7 +163,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		else
 			fprintf(stderr,
 				"fgctl: wrote %s: %" PRId64 " samples of %" PRId64
-				" processes in %" PRId64 " slices (%s to %s, %.0f s); folded into "
+				" processes in %" PRId64 " slices (%s to %s, %g s); folded into "
 				"[other] by the memory ceiling: %" PRId64 " samples\n",
 				where, fgctl_get_int(meta, "samples"),
 				fgctl_get_int(meta, "processes"), fgctl_get_int(meta, "slices"),
@@ -175,5 +181,6 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 	}
 	/* As after a recording, whatever -q says: the graph is not what root would get. */
 	fgctl_note_kernel_hidden(stderr, meta);
+	fgctl_note_untimed(stderr, meta);
 	return FGCTL_EXIT_OK;
 }

@@ -52,6 +52,7 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 	       (double)fgctl_get_int(meta, "covered_ms") / 1000.0, fgctl_get_int(meta, "samples"),
 	       fgctl_get_int(meta, "frequency"), fgctl_get_int(meta, "folded_samples"));
 	fgctl_note_kernel_hidden(stderr, meta);
+	fgctl_note_untimed(stderr, meta);
 	if (fgctl_get_int(meta, "dropped_samples") || fgctl_get_int(meta, "dropped_leaf_samples"))
 		fprintf(stderr,
 			"fgctl: too many processes in that period for fgd's top list: %" PRId64

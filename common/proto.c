@@ -405,6 +405,11 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 		FAIL("'min_block_us' is for off-CPU and wall-clock recordings ('off_cpu' or 'wall')");
 	if (rec->off_cpu && rec->frequency)
 		FAIL("'frequency' does not apply to off-CPU recordings: every block is recorded");
+	if (get_int(msg, "since_ms", 0, INT64_MAX, &rec->since_ms) < 0 ||
+	    get_int(msg, "until_ms", 0, INT64_MAX, &rec->until_ms) < 0)
+		FAIL("'since_ms' and 'until_ms' must be Unix ms");
+	if (rec->until_ms && rec->until_ms <= rec->since_ms)
+		FAIL("'until_ms' must be after 'since_ms'");
 	return 0;
 }
 
@@ -566,6 +571,10 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 	if (rec->min_block_us)
 		json_object_object_add(obj, "min_block_us",
 				       json_object_new_int64(rec->min_block_us));
+	if (rec->since_ms)
+		json_object_object_add(obj, "since_ms", json_object_new_int64(rec->since_ms));
+	if (rec->until_ms)
+		json_object_object_add(obj, "until_ms", json_object_new_int64(rec->until_ms));
 	if (rec->group_by != FG_GROUP_PROCESS) {
 		if (!fg_group_by_name(rec->group_by))
 			return NULL;

@@ -158,6 +158,8 @@ struct fg_record_request {
 	bool off_cpu;          /* blocked time by stack (BPF) rather than on-CPU samples */
 	bool wall;             /* on-CPU samples and off-CPU blocks, both in µs: wall-clock time */
 	uint32_t min_block_us; /* off-CPU: shorter blocks are left out; 0: the default, 1 */
+	/* Only the samples taken in [since_ms, until_ms), Unix ms; 0: from the start, to the end. */
+	int64_t since_ms, until_ms;
 };
 
 #define FG_PROTO_MAX_MIN_BLOCK_US 1000000000

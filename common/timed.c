@@ -352,6 +352,45 @@ int fg_timed__filter(const struct fg_timed *t, fg_timed_match_fn match, void *ct
 	return 0;
 }
 
+int fg_timed__between(const struct fg_timed *t, int64_t since, int64_t until, struct fg_timed **ret)
+{
+	_cleanup_(fg_timed__freep) struct fg_timed *out = NULL;
+	_cleanup_free_ uint32_t *names = NULL, *ids = NULL;
+	size_t n_stacks = fg_folded__n_stacks(t->model), n_names = fg_folded__n_names(t->model);
+	int64_t last = t->unit == FG_TIMED_US ? until + (int64_t)(t->max_weight / 1000) + 1 : until;
+	int r;
+
+	r = fg_timed__new(t->unit, t->clock, &out);
+	if (r < 0)
+		return r;
+	fg_timed__set_period(out, since, until);
+	names = malloc(MAX(n_names, (size_t)1) * sizeof(*names));
+	ids = malloc(MAX(n_stacks, (size_t)1) * sizeof(*ids));
+	if (!names || !ids)
+		return -ENOMEM;
+	memset(names, 0xff, n_names * sizeof(*names));
+	memset(ids, 0xff, n_stacks * sizeof(*ids));
+	for (size_t i = first_at(t, since); i < t->n && t->v[i].time < last; i++) {
+		const struct fg_timed_sample *s = &t->v[i];
+		/* Whole µs: the times and the range are whole ms. */
+		double share = fg_timed_share(t->unit, s, since, until);
+
+		if (share <= 0)
+			continue;
+		if (ids[s->stack] == UINT32_MAX) {
+			r = fg_folded__add_from(out->model, t->model, s->stack, 0, names,
+						&ids[s->stack]);
+			if (r < 0)
+				return r;
+		}
+		r = add_to(out, s->time, ids[s->stack], (uint32_t)share);
+		if (r < 0)
+			return r;
+	}
+	*ret = TAKE_PTR(out);
+	return 0;
+}
+
 bool fg_timed__has_header(const struct fg_timed *t)
 {
 	return t->has_header;

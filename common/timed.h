@@ -138,6 +138,14 @@ int fg_timed__range(const struct fg_timed *t, int64_t since, int64_t until, fg_t
 		    void *ctx, struct fg_folded *out);
 
 /*
+ * The part of t (sorted) in [since, until) (ms): its samples there, µs ones
+ * cut to their part inside, over that period. Caller frees *ret with
+ * fg_timed__free(). 0 or a negative errno.
+ */
+int fg_timed__between(const struct fg_timed *t, int64_t since, int64_t until,
+		      struct fg_timed **ret);
+
+/*
  * The samples of t whose stacks match, as a new profile with t's unit and
  * clock (names interned anew). Caller frees *ret with fg_timed__free().
  * 0 or a negative errno.

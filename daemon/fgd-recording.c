@@ -588,6 +588,50 @@ static int timed_profile(const struct fg_recording *r, struct fg_timed **ret)
 	return 0;
 }
 
+/* Whether the client asked for a range of the recording's time. */
+static bool ranged(const struct fg_recording *r)
+{
+	return r->opts.req.since_ms || r->opts.req.until_ms;
+}
+
+/*
+ * The result of a timed recording, or of one cut to a range: made from the
+ * samples' times, the model goes.
+ */
+static int timed_result(struct fg_recording *r, const struct fg_result_opts *ro)
+{
+	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
+	int64_t since = r->opts.req.since_ms,
+		until = r->opts.req.until_ms ? r->opts.req.until_ms : INT64_MAX;
+	struct fg_folded *model = NULL;
+	int err;
+
+	err = timed_profile(r, &t);
+	r->model = fg_folded__free(r->model);
+	if (err >= 0)
+		err = fg_timed__sort(t);
+	if (err >= 0 && ranged(r) && r->opts.req.format == FG_FORMAT_TIMED) {
+		struct fg_timed *cut = NULL;
+
+		err = fg_timed__between(t, since, until, &cut);
+		fg_timed__free(t);
+		t = cut;
+	}
+	if (err < 0)
+		return err;
+	if (r->opts.req.format == FG_FORMAT_TIMED)
+		return fg_result__new_timed(TAKE_PTR(t), ro, &r->result);
+	model = fg_folded__new();
+	if (!model)
+		return -ENOMEM;
+	err = fg_timed__range(t, since, until, NULL, NULL, model);
+	if (err < 0) {
+		fg_folded__free(model);
+		return err;
+	}
+	return fg_result__new(model, ro, &r->result);
+}
+
 int fg_recording__finish(struct fg_recording *r)
 {
 	char subtitle[512], info[3][256];
@@ -675,16 +719,10 @@ int fg_recording__finish(struct fg_recording *r)
 		 st->dropped_full);
 	stack_quality_line(r, info[2], sizeof(info[2]));
 	/* The model goes to the result, which shows the client what its view allows. */
-	if (r->opts.req.format == FG_FORMAT_TIMED) {
-		struct fg_timed *t = NULL;
-
-		err = timed_profile(r, &t);
-		if (err >= 0)
-			err = fg_result__new_timed(t, &ro, &r->result);
-		r->model = fg_folded__free(r->model);
-	} else {
+	if (r->opts.req.format == FG_FORMAT_TIMED || ranged(r))
+		err = timed_result(r, &ro);
+	else
 		err = fg_result__new(TAKE_PTR(r->model), &ro, &r->result);
-	}
 	times_done(&r->times);
 	/* From now on the recording holds its result: what the server streams. */
 	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged,
@@ -749,6 +787,10 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 	fg_json_add_bool(m, "kernel_hidden", r->opts.view.hide_kernel);
 	fg_json_add_bool(m, "memory_limited", r->memory_limited);
 	fg_json_add_int(m, "times_dropped", (int64_t)r->times.dropped);
+	if (ranged(r)) {
+		fg_json_add_int(m, "since_ms", r->opts.req.since_ms);
+		fg_json_add_int(m, "until_ms", r->opts.req.until_ms);
+	}
 	fg_json_add_str(m, "call_graph", fg_call_graph_name(r->opts.call_graph));
 	if (r->opts.call_graph == FG_CALL_GRAPH_DWARF)
 		fg_json_add_int(m, "stack_dump", r->opts.stack_dump);

@@ -19,6 +19,13 @@ second and sleeps in idle_wait() the rest of it.
     clock is not the wall clock, so the band is somewhere else in the
     second, but still 200 ms wide); the SVG has its cells.
   - Wrong input gets a clear error and its exit status.
+  - fgctl record --since S.200 --until S.400 keeps the band of second S:
+    burst() alone; a range of the quiet part holds nothing.
+  - Always-on at 199 Hz in 2 s slices, 4 s of them in memory: `fgctl
+    heatmap --last 8s -p PID` puts the band's samples in rows 10 to 19,
+    from memory and from the history on disk (10 ms ticks); snapshots of
+    [S.200, S.400) hold burst() alone, in memory and on disk, and one of
+    [S.500, S.900) nothing.
 """
 
 import json
@@ -26,9 +33,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 import webdriver
-from fgdtest import FGCTL, Daemon, check, require_root, run, workload
+from fgdtest import FGCTL, Daemon, check, parse_folded, require_root, run, wait_for, workload
 
 BAND = (200, 400)
 BUCKET = 20
@@ -254,13 +262,69 @@ def offline():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def band_only(d, pid, since, until, *extra):
+    """The stacks of pid's samples in [since, until) (Unix seconds, ms) from fgctl ARGS."""
+    r = d.fgctl(*extra, "-p", pid, "--since", f"{since:.3f}", "--until", f"{until:.3f}",
+                "-o", "-")
+    return r.returncode, parse_folded(r.stdout.decode()) if r.returncode == 0 else {}, r.stderr
+
+
+def check_burst(stacks, what):
+    check(stacks and all(s.endswith(";burst") or ";burst;" in s for s in stacks),
+          f"{what}: not burst() alone: {stacks}")
+    return sum(stacks.values())
+
+
+def recorded_range(d, pid):
+    s = int(time.time()) + 2
+    rc, stacks, err = band_only(d, pid, s + 0.2, s + 0.4, "record", "-t", "4", "-F", "499")
+    check(rc == 0, f"record --since/--until: {err!r}")
+    n = check_burst(stacks, "record of the band of a second")
+    check(n >= 50, f"{n} samples of 200 ms at 499 Hz")
+    rc, stacks, err = band_only(d, pid, s + 3.5, s + 3.9, "record", "-t", "4", "-F", "499")
+    check(rc == 0 and not stacks, f"record of the quiet part of a second: {stacks}, {err!r}")
+    print(f"record --since/--until: {n} samples of the band, burst() alone")
+
+
+def always_on():
+    with Daemon(["--always-on-frequency", "199", "--slice-seconds", "2",
+                 "--window-seconds", "4"]) as d, \
+            workload("fgtest-band", BAND[0], BAND[1], 60) as w:
+        start = int(time.time()) + 1
+        slices = os.path.join(d.dir, "state", "slices")
+        # Seconds old enough to be on disk only, and seconds still in memory.
+        wait_for(lambda: len(os.listdir(slices)) >= 5, "five slices on disk", 60)
+        now = int(time.time())
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "always.json")
+            d.fgctl("heatmap", "--last", "8s", "-p", w.pid, "-o", out, check_rc=0)
+            with open(out) as f:
+                j = json.load(f)
+        rows = row_totals(j)
+        total, in_band = sum(rows), sum(rows[r] for r in band_rows())
+        check(total >= 100 and in_band >= 0.95 * total,
+              f"always-on: {in_band} of {total} samples in the band: {rows}")
+        for second, where in ((start + 1, "disk"), (now - 1, "memory")):
+            rc, stacks, err = band_only(d, w.pid, second + 0.2, second + 0.4, "snapshot")
+            check(rc == 0, f"snapshot of the band of {second} ({where}): {err!r}")
+            n = check_burst(stacks, f"the band of {second} ({where})")
+            check(n >= 20, f"{n} samples in the band of {second} ({where}) at 199 Hz")
+            rc, stacks, err = band_only(d, w.pid, second + 0.5, second + 0.9, "snapshot")
+            check(rc != 0 and b"no samples" in err,
+                  f"the quiet part of {second} ({where}): {rc} {stacks} {err!r}")
+        print(f"always-on: {in_band:.0f} of {total:.0f} samples in the band; ranges to the ms "
+              "in memory and on disk")
+
+
 def test():
     require_root()
     with Daemon(["--no-always-on"]) as d:
         with workload("fgtest-band", BAND[0], BAND[1], 60) as w:
             live_json(d, w.pid)
+            recorded_range(d, w.pid)
             off_cpu(d, w.pid)
             browser(d, w.pid)
+    always_on()
     offline()
 
 
