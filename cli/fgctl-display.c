@@ -183,6 +183,10 @@ static void show_always_on(FILE *f, const struct fg_status_always_on *ao)
 		" in the window now)\n",
 		ao->total_folded_samples, ao->total_folded_stacks, ao->total_unattributed_samples,
 		ao->folded_samples, ao->unattributed_samples);
+	fprintf(f,
+		"               samples' times: %.1f MiB of it; %" PRIu64
+		" slices held without them (past their room: ranges take those whole)\n",
+		(double)ao->times_bytes / (1 << 20), ao->untimed_slices);
 	show_history(f, ao);
 }
 

@@ -7,7 +7,6 @@
  * profile (--from), read here without fgd.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <regex.h>
@@ -85,8 +84,8 @@ static void heatmap_help(void)
 	       "                           matches this POSIX extended regex\n"
 	       "      --title TEXT         the title\n"
 	       "      --subtitle TEXT      a line under it\n"
-	       "      --pid-frames         perf input: root frames 'comm-PID', so processes are\n"
-	       "                           told apart\n"
+	       "      --pid-frames         root frames 'comm-PID' (recorded or from perf), so\n"
+	       "                           that processes are told apart\n"
 	       "  -q, --quiet              no summary\n"
 	       "\n"
 	       "JSON: {\"start\": seconds of the first column (Unix, or perf's clock with\n"
@@ -259,16 +258,9 @@ static int read_input(const char *path, bool perf_input, const struct fg_perfscr
 	struct reader rd = { .t = t, .name = path };
 	int r;
 
-	if (strcmp(path, "-") == 0) {
-		rd.name = "<stdin>";
-		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
-	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	if (fd < 0) {
-		fprintf(stderr, "fgctl: cannot read %s: %s\n", rd.name, strerror(errno));
+	fd = fgctl_input_open(path, &rd.name);
+	if (fd < 0)
 		return FGCTL_EXIT_INPUT;
-	}
 	if (perf_input) {
 		r = fg_perfscript__new_timed(t, popts, &perf);
 		if (r < 0)
@@ -347,16 +339,26 @@ static int read_offline(const char *from, char **paths, size_t n_paths,
 	return 0;
 }
 
-/* The result of a live recording, a chunk at a time, into the profile. */
-struct live {
+/* fgd's reply in the timed form, a chunk at a time, into a profile. */
+struct reply {
+	struct fg_timed *t; /* owned until taken */
 	struct fg_lines lines;
 	struct reader rd;
 };
 
-static int live_data(void *ctx, const char *data, size_t len)
+static int reply_init(struct reply *rp)
 {
-	struct live *l = ctx;
-	int r = fg_lines_feed(&l->lines, data, len);
+	if (fg_timed__new(FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &rp->t) < 0)
+		return FGCTL_EXIT_FAILURE;
+	rp->rd = (struct reader){ .t = rp->t, .name = "fgd's reply" };
+	fg_lines_init(&rp->lines, MAX_LINE, timed_line, &rp->rd);
+	return FGCTL_EXIT_OK;
+}
+
+static int reply_data(void *ctx, const char *data, size_t len)
+{
+	struct reply *rp = ctx;
+	int r = fg_lines_feed(&rp->lines, data, len);
 
 	if (r < 0) {
 		fprintf(stderr, "fgctl: cannot read fgd's timed profile: %s\n",
@@ -366,90 +368,82 @@ static int live_data(void *ctx, const char *data, size_t len)
 	return FGCTL_EXIT_OK;
 }
 
-static int window_open(void *ctx)
+static int reply_open(void *ctx)
 {
 	return FGCTL_EXIT_OK;
+}
+
+/*
+ * The end of the conversation that ended with exit status r: the profile
+ * read, in *ret, if all went well. Returns the exit status.
+ */
+static int reply_done(struct reply *rp, int r, struct fg_timed **ret)
+{
+	if (r == FGCTL_EXIT_OK && fg_lines_finish(&rp->lines) < 0)
+		r = FGCTL_EXIT_FAILURE;
+	fg_lines_done(&rp->lines);
+	if (r == FGCTL_EXIT_OK && !fg_timed__has_header(rp->t)) {
+		fprintf(stderr,
+			"fgctl: fgd sent no timed profile (an fgd older than heat maps?)\n");
+		r = FGCTL_EXIT_FAILURE;
+	}
+	if (r == FGCTL_EXIT_OK)
+		*ret = TAKE_PTR(rp->t);
+	rp->t = fg_timed__free(rp->t);
+	return r;
 }
 
 /* The profile of a period of fgd's always-on sampling, as a timed profile. 0 or an exit code. */
 static int query_window(const char *socket, struct fg_request *req, struct fg_timed **ret)
 {
-	static const struct fgctl_sink sink = { .open = window_open, .write = live_data };
-	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
+	static const struct fgctl_sink sink = { .open = reply_open, .write = reply_data };
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
-	struct live l = {};
+	struct reply rp = {};
 	int r;
 
-	r = fg_timed__new(FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t);
-	if (r < 0)
-		return FGCTL_EXIT_FAILURE;
-	l.rd = (struct reader){ .t = t, .name = "fgd's reply" };
-	fg_lines_init(&l.lines, MAX_LINE, timed_line, &l.rd);
-	req->query.format = FG_FORMAT_TIMED;
-	r = fgctl_query_snapshot(socket, req, NULL, &sink, &l, &meta);
-	if (r == FGCTL_EXIT_OK && fg_lines_finish(&l.lines) < 0)
-		r = FGCTL_EXIT_FAILURE;
-	fg_lines_done(&l.lines);
+	r = reply_init(&rp);
 	if (r != FGCTL_EXIT_OK)
 		return r;
-	if (!fg_timed__has_header(t)) {
-		fprintf(stderr,
-			"fgctl: fgd sent no timed profile (an fgd older than heat maps?)\n");
-		return FGCTL_EXIT_FAILURE;
-	}
-	if (fgctl_get_int(meta, "untimed_slices") > 0)
+	req->query.format = FG_FORMAT_TIMED;
+	r = reply_done(&rp, fgctl_query_snapshot(socket, req, NULL, &sink, &rp, &meta), ret);
+	if (r == FGCTL_EXIT_OK && fgctl_get_int(meta, "untimed_slices") > 0)
 		fprintf(stderr,
 			"fgctl: note: %" PRId64
 			" slices of that period kept no times (written before fgd kept them, or "
 			"past the window's room for them): their samples are not on the map\n",
 			fgctl_get_int(meta, "untimed_slices"));
-	*ret = TAKE_PTR(t);
-	return 0;
+	return r;
 }
 
 /* Records req through fgd now, as a timed profile. 0 or an exit code. */
 static int record_live(const char *socket, struct fg_request *req, bool quiet,
 		       struct fg_timed **ret)
 {
-	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
 	_cleanup_(json_object_putp) struct json_object *msg = NULL, *meta = NULL;
 	struct fgctl_conn conn;
-	struct live l = {};
+	struct reply rp = {};
 	char reason[32];
 	int r;
 
-	r = fg_timed__new(FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t);
-	if (r < 0)
-		return FGCTL_EXIT_FAILURE;
-	l.rd = (struct reader){ .t = t, .name = "fgd's reply" };
-	fg_lines_init(&l.lines, MAX_LINE, timed_line, &l.rd);
+	r = reply_init(&rp);
+	if (r != FGCTL_EXIT_OK)
+		return r;
 	r = fgctl_connect(socket, &conn);
-	if (r < 0) {
-		fg_lines_done(&l.lines);
-		return -r;
-	}
+	if (r < 0)
+		return reply_done(&rp, -r, ret);
 	req->record.format = FG_FORMAT_TIMED;
 	msg = fg_proto_encode_request(req);
 	r = msg ? fgctl_send(&conn, msg) : -ENOMEM;
 	if (r < 0)
 		r = fgctl_send_failed(&conn, r);
 	else
-		r = fgctl_record_conversation(&conn, req, live_data, &l, &meta, reason, quiet);
+		r = fgctl_record_conversation(&conn, req, reply_data, &rp, &meta, reason, quiet);
 	fgctl_disconnect(&conn);
-	if (r == FGCTL_EXIT_OK && fg_lines_finish(&l.lines) < 0)
-		r = FGCTL_EXIT_FAILURE;
-	fg_lines_done(&l.lines);
-	if (r != FGCTL_EXIT_OK)
-		return r;
-	if (!fg_timed__has_header(t)) {
-		fprintf(stderr,
-			"fgctl: fgd sent no timed profile (an fgd older than heat maps?)\n");
-		return FGCTL_EXIT_FAILURE;
-	}
+	r = reply_done(&rp, r, ret);
 	/* What was lost or left out, as after a recording; the heat map says what was written. */
-	fgctl_show_summary(stderr, NULL, reason, meta, true);
-	*ret = TAKE_PTR(t);
-	return 0;
+	if (r == FGCTL_EXIT_OK)
+		fgctl_show_summary(stderr, NULL, reason, meta, true);
+	return r;
 }
 
 int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
@@ -461,24 +455,10 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 		ARG_COMM,
 		ARG_TITLE,
 		ARG_SUBTITLE,
-		ARG_PID_FRAMES,
-		ARG_TID_FRAMES,
-		ARG_CALL_GRAPH,
-		ARG_OFF_CPU,
-		ARG_WALL,
-		ARG_MIN_BLOCK,
 	};
 	/* fgctl-query.h's codes, from 0x200, for the always-on source. */
 	static const struct option options[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "time", required_argument, NULL, 't' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "call-graph", required_argument, NULL, ARG_CALL_GRAPH },
-		{ "off-cpu", no_argument, NULL, ARG_OFF_CPU },
-		{ "wall", no_argument, NULL, ARG_WALL },
-		{ "min-block", required_argument, NULL, ARG_MIN_BLOCK },
-		{ "tid-frames", no_argument, NULL, ARG_TID_FRAMES },
+		FGCTL_RECORD_OPTIONS,
 		{ "last", required_argument, NULL, FGCTL_OPT_LAST },
 		{ "since", required_argument, NULL, FGCTL_OPT_SINCE },
 		{ "until", required_argument, NULL, FGCTL_OPT_UNTIL },
@@ -494,7 +474,6 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "comm", required_argument, NULL, ARG_COMM },
 		{ "title", required_argument, NULL, ARG_TITLE },
 		{ "subtitle", required_argument, NULL, ARG_SUBTITLE },
-		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -512,53 +491,12 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 	fg_flame_opts_init(&a.html.flame);
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "p:at:F:s:o:f:qh", options, NULL)) >= 0) {
+		r = fgctl_record_option(c, optarg, &req.record);
+		if (r < 0)
+			return FGCTL_EXIT_USAGE;
+		if (r > 0)
+			continue;
 		switch (c) {
-		case 'p':
-			if (fgctl_parse_pids(optarg, &req.record) < 0)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case 'a':
-			req.record.all = true;
-			break;
-		case 't':
-			if (fgctl_parse_duration(optarg, &req.record.duration_ms) < 0)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case 'F':
-			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_FREQUENCY, &req.record.frequency) <
-			    0) {
-				fprintf(stderr,
-					"fgctl: invalid frequency '%s': expected 1 to %d Hz\n",
-					optarg, FG_PROTO_MAX_FREQUENCY);
-				return FGCTL_EXIT_USAGE;
-			}
-			break;
-		case ARG_CALL_GRAPH:
-			if (fg_call_graph_from_name(optarg, &req.record.call_graph) < 0) {
-				fprintf(stderr,
-					"fgctl: unknown call graph mode '%s': expected fp or dwarf\n",
-					optarg);
-				return FGCTL_EXIT_USAGE;
-			}
-			break;
-		case ARG_OFF_CPU:
-			req.record.off_cpu = true;
-			break;
-		case ARG_WALL:
-			req.record.wall = true;
-			break;
-		case ARG_MIN_BLOCK:
-			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_MIN_BLOCK_US,
-					 &req.record.min_block_us) < 0) {
-				fprintf(stderr,
-					"fgctl: invalid --min-block '%s': expected 1 to %d microseconds\n",
-					optarg, FG_PROTO_MAX_MIN_BLOCK_US);
-				return FGCTL_EXIT_USAGE;
-			}
-			break;
-		case ARG_TID_FRAMES:
-			req.record.with_tid = true;
-			break;
 		case 's':
 			socket = optarg;
 			break;
@@ -602,10 +540,6 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 		case ARG_SUBTITLE:
 			a.html.heatmap.subtitle = optarg;
 			break;
-		case ARG_PID_FRAMES:
-			popts.pid = true;
-			req.record.with_pid = true;
-			break;
 		case 'q':
 			a.quiet = true;
 			break;
@@ -621,6 +555,8 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 			return FGCTL_EXIT_USAGE;
 		}
 	}
+	/* --pid-frames names perf script's processes as it names a recording's. */
+	popts.pid = req.record.with_pid;
 	/* A period names always-on sampling; -p and --comm then select in it. */
 	window = period.last || period.since || period.until;
 	if (window) {

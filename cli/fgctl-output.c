@@ -103,6 +103,24 @@ int fgctl_output_close(struct fgctl_output *o, bool commit)
 	return r;
 }
 
+int fgctl_input_open(const char *path, const char **ret_name)
+{
+	int fd;
+
+	if (strcmp(path, "-") == 0) {
+		*ret_name = "<stdin>";
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	} else {
+		*ret_name = path;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "fgctl: cannot read %s: %s\n", *ret_name, strerror(errno));
+		return -errno;
+	}
+	return fd;
+}
+
 int fgctl_format_for_path(const char *path, enum fg_format *ret)
 {
 	const char *dot = strrchr(path, '.');

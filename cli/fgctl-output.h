@@ -31,6 +31,13 @@ int fgctl_output_write(struct fgctl_output *o, const char *p, size_t len);
 /* Commits (fsync and rename) or discards (unlink) the output. 0 or a negative errno. */
 int fgctl_output_close(struct fgctl_output *o, bool commit);
 
+/*
+ * Opens an input file to read ("-": stdin, a descriptor of its own), its
+ * name for messages in *ret_name ("<stdin>" or path). The descriptor, or a
+ * negative errno having said why on stderr.
+ */
+int fgctl_input_open(const char *path, const char **ret_name);
+
 /* The format an output file's extension names: .svg, .html, .folded or .txt. 0 or -EINVAL. */
 int fgctl_format_for_path(const char *path, enum fg_format *ret);
 

@@ -90,16 +90,9 @@ static int read_input(const struct fgctl_graph_opts *opts, const char *path,
 	struct fgctl_reader rd = { .opts = opts, .name = path, .model = model };
 	int r;
 
-	if (strcmp(path, "-") == 0) {
-		rd.name = "<stdin>";
-		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
-	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	if (fd < 0) {
-		fprintf(stderr, "fgctl: cannot read %s: %s\n", rd.name, strerror(errno));
+	fd = fgctl_input_open(path, &rd.name);
+	if (fd < 0)
 		return FGCTL_EXIT_INPUT;
-	}
 	if (opts->from == FGCTL_FROM_PERF) {
 		r = fg_perfscript__new(model, &opts->perf, &perf);
 		if (r < 0) {

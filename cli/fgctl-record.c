@@ -302,47 +302,80 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 	return FGCTL_EXIT_OK;
 }
 
+int fgctl_record_option(int c, const char *arg, struct fg_record_request *req)
+{
+	switch (c) {
+	case 'p':
+		return fgctl_parse_pids(arg, req) < 0 ? -1 : 1;
+	case 'a':
+		req->all = true;
+		return 1;
+	case 't':
+		return fgctl_parse_duration(arg, &req->duration_ms) < 0 ? -1 : 1;
+	case 'F':
+		if (fg_parse_u32(arg, 1, FG_PROTO_MAX_FREQUENCY, &req->frequency) < 0) {
+			fprintf(stderr, "fgctl: invalid frequency '%s': expected 1 to %d Hz\n", arg,
+				FG_PROTO_MAX_FREQUENCY);
+			return -1;
+		}
+		return 1;
+	case FGCTL_REC_OPT_CALL_GRAPH:
+		if (fg_call_graph_from_name(arg, &req->call_graph) < 0) {
+			fprintf(stderr,
+				"fgctl: unknown call graph mode '%s': expected fp or dwarf\n", arg);
+			return -1;
+		}
+		return 1;
+	case FGCTL_REC_OPT_OFF_CPU:
+		req->off_cpu = true;
+		return 1;
+	case FGCTL_REC_OPT_WALL:
+		req->wall = true;
+		return 1;
+	case FGCTL_REC_OPT_MIN_BLOCK:
+		if (fg_parse_u32(arg, 1, FG_PROTO_MAX_MIN_BLOCK_US, &req->min_block_us) < 0) {
+			fprintf(stderr,
+				"fgctl: invalid --min-block '%s': expected 1 to %d microseconds\n",
+				arg, FG_PROTO_MAX_MIN_BLOCK_US);
+			return -1;
+		}
+		return 1;
+	case FGCTL_REC_OPT_PID_FRAMES:
+		req->with_pid = true;
+		return 1;
+	case FGCTL_REC_OPT_TID_FRAMES:
+		req->with_tid = true;
+		return 1;
+	}
+	return 0;
+}
+
 int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
 	enum {
 		ARG_TITLE = 0x100,
-		ARG_PID_FRAMES,
-		ARG_TID_FRAMES,
 		ARG_NO_KSUFFIX,
 		ARG_NO_JSUFFIX,
-		ARG_CALL_GRAPH,
 		ARG_STACK_DUMP,
 		ARG_METADATA,
 		ARG_GROUP_BY,
 		ARG_NO_INLINE,
 		ARG_NO_DEMANGLE,
-		ARG_OFF_CPU,
-		ARG_WALL,
-		ARG_MIN_BLOCK,
 		ARG_SINCE,
 		ARG_UNTIL
 	};
 	static const struct option options[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "time", required_argument, NULL, 't' },
-		{ "frequency", required_argument, NULL, 'F' },
+		FGCTL_RECORD_OPTIONS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "title", required_argument, NULL, ARG_TITLE },
-		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
-		{ "tid-frames", no_argument, NULL, ARG_TID_FRAMES },
 		{ "no-kernel-suffix", no_argument, NULL, ARG_NO_KSUFFIX },
 		{ "no-inline", no_argument, NULL, ARG_NO_INLINE },
 		{ "no-demangle", no_argument, NULL, ARG_NO_DEMANGLE },
-		{ "call-graph", required_argument, NULL, ARG_CALL_GRAPH },
 		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
 		{ "metadata", required_argument, NULL, ARG_METADATA },
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
 		{ "no-jit-suffix", no_argument, NULL, ARG_NO_JSUFFIX },
-		{ "off-cpu", no_argument, NULL, ARG_OFF_CPU },
-		{ "wall", no_argument, NULL, ARG_WALL },
-		{ "min-block", required_argument, NULL, ARG_MIN_BLOCK },
 		{ "since", required_argument, NULL, ARG_SINCE },
 		{ "until", required_argument, NULL, ARG_UNTIL },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -361,27 +394,12 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	fg_record_request_init(&req.record);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:at:F:o:f:qs:h", options, NULL)) >= 0) {
+		r = fgctl_record_option(c, optarg, &req.record);
+		if (r < 0)
+			return FGCTL_EXIT_USAGE;
+		if (r > 0)
+			continue;
 		switch (c) {
-		case 'p':
-			if (fgctl_parse_pids(optarg, &req.record) < 0)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case 'a':
-			req.record.all = true;
-			break;
-		case 't':
-			if (fgctl_parse_duration(optarg, &req.record.duration_ms) < 0)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case 'F':
-			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_FREQUENCY, &req.record.frequency) <
-			    0) {
-				fprintf(stderr,
-					"fgctl: invalid frequency '%s': expected 1 to %d Hz\n",
-					optarg, FG_PROTO_MAX_FREQUENCY);
-				return FGCTL_EXIT_USAGE;
-			}
-			break;
 		case 'o':
 			out.path = optarg;
 			break;
@@ -394,12 +412,6 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			if (fgctl_title_arg(optarg, req.record.title) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
 			break;
-		case ARG_PID_FRAMES:
-			req.record.with_pid = true;
-			break;
-		case ARG_TID_FRAMES:
-			req.record.with_tid = true;
-			break;
 		case ARG_NO_KSUFFIX:
 			req.record.kernel_suffix = false;
 			break;
@@ -408,14 +420,6 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case ARG_NO_DEMANGLE:
 			req.record.demangle = false;
-			break;
-		case ARG_CALL_GRAPH:
-			if (fg_call_graph_from_name(optarg, &req.record.call_graph) < 0) {
-				fprintf(stderr,
-					"fgctl: unknown call graph mode '%s': expected fp or dwarf\n",
-					optarg);
-				return FGCTL_EXIT_USAGE;
-			}
 			break;
 		case ARG_METADATA:
 			meta_path = optarg;
@@ -442,21 +446,6 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case ARG_NO_JSUFFIX:
 			req.record.jit_suffix = false;
-			break;
-		case ARG_OFF_CPU:
-			req.record.off_cpu = true;
-			break;
-		case ARG_WALL:
-			req.record.wall = true;
-			break;
-		case ARG_MIN_BLOCK:
-			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_MIN_BLOCK_US,
-					 &req.record.min_block_us) < 0) {
-				fprintf(stderr,
-					"fgctl: invalid --min-block '%s': expected 1 to %d microseconds\n",
-					optarg, FG_PROTO_MAX_MIN_BLOCK_US);
-				return FGCTL_EXIT_USAGE;
-			}
 			break;
 		case ARG_SINCE:
 		case ARG_UNTIL:

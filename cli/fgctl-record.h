@@ -20,6 +20,36 @@ int fgctl_parse_pids(const char *s, struct fg_record_request *req);
 /* -t's duration (30, 0.5, 30s, 5m, 1h) in ms; says what is wrong on stderr. 0 or -EINVAL. */
 int fgctl_parse_duration(const char *s, uint64_t *ret_ms);
 
+/* getopt_long codes of the options below, from 0x300 (fgctl-query.h's start at 0x200). */
+enum {
+	FGCTL_REC_OPT_CALL_GRAPH = 0x300,
+	FGCTL_REC_OPT_OFF_CPU,
+	FGCTL_REC_OPT_WALL,
+	FGCTL_REC_OPT_MIN_BLOCK,
+	FGCTL_REC_OPT_PID_FRAMES,
+	FGCTL_REC_OPT_TID_FRAMES,
+};
+
+/* What a recording records: record's and heatmap's ('p', 'a', 't' and 'F' as short options). */
+#define FGCTL_RECORD_OPTIONS                                                         \
+	{ "pid", required_argument, NULL, 'p' }, { "all", no_argument, NULL, 'a' },  \
+		{ "time", required_argument, NULL, 't' },                            \
+		{ "frequency", required_argument, NULL, 'F' },                       \
+		{ "call-graph", required_argument, NULL, FGCTL_REC_OPT_CALL_GRAPH }, \
+		{ "off-cpu", no_argument, NULL, FGCTL_REC_OPT_OFF_CPU },             \
+		{ "wall", no_argument, NULL, FGCTL_REC_OPT_WALL },                   \
+		{ "min-block", required_argument, NULL, FGCTL_REC_OPT_MIN_BLOCK },   \
+		{ "pid-frames", no_argument, NULL, FGCTL_REC_OPT_PID_FRAMES },       \
+	{                                                                            \
+		"tid-frames", no_argument, NULL, FGCTL_REC_OPT_TID_FRAMES            \
+	}
+
+/*
+ * Applies option c (of the table above) with value arg to req. Returns 1 if
+ * c is one of them, 0 if not, -1 for a bad value (said why on stderr).
+ */
+int fgctl_record_option(int c, const char *arg, struct fg_record_request *req);
+
 /* A piece of the result: returns FGCTL_EXIT_OK, or an exit code after saying what is wrong. */
 typedef int (*fgctl_record_data_fn)(void *ctx, const char *data, size_t len);
 

@@ -34,25 +34,14 @@ var view = FgFlameView({
 var fmtCount = view.fmtCount, pct = view.pct;
 
 /* The view lives in the URL, ?n=..&s=..&i=1, so a link shares it. */
-function urlParams() {
-	try {
-		return new URLSearchParams(window.location.search);
-	} catch (err) {
-		return null;
-	}
-}
+var urlParams = FgFlameView.urlParams;
 
 function updateUrl() {
 	var p = urlParams();
 	if (!p)
 		return;
 	view.saveTo(p);
-	var q = p.toString();
-	try {
-		history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + window.location.hash);
-	} catch (err) {
-		/* Some viewers forbid it; the view still works. */
-	}
+	FgFlameView.replaceUrl(p);
 }
 
 /*

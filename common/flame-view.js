@@ -455,3 +455,22 @@ return {
 	},
 };
 }
+
+/* The page's URL parameters, or null where the viewer cannot say. */
+FgFlameView.urlParams = function () {
+	try {
+		return new URLSearchParams(window.location.search);
+	} catch (err) {
+		return null;
+	}
+};
+
+/* Puts p in the URL without reloading, so a link shows the same view. */
+FgFlameView.replaceUrl = function (p) {
+	var q = p.toString();
+	try {
+		history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + window.location.hash);
+	} catch (err) {
+		/* Some viewers forbid it; the page still works. */
+	}
+};

@@ -46,20 +46,6 @@ static void put_markup(struct fg_outbuf *o, const char *s)
 	fg_outbuf_put_markup(o, s, strlen(s), SIZE_MAX);
 }
 
-/* Hands o's bytes to fn once it holds budget of them; 0 or an error. */
-static int drain(struct fg_outbuf *o, fg_write_fn fn, void *ctx, size_t budget)
-{
-	int r = 0;
-
-	if (o->err < 0)
-		return o->err;
-	if (o->used >= budget && o->used > 0) {
-		r = fn(ctx, o->data, o->used);
-		fg_outbuf_reset(o);
-	}
-	return r;
-}
-
 static void emit_head(struct fg_outbuf *o, const struct fg_heatmap_html_opts *opts,
 		      const struct fg_flame_opts *f, const struct fg_heatmap *h, const char *title,
 		      const char *bg_top, const char *bg_bottom, int64_t base)
@@ -172,7 +158,7 @@ int fg_heatmap_html(const struct fg_timed *t, const struct fg_heatmap_html_opts 
 			fg_outbuf_puts(&o, ",");
 		fg_outbuf_put_json_str(&o, fg_folded__name(m, (uint32_t)i),
 				       fg_folded__name_len(m, (uint32_t)i));
-		r = drain(&o, fn, ctx, CHUNK);
+		r = fg_outbuf_drain(&o, fn, ctx, CHUNK);
 	}
 	fg_outbuf_puts(&o, "],\n\"color\":[");
 	for (size_t i = 0; i < n_names && r >= 0; i++) {
@@ -185,7 +171,7 @@ int fg_heatmap_html(const struct fg_timed *t, const struct fg_heatmap_html_opts 
 		fg_palette_color(f.palette, name, len, cv, &c);
 		fg_outbuf_printf(&o, "%s%u", i ? "," : "",
 				 (unsigned)c.r << 16 | (unsigned)c.g << 8 | c.b);
-		r = drain(&o, fn, ctx, CHUNK);
+		r = fg_outbuf_drain(&o, fn, ctx, CHUNK);
 	}
 	fg_outbuf_puts(&o, "],\n\"stacks\":[");
 	for (size_t i = 0; i < n_stacks && r >= 0; i++) {
@@ -196,26 +182,26 @@ int fg_heatmap_html(const struct fg_timed *t, const struct fg_heatmap_html_opts 
 		for (size_t k = 0; k < st.n_frames; k++)
 			fg_outbuf_printf(&o, "%s%" PRIu32, k ? "," : "", st.frames[k]);
 		fg_outbuf_puts(&o, "]");
-		r = drain(&o, fn, ctx, CHUNK);
+		r = fg_outbuf_drain(&o, fn, ctx, CHUNK);
 	}
 	fg_outbuf_puts(&o, "],\n\"t\":[");
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		fg_outbuf_printf(&o, "%s%" PRId64, i ? "," : "",
 				 v[i].time - (i ? v[i - 1].time : base));
 		weighted |= v[i].weight != 1;
-		r = drain(&o, fn, ctx, CHUNK);
+		r = fg_outbuf_drain(&o, fn, ctx, CHUNK);
 	}
 	fg_outbuf_puts(&o, "],\n\"s\":[");
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		fg_outbuf_printf(&o, "%s%" PRIu32, i ? "," : "", v[i].stack);
-		r = drain(&o, fn, ctx, CHUNK);
+		r = fg_outbuf_drain(&o, fn, ctx, CHUNK);
 	}
 	fg_outbuf_puts(&o, "]");
 	if (weighted) {
 		fg_outbuf_puts(&o, ",\n\"w\":[");
 		for (size_t i = 0; i < n && r >= 0; i++) {
 			fg_outbuf_printf(&o, "%s%" PRIu32, i ? "," : "", v[i].weight);
-			r = drain(&o, fn, ctx, CHUNK);
+			r = fg_outbuf_drain(&o, fn, ctx, CHUNK);
 		}
 		fg_outbuf_puts(&o, "]");
 	}
@@ -225,7 +211,7 @@ int fg_heatmap_html(const struct fg_timed *t, const struct fg_heatmap_html_opts 
 	fg_outbuf_put(&o, heatmap_html_js, sizeof(heatmap_html_js) - 1);
 	fg_outbuf_puts(&o, "</script>\n</body>\n</html>\n");
 	if (r >= 0)
-		r = drain(&o, fn, ctx, 1);
+		r = fg_outbuf_drain(&o, fn, ctx, 1);
 	fg_outbuf_done(&o);
 	return r;
 }

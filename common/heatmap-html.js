@@ -424,13 +424,7 @@ function updateFlame() {
 	clearEl.hidden = !sel;
 }
 
-function urlParams() {
-	try {
-		return new URLSearchParams(window.location.search);
-	} catch (err) {
-		return null;
-	}
-}
+var urlParams = FgFlameView.urlParams;
 
 function updateUrl() {
 	var p = urlParams();
@@ -446,12 +440,7 @@ function updateUrl() {
 	if (diffEl.checked)
 		p.set("d", "1");
 	view.saveTo(p);
-	var q = p.toString();
-	try {
-		history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + window.location.hash);
-	} catch (err) {
-		/* Some viewers forbid it; the page still works. */
-	}
+	FgFlameView.replaceUrl(p);
 }
 
 function select(r) {

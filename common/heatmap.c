@@ -127,20 +127,6 @@ static void put_count(struct fg_outbuf *o, double v)
 		fg_outbuf_printf(o, "%.3f", v);
 }
 
-/* Hands what o holds to fn once it holds budget bytes (or at the end: flush). */
-static int drain(struct fg_outbuf *o, fg_write_fn fn, void *ctx, size_t budget)
-{
-	int r = 0;
-
-	if (o->err < 0)
-		return o->err;
-	if (o->used >= budget && o->used > 0) {
-		r = fn(ctx, o->data, o->used);
-		fg_outbuf_reset(o);
-	}
-	return r;
-}
-
 int fg_heatmap__json(const struct fg_heatmap *h, fg_write_fn fn, void *ctx)
 {
 	struct fg_outbuf o = {};
@@ -160,7 +146,7 @@ int fg_heatmap__json(const struct fg_heatmap *h, fg_write_fn fn, void *ctx)
 			put_count(&o, fg_heatmap__cell(h, c, row));
 		}
 		fg_outbuf_puts(&o, "]");
-		r = drain(&o, fn, ctx, 65536);
+		r = fg_outbuf_drain(&o, fn, ctx, 65536);
 	}
 	if (r >= 0) {
 		fg_outbuf_puts(&o, "],\"total\":");
@@ -168,7 +154,7 @@ int fg_heatmap__json(const struct fg_heatmap *h, fg_write_fn fn, void *ctx)
 		fg_outbuf_puts(&o, ",\"max\":");
 		put_count(&o, h->max);
 		fg_outbuf_puts(&o, "}\n");
-		r = drain(&o, fn, ctx, 1);
+		r = fg_outbuf_drain(&o, fn, ctx, 1);
 	}
 	fg_outbuf_done(&o);
 	return r;
@@ -311,7 +297,7 @@ int fg_heatmap__svg(const struct fg_heatmap *h, const struct fg_heatmap_opts *op
 				row * h->bucket_ms, h->bucket_ms);
 			put_count(&o, v);
 			fg_outbuf_printf(&o, " %s</title></rect>\n", fg_timed_unit_name(h->unit));
-			r = drain(&o, fn, ctx, 65536);
+			r = fg_outbuf_drain(&o, fn, ctx, 65536);
 			if (r < 0)
 				goto out;
 		}
@@ -331,7 +317,7 @@ int fg_heatmap__svg(const struct fg_heatmap *h, const struct fg_heatmap_opts *op
 				 "dominant-baseline=\"middle\">%" PRIu32 " ms</text>\n",
 				 SVG_LEFT - 6, SVG_TOP + (double)ms / h->bucket_ms * ch, ms);
 	fg_outbuf_puts(&o, "</svg>\n");
-	r = drain(&o, fn, ctx, 1);
+	r = fg_outbuf_drain(&o, fn, ctx, 1);
 out:
 	fg_outbuf_done(&o);
 	return r;

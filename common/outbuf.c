@@ -194,6 +194,19 @@ void fg_outbuf_put_markup(struct fg_outbuf *b, const char *s, size_t len, size_t
 		fg_outbuf_puts(b, "..");
 }
 
+int fg_outbuf_drain(struct fg_outbuf *b, fg_write_fn fn, void *ctx, size_t budget)
+{
+	int r = 0;
+
+	if (b->err < 0)
+		return b->err;
+	if (b->used >= budget && b->used > 0) {
+		r = fn(ctx, b->data, b->used);
+		fg_outbuf_reset(b);
+	}
+	return r;
+}
+
 void fg_outbuf_put_json_str(struct fg_outbuf *b, const char *s, size_t len)
 {
 	fg_outbuf_puts(b, "\"");

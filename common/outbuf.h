@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "emit.h"
 #include "macro.h"
 
 struct fg_outbuf {
@@ -41,6 +42,13 @@ void fg_outbuf_put_fixed(struct fg_outbuf *b, double v, int decimals);
  * as flamegraph.pl labels frames (max_cps >= 3, or SIZE_MAX for no limit).
  */
 void fg_outbuf_put_markup(struct fg_outbuf *b, const char *s, size_t len, size_t max_cps);
+
+/*
+ * For writers that hand their output on as it grows, whole (not resumable
+ * as emit.h's): once b holds budget bytes or more (1: anything), hands
+ * them to fn and empties b. 0, b's error, or fn's.
+ */
+int fg_outbuf_drain(struct fg_outbuf *b, fg_write_fn fn, void *ctx, size_t budget);
 
 /*
  * Appends s[0..len) as a JSON string that is safe inside an HTML <script>

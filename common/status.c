@@ -263,6 +263,8 @@ static const struct member always_on_members[] = {
 	U64(memory_max),
 	U64(slice_budget),
 	U64(bytes),
+	U64(times_bytes),
+	U64(untimed_slices),
 	U64(slices),
 	I64(oldest_ms),
 	U64(samples),

@@ -144,7 +144,9 @@ struct fg_status_always_on {
 	const char *call_graph; /* borrowed */
 	uint32_t slice_seconds, window_seconds;
 	uint64_t memory_max, slice_budget, bytes, slices;
-	int64_t oldest_ms; /* Unix ms */
+	uint64_t times_bytes;    /* of bytes, the samples' times */
+	uint64_t untimed_slices; /* slices held that kept no times (past their room) */
+	int64_t oldest_ms;       /* Unix ms */
 	uint64_t samples, folded_samples, unattributed_samples;
 	uint64_t total_samples, total_folded_samples, total_folded_stacks;
 	uint64_t total_unattributed_samples;

@@ -901,8 +901,10 @@ struct query_ctx {
 	void *match_ctx;
 	bool match_all;
 	int64_t since, until;
+	/* What the query makes, one of: */
 	struct fg_folded *out;
 	struct fg_timed *timed;
+	struct fg_top *top; /* borrowed */
 	struct fg_window_result *res;
 	struct counts c;
 	uint32_t *ids; /* owned: the slice's name ids in out */
@@ -1043,6 +1045,21 @@ static int query_slice(void *ctx, const struct fg_slice *s, bool cut)
 	return 0;
 }
 
+/* Runs q (its range, selection and output set) over the slices with visit; its figures in *ret. */
+static int run_query(const struct fg_window *w, struct query_ctx *q, slice_visit_fn visit,
+		     bool skip_untimed, struct fg_window_result *ret)
+{
+	struct fg_window_result res = {};
+	int err;
+
+	q->res = &res;
+	err = each_slice(w, q->since, q->until, visit, q, skip_untimed, &res);
+	query_done(q);
+	if (err >= 0)
+		*ret = res;
+	return err;
+}
+
 int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
 		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_folded *out,
 		     struct fg_window_result *ret)
@@ -1053,15 +1070,8 @@ int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_
 			       .since = since_ms,
 			       .until = until_ms,
 			       .out = out };
-	struct fg_window_result res = {};
-	int err;
 
-	q.res = &res;
-	err = each_slice(w, since_ms, until_ms, query_slice, &q, false, &res);
-	query_done(&q);
-	if (err >= 0)
-		*ret = res;
-	return err;
+	return run_query(w, &q, query_slice, false, ret);
 }
 
 /* The id in the timed profile of what time ref of the slice counts to; UINT32_MAX: not wanted. */
@@ -1145,32 +1155,20 @@ int fg_window__timed(const struct fg_window *w, int64_t since_ms, int64_t until_
 			       .since = since_ms,
 			       .until = until_ms,
 			       .timed = out };
-	struct fg_window_result res = {};
-	int err;
 
-	q.res = &res;
 	/* A slice without times has nothing to place: it is counted, and left out. */
-	err = each_slice(w, since_ms, until_ms, timed_slice, &q, true, &res);
-	query_done(&q);
-	if (err >= 0)
-		*ret = res;
-	return err;
+	return run_query(w, &q, timed_slice, true, ret);
 }
 
 /* ---- top ---- */
 
-struct top_ctx {
-	struct query_ctx q;
-	struct fg_top *top; /* borrowed */
-};
-
 static int top_slice(void *ctx, const struct fg_slice *s, bool cut)
 {
-	struct top_ctx *t = ctx;
+	struct query_ctx *q = ctx;
 	struct fg_top_process tp;
 	int err;
 
-	err = match_procs(&t->q, s, cut);
+	err = match_procs(q, s, cut);
 	if (err < 0)
 		return err;
 	for (size_t i = 0; i < s->n_stacks; i++) {
@@ -1178,13 +1176,13 @@ static int top_slice(void *ctx, const struct fg_slice *s, bool cut)
 		const struct sproc *p = &s->procs[st->proc];
 		const char *leaf;
 
-		if (!t->q.wanted[st->proc] || t->q.c.stack[i] == 0)
+		if (!q->wanted[st->proc] || q->c.stack[i] == 0)
 			continue;
 		/* A sample without frames has no leaf: it counts for its process only. */
 		leaf = st->n ? slice_name(s, s->frames[st->off + st->n - 1]) : NULL;
 		tp = (struct fg_top_process){ p->pid, p->start_time, p->uid,
 					      slice_name(s, p->comm) };
-		err = fg_top__add(t->top, &tp, leaf, leaf ? strlen(leaf) : 0, t->q.c.stack[i]);
+		err = fg_top__add(q->top, &tp, leaf, leaf ? strlen(leaf) : 0, q->c.stack[i]);
 		if (err < 0)
 			return err;
 	}
@@ -1192,11 +1190,11 @@ static int top_slice(void *ctx, const struct fg_slice *s, bool cut)
 	for (size_t i = 0; i < s->n_procs; i++) {
 		const struct sproc *p = &s->procs[i];
 
-		if (!t->q.wanted[i] || t->q.c.other[i] == 0)
+		if (!q->wanted[i] || q->c.other[i] == 0)
 			continue;
 		tp = (struct fg_top_process){ p->pid, p->start_time, p->uid,
 					      slice_name(s, p->comm) };
-		err = fg_top__add(t->top, &tp, NULL, 0, t->q.c.other[i]);
+		err = fg_top__add(q->top, &tp, NULL, 0, q->c.other[i]);
 		if (err < 0)
 			return err;
 	}
@@ -1207,19 +1205,11 @@ int fg_window__top(const struct fg_window *w, int64_t since_ms, int64_t until_ms
 		   fg_window_match_fn match, void *ctx, struct fg_top *top,
 		   struct fg_window_result *ret)
 {
-	struct top_ctx t = {
-		.q = { .match = match, .match_ctx = ctx, .since = since_ms, .until = until_ms },
-		.top = top
+	struct query_ctx q = {
+		.match = match, .match_ctx = ctx, .since = since_ms, .until = until_ms, .top = top
 	};
-	struct fg_window_result res = {};
-	int err;
 
-	t.q.res = &res;
-	err = each_slice(w, since_ms, until_ms, top_slice, &t, false, &res);
-	query_done(&t.q);
-	if (err >= 0)
-		*ret = res;
-	return err;
+	return run_query(w, &q, top_slice, false, ret);
 }
 
 /* ---- figures ---- */
@@ -1244,6 +1234,8 @@ void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret)
 		if (ret->slices++ == 0)
 			ret->oldest_ms = s->start_ms;
 		ret->bytes += slice_bytes(s);
+		ret->times_bytes += times_bytes(s);
+		ret->untimed += s->times_lost;
 		ret->samples += s->samples;
 		ret->folded_samples += s->folded_samples;
 		ret->unattributed += s->unattributed;

@@ -197,7 +197,9 @@ int fg_window__top(const struct fg_window *w, int64_t since_ms, int64_t until_ms
 		   struct fg_window_result *ret);
 
 struct fg_window_stats {
-	uint64_t bytes; /* held by all slices now */
+	uint64_t bytes;       /* held by all slices now */
+	uint64_t times_bytes; /* of those, the samples' times */
+	uint64_t untimed;     /* slices held now that kept no times (lost for want of room) */
 	uint64_t memory_max;
 	uint64_t slice_budget;   /* each slice's share */
 	uint64_t slices;         /* closed ones held, plus the open one */

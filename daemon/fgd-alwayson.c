@@ -512,6 +512,8 @@ int fgd_alwayson__status(const struct fgd_alwayson *a, struct fg_status_always_o
 		.memory_max = ws.memory_max,
 		.slice_budget = ws.slice_budget,
 		.bytes = ws.bytes,
+		.times_bytes = ws.times_bytes,
+		.untimed_slices = ws.untimed,
 		.slices = ws.slices,
 		.oldest_ms = ws.oldest_ms,
 		.samples = ws.samples,

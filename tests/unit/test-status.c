@@ -233,7 +233,8 @@ TEST(filled_status_round_trips)
 /*
  * A status reply of a real fgd 0.1.0 (cpu-clock, 2 CPUs, always-on with a
  * history, one recording running, the memory budget), as captured from its
- * socket.
+ * socket, with the members fgd has written since (always_on's times_bytes
+ * and untimed_slices) where it writes them.
  */
 static const char captured_reply[] =
 	"{\"fgd\":1,\"type\":\"status\",\"version\":\"0.1.0\",\"pid\":15980,\"uptime_ms\":12145,"
@@ -280,7 +281,7 @@ static const char captured_reply[] =
 	"\"share\":12582912,\"evicted\":0,\"evicted_bytes\":0,\"refused\":0}}},"
 	"\"always_on\":{\"enabled\":true,\"frequency\":19,\"call_graph\":\"dwarf\","
 	"\"slice_seconds\":2,\"window_seconds\":900,\"memory_max\":33554432,\"slice_budget\":74235,"
-	"\"bytes\":3398,\"slices\":7,\"oldest_ms\":1795598987282,\"samples\":2,\"folded_samples\":0,"
+	"\"bytes\":3398,\"times_bytes\":0,\"untimed_slices\":0,\"slices\":7,\"oldest_ms\":1795598987282,\"samples\":2,\"folded_samples\":0,"
 	"\"unattributed_samples\":0,\"total_samples\":2,\"total_folded_samples\":0,"
 	"\"total_folded_stacks\":0,\"total_unattributed_samples\":0,\"compactions\":0,"
 	"\"expired_slices\":0,\"idle_samples\":225,\"unknown_process_samples\":0,\"errors\":0,"
