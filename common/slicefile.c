@@ -306,7 +306,8 @@ static int put_times(struct fg_slicefile_writer *w)
 	size_t n = 0;
 	int r;
 
-	qsort(w->times, w->n_times, sizeof(*w->times), cmp_wtime);
+	if (w->n_times > 0) /* an idle slice has none, and no array to sort */
+		qsort(w->times, w->n_times, sizeof(*w->times), cmp_wtime);
 	for (size_t i = 0; i < w->n_times; i++) {
 		if (n > 0 && w->times[n - 1].tick == w->times[i].tick &&
 		    w->times[n - 1].stack == w->times[i].stack)

@@ -7,12 +7,16 @@ second and sleeps in idle_wait() the rest of it.
   - `fgctl heatmap -p PID -t 4 -o x.json`: nearly all samples (95%) lie in
     the buckets of 200 to 400 ms (rows 10 to 19 of 20 ms), across columns
     of whole wall-clock seconds; the JSON has the documented members.
-  - The same as HTML, in headless chromium: a range dragged over the band
-    of one second gives the flame graph of burst() alone (its frame holds
-    every sample of the range); the URL keeps the range, and the page
-    loaded from it shows the same graph; a range of the quiet part of the
-    seconds has no samples; the hover line names the cell's process; the
-    differential view colours the range against the rest.
+  - The same as HTML with fgtest-hot-old spinning beside it, in headless
+    chromium: both processes are in the isolate menu, and isolating
+    fgtest-band leaves its samples alone in the cells; a range dragged over
+    the band of one second then gives the flame graph of burst() alone (its
+    frame holds every sample of the range); the URL keeps the range and the
+    isolated process, and the page loaded from it shows the same graph; a
+    range of the quiet part of the seconds has no samples, until all
+    processes are shown again and hot_old fills it; the hover line names the
+    cell's process; the differential view colours the range against the
+    rest.
   - --off-cpu: the blocked time lies outside the band (90%), in µs.
   - perf record + perf script | fgctl heatmap --from perf: every sample
     perf printed is counted, and 95% lie in eleven consecutive rows (perf's
@@ -107,18 +111,40 @@ def burst_alone(s, what):
     return root
 
 
+def isolate(s, name):
+    """Picks name in the isolate menu as a user does ("" for all processes)."""
+    s.find("#isolate").click()
+    for opt in s.find_all("#isolate option"):
+        if (opt.text().startswith(name + " (") if name else opt.attribute("value") == ""):
+            opt.click()
+            return
+    check(False, f"{name!r} is not in the isolate menu")
+
+
 def browser(d, pid):
     tmp = tempfile.mkdtemp(prefix="fgd-heatmap-")
     try:
         page = os.path.join(tmp, "band.html")
-        d.fgctl("heatmap", "-p", pid, "-t", "3", "-o", page, check_rc=0)
+        with workload("fgtest-hot-old", 30) as hot:
+            d.fgctl("heatmap", "-p", f"{pid},{hot.pid}", "-t", "3", "-o", page, check_rc=0)
         with webdriver.chromium_session() as s:
             s.set_window_size(1400, 1100)
             s.navigate("file://" + page)
             hm = s.execute("return {cols: window.fgHeatmap.columns, rows: window.fgHeatmap.rows, "
                            "procs: window.fgHeatmap.processes()}")
             check(hm["rows"] == 50 and hm["cols"] >= 3, f"the page's heat map: {hm}")
-            check([p["name"] for p in hm["procs"]] == ["fgtest-band"], f"processes: {hm['procs']}")
+            # The spinner runs the whole time, the band a fifth of it: it comes first.
+            check([p["name"] for p in hm["procs"]] == ["fgtest-hot-old", "fgtest-band"],
+                  f"processes: {hm['procs']}")
+            band_total = hm["procs"][1]["total"]
+            everyone = sum(s.execute("return window.fgHeatmap.cells()"))
+
+            # Isolate fgtest-band: the cells hold its samples alone.
+            isolate(s, "fgtest-band")
+            alone = sum(s.execute("return window.fgHeatmap.cells()"))
+            check(alone == band_total and alone < everyone,
+                  f"isolated, the cells hold {alone} samples; fgtest-band has {band_total}, "
+                  f"everyone {everyone}")
             # A column whose band is whole: one with samples in the band's every bucket or most.
             cells = s.execute("return window.fgHeatmap.cells()")
             cols = [c for c in range(hm["cols"])
@@ -133,7 +159,8 @@ def browser(d, pid):
             check(sel and sel["hi"] - sel["lo"] == 200, f"the selection: {sel}")
             n = burst_alone(s, "the band")
             url = s.execute("return location.href")
-            check(f"r={sel['lo']}_{sel['hi']}" in url, f"the URL does not keep the range: {url}")
+            check(f"r={sel['lo']}_{sel['hi']}" in url and "p=fgtest-band" in url,
+                  f"the URL does not keep the range and the process: {url}")
 
             # The hover line names the cell's time, count and process.
             s.perform_actions([{"type": "pointer", "id": "mouse",
@@ -155,6 +182,8 @@ def browser(d, pid):
             s.navigate(url)
             check(s.execute("return window.fgHeatmap.selection()") == sel,
                   "the page loaded from the URL lost the range")
+            check(sum(s.execute("return window.fgHeatmap.cells()")) == alone,
+                  "the page loaded from the URL lost the isolated process")
             check(burst_alone(s, "the range from the URL") == n, "another graph from the URL")
 
             # Click, click: the quiet part of the second has no samples.
@@ -167,7 +196,15 @@ def browser(d, pid):
                   "click, click: not the range of both cells")
             text = s.execute("return window.fgHeatmap.rangeText()")
             check(text.startswith("No samples"), f"the quiet range: {text!r}")
-        print(f"browser: the band's range is burst() alone ({n} samples)")
+
+            # All processes again: the spinner fills the quiet range.
+            isolate(s, "")
+            check(sum(s.execute("return window.fgHeatmap.cells()")) == everyone,
+                  "all processes again: not the cells of everyone")
+            fr = frames(s)
+            check(any(name == "hot_old" for name, v, depth in fr),
+                  f"all processes again: no hot_old in the quiet range: {fr}")
+        print(f"browser: fgtest-band isolated, the band's range is burst() alone ({n} samples)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

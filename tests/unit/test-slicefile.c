@@ -478,4 +478,14 @@ TEST(times_read_back_at_their_ticks_and_merge_with_their_stacks)
 	fg_slicefile__free(s1);
 	fg_slicefile__free(s2);
 	fg_slicefile__free(s3);
+
+	/* An idle slice with times: no samples, no times, and still version 2's section. */
+	ASSERT_OK(fg_slicefile_writer__new(t0 * 1000000, (t0 + 10000) * 1000000, &w));
+	ASSERT_OK(fg_slicefile_writer__set_times(w, 10));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s1));
+	ASSERT_EQ(fg_slicefile__tick_ms(s1), 10);
+	ASSERT_EQ(fg_slicefile__n_times(s1), 0);
+	fg_slicefile__free(s1);
+	fg_slicefile_writer__free(w);
 }
