@@ -298,7 +298,8 @@ static int cmp_wtime(const void *a, const void *b)
 /*
  * The times section: the tick's length, the first tick (as the slice's
  * start's tick less it: a sample may be taken before the slice began), then
- * (tick delta, stack, count) in time order, each pair once.
+ * (tick delta and whether a count follows, stack[, count]) in time order,
+ * each pair once.
  */
 static int put_times(struct fg_slicefile_writer *w)
 {
@@ -323,10 +324,13 @@ static int put_times(struct fg_slicefile_writer *w)
 	if (r >= 0)
 		r = put_varint(&w->out, n);
 	for (size_t i = 0; i < n && r >= 0; i++) {
-		r = put_varint(&w->out, (uint64_t)(w->times[i].tick - prev));
+		bool counted = w->times[i].count != 1;
+
+		/* A tick's lone sample, the common case at low rates, has no count. */
+		r = put_varint(&w->out, (uint64_t)(w->times[i].tick - prev) << 1 | counted);
 		if (r >= 0)
 			r = put_varint(&w->out, w->times[i].stack);
-		if (r >= 0)
+		if (r >= 0 && counted)
 			r = put_varint(&w->out, w->times[i].count);
 		prev = w->times[i].tick;
 	}
@@ -581,8 +585,8 @@ static int parse_times(struct cursor *c, struct fg_slicefile *s)
 		r = get_varint(c, &n);
 	if (r < 0)
 		return r;
-	/* Three varints a time, of a byte at least. */
-	if (tick_ms == 0 || tick_ms > UINT32_MAX || n > (uint64_t)(c->end - c->p) / 3 ||
+	/* Two varints a time at least, of a byte at least. */
+	if (tick_ms == 0 || tick_ms > UINT32_MAX || n > (uint64_t)(c->end - c->p) / 2 ||
 	    __builtin_sub_overflow(floor_div((int64_t)(s->start / 1000000), (int64_t)tick_ms),
 				   unzigzag(back), &tick))
 		return -EBADMSG;
@@ -597,10 +601,12 @@ static int parse_times(struct cursor *c, struct fg_slicefile *s)
 		r = get_varint(c, &delta);
 		if (r >= 0)
 			r = get_index(c, s->n_stacks, &t->stack);
-		if (r >= 0)
+		t->count = 1;
+		if (r >= 0 && delta & 1)
 			r = get_varint(c, &t->count);
 		if (r < 0)
 			return r;
+		delta >>= 1;
 		if (t->count == 0 || delta > INT64_MAX ||
 		    __builtin_add_overflow(tick, (int64_t)delta, &tick) ||
 		    __builtin_mul_overflow(tick, (int64_t)tick_ms, &t->time_ms) ||
