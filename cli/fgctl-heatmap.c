@@ -228,15 +228,21 @@ static int timed_line(void *ctx, const char *line, size_t len, uint64_t lineno)
 			rd->name, (unsigned long long)lineno);
 		return -EBADMSG;
 	}
+	if (r == -ERANGE && !fg_timed__has_header(rd->t)) {
+		fprintf(stderr, "fgctl: %s:%llu: a time in the header is out of range\n", rd->name,
+			(unsigned long long)lineno);
+		return -EBADMSG;
+	}
 	if (r == -EINVAL && !fg_timed__has_header(rd->t)) {
 		fprintf(stderr, "fgctl: %s:%llu: not a timed profile (no 'fgd-timed' header)\n",
 			rd->name, (unsigned long long)lineno);
 		return -EBADMSG;
 	}
-	if (r == -EINVAL) {
+	if (r == -EINVAL || r == -ERANGE) {
 		if (rd->bad++ == 0)
-			fprintf(stderr, "fgctl: %s:%llu: malformed line, skipped\n", rd->name,
-				(unsigned long long)lineno);
+			fprintf(stderr, "fgctl: %s:%llu: %s, skipped\n", rd->name,
+				(unsigned long long)lineno,
+				r == -ERANGE ? "a time out of range" : "malformed line");
 		return 0;
 	}
 	return r < 0 ? r : 0;

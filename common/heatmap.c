@@ -27,27 +27,59 @@ static void add_at(struct fg_heatmap *h, int64_t x, double v)
 	h->cells[col * h->rows + row] += v;
 }
 
-/*
- * Spreads µs [lo, hi) over the cells they cross: a row's cell ends at the
- * next bucket boundary of its second, or the second's end.
- */
-static void spread(struct fg_heatmap *h, double lo, double hi)
+/* µs of a cell of row: the last row of a second ends with it, not a bucket later. */
+static int64_t row_us(const struct fg_heatmap *h, uint32_t row)
 {
-	double origin = (double)h->start * 1000;
+	return (int64_t)MIN((row + 1) * h->bucket_ms, 1000U) * 1000 -
+	       (int64_t)row * h->bucket_ms * 1000;
+}
 
-	while (lo < hi) {
-		double rel = lo - origin;
-		int64_t sec = (int64_t)floor(rel / 1e6);
-		double in_sec = rel - (double)sec * 1e6;
-		uint32_t row = MIN((uint32_t)(in_sec / (h->bucket_ms * 1000.0)), h->rows - 1);
-		double cell_end = origin + (double)sec * 1e6 +
-				  MIN((double)(row + 1) * h->bucket_ms * 1000.0, 1e6);
-		double part = MIN(hi, cell_end) - lo;
+/* The cell of µs x after the first column's start (0 <= x), and where the cell starts. */
+static size_t cell_of(const struct fg_heatmap *h, int64_t x, int64_t *ret_start)
+{
+	int64_t sec = x / 1000000;
+	uint32_t row = MIN((uint32_t)(x % 1000000 / (h->bucket_ms * 1000)), h->rows - 1);
 
-		if (sec >= 0 && (uint64_t)sec < h->columns && part > 0)
-			h->cells[(size_t)sec * h->rows + row] += part;
-		/* A boundary lo already sits on, by rounding: step past it. */
-		lo = cell_end > lo ? cell_end : nextafter(lo, INFINITY);
+	*ret_start = sec * 1000000 + (int64_t)row * h->bucket_ms * 1000;
+	return (size_t)sec * h->rows + row;
+}
+
+/*
+ * Spreads µs [lo, hi) (after the first column's start, inside the map) over
+ * the cells they cross: the first and last in part, and each between whole,
+ * which the cells' order (a column's rows, then the next column's) makes a
+ * run of cells: counted in full[] at its ends, added up by fill_runs().
+ */
+static void spread(struct fg_heatmap *h, int64_t *full, int64_t lo, int64_t hi)
+{
+	int64_t lo_start, hi_start;
+	size_t i, j;
+
+	if (lo >= hi)
+		return;
+	i = cell_of(h, lo, &lo_start);
+	j = cell_of(h, hi - 1, &hi_start);
+	if (i == j) {
+		h->cells[i] += (double)(hi - lo);
+		return;
+	}
+	h->cells[i] += (double)(lo_start + row_us(h, (uint32_t)(i % h->rows)) - lo);
+	h->cells[j] += (double)(hi - hi_start);
+	if (j > i + 1) {
+		full[i + 1]++;
+		full[j]--;
+	}
+}
+
+/* Adds the whole cells spread() counted: each its row's µs, once per run over it. */
+static void fill_runs(struct fg_heatmap *h, const int64_t *full)
+{
+	int64_t runs = 0;
+
+	for (size_t i = 0; i < (size_t)h->columns * h->rows; i++) {
+		runs += full[i];
+		if (runs)
+			h->cells[i] += (double)runs * (double)row_us(h, (uint32_t)(i % h->rows));
 	}
 }
 
@@ -69,12 +101,16 @@ int fg_heatmap__new(const struct fg_timed *t, const struct fg_heatmap_opts *opts
 	size_t n = fg_timed__n_samples(t);
 	struct fg_heatmap_opts o = opts ? *opts : (struct fg_heatmap_opts){};
 	_cleanup_(fg_heatmap__freep) struct fg_heatmap *h = NULL;
+	_cleanup_free_ int64_t *full = NULL; /* FG_TIMED_US: spread()'s runs of whole cells */
 	int64_t columns;
 
 	if (o.bucket_ms == 0)
 		o.bucket_ms = DEFAULT_BUCKET_MS;
 	if (o.bucket_ms > 1000 || o.until < o.since)
 		return -EINVAL;
+	/* Periods within the times a profile holds: the arithmetic below cannot overflow. */
+	if (o.since < -FG_TIMED_TIME_MAX || o.until > FG_TIMED_TIME_MAX)
+		return -ERANGE;
 	if (o.since == 0 && o.until == 0)
 		fg_timed__period(t, &o.since, &o.until);
 	if (o.since == 0 && o.until == 0 && n > 0) {
@@ -98,18 +134,25 @@ int fg_heatmap__new(const struct fg_timed *t, const struct fg_heatmap_opts *opts
 	h->cells = calloc(MAX((size_t)h->columns * h->rows, (size_t)1), sizeof(*h->cells));
 	if (!h->cells)
 		return -ENOMEM;
+	if (h->unit == FG_TIMED_US) {
+		full = calloc((size_t)h->columns * h->rows + 1, sizeof(*full));
+		if (!full)
+			return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (h->unit == FG_TIMED_SAMPLES) {
 			if (v[i].time >= o.since && v[i].time < o.until)
 				add_at(h, v[i].time, v[i].weight);
 		} else {
 			/* As fg_timed_share(): the weight µs that ended with the sample's ms. */
-			double end = ((double)v[i].time + 1) * 1000, begin = end - v[i].weight;
+			int64_t end = (v[i].time + 1) * 1000, begin = end - v[i].weight;
 
-			spread(h, MAX(begin, (double)o.since * 1000),
-			       MIN(end, (double)o.until * 1000));
+			spread(h, full, MAX(begin, o.since * 1000) - h->start * 1000,
+			       MIN(end, o.until * 1000) - h->start * 1000);
 		}
 	}
+	if (full)
+		fill_runs(h, full);
 	for (size_t i = 0; i < (size_t)h->columns * h->rows; i++) {
 		h->total += h->cells[i];
 		h->max = MAX(h->max, h->cells[i]);

@@ -71,8 +71,9 @@ struct fg_heatmap {
 /*
  * The heat map of t (sorted) with opts (NULL: the defaults). Caller frees
  * *ret with fg_heatmap__free(). 0, -EINVAL (a bucket out of range, a
- * period that ends before it starts), -E2BIG (more than
- * FG_HEATMAP_MAX_COLUMNS seconds, or FG_HEATMAP_MAX_CELLS cells), -ENOMEM.
+ * period that ends before it starts), -ERANGE (a period past
+ * FG_TIMED_TIME_MAX), -E2BIG (more than FG_HEATMAP_MAX_COLUMNS seconds, or
+ * FG_HEATMAP_MAX_CELLS cells), -ENOMEM.
  */
 int fg_heatmap__new(const struct fg_timed *t, const struct fg_heatmap_opts *opts,
 		    struct fg_heatmap **ret);

@@ -650,7 +650,7 @@ static bool parse_time(const char *tok, size_t len, int64_t *ret_ms)
 		return false;
 	len--;
 	for (; i < len && is_digit(tok[i]); i++) {
-		if (ms > (INT64_MAX - 9) / 10 / 1000)
+		if (ms > FG_TIMED_TIME_MAX / 1000) /* past any time a timed profile holds */
 			return false;
 		ms = ms * 10 + (tok[i] - '0');
 	}
@@ -662,7 +662,7 @@ static bool parse_time(const char *tok, size_t len, int64_t *ret_ms)
 			if (frac < 3)
 				ms += (tok[i] - '0') * (frac == 0 ? 100 : frac == 1 ? 10 : 1);
 	}
-	if (i != len)
+	if (i != len || ms > FG_TIMED_TIME_MAX)
 		return false;
 	*ret_ms = ms;
 	return true;

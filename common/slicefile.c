@@ -278,8 +278,13 @@ int fg_slicefile_writer__set_times(struct fg_slicefile_writer *w, uint32_t tick_
 int fg_slicefile_writer__add_time(struct fg_slicefile_writer *w, uint32_t stack, int64_t time_ms,
 				  uint64_t count)
 {
+	int64_t start_ms = (int64_t)(w->start / 1000000), end_ms = (int64_t)(w->end / 1000000);
+
 	if (!w->tick_ms || stack >= w->n_stacks || count == 0)
 		return -EINVAL;
+	if (time_ms < start_ms - FG_SLICEFILE_TIME_SLACK_MS ||
+	    time_ms > end_ms + FG_SLICEFILE_TIME_SLACK_MS)
+		return -ERANGE;
 	if (FG_GROW(w->times, w->cap_times, w->n_times + 1) < 0)
 		return -ENOMEM;
 	w->times[w->n_times++] = (struct wtime){ floor_div(time_ms, w->tick_ms), stack, count };
@@ -575,7 +580,8 @@ static int parse_times(struct cursor *c, struct fg_slicefile *s)
 {
 	_cleanup_free_ uint64_t *sum = NULL;
 	uint64_t tick_ms, n, back;
-	int64_t tick;
+	int64_t tick, start_ms = (int64_t)(s->start / 1000000),
+		      end_ms = (int64_t)(s->end / 1000000);
 	int r;
 
 	r = get_varint(c, &tick_ms);
@@ -610,6 +616,9 @@ static int parse_times(struct cursor *c, struct fg_slicefile *s)
 		if (t->count == 0 || delta > INT64_MAX ||
 		    __builtin_add_overflow(tick, (int64_t)delta, &tick) ||
 		    __builtin_mul_overflow(tick, (int64_t)tick_ms, &t->time_ms) ||
+		    /* Past it (by the tick a time rounds down in) the file lies. */
+		    t->time_ms <= start_ms - FG_SLICEFILE_TIME_SLACK_MS - (int64_t)tick_ms ||
+		    t->time_ms > end_ms + FG_SLICEFILE_TIME_SLACK_MS ||
 		    __builtin_add_overflow(sum[t->stack], t->count, &sum[t->stack]))
 			return -EBADMSG;
 	}

@@ -68,12 +68,19 @@ int fg_slicefile_writer__add_stack(struct fg_slicefile_writer *w, uint32_t proc,
  */
 int fg_slicefile_writer__set_times(struct fg_slicefile_writer *w, uint32_t tick_ms);
 /*
+ * How far a sample's time may lie outside its slice's span (a sample taken
+ * before it and added after it began): readers refuse a file with times
+ * further out.
+ */
+#define FG_SLICEFILE_TIME_SLACK_MS (24 * 3600 * 1000LL)
+
+/*
  * count samples of stack (its index, in the order the stacks were added)
  * taken at time_ms (Unix ms; cut to the tick it is in: ticks are whole
  * multiples of the tick's length since the epoch, whatever the slice's
- * start). A time may lie outside the slice's span (a sample taken before it
- * and added after it began). 0, -EINVAL (no times, no such stack, a count
- * of 0) or -ENOMEM.
+ * start). 0, -EINVAL (no times, no such stack, a count of 0), -ERANGE (a
+ * time further than FG_SLICEFILE_TIME_SLACK_MS outside the slice) or
+ * -ENOMEM.
  */
 int fg_slicefile_writer__add_time(struct fg_slicefile_writer *w, uint32_t stack, int64_t time_ms,
 				  uint64_t count);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,11 +93,23 @@ const char *fg_timed_clock_name(enum fg_timed_clock clock)
 	return clock == FG_TIMED_CLOCK_PERF ? "perf" : "unix";
 }
 
+static bool time_ok(int64_t time)
+{
+	return time >= -FG_TIMED_TIME_MAX && time <= FG_TIMED_TIME_MAX;
+}
+
+static int64_t clamp_time(int64_t time)
+{
+	return MIN(MAX(time, -FG_TIMED_TIME_MAX), FG_TIMED_TIME_MAX);
+}
+
 /* Appends one sample of stack id; the caller has checked the weight. */
 static int push(struct fg_timed *t, int64_t time, uint32_t stack, uint32_t weight)
 {
 	int r;
 
+	if (!time_ok(time))
+		return -ERANGE;
 	if (t->n >= FG_TIMED_MAX_SAMPLES)
 		return -E2BIG;
 	if (t->n >= t->cap) {
@@ -118,6 +131,8 @@ static int add_to(struct fg_timed *t, int64_t time, uint32_t id, uint32_t weight
 	struct fg_stack st;
 	int r;
 
+	if (!time_ok(time))
+		return -ERANGE;
 	/* The stack is there: adding to it moves no frames. */
 	fg_folded__stack_by_id(t->model, id, &st);
 	r = fg_folded__add(t->model, st.frames, st.n_frames, (double)weight);
@@ -133,8 +148,8 @@ int fg_timed__add_id(struct fg_timed *t, int64_t time, uint32_t stack, uint32_t 
 
 void fg_timed__set_period(struct fg_timed *t, int64_t since, int64_t until)
 {
-	t->since = since;
-	t->until = until;
+	t->since = clamp_time(since);
+	t->until = clamp_time(until);
 }
 
 void fg_timed__period(const struct fg_timed *t, int64_t *ret_since, int64_t *ret_until)
@@ -167,6 +182,9 @@ int fg_timed__add(struct fg_timed *t, int64_t time, const uint32_t *frames, size
 
 	if (n == 0 || weight == 0)
 		return -EINVAL;
+	/* The parts of a long block reach back from time: the first must be in range too. */
+	if (!time_ok(time) || !time_ok(time - (int64_t)(weight / MAX_PART * (MAX_PART / 1000))))
+		return -ERANGE;
 	if (t->n + weight / MAX_PART + 1 > FG_TIMED_MAX_SAMPLES)
 		return -E2BIG;
 	r = fg_folded__add_id(t->model, frames, n, (double)weight, &id);
@@ -265,15 +283,24 @@ static size_t first_at(const struct fg_timed *t, int64_t time)
 	return lo;
 }
 
+/* The time past which no sample reaches into a range ending at until (clamped). */
+static int64_t range_last(const struct fg_timed *t, int64_t until)
+{
+	/* A sample in µs reaches back its weight: the last that can reach the range ends this late. */
+	return t->unit == FG_TIMED_US ? until + (int64_t)(t->max_weight / 1000) + 1 : until;
+}
+
 int fg_timed__range(const struct fg_timed *t, int64_t since, int64_t until, fg_timed_match_fn match,
 		    void *ctx, struct fg_folded *out)
 {
-	/* A sample in µs reaches back its weight: the last that can reach the range ends this late. */
-	int64_t last = t->unit == FG_TIMED_US ? until + (int64_t)(t->max_weight / 1000) + 1 : until;
 	_cleanup_free_ uint32_t *ids = NULL;
 	size_t cap = 0;
+	int64_t last;
 	int r;
 
+	since = clamp_time(since);
+	until = clamp_time(until);
+	last = range_last(t, until);
 	if (until <= since)
 		return 0;
 	for (size_t i = first_at(t, since); i < t->n && t->v[i].time < last; i++) {
@@ -357,9 +384,12 @@ int fg_timed__between(const struct fg_timed *t, int64_t since, int64_t until, st
 	_cleanup_(fg_timed__freep) struct fg_timed *out = NULL;
 	_cleanup_free_ uint32_t *names = NULL, *ids = NULL;
 	size_t n_stacks = fg_folded__n_stacks(t->model), n_names = fg_folded__n_names(t->model);
-	int64_t last = t->unit == FG_TIMED_US ? until + (int64_t)(t->max_weight / 1000) + 1 : until;
+	int64_t last;
 	int r;
 
+	since = clamp_time(since);
+	until = clamp_time(until);
+	last = range_last(t, until);
 	r = fg_timed__new(t->unit, t->clock, &out);
 	if (r < 0)
 		return r;
@@ -372,10 +402,10 @@ int fg_timed__between(const struct fg_timed *t, int64_t since, int64_t until, st
 	memset(ids, 0xff, n_stacks * sizeof(*ids));
 	for (size_t i = first_at(t, since); i < t->n && t->v[i].time < last; i++) {
 		const struct fg_timed_sample *s = &t->v[i];
-		/* Whole µs: the times and the range are whole ms. */
-		double share = fg_timed_share(t->unit, s, since, until);
+		/* Whole µs: the times and the range are whole ms, exact in a double. */
+		uint32_t share = (uint32_t)llround(fg_timed_share(t->unit, s, since, until));
 
-		if (share <= 0)
+		if (share == 0)
 			continue;
 		if (ids[s->stack] == UINT32_MAX) {
 			r = fg_folded__add_from(out->model, t->model, s->stack, 0, names,
@@ -383,7 +413,7 @@ int fg_timed__between(const struct fg_timed *t, int64_t since, int64_t until, st
 			if (r < 0)
 				return r;
 		}
-		r = add_to(out, s->time, ids[s->stack], (uint32_t)share);
+		r = add_to(out, s->time, ids[s->stack], share);
 		if (r < 0)
 			return r;
 	}
@@ -415,6 +445,14 @@ static int parse_i64(const char *s, size_t len, int64_t *ret)
 	return 0;
 }
 
+/* A time in the header: an int64 within FG_TIMED_TIME_MAX. */
+static int parse_time(const char *s, size_t len, int64_t *ret)
+{
+	int r = parse_i64(s, len, ret);
+
+	return r < 0 ? r : time_ok(*ret) ? 0 : -ERANGE;
+}
+
 /* The next blank-separated word of s[*pos..len): [*ret, *ret + *ret_len); false at the end. */
 static bool next_word(const char *s, size_t len, size_t *pos, const char **ret, size_t *ret_len)
 {
@@ -441,6 +479,7 @@ static int header_line(struct fg_timed *t, const char *line, size_t len)
 	const char *w;
 	size_t pos = 0, n;
 	int64_t version;
+	int r = 0;
 
 	if (t->has_header || t->n > 0 || fg_folded__n_stacks(t->model) > 0)
 		return -EINVAL;
@@ -472,16 +511,15 @@ static int header_line(struct fg_timed *t, const char *line, size_t len)
 			else
 				return -EPROTONOSUPPORT;
 		} else if (word_is(w, klen, "start")) {
-			if (parse_i64(v, vlen, &t->last) < 0)
-				return -EINVAL;
+			r = parse_time(v, vlen, &t->last);
 		} else if (word_is(w, klen, "since")) {
-			if (parse_i64(v, vlen, &t->since) < 0)
-				return -EINVAL;
+			r = parse_time(v, vlen, &t->since);
 		} else if (word_is(w, klen, "until")) {
-			if (parse_i64(v, vlen, &t->until) < 0)
-				return -EINVAL;
+			r = parse_time(v, vlen, &t->until);
 		}
 		/* Other keys are a later version's additions, ignored. */
+		if (r < 0)
+			return r;
 	}
 	if (t->until < t->since)
 		return -EINVAL;

@@ -56,6 +56,14 @@ enum fg_timed_unit {
 	FG_TIMED_US,
 };
 
+/*
+ * Times, periods and ranges lie within FG_TIMED_TIME_MAX ms either side of
+ * 0 (278 years of Unix ms): their µs are exact in a double, and a time plus
+ * a span cannot overflow. Samples and text past it are refused (-ERANGE);
+ * periods and ranges are clamped to it, so INT64_MAX says "no end".
+ */
+#define FG_TIMED_TIME_MAX (INT64_C(1) << 43)
+
 /* The most samples a profile holds: past it fg_timed__add() fails with -E2BIG. */
 #define FG_TIMED_MAX_SAMPLES (UINT32_MAX - 1)
 
@@ -98,7 +106,10 @@ int fg_timed__add(struct fg_timed *t, int64_t time, const uint32_t *frames, size
  */
 int fg_timed__add_id(struct fg_timed *t, int64_t time, uint32_t stack, uint32_t weight);
 
-/* The period the profile covers, ms [since, until); both 0: none said (the samples' span). */
+/*
+ * The period the profile covers, ms [since, until), clamped to
+ * FG_TIMED_TIME_MAX; both 0: none said (the samples' span).
+ */
 void fg_timed__set_period(struct fg_timed *t, int64_t since, int64_t until);
 void fg_timed__period(const struct fg_timed *t, int64_t *ret_since, int64_t *ret_until);
 

@@ -195,36 +195,40 @@ static void times_lose(struct fg_slice *s)
  */
 static int times_room(struct fg_slice *s, bool counted)
 {
-	size_t need = s->n_times + 1, cap = s->cap_times, want;
+	size_t need = s->n_times + 1, cap = s->cap_times, want = cap;
 	size_t elem = sizeof(struct stime) + (counted ? sizeof(uint32_t) : 0);
-	uint64_t held = times_bytes(s), used = slice_bytes(s), room;
+	bool count_now = counted && !s->time_counts;
+	uint64_t held = times_bytes(s), used = slice_bytes(s), room, extra;
 	void *p;
 
-	if (need <= cap && (!counted || s->time_counts))
+	if (need <= cap && !count_now)
 		return 0;
-	want = MAX(need, MAX(cap * 2, (size_t)64));
-	/* What counting adds to the times already there, and what growing them adds. */
-	held += counted && !s->time_counts ? cap * sizeof(uint32_t) : 0;
 	room = MIN(s->budget / 2 > held ? s->budget / 2 - held : 0,
 		   s->budget > used ? s->budget - used : 0);
-	if ((want - cap) * elem > room)
-		want = cap + (size_t)(room / elem);
-	if (want < need)
+	/* Counting from now on: the counts of the times already there come first. */
+	extra = count_now ? cap * sizeof(uint32_t) : 0;
+	if (extra > room)
 		return -ENOSPC;
-	p = realloc(s->times, want * sizeof(*s->times));
-	if (!p)
-		return -ENOMEM;
-	s->times = p;
-	s->cap_times = want;
-	if (counted) {
-		bool fresh = !s->time_counts;
-
+	room -= extra;
+	if (need > cap) {
+		want = MAX(need, MAX(cap * 2, (size_t)64));
+		if ((want - cap) * elem > room)
+			want = cap + (size_t)(room / elem);
+		if (want < need)
+			return -ENOSPC;
+		p = realloc(s->times, want * sizeof(*s->times));
+		if (!p)
+			return -ENOMEM;
+		s->times = p;
+		s->cap_times = want;
+	}
+	if (counted && (count_now || want > s->cap_time_counts)) {
 		p = realloc(s->time_counts, want * sizeof(*s->time_counts));
 		if (!p)
 			return -ENOMEM;
 		s->time_counts = p;
 		s->cap_time_counts = want;
-		for (size_t i = 0; fresh && i < s->n_times; i++)
+		for (size_t i = 0; count_now && i < s->n_times; i++)
 			s->time_counts[i] = 1;
 	}
 	return 0;
@@ -233,13 +237,13 @@ static int times_room(struct fg_slice *s, bool counted)
 /* Notes that count samples at time_ms went to ref; past the times' room, they are all lost. */
 static void slice_time(struct fg_slice *s, int64_t time_ms, uint32_t ref, uint64_t count)
 {
-	int64_t at = time_ms - s->start_ms;
 	bool counted = s->time_counts || count != 1;
+	int64_t at;
 
 	if (s->times_lost)
 		return;
-	if (time_ms == FG_WINDOW_NO_TIME || count > UINT32_MAX || at < INT32_MIN ||
-	    at > INT32_MAX || times_room(s, counted) < 0) {
+	if (time_ms == FG_WINDOW_NO_TIME || __builtin_sub_overflow(time_ms, s->start_ms, &at) ||
+	    count > UINT32_MAX || at < INT32_MIN || at > INT32_MAX || times_room(s, counted) < 0) {
 		times_lose(s);
 		return;
 	}
@@ -1347,8 +1351,13 @@ int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefil
 							     s->unattributed);
 		unattributed_at = next++;
 	}
-	/* Times go to disk when they add up to the slice: a file keeps all or none. */
-	if (err >= 0 && !s->times_lost)
+	/*
+	 * Times go to disk when they add up to the slice, a file keeps all or
+	 * none, and none lies further out than a file may hold (the clock stepped).
+	 */
+	if (err >= 0 && !s->times_lost &&
+	    (s->n_times == 0 || (s->min_at >= -FG_SLICEFILE_TIME_SLACK_MS &&
+				 s->start_ms + s->max_at <= end + FG_SLICEFILE_TIME_SLACK_MS)))
 		err = export_times(s, other_at, unattributed_at, w);
 	if (err < 0) {
 		fg_slicefile_writer__free(w);

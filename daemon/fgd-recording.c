@@ -601,16 +601,32 @@ static bool ranged(const struct fg_recording *r)
 static int timed_result(struct fg_recording *r, const struct fg_result_opts *ro)
 {
 	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
-	int64_t since = r->opts.req.since_ms,
-		until = r->opts.req.until_ms ? r->opts.req.until_ms : INT64_MAX;
+	const struct fg_timed_sample *v;
+	int64_t since, until;
 	struct fg_folded *model = NULL;
+	size_t n;
 	int err;
 
 	err = timed_profile(r, &t);
 	r->model = fg_folded__free(r->model);
 	if (err >= 0)
 		err = fg_timed__sort(t);
-	if (err >= 0 && ranged(r) && r->opts.req.format == FG_FORMAT_TIMED) {
+	if (err < 0)
+		return err;
+	/* A range's open ends are the recording's, its samples all in it (the last ms's too). */
+	fg_timed__period(t, &since, &until);
+	v = fg_timed__samples(t);
+	n = fg_timed__n_samples(t);
+	if (n > 0) {
+		since = MIN(since, v[0].time);
+		until = MAX(until, v[n - 1].time + 1);
+	}
+	if (r->opts.req.since_ms)
+		since = r->opts.req.since_ms;
+	if (r->opts.req.until_ms)
+		until = r->opts.req.until_ms;
+	until = MAX(since, until);
+	if (ranged(r) && r->opts.req.format == FG_FORMAT_TIMED) {
 		struct fg_timed *cut = NULL;
 
 		err = fg_timed__between(t, since, until, &cut);

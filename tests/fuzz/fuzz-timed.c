@@ -26,8 +26,8 @@ static int feed_timed(void *ctx, const char *line, size_t len, uint64_t lineno)
 {
 	int r = fg_timed__add_line(ctx, line, len);
 
-	/* A malformed line is skipped, as fgctl skips it. */
-	return r == -EINVAL ? 0 : r;
+	/* A malformed line, or one with a time out of range, is skipped as fgctl skips it. */
+	return r == -EINVAL || r == -ERANGE ? 0 : r;
 }
 
 static int feed_perf(void *ctx, const char *line, size_t len, uint64_t lineno)

@@ -108,6 +108,45 @@ TEST(blocked_time_is_spread_over_the_cells_it_crosses)
 	ASSERT_TRUE(fabs(h->total - 1000000) < 1e-3);
 }
 
+TEST(a_long_block_fills_whole_cells_and_short_last_rows)
+{
+	_cleanup_(fg_timed__freep) struct fg_timed *t = profile(FG_TIMED_US);
+	_cleanup_(fg_heatmap__freep) struct fg_heatmap *h = NULL;
+	/* Rows of 300, 300, 300 and 100 ms. */
+	struct fg_heatmap_opts o = { .bucket_ms = 300, .since = 10000, .until = 13000 };
+	static const double want[3][4] = { { 150000, 300000, 300000, 100000 },
+					   { 300000, 300000, 300000, 100000 },
+					   { 150000, 0, 0, 0 } };
+
+	/* 2 s ending with ms 12,149: [10,150, 12,150) ms. */
+	add(t, 12149, "db;sleep", 2000000);
+	ASSERT_OK(fg_timed__sort(t));
+	ASSERT_OK(fg_heatmap__new(t, &o, &h));
+	for (uint32_t col = 0; col < 3; col++)
+		for (uint32_t row = 0; row < 4; row++)
+			ASSERT_TRUE(fg_heatmap__cell(h, col, row) == want[col][row]);
+	ASSERT_TRUE(h->total == 2000000);
+	h = fg_heatmap__free(h);
+	fg_timed__free(t);
+
+	/* 4,000 s in buckets of 1 ms: 4 million cells, each drawn once. */
+	t = profile(FG_TIMED_US);
+	add(t, 4000000, "db;sleep", 4000000000); /* from 1 ms to 4,000,001 ms */
+	ASSERT_OK(fg_timed__sort(t));
+	o = (struct fg_heatmap_opts){ .bucket_ms = 1, .since = 0, .until = 4000001 };
+	ASSERT_OK(fg_heatmap__new(t, &o, &h));
+	ASSERT_TRUE(fg_heatmap__cell(h, 0, 0) == 0);
+	ASSERT_TRUE(fg_heatmap__cell(h, 0, 1) == 1000);
+	ASSERT_TRUE(fg_heatmap__cell(h, 2000, 500) == 1000);
+	ASSERT_TRUE(fg_heatmap__cell(h, 4000, 0) == 1000);
+	ASSERT_TRUE(h->total == 4000000000.0);
+	h = fg_heatmap__free(h);
+
+	/* A period past the times a profile holds. */
+	o = (struct fg_heatmap_opts){ .since = -FG_TIMED_TIME_MAX - 1, .until = 0 };
+	ASSERT_ERR(fg_heatmap__new(t, &o, &h), -ERANGE);
+}
+
 static json_object *get(json_object *o, const char *key)
 {
 	json_object *v = NULL;

@@ -479,6 +479,29 @@ TEST(times_read_back_at_their_ticks_and_merge_with_their_stacks)
 	fg_slicefile__free(s2);
 	fg_slicefile__free(s3);
 
+	/* A day either side of the slice at most: the reader takes what the writer wrote. */
+	ASSERT_OK(fg_slicefile_writer__new(t0 * 1000000, (t0 + 10000) * 1000000, &w));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p, &i));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, i, a, 2, 2));
+	ASSERT_OK(fg_slicefile_writer__set_times(w, 10));
+	ASSERT_EQ(fg_slicefile_writer__add_time(w, 0, (int64_t)t0 - FG_SLICEFILE_TIME_SLACK_MS - 1,
+						1),
+		  -ERANGE);
+	ASSERT_EQ(fg_slicefile_writer__add_time(w, 0,
+						(int64_t)t0 + 10000 + FG_SLICEFILE_TIME_SLACK_MS +
+							1,
+						1),
+		  -ERANGE);
+	ASSERT_OK(fg_slicefile_writer__add_time(w, 0, (int64_t)t0 - FG_SLICEFILE_TIME_SLACK_MS, 1));
+	ASSERT_OK(fg_slicefile_writer__add_time(w, 0,
+						(int64_t)t0 + 10000 + FG_SLICEFILE_TIME_SLACK_MS,
+						1));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s1));
+	ASSERT_EQ(fg_slicefile__n_times(s1), 2);
+	fg_slicefile__free(s1);
+	fg_slicefile_writer__free(w);
+
 	/* An idle slice with times: no samples, no times, and still version 2's section. */
 	ASSERT_OK(fg_slicefile_writer__new(t0 * 1000000, (t0 + 10000) * 1000000, &w));
 	ASSERT_OK(fg_slicefile_writer__set_times(w, 10));

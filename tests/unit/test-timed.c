@@ -205,8 +205,13 @@ TEST(malformed_text_is_refused_a_line_at_a_time)
 	static const char *const negative_delta[] = { "fgd-timed 1", "s a", "-1 0" };
 	static const char *const zero_weight[] = { "fgd-timed 1", "s a", "0 0 0" };
 	static const char *const trailing[] = { "fgd-timed 1", "s a", "0 0 1 9" };
-	static const char *const overflow[] = { "fgd-timed 1 start=9223372036854775800", "s a",
-						"100 0" };
+	/* Times past FG_TIMED_TIME_MAX (2^43 ms), in the header or from a delta. */
+	static const char *const far_start[] = { "fgd-timed 1 start=9223372036854775800" };
+	static const char *const far_until[] = { "fgd-timed 1 since=0 until=8796093022209" };
+	static const char *const far_sample[] = { "fgd-timed 1 start=8796093022208", "s a", "0 0",
+						  "1 0" };
+	static const char *const overflow[] = { "fgd-timed 1 start=8796093022208", "s a",
+						"9223372036854775807 0" };
 	static const char *const empty_stack[] = { "fgd-timed 1", "s " };
 	static const char *const fine[] = { "# a comment", "fgd-timed 1 newer=key", "", "s a;b",
 					    "3 0 5" };
@@ -218,6 +223,9 @@ TEST(malformed_text_is_refused_a_line_at_a_time)
 	ASSERT_ERR(last_error(negative_delta, 3), -EINVAL);
 	ASSERT_ERR(last_error(zero_weight, 3), -EINVAL);
 	ASSERT_ERR(last_error(trailing, 3), -EINVAL);
+	ASSERT_ERR(last_error(far_start, 1), -ERANGE);
+	ASSERT_ERR(last_error(far_until, 1), -ERANGE);
+	ASSERT_ERR(last_error(far_sample, 4), -ERANGE);
 	ASSERT_ERR(last_error(overflow, 3), -EINVAL);
 	ASSERT_ERR(last_error(empty_stack, 2), -EINVAL);
 	ASSERT_EQ(last_error(fine, 5), 1);

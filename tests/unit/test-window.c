@@ -357,6 +357,44 @@ TEST(ranges_cut_slices_to_the_ms_by_the_samples_times)
 	fg_window__free(w);
 }
 
+/*
+ * Times of one stack fill most of the half of the slice's budget that is
+ * theirs, then a sample comes with a count: the counts of the times already
+ * there do not fit, so the slice loses its times rather than its ceiling.
+ */
+TEST(ceiling_holds_when_a_count_comes_to_a_full_time_table)
+{
+	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 60000, .memory_max = 1 << 20 };
+	struct fg_window_proc a = { 100, 1, 0, "app", "/bin/app", "/" };
+	struct fg_window_result res;
+	struct fg_window_stats st;
+	struct fg_window *w;
+	struct fg_folded *f;
+	uint64_t samples = 0;
+
+	ASSERT_OK(fg_window__new(&o, T0, &w));
+	fg_window__stats(w, &st);
+	while (st.times_bytes <= st.slice_budget / 3) {
+		add_at(w, &a, "main;idle", 1, T0 + (int64_t)(samples++ % 10000));
+		fg_window__stats(w, &st);
+		ASSERT_EQ(st.untimed, 0);
+	}
+	add_at(w, &a, "main;idle", 2, T0 + 1);
+	samples += 2;
+	fg_window__stats(w, &st);
+	ASSERT_TRUE(st.bytes <= st.slice_budget);
+	ASSERT_TRUE(st.times_bytes <= st.slice_budget / 2);
+	ASSERT_EQ(st.untimed, 1);
+	ASSERT_EQ(st.times_bytes, 0);
+	/* Every sample still counts: a range takes the slice whole, and says so. */
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0 + 1000, T0 + 2000, NULL, NULL, true, f, &res));
+	ASSERT_EQ(res.untimed_slices, 1);
+	ASSERT_EQ(res.samples, samples);
+	fg_folded__free(f);
+	fg_window__free(w);
+}
+
 TEST(times_follow_their_stacks_into_other_when_a_slice_compacts)
 {
 	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 60000, .memory_max = 1 << 20 };
