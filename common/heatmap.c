@@ -108,15 +108,15 @@ int fg_heatmap__new(const struct fg_timed *t, const struct fg_heatmap_opts *opts
 		o.bucket_ms = DEFAULT_BUCKET_MS;
 	if (o.bucket_ms > 1000 || o.until < o.since)
 		return -EINVAL;
-	/* Periods within the times a profile holds: the arithmetic below cannot overflow. */
-	if (o.since < -FG_TIMED_TIME_MAX || o.until > FG_TIMED_TIME_MAX)
-		return -ERANGE;
 	if (o.since == 0 && o.until == 0)
 		fg_timed__period(t, &o.since, &o.until);
 	if (o.since == 0 && o.until == 0 && n > 0) {
 		o.since = v[0].time;
 		o.until = v[n - 1].time + 1;
 	}
+	/* Periods within the times a profile holds: the arithmetic below cannot overflow. */
+	if (o.since < -FG_TIMED_TIME_MAX || o.until > FG_TIMED_TIME_MAX + 1)
+		return -ERANGE;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;

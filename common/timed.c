@@ -474,11 +474,14 @@ static bool word_is(const char *w, size_t len, const char *s)
 	return len == strlen(s) && memcmp(w, s, len) == 0;
 }
 
+/* The header line; the profile takes what it says only when all of it is good. */
 static int header_line(struct fg_timed *t, const char *line, size_t len)
 {
+	enum fg_timed_clock clock = t->clock;
+	enum fg_timed_unit unit = t->unit;
+	int64_t version, start = 0, since = 0, until = 0;
 	const char *w;
 	size_t pos = 0, n;
-	int64_t version;
 	int r = 0;
 
 	if (t->has_header || t->n > 0 || fg_folded__n_stacks(t->model) > 0)
@@ -489,8 +492,6 @@ static int header_line(struct fg_timed *t, const char *line, size_t len)
 		return -EINVAL;
 	if (version != TEXT_VERSION)
 		return -EPROTONOSUPPORT;
-	t->last = 0;
-	t->since = t->until = 0;
 	while (next_word(line, len, &pos, &w, &n)) {
 		const char *eq = memchr(w, '=', n);
 		size_t klen = eq ? (size_t)(eq - w) : n, vlen = eq ? n - klen - 1 : 0;
@@ -498,31 +499,36 @@ static int header_line(struct fg_timed *t, const char *line, size_t len)
 
 		if (word_is(w, klen, "clock")) {
 			if (word_is(v, vlen, "unix"))
-				t->clock = FG_TIMED_CLOCK_UNIX;
+				clock = FG_TIMED_CLOCK_UNIX;
 			else if (word_is(v, vlen, "perf"))
-				t->clock = FG_TIMED_CLOCK_PERF;
+				clock = FG_TIMED_CLOCK_PERF;
 			else
 				return -EPROTONOSUPPORT;
 		} else if (word_is(w, klen, "unit")) {
 			if (word_is(v, vlen, "samples"))
-				t->unit = FG_TIMED_SAMPLES;
+				unit = FG_TIMED_SAMPLES;
 			else if (word_is(v, vlen, "us"))
-				t->unit = FG_TIMED_US;
+				unit = FG_TIMED_US;
 			else
 				return -EPROTONOSUPPORT;
 		} else if (word_is(w, klen, "start")) {
-			r = parse_time(v, vlen, &t->last);
+			r = parse_time(v, vlen, &start);
 		} else if (word_is(w, klen, "since")) {
-			r = parse_time(v, vlen, &t->since);
+			r = parse_time(v, vlen, &since);
 		} else if (word_is(w, klen, "until")) {
-			r = parse_time(v, vlen, &t->until);
+			r = parse_time(v, vlen, &until);
 		}
 		/* Other keys are a later version's additions, ignored. */
 		if (r < 0)
 			return r;
 	}
-	if (t->until < t->since)
+	if (until < since)
 		return -EINVAL;
+	t->clock = clock;
+	t->unit = unit;
+	t->last = start;
+	t->since = since;
+	t->until = until;
 	t->has_header = true;
 	return 0;
 }

@@ -229,6 +229,21 @@ TEST(malformed_text_is_refused_a_line_at_a_time)
 	ASSERT_ERR(last_error(overflow, 3), -EINVAL);
 	ASSERT_ERR(last_error(empty_stack, 2), -EINVAL);
 	ASSERT_EQ(last_error(fine, 5), 1);
+
+	/* A refused header leaves nothing of itself: the period is what a good one says. */
+	{
+		_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
+		const char *good = "fgd-timed 1 since=5 until=10";
+		int64_t since, until;
+
+		ASSERT_OK(fg_timed__new(FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t));
+		ASSERT_ERR(add_line(t, far_until[0], strlen(far_until[0]), 1), -ERANGE);
+		fg_timed__period(t, &since, &until);
+		ASSERT_TRUE(since == 0 && until == 0 && !fg_timed__has_header(t));
+		ASSERT_OK(add_line(t, good, strlen(good), 2));
+		fg_timed__period(t, &since, &until);
+		ASSERT_TRUE(since == 5 && until == 10);
+	}
 }
 
 static bool only_db(void *ctx, const struct fg_folded *model, const uint32_t *frames, size_t n)
