@@ -121,11 +121,20 @@ int fgctl_input_open(const char *path, const char **ret_name)
 	return fd;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
 int fgctl_format_for_path(const char *path, enum fg_format *ret)
 {
 	const char *dot = strrchr(path, '.');
 
-	if (dot && strcmp(dot, ".svg") == 0)
+	if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof"))
+		*ret = FG_FORMAT_PPROF;
+	else if (dot && strcmp(dot, ".svg") == 0)
 		*ret = FG_FORMAT_SVG;
 	else if (dot && strcmp(dot, ".html") == 0)
 		*ret = FG_FORMAT_HTML;
@@ -142,7 +151,8 @@ int fgctl_format_arg(const char *arg, enum fg_format *ret)
 {
 	if (fg_format_from_name(arg, ret) >= 0)
 		return FGCTL_EXIT_OK;
-	fprintf(stderr, "fgctl: unknown format '%s': expected svg, html, folded or timed\n", arg);
+	fprintf(stderr, "fgctl: unknown format '%s': expected svg, html, folded, timed or pprof\n",
+		arg);
 	return FGCTL_EXIT_USAGE;
 }
 
@@ -176,8 +186,8 @@ int fgctl_output_target(struct fgctl_output *o, bool format_given, enum fg_forma
 	if (!format_given && strcmp(o->path, "-") != 0 &&
 	    fgctl_format_for_path(o->path, format) < 0) {
 		fprintf(stderr,
-			"fgctl: cannot tell the format from '%s': name it .svg, .html, .folded or "
-			".txt, or give --format\n",
+			"fgctl: cannot tell the format from '%s': name it .svg, .html, .folded, "
+			".txt or .pb.gz, or give --format\n",
 			o->path);
 		return FGCTL_EXIT_USAGE;
 	}

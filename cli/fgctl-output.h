@@ -38,7 +38,10 @@ int fgctl_output_close(struct fgctl_output *o, bool commit);
  */
 int fgctl_input_open(const char *path, const char **ret_name);
 
-/* The format an output file's extension names: .svg, .html, .folded or .txt. 0 or -EINVAL. */
+/*
+ * The format an output file's extension names: .svg, .html, .folded or
+ * .txt, .timed, .pb.gz or .pprof. 0 or -EINVAL.
+ */
 int fgctl_format_for_path(const char *path, enum fg_format *ret);
 
 /*

@@ -14,6 +14,7 @@
 #include "lines.h"
 #include "macro.h"
 #include "palette.h"
+#include "pprof-model.h"
 #include "transform.h"
 
 #define MAX_REPORTED_ERRORS 10 /* malformed lines named one by one; the rest counted */
@@ -264,6 +265,15 @@ static int emit(enum fg_format to, const struct fg_flame_opts *flame, const stru
 			;
 		return r < 0 ? r : 0;
 	}
+	if (to == FG_FORMAT_PPROF) {
+		/* A folded file's root frames may be anything: every frame stays a frame. */
+		struct fg_pprof_meta meta = { .values = FG_PPROF_SAMPLES };
+		_cleanup_free_ uint8_t *bytes = NULL;
+		size_t len;
+
+		r = fg_pprof_from_model(model, &meta, &bytes, &len);
+		return r < 0 ? r : fgctl_output_write(out, (const char *)bytes, len);
+	}
 	if (to == FG_FORMAT_HTML) {
 		r = fg_flame_html__new(model, flame, &html);
 		if (r < 0)
@@ -301,6 +311,11 @@ int fgctl_pipeline_write(const struct fgctl_graph_opts *opts, struct fg_folded *
 		fprintf(stderr, "fgctl: no samples to draw%s\n",
 			wants_transform(&opts->transform) ? " after the filters" : " in the input");
 		return FGCTL_EXIT_INPUT;
+	}
+	if (fg_folded__is_diff(*model) && opts->to == FG_FORMAT_PPROF) {
+		fprintf(stderr, "fgctl: a differential profile has no pprof form: write it as "
+				"folded, svg or html\n");
+		return FGCTL_EXIT_USAGE;
 	}
 	if (fg_folded__is_diff(*model) && opts->to != FG_FORMAT_FOLDED &&
 	    !((opts->flame.negate ? fg_folded__total_before(*model) : fg_folded__total(*model)) >

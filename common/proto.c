@@ -200,10 +200,8 @@ static const char *const cmd_names[] = {
 };
 
 static const char *const format_names[] = {
-	[FG_FORMAT_FOLDED] = "folded",
-	[FG_FORMAT_SVG] = "svg",
-	[FG_FORMAT_HTML] = "html",
-	[FG_FORMAT_TIMED] = "timed",
+	[FG_FORMAT_FOLDED] = "folded", [FG_FORMAT_SVG] = "svg",     [FG_FORMAT_HTML] = "html",
+	[FG_FORMAT_TIMED] = "timed",   [FG_FORMAT_PPROF] = "pprof",
 };
 
 const char *fg_format_name(enum fg_format f)

@@ -18,10 +18,12 @@ struct fg_result {
 	struct fg_flame *flame;     /* owned, SVG */
 	struct fg_flame_html *html; /* owned, HTML */
 	struct fg_timed *timed;     /* owned, timed: as the view shows it, sorted */
-	size_t n_stacks;            /* the model's, which an HTML page does not keep */
-	size_t cursor;              /* folded */
-	char *title, *subtitle;     /* owned; borrowed by the renderer */
-	char **info;                /* owned, NULL-terminated; borrowed by the renderer */
+	uint8_t *bytes;             /* owned, pprof: the whole encoded profile */
+	size_t n_bytes;
+	size_t n_stacks;        /* the model's, which an HTML page does not keep */
+	size_t cursor;          /* folded, timed, pprof */
+	char *title, *subtitle; /* owned; borrowed by the renderer */
+	char **info;            /* owned, NULL-terminated; borrowed by the renderer */
 };
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_result *, fg_result__free);
@@ -35,6 +37,7 @@ struct fg_result *fg_result__free(struct fg_result *r)
 	fg_flame_html__free(r->html);
 	fg_folded__free(r->model);
 	fg_timed__free(r->timed);
+	free(r->bytes);
 	free(r->title);
 	free(r->subtitle);
 	for (size_t i = 0; r->info && r->info[i]; i++)
@@ -85,8 +88,9 @@ int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 		fg_folded__free(model);
 		return -ENOMEM;
 	}
-	if (opts->format != FG_FORMAT_FOLDED && opts->format != FG_FORMAT_SVG &&
-	    opts->format != FG_FORMAT_HTML) {
+	if ((opts->format != FG_FORMAT_FOLDED && opts->format != FG_FORMAT_SVG &&
+	     opts->format != FG_FORMAT_HTML && opts->format != FG_FORMAT_PPROF) ||
+	    (opts->format == FG_FORMAT_PPROF && !opts->pprof)) {
 		fg_folded__free(model);
 		return -EINVAL;
 	}
@@ -97,7 +101,12 @@ int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 		return err;
 	err = fg_folded__sort(r->model);
 	r->n_stacks = fg_folded__n_stacks(r->model);
-	if (err < 0 || r->format == FG_FORMAT_FOLDED) {
+	if (err >= 0 && r->format == FG_FORMAT_PPROF) {
+		/* Encoded whole (gzip needs it all); the model goes once it is. */
+		err = fg_pprof_from_model(r->model, opts->pprof, &r->bytes, &r->n_bytes);
+		r->model = fg_folded__free(r->model);
+	}
+	if (err < 0 || r->format == FG_FORMAT_FOLDED || r->format == FG_FORMAT_PPROF) {
 		if (err >= 0)
 			*ret = TAKE_PTR(r);
 		return err;
@@ -152,9 +161,21 @@ size_t fg_result__n_stacks(const struct fg_result *r)
 size_t fg_result__bytes(const struct fg_result *r)
 {
 	return sizeof(*r) + (r->model ? fg_folded__bytes(r->model) : 0) +
-	       (r->timed ? fg_timed__bytes(r->timed) : 0) +
+	       (r->timed ? fg_timed__bytes(r->timed) : 0) + r->n_bytes +
 	       (r->flame ? fg_flame__bytes(r->flame) : 0) +
 	       (r->html ? fg_flame_html__bytes(r->html) : 0);
+}
+
+/* The next part of an encoded profile: budget bytes, or the rest. */
+static int emit_bytes(struct fg_result *r, fg_write_fn fn, void *ctx, size_t budget)
+{
+	size_t n = MIN(budget, r->n_bytes - r->cursor);
+	int err = n ? fn(ctx, (const char *)r->bytes + r->cursor, n) : 0;
+
+	if (err < 0)
+		return err;
+	r->cursor += n;
+	return r->cursor == r->n_bytes;
 }
 
 int fg_result__emit(struct fg_result *r, fg_write_fn fn, void *ctx, size_t budget)
@@ -167,6 +188,8 @@ int fg_result__emit(struct fg_result *r, fg_write_fn fn, void *ctx, size_t budge
 		return fg_flame_html__emit(r->html, fn, ctx, budget);
 	case FG_FORMAT_TIMED:
 		return fg_timed__emit(r->timed, &r->cursor, fn, ctx, budget);
+	case FG_FORMAT_PPROF:
+		return emit_bytes(r, fn, ctx, budget);
 	case FG_FORMAT_FOLDED:
 		break;
 	}

@@ -6,7 +6,7 @@
  * (common/view.h), rendered in the format it asked for and streamed in
  * chunks. Every profile fgd sends, a recording's or a snapshot's, is one, so
  * the view is applied here once for every format of stacks: folded text, SVG,
- * HTML, and any format added later as a case of this object.
+ * HTML, pprof, and any format added later as a case of this object.
  *
  * Pure.
  */
@@ -16,6 +16,7 @@
 #include "emit.h"
 #include "folded.h"
 #include "palette.h"
+#include "pprof-model.h"
 #include "proto.h"
 #include "view.h"
 
@@ -27,6 +28,8 @@ struct fg_result_opts {
 	const char *const *info; /* NULL-terminated lines under the title, copied; NULL for none */
 	const char *count_name;  /* static: what counts are ("us"); NULL: samples */
 	enum fg_palette palette; /* the graph's colours; FG_PALETTE_HOT by default */
+	/* FG_FORMAT_PPROF: what the counts are, the times, the comments; borrowed for the call */
+	const struct fg_pprof_meta *pprof;
 };
 
 struct fg_result;
@@ -34,8 +37,9 @@ struct fg_result;
 /*
  * Builds the result of model, which it takes over (freed with the result,
  * or at once on failure): the view applied, the stacks sorted, the
- * renderer laid out. Caller frees *ret with fg_result__free(). 0, -EINVAL
- * for a format it does not know, -E2BIG (HTML: a model too large), -ENOMEM.
+ * renderer laid out (a pprof profile encoded whole). Caller frees *ret with
+ * fg_result__free(). 0, -EINVAL for a format it does not know (or pprof
+ * without opts->pprof), -E2BIG (HTML: a model too large), -ENOMEM.
  */
 int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 		   struct fg_result **ret);

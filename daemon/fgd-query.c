@@ -571,6 +571,12 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 		.subtitle = subtitle,
 		.info = info_lines,
 	};
+	struct fg_pprof_meta pprof = {
+		.values = a->off_cpu ? FG_PPROF_OFF_CPU : FG_PPROF_SAMPLES,
+		.period_ns = a->frequency ? 1000000000u / a->frequency : 0,
+		.roots = FG_PPROF_ROOTS_PROCESS,
+		.comments = info_lines,
+	};
 	struct match_ctx mc = { .view = view };
 	struct fg_window_result res;
 	int64_t since, until;
@@ -638,6 +644,9 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 		 " stacks   [other processes]: %" PRIu64,
 		 res.folded_samples, a->off_cpu ? "us" : "samples", res.folded_stacks,
 		 res.unattributed);
+	pprof.time_ns = res.first_ms * 1000000;
+	pprof.duration_ns = (res.last_ms - res.first_ms) * 1000000;
+	ro.pprof = &pprof;
 	/* What the client sees of the model, the result decides: its view goes with it. */
 	model_bytes = fg_folded__bytes(model);
 	r = fg_result__new(TAKE_PTR(model), &ro, &s->result);
@@ -652,7 +661,9 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 				ret_error, error_size,
 				"its %s takes %.1f MiB laid out, from a profile of %.1f MiB: " NARROW
 				", or ask for folded text, which streams from the profile alone",
-				q->format == FG_FORMAT_HTML ? "HTML page" : "SVG",
+				q->format == FG_FORMAT_HTML  ? "HTML page" :
+				q->format == FG_FORMAT_PPROF ? "pprof profile" :
+							       "SVG",
 				mib(fgd_snapshot__bytes(s)), mib(model_bytes));
 		return -ENOBUFS;
 	}

@@ -178,10 +178,13 @@ static int root_frame(struct fg_recording *r, const struct fg_sample *s,
 				  "[unknown]";
 	char buf[64];
 
-	/* The stackcollapse-perf.pl --pid / --tid forms. */
+	/*
+	 * The stackcollapse-perf.pl --pid / --tid forms. A pprof profile has
+	 * the pid always: its process frames become comm and pid labels.
+	 */
 	if (r->opts.req.with_tid)
 		snprintf(buf, sizeof(buf), "%s-%u/%u", comm, s->sid.pid, s->sid.tid);
-	else if (r->opts.req.with_pid)
+	else if (r->opts.req.with_pid || r->opts.req.format == FG_FORMAT_PPROF)
 		snprintf(buf, sizeof(buf), "%s-%u", comm, s->sid.pid);
 	else
 		return fg_resolve_intern(r->model, comm, NULL, ret);
@@ -659,9 +662,22 @@ int fg_recording__finish(struct fg_recording *r)
 		.subtitle = subtitle,
 		.info = info_lines,
 	};
+	struct fg_pprof_meta pprof = {
+		.values = r->opts.req.off_cpu ? FG_PPROF_OFF_CPU :
+			  r->opts.req.wall    ? FG_PPROF_WALL :
+						FG_PPROF_SAMPLES,
+		.period_ns = r->opts.frequency ? 1000000000u / r->opts.frequency : 0,
+		.time_ns = r->started_wall * 1000000,
+		.roots = r->opts.req.group_by != FG_GROUP_PROCESS ? FG_PPROF_ROOTS_CGROUP_PROCESS :
+								    FG_PPROF_ROOTS_PROCESS,
+		.pid = true,
+		.tid = r->opts.req.with_tid,
+		.comments = info_lines,
+	};
 	const struct fg_resolve_stats *st;
 	int err;
 
+	ro.pprof = &pprof;
 	if (in_us(r))
 		ro.count_name = "us";
 	if (r->opts.req.off_cpu)
@@ -734,6 +750,7 @@ int fg_recording__finish(struct fg_recording *r)
 		 st->frames[FG_FRAME_UNKNOWN] + st->frames[FG_FRAME_KERNEL_UNKNOWN], st->unreadable,
 		 st->dropped_full);
 	stack_quality_line(r, info[2], sizeof(info[2]));
+	pprof.duration_ns = (int64_t)(r->stopped - r->started);
 	/* The model goes to the result, which shows the client what its view allows. */
 	if (r->opts.req.format == FG_FORMAT_TIMED || ranged(r))
 		err = timed_result(r, &ro);

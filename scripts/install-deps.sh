@@ -4,14 +4,15 @@
 set -eu
 
 # liblzma-dev (MiniDebugInfo) and zlib1g-dev (debuglink CRC32) come with libdw-dev; they are
-# named because fgd links them itself. libiberty-dev: the C++ and Rust demangler.
+# named because fgd links them itself (zlib also gzips pprof profiles). libiberty-dev: the C++ and Rust demangler.
 # clang, bpftool and libbpf-dev build the off-CPU BPF program (daemon/bpf/) and its skeleton.
 build="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev libiberty-dev libbpf-dev clang bpftool libsystemd-dev libjson-c-dev"
 # clang builds the frame-pointer workloads and the libFuzzer targets; chromium drives the
 # browser tests; systemd gives systemd-analyze and systemd-socket-activate; setpriv/useradd run the access-control test as a second user. g++, binutils
 # (objcopy) and xz-utils build the debug-info fixtures; libc6-dbg gives libc's static
 # functions their names. clang-format checks the tree's layout (scripts/check-format.sh).
-tests="systemd clang clang-format libclang-rt-14-dev g++ binutils xz-utils libc6-dbg python3 chromium chromium-driver util-linux passwd procps"
+# golang-go is Go's own pprof, the judge of fgd's pprof profiles.
+tests="golang-go systemd clang clang-format libclang-rt-14-dev g++ binutils xz-utils libc6-dbg python3 chromium chromium-driver util-linux passwd procps"
 
 want=$build
 [ "${1:-}" = "--tests" ] && want="$build $tests"

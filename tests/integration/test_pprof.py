@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""pprof profiles (-o FILE.pb.gz), judged by Go's own pprof (golang-go).
+
+  - `fgctl record -p PID -F 999 -o x.pb.gz` of fgtest-burn: `go tool pprof
+    -raw` reads it; its sample types are samples/count and cpu/nanoseconds
+    (the default), its period 1/999 s in ns, its duration the recording's,
+    its comments the event and the loss counters; every sample is labelled
+    comm=fgtest-burn and pid=PID, and hot_a and hot_b have 75% and 25% of
+    the samples under main, as in the folded test; `-top` and `-traces`
+    name them too.
+  - Sample for sample: a snapshot of a past range of the always-on window
+    (the same data whatever the format) as folded text and as pprof are the
+    same stacks with the same counts, once the process frame is read back
+    from the comm label and kernel frames from the kernel's mapping.
+  - The same for `fgctl render` of a folded file.
+  - `record --off-cpu -o x.pb.gz`: off_cpu/microseconds.
+  - A differential profile has no pprof form: a clear error.
+"""
+
+import datetime
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+from fgdtest import FGCTL, Daemon, check, parse_folded, require_root, run, skip, wait_for, workload
+
+
+def go_pprof(*args):
+    r = subprocess.run(["go", "tool", "pprof"] + list(args), capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, HOME=os.environ.get("HOME", "/root"),
+                                             GOFLAGS="", PPROF_TMPDIR=tempfile.gettempdir()))
+    check(r.returncode == 0, f"go tool pprof {' '.join(args)} failed: {r.stderr}")
+    return r.stdout
+
+
+LOCATION = re.compile(r"^\s+(\d+): (0x[0-9a-f]+)(?: M=(\d+))? (.*) (\S*):(-?\d+) s=(-?\d+)$")
+INLINE = re.compile(r"^\s+(.*) (\S*):(-?\d+) s=(-?\d+)$")
+SAMPLE = re.compile(r"^\s+(-?\d+(?:\s+-?\d+)*): ((?:\d+ )*)$")
+LABELS = re.compile(r"(\w+):\[(.*?)\]")
+MAPPING = re.compile(r"^(\d+): (0x[0-9a-f]+)/(0x[0-9a-f]+)/(0x[0-9a-f]+) (\S*) ?(\S*)")
+
+
+def read_raw(path):
+    """go tool pprof -raw, parsed: header lines, samples, locations, mappings."""
+    text = go_pprof("-raw", path)
+    prof = {"header": {}, "comments": [], "types": None, "samples": [], "locations": {},
+            "mappings": {}}
+    section = "header"
+    last_loc = None
+    for line in text.splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line.rstrip(":").lower()
+            continue
+        if section == "header":
+            key, _, value = line.partition(": ")
+            if key == "Comment":
+                prof["comments"].append(value)
+            else:
+                prof["header"][key] = value
+        elif section == "samples":
+            m = SAMPLE.match(line)
+            if prof["types"] is None:
+                prof["types"] = line.split()
+            elif m:
+                prof["samples"].append({"values": [int(v) for v in m.group(1).split()],
+                                        "locs": [int(v) for v in m.group(2).split()],
+                                        "labels": {}})
+            elif LABELS.search(line):
+                prof["samples"][-1]["labels"] = dict(LABELS.findall(line))
+            else:
+                check(not line.strip(), f"an unexpected sample line: {line!r}")
+        elif section == "locations":
+            m = LOCATION.match(line)
+            if m:
+                last_loc = int(m.group(1))
+                prof["locations"][last_loc] = {"address": int(m.group(2), 16),
+                                               "mapping": int(m.group(3) or 0),
+                                               "lines": [m.group(4)]}
+            elif INLINE.match(line):
+                prof["locations"][last_loc]["lines"].append(INLINE.match(line).group(1))
+        elif section == "mappings":
+            m = MAPPING.match(line)
+            if m:
+                prof["mappings"][int(m.group(1))] = m.group(5)
+    return prof
+
+
+def frames(prof, sample):
+    """A sample's frames, root first, as folded text names them (kernel frames with _[k])."""
+    out = []
+    for loc_id in reversed(sample["locs"]):
+        loc = prof["locations"][loc_id]
+        suffix = {"[kernel.kallsyms]": "_[k]", "[jit]": "_[j]"}.get(
+            prof["mappings"].get(loc["mapping"], ""), "")
+        # Lines are innermost first: the root-first order reverses them.
+        out += [name + suffix for name in reversed(loc["lines"])]
+    return out
+
+
+def as_folded(prof, roots=("comm",)):
+    """{stack: count} of the first value, the labels named by roots as root frames."""
+    stacks = {}
+    for s in prof["samples"]:
+        root = [s["labels"][k] for k in roots if k in s["labels"]]
+        key = ";".join(root + frames(prof, s))
+        stacks[key] = stacks.get(key, 0) + s["values"][0]
+    return stacks
+
+
+def record_cpu(d, tmp):
+    with workload("fgtest-burn") as w:
+        out = os.path.join(tmp, "burn.pb.gz")
+        start = time.time()
+        d.fgctl("record", "-p", w.pid, "-t", "3", "-F", "999", "-o", out, check_rc=0)
+        prof = read_raw(out)
+    check(prof["types"] == ["samples/count", "cpu/nanoseconds[dflt]"],
+          f"sample types: {prof['types']}")
+    check(prof["header"].get("PeriodType") == "cpu nanoseconds" and
+          prof["header"].get("Period") == str(10**9 // 999), f"period: {prof['header']}")
+    duration = float(prof["header"]["Duration"])
+    check(2.9 <= duration <= 4, f"duration {duration} s for a 3 s recording")
+    check(any(c.startswith("event: cpu-clock") or c.startswith("event: cycles")
+              for c in prof["comments"]) and any("lost:" in c for c in prof["comments"]),
+          f"comments: {prof['comments']}")
+    when = datetime.datetime.strptime(" ".join(prof["header"]["Time"].split()[:3]),
+                                      "%Y-%m-%d %H:%M:%S.%f %z").timestamp()
+    check(abs(when - start) < 5, f"time {prof['header']['Time']}, started at {start}")
+    total = sum(s["values"][0] for s in prof["samples"])
+    check(total > 1000, f"only {total} samples")
+    for s in prof["samples"]:
+        check(s["labels"] == {"comm": "fgtest-burn", "pid": str(w.pid)},
+              f"a sample's labels: {s['labels']}")
+        check(s["values"][1] == s["values"][0] * (10**9 // 999),
+              f"cpu ns {s['values'][1]} for {s['values'][0]} samples")
+    stacks = as_folded(prof, roots=())
+    a = sum(c for k, c in stacks.items() if k.endswith("main;hot_a"))
+    b = sum(c for k, c in stacks.items() if k.endswith("main;hot_b"))
+    print(f"record: {total} samples, hot_a {a / total:.1%}, hot_b {b / total:.1%}")
+    check(abs(a / total - 0.75) < 0.05 and abs(b / total - 0.25) < 0.05,
+          f"hot_a {a}, hot_b {b} of {total}")
+    top = go_pprof("-top", out)
+    check(re.search(r"\bhot_a\n", top) and re.search(r"\bhot_b\n", top), f"-top:\n{top}")
+    traces = go_pprof("-traces", out)
+    check("comm:  fgtest-burn" in traces and "hot_a\n             main" in traces,
+          f"-traces:\n{traces[:2000]}")
+
+
+def snapshot_same(d, tmp):
+    """A past range of the window, folded and pprof: the same samples."""
+    with workload("fgtest-syscall") as w1, workload("fgtest-burn") as w2:
+        since = time.time()
+        time.sleep(0.1)
+
+        def enough():
+            r = d.fgctl("snapshot", "--since", f"{since:.3f}", "-p", w1.pid, "-o", "-",
+                        "-f", "folded")
+            return r.returncode == 0 and sum(parse_folded(r.stdout.decode()).values()) > 200
+        wait_for(enough, "200 samples of fgtest-syscall in the window", timeout=30)
+        until = time.time() - 0.5
+        folded = os.path.join(tmp, "snap.folded")
+        pb = os.path.join(tmp, "snap.pb.gz")
+        for out in (folded, pb):
+            d.fgctl("snapshot", "--since", f"{since:.3f}", "--until", f"{until:.3f}", "-o", out,
+                    check_rc=0)
+        with open(folded) as f:
+            want = parse_folded(f.read())
+        prof = read_raw(pb)
+    got = as_folded(prof)
+    check(got == want, "the pprof snapshot differs from the folded one: "
+          f"only folded {sorted(set(want) - set(got))[:5]}, "
+          f"only pprof {sorted(set(got) - set(want))[:5]}, counts "
+          f"{[(k, want[k], got[k]) for k in want if k in got and want[k] != got[k]][:5]}")
+    kernel = sum(c for k, c in want.items() if k.startswith("fgtest-syscall;") and "_[k]" in k)
+    check(kernel > 0, "no kernel frames of fgtest-syscall to compare")
+    check(prof["types"] == ["samples/count", "cpu/nanoseconds[dflt]"], f"types {prof['types']}")
+    print(f"snapshot: {len(want)} stacks, {sum(want.values())} samples alike, "
+          f"{kernel} samples with kernel frames")
+
+
+def render_same(tmp):
+    src = os.path.join(tmp, "in.folded")
+    with open(src, "w") as f:
+        f.write("prog;main;read;sys_read_[k];vfs_read_[k] 7\n"
+                "prog;main;compute 30\n"
+                "java;Interpreter;double Hot.middle(int)_[j] 5\n"
+                "prog;main 1\n")
+    out = os.path.join(tmp, "in.pb.gz")
+    r = subprocess.run([FGCTL, "render", src, "-o", out], capture_output=True, text=True)
+    check(r.returncode == 0, f"render to pprof: {r.stderr}")
+    prof = read_raw(out)
+    with open(src) as f:
+        want = parse_folded(f.read())
+    got = as_folded(prof, roots=())
+    check(got == want, f"render: pprof {got} against folded {want}")
+    check(prof["types"] == ["samples/count"], f"render's types: {prof['types']}")
+
+
+def off_cpu(d, tmp):
+    with workload("fgtest-block") as w:
+        out = os.path.join(tmp, "off.pb.gz")
+        r = d.fgctl("record", "--off-cpu", "-p", w.pid, "-t", "2", "-o", out)
+        if r.returncode != 0 and b"BPF" in r.stderr:
+            print(f"off-CPU not available here: {r.stderr.decode().strip()}")
+            return
+        check(r.returncode == 0, f"off-CPU record: {r.stderr.decode()}")
+        prof = read_raw(out)
+    check(prof["types"] == ["off_cpu/microseconds[dflt]"] or
+          prof["types"] == ["off_cpu/microseconds"], f"off-CPU types: {prof['types']}")
+    total = sum(s["values"][0] for s in prof["samples"])
+    check(total > 500000, f"{total} us blocked in 2 s of a mostly blocked program")
+    print(f"off-CPU: {total / 1e6:.2f} s blocked")
+
+
+def errors(tmp):
+    src = os.path.join(tmp, "diff.folded")
+    with open(src, "w") as f:
+        f.write("a;b 1 2\n")
+    r = subprocess.run([FGCTL, "render", src, "-o", os.path.join(tmp, "d.pb.gz")],
+                       capture_output=True, text=True)
+    check(r.returncode != 0 and "no pprof form" in r.stderr, f"differential: {r.stderr}")
+    check(not os.path.exists(os.path.join(tmp, "d.pb.gz")), "a failed render left a file")
+
+
+def test():
+    require_root()
+    if not shutil.which("go"):
+        skip("go (golang-go) is not installed: scripts/install-deps.sh --tests")
+    with tempfile.TemporaryDirectory() as tmp:
+        render_same(tmp)
+        errors(tmp)
+        with Daemon(["--always-on-frequency", "199", "--slice-seconds", "1"]) as d:
+            record_cpu(d, tmp)
+            snapshot_same(d, tmp)
+            off_cpu(d, tmp)
+
+
+run(test)
