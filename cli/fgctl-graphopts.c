@@ -51,7 +51,7 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 		return 1;
 	case 'f':
 		if (fg_format_from_name(arg, &o->to) < 0 || o->to == FG_FORMAT_TIMED)
-			return bad_value("format", arg, "svg, html, folded or pprof");
+			return bad_value("format", arg, "svg, html, folded, pprof or speedscope");
 		o->to_given = true;
 		return 1;
 	case 'q':
@@ -229,7 +229,7 @@ int fgctl_graph_opts_check(struct fgctl_graph_opts *o)
 	    (fgctl_format_for_path(o->output, &o->to) < 0 || o->to == FG_FORMAT_TIMED)) {
 		fprintf(stderr,
 			"fgctl: cannot tell the format from '%s': name it .svg, .html, .folded, "
-			".txt or .pb.gz, or give --format\n",
+			".txt, .pb.gz or .speedscope.json, or give --format\n",
 			o->output);
 		return FGCTL_EXIT_USAGE;
 	}
@@ -265,11 +265,13 @@ const char fgctl_graph_help[] =
 	"Output:\n"
 	"  -o, --output FILE        where to write; '-' for stdout (the default when it is\n"
 	"                           not a terminal). The format follows the extension:\n"
-	"                           .svg, .html, .folded or .txt, .pb.gz (pprof)\n"
+	"                           .svg, .html, .folded or .txt, .pb.gz (pprof),\n"
+	"                           .speedscope.json\n"
 	"  -f, --format FORMAT      svg, html (a page with a canvas graph and a table of the\n"
-	"                           top functions, for profiles too big for an SVG), folded\n"
-	"                           or pprof (each frame a function; no labels: a folded\n"
-	"                           file does not say what its root frames are)\n"
+	"                           top functions, for profiles too big for an SVG), folded,\n"
+	"                           pprof (each frame a function; no labels: a folded\n"
+	"                           file does not say what its root frames are) or\n"
+	"                           speedscope (one profile, every frame a frame)\n"
 	"  -q, --quiet              no summary, only warnings and errors\n"
 	"\n"
 	"Filters, applied in this order:\n"

@@ -132,8 +132,11 @@ int fgctl_format_for_path(const char *path, enum fg_format *ret)
 {
 	const char *dot = strrchr(path, '.');
 
+	/* Before any plain extension: the name's last dot is not the whole of it. */
 	if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof"))
 		*ret = FG_FORMAT_PPROF;
+	else if (ends_with(path, ".speedscope.json"))
+		*ret = FG_FORMAT_SPEEDSCOPE;
 	else if (dot && strcmp(dot, ".svg") == 0)
 		*ret = FG_FORMAT_SVG;
 	else if (dot && strcmp(dot, ".html") == 0)
@@ -151,7 +154,9 @@ int fgctl_format_arg(const char *arg, enum fg_format *ret)
 {
 	if (fg_format_from_name(arg, ret) >= 0)
 		return FGCTL_EXIT_OK;
-	fprintf(stderr, "fgctl: unknown format '%s': expected svg, html, folded, timed or pprof\n",
+	fprintf(stderr,
+		"fgctl: unknown format '%s': expected svg, html, folded, timed, pprof or "
+		"speedscope\n",
 		arg);
 	return FGCTL_EXIT_USAGE;
 }
@@ -187,7 +192,7 @@ int fgctl_output_target(struct fgctl_output *o, bool format_given, enum fg_forma
 	    fgctl_format_for_path(o->path, format) < 0) {
 		fprintf(stderr,
 			"fgctl: cannot tell the format from '%s': name it .svg, .html, .folded, "
-			".txt or .pb.gz, or give --format\n",
+			".txt, .pb.gz or .speedscope.json, or give --format\n",
 			o->path);
 		return FGCTL_EXIT_USAGE;
 	}

@@ -40,7 +40,7 @@ int fgctl_input_open(const char *path, const char **ret_name);
 
 /*
  * The format an output file's extension names: .svg, .html, .folded or
- * .txt, .timed, .pb.gz or .pprof. 0 or -EINVAL.
+ * .txt, .timed, .pb.gz or .pprof, .speedscope.json. 0 or -EINVAL.
  */
 int fgctl_format_for_path(const char *path, enum fg_format *ret);
 

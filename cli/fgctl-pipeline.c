@@ -15,6 +15,7 @@
 #include "macro.h"
 #include "palette.h"
 #include "pprof-model.h"
+#include "speedscope.h"
 #include "transform.h"
 
 #define MAX_REPORTED_ERRORS 10 /* malformed lines named one by one; the rest counted */
@@ -274,6 +275,19 @@ static int emit(enum fg_format to, const struct fg_flame_opts *flame, const stru
 		r = fg_pprof_from_model(model, &meta, &bytes, &len);
 		return r < 0 ? r : fgctl_output_write(out, (const char *)bytes, len);
 	}
+	if (to == FG_FORMAT_SPEEDSCOPE) {
+		/* The same: one profile, every frame a frame, named by --title or the file. */
+		struct fg_speedscope_meta meta = { .unit = FG_SPEEDSCOPE_SAMPLES,
+						   .name = flame->title };
+		const char *slash = strrchr(out->path, '/');
+		_cleanup_free_ char *text = NULL;
+		size_t len;
+
+		if (!meta.name && strcmp(out->path, "-") != 0)
+			meta.name = slash ? slash + 1 : out->path;
+		r = fg_speedscope_from_model(model, &meta, &text, &len);
+		return r < 0 ? r : fgctl_output_write(out, text, len);
+	}
 	if (to == FG_FORMAT_HTML) {
 		r = fg_flame_html__new(model, flame, &html);
 		if (r < 0)
@@ -312,9 +326,12 @@ int fgctl_pipeline_write(const struct fgctl_graph_opts *opts, struct fg_folded *
 			wants_transform(&opts->transform) ? " after the filters" : " in the input");
 		return FGCTL_EXIT_INPUT;
 	}
-	if (fg_folded__is_diff(*model) && opts->to == FG_FORMAT_PPROF) {
-		fprintf(stderr, "fgctl: a differential profile has no pprof form: write it as "
-				"folded, svg or html\n");
+	if (fg_folded__is_diff(*model) &&
+	    (opts->to == FG_FORMAT_PPROF || opts->to == FG_FORMAT_SPEEDSCOPE)) {
+		fprintf(stderr,
+			"fgctl: a differential profile has no %s form: write it as folded, svg or "
+			"html\n",
+			fg_format_name(opts->to));
 		return FGCTL_EXIT_USAGE;
 	}
 	if (fg_folded__is_diff(*model) && opts->to != FG_FORMAT_FOLDED &&

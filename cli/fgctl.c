@@ -50,6 +50,7 @@ static const struct verb {
 	  "draw a differential flame graph of two profiles or two periods" },
 	{ "heatmap", fgctl_verb_heatmap,
 	  "subsecond-offset heat map of a profile, and flame graphs of its ranges" },
+	{ "push", fgctl_verb_push, "send always-on profiles to a Pyroscope-compatible server" },
 	{ "help", verb_help, "show this help" },
 	{ "version", verb_version, "show the version" },
 };

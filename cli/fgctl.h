@@ -26,3 +26,4 @@ int fgctl_verb_status(const struct fgctl_ctx *ctx, int argc, char **argv);
 int fgctl_verb_render(const struct fgctl_ctx *ctx, int argc, char **argv);
 int fgctl_verb_diff(const struct fgctl_ctx *ctx, int argc, char **argv);
 int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv);
+int fgctl_verb_push(const struct fgctl_ctx *ctx, int argc, char **argv);

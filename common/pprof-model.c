@@ -9,6 +9,7 @@
 #include "macro.h"
 #include "pprof-model.h"
 #include "pprof.h"
+#include "procframe.h"
 
 #define KERNEL_SUFFIX "_[k]"
 #define JIT_SUFFIX "_[j]"
@@ -74,53 +75,21 @@ static int location(struct conv *c, uint32_t id, uint64_t *ret)
 	return err;
 }
 
-/* Whether s[0..len) is a pid or tid as written: 1 to 10 digits. */
-static bool all_digits(const char *s, size_t len)
-{
-	if (len == 0 || len > 10)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
 struct process_labels {
 	char comm[256], pid[16], tid[16];
 };
 
-/*
- * Splits a process frame, "comm", "comm-pid" or "comm-pid/tid" as the meta
- * says, into labels. A frame not in that form is all comm.
- */
+/* A process frame's parts as label values ("" for a part not in it). */
 static void split_process(const struct fg_pprof_meta *meta, const char *name, size_t len,
 			  struct process_labels *ret)
 {
-	size_t comm_len = len;
-	const char *dash, *slash = NULL;
+	struct fg_procframe pf;
 
-	*ret = (struct process_labels){};
-	if (meta->pid || meta->tid) {
-		dash = memrchr(name, '-', len);
-		if (dash && meta->tid)
-			slash = memchr(dash, '/', len - (size_t)(dash - name));
-		if (dash && meta->tid && slash &&
-		    all_digits(dash + 1, (size_t)(slash - dash - 1)) &&
-		    all_digits(slash + 1, len - (size_t)(slash + 1 - name))) {
-			snprintf(ret->pid, sizeof(ret->pid), "%.*s", (int)(slash - dash - 1),
-				 dash + 1);
-			snprintf(ret->tid, sizeof(ret->tid), "%.*s",
-				 (int)(len - (size_t)(slash + 1 - name)), slash + 1);
-			comm_len = (size_t)(dash - name);
-		} else if (dash && !meta->tid &&
-			   all_digits(dash + 1, len - (size_t)(dash + 1 - name))) {
-			snprintf(ret->pid, sizeof(ret->pid), "%.*s",
-				 (int)(len - (size_t)(dash + 1 - name)), dash + 1);
-			comm_len = (size_t)(dash - name);
-		}
-	}
-	snprintf(ret->comm, sizeof(ret->comm), "%.*s", (int)MIN(comm_len, sizeof(ret->comm) - 1),
+	fg_procframe_split(name, len, meta->pid, meta->tid, &pf);
+	snprintf(ret->comm, sizeof(ret->comm), "%.*s", (int)MIN(pf.comm_len, sizeof(ret->comm) - 1),
 		 name);
+	snprintf(ret->pid, sizeof(ret->pid), "%.*s", (int)pf.pid_len, pf.pid ? pf.pid : "");
+	snprintf(ret->tid, sizeof(ret->tid), "%.*s", (int)pf.tid_len, pf.tid ? pf.tid : "");
 }
 
 /* A value as pprof's int64, rounded; -E2BIG beyond it. */

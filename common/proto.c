@@ -200,8 +200,9 @@ static const char *const cmd_names[] = {
 };
 
 static const char *const format_names[] = {
-	[FG_FORMAT_FOLDED] = "folded", [FG_FORMAT_SVG] = "svg",     [FG_FORMAT_HTML] = "html",
-	[FG_FORMAT_TIMED] = "timed",   [FG_FORMAT_PPROF] = "pprof",
+	[FG_FORMAT_FOLDED] = "folded", [FG_FORMAT_SVG] = "svg",
+	[FG_FORMAT_HTML] = "html",     [FG_FORMAT_TIMED] = "timed",
+	[FG_FORMAT_PPROF] = "pprof",   [FG_FORMAT_SPEEDSCOPE] = "speedscope",
 };
 
 const char *fg_format_name(enum fg_format f)

@@ -118,8 +118,9 @@ enum fg_format {
 	FG_FORMAT_FOLDED,
 	FG_FORMAT_SVG,
 	FG_FORMAT_HTML,
-	FG_FORMAT_TIMED, /* every sample with its time (common/timed.h): recordings */
-	FG_FORMAT_PPROF, /* pprof's profile.proto, gzipped (common/pprof-model.h) */
+	FG_FORMAT_TIMED,      /* every sample with its time (common/timed.h): recordings */
+	FG_FORMAT_PPROF,      /* pprof's profile.proto, gzipped (common/pprof-model.h) */
+	FG_FORMAT_SPEEDSCOPE, /* speedscope's JSON file, a profile per process (common/speedscope.h) */
 };
 
 /* How user stacks are walked (docs/PERFORMANCE.md says which to pick). */

@@ -18,10 +18,10 @@ struct fg_result {
 	struct fg_flame *flame;     /* owned, SVG */
 	struct fg_flame_html *html; /* owned, HTML */
 	struct fg_timed *timed;     /* owned, timed: as the view shows it, sorted */
-	uint8_t *bytes;             /* owned, pprof: the whole encoded profile */
+	uint8_t *bytes;             /* owned, pprof and speedscope: the whole encoded profile */
 	size_t n_bytes;
 	size_t n_stacks;        /* the model's, which an HTML page does not keep */
-	size_t cursor;          /* folded, timed, pprof */
+	size_t cursor;          /* folded, timed, pprof, speedscope */
 	char *title, *subtitle; /* owned; borrowed by the renderer */
 	char **info;            /* owned, NULL-terminated; borrowed by the renderer */
 };
@@ -89,8 +89,10 @@ int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 		return -ENOMEM;
 	}
 	if ((opts->format != FG_FORMAT_FOLDED && opts->format != FG_FORMAT_SVG &&
-	     opts->format != FG_FORMAT_HTML && opts->format != FG_FORMAT_PPROF) ||
-	    (opts->format == FG_FORMAT_PPROF && !opts->pprof)) {
+	     opts->format != FG_FORMAT_HTML && opts->format != FG_FORMAT_PPROF &&
+	     opts->format != FG_FORMAT_SPEEDSCOPE) ||
+	    (opts->format == FG_FORMAT_PPROF && !opts->pprof) ||
+	    (opts->format == FG_FORMAT_SPEEDSCOPE && !opts->speedscope)) {
 		fg_folded__free(model);
 		return -EINVAL;
 	}
@@ -106,7 +108,16 @@ int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 		err = fg_pprof_from_model(r->model, opts->pprof, &r->bytes, &r->n_bytes);
 		r->model = fg_folded__free(r->model);
 	}
-	if (err < 0 || r->format == FG_FORMAT_FOLDED || r->format == FG_FORMAT_PPROF) {
+	if (err >= 0 && r->format == FG_FORMAT_SPEEDSCOPE) {
+		/* Its frame table comes before the samples that use it: encoded whole as well. */
+		char *text = NULL;
+
+		err = fg_speedscope_from_model(r->model, opts->speedscope, &text, &r->n_bytes);
+		r->bytes = (uint8_t *)text;
+		r->model = fg_folded__free(r->model);
+	}
+	if (err < 0 || r->format == FG_FORMAT_FOLDED || r->format == FG_FORMAT_PPROF ||
+	    r->format == FG_FORMAT_SPEEDSCOPE) {
 		if (err >= 0)
 			*ret = TAKE_PTR(r);
 		return err;
@@ -189,6 +200,7 @@ int fg_result__emit(struct fg_result *r, fg_write_fn fn, void *ctx, size_t budge
 	case FG_FORMAT_TIMED:
 		return fg_timed__emit(r->timed, &r->cursor, fn, ctx, budget);
 	case FG_FORMAT_PPROF:
+	case FG_FORMAT_SPEEDSCOPE:
 		return emit_bytes(r, fn, ctx, budget);
 	case FG_FORMAT_FOLDED:
 		break;

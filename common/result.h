@@ -6,7 +6,8 @@
  * (common/view.h), rendered in the format it asked for and streamed in
  * chunks. Every profile fgd sends, a recording's or a snapshot's, is one, so
  * the view is applied here once for every format of stacks: folded text, SVG,
- * HTML, pprof, and any format added later as a case of this object.
+ * HTML, pprof, speedscope, and any format added later as a case of this
+ * object.
  *
  * Pure.
  */
@@ -18,6 +19,7 @@
 #include "palette.h"
 #include "pprof-model.h"
 #include "proto.h"
+#include "speedscope.h"
 #include "view.h"
 
 struct fg_result_opts {
@@ -30,6 +32,8 @@ struct fg_result_opts {
 	enum fg_palette palette; /* the graph's colours; FG_PALETTE_HOT by default */
 	/* FG_FORMAT_PPROF: what the counts are, the times, the comments; borrowed for the call */
 	const struct fg_pprof_meta *pprof;
+	/* FG_FORMAT_SPEEDSCOPE: what the counts and root frames are, its name; borrowed for the call */
+	const struct fg_speedscope_meta *speedscope;
 };
 
 struct fg_result;
@@ -37,9 +41,10 @@ struct fg_result;
 /*
  * Builds the result of model, which it takes over (freed with the result,
  * or at once on failure): the view applied, the stacks sorted, the
- * renderer laid out (a pprof profile encoded whole). Caller frees *ret with
- * fg_result__free(). 0, -EINVAL for a format it does not know (or pprof
- * without opts->pprof), -E2BIG (HTML: a model too large), -ENOMEM.
+ * renderer laid out (a pprof profile or a speedscope file encoded whole).
+ * Caller frees *ret with fg_result__free(). 0, -EINVAL for a format it does
+ * not know (or pprof without opts->pprof, speedscope without
+ * opts->speedscope), -E2BIG (HTML: a model too large), -ENOMEM.
  */
 int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 		   struct fg_result **ret);

@@ -577,6 +577,12 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 		.roots = FG_PPROF_ROOTS_PROCESS,
 		.comments = info_lines,
 	};
+	/* The window keeps processes by comm: a profile per comm. */
+	struct fg_speedscope_meta speedscope = {
+		.unit = a->off_cpu ? FG_SPEEDSCOPE_MICROSECONDS : FG_SPEEDSCOPE_SAMPLES,
+		.roots = FG_SPEEDSCOPE_ROOTS_PROCESS,
+		.name = q->title[0] ? q->title : subtitle,
+	};
 	struct match_ctx mc = { .view = view };
 	struct fg_window_result res;
 	int64_t since, until;
@@ -647,6 +653,7 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 	pprof.time_ns = res.first_ms * 1000000;
 	pprof.duration_ns = (res.last_ms - res.first_ms) * 1000000;
 	ro.pprof = &pprof;
+	ro.speedscope = &speedscope;
 	/* What the client sees of the model, the result decides: its view goes with it. */
 	model_bytes = fg_folded__bytes(model);
 	r = fg_result__new(TAKE_PTR(model), &ro, &s->result);
@@ -661,9 +668,10 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 				ret_error, error_size,
 				"its %s takes %.1f MiB laid out, from a profile of %.1f MiB: " NARROW
 				", or ask for folded text, which streams from the profile alone",
-				q->format == FG_FORMAT_HTML  ? "HTML page" :
-				q->format == FG_FORMAT_PPROF ? "pprof profile" :
-							       "SVG",
+				q->format == FG_FORMAT_HTML       ? "HTML page" :
+				q->format == FG_FORMAT_PPROF      ? "pprof profile" :
+				q->format == FG_FORMAT_SPEEDSCOPE ? "speedscope file" :
+								    "SVG",
 				mib(fgd_snapshot__bytes(s)), mib(model_bytes));
 		return -ENOBUFS;
 	}

@@ -180,11 +180,13 @@ static int root_frame(struct fg_recording *r, const struct fg_sample *s,
 
 	/*
 	 * The stackcollapse-perf.pl --pid / --tid forms. A pprof profile has
-	 * the pid always: its process frames become comm and pid labels.
+	 * the pid always: its process frames become comm and pid labels. So
+	 * does a speedscope file: a profile per process, not per comm.
 	 */
 	if (r->opts.req.with_tid)
 		snprintf(buf, sizeof(buf), "%s-%u/%u", comm, s->sid.pid, s->sid.tid);
-	else if (r->opts.req.with_pid || r->opts.req.format == FG_FORMAT_PPROF)
+	else if (r->opts.req.with_pid || r->opts.req.format == FG_FORMAT_PPROF ||
+		 r->opts.req.format == FG_FORMAT_SPEEDSCOPE)
 		snprintf(buf, sizeof(buf), "%s-%u", comm, s->sid.pid);
 	else
 		return fg_resolve_intern(r->model, comm, NULL, ret);
@@ -674,10 +676,21 @@ int fg_recording__finish(struct fg_recording *r)
 		.tid = r->opts.req.with_tid,
 		.comments = info_lines,
 	};
+	struct fg_speedscope_meta speedscope = {
+		.unit = in_us(r) ? FG_SPEEDSCOPE_MICROSECONDS : FG_SPEEDSCOPE_SAMPLES,
+		.roots = r->opts.req.group_by != FG_GROUP_PROCESS ?
+				 FG_SPEEDSCOPE_ROOTS_CGROUP_PROCESS :
+				 FG_SPEEDSCOPE_ROOTS_PROCESS,
+		.pid = true,
+		.tid = r->opts.req.with_tid,
+		/* What the user called it, or what was recorded where ("host: pid N (comm)"). */
+		.name = r->opts.req.title[0] ? r->opts.req.title : subtitle,
+	};
 	const struct fg_resolve_stats *st;
 	int err;
 
 	ro.pprof = &pprof;
+	ro.speedscope = &speedscope;
 	if (in_us(r))
 		ro.count_name = "us";
 	if (r->opts.req.off_cpu)

@@ -10,7 +10,8 @@
     the samples under main, as in the folded test; `-top` and `-traces`
     name them too.
   - Sample for sample: a snapshot of a past range of the always-on window
-    (the same data whatever the format) as folded text and as pprof are the
+    (the same data whatever the format), of the test's two workloads
+    (--comm), as folded text and as pprof are the
     same stacks with the same counts, once the process frame is read back
     from the comm label and kernel frames from the kernel's mapping.
   - The same for `fgctl render` of a folded file.
@@ -80,8 +81,10 @@ def read_raw(path):
                 prof["locations"][last_loc] = {"address": int(m.group(2), 16),
                                                "mapping": int(m.group(3) or 0),
                                                "lines": [m.group(4)]}
-            elif INLINE.match(line):
+            elif INLINE.match(line) and not re.match(r"^\s+\d+: 0x", line):
                 prof["locations"][last_loc]["lines"].append(INLINE.match(line).group(1))
+            else:
+                check(False, f"a location line -raw printed that the test cannot read: {line!r}")
         elif section == "mappings":
             m = MAPPING.match(line)
             if m:
@@ -164,8 +167,9 @@ def snapshot_same(d, tmp):
         folded = os.path.join(tmp, "snap.folded")
         pb = os.path.join(tmp, "snap.pb.gz")
         for out in (folded, pb):
+            # Only the test's own processes: the rest of the machine is not the test's.
             d.fgctl("snapshot", "--since", f"{since:.3f}", "--until", f"{until:.3f}", "-o", out,
-                    check_rc=0)
+                    "--comm", "^fgtest-(syscall|burn)$", check_rc=0)
         with open(folded) as f:
             want = parse_folded(f.read())
         prof = read_raw(pb)

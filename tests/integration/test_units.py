@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The generated systemd units pass `systemd-analyze verify`, and their sandbox keeps the
-exposure score of `systemd-analyze security --offline=true` at or under what docs/ records."""
+exposure score of `systemd-analyze security --offline=true` at or under what docs/ records:
+fgd.service, and fgd-push.service (fgctl push, the one part with network)."""
 
 import os
 import re
@@ -9,10 +10,11 @@ import subprocess
 import sys
 import tempfile
 
-from fgdtest import FGD, TestFailure, check, run
+from fgdtest import FGCTL, FGD, TestFailure, check, run
 
 UNITS = sys.argv[1]
 MAX_EXPOSURE = 2.6  # docs/ARCHITECTURE.md, "systemd"
+MAX_PUSH_EXPOSURE = 2.0
 
 
 def main():
@@ -27,7 +29,14 @@ def main():
         with open(os.path.join(tmp, "fgd.service"), "w") as f:
             f.write(service.replace(m.group(0), f"ExecStart={FGD}"))
         shutil.copy(os.path.join(UNITS, "fgd.socket"), tmp)
-        r = subprocess.run(["systemd-analyze", "verify", "--man=no", "fgd.socket", "fgd.service"],
+        with open(os.path.join(UNITS, "fgd-push.service")) as f:
+            push = f.read()
+        m = re.search(r"^ExecStart=(\S+)/fgctl push ", push, re.M)
+        check(m, "fgd-push.service does not run fgctl push")
+        with open(os.path.join(tmp, "fgd-push.service"), "w") as f:
+            f.write(push.replace(m.group(1) + "/fgctl", FGCTL))
+        r = subprocess.run(["systemd-analyze", "verify", "--man=no", "fgd.socket", "fgd.service",
+                            "fgd-push.service"],
                            cwd=tmp, capture_output=True, text=True, timeout=60)
         check(r.returncode == 0 and not r.stderr.strip(),
               f"systemd-analyze verify: exit {r.returncode}\n{r.stdout}{r.stderr}")
@@ -40,6 +49,15 @@ def main():
         score = float(m.group(1))
         print(f"exposure level: {score}")
         check(score <= MAX_EXPOSURE, f"exposure {score} is above {MAX_EXPOSURE}:\n{r.stdout}")
+
+        r = subprocess.run(["systemd-analyze", "security", "--offline=true", "--no-pager",
+                            os.path.join(UNITS, "fgd-push.service")],
+                           capture_output=True, text=True, timeout=60)
+        m = re.search(r"Overall exposure level for fgd-push\.service: ([0-9.]+)",
+                      r.stdout + r.stderr)
+        check(m and float(m.group(1)) <= MAX_PUSH_EXPOSURE,
+              f"fgd-push.service's exposure is above {MAX_PUSH_EXPOSURE}:\n{r.stdout}")
+        print(f"fgd-push.service exposure level: {m.group(1)}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

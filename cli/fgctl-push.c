@@ -1,0 +1,923 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fgctl push: fgd's always-on profiles, period by period, to a
+ * Pyroscope-compatible ingest API (common/ingest.h says what is sent and
+ * how the cursor keeps the place). fgd itself has no network: this is the
+ * part that talks to the fleet's store, as the calling user, and nothing
+ * it meets there (a server down, slow or refusing) reaches fgd.
+ *
+ * Each period is one snapshot of fgd's window and history (folded text),
+ * split by application (a process group: the stacks under one comm), and
+ * one request per application, pprof (encoded here, common/pprof-model.h)
+ * or folded text.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fgctl-client.h"
+#include "fgctl-display.h"
+#include "fgctl-http.h"
+#include "fgctl-query.h"
+#include "fgctl.h"
+#include "folded.h"
+#include "ingest.h"
+#include "macro.h"
+#include "parse.h"
+#include "pprof-model.h"
+#include "proto.h"
+#include "strpool.h"
+#include "when.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_strpool *, fg_strpool__free);
+
+enum {
+	ARG_URL = 0x100,
+	ARG_EVERY,
+	ARG_ONCE,
+	ARG_DELAY,
+	ARG_CATCH_UP,
+	ARG_CURSOR,
+	ARG_NAME,
+	ARG_LABEL,
+	ARG_FORMAT,
+	ARG_CA_FILE,
+	ARG_TOKEN_FILE,
+	ARG_BASIC_AUTH_FILE,
+	ARG_TENANT,
+	ARG_CONNECT_TIMEOUT,
+	ARG_TIMEOUT,
+	ARG_RETRIES,
+};
+
+/* Secrets and tenants are short; a file larger than this is not one. */
+#define SECRET_MAX 4096
+#define BACKOFF_MAX_MS 30000
+
+struct push_opts {
+	const char *url;                   /* borrowed from argv */
+	const char *name;                  /* the application template; borrowed */
+	const char *cursor_path;           /* borrowed; NULL: the cursor lives in memory */
+	struct fg_ingest_label labels[FG_INGEST_MAX_LABELS];
+	size_t n_labels;
+	enum fg_ingest_format format;
+	struct fg_ingest_plan plan;
+	uint32_t retries;
+	bool once, quiet;
+};
+
+/* What a push did: reported at the end, and for each period unless quiet. */
+struct push_stats {
+	uint64_t periods, empty_periods;
+	uint64_t sent;     /* profiles the server took */
+	uint64_t failures; /* requests that failed (each attempt) */
+	uint64_t retries;
+	uint64_t rejected; /* profiles the server refused for good (4xx): given up */
+	uint64_t gap_ms;   /* time not pushed: older than --catch-up */
+};
+
+struct push {
+	struct push_opts o;
+	const char *socket;      /* borrowed */
+	struct fg_request query; /* the snapshot request: selectors, folded */
+	struct fgctl_http *http; /* owned */
+	struct fg_ingest_cursor cursor;
+	char host[256];
+	struct push_stats st;
+	bool failed; /* something was not pushed (--once's exit status) */
+};
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A local time of day for messages. */
+static const char *hms(int64_t ms, char buf[16])
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, 16, "%H:%M:%S", &tm))
+		snprintf(buf, 16, "?");
+	return buf;
+}
+
+/*
+ * Waits ms, or less if SIGINT or SIGTERM comes (blocked since the start):
+ * true if one came.
+ */
+static bool wait_ms(int64_t ms)
+{
+	sigset_t mask;
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+
+	if (ms <= 0)
+		return false;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	for (;;) {
+		int sig = sigtimedwait(&mask, NULL, &ts);
+
+		if (sig > 0)
+			return true;
+		if (errno == EAGAIN)
+			return false;
+		/* EINTR from another signal: the remaining time is not known; wait no more. */
+		return false;
+	}
+}
+
+/* A secret or id from a file: its first line, which must not be empty. 0 or an exit code. */
+static int read_secret(const char *path, const char *what, char **ret)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	char buf[SECRET_MAX + 1];
+	ssize_t n;
+	size_t len;
+
+	if (fd < 0) {
+		fprintf(stderr, "fgctl: cannot read the %s file %s: %m\n", what, path);
+		return FGCTL_EXIT_INPUT;
+	}
+	n = read(fd, buf, SECRET_MAX + 1);
+	if (n < 0 || n > SECRET_MAX) {
+		fprintf(stderr, "fgctl: cannot read the %s file %s: %s\n", what, path,
+			n < 0 ? strerror(errno) : "larger than 4 KiB");
+		return FGCTL_EXIT_INPUT;
+	}
+	len = strcspn(buf, "\r\n");
+	if (len > (size_t)n)
+		len = (size_t)n;
+	buf[len] = '\0';
+	if (len == 0) {
+		fprintf(stderr, "fgctl: the %s file %s is empty\n", what, path);
+		return FGCTL_EXIT_INPUT;
+	}
+	*ret = strdup(buf);
+	explicit_bzero(buf, sizeof(buf));
+	return *ret ? FGCTL_EXIT_OK : FGCTL_EXIT_FAILURE;
+}
+
+/* ---- the cursor file ---- */
+
+static int cursor_load(struct push *p)
+{
+	_cleanup_close_ int fd = -1;
+	char buf[1 << 16];
+	ssize_t n;
+
+	if (!p->o.cursor_path)
+		return FGCTL_EXIT_OK;
+	fd = open(p->o.cursor_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return FGCTL_EXIT_OK;
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
+	if (n < 0 || (size_t)n == sizeof(buf) ||
+	    fg_ingest_cursor_parse(buf, (size_t)n, &p->cursor) < 0) {
+		fprintf(stderr,
+			"fgctl: cannot use the cursor %s: %s; move it away to start afresh\n",
+			p->o.cursor_path,
+			n < 0 ? strerror(errno) : "it is not a push cursor, or damaged");
+		return FGCTL_EXIT_INPUT;
+	}
+	return FGCTL_EXIT_OK;
+}
+
+/* Writes the cursor beside its file and renames it over: a crash leaves the old or the new. */
+static int cursor_save(struct push *p)
+{
+	_cleanup_free_ char *tmp = NULL;
+	struct fg_outbuf b = {};
+	int fd, r = 0;
+
+	if (!p->o.cursor_path)
+		return 0;
+	fg_ingest_cursor_format(&p->cursor, &b);
+	if (b.err < 0 || asprintf(&tmp, "%s.tmp", p->o.cursor_path) < 0) {
+		fg_outbuf_done(&b);
+		return -ENOMEM;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || fg_write_all(fd, b.data, b.used) < 0 || fsync(fd) < 0)
+		r = negative_errno();
+	if (fd >= 0 && close(fd) < 0 && r == 0)
+		r = negative_errno();
+	if (r == 0 && rename(tmp, p->o.cursor_path) < 0)
+		r = negative_errno();
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot write the cursor %s: %s\n", p->o.cursor_path,
+			strerror(-r));
+		unlink(tmp);
+	}
+	fg_outbuf_done(&b);
+	return r;
+}
+
+/* ---- one period ---- */
+
+/*
+ * The period's profile from fgd, folded, into *ret (the processes' comm at
+ * each stack's root) and its sampling rate. 0; -ENODATA when fgd has no
+ * samples for it; -EIO when fgd could not be asked (said why).
+ */
+static int fetch(struct push *p, int64_t from, int64_t until, struct fg_folded **ret,
+		 uint32_t *ret_rate)
+{
+	_cleanup_(fg_folded__freep) struct fg_folded *model = fg_folded__new();
+	struct fg_request req = p->query;
+	struct fgctl_conn conn;
+	char *pending = NULL; /* owned: an unfinished line */
+	size_t pending_len = 0;
+	int r;
+
+	if (!model)
+		return -ENOMEM;
+	req.query.since_ms = from;
+	req.query.until_ms = until;
+	r = fgctl_query_send(p->socket, &req, &conn);
+	if (r != 0)
+		return r == FGCTL_EXIT_INTERRUPTED ? -EINTR : -EIO;
+	for (r = -EIO;;) {
+		_cleanup_(json_object_putp) struct json_object *msg = NULL;
+		enum fgctl_event ev;
+		const char *data, *type;
+		size_t len;
+
+		if (fgctl_next(&conn, &ev, &msg, &data, &len) < 0 || ev == FGCTL_EV_EOF) {
+			fprintf(stderr, "fgctl: fgd closed the connection early\n");
+			break;
+		}
+		if (ev == FGCTL_EV_SIGNAL) {
+			r = -EINTR;
+			break;
+		}
+		if (ev == FGCTL_EV_DATA) {
+			/* Folded lines, cut anywhere by the chunks: whole lines go in. */
+			char *buf = realloc(pending, pending_len + len);
+			size_t start = 0;
+
+			if (!buf) {
+				r = -ENOMEM;
+				break;
+			}
+			pending = buf;
+			memcpy(pending + pending_len, data, len);
+			pending_len += len;
+			for (size_t i = 0; i < pending_len; i++) {
+				if (pending[i] != '\n')
+					continue;
+				if (fg_folded__add_line(model, pending + start, i - start) < 0) {
+					fprintf(stderr, "fgctl: fgd sent a malformed line\n");
+					goto out;
+				}
+				start = i + 1;
+			}
+			memmove(pending, pending + start, pending_len - start);
+			pending_len -= start;
+			continue;
+		}
+		type = fgctl_get_str(msg, "type");
+		if (strcmp(type, "error") == 0) {
+			if (strcmp(fgctl_get_str(msg, "error"), "ENODATA") == 0)
+				r = -ENODATA;
+			else
+				fprintf(stderr, "fgctl: fgd: %s\n", fgctl_get_str(msg, "message"));
+			break;
+		}
+		if (strcmp(type, "result") == 0) {
+			struct json_object *m;
+
+			*ret_rate = json_object_object_get_ex(msg, "meta", &m) ?
+					    (uint32_t)fgctl_get_int(m, "frequency") :
+					    0;
+		} else if (strcmp(type, "end") == 0) {
+			r = pending_len == 0 ? 0 : -EIO;
+			if (r < 0)
+				fprintf(stderr, "fgctl: fgd's profile ended mid-line\n");
+			break;
+		}
+	}
+out:
+	free(pending);
+	fgctl_disconnect(&conn);
+	if (r == 0)
+		*ret = TAKE_PTR(model);
+	return r;
+}
+
+/* The period's stacks by application: a model each, its id its name's in the pool. */
+struct app {
+	struct fg_folded *model; /* owned */
+	uint32_t *map;           /* owned: per name id of the period's model, its id in this one */
+};
+
+struct apps {
+	struct fg_strpool *names; /* owned: application names */
+	struct app *v;            /* owned */
+	size_t n, cap;
+};
+
+static void apps_done(struct apps *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		fg_folded__free(a->v[i].model);
+		free(a->v[i].map);
+	}
+	free(a->v);
+	fg_strpool__free(a->names);
+}
+
+/* A new application's model, for a period's model of n_names names. */
+static int app_new(struct apps *a, size_t n_names)
+{
+	struct app *app;
+
+	if (FG_GROW(a->v, a->cap, a->n + 1) < 0)
+		return -ENOMEM;
+	app = &a->v[a->n++];
+	app->model = fg_folded__new();
+	app->map = malloc(MAX(n_names, (size_t)1) * sizeof(uint32_t));
+	if (!app->model || !app->map)
+		return -ENOMEM;
+	memset(app->map, 0xff, n_names * sizeof(uint32_t));
+	return 0;
+}
+
+/* Splits the period's stacks by the application their process frame names. */
+static int split_apps(const struct push *p, const struct fg_folded *all, struct apps *a)
+{
+	size_t n_names = fg_folded__n_names(all);
+	struct fg_outbuf name = {};
+	int err = 0;
+
+	a->names = fg_strpool__new();
+	if (!a->names)
+		return -ENOMEM;
+	for (size_t i = 0; err >= 0 && i < fg_folded__n_stacks(all); i++) {
+		struct fg_stack st;
+		struct fg_ingest_process proc;
+		uint32_t app, id;
+
+		fg_folded__stack_by_id(all, (uint32_t)i, &st);
+		proc = (struct fg_ingest_process){ .comm = fg_folded__name(all, st.frames[0]) };
+		fg_outbuf_reset(&name);
+		fg_ingest_app_name(p->o.name, &proc, &name);
+		err = name.err;
+		if (err >= 0)
+			err = fg_strpool__intern(a->names, name.data ? name.data : "", name.used, &app);
+		/* Ids are dense and in order: a new name is the next application. */
+		if (err > 0)
+			err = app_new(a, n_names);
+		if (err >= 0)
+			err = fg_folded__add_from(a->v[app].model, all, (uint32_t)i, st.count,
+						  a->v[app].map, &id);
+	}
+	fg_outbuf_done(&name);
+	return err;
+}
+
+/* An application's profile as folded text without its process frame: the app names it. */
+static int folded_body(const struct fg_folded *m, struct fg_outbuf *b)
+{
+	for (size_t i = 0; i < fg_folded__n_stacks(m); i++) {
+		struct fg_stack st;
+		char count[64];
+
+		fg_folded__stack_by_id(m, (uint32_t)i, &st);
+		for (size_t k = st.n_frames > 1; k < st.n_frames; k++) {
+			if (k > (st.n_frames > 1))
+				fg_outbuf_put(b, ";", 1);
+			fg_outbuf_puts(b, fg_folded__name(m, st.frames[k]));
+		}
+		fg_format_count(st.count, count, sizeof(count));
+		fg_outbuf_printf(b, " %s\n", count);
+	}
+	return b->err;
+}
+
+/* Whether a failed request may succeed when tried again. */
+static bool retryable(const struct fgctl_http_result *res)
+{
+	return res->status == 0 || res->status == 408 || res->status == 429 || res->status >= 500;
+}
+
+/*
+ * POSTs one profile, trying again with backoff (1 s, doubling up to 30 s)
+ * while the failure may pass. 0 when sent, -EREMOTEIO when refused for
+ * good, -EAGAIN when every try failed, -EINTR when interrupted.
+ */
+static int post(struct push *p, const char *app, const char *url, const void *body, size_t len)
+{
+	struct fgctl_http_result res;
+	int64_t backoff = 1000;
+
+	for (uint32_t attempt = 0;; attempt++) {
+		if (fgctl_http__post(p->http, url, body, len,
+				     p->o.format == FG_INGEST_PPROF ? "profile" : NULL,
+				     "text/plain; charset=utf-8", &res) == 0) {
+			p->st.sent++;
+			return 0;
+		}
+		p->st.failures++;
+		fprintf(stderr, "fgctl: push of %s failed: %s\n", app, res.error);
+		if (!retryable(&res))
+			return -EREMOTEIO;
+		if (attempt >= p->o.retries)
+			return -EAGAIN;
+		p->st.retries++;
+		if (wait_ms(backoff))
+			return -EINTR;
+		backoff = MIN(backoff * 2, (int64_t)BACKOFF_MAX_MS);
+	}
+}
+
+/*
+ * Sends one application's profile, trying again with backoff. 0 when sent,
+ * -EREMOTEIO when the server refused it for good, -EAGAIN when it failed
+ * every try, -EINTR when interrupted.
+ */
+static int send_app(struct push *p, const char *app, const struct fg_folded *m, int64_t from,
+		    int64_t until, uint32_t rate)
+{
+	struct fg_pprof_meta meta = {
+		.values = FG_PPROF_SAMPLES,
+		.period_ns = rate ? 1000000000u / rate : 0,
+		.time_ns = from * 1000000,
+		.duration_ns = (until - from) * 1000000,
+		.roots = FG_PPROF_ROOTS_PROCESS,
+	};
+	struct fg_ingest_request req = {
+		.base_url = p->o.url,
+		.app = app,
+		.host = p->host,
+		.labels = p->o.labels,
+		.n_labels = p->o.n_labels,
+		.from_s = from / 1000,
+		.until_s = (until + 999) / 1000,
+		.sample_rate = rate,
+		.format = p->o.format,
+	};
+	struct fg_outbuf url = {}, text = {};
+	_cleanup_free_ uint8_t *pb = NULL;
+	const void *body;
+	size_t len;
+	int r;
+
+	fg_ingest_url(&req, &url);
+	fg_outbuf_put(&url, "", 1);
+	if (p->o.format == FG_INGEST_PPROF) {
+		r = fg_pprof_from_model(m, &meta, &pb, &len);
+		body = pb;
+	} else {
+		r = folded_body(m, &text);
+		body = text.data;
+		len = text.used;
+	}
+	if (r >= 0)
+		r = url.err;
+	if (r >= 0)
+		r = post(p, app, url.data, body, len);
+	fg_outbuf_done(&url);
+	fg_outbuf_done(&text);
+	return r;
+}
+
+/*
+ * Pushes [from, until): every application not sent yet, then the cursor
+ * moves past it. -EAGAIN when some application could not be sent (the
+ * period stays; what was sent is in the cursor), -EINTR, or another error.
+ */
+static int push_period(struct push *p, int64_t from, int64_t until)
+{
+	_cleanup_(fg_folded__freep) struct fg_folded *all = NULL;
+	struct apps apps = {};
+	uint32_t rate = 0;
+	size_t sent = 0, refused = 0;
+	char a[16], b[16];
+	int r, pending = 0;
+
+	r = fetch(p, from, until, &all, &rate);
+	if (r == -ENODATA) {
+		p->st.empty_periods++;
+		if (!p->o.quiet)
+			fprintf(stderr, "fgctl: push %s-%s: no samples\n", hms(from, a),
+				hms(until, b));
+		fg_ingest_cursor_advance(&p->cursor, until);
+		return cursor_save(p);
+	}
+	if (r < 0)
+		return r == -EINTR ? r : -EAGAIN;
+	r = split_apps(p, all, &apps);
+	for (size_t i = 0; r >= 0 && i < apps.n; i++) {
+		const char *app = fg_strpool__str(apps.names, (uint32_t)i);
+
+		if (fg_ingest_cursor_was_sent(&p->cursor, app))
+			continue;
+		r = send_app(p, app, apps.v[i].model, from, until, rate);
+		if (r == -EAGAIN) {
+			/* The others go on: each is kept in the cursor once sent. */
+			pending++;
+			r = 0;
+			continue;
+		}
+		if (r == -EREMOTEIO) {
+			/* Refused as it is, it would be refused again: given up, said, counted. */
+			p->st.rejected++;
+			p->failed = true;
+			refused++;
+			r = 0;
+		} else if (r < 0) {
+			break;
+		} else {
+			sent++;
+		}
+		r = fg_ingest_cursor_sent(&p->cursor, app);
+		if (r >= 0)
+			r = cursor_save(p);
+	}
+	if (r >= 0 && !p->o.quiet)
+		fprintf(stderr,
+			"fgctl: push %s-%s: %zu of %zu applications sent (%" PRIu64
+			" samples)%s%s\n",
+			hms(from, a), hms(until, b), sent, apps.n, (uint64_t)fg_folded__total(all),
+			refused ? ", some refused" : "", pending ? ", some to retry" : "");
+	apps_done(&apps);
+	if (r < 0)
+		return r;
+	if (pending)
+		return -EAGAIN;
+	p->st.periods++;
+	fg_ingest_cursor_advance(&p->cursor, until);
+	return cursor_save(p);
+}
+
+static void report(const struct push *p)
+{
+	const struct push_stats *s = &p->st;
+
+	fprintf(stderr,
+		"fgctl: push: %" PRIu64 " periods (%" PRIu64 " without samples), %" PRIu64
+		" profiles sent, %" PRIu64 " failed requests, %" PRIu64 " retries, %" PRIu64
+		" refused, %.1f s not pushed (older than --catch-up)\n",
+		s->periods, s->empty_periods, s->sent, s->failures, s->retries, s->rejected,
+		(double)s->gap_ms / 1000.0);
+}
+
+/*
+ * How push ends on SIGINT or SIGTERM: --every stops as a service does, with
+ * success (the cursor holds what was done); --once was cut short.
+ */
+static int interrupted(const struct push *p)
+{
+	return p->o.once ? FGCTL_EXIT_INTERRUPTED : FGCTL_EXIT_OK;
+}
+
+/* Pushes the periods due until interrupted (--every) or until none is due (--once). */
+static int run(struct push *p)
+{
+	int64_t from, until, gap_from, gap_until;
+
+	/* Without a cursor, where to start is settled once: --last before now. */
+	if (!p->cursor.until_ms) {
+		(void)fg_ingest_next_period(&p->o.plan, 0, wall_ms(), &from, &until, &gap_from,
+					    &gap_until);
+		p->cursor.until_ms = from;
+	}
+	for (;;) {
+		int64_t now = wall_ms();
+		bool due = fg_ingest_next_period(&p->o.plan, p->cursor.until_ms, now, &from, &until,
+						 &gap_from, &gap_until);
+		char a[16], b[16];
+		int r;
+
+		if (gap_until > gap_from) {
+			/* Beyond what push catches up: said, counted, and the cursor moves on. */
+			fprintf(stderr, "fgctl: push: not catching up %s-%s (%.1f s): older than "
+					"--catch-up\n",
+				hms(gap_from, a), hms(gap_until, b),
+				(double)(gap_until - gap_from) / 1000.0);
+			p->st.gap_ms += (uint64_t)(gap_until - gap_from);
+			p->failed = true;
+			fg_ingest_cursor_advance(&p->cursor, gap_until);
+			if (cursor_save(p) < 0)
+				return FGCTL_EXIT_OUTPUT;
+		}
+		if (!due) {
+			if (p->o.once)
+				return p->failed ? FGCTL_EXIT_FAILURE : FGCTL_EXIT_OK;
+			if (wait_ms(until + p->o.plan.delay_ms - now))
+				return interrupted(p);
+			continue;
+		}
+		r = push_period(p, from, until);
+		if (r == -EINTR)
+			return interrupted(p);
+		if (r == -EAGAIN) {
+			p->failed = true;
+			/* --once gives up on it; --every tries the period again a period later. */
+			if (p->o.once)
+				return FGCTL_EXIT_FAILURE;
+			if (wait_ms(p->o.plan.every_ms))
+				return interrupted(p);
+			continue;
+		}
+		if (r < 0) {
+			fprintf(stderr, "fgctl: push: %s\n", strerror(-r));
+			return FGCTL_EXIT_FAILURE;
+		}
+	}
+}
+
+static const char help[] =
+	"Usage: fgctl push --url URL [--every SPAN] [--once] [--last SPAN] [--name TEMPLATE]\n"
+	"                  [--label KEY=VALUE]... [SELECTORS]\n"
+	"\nSends fgd's always-on profiles, period by period, to a Pyroscope-compatible\n"
+	"server (POST URL/ingest): one profile per application and period. fgd itself\n"
+	"stays off the network; the cursor file keeps the place, so no period is sent\n"
+	"twice and an outage is caught up from the window and the history.\n\n"
+	"      --url URL            the server, e.g. http://pyroscope:4040\n"
+	"      --every SPAN         the period (default 15s); without --once, push runs\n"
+	"                           until interrupted (SIGTERM ends it with success)\n"
+	"      --once               push the periods due now, then exit: non-zero if any\n"
+	"                           failed, was refused or was too old to catch up\n"
+	"      --last SPAN          without a cursor, start this far back (default: one\n"
+	"                           period)\n"
+	"      --delay SPAN         push a period this long after its end, for samples\n"
+	"                           that come late (default 10s)\n"
+	"      --catch-up SPAN      after an outage, catch up at most this far back; older\n"
+	"                           periods are reported as not pushed (default 1h)\n"
+	"      --cursor FILE        where push keeps its place (default: in memory only)\n"
+	"      --name TEMPLATE      the application: {comm} (default), {unit}, {cgroup}\n"
+	"      --label KEY=VALUE    a label of every profile, beside host=HOSTNAME\n"
+	"      --format FORMAT      pprof (default) or folded\n"
+	"      --ca-file FILE       trust this CA for https (default: the system's)\n"
+	"      --token-file FILE    send 'Authorization: Bearer TOKEN', the token read\n"
+	"                           from FILE\n"
+	"      --basic-auth-file FILE  basic auth, 'user:password' read from FILE\n"
+	"      --tenant ID          send 'X-Scope-OrgID: ID'\n"
+	"      --connect-timeout SPAN  (default 5s)\n"
+	"      --timeout SPAN       a request's whole time (default 30s)\n"
+	"      --retries N          tries again after a failed request, with backoff\n"
+	"                           from 1 s (default 3)\n"
+	"  -q, --quiet              no line per period; failures and the last line, what\n"
+	"                           was done, are still written\n";
+
+static int span_arg(const char *opt, const char *arg, int64_t min_ms, int64_t *ret)
+{
+	uint64_t ms;
+
+	if (fg_parse_span(arg, &ms) < 0 || ms < (uint64_t)min_ms || ms > (uint64_t)INT32_MAX * 1000) {
+		fprintf(stderr, "fgctl: invalid %s '%s': a span such as 15s, 1m or 1h\n", opt, arg);
+		return -EINVAL;
+	}
+	*ret = (int64_t)ms;
+	return 0;
+}
+
+static int parse_args(struct push *p, int argc, char **argv, char **token, char **basic,
+		      const char **tenant, struct fgctl_http_opts *http)
+{
+	static const struct option options[] = {
+		FGCTL_QUERY_VERB_OPTIONS,
+		{ "url", required_argument, NULL, ARG_URL },
+		{ "every", required_argument, NULL, ARG_EVERY },
+		{ "once", no_argument, NULL, ARG_ONCE },
+		{ "delay", required_argument, NULL, ARG_DELAY },
+		{ "catch-up", required_argument, NULL, ARG_CATCH_UP },
+		{ "cursor", required_argument, NULL, ARG_CURSOR },
+		{ "name", required_argument, NULL, ARG_NAME },
+		{ "label", required_argument, NULL, ARG_LABEL },
+		{ "format", required_argument, NULL, ARG_FORMAT },
+		{ "ca-file", required_argument, NULL, ARG_CA_FILE },
+		{ "token-file", required_argument, NULL, ARG_TOKEN_FILE },
+		{ "basic-auth-file", required_argument, NULL, ARG_BASIC_AUTH_FILE },
+		{ "tenant", required_argument, NULL, ARG_TENANT },
+		{ "connect-timeout", required_argument, NULL, ARG_CONNECT_TIMEOUT },
+		{ "timeout", required_argument, NULL, ARG_TIMEOUT },
+		{ "retries", required_argument, NULL, ARG_RETRIES },
+		{ "quiet", no_argument, NULL, 'q' },
+		{},
+	};
+	struct fgctl_period period = {};
+	int64_t ms;
+	const char *why;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:qs:h", options, NULL)) >= 0) {
+		r = fgctl_query_option(c, optarg, &p->query.query, &period);
+		if (r < 0)
+			return FGCTL_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 's':
+			p->socket = optarg;
+			break;
+		case ARG_URL:
+			if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) {
+				fprintf(stderr, "fgctl: invalid --url '%s': http:// or https://\n",
+					optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			p->o.url = optarg;
+			break;
+		case ARG_EVERY:
+			if (span_arg("--every", optarg, 1000, &p->o.plan.every_ms) < 0)
+				return FGCTL_EXIT_USAGE;
+			break;
+		case ARG_ONCE:
+			p->o.once = true;
+			break;
+		case ARG_DELAY:
+			if (span_arg("--delay", optarg, 0, &p->o.plan.delay_ms) < 0)
+				return FGCTL_EXIT_USAGE;
+			break;
+		case ARG_CATCH_UP:
+			if (span_arg("--catch-up", optarg, 1000, &p->o.plan.max_ms) < 0)
+				return FGCTL_EXIT_USAGE;
+			break;
+		case ARG_CURSOR:
+			p->o.cursor_path = optarg;
+			break;
+		case ARG_NAME:
+			if (fg_ingest_template_check(optarg, &why) < 0) {
+				fprintf(stderr, "fgctl: invalid --name '%s': %s\n", optarg, why);
+				return FGCTL_EXIT_USAGE;
+			}
+			if (strstr(optarg, "{unit}") || strstr(optarg, "{cgroup}")) {
+				fprintf(stderr, "fgctl: --name {unit} and {cgroup} are not "
+						"supported yet: fgd's snapshots do not carry cgroups\n");
+				return FGCTL_EXIT_USAGE;
+			}
+			p->o.name = optarg;
+			break;
+		case ARG_LABEL:
+			if (p->o.n_labels >= FG_INGEST_MAX_LABELS) {
+				fprintf(stderr, "fgctl: at most %d --label\n", FG_INGEST_MAX_LABELS);
+				return FGCTL_EXIT_USAGE;
+			}
+			if (fg_ingest_label_parse(optarg, &p->o.labels[p->o.n_labels++], &why) < 0) {
+				fprintf(stderr, "fgctl: invalid --label '%s': %s\n", optarg, why);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_FORMAT:
+			if (strcmp(optarg, "pprof") == 0) {
+				p->o.format = FG_INGEST_PPROF;
+			} else if (strcmp(optarg, "folded") == 0) {
+				p->o.format = FG_INGEST_FOLDED;
+			} else {
+				fprintf(stderr, "fgctl: invalid --format '%s': pprof or folded\n",
+					optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_CA_FILE:
+			http->ca_file = optarg;
+			break;
+		case ARG_TOKEN_FILE:
+			free(*token);
+			*token = NULL;
+			r = read_secret(optarg, "token", token);
+			if (r != FGCTL_EXIT_OK)
+				return r;
+			break;
+		case ARG_BASIC_AUTH_FILE:
+			free(*basic);
+			*basic = NULL;
+			r = read_secret(optarg, "basic auth", basic);
+			if (r != FGCTL_EXIT_OK)
+				return r;
+			if (!strchr(*basic, ':')) {
+				fprintf(stderr, "fgctl: the basic auth file %s holds no user:password\n",
+					optarg);
+				return FGCTL_EXIT_INPUT;
+			}
+			break;
+		case ARG_TENANT:
+			if (!*optarg || strpbrk(optarg, "\r\n")) {
+				fprintf(stderr, "fgctl: invalid --tenant\n");
+				return FGCTL_EXIT_USAGE;
+			}
+			*tenant = optarg;
+			break;
+		case ARG_CONNECT_TIMEOUT:
+			if (span_arg("--connect-timeout", optarg, 1, &ms) < 0)
+				return FGCTL_EXIT_USAGE;
+			http->connect_timeout_ms = (long)ms;
+			break;
+		case ARG_TIMEOUT:
+			if (span_arg("--timeout", optarg, 1, &ms) < 0)
+				return FGCTL_EXIT_USAGE;
+			http->timeout_ms = (long)ms;
+			break;
+		case ARG_RETRIES:
+			if (fg_parse_u32(optarg, 0, 100, &p->o.retries) < 0) {
+				fprintf(stderr, "fgctl: invalid --retries '%s': 0 to 100\n", optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
+		case 'q':
+			p->o.quiet = true;
+			break;
+		case 'h':
+			printf("%s%s", help, fgctl_query_help);
+			return -1;
+		default:
+			fprintf(stderr, "Try 'fgctl push --help'.\n");
+			return FGCTL_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fgctl: unexpected argument '%s'\n", argv[optind]);
+		return FGCTL_EXIT_USAGE;
+	}
+	if (!p->o.url) {
+		fprintf(stderr, "fgctl: push needs --url\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (period.since || period.until) {
+		fprintf(stderr, "fgctl: push cuts its own periods: --since and --until do not "
+				"apply (--last says where to start)\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (*token && *basic) {
+		fprintf(stderr, "fgctl: --token-file and --basic-auth-file exclude each other\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	p->o.plan.first_ms = p->o.plan.every_ms;
+	if (period.last && span_arg("--last", period.last, 1000, &p->o.plan.first_ms) < 0)
+		return FGCTL_EXIT_USAGE;
+	return FGCTL_EXIT_OK;
+}
+
+int fgctl_verb_push(const struct fgctl_ctx *ctx, int argc, char **argv)
+{
+	struct push p = {
+		.o = {
+			.name = "{comm}",
+			.format = FG_INGEST_PPROF,
+			.plan = { .every_ms = 15000, .delay_ms = 10000, .max_ms = 3600000 },
+			.retries = 3,
+		},
+		.socket = ctx->socket,
+		.query = { .cmd = FG_CMD_SNAPSHOT,
+			   .query = { .uid = -1, .limit = 20, .format = FG_FORMAT_FOLDED } },
+	};
+	struct fgctl_http_opts http = { .connect_timeout_ms = 5000, .timeout_ms = 30000 };
+	_cleanup_free_ char *token = NULL, *basic = NULL;
+	const char *tenant = NULL;
+	sigset_t mask;
+	int r;
+
+	r = parse_args(&p, argc, argv, &token, &basic, &tenant, &http);
+	if (r < 0)
+		return FGCTL_EXIT_OK; /* --help */
+	if (r != FGCTL_EXIT_OK)
+		goto out;
+	if (gethostname(p.host, sizeof(p.host) - 1) < 0 || !p.host[0])
+		snprintf(p.host, sizeof(p.host), "unknown");
+	http.token = token;
+	http.basic_auth = basic;
+	http.tenant = tenant;
+	r = cursor_load(&p);
+	if (r != FGCTL_EXIT_OK)
+		goto out;
+	if (fgctl_http__new(&http, &p.http) < 0) {
+		r = FGCTL_EXIT_FAILURE;
+		goto out;
+	}
+	/* SIGINT and SIGTERM end the waits between periods (sigtimedwait), and the queries. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	r = run(&p);
+	/* What was done, always: the one line a service's log needs at its stop. */
+	report(&p);
+out:
+	if (token)
+		explicit_bzero(token, strlen(token));
+	if (basic)
+		explicit_bzero(basic, strlen(basic));
+	fgctl_http__free(p.http);
+	fg_ingest_cursor_done(&p.cursor);
+	return r;
+}
