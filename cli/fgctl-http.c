@@ -172,7 +172,8 @@ int fgctl_http__post(struct fgctl_http *h, const char *url, const void *body, si
 	curl_mime_free(mime);
 	curl_slist_free_all(typed);
 	if (rc != CURLE_OK) {
-		snprintf(ret->error, sizeof(ret->error), "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		snprintf(ret->error, sizeof(ret->error), "%s",
+			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		return -EIO;
 	}
 	if (ret->status >= 200 && ret->status < 300)

@@ -25,8 +25,8 @@ struct fgctl_http *fgctl_http__free(struct fgctl_http *h);
 
 /* How a request went. */
 struct fgctl_http_result {
-	long status;      /* the HTTP status; 0 when none came (connection, TLS, timeout) */
-	char error[256];  /* why, when it failed: curl's error or the server's first words */
+	long status;     /* the HTTP status; 0 when none came (connection, TLS, timeout) */
+	char error[256]; /* why, when it failed: curl's error or the server's first words */
 };
 
 /*

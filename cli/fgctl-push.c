@@ -65,9 +65,9 @@ enum {
 #define BACKOFF_MAX_MS 30000
 
 struct push_opts {
-	const char *url;                   /* borrowed from argv */
-	const char *name;                  /* the application template; borrowed */
-	const char *cursor_path;           /* borrowed; NULL: the cursor lives in memory */
+	const char *url;         /* borrowed from argv */
+	const char *name;        /* the application template; borrowed */
+	const char *cursor_path; /* borrowed; NULL: the cursor lives in memory */
 	struct fg_ingest_label labels[FG_INGEST_MAX_LABELS];
 	size_t n_labels;
 	enum fg_ingest_format format;
@@ -358,9 +358,17 @@ static int app_new(struct apps *a, size_t n_names)
 	return 0;
 }
 
-/* Splits the period's stacks by the application their process frame names. */
+/* How many root frames the period's stacks have: [cgroup,] comm. */
+static size_t n_roots(const struct push *p)
+{
+	return p->query.query.group_by == FG_GROUP_PROCESS ? 1 : 2;
+}
+
+/* Splits the period's stacks by the application their root frames name. */
 static int split_apps(const struct push *p, const struct fg_folded *all, struct apps *a)
 {
+	size_t roots = n_roots(p);
+
 	size_t n_names = fg_folded__n_names(all);
 	struct fg_outbuf name = {};
 	int err = 0;
@@ -374,12 +382,21 @@ static int split_apps(const struct push *p, const struct fg_folded *all, struct 
 		uint32_t app, id;
 
 		fg_folded__stack_by_id(all, (uint32_t)i, &st);
-		proc = (struct fg_ingest_process){ .comm = fg_folded__name(all, st.frames[0]) };
+		/* "[other processes]" alone has no cgroup frame: it is its own application. */
+		if (st.n_frames > roots)
+			proc = (struct fg_ingest_process){
+				.comm = fg_folded__name(all, st.frames[roots - 1]),
+				.cgroup = roots > 1 ? fg_folded__name(all, st.frames[0]) : NULL,
+			};
+		else
+			proc = (struct fg_ingest_process){ .comm = fg_folded__name(all,
+										   st.frames[0]) };
 		fg_outbuf_reset(&name);
 		fg_ingest_app_name(p->o.name, &proc, &name);
 		err = name.err;
 		if (err >= 0)
-			err = fg_strpool__intern(a->names, name.data ? name.data : "", name.used, &app);
+			err = fg_strpool__intern(a->names, name.data ? name.data : "", name.used,
+						 &app);
 		/* Ids are dense and in order: a new name is the next application. */
 		if (err > 0)
 			err = app_new(a, n_names);
@@ -391,16 +408,21 @@ static int split_apps(const struct push *p, const struct fg_folded *all, struct 
 	return err;
 }
 
-/* An application's profile as folded text without its process frame: the app names it. */
-static int folded_body(const struct fg_folded *m, struct fg_outbuf *b)
+/*
+ * An application's profile as folded text without its root frames (the
+ * application names them); a stack of root frames alone keeps its last.
+ */
+static int folded_body(const struct fg_folded *m, size_t roots, struct fg_outbuf *b)
 {
 	for (size_t i = 0; i < fg_folded__n_stacks(m); i++) {
 		struct fg_stack st;
+		size_t first;
 		char count[64];
 
 		fg_folded__stack_by_id(m, (uint32_t)i, &st);
-		for (size_t k = st.n_frames > 1; k < st.n_frames; k++) {
-			if (k > (st.n_frames > 1))
+		first = MIN(roots, st.n_frames - 1);
+		for (size_t k = first; k < st.n_frames; k++) {
+			if (k > first)
 				fg_outbuf_put(b, ";", 1);
 			fg_outbuf_puts(b, fg_folded__name(m, st.frames[k]));
 		}
@@ -459,7 +481,7 @@ static int send_app(struct push *p, const char *app, const struct fg_folded *m, 
 		.period_ns = rate ? 1000000000u / rate : 0,
 		.time_ns = from * 1000000,
 		.duration_ns = (until - from) * 1000000,
-		.roots = FG_PPROF_ROOTS_PROCESS,
+		.roots = n_roots(p) > 1 ? FG_PPROF_ROOTS_CGROUP_PROCESS : FG_PPROF_ROOTS_PROCESS,
 	};
 	struct fg_ingest_request req = {
 		.base_url = p->o.url,
@@ -484,7 +506,7 @@ static int send_app(struct push *p, const char *app, const struct fg_folded *m, 
 		r = fg_pprof_from_model(m, &meta, &pb, &len);
 		body = pb;
 	} else {
-		r = folded_body(m, &text);
+		r = folded_body(m, n_roots(p), &text);
 		body = text.data;
 		len = text.used;
 	}
@@ -607,8 +629,9 @@ static int run(struct push *p)
 
 		if (gap_until > gap_from) {
 			/* Beyond what push catches up: said, counted, and the cursor moves on. */
-			fprintf(stderr, "fgctl: push: not catching up %s-%s (%.1f s): older than "
-					"--catch-up\n",
+			fprintf(stderr,
+				"fgctl: push: not catching up %s-%s (%.1f s): older than "
+				"--catch-up\n",
 				hms(gap_from, a), hms(gap_until, b),
 				(double)(gap_until - gap_from) / 1000.0);
 			p->st.gap_ms += (uint64_t)(gap_until - gap_from);
@@ -662,7 +685,8 @@ static const char help[] =
 	"      --catch-up SPAN      after an outage, catch up at most this far back; older\n"
 	"                           periods are reported as not pushed (default 1h)\n"
 	"      --cursor FILE        where push keeps its place (default: in memory only)\n"
-	"      --name TEMPLATE      the application: {comm} (default), {unit}, {cgroup}\n"
+	"      --name TEMPLATE      the application: {comm} (default), {unit} (the systemd\n"
+	"                           unit of its cgroup), {cgroup} (the whole path)\n"
 	"      --label KEY=VALUE    a label of every profile, beside host=HOSTNAME\n"
 	"      --format FORMAT      pprof (default) or folded\n"
 	"      --ca-file FILE       trust this CA for https (default: the system's)\n"
@@ -681,7 +705,8 @@ static int span_arg(const char *opt, const char *arg, int64_t min_ms, int64_t *r
 {
 	uint64_t ms;
 
-	if (fg_parse_span(arg, &ms) < 0 || ms < (uint64_t)min_ms || ms > (uint64_t)INT32_MAX * 1000) {
+	if (fg_parse_span(arg, &ms) < 0 || ms < (uint64_t)min_ms ||
+	    ms > (uint64_t)INT32_MAX * 1000) {
 		fprintf(stderr, "fgctl: invalid %s '%s': a span such as 15s, 1m or 1h\n", opt, arg);
 		return -EINVAL;
 	}
@@ -730,7 +755,8 @@ static int parse_args(struct push *p, int argc, char **argv, char **token, char 
 			p->socket = optarg;
 			break;
 		case ARG_URL:
-			if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) {
+			if (strncmp(optarg, "http://", 7) != 0 &&
+			    strncmp(optarg, "https://", 8) != 0) {
 				fprintf(stderr, "fgctl: invalid --url '%s': http:// or https://\n",
 					optarg);
 				return FGCTL_EXIT_USAGE;
@@ -760,19 +786,21 @@ static int parse_args(struct push *p, int argc, char **argv, char **token, char 
 				fprintf(stderr, "fgctl: invalid --name '%s': %s\n", optarg, why);
 				return FGCTL_EXIT_USAGE;
 			}
-			if (strstr(optarg, "{unit}") || strstr(optarg, "{cgroup}")) {
-				fprintf(stderr, "fgctl: --name {unit} and {cgroup} are not "
-						"supported yet: fgd's snapshots do not carry cgroups\n");
-				return FGCTL_EXIT_USAGE;
-			}
 			p->o.name = optarg;
+			/* The snapshots then carry each process's cgroup as a frame above it. */
+			p->query.query.group_by =
+				strstr(optarg, "{unit}") || strstr(optarg, "{cgroup}") ?
+					FG_GROUP_CGROUP :
+					FG_GROUP_PROCESS;
 			break;
 		case ARG_LABEL:
 			if (p->o.n_labels >= FG_INGEST_MAX_LABELS) {
-				fprintf(stderr, "fgctl: at most %d --label\n", FG_INGEST_MAX_LABELS);
+				fprintf(stderr, "fgctl: at most %d --label\n",
+					FG_INGEST_MAX_LABELS);
 				return FGCTL_EXIT_USAGE;
 			}
-			if (fg_ingest_label_parse(optarg, &p->o.labels[p->o.n_labels++], &why) < 0) {
+			if (fg_ingest_label_parse(optarg, &p->o.labels[p->o.n_labels++], &why) <
+			    0) {
 				fprintf(stderr, "fgctl: invalid --label '%s': %s\n", optarg, why);
 				return FGCTL_EXIT_USAGE;
 			}
@@ -805,7 +833,8 @@ static int parse_args(struct push *p, int argc, char **argv, char **token, char 
 			if (r != FGCTL_EXIT_OK)
 				return r;
 			if (!strchr(*basic, ':')) {
-				fprintf(stderr, "fgctl: the basic auth file %s holds no user:password\n",
+				fprintf(stderr,
+					"fgctl: the basic auth file %s holds no user:password\n",
 					optarg);
 				return FGCTL_EXIT_INPUT;
 			}
@@ -829,7 +858,8 @@ static int parse_args(struct push *p, int argc, char **argv, char **token, char 
 			break;
 		case ARG_RETRIES:
 			if (fg_parse_u32(optarg, 0, 100, &p->o.retries) < 0) {
-				fprintf(stderr, "fgctl: invalid --retries '%s': 0 to 100\n", optarg);
+				fprintf(stderr, "fgctl: invalid --retries '%s': 0 to 100\n",
+					optarg);
 				return FGCTL_EXIT_USAGE;
 			}
 			break;

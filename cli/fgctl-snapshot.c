@@ -19,7 +19,7 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
-enum { ARG_TITLE = 0x100, ARG_OFF_CPU };
+enum { ARG_TITLE = 0x100, ARG_OFF_CPU, ARG_GROUP_BY };
 
 /* HH:MM:SS of a Unix time in ms, local. */
 /* A local time of day, with its ms when it has some: a range may end anywhere. */
@@ -63,6 +63,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "title", required_argument, NULL, ARG_TITLE },
 		{ "off-cpu", no_argument, NULL, ARG_OFF_CPU },
+		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{},
 	};
@@ -101,6 +102,15 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		case ARG_OFF_CPU:
 			req.query.off_cpu = true;
 			break;
+		case ARG_GROUP_BY:
+			if (fg_group_by_from_name(optarg, &req.query.group_by) < 0) {
+				fprintf(stderr,
+					"fgctl: unknown grouping '%s': expected cgroup, cgroup-name "
+					"or process\n",
+					optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -116,6 +126,9 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "                           profile per process name)\n"
 			       "      --off-cpu            blocked time by stack (us) that always-on off-CPU\n"
 			       "                           kept (OffCpu=yes in fgd.conf) instead of CPU samples\n"
+			       "      --group-by WHAT      a root frame above each process name: 'cgroup'\n"
+			       "                           (its cgroup v2 path), 'cgroup-name' (the path's\n"
+			       "                           last component) or 'process' (none, the default)\n"
 			       "      --title TEXT         flame graph title\n"
 			       "  -q, --quiet              no summary\n%s%s",
 			       fgctl_query_help, fgctl_query_help_tail);

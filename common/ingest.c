@@ -45,7 +45,8 @@ int fg_ingest_label_parse(const char *arg, struct fg_ingest_label *ret, const ch
 	}
 	for (const char *v = eq + 1; *v; v++)
 		if ((unsigned char)*v < 0x20 || *v == 0x7f || strchr(",{}=\"", *v)) {
-			*ret_why = "a value holds no control characters, ',', '{', '}', '=' or '\"'";
+			*ret_why =
+				"a value holds no control characters, ',', '{', '}', '=' or '\"'";
 			return -EINVAL;
 		}
 	strcpy(ret->value, eq + 1);
@@ -306,7 +307,8 @@ bool fg_ingest_next_period(const struct fg_ingest_plan *plan, int64_t cursor_unt
 			   int64_t *ret_gap_from, int64_t *ret_gap_until)
 {
 	int64_t every = MAX(plan->every_ms, (int64_t)1);
-	int64_t start = cursor_until_ms ? cursor_until_ms : align_down(now_ms - plan->first_ms, every);
+	int64_t start =
+		cursor_until_ms ? cursor_until_ms : align_down(now_ms - plan->first_ms, every);
 	int64_t oldest = align_down(now_ms - plan->max_ms, every);
 
 	*ret_gap_from = *ret_gap_until = start;

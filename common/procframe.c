@@ -14,8 +14,7 @@ static bool all_digits(const char *s, size_t len)
 	return true;
 }
 
-void fg_procframe_split(const char *name, size_t len, bool pid, bool tid,
-			struct fg_procframe *ret)
+void fg_procframe_split(const char *name, size_t len, bool pid, bool tid, struct fg_procframe *ret)
 {
 	const char *dash, *end = name + len, *slash;
 

@@ -25,5 +25,4 @@ struct fg_procframe {
  * digits itself, so the form is not guessed. A frame not in that form
  * ("[other processes]", a comm of a snapshot) is all comm.
  */
-void fg_procframe_split(const char *name, size_t len, bool pid, bool tid,
-			struct fg_procframe *ret);
+void fg_procframe_split(const char *name, size_t len, bool pid, bool tid, struct fg_procframe *ret);

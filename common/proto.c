@@ -456,7 +456,8 @@ static int decode_query(struct json_object *msg, enum fg_cmd cmd, struct fg_quer
 	if (json_object_object_get_ex(msg, "format", &v) &&
 	    (!json_object_is_type(v, json_type_string) ||
 	     fg_format_from_name(json_object_get_string(v), &q->format) < 0))
-		FAIL("'format' must be \"folded\", \"svg\" or \"html\"");
+		FAIL("'format' must be \"folded\", \"svg\", \"html\", \"timed\", \"pprof\" or "
+		     "\"speedscope\"");
 	if (get_str(msg, "title", q->title, FG_PROTO_MAX_TITLE - 1) < 0)
 		FAIL("'title' must be a string of at most 255 bytes");
 	x = q->limit;
@@ -467,6 +468,14 @@ static int decode_query(struct json_object *msg, enum fg_cmd cmd, struct fg_quer
 		FAIL("'off_cpu' must be a boolean");
 	if (q->off_cpu && cmd != FG_CMD_SNAPSHOT)
 		FAIL("'off_cpu' is for snapshots: top lists shares of CPU time");
+	if (json_object_object_get_ex(msg, "group_by", &v) &&
+	    (!json_object_is_type(v, json_type_string) ||
+	     fg_group_by_from_name(json_object_get_string(v), &q->group_by) < 0))
+		FAIL("'group_by' must be \"process\", \"cgroup\" or \"cgroup-name\"");
+	if (q->group_by != FG_GROUP_PROCESS &&
+	    (cmd != FG_CMD_SNAPSHOT || q->format == FG_FORMAT_TIMED))
+		FAIL("'group_by' is for snapshots as profiles: top lists processes, and a timed "
+		     "snapshot keeps the window's stacks");
 	return 0;
 }
 
@@ -491,6 +500,9 @@ static struct json_object *encode_query(struct json_object *obj, const struct fg
 	fg_json_add_int(obj, "limit", q->limit);
 	if (q->off_cpu)
 		fg_json_add_bool(obj, "off_cpu", true);
+	/* Only when asked for: the default request stays what older daemons know. */
+	if (q->group_by != FG_GROUP_PROCESS)
+		fg_json_add_str(obj, "group_by", fg_group_by_name(q->group_by));
 	return obj;
 }
 

@@ -179,8 +179,9 @@ struct fg_query_request {
 	char exe[FG_PROTO_MAX_SELECTOR + 1];    /* empty: any */
 	enum fg_format format;
 	char title[FG_PROTO_MAX_TITLE];
-	uint32_t limit; /* top: processes listed, 1 to FG_PROTO_MAX_TOP (default 20) */
-	bool off_cpu;   /* snapshot: of always-on off-CPU's blocked time (OffCpu=) */
+	uint32_t limit;            /* top: processes listed, 1 to FG_PROTO_MAX_TOP (default 20) */
+	bool off_cpu;              /* snapshot: of always-on off-CPU's blocked time (OffCpu=) */
+	enum fg_group_by group_by; /* snapshot: a cgroup frame above each process, as record's */
 };
 
 struct fg_request {

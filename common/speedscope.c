@@ -110,8 +110,8 @@ static int profile_name(struct conv *c, const struct entry *e, char **ret)
 	if (e->process != NO_FRAME) {
 		const char *name = fg_folded__name(m, e->process);
 
-		fg_procframe_split(name, fg_folded__name_len(m, e->process), c->meta->pid, c->meta->tid,
-				   &pp);
+		fg_procframe_split(name, fg_folded__name_len(m, e->process), c->meta->pid,
+				   c->meta->tid, &pp);
 		fg_outbuf_put(&b, name, pp.comm_len);
 		if (pp.pid) {
 			fg_outbuf_puts(&b, " (pid ");

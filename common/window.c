@@ -904,6 +904,7 @@ struct query_ctx {
 	fg_window_match_fn match;
 	void *match_ctx;
 	bool match_all;
+	enum fg_window_roots roots;
 	int64_t since, until;
 	/* What the query makes, one of: */
 	struct fg_folded *out;
@@ -977,32 +978,51 @@ static int match_procs(struct query_ctx *q, const struct fg_slice *s, bool cut)
 	return 0;
 }
 
+const char *fg_window_cgroup_frame(const char *cgroup, enum fg_window_roots roots)
+{
+	const char *last;
+
+	if (!cgroup || !*cgroup)
+		return "[unknown]";
+	last = strrchr(cgroup, '/');
+	return roots == FG_WINDOW_ROOTS_CGROUP_NAME && last && last[1] ? last + 1 : cgroup;
+}
+
+/* The process's root frames in the query's model: [cgroup,] comm; how many in *ret_n. */
+static int query_roots(struct query_ctx *q, const struct fg_slice *s, const struct sproc *p,
+		       size_t *ret_n)
+{
+	size_t n = 0;
+	int err = 0;
+
+	if (q->roots != FG_WINDOW_ROOTS_COMM) {
+		const char *cg = fg_window_cgroup_frame(slice_name(s, p->cgroup), q->roots);
+
+		err = fg_folded__intern(query_model(q), cg, strlen(cg), &q->stack[n++]);
+	}
+	if (err >= 0)
+		err = out_name(q, s, p->comm, &q->stack[n++]);
+	*ret_n = n;
+	return err;
+}
+
 /* Stack i of the slice, the process's "[other]" (other: its index), as frames of the query's model. */
 static int query_stack(struct query_ctx *q, const struct fg_slice *s, int64_t i, int64_t other,
 		       size_t *ret_n)
 {
-	const struct sstack *st;
-	uint32_t other_id;
+	const struct sstack *st = other >= 0 ? NULL : &s->stacks[i];
+	size_t roots = 0;
 	int err;
 
-	if (other >= 0) {
-		err = FG_GROW(q->stack, q->cap_stack, 2);
-		if (err >= 0)
-			err = out_name(q, s, s->procs[other].comm, &q->stack[0]);
-		if (err >= 0)
-			err = fg_folded__intern(query_model(q), FG_WINDOW_OTHER,
-						strlen(FG_WINDOW_OTHER), &other_id);
-		q->stack[1] = other_id;
-		*ret_n = 2;
-		return err;
-	}
-	st = &s->stacks[i];
-	err = FG_GROW(q->stack, q->cap_stack, st->n + 1);
+	err = FG_GROW(q->stack, q->cap_stack, (st ? st->n : 1) + 2);
 	if (err >= 0)
-		err = out_name(q, s, s->procs[st->proc].comm, &q->stack[0]);
-	for (size_t k = 0; err >= 0 && k < st->n; k++)
-		err = out_name(q, s, s->frames[st->off + k], &q->stack[k + 1]);
-	*ret_n = st->n + 1;
+		err = query_roots(q, s, &s->procs[other >= 0 ? other : st->proc], &roots);
+	if (err >= 0 && !st)
+		err = fg_folded__intern(query_model(q), FG_WINDOW_OTHER, strlen(FG_WINDOW_OTHER),
+					&q->stack[roots]);
+	for (size_t k = 0; err >= 0 && st && k < st->n; k++)
+		err = out_name(q, s, s->frames[st->off + k], &q->stack[roots + k]);
+	*ret_n = roots + (st ? st->n : 1);
 	return err;
 }
 
@@ -1065,12 +1085,13 @@ static int run_query(const struct fg_window *w, struct query_ctx *q, slice_visit
 }
 
 int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
-		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_folded *out,
-		     struct fg_window_result *ret)
+		     enum fg_window_roots roots, fg_window_match_fn match, void *ctx,
+		     bool match_all, struct fg_folded *out, struct fg_window_result *ret)
 {
 	struct query_ctx q = { .match = match,
 			       .match_ctx = ctx,
 			       .match_all = match_all,
+			       .roots = roots,
 			       .since = since_ms,
 			       .until = until_ms,
 			       .out = out };

@@ -161,15 +161,26 @@ struct fg_window_result {
 	uint64_t other_rate_samples;
 };
 
+/* What a query puts above each process's frames, as a recording's --group-by does. */
+enum fg_window_roots {
+	FG_WINDOW_ROOTS_COMM,        /* "comm;frame;..." */
+	FG_WINDOW_ROOTS_CGROUP,      /* "/system.slice/x.service;comm;frame;..." */
+	FG_WINDOW_ROOTS_CGROUP_NAME, /* "x.service;comm;frame;...": the path's last component */
+};
+
+/* A process's cgroup frame under roots: the path, or its last component; "[unknown]" for none. */
+const char *fg_window_cgroup_frame(const char *cgroup, enum fg_window_roots roots);
+
 /*
  * Adds the stacks of processes matched in slices overlapping [since, until)
  * to out, as "comm;frame;..." (the process's "[other]" as "comm;[other]",
- * and with match_all, unattributed samples as "[other processes]").
- * match may be NULL: every process. 0 or a negative errno from the model.
+ * and with match_all, unattributed samples as "[other processes]"), a
+ * cgroup frame above the comm as roots says. match may be NULL: every
+ * process. 0 or a negative errno from the model.
  */
 int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
-		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_folded *out,
-		     struct fg_window_result *ret);
+		     enum fg_window_roots roots, fg_window_match_fn match, void *ctx,
+		     bool match_all, struct fg_folded *out, struct fg_window_result *ret);
 
 struct fg_timed;
 

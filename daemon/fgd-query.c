@@ -295,31 +295,40 @@ static int query_history(const struct fgd_alwayson_data *a, int64_t since, int64
 /* A snapshot's model, fed from the history. */
 struct stored_model {
 	struct fg_folded *out; /* borrowed */
-	uint32_t *stack;       /* owned: one stack's name ids in out */
+	enum fg_window_roots roots;
+	uint32_t *stack; /* owned: one stack's name ids in out */
 	size_t cap_stack;
 	uint64_t max_bytes; /* past it, -ENOBUFS: a week of history must not be read whole */
 };
 
-/* Adds a stored stack to the model in the window's form: "comm;frame;...", "[other processes]" alone. */
+/*
+ * Adds a stored stack to the model in the window's form (fg_window__query()):
+ * "[cgroup;]comm;frame;...", "[other processes]" alone.
+ */
 static int add_stored_stack(void *ctx, const struct fg_slicefile *f,
 			    const struct fg_slicefile_stack *st, const struct fg_window_proc *p,
 			    bool rest)
 {
 	struct stored_model *sm = ctx;
-	int err = FG_GROW(sm->stack, sm->cap_stack, st->n + 1);
+	size_t roots = sm->roots == FG_WINDOW_ROOTS_COMM ? 1 : 2;
+	const char *cg = fg_window_cgroup_frame(p->cgroup, sm->roots);
+	int err = FG_GROW(sm->stack, sm->cap_stack, st->n + roots);
 
 	if (err < 0)
 		return err;
-	err = fg_folded__intern(sm->out, p->comm, strlen(p->comm), &sm->stack[0]);
+	if (roots == 2)
+		err = fg_folded__intern(sm->out, cg, strlen(cg), &sm->stack[0]);
+	if (err >= 0)
+		err = fg_folded__intern(sm->out, p->comm, strlen(p->comm), &sm->stack[roots - 1]);
 	for (size_t k = 0; err >= 0 && k < st->n; k++) {
 		const char *name = fg_slicefile__string(f, st->frames[k]);
 
-		err = fg_folded__intern(sm->out, name, strlen(name), &sm->stack[k + 1]);
+		err = fg_folded__intern(sm->out, name, strlen(name), &sm->stack[k + roots]);
 	}
 	if (err < 0)
 		return err;
-	err = rest ? fg_folded__add(sm->out, sm->stack + 1, st->n, (double)st->count) :
-		     fg_folded__add(sm->out, sm->stack, st->n + 1, (double)st->count);
+	err = rest ? fg_folded__add(sm->out, sm->stack + roots, st->n, (double)st->count) :
+		     fg_folded__add(sm->out, sm->stack, st->n + roots, (double)st->count);
 	if (err >= 0 && fg_folded__bytes(sm->out) > sm->max_bytes)
 		return -ENOBUFS;
 	return err;
@@ -571,16 +580,23 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 		.subtitle = subtitle,
 		.info = info_lines,
 	};
+	/* A cgroup frame above each process, as a recording's --group-by puts it. */
+	enum fg_window_roots roots = q->group_by == FG_GROUP_CGROUP ? FG_WINDOW_ROOTS_CGROUP :
+				     q->group_by == FG_GROUP_CGROUP_NAME ?
+								      FG_WINDOW_ROOTS_CGROUP_NAME :
+								      FG_WINDOW_ROOTS_COMM;
 	struct fg_pprof_meta pprof = {
 		.values = a->off_cpu ? FG_PPROF_OFF_CPU : FG_PPROF_SAMPLES,
 		.period_ns = a->frequency ? 1000000000u / a->frequency : 0,
-		.roots = FG_PPROF_ROOTS_PROCESS,
+		.roots = roots == FG_WINDOW_ROOTS_COMM ? FG_PPROF_ROOTS_PROCESS :
+							 FG_PPROF_ROOTS_CGROUP_PROCESS,
 		.comments = info_lines,
 	};
 	/* The window keeps processes by comm: a profile per comm. */
 	struct fg_speedscope_meta speedscope = {
 		.unit = a->off_cpu ? FG_SPEEDSCOPE_MICROSECONDS : FG_SPEEDSCOPE_SAMPLES,
-		.roots = FG_SPEEDSCOPE_ROOTS_PROCESS,
+		.roots = roots == FG_WINDOW_ROOTS_COMM ? FG_SPEEDSCOPE_ROOTS_PROCESS :
+							 FG_SPEEDSCOPE_ROOTS_CGROUP_PROCESS,
 		.name = q->title[0] ? q->title : subtitle,
 	};
 	struct match_ctx mc = { .view = view };
@@ -604,12 +620,12 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 		return -ENOMEM;
 	/* Unattributed samples belong to no process: only a root query of everything shows them. */
 	match_all = view->uid == 0 && fg_selector__is_all(sel);
-	r = fg_window__query(a->window, since, until, match, &mc, match_all, model, &res);
+	r = fg_window__query(a->window, since, until, roots, match, &mc, match_all, model, &res);
 	/* The window is bounded by its ceiling; the history is not, so it is read against the budget. */
 	if (r >= 0 && fg_folded__bytes(model) > max_bytes)
 		r = -ENOBUFS;
 	if (r >= 0) {
-		struct stored_model sm = { .out = model, .max_bytes = max_bytes };
+		struct stored_model sm = { .out = model, .roots = roots, .max_bytes = max_bytes };
 
 		r = query_history(a, since, until, &mc, match_all, add_stored_stack, NULL, &sm,
 				  &res);

@@ -5,7 +5,8 @@
 Inside the container the workload's binary is fgtest-hot-old at a path that,
 on the host, holds fgtest-hot-new: the same code under another name. fgd must
 name the container's hot function (hot_old, never hot_new), find it by its
-host pid, and with --group-by put its cgroup at the root of every stack.
+host pid, and with --group-by put its cgroup at the root of every stack, in
+recordings and in snapshots of always-on.
 """
 
 import contextlib
@@ -139,6 +140,14 @@ def test():
             name = os.path.basename(cg)
             check(stacks and all(s.startswith(f"{name};workload;") for s in stacks),
                   f"--group-by cgroup-name roots wrong: {list(stacks)[:3]}")
+
+            # Always-on kept it too: a snapshot puts the same cgroup frames above it.
+            for group_by, root in (("cgroup", cg_path), ("cgroup-name", name)):
+                r = d.fgctl("snapshot", "--last", "5s", "-p", pid, "--group-by", group_by,
+                            "-o", "-", check_rc=0)
+                stacks = parse_folded(r.stdout.decode())
+                check(stacks and all(s.startswith(f"{root};workload;") for s in stacks),
+                      f"snapshot --group-by {group_by} roots wrong: {list(stacks)[:3]}")
             st = d.fgctl("status", "--json", check_rc=0)
             check(b'"roots":' in st.stdout, "status shows no roots counter")
 

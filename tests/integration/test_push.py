@@ -20,6 +20,9 @@ pushed (--comm), so nothing else on the machine matters.
     counted, not retried, non-zero.
   - A cursor older than --catch-up: the gap is reported, non-zero.
   - --format folded: text/plain, stacks without the process frame.
+  - --name {unit}: a second fgtest-burn in a cgroup of its own,
+    fgd-push-test-PID.service, is an application of that name, its samples
+    labelled with its cgroup and comm.
   - --every: runs until SIGTERM, which ends it with success.
   - https with --ca-file (a self-signed CA made by openssl); without it,
     the certificate is refused.
@@ -41,7 +44,8 @@ import time
 import urllib.parse
 from email.parser import BytesParser
 
-from fgdtest import FGCTL, Daemon, check, parse_folded, require_root, run, wait_for, workload
+from fgdtest import (FGCTL, Daemon, check, parse_folded, program, require_root, run, wait_for,
+                     workload)
 
 EVERY_S = 2
 
@@ -112,8 +116,9 @@ def profile_part(req):
     return data
 
 
-def pprof_stacks(data, tmp):
-    """{leaf-last stack: samples} as Go's pprof reads the profile; None without go."""
+def pprof_stacks(data, tmp, labels=False):
+    """{leaf-last stack: samples} as Go's pprof reads the profile (with labels: the
+    labels line first, "key:[value] ..."); None without go."""
     if not shutil.which("go"):
         return None
     path = os.path.join(tmp, "part.pb.gz")
@@ -125,8 +130,11 @@ def pprof_stacks(data, tmp):
     locs = dict(re.findall(r"^\s+(\d+): 0x[0-9a-f]+(?: M=\d+)? (.*) \S*:-?\d+ s=-?\d+$",
                            r.stdout, re.M))
     stacks = {}
-    for count, ids in re.findall(r"^\s+(\d+)\s+\d+: ((?:\d+ )+)$", r.stdout, re.M):
+    for count, ids, tags in re.findall(r"^\s+(\d+)\s+\d+: ((?:\d+ )+)\n(?:\s+(\w+:\[.*))?$",
+                                       r.stdout, re.M):
         key = ";".join(locs[i] for i in reversed(ids.split()))
+        if labels:
+            key = f"{tags} {key}"
         stacks[key] = stacks.get(key, 0) + int(count)
     return stacks
 
@@ -272,6 +280,53 @@ def folded(d, srv):
               f"the process frame is the application's name, not a frame: {list(stacks)[:2]}")
 
 
+def cgroup2_mount():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[fields.index("-") + 1] == "cgroup2":
+                return fields[4]
+    return None
+
+
+def by_unit(d, srv, tmp):
+    """--name {unit}: a process in a cgroup of its own is an application named by its unit."""
+    mount = cgroup2_mount()
+    if not mount:
+        print("by_unit: no cgroup v2 hierarchy mounted here")
+        return
+    unit = f"fgd-push-test-{os.getpid()}.service"
+    path = os.path.join(mount, unit)
+    os.mkdir(path)
+
+    def enter():
+        with open(os.path.join(path, "cgroup.procs"), "w") as f:
+            f.write("0")
+    proc = subprocess.Popen([program("fgtest-burn")], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=enter)
+    try:
+        check(proc.stdout.readline().strip() == "ready", "fgtest-burn did not start")
+        start = time.time()
+        wait_for(lambda: time.time() - start >= 2 * EVERY_S + 1.5, "two periods of it")
+        srv.take()
+        push(d, "--url", f"http://127.0.0.1:{srv.port}", "--once", "--last", f"{2 * EVERY_S}s",
+             "--name", "{unit}", check_rc=0)
+        reqs = [q for q in srv.take() if query(q)["name"].startswith(unit + ".cpu{")]
+        check(reqs, f"no application named {unit}")
+        stacks = pprof_stacks(profile_part(reqs[-1]), tmp, labels=True)
+        if stacks is not None:
+            check(any(f"cgroup:[/{unit}]" in k and "comm:[fgtest-burn]" in k for k in stacks),
+                  f"labels of {unit}'s profile: {list(stacks)[:3]}")
+        print(f"by_unit: {len(reqs)} profiles of {unit}")
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        wait_for(lambda: open(os.path.join(path, "cgroup.procs")).read().strip() == "",
+                 f"{path} to empty")
+        os.rmdir(path)
+
+
 def every(d, srv):
     cmd = [FGCTL, "--socket", d.socket, "push", "--comm", "^fgtest-burn$", "--url",
            f"http://127.0.0.1:{srv.port}", "--every", "1s", "--delay", "1s", "-q"]
@@ -350,6 +405,7 @@ def test():
         outage(d, tmp, srv, host, cursor)
         catch_up_limit(d, tmp, srv)
         folded(d, srv)
+        by_unit(d, srv, tmp)
         every(d, srv)
         tls(d, tmp)
 

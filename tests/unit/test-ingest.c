@@ -92,17 +92,19 @@ TEST(url)
 	fg_ingest_url(&r, &b);
 	fg_outbuf_put(&b, "", 1);
 	ASSERT_OK(b.err);
-	ASSERT_STREQ(b.data, "https://pyro.example:4040/prefix/ingest?name=python3.cpu%7Bhost%3Dweb-1"
-			     "%2Cenv%3Dprod%2Caz%3Da%20b%7D&from=1700000000&until=1700000015"
-			     "&format=pprof&sampleRate=99&spyName=fgd&units=samples"
-			     "&aggregationType=sum");
+	ASSERT_STREQ(b.data,
+		     "https://pyro.example:4040/prefix/ingest?name=python3.cpu%7Bhost%3Dweb-1"
+		     "%2Cenv%3Dprod%2Caz%3Da%20b%7D&from=1700000000&until=1700000015"
+		     "&format=pprof&sampleRate=99&spyName=fgd&units=samples"
+		     "&aggregationType=sum");
 	fg_outbuf_done(&b);
 	r.format = FG_INGEST_FOLDED;
 	r.n_labels = 0;
 	r.base_url = "http://h";
 	fg_ingest_url(&r, &b);
 	fg_outbuf_put(&b, "", 1);
-	ASSERT_TRUE(strstr(b.data, "http://h/ingest?name=python3.cpu%7Bhost%3Dweb-1%7D&") == b.data);
+	ASSERT_TRUE(strstr(b.data, "http://h/ingest?name=python3.cpu%7Bhost%3Dweb-1%7D&") ==
+		    b.data);
 	ASSERT_TRUE(strstr(b.data, "&format=folded&") != NULL);
 	fg_outbuf_done(&b);
 }
@@ -161,14 +163,11 @@ TEST(periods)
 	ASSERT_U64_EQ(until, 1000035000);
 	ASSERT_TRUE(gf == gu);
 	/* The next one ends at ...50000: due at ...60000, not before. */
-	ASSERT_TRUE(!fg_ingest_next_period(&plan, 1000035000, 1000059999, &from, &until, &gf,
-					   &gu));
+	ASSERT_TRUE(!fg_ingest_next_period(&plan, 1000035000, 1000059999, &from, &until, &gf, &gu));
 	ASSERT_U64_EQ(until, 1000050000);
-	ASSERT_TRUE(fg_ingest_next_period(&plan, 1000035000, 1000060000, &from, &until, &gf,
-					  &gu));
+	ASSERT_TRUE(fg_ingest_next_period(&plan, 1000035000, 1000060000, &from, &until, &gf, &gu));
 	/* A cursor off the boundaries (--every changed): a short period up to the next one. */
-	ASSERT_TRUE(fg_ingest_next_period(&plan, 1000021000, 1000100000, &from, &until, &gf,
-					  &gu));
+	ASSERT_TRUE(fg_ingest_next_period(&plan, 1000021000, 1000100000, &from, &until, &gf, &gu));
 	ASSERT_U64_EQ(from, 1000021000);
 	ASSERT_U64_EQ(until, 1000035000);
 	/* A cursor older than max: the gap is said, the push starts at the oldest period. */

@@ -92,7 +92,8 @@ TEST(slices_aggregate_rotate_and_expire)
 	add(w, &a, "main;hot_a", 10);
 
 	f = fg_folded__new();
-	ASSERT_OK(fg_window__query(w, T0, T0 + 20000, NULL, NULL, true, f, &res));
+	ASSERT_OK(fg_window__query(w, T0, T0 + 20000, FG_WINDOW_ROOTS_COMM, NULL, NULL, true, f,
+				   &res));
 	ASSERT_STREQ(folded_text(f), "burn;main;hot_a 15\nburn;main;hot_b 1\nsshd;main;poll 1\n");
 	ASSERT_EQ(res.slices, 2);
 	ASSERT_EQ(res.samples, 17);
@@ -100,9 +101,27 @@ TEST(slices_aggregate_rotate_and_expire)
 	ASSERT_EQ(res.last_ms, T0 + 20000);
 	fg_folded__free(f);
 
+	/* A cgroup frame above each process, whole or its last component. */
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0, T0 + 20000, FG_WINDOW_ROOTS_CGROUP, NULL, NULL, true, f,
+				   &res));
+	ASSERT_STREQ(folded_text(f),
+		     "/system.slice/ssh.service;sshd;main;poll 1\n"
+		     "/user.slice;burn;main;hot_a 15\n/user.slice;burn;main;hot_b 1\n");
+	fg_folded__free(f);
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0, T0 + 20000, FG_WINDOW_ROOTS_CGROUP_NAME, NULL, NULL, true,
+				   f, &res));
+	ASSERT_STREQ(folded_text(f), "ssh.service;sshd;main;poll 1\nuser.slice;burn;main;hot_a 15\n"
+				     "user.slice;burn;main;hot_b 1\n");
+	ASSERT_STREQ(fg_window_cgroup_frame(NULL, FG_WINDOW_ROOTS_CGROUP), "[unknown]");
+	ASSERT_STREQ(fg_window_cgroup_frame("/", FG_WINDOW_ROOTS_CGROUP_NAME), "/");
+	fg_folded__free(f);
+
 	/* Only the first slice, only pid 100. */
 	f = fg_folded__new();
-	ASSERT_OK(fg_window__query(w, T0, T0 + 5000, only_pid, &pid, false, f, &res));
+	ASSERT_OK(fg_window__query(w, T0, T0 + 5000, FG_WINDOW_ROOTS_COMM, only_pid, &pid, false, f,
+				   &res));
 	ASSERT_STREQ(folded_text(f), "burn;main;hot_a 5\nburn;main;hot_b 1\n");
 	ASSERT_EQ(res.slices, 1);
 	ASSERT_EQ(res.processes, 1);
@@ -110,7 +129,8 @@ TEST(slices_aggregate_rotate_and_expire)
 
 	/* Nothing before the first slice. */
 	f = fg_folded__new();
-	ASSERT_OK(fg_window__query(w, T0 - 60000, T0, NULL, NULL, true, f, &res));
+	ASSERT_OK(fg_window__query(w, T0 - 60000, T0, FG_WINDOW_ROOTS_COMM, NULL, NULL, true, f,
+				   &res));
 	ASSERT_EQ(res.slices, 0);
 	ASSERT_EQ(fg_folded__n_stacks(f), 0);
 	fg_folded__free(f);
@@ -191,13 +211,21 @@ TEST(ceiling_holds_under_a_unique_stack_storm)
 
 	/* Every sample still counts: the hot stack kept its own, the rest is [other]. */
 	f = fg_folded__new();
-	ASSERT_OK(fg_window__query(w, T0 + 110000, T0 + 120000, NULL, NULL, true, f, &res));
+	ASSERT_OK(fg_window__query(w, T0 + 110000, T0 + 120000, FG_WINDOW_ROOTS_COMM, NULL, NULL,
+				   true, f, &res));
 	ASSERT_EQ(res.samples, 20000);
 	ASSERT_EQ((uint64_t)fg_folded__total(f), 20000);
 	ASSERT_TRUE(res.folded_samples > 0);
 	ASSERT_TRUE(strstr(folded_text(f), "storm;main;hot 1") != NULL ||
 		    strstr(folded_text(f), "storm;main;hot ") != NULL);
 	ASSERT_TRUE(strstr(folded_text(f), "storm;[other] ") != NULL);
+	fg_folded__free(f);
+	/* [other] has the process's roots too. */
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0 + 110000, T0 + 120000, FG_WINDOW_ROOTS_CGROUP_NAME, NULL,
+				   NULL, true, f, &res));
+	ASSERT_EQ((uint64_t)fg_folded__total(f), 20000);
+	ASSERT_TRUE(strstr(folded_text(f), ";storm;[other] ") != NULL);
 	fg_folded__free(f);
 	fg_window__free(w);
 }
@@ -225,7 +253,8 @@ TEST(ceiling_holds_under_a_process_storm)
 	ASSERT_TRUE(st.bytes <= o.memory_max);
 	ASSERT_TRUE(st.unattributed > 0);
 	f = fg_folded__new();
-	ASSERT_OK(fg_window__query(w, T0, T0 + 10000, NULL, NULL, true, f, &res));
+	ASSERT_OK(fg_window__query(w, T0, T0 + 10000, FG_WINDOW_ROOTS_COMM, NULL, NULL, true, f,
+				   &res));
 	ASSERT_EQ((uint64_t)fg_folded__total(f), 100000);
 	ASSERT_EQ(res.unattributed, st.unattributed);
 	fg_folded__free(f);
@@ -318,7 +347,8 @@ TEST(ranges_cut_slices_to_the_ms_by_the_samples_times)
 	add_at(w, &a, "main;late", 1, T0 - 3);
 	fg_window__tick(w, T0 + 5000);
 	f = fg_folded__new();
-	ASSERT_OK(fg_window__query(w, T0 + 1250, T0 + 1500, NULL, NULL, true, f, &res));
+	ASSERT_OK(fg_window__query(w, T0 + 1250, T0 + 1500, FG_WINDOW_ROOTS_COMM, NULL, NULL, true,
+				   f, &res));
 	ASSERT_STREQ(folded_text(f), "app;main;burst 250\n");
 	ASSERT_EQ(res.samples, 250);
 	ASSERT_EQ(res.untimed_slices, 0);
@@ -327,7 +357,8 @@ TEST(ranges_cut_slices_to_the_ms_by_the_samples_times)
 	ASSERT_EQ(res.covered_ms, 250);
 	fg_folded__free(f);
 	f = fg_folded__new();
-	ASSERT_OK(fg_window__query(w, T0 - 10, T0, NULL, NULL, true, f, &res));
+	ASSERT_OK(
+		fg_window__query(w, T0 - 10, T0, FG_WINDOW_ROOTS_COMM, NULL, NULL, true, f, &res));
 	ASSERT_STREQ(folded_text(f), "app;main;late 1\n");
 	fg_folded__free(f);
 
@@ -345,7 +376,8 @@ TEST(ranges_cut_slices_to_the_ms_by_the_samples_times)
 	/* A sample without its time: the slice's times no longer add up. */
 	add(w, &a, "main;idle", 1);
 	f = fg_folded__new();
-	ASSERT_OK(fg_window__query(w, T0 + 1250, T0 + 1500, NULL, NULL, true, f, &res));
+	ASSERT_OK(fg_window__query(w, T0 + 1250, T0 + 1500, FG_WINDOW_ROOTS_COMM, NULL, NULL, true,
+				   f, &res));
 	ASSERT_EQ(res.untimed_slices, 1);
 	ASSERT_EQ(res.samples, 2002);
 	fg_folded__free(f);
@@ -388,7 +420,8 @@ TEST(ceiling_holds_when_a_count_comes_to_a_full_time_table)
 	ASSERT_EQ(st.times_bytes, 0);
 	/* Every sample still counts: a range takes the slice whole, and says so. */
 	f = fg_folded__new();
-	ASSERT_OK(fg_window__query(w, T0 + 1000, T0 + 2000, NULL, NULL, true, f, &res));
+	ASSERT_OK(fg_window__query(w, T0 + 1000, T0 + 2000, FG_WINDOW_ROOTS_COMM, NULL, NULL, true,
+				   f, &res));
 	ASSERT_EQ(res.untimed_slices, 1);
 	ASSERT_EQ(res.samples, samples);
 	fg_folded__free(f);
@@ -424,7 +457,8 @@ TEST(times_follow_their_stacks_into_other_when_a_slice_compacts)
 	fg_window__stats(w, &st);
 	ASSERT_TRUE(st.compactions > 0);
 	f = fg_folded__new();
-	ASSERT_OK(fg_window__query(w, T0 + 1000, T0 + 2000, NULL, NULL, true, f, &res));
+	ASSERT_OK(fg_window__query(w, T0 + 1000, T0 + 2000, FG_WINDOW_ROOTS_COMM, NULL, NULL, true,
+				   f, &res));
 	ASSERT_EQ(res.untimed_slices, 0);
 	ASSERT_EQ(res.samples, 1000);
 	ASSERT_TRUE(strstr(folded_text(f), "storm;main;hot ") != NULL);
