@@ -62,6 +62,12 @@ static int location(struct conv *c, uint32_t id, uint64_t *ret)
 		*ret = c->loc_of[id];
 		return 0;
 	}
+	if (c->meta->locate) {
+		err = c->meta->locate(c->meta->locate_ctx, c->p, c->model, id, &c->loc_of[id]);
+		*ret = c->loc_of[id];
+		if (err != -ENOENT)
+			return err;
+	}
 	if (kind != MAP_NONE) {
 		len -= SUFFIX_LEN;
 		err = mapping(c, kind, &map);

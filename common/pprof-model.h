@@ -41,6 +41,20 @@ enum fg_pprof_roots {
 	FG_PPROF_ROOTS_CGROUP_PROCESS /* a cgroup frame, then the process frame */
 };
 
+struct fg_pprof;
+
+/*
+ * Makes the location of frame name_id of model in p (its mapping,
+ * functions and address, with fg_pprof__mapping(), fg_pprof__function()
+ * and fg_pprof__location()), its id in *ret_id: for models whose frames
+ * stand for code locations the caller knows (a recording's), instead of
+ * the default of a function and location per name. Called once per
+ * distinct frame below the roots. 0, -ENOENT for a frame that is only a
+ * name (the default then applies to it), or another negative errno.
+ */
+typedef int (*fg_pprof_locate_fn)(void *ctx, struct fg_pprof *p, const struct fg_folded *model,
+				  uint32_t name_id, uint64_t *ret_id);
+
 struct fg_pprof_meta {
 	enum fg_pprof_values values;
 	uint64_t period_ns;  /* FG_PPROF_SAMPLES: what one sample stands for; 0: unknown */
@@ -49,6 +63,8 @@ struct fg_pprof_meta {
 	enum fg_pprof_roots roots;
 	bool pid, tid; /* the process frame is "comm-pid" (pid) or "comm-pid/tid" (tid) */
 	const char *const *comments; /* NULL-terminated, borrowed for the call; NULL: none */
+	fg_pprof_locate_fn locate;   /* NULL: a function and a location per frame name */
+	void *locate_ctx;
 };
 
 /*

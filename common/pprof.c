@@ -63,6 +63,13 @@ enum {
 /* Protobuf wire types. */
 enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
 
+struct mapping {
+	uint64_t start, limit, offset;
+	int64_t filename, build_id; /* string ids */
+	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+	bool covers; /* start and limit were set by fg_pprof__mapping_cover() */
+};
+
 struct fg_pprof {
 	struct fg_strpool *strings; /* owned: the string table, "" first */
 	int64_t types[FG_PPROF_MAX_VALUES], units[FG_PPROF_MAX_VALUES];
@@ -71,7 +78,10 @@ struct fg_pprof {
 	int64_t period_type, period_unit, period;
 	int64_t time_nanos, duration_nanos;
 	/* owned: the repeated messages, encoded as they come */
-	struct fg_outbuf samples, mappings, locations, functions;
+	struct fg_outbuf samples, locations, functions;
+	/* owned: mappings, encoded at the end, since their ranges grow (fg_pprof__mapping_cover()) */
+	struct mapping *mappings;
+	size_t cap_mappings;
 	struct fg_outbuf comments; /* owned: string ids, as varints */
 	struct fg_outbuf msg;      /* owned: scratch for the message being built */
 	struct fg_outbuf sub; /* owned: scratch for a part of it (a packed run, a Line, a Label) */
@@ -85,7 +95,7 @@ struct fg_pprof *fg_pprof__free(struct fg_pprof *p)
 		return NULL;
 	fg_strpool__free(p->strings);
 	fg_outbuf_done(&p->samples);
-	fg_outbuf_done(&p->mappings);
+	free(p->mappings);
 	fg_outbuf_done(&p->locations);
 	fg_outbuf_done(&p->functions);
 	fg_outbuf_done(&p->comments);
@@ -243,26 +253,63 @@ int fg_pprof__comment(struct fg_pprof *p, const char *text)
 int fg_pprof__mapping(struct fg_pprof *p, const struct fg_pprof_mapping *m, uint64_t *ret_id)
 {
 	int64_t file = string_idz(p, m->filename), build_id = string_idz(p, m->build_id);
-	uint64_t id = p->n_mappings + 1;
 
 	if (file < 0 || build_id < 0)
 		return (int)(file < 0 ? file : build_id);
-	put_uint(&p->msg, MAPPING_ID, id);
-	put_uint(&p->msg, MAPPING_MEMORY_START, m->memory_start);
-	put_uint(&p->msg, MAPPING_MEMORY_LIMIT, m->memory_limit);
-	put_uint(&p->msg, MAPPING_FILE_OFFSET, m->file_offset);
-	put_int(&p->msg, MAPPING_FILENAME, file);
-	put_int(&p->msg, MAPPING_BUILD_ID, build_id);
-	put_uint(&p->msg, MAPPING_HAS_FUNCTIONS, m->has_functions);
-	put_uint(&p->msg, MAPPING_HAS_FILENAMES, m->has_filenames);
-	put_uint(&p->msg, MAPPING_HAS_LINE_NUMBERS, m->has_line_numbers);
-	put_uint(&p->msg, MAPPING_HAS_INLINE_FRAMES, m->has_inline_frames);
-	put_msg(p, &p->mappings, PROFILE_MAPPING);
-	if (p->mappings.err < 0)
-		return p->mappings.err;
-	p->n_mappings = id;
-	*ret_id = id;
+	if (FG_GROW(p->mappings, p->cap_mappings, p->n_mappings + 1) < 0)
+		return -ENOMEM;
+	p->mappings[p->n_mappings++] = (struct mapping){
+		.start = m->memory_start,
+		.limit = m->memory_limit,
+		.offset = m->file_offset,
+		.filename = file,
+		.build_id = build_id,
+		.has_functions = m->has_functions,
+		.has_filenames = m->has_filenames,
+		.has_line_numbers = m->has_line_numbers,
+		.has_inline_frames = m->has_inline_frames,
+	};
+	*ret_id = p->n_mappings;
 	return 0;
+}
+
+int fg_pprof__mapping_cover(struct fg_pprof *p, uint64_t id, uint64_t address)
+{
+	struct mapping *m;
+
+	if (id == 0 || id > p->n_mappings || address == UINT64_MAX)
+		return -EINVAL;
+	m = &p->mappings[id - 1];
+	if (!m->covers) {
+		m->start = m->offset = address;
+		m->limit = address + 1;
+		m->covers = true;
+		return 0;
+	}
+	/* The file offset moves with the start: address - start + offset stays the address. */
+	if (address < m->start)
+		m->start = m->offset = address;
+	m->limit = MAX(m->limit, address + 1);
+	return 0;
+}
+
+static void put_mappings(struct fg_pprof *p, struct fg_outbuf *out)
+{
+	for (size_t i = 0; i < p->n_mappings; i++) {
+		const struct mapping *m = &p->mappings[i];
+
+		put_uint(&p->msg, MAPPING_ID, i + 1);
+		put_uint(&p->msg, MAPPING_MEMORY_START, m->start);
+		put_uint(&p->msg, MAPPING_MEMORY_LIMIT, m->limit);
+		put_uint(&p->msg, MAPPING_FILE_OFFSET, m->offset);
+		put_int(&p->msg, MAPPING_FILENAME, m->filename);
+		put_int(&p->msg, MAPPING_BUILD_ID, m->build_id);
+		put_uint(&p->msg, MAPPING_HAS_FUNCTIONS, m->has_functions);
+		put_uint(&p->msg, MAPPING_HAS_FILENAMES, m->has_filenames);
+		put_uint(&p->msg, MAPPING_HAS_LINE_NUMBERS, m->has_line_numbers);
+		put_uint(&p->msg, MAPPING_HAS_INLINE_FRAMES, m->has_inline_frames);
+		put_msg(p, out, PROFILE_MAPPING);
+	}
 }
 
 int fg_pprof__function(struct fg_pprof *p, const char *name, size_t name_len,
@@ -376,8 +423,9 @@ size_t fg_pprof__n_samples(const struct fg_pprof *p)
 
 size_t fg_pprof__bytes(const struct fg_pprof *p)
 {
-	return sizeof(*p) + fg_strpool__bytes(p->strings) + p->samples.cap + p->mappings.cap +
-	       p->locations.cap + p->functions.cap + p->comments.cap + p->msg.cap + p->sub.cap;
+	return sizeof(*p) + fg_strpool__bytes(p->strings) + p->samples.cap +
+	       p->cap_mappings * sizeof(*p->mappings) + p->locations.cap + p->functions.cap +
+	       p->comments.cap + p->msg.cap + p->sub.cap;
 }
 
 static void put_value_type(struct fg_pprof *p, struct fg_outbuf *b, unsigned field, int64_t type,
@@ -441,7 +489,7 @@ int fg_pprof__encode(struct fg_pprof *p, bool gz, uint8_t **ret, size_t *ret_len
 	for (size_t i = 0; i < p->n_types; i++)
 		put_value_type(p, &out, PROFILE_SAMPLE_TYPE, p->types[i], p->units[i]);
 	put_buf(&out, &p->samples);
-	put_buf(&out, &p->mappings);
+	put_mappings(p, &out);
 	put_buf(&out, &p->locations);
 	put_buf(&out, &p->functions);
 	/* Every string, the empty one too: the table's indices are its positions. */

@@ -56,6 +56,16 @@ struct fg_pprof_mapping {
 int fg_pprof__mapping(struct fg_pprof *p, const struct fg_pprof_mapping *m, uint64_t *ret_id);
 
 /*
+ * Widens mapping id's range to cover address, for mappings whose range is
+ * what their locations use (a binary's file offsets, kernel addresses):
+ * the first call sets it to the address alone. The mapping's file offset
+ * stays its start, so address - memory_start + file_offset is the address
+ * itself, as pprof computes it. Mappings are encoded at the end, so this
+ * may follow locations that use them. 0, or -EINVAL for an unknown id.
+ */
+int fg_pprof__mapping_cover(struct fg_pprof *p, uint64_t id, uint64_t address);
+
+/*
  * Adds a function: name as people read it (demangled), system_name as the
  * binary spells it (NULL: the same), filename its source file (NULL: none).
  * Its id in *ret_id.

@@ -10,6 +10,7 @@
 #include "budget.h"
 #include "fgd-clock.h"
 #include "fgd-offcpu.h"
+#include "fgd-pprof.h"
 #include "fgd-recording.h"
 #include "folded.h"
 #include "macro.h"
@@ -108,8 +109,10 @@ struct fg_recording {
 	char target_comm[FG_COMM_LEN];
 
 	struct fg_folded *model; /* owned: the aggregate itself, until finish hands it to result */
-	struct times times;      /* every sample's time and stack id in model */
-	uint32_t n_roots;        /* frames above the stack: [cgroup,] process */
+	/* owned: pprof's, the same stacks as code locations (fgd-pprof.h); NULL for other formats */
+	struct fg_loc_profile *locs;
+	struct times times; /* every sample's time and stack id in model */
+	uint32_t n_roots;   /* frames above the stack: [cgroup,] process */
 	bool memory_limited;
 	struct fg_resolve_stats resolved; /* the resolver's figures, kept at finish */
 
@@ -138,6 +141,7 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 	fg_resolver__free(r->res);
 	fg_result__free(r->result);
 	fg_folded__free(r->model);
+	fg_loc_profile__free(r->locs);
 	times_done(&r->times);
 	json_object_put(r->resolver_meta);
 	free(r->targets);
@@ -234,6 +238,13 @@ static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 	if (err >= 0)
 		err = fg_folded__add_id(r->model, stack, r->n_roots + n,
 					in_us(r) ? (double)s->period : 1.0, &id);
+	if (err >= 0 && r->locs) {
+		const uint32_t *locs;
+		size_t n_locs = fg_resolver__sample_locations(r->res, &locs);
+
+		err = fg_loc_profile__add(r->locs, r->model, stack, r->n_roots, locs, n_locs,
+					  in_us(r) ? (double)s->period : 1.0);
+	}
 	if (err < 0)
 		return err;
 	/* With the tables frozen (memory_limited), the times stop growing too. */
@@ -332,6 +343,9 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 	err = fg_resolver__new(&ro, deps, r->model, &r->res);
 	if (err < 0)
 		return err;
+	/* pprof has addresses, mappings and inline lines: the stacks are kept as locations too. */
+	if (opts->req.format == FG_FORMAT_PPROF && (err = fg_loc_profile__new(&r->locs)) < 0)
+		return err;
 
 	if (!opts->req.all) {
 		r->targets = calloc(opts->req.n_pids, sizeof(*r->targets));
@@ -415,7 +429,8 @@ void fg_recording__drain(struct fg_recording *r)
 	 * ones are dropped, and counted.
 	 */
 	bytes = fg_folded__bytes(r->model) + fg_resolver__bytes(r->res) +
-		(r->offcpu ? fg_offcpu__bytes(r->offcpu) : 0) + times_bytes(&r->times);
+		(r->offcpu ? fg_offcpu__bytes(r->offcpu) : 0) + times_bytes(&r->times) +
+		(r->locs ? fg_loc_profile__bytes(r->locs) : 0);
 	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged, bytes);
 	if (r->memory_limited)
 		return;
@@ -426,6 +441,8 @@ void fg_recording__drain(struct fg_recording *r)
 		r->memory_limited = true;
 		fg_resolver__freeze(r->res);
 		fg_folded__set_max_stacks(r->model, fg_folded__n_stacks(r->model));
+		if (r->locs)
+			fg_loc_profile__freeze(r->locs);
 	}
 }
 
@@ -653,6 +670,21 @@ static int timed_result(struct fg_recording *r, const struct fg_result_opts *ro)
 	return fg_result__new(model, ro, &r->result);
 }
 
+/*
+ * pprof from the stacks as locations: addresses, mappings, inline lines.
+ * The names model stays until the result is built (the locations' names
+ * are its), and so does the resolver. Not for a view that hides kernel
+ * frames (view.h works on names): that one gets pprof from names.
+ */
+static int locations_result(struct fg_recording *r, const struct fg_result_opts *ro,
+			    struct fg_pprof_meta *pprof)
+{
+	struct fg_folded *model;
+	int err = fg_loc_profile__pprof(r->locs, r->res, r->model, pprof, &model);
+
+	return err < 0 ? err : fg_result__new(model, ro, &r->result);
+}
+
 int fg_recording__finish(struct fg_recording *r)
 {
 	char subtitle[512], info[3][256];
@@ -720,11 +752,9 @@ int fg_recording__finish(struct fg_recording *r)
 	/* What still waits gets what is known now: the result is due. */
 	fg_recording__settle(r);
 	st = resolved(r);
-	/* The location memo has done its job; release it before the output is built. */
 	r->resolver_meta = json_object_new_object();
 	if (r->resolver_meta)
 		fg_resolver__metadata(r->res, r->resolver_meta);
-	r->res = fg_resolver__free(r->res);
 
 	if (r->n_targets == 1)
 		snprintf(subtitle, sizeof(subtitle), "%s: pid %d (%s)", r->hostname,
@@ -767,8 +797,14 @@ int fg_recording__finish(struct fg_recording *r)
 	/* The model goes to the result, which shows the client what its view allows. */
 	if (r->opts.req.format == FG_FORMAT_TIMED || ranged(r))
 		err = timed_result(r, &ro);
+	else if (r->locs && !r->opts.view.hide_kernel)
+		err = locations_result(r, &ro, &pprof);
 	else
 		err = fg_result__new(TAKE_PTR(r->model), &ro, &r->result);
+	/* The location memo has done its job once the output is built. */
+	r->res = fg_resolver__free(r->res);
+	r->locs = fg_loc_profile__free(r->locs);
+	r->model = fg_folded__free(r->model);
 	times_done(&r->times);
 	/* From now on the recording holds its result: what the server streams. */
 	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged,

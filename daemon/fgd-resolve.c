@@ -72,7 +72,7 @@ struct fg_resolver {
 	uint32_t *loc_names; /* owned: frame name ids of every location, in ranges */
 	size_t n_loc_names, cap_loc_names;
 	uint32_t *scratch; /* owned: one sample's locations, leaf first */
-	size_t cap_scratch;
+	size_t cap_scratch, n_scratch;
 	uint32_t *stack; /* owned: one sample's root slots, then its frame name ids, root first */
 	size_t cap_stack;
 	uint64_t *chain; /* owned: DWARF mode: one sample's kernel callchain and unwound user pcs */
@@ -113,6 +113,32 @@ struct fg_resolver {
 	bool nowait;          /* handling one that way now */
 	bool sample_degraded; /* the sample being handled got less than was coming */
 };
+
+size_t fg_resolver__sample_locations(const struct fg_resolver *r, const uint32_t **ret)
+{
+	*ret = r->scratch;
+	return r->n_scratch;
+}
+
+int fg_resolver__location(const struct fg_resolver *r, uint32_t idx,
+			  struct fg_resolve_location *ret)
+{
+	const struct location *l;
+
+	if (idx >= r->n_locs)
+		return -ENOENT;
+	l = &r->locs[idx];
+	*ret = (struct fg_resolve_location){
+		.kind = l->kernel ? FG_LOCATION_KERNEL :
+			l->jit    ? FG_LOCATION_JIT :
+				    FG_LOCATION_USER,
+		.dso = l->dso,
+		.addr = l->addr,
+		.names = r->loc_names + l->names,
+		.n_names = l->n_names,
+	};
+	return 0;
+}
 
 static void drop_locations(struct fg_resolver *r)
 {
@@ -654,6 +680,7 @@ static int emit_stack(struct fg_resolver *r, const struct fg_sample *s, struct f
 		total += r->locs[r->scratch[i]].n_names;
 	if (FG_GROW(r->stack, r->cap_stack, total) < 0)
 		return -ENOMEM;
+	r->n_scratch = n;
 	for (size_t i = n; i-- > 0;) {
 		const struct location *l = &r->locs[r->scratch[i]];
 

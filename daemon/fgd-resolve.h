@@ -123,6 +123,15 @@ static inline void fg_stack_quality_add(struct fg_stack_quality *dst,
 	dst->fp_frames += src->fp_frames;
 }
 
+/* A location of the memo, as fg_resolver__location() describes it. */
+struct fg_resolve_location {
+	enum { FG_LOCATION_USER, FG_LOCATION_KERNEL, FG_LOCATION_JIT } kind;
+	struct fg_dso *dso; /* borrowed while the resolver lives; NULL for kernel, JIT, unknown */
+	uint64_t addr;      /* user: file offset in dso; kernel: address; JIT: the map entry's id */
+	const uint32_t *names; /* borrowed until the memo changes: name ids, outermost first */
+	size_t n_names;        /* >= 1: the function, then each function inlined there */
+};
+
 /* The figures as metadata and status report them. NULL on ENOMEM. */
 struct json_object *fg_stack_quality_json(const struct fg_stack_quality *q);
 
@@ -180,6 +189,18 @@ bool fg_resolver__frozen(const struct fg_resolver *r);
 uint64_t fg_resolver__bytes(const struct fg_resolver *r);
 
 void fg_resolver__stats(const struct fg_resolver *r, struct fg_resolve_stats *ret);
+
+/*
+ * Called from the emit callback: the sample's locations (indices of the
+ * memo), leaf first, one per code address, in *ret (borrowed for the
+ * call). The names emitted are theirs, expanded: a consumer that keeps
+ * these instead keeps where each frame came from.
+ */
+size_t fg_resolver__sample_locations(const struct fg_resolver *r, const uint32_t **ret);
+
+/* The memo's location idx (one fg_resolver__sample_locations() gave). 0, or -ENOENT. */
+int fg_resolver__location(const struct fg_resolver *r, uint32_t idx,
+			  struct fg_resolve_location *ret);
 
 /*
  * Interns name, cut to a bounded length, with its suffix (may be NULL) into

@@ -14,6 +14,12 @@
     (--comm), as folded text and as pprof are the
     same stacks with the same counts, once the process frame is read back
     from the comm label and kernel frames from the kernel's mapping.
+  - A recording's locations: fgtest-inline's inlined chain is one location
+    whose lines are fgtest_inner, fgtest_middle, fgtest_outer (innermost
+    first), at addresses inside its binary's mapping, which has the
+    binary's path and build-id (readelf's); libc has its own mapping;
+    fgtest-syscall's kernel frames have kernel addresses in the
+    [kernel.kallsyms] mapping, named without _[k].
   - The same for `fgctl render` of a folded file.
   - `record --off-cpu -o x.pb.gz`: off_cpu/microseconds.
   - A differential profile has no pprof form: a clear error.
@@ -27,7 +33,8 @@ import subprocess
 import tempfile
 import time
 
-from fgdtest import FGCTL, Daemon, check, parse_folded, require_root, run, skip, wait_for, workload
+from fgdtest import (FGCTL, Daemon, check, parse_folded, program, require_root, run, skip,
+                     wait_for, workload)
 
 
 def go_pprof(*args):
@@ -88,7 +95,10 @@ def read_raw(path):
         elif section == "mappings":
             m = MAPPING.match(line)
             if m:
-                prof["mappings"][int(m.group(1))] = m.group(5)
+                prof["mappings"][int(m.group(1))] = {
+                    "start": int(m.group(2), 16), "limit": int(m.group(3), 16),
+                    "offset": int(m.group(4), 16), "file": m.group(5),
+                    "build_id": m.group(6) if not m.group(6).startswith("[") else ""}
     return prof
 
 
@@ -97,8 +107,8 @@ def frames(prof, sample):
     out = []
     for loc_id in reversed(sample["locs"]):
         loc = prof["locations"][loc_id]
-        suffix = {"[kernel.kallsyms]": "_[k]", "[jit]": "_[j]"}.get(
-            prof["mappings"].get(loc["mapping"], ""), "")
+        mapping = prof["mappings"].get(loc["mapping"], {}).get("file", "")
+        suffix = {"[kernel.kallsyms]": "_[k]", "[jit]": "_[j]"}.get(mapping, "")
         # Lines are innermost first: the root-first order reverses them.
         out += [name + suffix for name in reversed(loc["lines"])]
     return out
@@ -150,6 +160,57 @@ def record_cpu(d, tmp):
     traces = go_pprof("-traces", out)
     check("comm:  fgtest-burn" in traces and "hot_a\n             main" in traces,
           f"-traces:\n{traces[:2000]}")
+
+
+def build_id(path):
+    r = subprocess.run(["readelf", "-n", path], capture_output=True, text=True)
+    m = re.search(r"Build ID: ([0-9a-f]+)", r.stdout)
+    return m.group(1) if m else None
+
+
+def record_locations(d, tmp):
+    """A recording's pprof has what names alone lose: addresses, mappings, inline lines."""
+    binary = program("fgtest-inline")
+    with workload("fgtest-inline") as w:
+        out = os.path.join(tmp, "inline.pb.gz")
+        d.fgctl("record", "-p", w.pid, "-t", "2", "-F", "999", "-o", out, check_rc=0)
+        prof = read_raw(out)
+    # The inlined chain is one location: its lines innermost first, as pprof wants them.
+    chain = ["fgtest_inner", "fgtest_middle", "fgtest_outer"]
+    inlined = [l for l in prof["locations"].values() if l["lines"][:3] == chain]
+    check(inlined, "no location with fgtest_inner inlined into fgtest_middle and "
+          f"fgtest_outer: {list(prof['locations'].values())[:5]}")
+    on_inline = sum(s["values"][0] for s in prof["samples"]
+                    if prof["locations"][s["locs"][0]]["lines"][:3] == chain)
+    total = sum(s["values"][0] for s in prof["samples"])
+    check(on_inline > 0.9 * total, f"{on_inline} of {total} samples at the inlined chain")
+    # Its binary's mapping: the path and build-id, a range that holds its addresses.
+    mapping = prof["mappings"][inlined[0]["mapping"]]
+    check(os.path.realpath(mapping["file"]) == os.path.realpath(binary),
+          f"the mapping is {mapping['file']}, not {binary}")
+    want = build_id(binary)
+    check(want is None or mapping["build_id"] == want,
+          f"build-id {mapping['build_id']}, readelf says {want}")
+    for loc in inlined:
+        check(loc["address"] and mapping["start"] <= loc["address"] < mapping["limit"],
+              f"address {loc['address']:#x} outside {mapping}")
+    libc = [m for m in prof["mappings"].values() if "libc.so" in m["file"]]
+    check(libc and libc[0]["build_id"], f"no libc mapping with a build-id: {prof['mappings']}")
+    print(f"locations: {len(inlined)} inlined locations hold {on_inline} of {total} samples; "
+          f"mappings {sorted(m['file'] for m in prof['mappings'].values())}")
+
+    # Kernel frames: addresses in the kernel's mapping.
+    with workload("fgtest-syscall") as w:
+        out = os.path.join(tmp, "syscall.pb.gz")
+        d.fgctl("record", "-p", w.pid, "-t", "2", "-F", "999", "-o", out, check_rc=0)
+        prof = read_raw(out)
+    kernel = [l for l in prof["locations"].values()
+              if prof["mappings"].get(l["mapping"], {}).get("file") == "[kernel.kallsyms]"]
+    check(kernel, "no kernel location in a recording of fgtest-syscall")
+    check(all(l["address"] >= 0xffff800000000000 for l in kernel),
+          f"kernel locations without kernel addresses: {kernel[:3]}")
+    check(not any(n.endswith("_[k]") for l in kernel for n in l["lines"]),
+          "a kernel function keeps its _[k] suffix in pprof")
 
 
 def snapshot_same(d, tmp):
@@ -238,6 +299,7 @@ def test():
         errors(tmp)
         with Daemon(["--always-on-frequency", "199", "--slice-seconds", "1"]) as d:
             record_cpu(d, tmp)
+            record_locations(d, tmp)
             snapshot_same(d, tmp)
             off_cpu(d, tmp)
 

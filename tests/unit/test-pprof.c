@@ -444,6 +444,38 @@ TEST(gzip_holds_the_same_bytes)
 	fg_pprof__free(q);
 }
 
+TEST(mapping_ranges_cover_their_addresses)
+{
+	struct fg_pprof *p = fg_pprof__new();
+	struct fg_pprof_mapping m = { .filename = "/bin/x", .has_functions = true };
+	uint64_t id, f, l;
+	uint8_t *data;
+	size_t len;
+	struct profile pr;
+
+	ASSERT_TRUE(p);
+	ASSERT_OK(fg_pprof__sample_type(p, "samples", "count"));
+	ASSERT_OK(fg_pprof__mapping(p, &m, &id));
+	ASSERT_OK(fg_pprof__function(p, "f", 1, NULL, NULL, &f));
+	/* Locations may come before the range is known: mappings are written last. */
+	ASSERT_OK(fg_pprof__location(p, id, 0x2000, &f, 1, &l));
+	ASSERT_OK(fg_pprof__mapping_cover(p, id, 0x2000));
+	ASSERT_OK(fg_pprof__mapping_cover(p, id, 0x1000));
+	ASSERT_OK(fg_pprof__mapping_cover(p, id, 0x3000));
+	ASSERT_ERR(fg_pprof__mapping_cover(p, 2, 0x3000), -EINVAL);
+	ASSERT_OK(fg_pprof__encode(p, false, &data, &len));
+	read_profile(data, len, &pr);
+	ASSERT_EQ((int)pr.n_mappings, 1);
+	ASSERT_U64_EQ(pr.mappings[0].start, 0x1000);
+	ASSERT_U64_EQ(pr.mappings[0].limit, 0x3001);
+	/* address - start + offset is the address: offsets are what the addresses are. */
+	ASSERT_U64_EQ(pr.mappings[0].offset, 0x1000);
+	ASSERT_STREQ(str(&pr, pr.mappings[0].filename), "/bin/x");
+	free_profile(&pr);
+	free(data);
+	fg_pprof__free(p);
+}
+
 TEST(bad_ids_and_shapes_are_refused)
 {
 	struct fg_pprof *p = fg_pprof__new();
@@ -633,6 +665,59 @@ TEST(model_without_roots_or_period)
 	ASSERT_EQ((int)s->n_locs, 2);
 	ASSERT_STREQ(line_name(&pr, s->locs[1], 0), "prog-1");
 	ASSERT_EQ((int)s->n_labels, 0);
+	free_profile(&pr);
+	fg_folded__free(f);
+}
+
+/* A locator for frames "#ADDR": a location at ADDR in one mapping, with two lines. */
+static int locate_hex(void *ctx, struct fg_pprof *p, const struct fg_folded *model, uint32_t id,
+		      uint64_t *ret)
+{
+	uint64_t *map = ctx, fns[2];
+	const char *name = fg_folded__name(model, id);
+	struct fg_pprof_mapping m = { .filename = "/bin/app", .has_functions = true };
+	uint64_t addr;
+
+	if (name[0] != '#')
+		return -ENOENT;
+	addr = strtoull(name + 1, NULL, 16);
+	if (!*map)
+		ASSERT_OK(fg_pprof__mapping(p, &m, map));
+	ASSERT_OK(fg_pprof__mapping_cover(p, *map, addr));
+	ASSERT_OK(fg_pprof__function(p, "inner", 5, NULL, NULL, &fns[0]));
+	ASSERT_OK(fg_pprof__function(p, "outer", 5, NULL, NULL, &fns[1]));
+	return fg_pprof__location(p, *map, addr, fns, 2, ret);
+}
+
+TEST(model_with_a_locator)
+{
+	struct fg_folded *f = fg_folded__new();
+	uint64_t map = 0;
+	struct fg_pprof_meta meta = { .values = FG_PPROF_SAMPLES,
+				      .roots = FG_PPROF_ROOTS_PROCESS,
+				      .pid = true,
+				      .locate = locate_hex,
+				      .locate_ctx = &map };
+	struct profile pr;
+	const struct sample *s;
+
+	ASSERT_TRUE(f);
+	add(f, "app-3;#1100;#1200", 4);
+	/* A frame that is only a name: the default, a function of that name. */
+	add(f, "[other processes]", 1);
+	model_profile(f, &meta, &pr);
+	s = sample_with_leaf(&pr, "inner");
+	ASSERT_EQ((int)s->n_locs, 2);
+	/* Leaf first: the location of #1200, its lines innermost first. */
+	ASSERT_U64_EQ(loc(&pr, s->locs[0])->address, 0x1200);
+	ASSERT_U64_EQ(loc(&pr, s->locs[1])->address, 0x1100);
+	ASSERT_STREQ(line_name(&pr, s->locs[0], 1), "outer");
+	ASSERT_STREQ(label(&pr, s, "pid"), "3");
+	ASSERT_EQ((int)pr.n_mappings, 1);
+	ASSERT_U64_EQ(pr.mappings[0].start, 0x1100);
+	ASSERT_U64_EQ(pr.mappings[0].limit, 0x1201);
+	s = sample_with_leaf(&pr, "[other processes]");
+	ASSERT_U64_EQ(loc(&pr, s->locs[0])->mapping, 0);
 	free_profile(&pr);
 	fg_folded__free(f);
 }

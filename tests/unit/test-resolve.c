@@ -57,9 +57,26 @@ static int emit(void *ctx, struct fg_process *proc, const struct fg_sample *s, u
 		size_t n)
 {
 	struct fixture *f = ctx;
+	const uint32_t *locs;
+	size_t n_locs = fg_resolver__sample_locations(f->res, &locs), k = 0;
 	char *out;
 	size_t used = 0;
 
+	/*
+	 * The sample's locations, root first, each expanded into its names
+	 * (outermost first), are the names emitted: what keeps stacks of
+	 * locations (pprof's) keeps the same stacks.
+	 */
+	for (size_t i = n_locs; i-- > 0;) {
+		struct fg_resolve_location l;
+
+		ASSERT_OK(fg_resolver__location(f->res, locs[i], &l));
+		ASSERT_TRUE(l.n_names >= 1);
+		ASSERT_TRUE(l.kind != FG_LOCATION_KERNEL || l.dso == NULL);
+		for (size_t j = 0; j < l.n_names; j++, k++)
+			ASSERT_TRUE(k < n && names[k] == l.names[j]);
+	}
+	ASSERT_EQ((int)k, (int)n);
 	ASSERT_TRUE(f->n_emitted < MAX_EMITTED);
 	/* The root slot is the consumer's to fill, right before names[0]. */
 	names[-1] = UINT32_MAX;
