@@ -33,6 +33,7 @@ struct fg_loc_profile {
 	/* While the pprof form is written: */
 	const struct fg_resolver *res; /* borrowed */
 	const struct fg_folded *names; /* borrowed */
+	struct fg_symbolizer *sym;     /* borrowed */
 	struct dso_mapping *maps;      /* owned: a mapping per binary */
 	size_t n_maps, cap_maps;
 	struct fg_idxmap map_index;                 /* over maps, by dso */
@@ -185,12 +186,19 @@ static int mapping(struct fg_loc_profile *lp, struct fg_pprof *p,
 	return fg_pprof__mapping_cover(p, *ret, l->addr);
 }
 
-/* The function named by name id (of lp->names), without its annotation suffix. */
+/*
+ * The function named by name id (of lp->names), without its annotation
+ * suffix. l and its offset, for the location's outermost function (the
+ * symbol table's; NULL for others): its system name is the symbol as the
+ * binary spells it, mangled.
+ */
 static int function(struct fg_loc_profile *lp, struct fg_pprof *p, uint32_t name,
-		    uint64_t *ret)
+		    const struct fg_resolve_location *l, uint64_t *ret)
 {
-	const char *s = fg_folded__name(lp->names, name);
+	const char *s = fg_folded__name(lp->names, name), *sys = NULL;
 	size_t len = fg_folded__name_len(lp->names, name);
+	enum fg_sym_result result;
+	char buf[256];
 	int err;
 
 	if (!lp->fn_of[name]) {
@@ -199,7 +207,14 @@ static int function(struct fg_loc_profile *lp, struct fg_pprof *p, uint32_t name
 			len -= strlen(FG_KERNEL_SUFFIX);
 		else if (len > 4 && memcmp(s + len - 4, "_[j]", 4) == 0)
 			len -= 4;
-		err = fg_pprof__function(p, s, len, NULL, NULL, &lp->fn_of[name]);
+		/* Loaded symbols answer at once; a binary not loaded now starts loading, unnamed. */
+		if (l && l->dso && lp->sym) {
+			sys = fg_symbolizer__name_user(lp->sym, l->dso, l->addr, NULL, buf, sizeof(buf),
+						       &result);
+			if (result != FG_SYM_NAMED)
+				sys = NULL;
+		}
+		err = fg_pprof__function(p, s, len, sys, NULL, &lp->fn_of[name]);
 		if (err < 0)
 			return err;
 	}
@@ -227,7 +242,8 @@ static int locate(void *ctx, struct fg_pprof *p, const struct fg_folded *model, 
 	err = mapping(lp, p, &l, &map);
 	/* pprof's lines are innermost first; the memo's names outermost first. */
 	for (size_t i = 0; err >= 0 && i < l.n_names && i < FG_SYM_MAX_FRAMES; i++)
-		err = function(lp, p, l.names[l.n_names - 1 - i], &fns[i]);
+		err = function(lp, p, l.names[l.n_names - 1 - i],
+			       i == l.n_names - 1 && l.kind == FG_LOCATION_USER ? &l : NULL, &fns[i]);
 	if (err < 0)
 		return err;
 	/* A JIT entry's key is no address; an unknown location has none. */
@@ -239,14 +255,15 @@ static int locate(void *ctx, struct fg_pprof *p, const struct fg_folded *model, 
 }
 
 int fg_loc_profile__pprof(struct fg_loc_profile *lp, const struct fg_resolver *res,
-			  const struct fg_folded *names, struct fg_pprof_meta *meta,
-			  struct fg_folded **ret_model)
+			  const struct fg_folded *names, struct fg_symbolizer *sym,
+			  struct fg_pprof_meta *meta, struct fg_folded **ret_model)
 {
 	lp->fn_of = calloc(MAX(fg_folded__n_names(names), (size_t)1), sizeof(*lp->fn_of));
 	if (!lp->fn_of)
 		return -ENOMEM;
 	lp->res = res;
 	lp->names = names;
+	lp->sym = sym;
 	meta->locate = locate;
 	meta->locate_ctx = lp;
 	*ret_model = TAKE_PTR(lp->model);

@@ -45,11 +45,12 @@ size_t fg_loc_profile__bytes(const struct fg_loc_profile *lp);
 
 /*
  * Readies the pprof form: sets meta's locate callback to name the model's
- * locations from res (borrowed until the result is built) and names (the
- * name table its locations' names are in), and hands the model over in
- * *ret_model (the caller's, for fg_result__new(); lp keeps what the
- * callback needs). 0 or -ENOMEM.
+ * locations from res and names (the name table its locations' names are
+ * in), with sym for the functions' names as their binaries spell them
+ * (mangled: pprof's system names); all borrowed until the result is
+ * built. Hands the model over in *ret_model (the caller's, for
+ * fg_result__new(); lp keeps what the callback needs). 0 or -ENOMEM.
  */
 int fg_loc_profile__pprof(struct fg_loc_profile *lp, const struct fg_resolver *res,
-			  const struct fg_folded *names, struct fg_pprof_meta *meta,
-			  struct fg_folded **ret_model);
+			  const struct fg_folded *names, struct fg_symbolizer *sym,
+			  struct fg_pprof_meta *meta, struct fg_folded **ret_model);

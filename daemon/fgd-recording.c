@@ -97,6 +97,7 @@ struct fg_recording {
 	struct fg_recording_opts opts; /* hostname not kept */
 	char hostname[256];
 	struct fg_proctab *procs; /* borrowed */
+	struct fg_symbolizer *sym; /* borrowed: pprof's system names */
 	struct fg_evset *events;  /* owned until finish: the source (on-CPU) */
 	struct fg_offcpu *offcpu; /* owned until finish: the source (off-CPU); NULL for on-CPU */
 	struct fg_offcpu_stats offcpu_stats; /* its losses, kept at finish */
@@ -333,6 +334,7 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 	r->opts.hostname = NULL;
 	snprintf(r->hostname, sizeof(r->hostname), "%s", opts->hostname ? opts->hostname : "");
 	r->procs = deps->procs;
+	r->sym = deps->sym;
 	r->budget = deps->budget;
 	r->n_roots = (uint32_t)ro.root_slots;
 	r->model = fg_folded__new();
@@ -680,7 +682,7 @@ static int locations_result(struct fg_recording *r, const struct fg_result_opts 
 			    struct fg_pprof_meta *pprof)
 {
 	struct fg_folded *model;
-	int err = fg_loc_profile__pprof(r->locs, r->res, r->model, pprof, &model);
+	int err = fg_loc_profile__pprof(r->locs, r->res, r->model, r->sym, pprof, &model);
 
 	return err < 0 ? err : fg_result__new(model, ro, &r->result);
 }

@@ -19,13 +19,16 @@
     first), at addresses inside its binary's mapping, which has the
     binary's path and build-id (readelf's); libc has its own mapping;
     fgtest-syscall's kernel frames have kernel addresses in the
-    [kernel.kallsyms] mapping, named without _[k].
+    [kernel.kallsyms] mapping, named without _[k]; fgtest-cxx's
+    Accumulator<int>::add has its mangled symbol as its system name (read
+    with the test's own protobuf reader: Go's pprof does not print them).
   - The same for `fgctl render` of a folded file.
   - `record --off-cpu -o x.pb.gz`: off_cpu/microseconds.
   - A differential profile has no pprof form: a clear error.
 """
 
 import datetime
+import gzip
 import os
 import re
 import shutil
@@ -33,8 +36,8 @@ import subprocess
 import tempfile
 import time
 
-from fgdtest import (FGCTL, Daemon, check, parse_folded, program, require_root, run, skip,
-                     wait_for, workload)
+from fgdtest import (FGCTL, Daemon, TestFailure, check, parse_folded, program, require_root,
+                     run, skip, wait_for, workload)
 
 
 def go_pprof(*args):
@@ -162,6 +165,46 @@ def record_cpu(d, tmp):
           f"-traces:\n{traces[:2000]}")
 
 
+def pb_fields(buf):
+    """A protobuf message's fields: (number, varint or bytes), in order."""
+    i = 0
+    while i < len(buf):
+        tag, i = varint(buf, i)
+        if tag & 7 == 0:
+            v, i = varint(buf, i)
+        elif tag & 7 == 2:
+            n, i = varint(buf, i)
+            v, i = buf[i:i + n], i + n
+        else:
+            raise TestFailure(f"wire type {tag & 7} in a pprof profile")
+        yield tag >> 3, v
+
+
+def varint(buf, i):
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
+
+
+def functions(path):
+    """[(name, system_name)] of the profile's functions, read with the test's own reader:
+    go tool pprof shows no system names."""
+    with gzip.open(path) as f:
+        data = f.read()
+    strings, funcs = [], []
+    for field, v in pb_fields(data):
+        if field == 6:
+            strings.append(v.decode())
+        elif field == 5:
+            funcs.append(dict(pb_fields(v)))
+    return [(strings[f.get(2, 0)], strings[f.get(3, 0)]) for f in funcs]
+
+
 def build_id(path):
     r = subprocess.run(["readelf", "-n", path], capture_output=True, text=True)
     m = re.search(r"Build ID: ([0-9a-f]+)", r.stdout)
@@ -198,6 +241,15 @@ def record_locations(d, tmp):
     check(libc and libc[0]["build_id"], f"no libc mapping with a build-id: {prof['mappings']}")
     print(f"locations: {len(inlined)} inlined locations hold {on_inline} of {total} samples; "
           f"mappings {sorted(m['file'] for m in prof['mappings'].values())}")
+
+    # C++: the name demangled, the system name as the binary spells it.
+    with workload("fgtest-cxx") as w:
+        out = os.path.join(tmp, "cxx.pb.gz")
+        d.fgctl("record", "-p", w.pid, "-t", "1", "-F", "999", "-o", out, check_rc=0)
+    fns = [f for f in functions(out) if "Accumulator<int>::add" in f[0]]
+    check(fns and all(sys.startswith("_ZN") and "Accumulator" in sys for _, sys in fns),
+          f"system names of Accumulator<int>::add: {fns}")
+    check(("main", "main") in functions(out), "main's system name is not main")
 
     # Kernel frames: addresses in the kernel's mapping.
     with workload("fgtest-syscall") as w:
