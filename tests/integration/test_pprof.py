@@ -48,8 +48,10 @@ def go_pprof(*args):
     return r.stdout
 
 
-LOCATION = re.compile(r"^\s+(\d+): (0x[0-9a-f]+)(?: M=(\d+))? (.*) (\S*):(-?\d+) s=(-?\d+)$")
-INLINE = re.compile(r"^\s+(.*) (\S*):(-?\d+) s=(-?\d+)$")
+# -raw prints a line "name file:line s=start", then "(system name)" when it differs.
+LOCATION = re.compile(r"^\s+(\d+): (0x[0-9a-f]+)(?: M=(\d+))? (.*) (\S*):(-?\d+) s=(-?\d+)"
+                      r"(?:\(.*\))?$")
+INLINE = re.compile(r"^\s+(.*) (\S*):(-?\d+) s=(-?\d+)(?:\(.*\))?$")
 SAMPLE = re.compile(r"^\s+(-?\d+(?:\s+-?\d+)*): ((?:\d+ )*)$")
 LABELS = re.compile(r"(\w+):\[(.*?)\]")
 MAPPING = re.compile(r"^(\d+): (0x[0-9a-f]+)/(0x[0-9a-f]+)/(0x[0-9a-f]+) (\S*) ?(\S*)")
