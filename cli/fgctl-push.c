@@ -33,6 +33,7 @@
 #include "macro.h"
 #include "parse.h"
 #include "pprof-model.h"
+#include "procframe.h"
 #include "proto.h"
 #include "strpool.h"
 #include "when.h"
@@ -379,18 +380,28 @@ static int split_apps(const struct push *p, const struct fg_folded *all, struct 
 	for (size_t i = 0; err >= 0 && i < fg_folded__n_stacks(all); i++) {
 		struct fg_stack st;
 		struct fg_ingest_process proc;
+		struct fg_procframe pf;
+		char comm[256];
 		uint32_t app, id;
 
 		fg_folded__stack_by_id(all, (uint32_t)i, &st);
 		/* "[other processes]" alone has no cgroup frame: it is its own application. */
-		if (st.n_frames > roots)
+		if (st.n_frames > roots) {
+			uint32_t frame = st.frames[roots - 1];
+
+			/* "comm-pid": the application is the comm's, the pid a label. */
+			fg_procframe_split(fg_folded__name(all, frame),
+					   fg_folded__name_len(all, frame), true, false, &pf);
+			snprintf(comm, sizeof(comm), "%.*s", (int)pf.comm_len,
+				 fg_folded__name(all, frame));
 			proc = (struct fg_ingest_process){
-				.comm = fg_folded__name(all, st.frames[roots - 1]),
+				.comm = comm,
 				.cgroup = roots > 1 ? fg_folded__name(all, st.frames[0]) : NULL,
 			};
-		else
+		} else {
 			proc = (struct fg_ingest_process){ .comm = fg_folded__name(all,
 										   st.frames[0]) };
+		}
 		fg_outbuf_reset(&name);
 		fg_ingest_app_name(p->o.name, &proc, &name);
 		err = name.err;
@@ -482,6 +493,7 @@ static int send_app(struct push *p, const char *app, const struct fg_folded *m, 
 		.time_ns = from * 1000000,
 		.duration_ns = (until - from) * 1000000,
 		.roots = n_roots(p) > 1 ? FG_PPROF_ROOTS_CGROUP_PROCESS : FG_PPROF_ROOTS_PROCESS,
+		.pid = true,
 	};
 	struct fg_ingest_request req = {
 		.base_url = p->o.url,
@@ -907,8 +919,12 @@ int fgctl_verb_push(const struct fgctl_ctx *ctx, int argc, char **argv)
 			.retries = 3,
 		},
 		.socket = ctx->socket,
+		/* Folded, each process frame "comm-pid": the pid is a label of each sample. */
 		.query = { .cmd = FG_CMD_SNAPSHOT,
-			   .query = { .uid = -1, .limit = 20, .format = FG_FORMAT_FOLDED } },
+			   .query = { .uid = -1,
+				      .limit = 20,
+				      .format = FG_FORMAT_FOLDED,
+				      .with_pid = true } },
 	};
 	struct fgctl_http_opts http = { .connect_timeout_ms = 5000, .timeout_ms = 30000 };
 	_cleanup_free_ char *token = NULL, *basic = NULL;

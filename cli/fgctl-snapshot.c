@@ -19,7 +19,7 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
-enum { ARG_TITLE = 0x100, ARG_OFF_CPU, ARG_GROUP_BY };
+enum { ARG_TITLE = 0x100, ARG_OFF_CPU, ARG_GROUP_BY, ARG_PID_FRAMES };
 
 /* HH:MM:SS of a Unix time in ms, local. */
 /* A local time of day, with its ms when it has some: a range may end anywhere. */
@@ -64,6 +64,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "title", required_argument, NULL, ARG_TITLE },
 		{ "off-cpu", no_argument, NULL, ARG_OFF_CPU },
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
+		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{},
 	};
@@ -102,6 +103,9 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		case ARG_OFF_CPU:
 			req.query.off_cpu = true;
 			break;
+		case ARG_PID_FRAMES:
+			req.query.with_pid = true;
+			break;
 		case ARG_GROUP_BY:
 			if (fg_group_by_from_name(optarg, &req.query.group_by) < 0) {
 				fprintf(stderr,
@@ -129,6 +133,8 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "      --group-by WHAT      a root frame above each process name: 'cgroup'\n"
 			       "                           (its cgroup v2 path), 'cgroup-name' (the path's\n"
 			       "                           last component) or 'process' (none, the default)\n"
+			       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid;\n"
+			       "                           always for pprof and speedscope)\n"
 			       "      --title TEXT         flame graph title\n"
 			       "  -q, --quiet              no summary\n%s%s",
 			       fgctl_query_help, fgctl_query_help_tail);

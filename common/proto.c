@@ -472,10 +472,12 @@ static int decode_query(struct json_object *msg, enum fg_cmd cmd, struct fg_quer
 	    (!json_object_is_type(v, json_type_string) ||
 	     fg_group_by_from_name(json_object_get_string(v), &q->group_by) < 0))
 		FAIL("'group_by' must be \"process\", \"cgroup\" or \"cgroup-name\"");
-	if (q->group_by != FG_GROUP_PROCESS &&
+	if (get_bool(msg, "with_pid", &q->with_pid) < 0)
+		FAIL("'with_pid' must be a boolean");
+	if ((q->group_by != FG_GROUP_PROCESS || q->with_pid) &&
 	    (cmd != FG_CMD_SNAPSHOT || q->format == FG_FORMAT_TIMED))
-		FAIL("'group_by' is for snapshots as profiles: top lists processes, and a timed "
-		     "snapshot keeps the window's stacks");
+		FAIL("'group_by' and 'with_pid' are for snapshots as profiles: top lists "
+		     "processes, and a timed snapshot keeps the window's stacks");
 	return 0;
 }
 
@@ -503,6 +505,8 @@ static struct json_object *encode_query(struct json_object *obj, const struct fg
 	/* Only when asked for: the default request stays what older daemons know. */
 	if (q->group_by != FG_GROUP_PROCESS)
 		fg_json_add_str(obj, "group_by", fg_group_by_name(q->group_by));
+	if (q->with_pid)
+		fg_json_add_bool(obj, "with_pid", true);
 	return obj;
 }
 

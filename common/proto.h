@@ -182,6 +182,7 @@ struct fg_query_request {
 	uint32_t limit;            /* top: processes listed, 1 to FG_PROTO_MAX_TOP (default 20) */
 	bool off_cpu;              /* snapshot: of always-on off-CPU's blocked time (OffCpu=) */
 	enum fg_group_by group_by; /* snapshot: a cgroup frame above each process, as record's */
+	bool with_pid;             /* snapshot: "comm-pid" process frames, as record's */
 };
 
 struct fg_request {

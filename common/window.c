@@ -904,7 +904,7 @@ struct query_ctx {
 	fg_window_match_fn match;
 	void *match_ctx;
 	bool match_all;
-	enum fg_window_roots roots;
+	unsigned roots; /* FG_WINDOW_ROOTS_* */
 	int64_t since, until;
 	/* What the query makes, one of: */
 	struct fg_folded *out;
@@ -978,30 +978,46 @@ static int match_procs(struct query_ctx *q, const struct fg_slice *s, bool cut)
 	return 0;
 }
 
-const char *fg_window_cgroup_frame(const char *cgroup, enum fg_window_roots roots)
+const char *fg_window_cgroup_frame(const char *cgroup, unsigned roots)
 {
 	const char *last;
 
 	if (!cgroup || !*cgroup)
 		return "[unknown]";
 	last = strrchr(cgroup, '/');
-	return roots == FG_WINDOW_ROOTS_CGROUP_NAME && last && last[1] ? last + 1 : cgroup;
+	return (roots & FG_WINDOW_ROOTS_CGROUP_NAME) && last && last[1] ? last + 1 : cgroup;
 }
 
-/* The process's root frames in the query's model: [cgroup,] comm; how many in *ret_n. */
+const char *fg_window_process_frame(const char *comm, pid_t pid, unsigned roots, char *buf,
+				    size_t size)
+{
+	if (!(roots & FG_WINDOW_ROOTS_PID))
+		return comm;
+	snprintf(buf, size, "%s-%d", comm, (int)pid);
+	return buf;
+}
+
+/* The process's root frames in the query's model: [cgroup,] comm[-pid]; how many in *ret_n. */
 static int query_roots(struct query_ctx *q, const struct fg_slice *s, const struct sproc *p,
 		       size_t *ret_n)
 {
 	size_t n = 0;
+	char buf[256]; /* a comm is 15 bytes; "[unknown]" */
+	const char *name;
 	int err = 0;
 
-	if (q->roots != FG_WINDOW_ROOTS_COMM) {
+	if (q->roots & (FG_WINDOW_ROOTS_CGROUP | FG_WINDOW_ROOTS_CGROUP_NAME)) {
 		const char *cg = fg_window_cgroup_frame(slice_name(s, p->cgroup), q->roots);
 
 		err = fg_folded__intern(query_model(q), cg, strlen(cg), &q->stack[n++]);
 	}
-	if (err >= 0)
+	if (err >= 0 && (q->roots & FG_WINDOW_ROOTS_PID)) {
+		name = fg_window_process_frame(slice_name(s, p->comm), p->pid, q->roots, buf,
+					       sizeof(buf));
+		err = fg_folded__intern(query_model(q), name, strlen(name), &q->stack[n++]);
+	} else if (err >= 0) {
 		err = out_name(q, s, p->comm, &q->stack[n++]);
+	}
 	*ret_n = n;
 	return err;
 }
@@ -1084,9 +1100,9 @@ static int run_query(const struct fg_window *w, struct query_ctx *q, slice_visit
 	return err;
 }
 
-int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
-		     enum fg_window_roots roots, fg_window_match_fn match, void *ctx,
-		     bool match_all, struct fg_folded *out, struct fg_window_result *ret)
+int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_ms, unsigned roots,
+		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_folded *out,
+		     struct fg_window_result *ret)
 {
 	struct query_ctx q = { .match = match,
 			       .match_ctx = ctx,

@@ -161,26 +161,34 @@ struct fg_window_result {
 	uint64_t other_rate_samples;
 };
 
-/* What a query puts above each process's frames, as a recording's --group-by does. */
-enum fg_window_roots {
-	FG_WINDOW_ROOTS_COMM,        /* "comm;frame;..." */
-	FG_WINDOW_ROOTS_CGROUP,      /* "/system.slice/x.service;comm;frame;..." */
-	FG_WINDOW_ROOTS_CGROUP_NAME, /* "x.service;comm;frame;...": the path's last component */
+/*
+ * What a query puts above each process's frames, as a recording's
+ * --group-by and --pid-frames do: flags, 0 for "comm;frame;...".
+ */
+enum {
+	FG_WINDOW_ROOTS_COMM = 0,
+	FG_WINDOW_ROOTS_CGROUP = 1 << 0,      /* "/system.slice/x.service;comm;frame;..." */
+	FG_WINDOW_ROOTS_CGROUP_NAME = 1 << 1, /* "x.service;comm;...": the path's last component */
+	FG_WINDOW_ROOTS_PID = 1 << 2, /* "comm-pid;...", stackcollapse-perf.pl's --pid form */
 };
 
 /* A process's cgroup frame under roots: the path, or its last component; "[unknown]" for none. */
-const char *fg_window_cgroup_frame(const char *cgroup, enum fg_window_roots roots);
+const char *fg_window_cgroup_frame(const char *cgroup, unsigned roots);
+
+/* A process's frame under roots: comm, or "comm-pid" in buf (which it returns). */
+const char *fg_window_process_frame(const char *comm, pid_t pid, unsigned roots, char *buf,
+				    size_t size);
 
 /*
  * Adds the stacks of processes matched in slices overlapping [since, until)
  * to out, as "comm;frame;..." (the process's "[other]" as "comm;[other]",
  * and with match_all, unattributed samples as "[other processes]"), a
- * cgroup frame above the comm as roots says. match may be NULL: every
+ * cgroup frame above the comm and the pid in it as roots says. match may be NULL: every
  * process. 0 or a negative errno from the model.
  */
-int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_ms,
-		     enum fg_window_roots roots, fg_window_match_fn match, void *ctx,
-		     bool match_all, struct fg_folded *out, struct fg_window_result *ret);
+int fg_window__query(const struct fg_window *w, int64_t since_ms, int64_t until_ms, unsigned roots,
+		     fg_window_match_fn match, void *ctx, bool match_all, struct fg_folded *out,
+		     struct fg_window_result *ret);
 
 struct fg_timed;
 

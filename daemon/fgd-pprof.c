@@ -23,7 +23,7 @@ struct dso_mapping {
 
 struct fg_loc_profile {
 	struct fg_folded *model; /* owned until handed over: roots, then location keys */
-	uint32_t *of_loc;        /* owned: per memo location, its key's id in model; NONE: none yet */
+	uint32_t *of_loc; /* owned: per memo location, its key's id in model; NONE: none yet */
 	size_t cap_of_loc;
 	uint32_t *of_name; /* owned: per name id of the names table (roots), its id in model */
 	size_t cap_of_name;
@@ -36,9 +36,9 @@ struct fg_loc_profile {
 	struct fg_symbolizer *sym;     /* borrowed */
 	struct dso_mapping *maps;      /* owned: a mapping per binary */
 	size_t n_maps, cap_maps;
-	struct fg_idxmap map_index;                 /* over maps, by dso */
-	uint64_t kernel_map, jit_map;               /* 0 until needed */
-	uint64_t *fn_of;                            /* owned: per name id of names, its function */
+	struct fg_idxmap map_index;   /* over maps, by dso */
+	uint64_t kernel_map, jit_map; /* 0 until needed */
+	uint64_t *fn_of;              /* owned: per name id of names, its function */
 };
 
 struct fg_loc_profile *fg_loc_profile__free(struct fg_loc_profile *lp)
@@ -209,8 +209,8 @@ static int function(struct fg_loc_profile *lp, struct fg_pprof *p, uint32_t name
 			len -= 4;
 		/* Loaded symbols answer at once; a binary not loaded now starts loading, unnamed. */
 		if (l && l->dso && lp->sym) {
-			sys = fg_symbolizer__name_user(lp->sym, l->dso, l->addr, NULL, buf, sizeof(buf),
-						       &result);
+			sys = fg_symbolizer__name_user(lp->sym, l->dso, l->addr, NULL, buf,
+						       sizeof(buf), &result);
 			if (result != FG_SYM_NAMED)
 				sys = NULL;
 		}
@@ -243,12 +243,14 @@ static int locate(void *ctx, struct fg_pprof *p, const struct fg_folded *model, 
 	/* pprof's lines are innermost first; the memo's names outermost first. */
 	for (size_t i = 0; err >= 0 && i < l.n_names && i < FG_SYM_MAX_FRAMES; i++)
 		err = function(lp, p, l.names[l.n_names - 1 - i],
-			       i == l.n_names - 1 && l.kind == FG_LOCATION_USER ? &l : NULL, &fns[i]);
+			       i == l.n_names - 1 && l.kind == FG_LOCATION_USER ? &l : NULL,
+			       &fns[i]);
 	if (err < 0)
 		return err;
 	/* A JIT entry's key is no address; an unknown location has none. */
 	return fg_pprof__location(p, map,
-				  l.kind == FG_LOCATION_JIT || (!l.dso && l.kind == FG_LOCATION_USER) ?
+				  l.kind == FG_LOCATION_JIT ||
+						  (!l.dso && l.kind == FG_LOCATION_USER) ?
 					  0 :
 					  l.addr,
 				  fns, MIN(l.n_names, (size_t)FG_SYM_MAX_FRAMES), ret_id);

@@ -295,8 +295,8 @@ static int query_history(const struct fgd_alwayson_data *a, int64_t since, int64
 /* A snapshot's model, fed from the history. */
 struct stored_model {
 	struct fg_folded *out; /* borrowed */
-	enum fg_window_roots roots;
-	uint32_t *stack; /* owned: one stack's name ids in out */
+	unsigned roots;        /* FG_WINDOW_ROOTS_* */
+	uint32_t *stack;       /* owned: one stack's name ids in out */
 	size_t cap_stack;
 	uint64_t max_bytes; /* past it, -ENOBUFS: a week of history must not be read whole */
 };
@@ -310,8 +310,10 @@ static int add_stored_stack(void *ctx, const struct fg_slicefile *f,
 			    bool rest)
 {
 	struct stored_model *sm = ctx;
-	size_t roots = sm->roots == FG_WINDOW_ROOTS_COMM ? 1 : 2;
+	size_t roots = sm->roots & (FG_WINDOW_ROOTS_CGROUP | FG_WINDOW_ROOTS_CGROUP_NAME) ? 2 : 1;
 	const char *cg = fg_window_cgroup_frame(p->cgroup, sm->roots);
+	char buf[256];
+	const char *proc = fg_window_process_frame(p->comm, p->pid, sm->roots, buf, sizeof(buf));
 	int err = FG_GROW(sm->stack, sm->cap_stack, st->n + roots);
 
 	if (err < 0)
@@ -319,7 +321,7 @@ static int add_stored_stack(void *ctx, const struct fg_slicefile *f,
 	if (roots == 2)
 		err = fg_folded__intern(sm->out, cg, strlen(cg), &sm->stack[0]);
 	if (err >= 0)
-		err = fg_folded__intern(sm->out, p->comm, strlen(p->comm), &sm->stack[roots - 1]);
+		err = fg_folded__intern(sm->out, proc, strlen(proc), &sm->stack[roots - 1]);
 	for (size_t k = 0; err >= 0 && k < st->n; k++) {
 		const char *name = fg_slicefile__string(f, st->frames[k]);
 
@@ -580,23 +582,28 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 		.subtitle = subtitle,
 		.info = info_lines,
 	};
-	/* A cgroup frame above each process, as a recording's --group-by puts it. */
-	enum fg_window_roots roots = q->group_by == FG_GROUP_CGROUP ? FG_WINDOW_ROOTS_CGROUP :
-				     q->group_by == FG_GROUP_CGROUP_NAME ?
-								      FG_WINDOW_ROOTS_CGROUP_NAME :
-								      FG_WINDOW_ROOTS_COMM;
+	/*
+	 * A cgroup frame above each process, as a recording's --group-by puts
+	 * it; the pid in the process frame as --pid-frames does, and always
+	 * for pprof (a pid label) and speedscope (a profile per process).
+	 */
+	bool pid = q->with_pid || q->format == FG_FORMAT_PPROF || q->format == FG_FORMAT_SPEEDSCOPE;
+	bool cgroup = q->group_by != FG_GROUP_PROCESS;
+	unsigned roots = (q->group_by == FG_GROUP_CGROUP      ? FG_WINDOW_ROOTS_CGROUP :
+			  q->group_by == FG_GROUP_CGROUP_NAME ? FG_WINDOW_ROOTS_CGROUP_NAME :
+								0) |
+			 (pid ? FG_WINDOW_ROOTS_PID : 0);
 	struct fg_pprof_meta pprof = {
 		.values = a->off_cpu ? FG_PPROF_OFF_CPU : FG_PPROF_SAMPLES,
 		.period_ns = a->frequency ? 1000000000u / a->frequency : 0,
-		.roots = roots == FG_WINDOW_ROOTS_COMM ? FG_PPROF_ROOTS_PROCESS :
-							 FG_PPROF_ROOTS_CGROUP_PROCESS,
+		.roots = cgroup ? FG_PPROF_ROOTS_CGROUP_PROCESS : FG_PPROF_ROOTS_PROCESS,
+		.pid = pid,
 		.comments = info_lines,
 	};
-	/* The window keeps processes by comm: a profile per comm. */
 	struct fg_speedscope_meta speedscope = {
 		.unit = a->off_cpu ? FG_SPEEDSCOPE_MICROSECONDS : FG_SPEEDSCOPE_SAMPLES,
-		.roots = roots == FG_WINDOW_ROOTS_COMM ? FG_SPEEDSCOPE_ROOTS_PROCESS :
-							 FG_SPEEDSCOPE_ROOTS_CGROUP_PROCESS,
+		.roots = cgroup ? FG_SPEEDSCOPE_ROOTS_CGROUP_PROCESS : FG_SPEEDSCOPE_ROOTS_PROCESS,
+		.pid = pid,
 		.name = q->title[0] ? q->title : subtitle,
 	};
 	struct match_ctx mc = { .view = view };

@@ -96,10 +96,10 @@ enum state {
 struct fg_recording {
 	struct fg_recording_opts opts; /* hostname not kept */
 	char hostname[256];
-	struct fg_proctab *procs; /* borrowed */
+	struct fg_proctab *procs;  /* borrowed */
 	struct fg_symbolizer *sym; /* borrowed: pprof's system names */
-	struct fg_evset *events;  /* owned until finish: the source (on-CPU) */
-	struct fg_offcpu *offcpu; /* owned until finish: the source (off-CPU); NULL for on-CPU */
+	struct fg_evset *events;   /* owned until finish: the source (on-CPU) */
+	struct fg_offcpu *offcpu;  /* owned until finish: the source (off-CPU); NULL for on-CPU */
 	struct fg_offcpu_stats offcpu_stats; /* its losses, kept at finish */
 	uint64_t blocks, blocked_us;         /* off-CPU: the blocks of the recording's time */
 	struct fg_resolver *res; /* owned until finish: samples to stacks of names in model */

@@ -84,13 +84,15 @@ def stacks(doc, profile):
 
 
 def as_folded(doc):
-    """{stack: count} of all profiles, each profile's name as its stacks' root frame."""
+    """{stack: count} of all profiles, each profile's name as its stacks' root frame, in the
+    form --pid-frames writes it: "comm (pid N)" is "comm-N"."""
     out = {}
     for p in doc["profiles"]:
+        root = re.sub(r"^(.*) \(pid (\d+)\)$", r"\1-\2", p["name"])
         for key, w in stacks(doc, p).items():
             # A stack of its root frame alone ("[other processes]") kept it as its frame.
             if key != p["name"]:
-                key = p["name"] + ";" + key
+                key = root + ";" + key
             check(key not in out, f"{key} in two profiles")
             out[key] = w
     return out
@@ -139,8 +141,9 @@ def snapshot_same(d, tmp):
         ss = os.path.join(tmp, "snap.speedscope.json")
         for out in (folded, ss):
             # Only the test's own processes: the rest of the machine is not the test's.
+            # speedscope has a profile per process: folded with the pid to compare.
             d.fgctl("snapshot", "--since", f"{since:.3f}", "--until", f"{until:.3f}", "-o", out,
-                    "--comm", "^fgtest-(syscall|burn)$", check_rc=0)
+                    "--comm", "^fgtest-(syscall|burn)$", "--pid-frames", check_rc=0)
         with open(folded) as f:
             want = parse_folded(f.read())
         doc = load(ss)
@@ -150,7 +153,8 @@ def snapshot_same(d, tmp):
           f"only speedscope {sorted(set(got) - set(want))[:5]}, counts "
           f"{[(k, want[k], got[k]) for k in want if k in got and want[k] != got[k]][:5]}")
     names = [p["name"] for p in doc["profiles"]]
-    check("fgtest-syscall" in names and "fgtest-burn" in names, f"snapshot profiles {names}")
+    check(f"fgtest-syscall (pid {w1.pid})" in names and
+          any(n.startswith("fgtest-burn (pid ") for n in names), f"snapshot profiles {names}")
     print(f"snapshot: {len(want)} stacks, {sum(want.values())} samples alike in "
           f"{len(names)} profiles, heaviest {names[0]!r}")
 

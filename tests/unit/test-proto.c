@@ -259,6 +259,44 @@ TEST(off_cpu_snapshots_round_trip)
 		   -EINVAL);
 }
 
+TEST(snapshot_roots_and_export_formats_round_trip)
+{
+	struct fg_request req = { .cmd = FG_CMD_SNAPSHOT, .query = { .uid = -1, .limit = 20 } },
+			  back;
+	const char *err = NULL;
+
+	req.query.group_by = FG_GROUP_CGROUP_NAME;
+	req.query.with_pid = true;
+	req.query.format = FG_FORMAT_PPROF;
+	round_trip(&req, &back);
+	ASSERT_EQ(back.query.group_by, FG_GROUP_CGROUP_NAME);
+	ASSERT_TRUE(back.query.with_pid);
+	ASSERT_EQ(back.query.format, FG_FORMAT_PPROF);
+	req.query.format = FG_FORMAT_SPEEDSCOPE;
+	round_trip(&req, &back);
+	ASSERT_EQ(back.query.format, FG_FORMAT_SPEEDSCOPE);
+	ASSERT_STREQ(fg_format_name(FG_FORMAT_PPROF), "pprof");
+	/* Without them, the window's own form: what older daemons know. */
+	ASSERT_OK(decode_line("{\"fgd\":1,\"cmd\":\"snapshot\"}", &back, &err));
+	ASSERT_EQ(back.query.group_by, FG_GROUP_PROCESS);
+	ASSERT_TRUE(!back.query.with_pid);
+	/* Top lists processes; a timed snapshot keeps the window's stacks. */
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"top\",\"group_by\":\"cgroup\"}", &back, &err),
+		   -EINVAL);
+	ASSERT_TRUE(err && strstr(err, "group_by"));
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"top\",\"with_pid\":true}", &back, &err),
+		   -EINVAL);
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"snapshot\",\"format\":\"timed\","
+			       "\"with_pid\":true}",
+			       &back, &err),
+		   -EINVAL);
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"snapshot\",\"with_pid\":1}", &back, &err),
+		   -EINVAL);
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"snapshot\",\"group_by\":\"pod\"}", &back,
+			       &err),
+		   -EINVAL);
+}
+
 TEST(jit_suffix_defaults_on)
 {
 	struct fg_request req;

@@ -115,6 +115,15 @@ TEST(slices_aggregate_rotate_and_expire)
 	ASSERT_STREQ(folded_text(f), "ssh.service;sshd;main;poll 1\nuser.slice;burn;main;hot_a 15\n"
 				     "user.slice;burn;main;hot_b 1\n");
 	ASSERT_STREQ(fg_window_cgroup_frame(NULL, FG_WINDOW_ROOTS_CGROUP), "[unknown]");
+	fg_folded__free(f);
+	/* The pid in the process frame, as stackcollapse-perf.pl --pid writes it. */
+	f = fg_folded__new();
+	ASSERT_OK(fg_window__query(w, T0, T0 + 20000,
+				   FG_WINDOW_ROOTS_CGROUP_NAME | FG_WINDOW_ROOTS_PID, NULL, NULL,
+				   true, f, &res));
+	ASSERT_STREQ(folded_text(f),
+		     "ssh.service;sshd-200;main;poll 1\n"
+		     "user.slice;burn-100;main;hot_a 15\nuser.slice;burn-100;main;hot_b 1\n");
 	ASSERT_STREQ(fg_window_cgroup_frame("/", FG_WINDOW_ROOTS_CGROUP_NAME), "/");
 	fg_folded__free(f);
 
