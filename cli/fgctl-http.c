@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <curl/curl.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@ struct fgctl_http {
 	struct curl_slist *headers; /* owned */
 	char *ca_file, *basic_auth; /* owned */
 	long connect_timeout_ms, timeout_ms;
+	char errbuf[CURL_ERROR_SIZE]; /* curl's words on a failure: it writes here until cleanup */
 	char body[200]; /* the start of the server's reply, for error messages */
 	size_t body_len;
 };
@@ -81,6 +83,21 @@ int fgctl_http__new(const struct fgctl_http_opts *opts, struct fgctl_http **ret)
 	return 0;
 }
 
+bool fgctl_stop_pending(void)
+{
+	sigset_t pending;
+
+	return sigpending(&pending) == 0 &&
+	       (sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1);
+}
+
+/* Abandons the transfer when a stop is asked for: a slow server must not hold push. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	return fgctl_stop_pending();
+}
+
 /* Keeps the start of the reply's body for the error message; drops the rest. */
 static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 {
@@ -107,18 +124,20 @@ int fgctl_http__post(struct fgctl_http *h, const char *url, const void *body, si
 	CURL *c = h->curl;
 	curl_mime *mime = NULL;
 	struct curl_slist *headers = h->headers, *typed = NULL;
-	char errbuf[CURL_ERROR_SIZE] = "";
 	_cleanup_free_ char *type_line = NULL;
 	CURLcode rc;
 
 	*ret = (struct fgctl_http_result){};
 	h->body_len = 0;
+	h->errbuf[0] = '\0';
 	/* Each request sets what it needs: nothing of the last one carries over but the connection. */
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_timeout_ms);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "fgd-push/" FG_VERSION);
@@ -171,9 +190,13 @@ int fgctl_http__post(struct fgctl_http *h, const char *url, const void *body, si
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ret->status);
 	curl_mime_free(mime);
 	curl_slist_free_all(typed);
+	if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		snprintf(ret->error, sizeof(ret->error), "interrupted");
+		return -EINTR;
+	}
 	if (rc != CURLE_OK) {
 		snprintf(ret->error, sizeof(ret->error), "%s",
-			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
+			 h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
 		return -EIO;
 	}
 	if (ret->status >= 200 && ret->status < 300)

@@ -7,6 +7,7 @@
  * and timeouts, over one connection kept alive between requests.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct fgctl_http_opts {
@@ -29,11 +30,15 @@ struct fgctl_http_result {
 	char error[256]; /* why, when it failed: curl's error or the server's first words */
 };
 
+/* Whether SIGINT or SIGTERM is pending (the caller blocks them): a stop was asked for. */
+bool fgctl_stop_pending(void);
+
 /*
  * POSTs body to url: as multipart/form-data with the body in a part named
  * part (a file part, as Pyroscope reads "profile"), or as content_type
- * when part is NULL. 0 when it got a 2xx status, else -EIO with *ret
- * saying what happened.
+ * when part is NULL. 0 when it got a 2xx status; -EINTR when a stop was
+ * asked for meanwhile (fgctl_stop_pending(): the transfer is abandoned);
+ * else -EIO with *ret saying what happened.
  */
 int fgctl_http__post(struct fgctl_http *h, const char *url, const void *body, size_t len,
 		     const char *part, const char *content_type, struct fgctl_http_result *ret);

@@ -37,6 +37,7 @@
 #include "proto.h"
 #include "strpool.h"
 #include "when.h"
+#include "window.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
@@ -161,9 +162,9 @@ static int read_secret(const char *path, const char *what, char **ret)
 			n < 0 ? strerror(errno) : "larger than 4 KiB");
 		return FGCTL_EXIT_INPUT;
 	}
+	/* Its first line, with or without a newline after it (secret mounts often have none). */
+	buf[n] = '\0';
 	len = strcspn(buf, "\r\n");
-	if (len > (size_t)n)
-		len = (size_t)n;
 	buf[len] = '\0';
 	if (len == 0) {
 		fprintf(stderr, "fgctl: the %s file %s is empty\n", what, path);
@@ -365,6 +366,18 @@ static size_t n_roots(const struct push *p)
 	return p->query.query.group_by == FG_GROUP_PROCESS ? 1 : 2;
 }
 
+/*
+ * How many of a stack's frames are root frames: all of roots, or none for
+ * the window's samples of no process ("[other processes]" alone).
+ */
+static size_t stack_roots(const struct fg_folded *m, const struct fg_stack *st, size_t roots)
+{
+	if (st->n_frames < roots || (st->n_frames == 1 && strcmp(fg_folded__name(m, st->frames[0]),
+								 FG_WINDOW_OTHER_PROCESSES) == 0))
+		return 0;
+	return roots;
+}
+
 /* Splits the period's stacks by the application their root frames name. */
 static int split_apps(const struct push *p, const struct fg_folded *all, struct apps *a)
 {
@@ -386,7 +399,7 @@ static int split_apps(const struct push *p, const struct fg_folded *all, struct 
 
 		fg_folded__stack_by_id(all, (uint32_t)i, &st);
 		/* "[other processes]" alone has no cgroup frame: it is its own application. */
-		if (st.n_frames > roots) {
+		if (stack_roots(all, &st, roots)) {
 			uint32_t frame = st.frames[roots - 1];
 
 			/* "comm-pid": the application is the comm's, the pid a label. */
@@ -421,7 +434,8 @@ static int split_apps(const struct push *p, const struct fg_folded *all, struct 
 
 /*
  * An application's profile as folded text without its root frames (the
- * application names them); a stack of root frames alone keeps its last.
+ * application and its labels name them); a sample without frames is
+ * "[unknown]".
  */
 static int folded_body(const struct fg_folded *m, size_t roots, struct fg_outbuf *b)
 {
@@ -431,7 +445,9 @@ static int folded_body(const struct fg_folded *m, size_t roots, struct fg_outbuf
 		char count[64];
 
 		fg_folded__stack_by_id(m, (uint32_t)i, &st);
-		first = MIN(roots, st.n_frames - 1);
+		first = stack_roots(m, &st, roots);
+		if (first == st.n_frames)
+			fg_outbuf_puts(b, "[unknown]");
 		for (size_t k = first; k < st.n_frames; k++) {
 			if (k > first)
 				fg_outbuf_put(b, ";", 1);
@@ -460,12 +476,16 @@ static int post(struct push *p, const char *app, const char *url, const void *bo
 	int64_t backoff = 1000;
 
 	for (uint32_t attempt = 0;; attempt++) {
-		if (fgctl_http__post(p->http, url, body, len,
-				     p->o.format == FG_INGEST_PPROF ? "profile" : NULL,
-				     "text/plain; charset=utf-8", &res) == 0) {
+		int r = fgctl_http__post(p->http, url, body, len,
+					 p->o.format == FG_INGEST_PPROF ? "profile" : NULL,
+					 "text/plain; charset=utf-8", &res);
+
+		if (r == 0) {
 			p->st.sent++;
 			return 0;
 		}
+		if (r == -EINTR)
+			return r;
 		p->st.failures++;
 		fprintf(stderr, "fgctl: push of %s failed: %s\n", app, res.error);
 		if (!retryable(&res))
@@ -562,6 +582,11 @@ static int push_period(struct push *p, int64_t from, int64_t until)
 
 		if (fg_ingest_cursor_was_sent(&p->cursor, app))
 			continue;
+		/* A stop asked for between two applications: what was sent is in the cursor. */
+		if (fgctl_stop_pending()) {
+			r = -EINTR;
+			break;
+		}
 		r = send_app(p, app, apps.v[i].model, from, until, rate);
 		if (r == -EAGAIN) {
 			/* The others go on: each is kept in the cursor once sent. */

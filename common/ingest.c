@@ -134,6 +134,7 @@ static void unit_of(const char *cgroup, const char **ret, size_t *ret_len)
 void fg_ingest_app_name(const char *tmpl, const struct fg_ingest_process *p, struct fg_outbuf *b)
 {
 	const char *cgroup = p->cgroup ? p->cgroup : "unknown";
+	size_t start = b->used;
 
 	for (const char *s = tmpl; *s;) {
 		int ph = *s == '{' ? placeholder_at(s) : -1;
@@ -156,6 +157,11 @@ void fg_ingest_app_name(const char *tmpl, const struct fg_ingest_process *p, str
 		}
 		s += strlen(placeholders[ph]);
 	}
+	/* A name the cursor can keep and the server take: never empty, never unbounded. */
+	if (b->err == 0 && b->used == start)
+		fg_outbuf_puts(b, "unknown");
+	if (b->err == 0 && b->used - start > FG_INGEST_MAX_APP)
+		b->used = start + FG_INGEST_MAX_APP;
 }
 
 /* Percent-encodes s for a query value: everything but unreserved characters. */

@@ -11,8 +11,9 @@
  *
  * Periods are whole multiples of the push interval on the Unix clock, so a
  * restarted pusher cuts the same periods; the cursor says which periods
- * are done and, of the one under way, which applications were sent, so a
- * period is never sent twice.
+ * are done and, of the one under way, which applications were sent, and is
+ * written after each, so an application's period is sent once: twice only
+ * when push dies between the server's answer and the cursor's write.
  *
  * Pure.
  */
@@ -58,8 +59,10 @@ int fg_ingest_template_check(const char *tmpl, const char **ret_why);
  * ending in .service or .scope; else the last component). Characters
  * Pyroscope's names do not take (anything but letters, digits, '.', '-'
  * and '_') become '_', brackets go ("[other processes]" is
- * "other_processes"). Appended to b.
+ * "other_processes"); an empty name is "unknown", a longer one than
+ * FG_INGEST_MAX_APP bytes is cut there. Appended to b.
  */
+#define FG_INGEST_MAX_APP 200
 void fg_ingest_app_name(const char *tmpl, const struct fg_ingest_process *p, struct fg_outbuf *b);
 
 enum fg_ingest_format {

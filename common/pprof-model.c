@@ -10,6 +10,7 @@
 #include "pprof-model.h"
 #include "pprof.h"
 #include "procframe.h"
+#include "window.h"
 
 #define KERNEL_SUFFIX "_[k]"
 #define JIT_SUFFIX "_[j]"
@@ -23,6 +24,7 @@ struct conv {
 	struct fg_pprof *p;
 	uint64_t *loc_of;          /* owned: per name id, its location id; 0 until seen */
 	uint64_t map_of[_MAP_MAX]; /* the mappings made so far; 0 until needed */
+	uint64_t unknown_loc;      /* "[unknown]", for samples without frames; 0 until needed */
 	uint64_t *locs;            /* owned: one sample's location ids, leaf first */
 	size_t cap_locs;
 };
@@ -81,6 +83,21 @@ static int location(struct conv *c, uint32_t id, uint64_t *ret)
 	return err;
 }
 
+/* The "[unknown]" location of samples without frames, made the first time. */
+static int unknown_location(struct conv *c, uint64_t *ret)
+{
+	uint64_t fn;
+	int err = 0;
+
+	if (!c->unknown_loc) {
+		err = fg_pprof__function(c->p, "[unknown]", strlen("[unknown]"), NULL, NULL, &fn);
+		if (err >= 0)
+			err = fg_pprof__location(c->p, 0, 0, &fn, 1, &c->unknown_loc);
+	}
+	*ret = c->unknown_loc;
+	return err;
+}
+
 struct process_labels {
 	char comm[256], pid[16], tid[16];
 };
@@ -122,8 +139,11 @@ static int add_stack(struct conv *c, uint32_t sid)
 	int err;
 
 	fg_folded__stack_by_id(c->model, sid, &st);
-	/* A stack of root frames alone ("[other processes]") keeps its last as a frame. */
-	roots = MIN(roots, st.n_frames - 1);
+	/* The window's samples of no process: their one frame says so, and they have no labels. */
+	if (st.n_frames < roots ||
+	    (st.n_frames == 1 && strcmp(fg_folded__name(c->model, st.frames[0]),
+					FG_WINDOW_OTHER_PROCESSES) == 0))
+		roots = 0;
 	if (roots == 2) {
 		snprintf(cgroup, sizeof(cgroup), "%s", fg_folded__name(c->model, st.frames[0]));
 		labels[n_labels++] = (struct fg_pprof_label){ .key = "cgroup", .str = cgroup };
@@ -141,11 +161,17 @@ static int add_stack(struct conv *c, uint32_t sid)
 				(struct fg_pprof_label){ .key = "thread_id", .str = pl.tid };
 	}
 	n = st.n_frames - roots;
-	err = FG_GROW(c->locs, c->cap_locs, n);
+	err = FG_GROW(c->locs, c->cap_locs, MAX(n, (size_t)1));
 	if (err < 0)
 		return err;
 	for (size_t i = 0; i < n; i++) {
 		err = location(c, st.frames[st.n_frames - 1 - i], &c->locs[i]);
+		if (err < 0)
+			return err;
+	}
+	/* A sample without frames (its roots alone): one frame, as perf names what it cannot. */
+	if (n == 0) {
+		err = unknown_location(c, &c->locs[n++]);
 		if (err < 0)
 			return err;
 	}

@@ -6,11 +6,16 @@
  * what `-o FILE.pb.gz` writes for a recording, a snapshot or a folded file.
  *
  * - Each distinct stack is one sample, its frames leaf first as pprof
- *   orders them. Each distinct frame name is one function and one location
- *   (the model keeps names, not addresses: a location's address is 0).
+ *   orders them. By default each distinct frame name is one function and
+ *   one location (a model keeps names, not addresses: its address is 0);
+ *   a caller that knows its frames' code locations says so through
+ *   meta->locate.
  *   Kernel frames ("name_[k]") are in a "[kernel.kallsyms]" mapping and
  *   JIT frames ("name_[j]") in a "[jit]" mapping, named without their
  *   suffix, so pprof's views group them as perf does.
+ * - A stack of root frames alone (a sample without frames) gets an
+ *   "[unknown]" frame; "[other processes]" alone (the window's samples of
+ *   no process) keeps its frame and has no labels.
  * - The root frames the daemon adds above a process's stack become labels,
  *   as pprof's readers and fleet stores expect: the process frame ("comm",
  *   "comm-pid" or "comm-pid/tid", the stackcollapse forms) gives "comm",

@@ -9,8 +9,9 @@
  *
  * A builder: strings are interned into the string table (entry 0 is ""),
  * mappings, functions and locations get ids 1, 2, ... in the order they are
- * added, and each sample is encoded as it is added, so the builder holds
- * the wire bytes and the string table, nothing else. Ids passed in are the
+ * added, and each function, location and sample is encoded as it is added,
+ * so the builder holds their wire bytes, the string table and the
+ * mappings (encoded at the end, since their ranges may grow). Ids passed in are the
  * builder's own; the caller dedups what it adds (a location per distinct
  * code address, a function per distinct name).
  *

@@ -236,9 +236,11 @@ static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 	err = r->n_roots > 1 ? group_frame(r, s, proc, &stack[0]) : 0;
 	if (err >= 0)
 		err = root_frame(r, s, proc, &stack[r->n_roots - 1]);
-	if (err >= 0)
-		err = fg_folded__add_id(r->model, stack, r->n_roots + n,
-					in_us(r) ? (double)s->period : 1.0, &id);
+	/*
+	 * Locations first: a stack of locations is new whenever its names are,
+	 * so once the tables are frozen, a sample the location profile refuses
+	 * is refused by both, and one it takes the names model takes too.
+	 */
 	if (err >= 0 && r->locs) {
 		const uint32_t *locs;
 		size_t n_locs = fg_resolver__sample_locations(r->res, &locs);
@@ -246,6 +248,9 @@ static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 		err = fg_loc_profile__add(r->locs, r->model, stack, r->n_roots, locs, n_locs,
 					  in_us(r) ? (double)s->period : 1.0);
 	}
+	if (err >= 0)
+		err = fg_folded__add_id(r->model, stack, r->n_roots + n,
+					in_us(r) ? (double)s->period : 1.0, &id);
 	if (err < 0)
 		return err;
 	/* With the tables frozen (memory_limited), the times stop growing too. */

@@ -24,11 +24,14 @@ pushed (--comm), so nothing else on the machine matters.
     fgd-push-test-PID.service, is an application of that name, its samples
     labelled with its cgroup and comm.
   - --every: runs until SIGTERM, which ends it with success.
+  - --basic-auth-file sends basic auth; a server that never answers costs
+    --timeout per try, and the push fails with curl's "timed out".
   - https with --ca-file (a self-signed CA made by openssl); without it,
     the certificate is refused.
   - Bad arguments get clear errors.
 """
 
+import base64
 import email.policy
 import http.server
 import os
@@ -56,6 +59,7 @@ class Ingest:
     def __init__(self, tls=None):
         self.requests = []
         self.status = 200
+        self.stall = None  # a threading.Event the handler waits for before it answers
         self.lock = threading.Lock()
         ingest = self
 
@@ -68,6 +72,9 @@ class Ingest:
                     ingest.requests.append({"path": self.path, "headers": dict(self.headers),
                                             "body": body})
                     status = ingest.status
+                    stall = ingest.stall
+                if stall:
+                    stall.wait(60)
                 self.send_response(status)
                 reply = b"bad profile" if status >= 400 else b""
                 self.send_header("Content-Length", str(len(reply)))
@@ -342,6 +349,35 @@ def every(d, srv):
     check(b"profiles sent" in err, f"no report at the end: {err}")
 
 
+def basic_auth_and_timeout(d, tmp, srv):
+    """Basic auth from a file; a server that does not answer costs --timeout, no more."""
+    creds = os.path.join(tmp, "basic")
+    with open(creds, "w") as f:
+        f.write("pusher:pa:ss\n")
+    push(d, "--url", f"http://127.0.0.1:{srv.port}", "--once", "--last", "4s",
+         "--basic-auth-file", creds, check_rc=0)
+    reqs = srv.take()
+    want = "Basic " + base64.b64encode(b"pusher:pa:ss").decode()
+    check(reqs and all(q["headers"].get("Authorization") == want for q in reqs),
+          f"basic auth: {[q['headers'].get('Authorization') for q in reqs]}")
+    srv.stall = threading.Event()
+    try:
+        start = time.monotonic()
+        r = push(d, "--url", f"http://127.0.0.1:{srv.port}", "--once", "--last", "2s",
+                 "--timeout", "1s", "--retries", "1")
+        took = time.monotonic() - start
+    finally:
+        srv.stall.set()
+        srv.stall = None
+    err = r.stderr.decode()
+    check(r.returncode != 0 and "imed out" in err and "2 failed requests" in err,
+          f"a stalled server: rc {r.returncode}, {err}")
+    # Two tries of 1 s and a backoff of 1 s: the timeout holds, whatever the server does.
+    check(took < 10, f"a stalled server held push for {took:.1f} s")
+    srv.take()
+    print(f"basic auth sent; a stalled server cost {took:.1f} s (--timeout 1s, one retry)")
+
+
 def tls(d, tmp):
     key, crt = os.path.join(tmp, "key.pem"), os.path.join(tmp, "crt.pem")
     r = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days",
@@ -406,6 +442,7 @@ def test():
         catch_up_limit(d, tmp, srv)
         folded(d, srv)
         by_unit(d, srv, tmp)
+        basic_auth_and_timeout(d, tmp, srv)
         every(d, srv)
         tls(d, tmp)
 

@@ -32,6 +32,18 @@ TEST(application_names)
 	app_name("{cgroup}", "x", "/system.slice/a.service", "system.slice_a.service");
 	app_name("{cgroup}", "x", NULL, "unknown");
 	app_name("prod-{comm}.{unit}", "db", "/system.slice/pg.service", "prod-db.pg.service");
+	/* Never empty (the cursor keeps it, the server needs one), never unbounded. */
+	app_name("{comm}", "[]", NULL, "unknown");
+	{
+		char deep[400], want[FG_INGEST_MAX_APP + 1];
+
+		memset(deep, 'a', sizeof(deep) - 1);
+		deep[0] = '/';
+		deep[sizeof(deep) - 1] = '\0';
+		memset(want, 'a', FG_INGEST_MAX_APP);
+		want[FG_INGEST_MAX_APP] = '\0';
+		app_name("{cgroup}", "x", deep, want);
+	}
 }
 
 TEST(templates)
@@ -128,13 +140,21 @@ TEST(cursor_round_trip_and_damage)
 	};
 
 	c.until_ms = 1700000015000;
+	{
+		/* The longest name an application can have goes through the file. */
+		char longest[FG_INGEST_MAX_APP + 1];
+
+		memset(longest, 'n', FG_INGEST_MAX_APP);
+		longest[FG_INGEST_MAX_APP] = '\0';
+		ASSERT_OK(fg_ingest_cursor_sent(&c, longest));
+	}
 	ASSERT_OK(fg_ingest_cursor_sent(&c, "python3"));
 	ASSERT_OK(fg_ingest_cursor_sent(&c, "nginx.service"));
 	fg_ingest_cursor_format(&c, &b);
 	ASSERT_OK(b.err);
 	ASSERT_OK(fg_ingest_cursor_parse(b.data, b.used, &d));
 	ASSERT_U64_EQ(d.until_ms, 1700000015000);
-	ASSERT_EQ((int)d.n_sent, 2);
+	ASSERT_EQ((int)d.n_sent, 3);
 	ASSERT_TRUE(fg_ingest_cursor_was_sent(&d, "nginx.service"));
 	ASSERT_TRUE(!fg_ingest_cursor_was_sent(&d, "nginx"));
 	fg_ingest_cursor_advance(&d, 1700000030000);

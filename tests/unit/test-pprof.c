@@ -576,8 +576,10 @@ TEST(model_process_frames_become_labels)
 	add(f, "swapper-0;cpu_idle_[k]", 4);
 	/* Not in the comm-pid form: all of it is comm. */
 	add(f, "odd-name;main", 1);
-	/* A stack of its root frame alone keeps it as a frame. */
+	/* The window's samples of no process: one frame, no labels. */
 	add(f, "[other processes]", 6);
+	/* A sample without frames: its labels, and an "[unknown]" frame. */
+	add(f, "lonely-7", 2);
 	model_profile(f, &meta, &pr);
 
 	ASSERT_EQ((int)pr.n_types, 2);
@@ -586,7 +588,7 @@ TEST(model_process_frames_become_labels)
 	ASSERT_U64_EQ(pr.time, 5);
 	ASSERT_U64_EQ(pr.duration, 7);
 	ASSERT_STREQ(str(&pr, pr.comments[0]), "event: cpu-clock");
-	ASSERT_EQ((int)pr.n_samples, 5);
+	ASSERT_EQ((int)pr.n_samples, 6);
 
 	/* Leaf first, the kernel frame named without its suffix in the kernel's mapping. */
 	s = sample_with_leaf(&pr, "do_syscall_64");
@@ -617,6 +619,10 @@ TEST(model_process_frames_become_labels)
 	s = sample_with_leaf(&pr, "[other processes]");
 	ASSERT_EQ((int)s->n_labels, 0);
 	ASSERT_U64_EQ(s->values[0], 6);
+	s = sample_with_leaf(&pr, "[unknown]");
+	ASSERT_EQ((int)s->n_locs, 1);
+	ASSERT_STREQ(label(&pr, s, "comm"), "lonely");
+	ASSERT_STREQ(label(&pr, s, "pid"), "7");
 	free_profile(&pr);
 	fg_folded__free(f);
 }
@@ -633,7 +639,12 @@ TEST(model_cgroup_thread_and_microseconds)
 
 	ASSERT_TRUE(f);
 	add(f, "/system.slice/x.service;x-7/9;main;poll", 1500.4);
+	/* Without frames: the cgroup is still the cgroup, the process the process. */
+	add(f, "/system.slice/y.service;y-8/8", 3);
 	model_profile(f, &meta, &pr);
+	s = sample_with_leaf(&pr, "[unknown]");
+	ASSERT_STREQ(label(&pr, s, "cgroup"), "/system.slice/y.service");
+	ASSERT_STREQ(label(&pr, s, "comm"), "y");
 	ASSERT_EQ((int)pr.n_types, 1);
 	ASSERT_STREQ(str(&pr, pr.types[0][0]), "off_cpu");
 	ASSERT_STREQ(str(&pr, pr.types[0][1]), "microseconds");
