@@ -17,7 +17,7 @@ struct fgctl_http {
 	char *ca_file, *basic_auth; /* owned */
 	long connect_timeout_ms, timeout_ms;
 	char errbuf[CURL_ERROR_SIZE]; /* curl's words on a failure: it writes here until cleanup */
-	char body[200]; /* the start of the server's reply, for error messages */
+	char body[200];               /* the start of the server's reply, for error messages */
 	size_t body_len;
 };
 

@@ -141,8 +141,8 @@ static int add_stack(struct conv *c, uint32_t sid)
 	fg_folded__stack_by_id(c->model, sid, &st);
 	/* The window's samples of no process: their one frame says so, and they have no labels. */
 	if (st.n_frames < roots ||
-	    (st.n_frames == 1 && strcmp(fg_folded__name(c->model, st.frames[0]),
-					FG_WINDOW_OTHER_PROCESSES) == 0))
+	    (st.n_frames == 1 &&
+	     strcmp(fg_folded__name(c->model, st.frames[0]), FG_WINDOW_OTHER_PROCESSES) == 0))
 		roots = 0;
 	if (roots == 2) {
 		snprintf(cgroup, sizeof(cgroup), "%s", fg_folded__name(c->model, st.frames[0]));
