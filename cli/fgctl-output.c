@@ -161,6 +161,15 @@ int fgctl_format_arg(const char *arg, enum fg_format *ret)
 	return FGCTL_EXIT_USAGE;
 }
 
+int fgctl_group_by_arg(const char *arg, enum fg_group_by *ret)
+{
+	if (fg_group_by_from_name(arg, ret) >= 0)
+		return FGCTL_EXIT_OK;
+	fprintf(stderr, "fgctl: unknown grouping '%s': expected cgroup, cgroup-name or process\n",
+		arg);
+	return FGCTL_EXIT_USAGE;
+}
+
 int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE])
 {
 	size_t len = strlen(arg);

@@ -45,11 +45,12 @@ int fgctl_input_open(const char *path, const char **ret_name);
 int fgctl_format_for_path(const char *path, enum fg_format *ret);
 
 /*
- * The -f and --title arguments of record and snapshot: say what is wrong
+ * The -f, --group-by and --title arguments of record and snapshot: say what is wrong
  * on stderr and return FGCTL_EXIT_USAGE, or FGCTL_EXIT_OK. title is
  * FG_PROTO_MAX_TITLE bytes.
  */
 int fgctl_format_arg(const char *arg, enum fg_format *ret);
+int fgctl_group_by_arg(const char *arg, enum fg_group_by *ret);
 int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE]);
 
 /*

@@ -440,13 +440,8 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			}
 			break;
 		case ARG_GROUP_BY:
-			if (fg_group_by_from_name(optarg, &req.record.group_by) < 0) {
-				fprintf(stderr,
-					"fgctl: unknown grouping '%s': expected cgroup, cgroup-name "
-					"or process\n",
-					optarg);
+			if (fgctl_group_by_arg(optarg, &req.record.group_by) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
-			}
 			break;
 		case ARG_NO_JSUFFIX:
 			req.record.jit_suffix = false;

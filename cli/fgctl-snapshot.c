@@ -107,13 +107,8 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			req.query.with_pid = true;
 			break;
 		case ARG_GROUP_BY:
-			if (fg_group_by_from_name(optarg, &req.query.group_by) < 0) {
-				fprintf(stderr,
-					"fgctl: unknown grouping '%s': expected cgroup, cgroup-name "
-					"or process\n",
-					optarg);
+			if (fgctl_group_by_arg(optarg, &req.query.group_by) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
-			}
 			break;
 		case 'q':
 			quiet = true;

@@ -432,6 +432,27 @@ def parse_folded(text):
     return stacks
 
 
+def past_snapshots(d, outs, *args):
+    """Runs fgtest-syscall and fgtest-burn until always-on holds 200 samples of the first,
+    then writes one past range of the window, of those two processes only (the rest of the
+    machine is not the test's), to each file of outs, its format by its extension, with the
+    snapshot options args: the same samples in each format. Returns the two pids."""
+    with workload("fgtest-syscall") as w1, workload("fgtest-burn") as w2:
+        since = time.time()
+        time.sleep(0.1)
+
+        def enough():
+            r = d.fgctl("snapshot", "--since", f"{since:.3f}", "-p", w1.pid, "-o", "-",
+                        "-f", "folded")
+            return r.returncode == 0 and sum(parse_folded(r.stdout.decode()).values()) > 200
+        wait_for(enough, "200 samples of fgtest-syscall in the window", timeout=30)
+        until = time.time() - 0.5
+        for out in outs:
+            d.fgctl("snapshot", "--since", f"{since:.3f}", "--until", f"{until:.3f}", "-o", out,
+                    "--comm", "^fgtest-(syscall|burn)$", *args, check_rc=0)
+        return w1.pid, w2.pid
+
+
 def run(test):
     """Runs a test function: exit 0, 1 on failure, 77 on skip."""
     try:

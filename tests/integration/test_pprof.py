@@ -36,8 +36,8 @@ import subprocess
 import tempfile
 import time
 
-from fgdtest import (FGCTL, Daemon, TestFailure, check, parse_folded, program, require_root,
-                     run, skip, wait_for, workload)
+from fgdtest import (FGCTL, Daemon, TestFailure, check, parse_folded, past_snapshots, program,
+                     require_root, run, skip, workload)
 
 
 def go_pprof(*args):
@@ -269,25 +269,12 @@ def record_locations(d, tmp):
 
 def snapshot_same(d, tmp):
     """A past range of the window, folded and pprof: the same samples."""
-    with workload("fgtest-syscall") as w1, workload("fgtest-burn") as w2:
-        since = time.time()
-        time.sleep(0.1)
-
-        def enough():
-            r = d.fgctl("snapshot", "--since", f"{since:.3f}", "-p", w1.pid, "-o", "-",
-                        "-f", "folded")
-            return r.returncode == 0 and sum(parse_folded(r.stdout.decode()).values()) > 200
-        wait_for(enough, "200 samples of fgtest-syscall in the window", timeout=30)
-        until = time.time() - 0.5
-        folded = os.path.join(tmp, "snap.folded")
-        pb = os.path.join(tmp, "snap.pb.gz")
-        for out in (folded, pb):
-            # Only the test's own processes: the rest of the machine is not the test's.
-            d.fgctl("snapshot", "--since", f"{since:.3f}", "--until", f"{until:.3f}", "-o", out,
-                    "--comm", "^fgtest-(syscall|burn)$", check_rc=0)
-        with open(folded) as f:
-            want = parse_folded(f.read())
-        prof = read_raw(pb)
+    folded = os.path.join(tmp, "snap.folded")
+    pb = os.path.join(tmp, "snap.pb.gz")
+    syscall_pid, burn_pid = past_snapshots(d, (folded, pb))
+    with open(folded) as f:
+        want = parse_folded(f.read())
+    prof = read_raw(pb)
     got = as_folded(prof)
     check(got == want, "the pprof snapshot differs from the folded one: "
           f"only folded {sorted(set(want) - set(got))[:5]}, "
@@ -295,7 +282,7 @@ def snapshot_same(d, tmp):
           f"{[(k, want[k], got[k]) for k in want if k in got and want[k] != got[k]][:5]}")
     # Each sample has its process's pid, which the window keeps.
     pids = {(s["labels"].get("comm"), s["labels"].get("pid")) for s in prof["samples"]}
-    check(pids == {("fgtest-syscall", str(w1.pid)), ("fgtest-burn", str(w2.pid))},
+    check(pids == {("fgtest-syscall", str(syscall_pid)), ("fgtest-burn", str(burn_pid))},
           f"the snapshot's comm and pid labels: {pids}")
     kernel = sum(c for k, c in want.items() if k.startswith("fgtest-syscall;") and "_[k]" in k)
     check(kernel > 0, "no kernel frames of fgtest-syscall to compare")

@@ -11,7 +11,9 @@ pushed (--comm), so nothing else on the machine matters.
     spyName, units, aggregationType), the bearer token from --token-file
     and X-Scope-OrgID from --tenant; the profile in a multipart part named
     "profile", which Go's pprof reads (when installed): hot_a and hot_b.
-    Sample for sample, the periods add up to a snapshot of their range.
+    Sample for sample, the periods add up to a snapshot of their range. The
+    window holds 4 s, so what push reads of the last 6 s comes from memory
+    and from the history on disk alike.
   - Run again with the cursor: no period twice, the next ones continue
     exactly where the cursor was.
   - The server down (503): --once exits non-zero after its retries, the
@@ -428,7 +430,8 @@ def test():
     require_root()
     host = socket.gethostname()
     with tempfile.TemporaryDirectory() as tmp, \
-            Daemon(["--always-on-frequency", "199", "--slice-seconds", "1"]) as d, \
+            Daemon(["--always-on-frequency", "199", "--slice-seconds", "1",
+                    "--window-seconds", "4"]) as d, \
             workload("fgtest-burn"), Ingest() as srv:
         # Enough of the workload in the window for the first periods.
         start = time.time()

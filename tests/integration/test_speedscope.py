@@ -30,13 +30,12 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webdriver  # noqa: E402
-from fgdtest import (FGCTL, Daemon, check, parse_folded, require_root, run, skip,  # noqa: E402
-                     wait_for, workload)
+from fgdtest import (FGCTL, Daemon, check, parse_folded, past_snapshots, require_root,  # noqa: E402
+                     run, skip, wait_for, workload)
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 
@@ -127,33 +126,20 @@ def record_cpu(d, tmp):
 
 def snapshot_same(d, tmp):
     """A past range of the window, folded and speedscope: the same samples."""
-    with workload("fgtest-syscall") as w1, workload("fgtest-burn"):
-        since = time.time()
-        time.sleep(0.1)
-
-        def enough():
-            r = d.fgctl("snapshot", "--since", f"{since:.3f}", "-p", w1.pid, "-o", "-",
-                        "-f", "folded")
-            return r.returncode == 0 and sum(parse_folded(r.stdout.decode()).values()) > 200
-        wait_for(enough, "200 samples of fgtest-syscall in the window", timeout=30)
-        until = time.time() - 0.5
-        folded = os.path.join(tmp, "snap.folded")
-        ss = os.path.join(tmp, "snap.speedscope.json")
-        for out in (folded, ss):
-            # Only the test's own processes: the rest of the machine is not the test's.
-            # speedscope has a profile per process: folded with the pid to compare.
-            d.fgctl("snapshot", "--since", f"{since:.3f}", "--until", f"{until:.3f}", "-o", out,
-                    "--comm", "^fgtest-(syscall|burn)$", "--pid-frames", check_rc=0)
-        with open(folded) as f:
-            want = parse_folded(f.read())
-        doc = load(ss)
+    folded = os.path.join(tmp, "snap.folded")
+    ss = os.path.join(tmp, "snap.speedscope.json")
+    # speedscope has a profile per process: folded with the pid to compare.
+    syscall_pid, _ = past_snapshots(d, (folded, ss), "--pid-frames")
+    with open(folded) as f:
+        want = parse_folded(f.read())
+    doc = load(ss)
     got = as_folded(doc)
     check(got == want, "the speedscope snapshot differs from the folded one: "
           f"only folded {sorted(set(want) - set(got))[:5]}, "
           f"only speedscope {sorted(set(got) - set(want))[:5]}, counts "
           f"{[(k, want[k], got[k]) for k in want if k in got and want[k] != got[k]][:5]}")
     names = [p["name"] for p in doc["profiles"]]
-    check(f"fgtest-syscall (pid {w1.pid})" in names and
+    check(f"fgtest-syscall (pid {syscall_pid})" in names and
           any(n.startswith("fgtest-burn (pid ") for n in names), f"snapshot profiles {names}")
     print(f"snapshot: {len(want)} stacks, {sum(want.values())} samples alike in "
           f"{len(names)} profiles, heaviest {names[0]!r}")
