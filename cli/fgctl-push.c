@@ -80,7 +80,7 @@ struct push_opts {
 
 /* What a push did: reported at the end, and for each period unless quiet. */
 struct push_stats {
-	uint64_t periods, empty_periods;
+	uint64_t periods, empty_periods; /* done, and of those, done with nothing to send */
 	uint64_t sent;     /* profiles the server took */
 	uint64_t failures; /* requests that failed (each attempt) */
 	uint64_t retries;
@@ -93,7 +93,7 @@ struct push {
 	const char *socket;      /* borrowed */
 	struct fg_request query; /* the snapshot request: selectors, folded */
 	struct fgctl_http *http; /* owned */
-	struct fg_ingest_cursor cursor;
+	struct fg_ingest_cursor cursor; /* owned: where push is, saved to cursor_path */
 	char host[256];
 	struct push_stats st;
 	bool failed; /* something was not pushed (--once's exit status) */
@@ -567,6 +567,7 @@ static int push_period(struct push *p, int64_t from, int64_t until)
 
 	r = fetch(p, from, until, &all, &rate);
 	if (r == -ENODATA) {
+		p->st.periods++;
 		p->st.empty_periods++;
 		if (!p->o.quiet)
 			fprintf(stderr, "fgctl: push %s-%s: no samples\n", hms(from, a),
