@@ -81,8 +81,8 @@ struct push_opts {
 /* What a push did: reported at the end, and for each period unless quiet. */
 struct push_stats {
 	uint64_t periods, empty_periods; /* done, and of those, done with nothing to send */
-	uint64_t sent;     /* profiles the server took */
-	uint64_t failures; /* requests that failed (each attempt) */
+	uint64_t sent;                   /* profiles the server took */
+	uint64_t failures;               /* requests that failed (each attempt) */
 	uint64_t retries;
 	uint64_t rejected; /* profiles the server refused for good (4xx): given up */
 	uint64_t gap_ms;   /* time not pushed: older than --catch-up */
@@ -90,9 +90,9 @@ struct push_stats {
 
 struct push {
 	struct push_opts o;
-	const char *socket;      /* borrowed */
-	struct fg_request query; /* the snapshot request: selectors, folded */
-	struct fgctl_http *http; /* owned */
+	const char *socket;             /* borrowed */
+	struct fg_request query;        /* the snapshot request: selectors, folded */
+	struct fgctl_http *http;        /* owned */
 	struct fg_ingest_cursor cursor; /* owned: where push is, saved to cursor_path */
 	char host[256];
 	struct push_stats st;
