@@ -365,7 +365,8 @@ def basic_auth_and_timeout(d, tmp, srv):
     srv.stall = threading.Event()
     try:
         start = time.monotonic()
-        r = push(d, "--url", f"http://127.0.0.1:{srv.port}", "--once", "--last", "2s",
+        # Four seconds back: at least one period of 2 s is due, whatever the time now.
+        r = push(d, "--url", f"http://127.0.0.1:{srv.port}", "--once", "--last", "4s",
                  "--timeout", "1s", "--retries", "1")
         took = time.monotonic() - start
     finally:
