@@ -475,7 +475,12 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "fgctl: the range ends before it starts\n");
 		return FGCTL_EXIT_USAGE;
 	}
-	if (req.record.all == (req.record.n_pids > 0)) {
+	if (req.record.all && req.record.n_pids > 0) {
+		fprintf(stderr,
+			"fgctl: -p and -a exclude each other: record the processes, or all\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (!req.record.all && req.record.n_pids == 0) {
 		fprintf(stderr,
 			"fgctl: say what to record: -p PID[,PID...] or -a for the whole machine\n");
 		return FGCTL_EXIT_USAGE;

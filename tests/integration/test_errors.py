@@ -85,6 +85,11 @@ def test():
                      ["record", "-a", "-t", "-3", "-o", "-"], ["frobnicate"]):
             r = d.fgctl(*args, check_rc=2)
             check(r.stderr.strip(), f"no message for {args}")
+        # Both given: the message says they exclude each other, not that one is missing.
+        r = d.fgctl("record", "-p", "1", "-a", "-t", "1", "-o", "-", check_rc=2)
+        check(b"-p and -a exclude each other" in r.stderr, f"-p with -a: {r.stderr!r}")
+        r = d.fgctl("record", "-t", "1", "-o", "-", check_rc=2)
+        check(b"say what to record" in r.stderr, f"neither -p nor -a: {r.stderr!r}")
 
         # Unwritable outputs fail before recording and leave nothing behind.
         r = d.fgctl("record", "-a", "-t", "1", "-o", "/nonexistent-dir/x.svg", check_rc=6)
