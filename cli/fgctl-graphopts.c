@@ -280,6 +280,8 @@ const char fgctl_graph_help[] =
 	"      --exclude REGEX      drop stacks with a frame matching REGEX\n"
 	"      --ignore-case        --include and --exclude ignore case\n"
 	"      --focus FUNC         keep only stacks through the frame FUNC, rooted there\n"
+	"                           (frames match by their plain names too: do_syscall_64\n"
+	"                           finds do_syscall_64_[k], as JIT frames' _[j])\n"
 	"      --collapse-recursion runs of the same frame become one\n"
 	"      --reverse            each stack leaf first: who calls this leaf\n"
 	"\n"

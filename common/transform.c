@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "palette.h"
 #include "transform.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
@@ -23,6 +24,7 @@ enum {
 	NAME_INC_MATCH = 1 << 4,
 	NAME_EXC_KNOWN = 1 << 5,
 	NAME_EXC_MATCH = 1 << 6,
+	NAME_FOCUS = 1 << 7, /* the --focus frame */
 };
 
 struct regex {
@@ -46,7 +48,6 @@ struct transform {
 	uint32_t *scratch; /* owned; frames of the stack being built */
 	size_t cap_scratch;
 	struct regex include, exclude;
-	int64_t focus; /* input name id, -1 when no name matches */
 };
 
 static void transform_done(struct transform *t)
@@ -181,9 +182,14 @@ static int stack_matches(struct transform *t, const struct fg_stack *s, const st
 		uint32_t id = s->frames[i];
 
 		if (!(t->names[id] & known)) {
-			int m = regex_match(r, fg_folded__name(t->in, id),
-					    fg_folded__name_len(t->in, id));
+			const char *name = fg_folded__name(t->in, id);
+			size_t len = fg_folded__name_len(t->in, id);
+			size_t plain = fg_name_display_len(name, len);
+			int m = regex_match(r, name, len);
 
+			/* A frame matches by its plain name too: do_syscall_64 for do_syscall_64_[k]. */
+			if (m == 0 && plain < len)
+				m = regex_match(r, name, plain);
 			if (m < 0)
 				return m;
 			t->names[id] |= known | (m ? match : 0);
@@ -216,7 +222,7 @@ static int keep_stack(struct transform *t, const struct fg_stack *s, size_t *ret
 	if (o->focus) {
 		size_t i = 0;
 
-		while (i < s->n_frames && (int64_t)s->frames[i] != t->focus)
+		while (i < s->n_frames && !(t->names[s->frames[i]] & NAME_FOCUS))
 			i++;
 		if (i == s->n_frames)
 			return 0;
@@ -266,15 +272,22 @@ static int add_kept(struct transform *t, const struct fg_stack *s, size_t start)
 	return fg_folded__add(t->out, t->scratch, n, s->count);
 }
 
-static int64_t find_name(const struct fg_folded *f, const char *name)
+/*
+ * Marks the names --focus means: the one spelled so, and the annotated
+ * ones whose plain name it is (do_syscall_64 means do_syscall_64_[k]).
+ */
+static void mark_focus(struct transform *t, const char *focus)
 {
-	size_t len = strlen(name), n = fg_folded__n_names(f);
+	size_t len = strlen(focus), n = fg_folded__n_names(t->in);
 
-	for (size_t id = 0; id < n; id++)
-		if (fg_folded__name_len(f, (uint32_t)id) == len &&
-		    memcmp(fg_folded__name(f, (uint32_t)id), name, len) == 0)
-			return (int64_t)id;
-	return -1;
+	for (size_t id = 0; id < n; id++) {
+		const char *name = fg_folded__name(t->in, (uint32_t)id);
+		size_t name_len = fg_folded__name_len(t->in, (uint32_t)id);
+
+		if ((name_len == len || fg_name_display_len(name, name_len) == len) &&
+		    memcmp(name, focus, len) == 0)
+			t->names[id] |= NAME_FOCUS;
+	}
 }
 
 int fg_transform(const struct fg_folded *in, const struct fg_transform_opts *opts,
@@ -298,12 +311,13 @@ int fg_transform(const struct fg_folded *in, const struct fg_transform_opts *opt
 		if (r < 0)
 			return r;
 	}
-	t.focus = opts->focus ? find_name(in, opts->focus) : -1;
 	t.out = fg_folded__new();
 	t.names = calloc(MAX(n_names, (size_t)1), sizeof(*t.names));
 	t.map = malloc(MAX(n_names, (size_t)1) * sizeof(*t.map));
 	if (!t.out || !t.names || !t.map)
 		return -ENOMEM;
+	if (opts->focus)
+		mark_focus(&t, opts->focus);
 	memset(t.map, 0xff, n_names * sizeof(*t.map));
 	if (fg_folded__is_diff(in))
 		fg_folded__mark_diff(t.out);

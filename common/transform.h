@@ -34,15 +34,21 @@ struct fg_transform_opts {
 	 * Interrupts taken while idle are part of the idle stack and go with it.
 	 */
 	bool no_idle;
-	/* POSIX extended regex, borrowed for the call: keep only stacks where a frame matches. */
+	/*
+	 * POSIX extended regex, borrowed for the call: keep only stacks where a
+	 * frame matches. A frame matches by its name or its plain name, without
+	 * the "_[k]", "_[j]", "_[i]" or "_[w]" annotation.
+	 */
 	const char *include;
 	/* POSIX extended regex, borrowed for the call: drop stacks where a frame matches. */
 	const char *exclude;
 	/* For include and exclude. */
 	bool ignore_case;
 	/*
-	 * Frame name, borrowed for the call, matched exactly: keep only stacks that
-	 * pass through it and re-root each at its outermost occurrence; NULL: none.
+	 * Frame name, borrowed for the call, matched exactly, or as the plain
+	 * name of annotated frames (do_syscall_64 for do_syscall_64_[k]): keep
+	 * only stacks that pass through it and re-root each at its outermost
+	 * occurrence; NULL: none.
 	 */
 	const char *focus;
 	/* Runs of one frame (direct recursion) become one, as stackcollapse-recursive.pl does. */

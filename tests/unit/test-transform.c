@@ -210,6 +210,28 @@ TEST(focus_reroots_at_the_outermost_occurrence)
 	check(in, &(struct fg_transform_opts){ .focus = "c" }, "c 41\nc;f 4\n");
 }
 
+TEST(filters_match_frames_by_their_plain_names)
+{
+	static const char *const in = "app;main;read;do_syscall_64_[k];ksys_read_[k] 1\n"
+				      "app;main;do_syscall_64 2\n"
+				      "java;Interp;Hot.run_[j] 4\n"
+				      "app;main;compute 8\n";
+
+	/* A plain name finds the annotated frames, and the plain one alike. */
+	check(in, &(struct fg_transform_opts){ .focus = "do_syscall_64" },
+	      "do_syscall_64 2\ndo_syscall_64_[k];ksys_read_[k] 1\n");
+	check(in, &(struct fg_transform_opts){ .focus = "Hot.run" }, "Hot.run_[j] 4\n");
+	/* The annotated name finds that frame alone. */
+	check(in, &(struct fg_transform_opts){ .focus = "do_syscall_64_[k]" },
+	      "do_syscall_64_[k];ksys_read_[k] 1\n");
+	/* A regex anchored at the plain name's end matches annotated frames too. */
+	check(in, &(struct fg_transform_opts){ .include = "^ksys_read$" },
+	      "app;main;read;do_syscall_64_[k];ksys_read_[k] 1\n");
+	check(in, &(struct fg_transform_opts){ .exclude = "^Hot\\.run$" },
+	      "app;main;compute 8\napp;main;do_syscall_64 2\n"
+	      "app;main;read;do_syscall_64_[k];ksys_read_[k] 1\n");
+}
+
 TEST(collapse_recursion_merges_runs_only)
 {
 	static const char *const in = "a;a;b;b;b;c 1\n"
