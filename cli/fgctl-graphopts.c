@@ -107,6 +107,7 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 	}
 	case FGCTL_GRAPH_OPT_COUNTNAME:
 		o->flame.count_name = arg;
+		o->count_name_given = true;
 		return 1;
 	case FGCTL_GRAPH_OPT_NAMETYPE:
 		o->flame.name_type = arg;
@@ -294,7 +295,9 @@ const char fgctl_graph_help[] =
 	"      --fontsize SIZE      font size (default 12)\n"
 	"      --fontwidth RATIO    average glyph width per font size (default 0.59)\n"
 	"      --minwidth PX|PCT%   leave out narrower frames (default 0.1 px)\n"
-	"      --countname TEXT     what counts are (default \"samples\")\n"
+	"      --countname TEXT     what counts are (default \"samples\"; perf script input:\n"
+	"                           \"ns\" for cpu-clock's summed periods, the event's name\n"
+	"                           for others)\n"
 	"      --nametype TEXT      what frames are (default \"Function:\")\n"
 	"      --colors PALETTE     hot (the default), mem, io, wakeup, chain, java, js,\n"
 	"                           perl, red, green, blue, aqua, yellow, purple, orange\n"

@@ -31,6 +31,8 @@ struct fgctl_graph_opts {
 	bool normalize;      /* diff: scale the before profile to the after total (the default) */
 	const char *output;  /* borrowed from argv; "-" is stdout */
 	const char *cp_file; /* borrowed from argv (or static: "palette.map"); NULL unless --cp */
+	bool count_name_given; /* --countname: else perf script input names its counts */
+	char perf_count_name[64]; /* what perf script input's counts are, when periods ("ns") */
 };
 
 /* getopt_long codes of the long options, from 0x100 (fgctl-query.h's start at 0x200). */

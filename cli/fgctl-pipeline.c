@@ -84,8 +84,7 @@ void fgctl_reader_report(const struct fgctl_reader *rd)
 }
 
 /* Reads the named input ("-" for stdin) into model. Returns 0 or an exit code. */
-static int read_input(const struct fgctl_graph_opts *opts, const char *path,
-		      struct fg_folded *model)
+static int read_input(struct fgctl_graph_opts *opts, const char *path, struct fg_folded *model)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_(fg_perfscript__freep) struct fg_perfscript *perf = NULL;
@@ -121,6 +120,10 @@ static int read_input(const struct fgctl_graph_opts *opts, const char *path,
 		struct fg_perfscript_stats st;
 
 		fg_perfscript__stats(perf, &st);
+		/* perf script sums periods, as the script does: say what they are, not "samples". */
+		if (!opts->count_name_given)
+			opts->flame.count_name = fg_perfscript_count_name(
+				&st, opts->perf_count_name, sizeof(opts->perf_count_name));
 		if (st.multiple_events && !opts->perf.event_filter)
 			fprintf(stderr,
 				"fgctl: %s holds several events; using '%s' (%llu samples of other "
@@ -140,7 +143,7 @@ static int read_input(const struct fgctl_graph_opts *opts, const char *path,
 	return 0;
 }
 
-int fgctl_pipeline_read(const struct fgctl_graph_opts *opts, char **paths, size_t n,
+int fgctl_pipeline_read(struct fgctl_graph_opts *opts, char **paths, size_t n,
 			struct fg_folded *model)
 {
 	static char *const stdin_only[] = { "-" };

@@ -42,10 +42,12 @@ void fgctl_reader_report(const struct fgctl_reader *rd);
 
 /*
  * Reads the named inputs ("-" for stdin; stdin when n is 0, unless it is a
- * terminal) into model, as opts->from says. Returns 0 or an exit code,
+ * terminal) into model, as opts->from says. perf script input whose
+ * samples counted their periods names its counts in opts->flame.count_name
+ * ("ns" for cpu-clock), unless --countname did. Returns 0 or an exit code,
  * having said why.
  */
-int fgctl_pipeline_read(const struct fgctl_graph_opts *opts, char **paths, size_t n,
+int fgctl_pipeline_read(struct fgctl_graph_opts *opts, char **paths, size_t n,
 			struct fg_folded *model);
 
 /*

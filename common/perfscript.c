@@ -31,7 +31,8 @@ struct fg_perfscript {
 	struct buf pname; /* root frame(s) of the current sample */
 	bool java;        /* pname starts with "java" */
 	double count;
-	int64_t time_ms; /* the current sample's, when has_time */
+	bool counts_period; /* the current sample counts its period */
+	int64_t time_ms;    /* the current sample's, when has_time */
 	bool has_time;
 	uint32_t *ids; /* owned; frame ids of the current sample, leaf first */
 	size_t n_ids, cap_ids;
@@ -207,7 +208,22 @@ static int flush(struct fg_perfscript *p)
 	if (r < 0)
 		return r;
 	p->stats.samples++;
+	p->stats.period_samples += !p->timed && p->counts_period;
 	return 0;
+}
+
+const char *fg_perfscript_count_name(const struct fg_perfscript_stats *st, char *buf,
+				     size_t size)
+{
+	size_t len = strcspn(st->event, ":");
+
+	if (st->period_samples == 0 || len == 0)
+		return "samples";
+	if ((len == 9 && memcmp(st->event, "cpu-clock", 9) == 0) ||
+	    (len == 10 && memcmp(st->event, "task-clock", 10) == 0))
+		return "ns";
+	snprintf(buf, size, "%.*s", (int)len, st->event);
+	return buf;
 }
 
 /*
@@ -715,6 +731,9 @@ static int header_line(struct fg_perfscript *p, const char *line, const struct h
 	if (r < 0)
 		return r;
 	p->count = p->opts.count_samples ? 1 : count;
+	/* parse_period() counts 1 for no period or "0": only a real one is a period counted. */
+	p->counts_period = !p->opts.count_samples && ev->name &&
+			   !(ev->period_len == 0 || (ev->period_len == 1 && ev->period[0] == '0'));
 	p->state = IN_SAMPLE;
 	return 1;
 }

@@ -101,6 +101,7 @@ struct fg_perfscript_opts {
 
 struct fg_perfscript_stats {
 	uint64_t samples;        /* samples added */
+	uint64_t period_samples; /* of those, samples that counted their period, not 1 */
 	uint64_t filtered;       /* samples of other events, skipped by the event filter */
 	uint64_t malformed;      /* lines that could not be parsed, skipped */
 	uint64_t first_bad_line; /* line number of the first malformed line, 0 if none */
@@ -129,6 +130,16 @@ struct fg_timed;
  */
 int fg_perfscript__new_timed(struct fg_timed *out, const struct fg_perfscript_opts *opts,
 			     struct fg_perfscript **ret);
+
+/*
+ * What the counts of a model read with these stats are, for labels:
+ * "samples" when every sample counted 1; when periods were summed, "ns"
+ * for the cpu-clock and task-clock events (their period is nanoseconds),
+ * else the event's name without its modifiers ("cycles", "instructions"),
+ * into buf. Returns a static string or buf.
+ */
+const char *fg_perfscript_count_name(const struct fg_perfscript_stats *st, char *buf,
+				     size_t size);
 
 /*
  * One line of perf script output, without its '\n' (a trailing '\r'

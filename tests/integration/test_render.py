@@ -335,11 +335,16 @@ def test_perf_script(tmp):
     folded = fgctl("render", "--from", "perf", "--tid", "-f", "folded", stdin=text_f).stdout.decode()
     check(re.search(r"^fgtest-burn-(\d+)/\1;.*;main;hot_a \d+$", folded, re.M),
           f"--tid with -F fields: no comm-PID/TID root frame: {folded[:300]}")
-    # And straight to a graph.
+    # And straight to a graph, its counts named for what they are: cpu-clock's periods, ns.
     out = os.path.join(tmp, "perf.svg")
-    fgctl("render", "--from", "perf", "-o", out, stdin=text)
+    p = fgctl("render", "--from", "perf", "-o", out, stdin=text)
+    check(re.search(rb"wrote \S+: \d+ stacks, \d+ ns\n", p.stderr), f"summary: {p.stderr!r}")
     with open(out, "rb") as f:
-        check("hot_a" in by_name(frames_of(f.read())[1]), "hot_a missing from the perf graph")
+        svg = f.read()
+    check("hot_a" in by_name(frames_of(svg)[1]), "hot_a missing from the perf graph")
+    check(re.search(rb"\([\d,]+ ns, [\d.]+%\)", svg), "the graph's counts are not ns")
+    p = fgctl("render", "--from", "perf", "--count-samples", "-o", out, stdin=text)
+    check(re.search(rb"\d+ samples\n", p.stderr), f"--count-samples summary: {p.stderr!r}")
     # Two events in one file: the first one seen is drawn, and the user is told which.
     text = perf_script(tmp, "two", "cpu-clock", "task-clock")
     p = fgctl("render", "--from", "perf", "-f", "folded", stdin=text)

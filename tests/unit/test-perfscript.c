@@ -265,6 +265,35 @@ TEST(event_filter_keeps_the_first_event_and_counts_the_rest)
 	ASSERT_STREQ(st.event, "");
 }
 
+TEST(counts_are_named_for_what_they_are)
+{
+	struct fg_perfscript_opts opts = {};
+	struct fg_perfscript_stats st;
+	struct sink s;
+	char buf[64];
+
+	/* cpu-clock's periods are nanoseconds: summed, the counts are ns, not samples. */
+	ASSERT_OK(fold(NULL, "fp-default.txt", &opts, &s, &st));
+	ASSERT_EQ(st.period_samples, st.samples);
+	ASSERT_STREQ(fg_perfscript_count_name(&st, buf, sizeof(buf)), "ns");
+	/* Counted one each, they are samples. */
+	opts.count_samples = true;
+	ASSERT_OK(fold(NULL, "fp-default.txt", &opts, &s, &st));
+	ASSERT_EQ(st.period_samples, 0);
+	ASSERT_STREQ(fg_perfscript_count_name(&st, buf, sizeof(buf)), "samples");
+	/* No period in the header: each counts 1. */
+	opts.count_samples = false;
+	ASSERT_OK(fold(NULL, "fp-comm-pid-tid.txt", &opts, &s, &st));
+	ASSERT_EQ(st.period_samples, 0);
+	ASSERT_STREQ(fg_perfscript_count_name(&st, buf, sizeof(buf)), "samples");
+	/* Another event's periods are its own units, named without modifiers. */
+	st = (struct fg_perfscript_stats){ .samples = 3, .period_samples = 3 };
+	snprintf(st.event, sizeof(st.event), "cycles:ppp");
+	ASSERT_STREQ(fg_perfscript_count_name(&st, buf, sizeof(buf)), "cycles");
+	snprintf(st.event, sizeof(st.event), "task-clock:u");
+	ASSERT_STREQ(fg_perfscript_count_name(&st, buf, sizeof(buf)), "ns");
+}
+
 /* Differs: the script folds nothing from text without callchains. */
 TEST(samples_without_callchain_become_comm_and_symbol)
 {
