@@ -28,9 +28,9 @@ struct fgctl_graph_opts {
 	enum fg_format to; /* svg unless -f or -o's extension says otherwise */
 	bool to_given;
 	bool strict, quiet;
-	bool normalize;      /* diff: scale the before profile to the after total (the default) */
-	const char *output;  /* borrowed from argv; "-" is stdout */
-	const char *cp_file; /* borrowed from argv (or static: "palette.map"); NULL unless --cp */
+	bool normalize;        /* diff: scale the before profile to the after total (the default) */
+	const char *output;    /* borrowed from argv; "-" is stdout */
+	const char *cp_file;   /* borrowed from argv (or static: "palette.map"); NULL unless --cp */
 	bool count_name_given; /* --countname: else perf script input names its counts */
 	char perf_count_name[64]; /* what perf script input's counts are, when periods ("ns") */
 };

@@ -122,8 +122,9 @@ static int read_input(struct fgctl_graph_opts *opts, const char *path, struct fg
 		fg_perfscript__stats(perf, &st);
 		/* perf script sums periods, as the script does: say what they are, not "samples". */
 		if (!opts->count_name_given)
-			opts->flame.count_name = fg_perfscript_count_name(
-				&st, opts->perf_count_name, sizeof(opts->perf_count_name));
+			opts->flame.count_name =
+				fg_perfscript_count_name(&st, opts->perf_count_name,
+							 sizeof(opts->perf_count_name));
 		if (st.multiple_events && !opts->perf.event_filter)
 			fprintf(stderr,
 				"fgctl: %s holds several events; using '%s' (%llu samples of other "

@@ -212,8 +212,7 @@ static int flush(struct fg_perfscript *p)
 	return 0;
 }
 
-const char *fg_perfscript_count_name(const struct fg_perfscript_stats *st, char *buf,
-				     size_t size)
+const char *fg_perfscript_count_name(const struct fg_perfscript_stats *st, char *buf, size_t size)
 {
 	size_t len = strcspn(st->event, ":");
 

@@ -138,8 +138,7 @@ int fg_perfscript__new_timed(struct fg_timed *out, const struct fg_perfscript_op
  * else the event's name without its modifiers ("cycles", "instructions"),
  * into buf. Returns a static string or buf.
  */
-const char *fg_perfscript_count_name(const struct fg_perfscript_stats *st, char *buf,
-				     size_t size);
+const char *fg_perfscript_count_name(const struct fg_perfscript_stats *st, char *buf, size_t size);
 
 /*
  * One line of perf script output, without its '\n' (a trailing '\r'
