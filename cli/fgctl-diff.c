@@ -155,7 +155,7 @@ static int parse_options(int argc, char **argv, struct diff_args *args, bool fro
 	}
 	args->inputs = argv + optind;
 	args->n_inputs = (size_t)(argc - optind);
-	r = fgctl_graph_opts_check(&args->graph);
+	r = fgctl_graph_opts_check(&args->graph, "diff");
 	return r != FGCTL_EXIT_OK ? r : -1;
 }
 

@@ -211,17 +211,15 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 	return 0;
 }
 
-int fgctl_graph_opts_check(struct fgctl_graph_opts *o)
+int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what)
 {
-	if (!o->output) {
-		if (isatty(STDOUT_FILENO)) {
-			fprintf(stderr,
-				"fgctl: no output: give -o FILE.svg (or .html, .folded), or -o - "
-				"for stdout\n");
-			return FGCTL_EXIT_USAGE;
-		}
-		o->output = "-";
+	if (!o->output && isatty(STDOUT_FILENO)) {
+		/* Nobody named it, and a graph is not for the terminal: a file here, named. */
+		fgctl_default_output(what, o->to_given ? o->to : FG_FORMAT_SVG, o->default_output);
+		o->output = o->default_output;
 	}
+	if (!o->output)
+		o->output = "-";
 	if (strcmp(o->output, "-") != 0 && fgctl_is_directory(o->output)) {
 		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", o->output);
 		return FGCTL_EXIT_OUTPUT;
@@ -265,7 +263,8 @@ const char fgctl_graph_help[] =
 	"\n"
 	"Output:\n"
 	"  -o, --output FILE        where to write; '-' for stdout (the default when it is\n"
-	"                           not a terminal). The format follows the extension:\n"
+	"                           not a terminal; on one, fgd-VERB-TIME.svg here). The\n"
+	"                           format follows the extension:\n"
 	"                           .svg, .html, .folded or .txt, .pb.gz (pprof),\n"
 	"                           .speedscope.json\n"
 	"  -f, --format FORMAT      svg, html (a page with a canvas graph and a table of the\n"

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 
+#include "fgctl-output.h"
 #include "flame.h"
 #include "perfscript.h"
 #include "proto.h"
@@ -28,8 +29,9 @@ struct fgctl_graph_opts {
 	enum fg_format to; /* svg unless -f or -o's extension says otherwise */
 	bool to_given;
 	bool strict, quiet;
-	bool normalize;        /* diff: scale the before profile to the after total (the default) */
-	const char *output;    /* borrowed from argv; "-" is stdout */
+	bool normalize;     /* diff: scale the before profile to the after total (the default) */
+	const char *output; /* borrowed from argv, or default_output; "-" is stdout */
+	char default_output[FGCTL_DEFAULT_OUTPUT_MAX]; /* without -o on a terminal */
 	const char *cp_file;   /* borrowed from argv (or static: "palette.map"); NULL unless --cp */
 	bool count_name_given; /* --countname: else perf script input names its counts */
 	char perf_count_name[64]; /* what perf script input's counts are, when periods ("ns") */
@@ -148,11 +150,12 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o);
 
 /*
  * Once every option is read: where the output goes (stdout, "-", when no
- * -o was given and stdout is not a terminal) and its format from the
- * extension unless --format was given. Returns FGCTL_EXIT_OK, or the exit
- * code having said what is wrong.
+ * -o was given and stdout is not a terminal; on a terminal, a default name
+ * for what, fgctl_default_output()) and its format from the extension
+ * unless --format was given. Returns FGCTL_EXIT_OK, or the exit code
+ * having said what is wrong.
  */
-int fgctl_graph_opts_check(struct fgctl_graph_opts *o);
+int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what);
 
 /* Their help text: input, output, filters and graph, for render's and diff's --help. */
 extern const char fgctl_graph_help[];

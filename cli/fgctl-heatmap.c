@@ -488,6 +488,7 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 	struct fg_perfscript_opts popts = { .count_samples = true };
 	struct fg_request req = { .cmd = FG_CMD_RECORD, .query = { .uid = -1, .limit = 20 } };
 	struct heatmap_args a = { .output = NULL };
+	char default_output[FGCTL_DEFAULT_OUTPUT_MAX];
 	const char *from = NULL, *socket = ctx->socket;
 	struct fgctl_period period = {};
 	bool window;
@@ -618,6 +619,11 @@ int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
 	if (req.record.off_cpu && req.record.wall) {
 		fprintf(stderr, "fgctl: --off-cpu and --wall exclude each other\n");
 		return FGCTL_EXIT_USAGE;
+	}
+	if (!a.output && isatty(STDOUT_FILENO) && !a.to_given) {
+		/* Nobody named it, and a page is not for the terminal: a file here, named. */
+		fgctl_default_output("heatmap", FG_FORMAT_HTML, default_output);
+		a.output = default_output;
 	}
 	if (!a.output) {
 		if (isatty(STDOUT_FILENO)) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fgctl-client.h"
@@ -183,16 +184,54 @@ int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE])
 	return FGCTL_EXIT_OK;
 }
 
-int fgctl_output_target(struct fgctl_output *o, bool format_given, enum fg_format *format)
+static const char *extension(enum fg_format f)
 {
-	if (!o->path) {
-		if (isatty(STDOUT_FILENO)) {
-			fprintf(stderr,
-				"fgctl: no output: give -o FILE.svg, -o FILE.folded, or -o - for stdout\n");
-			return FGCTL_EXIT_USAGE;
-		}
-		o->path = "-";
+	switch (f) {
+	case FG_FORMAT_FOLDED:
+		return "folded";
+	case FG_FORMAT_HTML:
+		return "html";
+	case FG_FORMAT_TIMED:
+		return "timed";
+	case FG_FORMAT_PPROF:
+		return "pb.gz";
+	case FG_FORMAT_SPEEDSCOPE:
+		return "speedscope.json";
+	case FG_FORMAT_SVG:
+		break;
 	}
+	return "svg";
+}
+
+void fgctl_default_output(const char *what, enum fg_format format, char *buf)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	char stamp[32] = "now";
+	struct stat st;
+
+	if (localtime_r(&now, &tm))
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(buf, FGCTL_DEFAULT_OUTPUT_MAX, "fgd-%s-%s.%s", what, stamp, extension(format));
+	/* Two in one second: the second does not replace the first. */
+	for (int n = 2; n < 100 && lstat(buf, &st) == 0; n++)
+		snprintf(buf, FGCTL_DEFAULT_OUTPUT_MAX, "fgd-%s-%s-%d.%s", what, stamp, n,
+			 extension(format));
+	fprintf(stderr, "fgctl: writing %s\n", buf);
+}
+
+int fgctl_output_target(struct fgctl_output *o, const char *what, bool format_given,
+			enum fg_format *format)
+{
+	if (!o->path && isatty(STDOUT_FILENO)) {
+		fgctl_default_output(what, format_given ? *format : FG_FORMAT_SVG, o->default_path);
+		o->path = o->default_path;
+		if (!format_given)
+			*format = FG_FORMAT_SVG;
+		return FGCTL_EXIT_OK;
+	}
+	if (!o->path)
+		o->path = "-";
 	if (strcmp(o->path, "-") != 0 && fgctl_is_directory(o->path)) {
 		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", o->path);
 		return FGCTL_EXIT_OUTPUT;

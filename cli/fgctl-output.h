@@ -14,11 +14,15 @@
 
 #include "proto.h"
 
+/* Room for a default output name, "fgd-WHAT-YYYYmmdd-HHMMSS[-N].EXT". */
+#define FGCTL_DEFAULT_OUTPUT_MAX 80
+
 struct fgctl_output {
-	const char *path; /* borrowed from argv; "-" is stdout */
-	char *target;     /* owned; the regular file to replace: path, symlinks resolved */
-	char *tmp_path;   /* owned; written, then renamed over target */
-	bool direct;      /* writing to path itself: not a regular file */
+	const char *path; /* borrowed from argv, or default_path; "-" is stdout */
+	char default_path[FGCTL_DEFAULT_OUTPUT_MAX]; /* without -o on a terminal */
+	char *target;   /* owned; the regular file to replace: path, symlinks resolved */
+	char *tmp_path; /* owned; written, then renamed over target */
+	bool direct;    /* writing to path itself: not a regular file */
 	int fd;
 };
 
@@ -54,9 +58,20 @@ int fgctl_group_by_arg(const char *arg, enum fg_group_by *ret);
 int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE]);
 
 /*
- * Settles where a result goes, for record and snapshot: stdout ("-") when
- * no -o was given and stdout is not a terminal; the format from the file's
- * extension unless format_given. Says what is wrong on stderr and returns
- * the fgctl exit code for it, or FGCTL_EXIT_OK.
+ * A name for an output nobody named, in the current directory:
+ * "fgd-WHAT-YYYYmmdd-HHMMSS.EXT", EXT the format's (.svg, .pb.gz, ...),
+ * with "-2", "-3"... before it when the name is taken. Into buf, of
+ * FGCTL_DEFAULT_OUTPUT_MAX bytes; says its name on stderr.
  */
-int fgctl_output_target(struct fgctl_output *o, bool format_given, enum fg_format *format);
+void fgctl_default_output(const char *what, enum fg_format format, char *buf);
+
+/*
+ * Settles where a result goes, for record and snapshot (what, for the
+ * default name): stdout ("-") when no -o was given and stdout is not a
+ * terminal; on a terminal, a default name (fgctl_default_output(), SVG
+ * unless format_given); the format from the file's extension unless
+ * format_given. Says what is wrong on stderr and returns the fgctl exit
+ * code for it, or FGCTL_EXIT_OK.
+ */
+int fgctl_output_target(struct fgctl_output *o, const char *what, bool format_given,
+			enum fg_format *format);

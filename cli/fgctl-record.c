@@ -39,12 +39,13 @@ static void record_help(void)
 	       "  -t, --time SECONDS       how long (default: until Ctrl-C or the processes exit);\n"
 	       "                           fractions and s/m/h suffixes work: 0.5, 30s, 5m\n"
 	       "  -F, --frequency HZ       samples per second per CPU (default: fgd's, 99)\n"
-	       "  -o, --output FILE        where to write; '-' for stdout. The format follows\n"
-	       "                           the extension: .svg, .html, .folded/.txt for folded\n"
-	       "                           stacks, .timed, .pb.gz for pprof (Go's pprof,\n"
-	       "                           Pyroscope, Parca: process frames become labels), or\n"
-	       "                           .speedscope.json for speedscope (a profile per\n"
-	       "                           process)\n"
+	       "  -o, --output FILE        where to write; '-' for stdout (without -o: stdout,\n"
+	       "                           or fgd-record-TIME.svg here on a terminal). The\n"
+	       "                           format follows the extension: .svg, .html,\n"
+	       "                           .folded/.txt for folded stacks, .timed, .pb.gz for\n"
+	       "                           pprof (Go's pprof, Pyroscope, Parca: process frames\n"
+	       "                           become labels), or .speedscope.json for speedscope\n"
+	       "                           (a profile per process)\n"
 	       "  -f, --format FORMAT      svg, html, folded, timed, pprof or speedscope,\n"
 	       "                           whatever the extension\n"
 	       "      --title TEXT         flame graph title\n"
@@ -485,7 +486,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			"fgctl: say what to record: -p PID[,PID...] or -a for the whole machine\n");
 		return FGCTL_EXIT_USAGE;
 	}
-	r = fgctl_output_target(&out, format_given, &req.record.format);
+	r = fgctl_output_target(&out, "record", format_given, &req.record.format);
 	if (r != FGCTL_EXIT_OK)
 		return r;
 

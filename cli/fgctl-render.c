@@ -62,7 +62,7 @@ int fgctl_verb_render(const struct fgctl_ctx *ctx, int argc, char **argv)
 			return FGCTL_EXIT_USAGE;
 		}
 	}
-	r = fgctl_graph_opts_check(&opts);
+	r = fgctl_graph_opts_check(&opts, "render");
 	if (r != FGCTL_EXIT_OK)
 		return r;
 	model = fg_folded__new();

@@ -118,8 +118,9 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "\nThe profile fgd's always-on sampling kept for a period (default: the last\n"
 			       "5 minutes), at once: the whole machine, or the selected processes. Times\n"
 			       "older than the window in memory come from the history on disk.\n\n"
-			       "  -o, --output FILE        where to write ('-' for stdout); the format follows\n"
-			       "                           the extension (.svg, .html, .folded, .txt,\n"
+			       "  -o, --output FILE        where to write ('-' for stdout; without -o, on a\n"
+			       "                           terminal, fgd-snapshot-TIME.svg here); the format\n"
+			       "                           follows the extension (.svg, .html, .folded, .txt,\n"
 			       "                           .pb.gz for pprof, .speedscope.json)\n"
 			       "  -f, --format FORMAT      svg, html, folded, pprof or speedscope (a\n"
 			       "                           profile per process name)\n"
@@ -145,7 +146,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 	}
 	if (fgctl_query_range(&req.query, &period, "5m") < 0)
 		return FGCTL_EXIT_USAGE;
-	r = fgctl_output_target(&out, format_given, &req.query.format);
+	r = fgctl_output_target(&out, "snapshot", format_given, &req.query.format);
 	if (r != FGCTL_EXIT_OK)
 		return r;
 	/* The output is opened only once fgd accepted: a query with no data leaves no empty file. */

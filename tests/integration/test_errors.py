@@ -6,6 +6,8 @@ vanishes mid-recording, Ctrl-C."""
 
 import json
 import os
+import pty
+import re
 import signal
 import socket
 import subprocess
@@ -90,6 +92,21 @@ def test():
         check(b"-p and -a exclude each other" in r.stderr, f"-p with -a: {r.stderr!r}")
         r = d.fgctl("record", "-t", "1", "-o", "-", check_rc=2)
         check(b"say what to record" in r.stderr, f"neither -p nor -a: {r.stderr!r}")
+
+        # Without -o on a terminal: fgd-record-TIME.svg here, named on stderr.
+        here = os.path.join(tmp, "here")
+        os.mkdir(here)
+        master, slave = pty.openpty()
+        try:
+            r = subprocess.run([FGCTL, "--socket", d.socket, "record", "-a", "-t", "0.5"],
+                               stdout=slave, stderr=subprocess.PIPE, cwd=here, timeout=60)
+        finally:
+            os.close(master)
+            os.close(slave)
+        m = re.search(rb"writing (fgd-record-\d{8}-\d{6}\.svg)\n", r.stderr)
+        check(r.returncode == 0 and m and os.listdir(here) == [m.group(1).decode()],
+              f"record without -o on a terminal: rc {r.returncode}, {r.stderr!r}, "
+              f"{os.listdir(here)}")
 
         # Unwritable outputs fail before recording and leave nothing behind.
         r = d.fgctl("record", "-a", "-t", "1", "-o", "/nonexistent-dir/x.svg", check_rc=6)

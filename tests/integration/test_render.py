@@ -5,6 +5,7 @@ conventions, filters, differential graphs, and the error messages. Every
 expectation is computed here from the input files; no daemon is involved."""
 
 import os
+import pty
 import re
 import shutil
 import subprocess
@@ -136,6 +137,26 @@ def test_output_targets(tmp):
     check(stat.S_IMODE(os.stat(real).st_mode) == 0o600, "the file's mode was not kept")
     with open(real, "rb") as f:
         check(f.read(5) == b"<?xml", "the symlink's target was not written")
+
+    # Without -o on a terminal: a named file here, never the terminal, never an error.
+    here = os.path.join(tmp, "here")
+    os.mkdir(here)
+    master, slave = pty.openpty()
+    try:
+        names = []
+        for fmt in ((), ("-f", "html")):
+            p = subprocess.run([FGCTL, "render", BASIC, *fmt], stdout=slave,
+                               stderr=subprocess.PIPE, cwd=here, timeout=60)
+            m = re.search(rb"writing (fgd-render-\d{8}-\d{6}(?:-\d+)?\.(svg|html))\n", p.stderr)
+            check(p.returncode == 0 and m, f"no -o on a terminal: rc {p.returncode}, {p.stderr!r}")
+            names.append(m.group(1).decode())
+    finally:
+        os.close(master)
+        os.close(slave)
+    check(sorted(os.listdir(here)) == sorted(names) and names[0].endswith(".svg") and
+          names[1].endswith(".html"), f"default outputs {names}, directory {os.listdir(here)}")
+    with open(os.path.join(here, names[0]), "rb") as f:
+        check(f.read(5) == b"<?xml", "the default output is not the SVG")
 
 
 def test_input_conventions(tmp):
