@@ -30,7 +30,8 @@ struct fg_loc_profile *fg_loc_profile__free(struct fg_loc_profile *lp);
 
 /*
  * Adds count to the stack of root frames roots[0..n_roots) (name ids of
- * names: [cgroup,] process) over the locations locs[0..n), leaf first, as
+ * names: [cgroup,] process, and a FG_RESOLVE_TRUNCATED frame, which is
+ * only a name) over the locations locs[0..n), leaf first, as
  * fg_resolver__sample_locations() gives them. 0 or a negative errno from
  * the model (-E2BIG once frozen and the stack is new).
  */

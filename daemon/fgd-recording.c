@@ -243,9 +243,10 @@ static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 	 */
 	if (err >= 0 && r->locs) {
 		const uint32_t *locs;
-		size_t n_locs = fg_resolver__sample_locations(r->res, &locs);
+		bool cut;
+		size_t n_locs = fg_resolver__sample_locations(r->res, &locs, &cut);
 
-		err = fg_loc_profile__add(r->locs, r->model, stack, r->n_roots, locs, n_locs,
+		err = fg_loc_profile__add(r->locs, r->model, stack, r->n_roots + cut, locs, n_locs,
 					  in_us(r) ? (double)s->period : 1.0);
 	}
 	if (err >= 0)

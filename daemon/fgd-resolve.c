@@ -73,12 +73,14 @@ struct fg_resolver {
 	size_t n_loc_names, cap_loc_names;
 	uint32_t *scratch; /* owned: one sample's locations, leaf first */
 	size_t cap_scratch, n_scratch;
+	bool scratch_truncated; /* its user stack was cut short: a FG_RESOLVE_TRUNCATED frame */
 	uint32_t *stack; /* owned: one sample's root slots, then its frame name ids, root first */
 	size_t cap_stack;
 	uint64_t *chain; /* owned: DWARF mode: one sample's kernel callchain and unwound user pcs */
 	size_t cap_chain;
 	struct fg_stack_quality quality;
-	size_t max_locs; /* lowered to the current count when frozen */
+	uint32_t truncated_name; /* FG_RESOLVE_TRUNCATED's id in names; UINT32_MAX: not yet */
+	size_t max_locs;         /* lowered to the current count when frozen */
 	bool memory_limited;
 
 	uint64_t samples;      /* emitted */
@@ -114,9 +116,11 @@ struct fg_resolver {
 	bool sample_degraded; /* the sample being handled got less than was coming */
 };
 
-size_t fg_resolver__sample_locations(const struct fg_resolver *r, const uint32_t **ret)
+size_t fg_resolver__sample_locations(const struct fg_resolver *r, const uint32_t **ret,
+				     bool *ret_truncated)
 {
 	*ret = r->scratch;
+	*ret_truncated = r->scratch_truncated;
 	return r->n_scratch;
 }
 
@@ -193,6 +197,7 @@ int fg_resolver__new(const struct fg_resolve_opts *opts, const struct fg_resolve
 	r->budget = deps->budget;
 	r->jit = fg_proctab__jit(deps->procs);
 	r->names = names;
+	r->truncated_name = UINT32_MAX;
 	r->max_locs = MAX_LOCATIONS;
 	*ret = r;
 	return 0;
@@ -202,6 +207,7 @@ void fg_resolver__forget(struct fg_resolver *r, struct fg_folded *names)
 {
 	drop_locations(r);
 	r->names = names;
+	r->truncated_name = UINT32_MAX;
 	r->max_locs = MAX_LOCATIONS;
 	r->memory_limited = false;
 }
@@ -668,19 +674,28 @@ static void account_fp_chain(struct fg_resolver *r, const struct user_part *user
 /*
  * Hands the n locations in r->scratch (leaf first) to the consumer as one
  * stack, root first: user frames outermost first, then kernel frames; each
- * location expands into its precomputed range of names. The consumer's
- * root slots come first in the buffer. Its error is the sample's.
+ * location expands into its precomputed range of names. A user stack cut
+ * short (truncated) starts with a FG_RESOLVE_TRUNCATED frame, so it is not
+ * drawn as if whole. The consumer's root slots come first in the buffer.
+ * Its error is the sample's.
  */
 static int emit_stack(struct fg_resolver *r, const struct fg_sample *s, struct fg_process *proc,
-		      size_t n)
+		      size_t n, bool truncated)
 {
-	size_t total = r->opts.root_slots, k = total;
+	size_t total = r->opts.root_slots + truncated, k = r->opts.root_slots;
 
 	for (size_t i = 0; i < n; i++)
 		total += r->locs[r->scratch[i]].n_names;
 	if (FG_GROW(r->stack, r->cap_stack, total) < 0)
 		return -ENOMEM;
 	r->n_scratch = n;
+	r->scratch_truncated = truncated;
+	if (truncated) {
+		if (r->truncated_name == UINT32_MAX &&
+		    fg_resolve_intern(r->names, FG_RESOLVE_TRUNCATED, NULL, &r->truncated_name) < 0)
+			return -ENOMEM;
+		r->stack[k++] = r->truncated_name;
+	}
 	for (size_t i = n; i-- > 0;) {
 		const struct location *l = &r->locs[r->scratch[i]];
 
@@ -691,6 +706,21 @@ static int emit_stack(struct fg_resolver *r, const struct fg_sample *s, struct f
 	}
 	return r->opts.emit(r->opts.ctx, proc, s, r->stack + r->opts.root_slots,
 			    total - r->opts.root_slots);
+}
+
+/*
+ * Whether the sample's user stack was cut short: by the stack dump's end or
+ * the depth limit (DWARF), or by the depth limit short of an outermost
+ * function (frame pointers); what the stack figures count as truncated.
+ */
+static bool truncated(const struct fg_resolver *r, bool dwarf, const struct unwound *uw,
+		      const struct user_part *user)
+{
+	if (dwarf)
+		return uw->user &&
+		       (uw->end == FG_UNWIND_TRUNCATED || uw->end == FG_UNWIND_MAX_DEPTH);
+	return user->outermost >= 0 && !r->locs[user->outermost].outermost &&
+	       user->frames >= r->opts.max_stack;
 }
 
 /*
@@ -754,7 +784,7 @@ static int handle_sample(struct fg_resolver *r, const struct fg_record *rec,
 		}
 		return -EINPROGRESS;
 	}
-	if (n < 0 || emit_stack(r, s, proc, (size_t)n) < 0) {
+	if (n < 0 || emit_stack(r, s, proc, (size_t)n, truncated(r, dwarf, &uw, &user)) < 0) {
 		r->dropped_full++;
 		return 0;
 	}

@@ -74,6 +74,9 @@ typedef bool (*fg_resolve_want_fn)(void *ctx, struct fg_process *proc);
 typedef int (*fg_resolve_emit_fn)(void *ctx, struct fg_process *proc, const struct fg_sample *s,
 				  uint32_t *names, size_t n);
 
+/* The frame at the root end of a user stack cut short (fg_stack_quality's truncated). */
+#define FG_RESOLVE_TRUNCATED "[truncated]"
+
 /* The most root slots a consumer may ask for. */
 #define FG_RESOLVE_MAX_ROOT_SLOTS 4
 
@@ -193,10 +196,12 @@ void fg_resolver__stats(const struct fg_resolver *r, struct fg_resolve_stats *re
 /*
  * Called from the emit callback: the sample's locations (indices of the
  * memo), leaf first, one per code address, in *ret (borrowed for the
- * call). The names emitted are theirs, expanded: a consumer that keeps
- * these instead keeps where each frame came from.
+ * call), and whether its user stack was cut short. The names emitted are
+ * theirs, expanded, after a FG_RESOLVE_TRUNCATED frame when cut short: a
+ * consumer that keeps these instead keeps where each frame came from.
  */
-size_t fg_resolver__sample_locations(const struct fg_resolver *r, const uint32_t **ret);
+size_t fg_resolver__sample_locations(const struct fg_resolver *r, const uint32_t **ret,
+				     bool *ret_truncated);
 
 /* The memo's location idx (one fg_resolver__sample_locations() gave). 0, or -ENOENT. */
 int fg_resolver__location(const struct fg_resolver *r, uint32_t idx,

@@ -3,7 +3,9 @@
 python3 running a CPU-bound script, and xz -9 and gzip -9 compressing. In the
 default (dwarf) mode at least 95% of user stacks must reach the outermost
 frame, the interpreter's frames must reach Py_BytesMain and libc's start
-code, and kernel frames must sit on top of complete user stacks. Frame-pointer
+code, and kernel frames must sit on top of complete user stacks. With a
+stack dump too small for the interpreter, the stacks cut short start with
+[truncated], as many as the stack figures count as truncated. Frame-pointer
 mode is recorded too, for the figures side by side."""
 
 import json
@@ -39,6 +41,23 @@ def record(d, pid, tmp, mode, name):
     print(f"{name:8} {mode:6} {q['user_stacks']:5} user stacks, {q['complete_pct']:5.1f}% complete, "
           f"{q['truncated']} truncated, {q['failed']} failed; frames {meta['frames']}")
     return stacks, q
+
+
+def truncated_marked(d, pid, tmp):
+    """A stack dump too small for the interpreter's stack: every stack the walk could not
+    finish starts with [truncated], as many as the stack figures count, and no other."""
+    meta_path = os.path.join(tmp, "truncated.json")
+    r = d.fgctl("record", "-p", pid, "-t", "2", "-F", "499", "--stack-dump", "128",
+                "--metadata", meta_path, "-o", "-", check_rc=0)
+    stacks = parse_folded(r.stdout.decode())
+    with open(meta_path) as f:
+        q = json.load(f)["stack_quality"]
+    marked = sum(c for s, c in stacks.items() if s.split(";")[1:2] == ["[truncated]"])
+    check(q["truncated"] > 0 and marked == q["truncated"],
+          f"{marked} stacks start with [truncated], the figures count {q['truncated']}: {q}")
+    check(not any("[truncated]" in s.split(";")[2:] for s in stacks),
+          "[truncated] elsewhere than at the root end")
+    print(f"python3 with 128-byte stack dumps: {marked} truncated stacks marked")
 
 
 def bytes_read(pid):
@@ -94,6 +113,7 @@ def test():
                                    "_PyEval_EvalFrameDefault" in s)
                     check(interp >= 0.9, f"python3: only {interp:.1%} of stacks run from "
                           f"Py_BytesMain through the eval loop")
+                    truncated_marked(d, p.pid, tmp)
                 if name == "xz":
                     lzma = share(stacks, lambda s: ";lzma_code;" in s)
                     check(lzma >= 0.5, f"xz: only {lzma:.1%} of stacks pass through lzma_code: {sorted(stacks, key=stacks.get)[-2:]}")

@@ -58,15 +58,22 @@ static int emit(void *ctx, struct fg_process *proc, const struct fg_sample *s, u
 {
 	struct fixture *f = ctx;
 	const uint32_t *locs;
-	size_t n_locs = fg_resolver__sample_locations(f->res, &locs), k = 0;
+	bool cut;
+	size_t n_locs = fg_resolver__sample_locations(f->res, &locs, &cut), k = 0;
 	char *out;
 	size_t used = 0;
 
 	/*
 	 * The sample's locations, root first, each expanded into its names
 	 * (outermost first), are the names emitted: what keeps stacks of
-	 * locations (pprof's) keeps the same stacks.
+	 * locations (pprof's) keeps the same stacks. A stack cut short starts
+	 * with the truncation frame, which is no location.
 	 */
+	if (cut) {
+		ASSERT_TRUE(n > 0);
+		ASSERT_STREQ(fg_folded__name(f->names, names[0]), FG_RESOLVE_TRUNCATED);
+		k = 1;
+	}
 	for (size_t i = n_locs; i-- > 0;) {
 		struct fg_resolve_location l;
 
@@ -460,5 +467,23 @@ TEST(dwarf_mode_unwinds_the_stack_copy_to_start)
 	fg_resolver__stats(f.res, &st);
 	ASSERT_EQ(st.quality.user_stacks, 1);
 	ASSERT_EQ(st.quality.complete, 1);
+	/* Whole: nothing says it was cut. */
+	ASSERT_TRUE(strstr(f.emitted[0], FG_RESOLVE_TRUNCATED) == NULL);
+
+	/*
+	 * The same copy cut to its first 64 bytes: the walk stops at the
+	 * dump's end, and the stack starts with the frame that says so, not
+	 * with a frame that looks like the outermost.
+	 */
+	rec.sample.stack_size = 64;
+	rec.sample.sid.time = fgd_now();
+	rec.sid = rec.sample.sid;
+	fg_resolver__sample(f.res, &rec);
+	ASSERT_EQ(f.n_emitted, 2);
+	ASSERT_TRUE(strncmp(f.emitted[1], FG_RESOLVE_TRUNCATED ";",
+			    strlen(FG_RESOLVE_TRUNCATED) + 1) == 0);
+	ASSERT_TRUE(strstr(f.emitted[1], "main;") == NULL);
+	fg_resolver__stats(f.res, &st);
+	ASSERT_EQ(st.quality.truncated, 1);
 	teardown(&f);
 }
