@@ -62,6 +62,8 @@ static void record_help(void)
 	       "                           Default: fgd's, dwarf unless configured otherwise\n"
 	       "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a\n"
 	       "                           multiple of 8 up to 65528 (default: fgd's, 32768)\n"
+	       "      --json               the summary as JSON on stdout (the profile goes to -o\n"
+	       "                           FILE): the recording's figures, as --metadata writes\n"
 	       "      --metadata FILE      also write the recording's figures as JSON: samples,\n"
 	       "                           losses, frames named, stack quality (docs/PROTOCOL.md)\n"
 	       "      --group-by WHAT      a root frame above the process name: 'cgroup' (its\n"
@@ -280,7 +282,7 @@ static int write_out(void *ctx, const char *data, size_t len)
 
 /* Runs the conversation of one recording into out; returns the exit code. */
 static int record_session(struct fgctl_conn *conn, struct fg_request *req, struct fgctl_output *out,
-			  const char *meta_path, bool quiet)
+			  const char *meta_path, bool quiet, bool json)
 {
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
 	char reason[32];
@@ -295,7 +297,11 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 		return FGCTL_EXIT_OUTPUT;
 	}
 	fgctl_show_summary(stderr, strcmp(out->path, "-") == 0 ? "stdout" : out->path, reason, meta,
-			   quiet);
+			   quiet || json);
+	/* The summary for scripts: the recording's metadata (docs/PROTOCOL.md), on stdout. */
+	if (json)
+		printf("%s\n",
+		       meta ? json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PRETTY) : "{}");
 	if (meta_path) {
 		r = meta ? write_metadata(meta_path, meta) : -ENODATA;
 		if (r < 0) {
@@ -367,7 +373,8 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		ARG_NO_INLINE,
 		ARG_NO_DEMANGLE,
 		ARG_SINCE,
-		ARG_UNTIL
+		ARG_UNTIL,
+		ARG_JSON,
 	};
 	static const struct option options[] = {
 		FGCTL_RECORD_OPTIONS,
@@ -379,6 +386,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "no-demangle", no_argument, NULL, ARG_NO_DEMANGLE },
 		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
 		{ "metadata", required_argument, NULL, ARG_METADATA },
+		{ "json", no_argument, NULL, ARG_JSON },
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
 		{ "no-jit-suffix", no_argument, NULL, ARG_NO_JSUFFIX },
 		{ "since", required_argument, NULL, ARG_SINCE },
@@ -392,7 +400,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	struct fgctl_output out = { .fd = -1 };
 	_cleanup_(json_object_putp) struct json_object *msg = NULL;
 	struct fgctl_conn conn;
-	bool quiet = false, format_given = false;
+	bool quiet = false, format_given = false, json = false;
 	const char *meta_path = NULL, *socket = ctx->socket;
 	int c, r;
 
@@ -428,6 +436,9 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case ARG_METADATA:
 			meta_path = optarg;
+			break;
+		case ARG_JSON:
+			json = true;
 			break;
 		case ARG_STACK_DUMP:
 			if (fg_parse_u32(optarg, 8, FG_PROTO_MAX_STACK_DUMP,
@@ -489,6 +500,11 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	r = fgctl_output_target(&out, "record", format_given, &req.record.format);
 	if (r != FGCTL_EXIT_OK)
 		return r;
+	if (json && strcmp(out.path, "-") == 0) {
+		fprintf(stderr, "fgctl: --json writes the summary to stdout: give -o FILE for the "
+				"profile\n");
+		return FGCTL_EXIT_USAGE;
+	}
 
 	/* Fail on an unwritable output now, not after a 30 s recording. */
 	if (fgctl_output_open(&out) < 0)
@@ -503,7 +519,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	if (r < 0)
 		r = fgctl_send_failed(&conn, r);
 	else
-		r = record_session(&conn, &req, &out, meta_path, quiet);
+		r = record_session(&conn, &req, &out, meta_path, quiet, json);
 	fgctl_output_close(&out, false); /* no-op after a successful commit */
 	fgctl_disconnect(&conn);
 	return r;

@@ -19,7 +19,7 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
-enum { ARG_TITLE = 0x100, ARG_OFF_CPU, ARG_GROUP_BY, ARG_PID_FRAMES };
+enum { ARG_TITLE = 0x100, ARG_OFF_CPU, ARG_GROUP_BY, ARG_PID_FRAMES, ARG_JSON };
 
 /* HH:MM:SS of a Unix time in ms, local. */
 /* A local time of day, with its ms when it has some: a range may end anywhere. */
@@ -65,6 +65,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, ARG_OFF_CPU },
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
 		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
+		{ "json", no_argument, NULL, ARG_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{},
 	};
@@ -74,7 +75,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 	struct fgctl_period period = {};
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
 	const char *socket = ctx->socket;
-	bool format_given = false, quiet = false;
+	bool format_given = false, quiet = false, json = false;
 	int c, r;
 
 	optind = 1;
@@ -106,6 +107,9 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		case ARG_PID_FRAMES:
 			req.query.with_pid = true;
 			break;
+		case ARG_JSON:
+			json = true;
+			break;
 		case ARG_GROUP_BY:
 			if (fgctl_group_by_arg(optarg, &req.query.group_by) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
@@ -132,6 +136,8 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid;\n"
 			       "                           always for pprof and speedscope)\n"
 			       "      --title TEXT         flame graph title\n"
+			       "      --json               the summary as JSON on stdout (the profile goes\n"
+			       "                           to -o FILE): samples, processes, slices, losses\n"
 			       "  -q, --quiet              no summary\n%s%s",
 			       fgctl_query_help, fgctl_query_help_tail);
 			return FGCTL_EXIT_OK;
@@ -149,6 +155,11 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 	r = fgctl_output_target(&out, "snapshot", format_given, &req.query.format);
 	if (r != FGCTL_EXIT_OK)
 		return r;
+	if (json && strcmp(out.path, "-") == 0) {
+		fprintf(stderr, "fgctl: --json writes the summary to stdout: give -o FILE for the "
+				"profile\n");
+		return FGCTL_EXIT_USAGE;
+	}
 	/* The output is opened only once fgd accepted: a query with no data leaves no empty file. */
 	r = fgctl_query_snapshot(socket, &req, NULL, &to_output, &out, &meta);
 	if (r != FGCTL_EXIT_OK) {
@@ -161,7 +172,11 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "fgctl: cannot write %s: %s\n", out.path, strerror(-r));
 		return FGCTL_EXIT_OUTPUT;
 	}
-	if (!quiet && meta) {
+	/* The summary for scripts: the snapshot's metadata (docs/PROTOCOL.md), on stdout. */
+	if (json)
+		printf("%s\n",
+		       meta ? json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PRETTY) : "{}");
+	if (!quiet && !json && meta) {
 		char from[24], to[24];
 		const char *where = strcmp(out.path, "-") == 0 ? "stdout" : out.path;
 

@@ -19,7 +19,7 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
-static int top_once(const char *socket, const struct fg_request *req, bool clear)
+static int top_once(const char *socket, const struct fg_request *req, bool clear, bool json)
 {
 	_cleanup_(json_object_putp) struct json_object *msg = NULL;
 	struct json_object *list, *meta;
@@ -44,6 +44,14 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 	    !json_object_object_get_ex(msg, "meta", &meta)) {
 		fprintf(stderr, "fgctl: malformed answer from fgd\n");
 		return FGCTL_EXIT_FAILURE;
+	}
+	/* The reply itself for scripts (docs/PROTOCOL.md): pretty once, a line per refresh. */
+	if (json) {
+		printf("%s\n",
+		       json_object_to_json_string_ext(msg, clear ? JSON_C_TO_STRING_PLAIN :
+								   JSON_C_TO_STRING_PRETTY));
+		fflush(stdout);
+		return FGCTL_EXIT_OK;
 	}
 	if (clear)
 		printf("\033[H\033[2J");
@@ -81,13 +89,14 @@ int fgctl_verb_top(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "lines", required_argument, NULL, 'n' },
 		{ "watch", no_argument, NULL, 'w' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
 		{},
 	};
 	struct fg_request req = { .cmd = FG_CMD_TOP, .query = { .uid = -1, .limit = 20 } };
 	struct fgctl_period period = {};
 	const char *socket = ctx->socket;
 	uint32_t interval = 2, v;
-	bool watch = false;
+	bool watch = false, json = false;
 	int c, r;
 
 	optind = 1;
@@ -112,6 +121,9 @@ int fgctl_verb_top(const struct fgctl_ctx *ctx, int argc, char **argv)
 		case 'w':
 			watch = true;
 			break;
+		case 'j':
+			json = true;
+			break;
 		case 'i':
 			if (fg_parse_u32(optarg, 1, 3600, &interval) < 0) {
 				fprintf(stderr, "fgctl: invalid interval '%s'\n", optarg);
@@ -127,7 +139,8 @@ int fgctl_verb_top(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "row however many slices it spans.\n\n"
 			       "  -n, --lines N            processes shown (default 20)\n"
 			       "  -w, --watch              refresh like top until interrupted\n"
-			       "  -i, --interval SECONDS   refresh interval with -w (default 2)\n%s%s",
+			       "  -i, --interval SECONDS   refresh interval with -w (default 2)\n"
+			       "      --json               fgd's answer as JSON (a line per refresh with -w)\n%s%s",
 			       fgctl_query_help, fgctl_query_help_tail);
 			return FGCTL_EXIT_OK;
 		default:
@@ -145,7 +158,8 @@ int fgctl_verb_top(const struct fgctl_ctx *ctx, int argc, char **argv)
 		/* Relative times are relative to each refresh. */
 		if (fgctl_query_range(&now.query, &period, "60s") < 0)
 			return FGCTL_EXIT_USAGE;
-		r = top_once(socket, &now, watch && isatty(STDOUT_FILENO));
+		/* --watch --json: one JSON line a refresh, never a cleared screen. */
+		r = top_once(socket, &now, watch && (json || isatty(STDOUT_FILENO)), json);
 		if (!watch || r != FGCTL_EXIT_OK)
 			return r;
 		sleep(interval);

@@ -93,6 +93,22 @@ def test():
         rows = [l.split() for l in r.stdout.decode().splitlines()[3:]]
         check(len(rows) == 1 and int(rows[0][0]) == w.pid, f"top -p: {rows}")
 
+        # --json: what scripts read, the same figures.
+        top = json.loads(d.fgctl("top", "--last", "30s", "-p", w.pid, "--json",
+                                 check_rc=0).stdout)
+        procs = top["processes"]
+        check(len(procs) == 1 and procs[0]["pid"] == w.pid and procs[0]["leaf"] == "hot_a" and
+              procs[0]["samples"] > 0 and top["meta"]["samples"] > 0, f"top --json: {top}")
+        snap = json.loads(d.fgctl("snapshot", "--last", "30s", "-p", w.pid, "--json",
+                                  "-o", d.dir + "/j.folded", check_rc=0).stdout)
+        check(snap["samples"] > 0 and snap["processes"] >= 1, f"snapshot --json: {snap}")
+        rec = json.loads(d.fgctl("record", "-p", w.pid, "-t", "1", "--json",
+                                 "-o", d.dir + "/j.svg", check_rc=0).stdout)
+        check(rec["samples"] > 0 and "lost" in rec and "stack_quality" in rec,
+              f"record --json: {sorted(rec)}")
+        r = d.fgctl("record", "-p", w.pid, "-t", "1", "--json", "-o", "-", check_rc=2)
+        check(b"--json writes the summary to stdout" in r.stderr, f"{r.stderr!r}")
+
         # A recording alongside gets its own samples at its own rate.
         r = d.fgctl("record", "-p", w.pid, "-t", "2", "-F", "499", "-o", "-", check_rc=0)
         rec = parse_folded(r.stdout.decode())
