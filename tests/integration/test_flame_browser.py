@@ -6,8 +6,10 @@ Renders tests/data/flame-browser.folded with fgtest-render, loads the SVG
 from a file:// URL and checks the DOM after each step: load, zoom (with each
 tooltip's share of the zoomed frame), reset, search through the Search
 control, search through Ctrl-F, the case toggle, the view kept in the URL and
-restored from it, and an icicle graph from fgctl render --inverted. Every
-expected number is computed here from the fixture.
+restored from it, and an icicle graph from fgctl render --inverted; then the
+same SVG inline in an HTML page, as a blog embeds it (no CDATA section, which
+blog engines strip): zoom and reset work there too. Every expected number is
+computed here from the fixture.
 """
 
 import os
@@ -351,6 +353,27 @@ def main():
                     print(f"FAIL {name}: {e}", file=sys.stderr)
                     return 1
                 print(f"ok   {name}")
+            # (j) The same SVG inline in an HTML page, as a blog embeds it: it has no
+            # CDATA section for an engine to strip, and its script needs none, so the
+            # page's HTML parser gives it the same graph, which zooms and resets.
+            with open(svg, encoding="utf-8") as f:
+                markup = f.read()
+            check("<![CDATA[" not in markup, "the SVG still has a CDATA section")
+            page = os.path.join(tmp, "blog.html")
+            with open(page, "w", encoding="utf-8") as f:
+                f.write("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>A post</title>"
+                        "</head><body><p>What burned the CPU:</p>\n" +
+                        markup[markup.index("<svg"):] + "\n<p>The end.</p></body></html>\n")
+            s.navigate("file://" + page)
+            try:
+                inline = frames(s)
+                check(inline.keys() == initial.keys(), "the inline graph has other frames")
+                step_zoom(s, stacks, inline)
+                step_reset(s, inline)
+            except (Failure, webdriver.WebDriverError) as e:
+                print(f"FAIL (j) inline in HTML: {e}", file=sys.stderr)
+                return 1
+            print("ok   (j) inline in an HTML page: zoom and reset")
     return 0
 
 
