@@ -119,7 +119,7 @@ static int parse_options(int argc, char **argv, struct diff_args *args, bool fro
 		(struct fg_query_request){ .uid = -1, .limit = 20, .format = FG_FORMAT_FOLDED };
 	/* 0, not 1: glibc then re-reads the option string, so options may follow the files. */
 	optind = 0;
-	while ((c = getopt_long(argc, argv, from_fgd ? "o:f:qhnp:s:" : "o:f:qhn",
+	while ((c = getopt_long(argc, argv, from_fgd ? "o:f:qhnukp:s:" : "o:f:qhnuk",
 				from_fgd ? baseline_options : file_options, NULL)) >= 0) {
 		if (from_fgd) {
 			r = fgctl_query_option(c, optarg, &args->after, &args->after_period);

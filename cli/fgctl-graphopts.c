@@ -17,6 +17,8 @@ void fgctl_graph_opts_init(struct fgctl_graph_opts *o)
 	*o = (struct fgctl_graph_opts){
 		.to = FG_FORMAT_SVG,
 		.normalize = true,
+		/* A folded file's root frame is the process's: -u and -k keep it. */
+		.transform = { .roots = 1 },
 	};
 	fg_flame_opts_init(&o->flame);
 }
@@ -171,6 +173,12 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 	case FGCTL_GRAPH_OPT_COLLAPSE_RECURSION:
 		o->transform.collapse_recursion = true;
 		return 1;
+	case 'u':
+		o->transform.user_only = true;
+		return 1;
+	case 'k':
+		o->transform.kernel_only = true;
+		return 1;
 	case FGCTL_GRAPH_OPT_NO_IDLE:
 		o->transform.no_idle = true;
 		return 1;
@@ -213,6 +221,11 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 
 int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what)
 {
+	if (o->transform.user_only && o->transform.kernel_only) {
+		fprintf(stderr,
+			"fgctl: -u (--user-only) and -k (--kernel-only) exclude each other\n");
+		return FGCTL_EXIT_USAGE;
+	}
 	if (!o->output && isatty(STDOUT_FILENO)) {
 		/* Nobody named it, and a graph is not for the terminal: a file here, named. */
 		fgctl_default_output(what, o->to_given ? o->to : FG_FORMAT_SVG, o->default_output);
@@ -276,6 +289,8 @@ const char fgctl_graph_help[] =
 	"\n"
 	"Filters, applied in this order:\n"
 	"      --no-idle            drop the kernel idle loop (swapper, cpuidle stacks)\n"
+	"  -u, --user-only          only user frames (kernel frames, name_[k], dropped)\n"
+	"  -k, --kernel-only        only kernel frames (under the root frame, the process)\n"
 	"      --include REGEX      keep only stacks with a frame matching REGEX (POSIX ERE)\n"
 	"      --exclude REGEX      drop stacks with a frame matching REGEX\n"
 	"      --ignore-case        --include and --exclude ignore case\n"

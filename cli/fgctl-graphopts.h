@@ -116,6 +116,8 @@ enum {
 		{ "focus", required_argument, NULL, FGCTL_GRAPH_OPT_FOCUS },                     \
 		{ "collapse-recursion", no_argument, NULL, FGCTL_GRAPH_OPT_COLLAPSE_RECURSION }, \
 		{ "no-idle", no_argument, NULL, FGCTL_GRAPH_OPT_NO_IDLE },                       \
+		{ "user-only", no_argument, NULL, 'u' },                                         \
+		{ "kernel-only", no_argument, NULL, 'k' },                                       \
 		{ "normalize", no_argument, NULL, 'n' },                                         \
 	{                                                                                        \
 		"no-normalize", no_argument, NULL, FGCTL_GRAPH_OPT_NO_NORMALIZE                  \

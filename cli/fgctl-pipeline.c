@@ -170,7 +170,7 @@ int fgctl_pipeline_read(struct fgctl_graph_opts *opts, char **paths, size_t n,
 static bool wants_transform(const struct fg_transform_opts *t)
 {
 	return t->no_idle || t->include || t->exclude || t->focus || t->collapse_recursion ||
-	       t->reverse;
+	       t->reverse || t->user_only || t->kernel_only;
 }
 
 /* Replaces *model with its filtered form. Returns 0 or an exit code. */

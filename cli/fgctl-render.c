@@ -44,7 +44,7 @@ int fgctl_verb_render(const struct fgctl_ctx *ctx, int argc, char **argv)
 	fgctl_graph_opts_init(&opts);
 	/* 0, not 1: glibc then re-reads the option string, so options may follow the files. */
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:f:qh", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "o:f:qhuk", options, NULL)) >= 0) {
 		r = fgctl_graph_option(c, optarg, &opts);
 		if (r < 0)
 			return FGCTL_EXIT_USAGE;

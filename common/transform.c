@@ -2,12 +2,14 @@
 #include <errno.h>
 #include <math.h>
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "macro.h"
 #include "palette.h"
 #include "transform.h"
+#include "view.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 
@@ -244,6 +246,19 @@ static int map_name(struct transform *t, uint32_t id, uint32_t *ret)
 	return 0;
 }
 
+/* Whether the frame at index i of its stack stays under user_only or kernel_only. */
+static bool keep_frame(const struct transform *t, uint32_t id, size_t i)
+{
+	const struct fg_transform_opts *o = t->opts;
+	bool kernel;
+
+	if ((!o->user_only && !o->kernel_only) || i < o->roots)
+		return true;
+	kernel = fg_frame_is_kernel(fg_folded__name(t->in, id), fg_folded__name_len(t->in, id));
+	return o->user_only ? !kernel : kernel;
+}
+
+/* Adds the kept part of s; 1 when added, 0 when nothing of it was left. */
 static int add_kept(struct transform *t, const struct fg_stack *s, size_t start)
 {
 	size_t n = 0;
@@ -253,13 +268,21 @@ static int add_kept(struct transform *t, const struct fg_stack *s, size_t start)
 	if (r < 0)
 		return r;
 	for (size_t i = start; i < s->n_frames; i++) {
-		/* Names are interned one to one, so equal input ids are equal output ids. */
-		if (t->opts->collapse_recursion && i > start && s->frames[i] == s->frames[i - 1])
+		uint32_t id;
+
+		if (!keep_frame(t, s->frames[i], i))
 			continue;
-		r = map_name(t, s->frames[i], &t->scratch[n++]);
+		r = map_name(t, s->frames[i], &id);
 		if (r < 0)
 			return r;
+		/* Names are interned one to one: equal output ids are equal frames. */
+		if (t->opts->collapse_recursion && n > 0 && t->scratch[n - 1] == id)
+			continue;
+		t->scratch[n++] = id;
 	}
+	/* Nothing of the side asked for: not even a root to draw it under. */
+	if (n == 0)
+		return 0;
 	if (t->opts->reverse)
 		for (size_t i = 0; i < n / 2; i++) {
 			uint32_t x = t->scratch[i];
@@ -268,8 +291,10 @@ static int add_kept(struct transform *t, const struct fg_stack *s, size_t start)
 			t->scratch[n - 1 - i] = x;
 		}
 	if (fg_folded__is_diff(t->in))
-		return fg_folded__add_pair(t->out, t->scratch, n, s->before, s->count);
-	return fg_folded__add(t->out, t->scratch, n, s->count);
+		r = fg_folded__add_pair(t->out, t->scratch, n, s->before, s->count);
+	else
+		r = fg_folded__add(t->out, t->scratch, n, s->count);
+	return r < 0 ? r : 1;
 }
 
 /*
@@ -301,6 +326,11 @@ int fg_transform(const struct fg_folded *in, const struct fg_transform_opts *opt
 	int r;
 
 	opts = t.opts;
+	if (opts->user_only && opts->kernel_only) {
+		if (err && err_size > 0)
+			snprintf(err, err_size, "user-only and kernel-only exclude each other");
+		return -EINVAL;
+	}
 	if (opts->include) {
 		r = regex_compile(&t.include, opts->include, opts->ignore_case, err, err_size);
 		if (r < 0)
@@ -341,6 +371,11 @@ int fg_transform(const struct fg_folded *in, const struct fg_transform_opts *opt
 		r = add_kept(&t, &s, start);
 		if (r < 0)
 			return r;
+		if (r == 0) {
+			stats.dropped += s.count;
+			stats.stacks_dropped++;
+			continue;
+		}
 		stats.kept += s.count;
 		stats.stacks_kept++;
 	}

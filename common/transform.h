@@ -51,6 +51,14 @@ struct fg_transform_opts {
 	 * occurrence; NULL: none.
 	 */
 	const char *focus;
+	/*
+	 * Only user frames (user_only) or only kernel frames, "name_[k]"
+	 * (kernel_only), below the first roots frames of each stack (the
+	 * process frame, kept whatever it is); a stack left with nothing is
+	 * dropped. Not both.
+	 */
+	bool user_only, kernel_only;
+	size_t roots;
 	/* Runs of one frame (direct recursion) become one, as stackcollapse-recursive.pl does. */
 	bool collapse_recursion;
 	/* Each stack leaf first: the "who calls this leaf" view of flamegraph.pl --reverse. */
@@ -69,7 +77,8 @@ struct fg_transform_stats {
 
 /*
  * Applies opts (NULL: none) to in, in the order no_idle, include, exclude
- * (both test the original frames), focus, collapse_recursion, reverse. Stores
+ * (both test the original frames), focus, user_only or kernel_only,
+ * collapse_recursion, reverse. Stores
  * a new model in *ret_out, which the caller frees with fg_folded__free().
  * A differential input gives a differential output, before and count both
  * carried. Regular expressions are compiled once and each distinct name is

@@ -232,6 +232,38 @@ TEST(filters_match_frames_by_their_plain_names)
 	      "app;main;read;do_syscall_64_[k];ksys_read_[k] 1\n");
 }
 
+TEST(user_only_and_kernel_only_keep_one_side_under_the_roots)
+{
+	static const char *const in = "app;main;read;sys_read_[k];vfs_read_[k] 7\n"
+				      "app;main;compute 30\n"
+				      "app;f;f_[k];f_[k];f 2\n";
+	struct fg_transform_opts o = { .user_only = true, .roots = 1 };
+	struct fg_transform_stats st;
+
+	check(in, &o, "app;f;f 2\napp;main;compute 30\napp;main;read 7\n");
+	/* A run that dropping made adjacent collapses like any other. */
+	o.collapse_recursion = true;
+	check(in, &o, "app;f 2\napp;main;compute 30\napp;main;read 7\n");
+	o = (struct fg_transform_opts){ .kernel_only = true, .roots = 1 };
+	/* The root frame stays: user time is its process's alone. */
+	st = check(in, &o, "app 30\napp;f_[k];f_[k] 2\napp;sys_read_[k];vfs_read_[k] 7\n");
+	ASSERT_EQ(st.stacks_kept, 3);
+	/* Without roots, a stack of the other side alone is dropped, and counted. */
+	o.roots = 0;
+	st = check(in, &o, "f_[k];f_[k] 2\nsys_read_[k];vfs_read_[k] 7\n");
+	ASSERT_TRUE(st.dropped == 30 && st.stacks_dropped == 1);
+	/* Not both. */
+	{
+		struct fg_folded *f = parse(in), *out = NULL;
+		char err[128] = "";
+
+		o.user_only = true;
+		ASSERT_ERR(fg_transform(f, &o, &out, NULL, err, sizeof(err)), -EINVAL);
+		ASSERT_TRUE(strstr(err, "exclude each other") != NULL);
+		fg_folded__free(f);
+	}
+}
+
 TEST(collapse_recursion_merges_runs_only)
 {
 	static const char *const in = "a;a;b;b;b;c 1\n"
