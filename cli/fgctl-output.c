@@ -171,6 +171,19 @@ int fgctl_group_by_arg(const char *arg, enum fg_group_by *ret)
 	return FGCTL_EXIT_USAGE;
 }
 
+int fgctl_frames_arg(int c, enum fg_frames_side *ret)
+{
+	enum fg_frames_side side = c == 'u' ? FG_FRAMES_USER : FG_FRAMES_KERNEL;
+
+	if (*ret != FG_FRAMES_ALL && *ret != side) {
+		fprintf(stderr,
+			"fgctl: -u (--user-only) and -k (--kernel-only) exclude each other\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	*ret = side;
+	return FGCTL_EXIT_OK;
+}
+
 int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE])
 {
 	size_t len = strlen(arg);

@@ -55,6 +55,8 @@ int fgctl_format_for_path(const char *path, enum fg_format *ret);
  */
 int fgctl_format_arg(const char *arg, enum fg_format *ret);
 int fgctl_group_by_arg(const char *arg, enum fg_group_by *ret);
+/* -u ('u') or -k ('k') into *ret: an error when the other was given already. */
+int fgctl_frames_arg(int c, enum fg_frames_side *ret);
 int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE]);
 
 /*

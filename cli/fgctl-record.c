@@ -62,6 +62,8 @@ static void record_help(void)
 	       "                           Default: fgd's, dwarf unless configured otherwise\n"
 	       "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a\n"
 	       "                           multiple of 8 up to 65528 (default: fgd's, 32768)\n"
+	       "  -u, --user-only          only user frames (kernel frames dropped)\n"
+	       "  -k, --kernel-only        only kernel frames, under the process frame\n"
 	       "      --json               the summary as JSON on stdout (the profile goes to -o\n"
 	       "                           FILE): the recording's figures, as --metadata writes\n"
 	       "      --metadata FILE      also write the recording's figures as JSON: samples,\n"
@@ -387,6 +389,8 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
 		{ "metadata", required_argument, NULL, ARG_METADATA },
 		{ "json", no_argument, NULL, ARG_JSON },
+		{ "user-only", no_argument, NULL, 'u' },
+		{ "kernel-only", no_argument, NULL, 'k' },
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
 		{ "no-jit-suffix", no_argument, NULL, ARG_NO_JSUFFIX },
 		{ "since", required_argument, NULL, ARG_SINCE },
@@ -406,7 +410,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 
 	fg_record_request_init(&req.record);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:at:F:o:f:qs:h", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "p:at:F:o:f:qs:huk", options, NULL)) >= 0) {
 		r = fgctl_record_option(c, optarg, &req.record);
 		if (r < 0)
 			return FGCTL_EXIT_USAGE;
@@ -439,6 +443,11 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case ARG_JSON:
 			json = true;
+			break;
+		case 'u':
+		case 'k':
+			if (fgctl_frames_arg(c, &req.record.frames) != FGCTL_EXIT_OK)
+				return FGCTL_EXIT_USAGE;
 			break;
 		case ARG_STACK_DUMP:
 			if (fg_parse_u32(optarg, 8, FG_PROTO_MAX_STACK_DUMP,

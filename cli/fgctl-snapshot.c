@@ -66,6 +66,8 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
 		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
 		{ "json", no_argument, NULL, ARG_JSON },
+		{ "user-only", no_argument, NULL, 'u' },
+		{ "kernel-only", no_argument, NULL, 'k' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{},
 	};
@@ -79,7 +81,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:o:f:qs:h", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "p:o:f:qs:huk", options, NULL)) >= 0) {
 		r = fgctl_query_option(c, optarg, &req.query, &period);
 		if (r < 0)
 			return FGCTL_EXIT_USAGE;
@@ -110,6 +112,11 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		case ARG_JSON:
 			json = true;
 			break;
+		case 'u':
+		case 'k':
+			if (fgctl_frames_arg(c, &req.query.frames) != FGCTL_EXIT_OK)
+				return FGCTL_EXIT_USAGE;
+			break;
 		case ARG_GROUP_BY:
 			if (fgctl_group_by_arg(optarg, &req.query.group_by) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
@@ -136,6 +143,8 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid;\n"
 			       "                           always for pprof and speedscope)\n"
 			       "      --title TEXT         flame graph title\n"
+			       "  -u, --user-only          only user frames (kernel frames dropped)\n"
+			       "  -k, --kernel-only        only kernel frames, under the process frame\n"
 			       "      --json               the summary as JSON on stdout (the profile goes\n"
 			       "                           to -o FILE): samples, processes, slices, losses\n"
 			       "  -q, --quiet              no summary\n%s%s",

@@ -248,6 +248,39 @@ static const char *const group_by_names[] = {
 	[FG_GROUP_CGROUP_NAME] = "cgroup-name",
 };
 
+static const char *const frames_side_names[] = {
+	[FG_FRAMES_ALL] = "all",
+	[FG_FRAMES_USER] = "user",
+	[FG_FRAMES_KERNEL] = "kernel",
+};
+
+const char *fg_frames_side_name(enum fg_frames_side s)
+{
+	return (size_t)s < ELEMENTSOF(frames_side_names) ? frames_side_names[s] : NULL;
+}
+
+int fg_frames_side_from_name(const char *name, enum fg_frames_side *ret)
+{
+	for (size_t i = 0; i < ELEMENTSOF(frames_side_names); i++)
+		if (strcmp(name, frames_side_names[i]) == 0) {
+			*ret = (enum fg_frames_side)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* The optional "frames" member: 0, or -EINVAL for anything but a side's name. */
+static int get_frames_side(struct json_object *msg, enum fg_frames_side *ret)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(msg, "frames", &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return -EINVAL;
+	return fg_frames_side_from_name(json_object_get_string(v), ret);
+}
+
 const char *fg_group_by_name(enum fg_group_by g)
 {
 	return (size_t)g < ELEMENTSOF(group_by_names) ? group_by_names[g] : NULL;
@@ -392,6 +425,10 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 	    (!json_object_is_type(v, json_type_string) ||
 	     fg_group_by_from_name(json_object_get_string(v), &rec->group_by) < 0))
 		FAIL("'group_by' must be \"process\", \"cgroup\" or \"cgroup-name\"");
+	if (get_frames_side(msg, &rec->frames) < 0)
+		FAIL("'frames' must be \"all\", \"user\" or \"kernel\"");
+	if (rec->frames != FG_FRAMES_ALL && rec->format == FG_FORMAT_TIMED)
+		FAIL("'frames' is for profiles: a timed recording keeps every frame");
 	if (get_bool(msg, "off_cpu", &rec->off_cpu) < 0 || get_bool(msg, "wall", &rec->wall) < 0)
 		FAIL("'off_cpu' and 'wall' must be booleans");
 	if (rec->off_cpu && rec->wall)
@@ -474,6 +511,10 @@ static int decode_query(struct json_object *msg, enum fg_cmd cmd, struct fg_quer
 		FAIL("'group_by' must be \"process\", \"cgroup\" or \"cgroup-name\"");
 	if (get_bool(msg, "with_pid", &q->with_pid) < 0)
 		FAIL("'with_pid' must be a boolean");
+	if (get_frames_side(msg, &q->frames) < 0)
+		FAIL("'frames' must be \"all\", \"user\" or \"kernel\"");
+	if (q->frames != FG_FRAMES_ALL && (cmd != FG_CMD_SNAPSHOT || q->format == FG_FORMAT_TIMED))
+		FAIL("'frames' is for snapshots as profiles");
 	if ((q->group_by != FG_GROUP_PROCESS || q->with_pid) &&
 	    (cmd != FG_CMD_SNAPSHOT || q->format == FG_FORMAT_TIMED))
 		FAIL("'group_by' and 'with_pid' are for snapshots as profiles: top lists "
@@ -507,6 +548,8 @@ static struct json_object *encode_query(struct json_object *obj, const struct fg
 		fg_json_add_str(obj, "group_by", fg_group_by_name(q->group_by));
 	if (q->with_pid)
 		fg_json_add_bool(obj, "with_pid", true);
+	if (q->frames != FG_FRAMES_ALL)
+		fg_json_add_str(obj, "frames", fg_frames_side_name(q->frames));
 	return obj;
 }
 
@@ -579,6 +622,8 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 	if (rec->stack_dump)
 		json_object_object_add(obj, "stack_dump", json_object_new_int64(rec->stack_dump));
 	/* Only when asked for: the default request stays what older daemons know. */
+	if (rec->frames != FG_FRAMES_ALL)
+		fg_json_add_str(obj, "frames", fg_frames_side_name(rec->frames));
 	if (rec->off_cpu)
 		json_object_object_add(obj, "off_cpu", json_object_new_boolean(true));
 	if (rec->wall)

@@ -141,6 +141,18 @@ enum fg_group_by {
 	FG_GROUP_CGROUP_NAME, /* its last component, e.g. x.service */
 };
 
+/* Which frames a profile keeps below its root frames (fgctl's -u and -k). */
+enum fg_frames_side {
+	FG_FRAMES_ALL,
+	FG_FRAMES_USER,   /* kernel frames dropped */
+	FG_FRAMES_KERNEL, /* user frames dropped */
+};
+
+/* "all", "user" or "kernel"; NULL for a value out of range. */
+const char *fg_frames_side_name(enum fg_frames_side s);
+/* 0 and the side, or -EINVAL. */
+int fg_frames_side_from_name(const char *name, enum fg_frames_side *ret);
+
 struct fg_record_request {
 	bool all;
 	pid_t pids[FG_PROTO_MAX_PIDS];
@@ -162,6 +174,7 @@ struct fg_record_request {
 	uint32_t min_block_us; /* off-CPU: shorter blocks are left out; 0: the default, 1 */
 	/* Only the samples taken in [since_ms, until_ms), Unix ms; 0: from the start, to the end. */
 	int64_t since_ms, until_ms;
+	enum fg_frames_side frames; /* user or kernel frames only; not with the timed format */
 };
 
 #define FG_PROTO_MAX_MIN_BLOCK_US 1000000000
@@ -179,10 +192,11 @@ struct fg_query_request {
 	char exe[FG_PROTO_MAX_SELECTOR + 1];    /* empty: any */
 	enum fg_format format;
 	char title[FG_PROTO_MAX_TITLE];
-	uint32_t limit;            /* top: processes listed, 1 to FG_PROTO_MAX_TOP (default 20) */
-	bool off_cpu;              /* snapshot: of always-on off-CPU's blocked time (OffCpu=) */
-	enum fg_group_by group_by; /* snapshot: a cgroup frame above each process, as record's */
-	bool with_pid;             /* snapshot: "comm-pid" process frames, as record's */
+	uint32_t limit;             /* top: processes listed, 1 to FG_PROTO_MAX_TOP (default 20) */
+	bool off_cpu;               /* snapshot: of always-on off-CPU's blocked time (OffCpu=) */
+	enum fg_group_by group_by;  /* snapshot: a cgroup frame above each process, as record's */
+	bool with_pid;              /* snapshot: "comm-pid" process frames, as record's */
+	enum fg_frames_side frames; /* snapshot: user or kernel frames only, as record's */
 };
 
 struct fg_request {

@@ -8,6 +8,7 @@
 #include "macro.h"
 #include "result.h"
 #include "timed.h"
+#include "transform.h"
 
 /* Chunks smaller than this cost more in framing than they carry. */
 #define EMIT_BUDGET_FLOOR 4096
@@ -77,6 +78,24 @@ static int copy_opts(struct fg_result *r, const struct fg_result_opts *o)
 	return 0;
 }
 
+/* *model with the frames of one side only (opts->frames), under its roots. */
+static int one_side(const struct fg_result_opts *opts, struct fg_folded **model)
+{
+	struct fg_transform_opts t = {
+		.user_only = opts->frames == FG_FRAMES_USER,
+		.kernel_only = opts->frames == FG_FRAMES_KERNEL,
+		.roots = opts->roots,
+	};
+	struct fg_folded *out = NULL;
+	int err = fg_transform(*model, &t, &out, NULL, NULL, 0);
+
+	if (err < 0)
+		return err;
+	fg_folded__free(*model);
+	*model = out;
+	return 0;
+}
+
 int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 		   struct fg_result **ret)
 {
@@ -99,6 +118,8 @@ int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 	r->format = opts->format;
 	/* What the client may not see goes before anything is made of the model. */
 	err = fg_view_model(&opts->view, model, &r->model);
+	if (err >= 0 && opts->frames != FG_FRAMES_ALL)
+		err = one_side(opts, &r->model);
 	if (err < 0)
 		return err;
 	err = fg_folded__sort(r->model);

@@ -30,6 +30,13 @@ struct fg_result_opts {
 	const char *const *info; /* NULL-terminated lines under the title, copied; NULL for none */
 	const char *count_name;  /* static: what counts are ("us"); NULL: samples */
 	enum fg_palette palette; /* the graph's colours; FG_PALETTE_HOT by default */
+	/*
+	 * User or kernel frames only, below the first roots frames (the
+	 * [cgroup,] process frames): common/transform's user_only and
+	 * kernel_only, after the view.
+	 */
+	enum fg_frames_side frames;
+	size_t roots;
 	/* FG_FORMAT_PPROF: what the counts are, the times, the comments; borrowed for the call */
 	const struct fg_pprof_meta *pprof;
 	/* FG_FORMAT_SPEEDSCOPE: what the counts and root frames are, its name; borrowed for the call */

@@ -677,6 +677,8 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 	pprof.duration_ns = (res.last_ms - res.first_ms) * 1000000;
 	ro.pprof = &pprof;
 	ro.speedscope = &speedscope;
+	ro.frames = q->frames;
+	ro.roots = cgroup ? 2 : 1;
 	/* What the client sees of the model, the result decides: its view goes with it. */
 	model_bytes = fg_folded__bytes(model);
 	r = fg_result__new(TAKE_PTR(model), &ro, &s->result);

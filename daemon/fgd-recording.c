@@ -682,7 +682,8 @@ static int timed_result(struct fg_recording *r, const struct fg_result_opts *ro)
  * pprof from the stacks as locations: addresses, mappings, inline lines.
  * The names model stays until the result is built (the locations' names
  * are its), and so does the resolver. Not for a view that hides kernel
- * frames (view.h works on names): that one gets pprof from names.
+ * frames, nor for one side's frames only (both work on names): those get
+ * pprof from names.
  */
 static int locations_result(struct fg_recording *r, const struct fg_result_opts *ro,
 			    struct fg_pprof_meta *pprof)
@@ -731,6 +732,8 @@ int fg_recording__finish(struct fg_recording *r)
 
 	ro.pprof = &pprof;
 	ro.speedscope = &speedscope;
+	ro.frames = r->opts.req.frames;
+	ro.roots = r->n_roots;
 	if (in_us(r))
 		ro.count_name = "us";
 	if (r->opts.req.off_cpu)
@@ -805,7 +808,7 @@ int fg_recording__finish(struct fg_recording *r)
 	/* The model goes to the result, which shows the client what its view allows. */
 	if (r->opts.req.format == FG_FORMAT_TIMED || ranged(r))
 		err = timed_result(r, &ro);
-	else if (r->locs && !r->opts.view.hide_kernel)
+	else if (r->locs && !r->opts.view.hide_kernel && r->opts.req.frames == FG_FRAMES_ALL)
 		err = locations_result(r, &ro, &pprof);
 	else
 		err = fg_result__new(TAKE_PTR(r->model), &ro, &r->result);

@@ -297,6 +297,35 @@ TEST(snapshot_roots_and_export_formats_round_trip)
 		   -EINVAL);
 }
 
+TEST(one_side_of_the_frames_round_trips)
+{
+	struct fg_request req = { .cmd = FG_CMD_RECORD }, back;
+	const char *err = NULL;
+	enum fg_frames_side side;
+
+	fg_record_request_init(&req.record);
+	req.record.all = true;
+	req.record.frames = FG_FRAMES_KERNEL;
+	round_trip(&req, &back);
+	ASSERT_EQ(back.record.frames, FG_FRAMES_KERNEL);
+	req = (struct fg_request){ .cmd = FG_CMD_SNAPSHOT, .query = { .uid = -1, .limit = 20 } };
+	req.query.frames = FG_FRAMES_USER;
+	round_trip(&req, &back);
+	ASSERT_EQ(back.query.frames, FG_FRAMES_USER);
+	ASSERT_OK(fg_frames_side_from_name("kernel", &side));
+	ASSERT_EQ(side, FG_FRAMES_KERNEL);
+	ASSERT_STREQ(fg_frames_side_name(FG_FRAMES_ALL), "all");
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"frames\":\"both\"}",
+			       &back, &err),
+		   -EINVAL);
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"format\":\"timed\","
+			       "\"frames\":\"user\"}",
+			       &back, &err),
+		   -EINVAL);
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"top\",\"frames\":\"user\"}", &back, &err),
+		   -EINVAL);
+}
+
 TEST(jit_suffix_defaults_on)
 {
 	struct fg_request req;
