@@ -230,54 +230,19 @@ static void inherit_selectors(struct fg_query_request *before, const struct fg_q
 		strcpy(before->exe, after->exe);
 }
 
-/* One profile arriving from fgd as folded text, line by line into its model. */
-struct fetched {
-	struct fgctl_reader rd;
-	struct fg_lines lines;
-};
-
-static int fetched_open(void *ctx)
-{
-	return FGCTL_EXIT_OK;
-}
-
-static int fetched_write(void *ctx, const char *data, size_t len)
-{
-	struct fetched *f = ctx;
-	int r = fg_lines_feed(&f->lines, data, len);
-
-	if (r < 0) {
-		fprintf(stderr, "fgctl: cannot read the %s profile from fgd: %s\n", f->rd.name,
-			r == -E2BIG ? "too many distinct stacks, or a line past 64 MiB" :
-				      strerror(-r));
-		return FGCTL_EXIT_FAILURE;
-	}
-	return FGCTL_EXIT_OK;
-}
-
 /* Fetches one side's profile, named label in messages. Returns 0 or an exit code. */
 static int fetch_profile(const struct diff_args *args, const char *label,
 			 const struct fg_query_request *q, struct fg_folded *model,
 			 struct json_object **ret_meta)
 {
-	static const struct fgctl_sink to_model = { fetched_open, fetched_write };
 	struct fg_request req = { .cmd = FG_CMD_SNAPSHOT, .query = *q };
-	struct fetched f = { .rd = { .opts = &args->graph, .name = label, .model = model } };
+	struct fgctl_fetched f;
 	int r;
 
 	req.query.format = FG_FORMAT_FOLDED;
-	fg_lines_init(&f.lines, FGCTL_MAX_LINE, fgctl_reader_folded_line, &f.rd);
-	r = fgctl_query_snapshot(args->socket, &req, label, &to_model, &f, ret_meta);
-	if (r == FGCTL_EXIT_OK && fg_lines_finish(&f.lines) < 0) {
-		fprintf(stderr,
-			"fgctl: cannot read the %s profile from fgd: too many distinct stacks\n",
-			label);
-		r = FGCTL_EXIT_FAILURE;
-	}
-	fg_lines_done(&f.lines);
-	if (r == FGCTL_EXIT_OK)
-		fgctl_reader_report(&f.rd);
-	return r;
+	fgctl_fetched_init(&f, &args->graph, model, label);
+	r = fgctl_query_snapshot(args->socket, &req, label, &fgctl_fetched_sink, &f, ret_meta);
+	return fgctl_fetched_finish(&f, r);
 }
 
 /* "2024-03-10 10:00:00 to 10:05:00": the span of the slices a profile came from. */

@@ -83,11 +83,12 @@ enum {
 	FGCTL_GRAPH_OPT_BASELINE,
 };
 
-/* Output, graph and filters: every mode of render and diff ('h' is the verb's to answer). */
-#define FGCTL_GRAPH_OPTIONS                                                                      \
-	{ "output", required_argument, NULL, 'o' }, { "format", required_argument, NULL, 'f' },  \
-		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },         \
-		{ "title", required_argument, NULL, FGCTL_GRAPH_OPT_TITLE },                     \
+/*
+ * How a graph is drawn and what of the profile: what record and snapshot
+ * take too, drawing the graph here from fgd's folded stacks (fgctl(1)).
+ */
+#define FGCTL_DRAW_OPTIONS                                                                       \
+	{ "title", required_argument, NULL, FGCTL_GRAPH_OPT_TITLE },                             \
 		{ "subtitle", required_argument, NULL, FGCTL_GRAPH_OPT_SUBTITLE },               \
 		{ "width", required_argument, NULL, FGCTL_GRAPH_OPT_WIDTH },                     \
 		{ "height", required_argument, NULL, FGCTL_GRAPH_OPT_HEIGHT },                   \
@@ -107,7 +108,6 @@ enum {
 		{ "reverse", no_argument, NULL, FGCTL_GRAPH_OPT_REVERSE },                       \
 		{ "inverted", no_argument, NULL, FGCTL_GRAPH_OPT_INVERTED },                     \
 		{ "flamechart", no_argument, NULL, FGCTL_GRAPH_OPT_FLAMECHART },                 \
-		{ "negate", no_argument, NULL, FGCTL_GRAPH_OPT_NEGATE },                         \
 		{ "notes", required_argument, NULL, FGCTL_GRAPH_OPT_NOTES },                     \
 		{ "total", required_argument, NULL, FGCTL_GRAPH_OPT_TOTAL },                     \
 		{ "include", required_argument, NULL, FGCTL_GRAPH_OPT_INCLUDE },                 \
@@ -115,12 +115,20 @@ enum {
 		{ "ignore-case", no_argument, NULL, FGCTL_GRAPH_OPT_IGNORE_CASE },               \
 		{ "focus", required_argument, NULL, FGCTL_GRAPH_OPT_FOCUS },                     \
 		{ "collapse-recursion", no_argument, NULL, FGCTL_GRAPH_OPT_COLLAPSE_RECURSION }, \
-		{ "no-idle", no_argument, NULL, FGCTL_GRAPH_OPT_NO_IDLE },                       \
-		{ "user-only", no_argument, NULL, 'u' },                                         \
-		{ "kernel-only", no_argument, NULL, 'k' },                                       \
-		{ "normalize", no_argument, NULL, 'n' },                                         \
 	{                                                                                        \
-		"no-normalize", no_argument, NULL, FGCTL_GRAPH_OPT_NO_NORMALIZE                  \
+		"no-idle", no_argument, NULL, FGCTL_GRAPH_OPT_NO_IDLE                            \
+	}
+
+/* Output, graph and filters: every mode of render and diff ('h' is the verb's to answer). */
+#define FGCTL_GRAPH_OPTIONS                                                                     \
+	{ "output", required_argument, NULL, 'o' }, { "format", required_argument, NULL, 'f' }, \
+		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },        \
+		FGCTL_DRAW_OPTIONS, { "negate", no_argument, NULL, FGCTL_GRAPH_OPT_NEGATE },    \
+		{ "user-only", no_argument, NULL, 'u' },                                        \
+		{ "kernel-only", no_argument, NULL, 'k' },                                      \
+		{ "normalize", no_argument, NULL, 'n' },                                        \
+	{                                                                                       \
+		"no-normalize", no_argument, NULL, FGCTL_GRAPH_OPT_NO_NORMALIZE                 \
 	}
 
 /* How input files are read: not for diff --baseline, whose profiles come from fgd. */

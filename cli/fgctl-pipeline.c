@@ -144,6 +144,48 @@ static int read_input(struct fgctl_graph_opts *opts, const char *path, struct fg
 	return 0;
 }
 
+void fgctl_fetched_init(struct fgctl_fetched *f, const struct fgctl_graph_opts *opts,
+			struct fg_folded *model, const char *name)
+{
+	*f = (struct fgctl_fetched){ .rd = { .opts = opts, .name = name, .model = model } };
+	fg_lines_init(&f->lines, FGCTL_MAX_LINE, fgctl_reader_folded_line, &f->rd);
+}
+
+int fgctl_fetched_write(void *ctx, const char *data, size_t len)
+{
+	struct fgctl_fetched *f = ctx;
+	int r = fg_lines_feed(&f->lines, data, len);
+
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot read the %s profile from fgd: %s\n", f->rd.name,
+			r == -E2BIG ? "too many distinct stacks, or a line past 64 MiB" :
+				      strerror(-r));
+		return FGCTL_EXIT_FAILURE;
+	}
+	return FGCTL_EXIT_OK;
+}
+
+static int fetched_open(void *ctx)
+{
+	return FGCTL_EXIT_OK;
+}
+
+const struct fgctl_sink fgctl_fetched_sink = { fetched_open, fgctl_fetched_write };
+
+int fgctl_fetched_finish(struct fgctl_fetched *f, int r)
+{
+	if (r == FGCTL_EXIT_OK && fg_lines_finish(&f->lines) < 0) {
+		fprintf(stderr,
+			"fgctl: cannot read the %s profile from fgd: too many distinct stacks\n",
+			f->rd.name);
+		r = FGCTL_EXIT_FAILURE;
+	}
+	fg_lines_done(&f->lines);
+	if (r == FGCTL_EXIT_OK)
+		fgctl_reader_report(&f->rd);
+	return r;
+}
+
 int fgctl_pipeline_read(struct fgctl_graph_opts *opts, char **paths, size_t n,
 			struct fg_folded *model)
 {
@@ -398,5 +440,58 @@ int fgctl_pipeline_write(const struct fgctl_graph_opts *opts, struct fg_folded *
 			fprintf(stderr, "; %zu frames narrower than --minwidth left out", elided);
 		fputc('\n', stderr);
 	}
+	return FGCTL_EXIT_OK;
+}
+
+void fgctl_draw_init(struct fgctl_draw *d)
+{
+	*d = (struct fgctl_draw){};
+	fgctl_graph_opts_init(&d->graph);
+	/* The verb says what it wrote; the pipeline's own summary would say it again. */
+	d->graph.quiet = true;
+}
+
+int fgctl_draw_option(struct fgctl_draw *d, int c, const char *arg, char *title)
+{
+	static const struct option draw[] = { FGCTL_DRAW_OPTIONS, {} };
+	bool known = false;
+	int r;
+
+	for (size_t i = 0; draw[i].name && !known; i++)
+		known = draw[i].val == c;
+	if (!known)
+		return 0;
+	if (c == FGCTL_GRAPH_OPT_TITLE && fgctl_title_arg(arg, title) != FGCTL_EXIT_OK)
+		return -1;
+	r = fgctl_graph_option(c, arg, &d->graph);
+	if (r > 0 && c != FGCTL_GRAPH_OPT_TITLE)
+		d->here = true;
+	d->palette_given |= c == FGCTL_GRAPH_OPT_COLORS;
+	return r;
+}
+
+int fgctl_draw_prepare(struct fgctl_draw *d, const struct fgctl_output *out,
+		       enum fg_format *request_format, bool us, bool blocked)
+{
+	if (!d->here)
+		return FGCTL_EXIT_OK;
+	if (*request_format != FG_FORMAT_SVG && *request_format != FG_FORMAT_HTML) {
+		fprintf(stderr, "fgctl: graph options draw a graph: write it as .svg or .html\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (d->graph.flame.flamechart) {
+		fprintf(stderr, "fgctl: --flamechart needs the samples in time order, and fgd "
+				"sends them merged by stack\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	d->graph.output = out->path;
+	d->graph.to = *request_format;
+	d->graph.to_given = true;
+	if (us && !d->graph.count_name_given)
+		d->graph.flame.count_name = "us";
+	/* Blocked time in the off-CPU palette, as fgd draws it. */
+	if (blocked && !d->palette_given)
+		d->graph.flame.palette = FG_PALETTE_IO;
+	*request_format = FG_FORMAT_FOLDED;
 	return FGCTL_EXIT_OK;
 }

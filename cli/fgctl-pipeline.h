@@ -15,7 +15,9 @@
 #include <stdint.h>
 
 #include "fgctl-graphopts.h"
+#include "fgctl-query.h"
 #include "folded.h"
+#include "lines.h"
 #include "perfscript.h"
 
 /* Longer input lines are refused, not buffered. */
@@ -41,6 +43,30 @@ int fgctl_reader_folded_line(void *ctx, const char *line, size_t len, uint64_t l
 void fgctl_reader_report(const struct fgctl_reader *rd);
 
 /*
+ * A profile arriving from fgd as folded text, in chunks, line by line into
+ * a model: what diff --baseline, and record and snapshot drawing here
+ * (graph options), make of fgd's result.
+ */
+struct fgctl_fetched {
+	struct fgctl_reader rd;
+	struct fg_lines lines;
+};
+
+/* opts, model and name (for messages: "the NAME profile") are borrowed until finish. */
+void fgctl_fetched_init(struct fgctl_fetched *f, const struct fgctl_graph_opts *opts,
+			struct fg_folded *model, const char *name);
+/* A chunk of the result (a fgctl_record_data_fn): FGCTL_EXIT_OK or an exit code, said why. */
+int fgctl_fetched_write(void *ctx, const char *data, size_t len);
+/* The sink of fgctl_query_snapshot() that feeds an fgctl_fetched. */
+extern const struct fgctl_sink fgctl_fetched_sink;
+/*
+ * After the conversation that ended with exit code r: the last line, the
+ * report of malformed lines, and f's memory. Returns r, or the exit code
+ * of what went wrong here.
+ */
+int fgctl_fetched_finish(struct fgctl_fetched *f, int r);
+
+/*
  * Reads the named inputs ("-" for stdin; stdin when n is 0, unless it is a
  * terminal) into model, as opts->from says. perf script input whose
  * samples counted their periods names its counts in opts->flame.count_name
@@ -57,3 +83,30 @@ int fgctl_pipeline_read(struct fgctl_graph_opts *opts, char **paths, size_t n,
  * Returns the exit code.
  */
 int fgctl_pipeline_write(const struct fgctl_graph_opts *opts, struct fg_folded **model);
+
+/*
+ * record's and snapshot's graph options (FGCTL_DRAW_OPTIONS): with any but
+ * --title, the graph is drawn here, from the folded stacks fgd sends, as
+ * render draws it; --title alone goes to fgd, which draws it then.
+ */
+struct fgctl_draw {
+	struct fgctl_graph_opts graph;
+	bool here; /* a draw option other than --title was given */
+	bool palette_given;
+};
+
+void fgctl_draw_init(struct fgctl_draw *d);
+/*
+ * Option c with value arg: 1 if it is a draw option (--title also into
+ * title, of FG_PROTO_MAX_TITLE bytes, for fgd), 0 if not, -1 for a bad
+ * value (said why).
+ */
+int fgctl_draw_option(struct fgctl_draw *d, int c, const char *arg, char *title);
+/*
+ * Once the output is settled (its path and format): when drawing here,
+ * checks the format is a graph's and asks fgd for folded stacks instead
+ * (*request_format); counts in µs (off-CPU, wall-clock) are "us", blocked
+ * time in the off-CPU palette, as fgd draws them. Returns the exit code.
+ */
+int fgctl_draw_prepare(struct fgctl_draw *d, const struct fgctl_output *out,
+		       enum fg_format *request_format, bool us, bool blocked);

@@ -18,6 +18,7 @@
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-output.h"
+#include "fgctl-pipeline.h"
 #include "fgctl-query.h"
 #include "fgctl-record.h"
 #include "fgctl.h"
@@ -26,6 +27,7 @@
 #include "proto.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 
 static void record_help(void)
 {
@@ -62,6 +64,10 @@ static void record_help(void)
 	       "                           Default: fgd's, dwarf unless configured otherwise\n"
 	       "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a\n"
 	       "                           multiple of 8 up to 65528 (default: fgd's, 32768)\n"
+	       "      --subtitle, --width, --height, --colors, --inverted, --reverse,\n"
+	       "      --minwidth, --no-idle, --include, --exclude, --focus, ... render's graph\n"
+	       "                           options (fgctl render --help): with any but --title,\n"
+	       "                           fgctl draws the graph from fgd's folded stacks\n"
 	       "  -u, --user-only          only user frames (kernel frames dropped)\n"
 	       "  -k, --kernel-only        only kernel frames, under the process frame\n"
 	       "      --json               the summary as JSON on stdout (the profile goes to -o\n"
@@ -284,20 +290,36 @@ static int write_out(void *ctx, const char *data, size_t len)
 
 /* Runs the conversation of one recording into out; returns the exit code. */
 static int record_session(struct fgctl_conn *conn, struct fg_request *req, struct fgctl_output *out,
-			  const char *meta_path, bool quiet, bool json)
+			  struct fgctl_draw *draw, const char *meta_path, bool quiet, bool json)
 {
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
 	char reason[32];
 	int r;
 
-	r = fgctl_record_conversation(conn, req, write_out, out, &meta, reason, quiet);
+	if (draw->here) {
+		/* fgd's folded stacks into a model, drawn here with the graph options. */
+		_cleanup_(fg_folded__freep) struct fg_folded *model = fg_folded__new();
+		struct fgctl_fetched f;
+
+		if (!model)
+			return FGCTL_EXIT_FAILURE;
+		fgctl_fetched_init(&f, &draw->graph, model, "recorded");
+		r = fgctl_record_conversation(conn, req, fgctl_fetched_write, &f, &meta, reason,
+					      quiet);
+		r = fgctl_fetched_finish(&f, r);
+		if (r == FGCTL_EXIT_OK)
+			r = fgctl_pipeline_write(&draw->graph, &model);
+	} else {
+		int e;
+
+		r = fgctl_record_conversation(conn, req, write_out, out, &meta, reason, quiet);
+		if (r == FGCTL_EXIT_OK && (e = fgctl_output_close(out, true)) < 0) {
+			fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-e));
+			r = FGCTL_EXIT_OUTPUT;
+		}
+	}
 	if (r != FGCTL_EXIT_OK)
 		return r;
-	r = fgctl_output_close(out, true);
-	if (r < 0) {
-		fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-r));
-		return FGCTL_EXIT_OUTPUT;
-	}
 	fgctl_show_summary(stderr, strcmp(out->path, "-") == 0 ? "stdout" : out->path, reason, meta,
 			   quiet || json);
 	/* The summary for scripts: the recording's metadata (docs/PROTOCOL.md), on stdout. */
@@ -365,9 +387,9 @@ int fgctl_record_option(int c, const char *arg, struct fg_record_request *req)
 
 int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
+	/* From 0x400: the draw options' codes start at 0x100, the record options' at 0x300. */
 	enum {
-		ARG_TITLE = 0x100,
-		ARG_NO_KSUFFIX,
+		ARG_NO_KSUFFIX = 0x400,
 		ARG_NO_JSUFFIX,
 		ARG_STACK_DUMP,
 		ARG_METADATA,
@@ -382,7 +404,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		FGCTL_RECORD_OPTIONS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
-		{ "title", required_argument, NULL, ARG_TITLE },
+		FGCTL_DRAW_OPTIONS,
 		{ "no-kernel-suffix", no_argument, NULL, ARG_NO_KSUFFIX },
 		{ "no-inline", no_argument, NULL, ARG_NO_INLINE },
 		{ "no-demangle", no_argument, NULL, ARG_NO_DEMANGLE },
@@ -406,12 +428,16 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	struct fgctl_conn conn;
 	bool quiet = false, format_given = false, json = false;
 	const char *meta_path = NULL, *socket = ctx->socket;
+	struct fgctl_draw draw;
 	int c, r;
 
 	fg_record_request_init(&req.record);
+	fgctl_draw_init(&draw);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:at:F:o:f:qs:huk", options, NULL)) >= 0) {
 		r = fgctl_record_option(c, optarg, &req.record);
+		if (r == 0)
+			r = fgctl_draw_option(&draw, c, optarg, req.record.title);
 		if (r < 0)
 			return FGCTL_EXIT_USAGE;
 		if (r > 0)
@@ -424,10 +450,6 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			if (fgctl_format_arg(optarg, &req.record.format) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
 			format_given = true;
-			break;
-		case ARG_TITLE:
-			if (fgctl_title_arg(optarg, req.record.title) != FGCTL_EXIT_OK)
-				return FGCTL_EXIT_USAGE;
 			break;
 		case ARG_NO_KSUFFIX:
 			req.record.kernel_suffix = false;
@@ -514,10 +536,17 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 				"profile\n");
 		return FGCTL_EXIT_USAGE;
 	}
+	r = fgctl_draw_prepare(&draw, &out, &req.record.format,
+			       req.record.off_cpu || req.record.wall, req.record.off_cpu);
+	if (r != FGCTL_EXIT_OK)
+		return r;
 
 	/* Fail on an unwritable output now, not after a 30 s recording. */
 	if (fgctl_output_open(&out) < 0)
 		return FGCTL_EXIT_OUTPUT;
+	/* Drawn here, the graph is written at the end by the pipeline: this was only a check. */
+	if (draw.here)
+		fgctl_output_close(&out, false);
 	r = fgctl_connect(socket, &conn);
 	if (r < 0) {
 		fgctl_output_close(&out, false);
@@ -528,7 +557,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	if (r < 0)
 		r = fgctl_send_failed(&conn, r);
 	else
-		r = record_session(&conn, &req, &out, meta_path, quiet, json);
+		r = record_session(&conn, &req, &out, &draw, meta_path, quiet, json);
 	fgctl_output_close(&out, false); /* no-op after a successful commit */
 	fgctl_disconnect(&conn);
 	return r;

@@ -12,14 +12,17 @@
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-output.h"
+#include "fgctl-pipeline.h"
 #include "fgctl-query.h"
 #include "fgctl.h"
 #include "macro.h"
 #include "proto.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 
-enum { ARG_TITLE = 0x100, ARG_OFF_CPU, ARG_GROUP_BY, ARG_PID_FRAMES, ARG_JSON };
+/* From 0x400: the draw options' codes start at 0x100, the query options' at 0x200. */
+enum { ARG_OFF_CPU = 0x400, ARG_GROUP_BY, ARG_PID_FRAMES, ARG_JSON };
 
 /* HH:MM:SS of a Unix time in ms, local. */
 /* A local time of day, with its ms when it has some: a range may end anywhere. */
@@ -61,7 +64,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		FGCTL_QUERY_VERB_OPTIONS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
-		{ "title", required_argument, NULL, ARG_TITLE },
+		FGCTL_DRAW_OPTIONS,
 		{ "off-cpu", no_argument, NULL, ARG_OFF_CPU },
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
 		{ "pid-frames", no_argument, NULL, ARG_PID_FRAMES },
@@ -78,11 +81,17 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
 	const char *socket = ctx->socket;
 	bool format_given = false, quiet = false, json = false;
+	_cleanup_(fg_folded__freep) struct fg_folded *model = NULL;
+	struct fgctl_draw draw;
+	struct fgctl_fetched fetched;
 	int c, r;
 
+	fgctl_draw_init(&draw);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:o:f:qs:huk", options, NULL)) >= 0) {
 		r = fgctl_query_option(c, optarg, &req.query, &period);
+		if (r == 0)
+			r = fgctl_draw_option(&draw, c, optarg, req.query.title);
 		if (r < 0)
 			return FGCTL_EXIT_USAGE;
 		if (r > 0)
@@ -98,10 +107,6 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			if (fgctl_format_arg(optarg, &req.query.format) != FGCTL_EXIT_OK)
 				return FGCTL_EXIT_USAGE;
 			format_given = true;
-			break;
-		case ARG_TITLE:
-			if (fgctl_title_arg(optarg, req.query.title) != FGCTL_EXIT_OK)
-				return FGCTL_EXIT_USAGE;
 			break;
 		case ARG_OFF_CPU:
 			req.query.off_cpu = true;
@@ -143,6 +148,9 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid;\n"
 			       "                           always for pprof and speedscope)\n"
 			       "      --title TEXT         flame graph title\n"
+			       "      --subtitle, --width, --colors, --inverted, --focus, ...  render's graph\n"
+			       "                           options (fgctl render --help): with any but\n"
+			       "                           --title, fgctl draws the graph from fgd's stacks\n"
 			       "  -u, --user-only          only user frames (kernel frames dropped)\n"
 			       "  -k, --kernel-only        only kernel frames, under the process frame\n"
 			       "      --json               the summary as JSON on stdout (the profile goes\n"
@@ -169,17 +177,35 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 				"profile\n");
 		return FGCTL_EXIT_USAGE;
 	}
-	/* The output is opened only once fgd accepted: a query with no data leaves no empty file. */
-	r = fgctl_query_snapshot(socket, &req, NULL, &to_output, &out, &meta);
-	if (r != FGCTL_EXIT_OK) {
-		if (out.fd >= 0)
-			fgctl_output_close(&out, false);
+	r = fgctl_draw_prepare(&draw, &out, &req.query.format, req.query.off_cpu,
+			       req.query.off_cpu);
+	if (r != FGCTL_EXIT_OK)
 		return r;
-	}
-	r = fgctl_output_close(&out, true);
-	if (r < 0) {
-		fprintf(stderr, "fgctl: cannot write %s: %s\n", out.path, strerror(-r));
-		return FGCTL_EXIT_OUTPUT;
+	if (draw.here) {
+		/* fgd's folded stacks, drawn here with the graph options. */
+		model = fg_folded__new();
+		if (!model)
+			return FGCTL_EXIT_FAILURE;
+		fgctl_fetched_init(&fetched, &draw.graph, model, "snapshot");
+		r = fgctl_query_snapshot(socket, &req, NULL, &fgctl_fetched_sink, &fetched, &meta);
+		r = fgctl_fetched_finish(&fetched, r);
+		if (r == FGCTL_EXIT_OK)
+			r = fgctl_pipeline_write(&draw.graph, &model);
+		if (r != FGCTL_EXIT_OK)
+			return r;
+	} else {
+		/* Opened only once fgd accepted: a query with no data leaves no empty file. */
+		r = fgctl_query_snapshot(socket, &req, NULL, &to_output, &out, &meta);
+		if (r != FGCTL_EXIT_OK) {
+			if (out.fd >= 0)
+				fgctl_output_close(&out, false);
+			return r;
+		}
+		r = fgctl_output_close(&out, true);
+		if (r < 0) {
+			fprintf(stderr, "fgctl: cannot write %s: %s\n", out.path, strerror(-r));
+			return FGCTL_EXIT_OUTPUT;
+		}
 	}
 	/* The summary for scripts: the snapshot's metadata (docs/PROTOCOL.md), on stdout. */
 	if (json)

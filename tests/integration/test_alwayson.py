@@ -109,6 +109,14 @@ def test():
         r = d.fgctl("record", "-p", w.pid, "-t", "1", "--json", "-o", "-", check_rc=2)
         check(b"--json writes the summary to stdout" in r.stderr, f"{r.stderr!r}")
 
+        # render's graph options on a snapshot: drawn here.
+        d.fgctl("snapshot", "--last", "30s", "-p", w.pid, "--width", "700", "--inverted",
+                "--subtitle", "drawn here", "-o", d.dir + "/ic.svg", check_rc=0)
+        with open(d.dir + "/ic.svg") as f:
+            svg = f.read()
+        check('width="700"' in svg and "drawn here" in svg and "hot_a" in svg,
+              "snapshot's graph options were not drawn")
+
         # A recording alongside gets its own samples at its own rate.
         r = d.fgctl("record", "-p", w.pid, "-t", "2", "-F", "499", "-o", "-", check_rc=0)
         rec = parse_folded(r.stdout.decode())

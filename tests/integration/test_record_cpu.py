@@ -2,6 +2,9 @@
 """fgtest-burn spends 75% of its CPU in hot_a and 25% in hot_b, both called from
 main: the folded output must show those call paths in those proportions."""
 
+import os
+import re
+
 from fgdtest import Daemon, check, parse_folded, require_root, run, workload
 
 
@@ -36,6 +39,24 @@ def test():
         stacks = parse_folded(r.stdout.decode())
         check(stacks and all(s.startswith(f"fgtest-burn-{w.pid};") for s in stacks),
               f"--pid-frames root frames wrong: {list(stacks)[:2]}")
+
+        # render's graph options on record: drawn here from fgd's folded stacks.
+        out = os.path.join(d.dir, "icicle.svg")
+        r = d.fgctl("record", "-p", w.pid, "-t", "1", "--inverted", "--focus", "main",
+                    "--width", "900", "--title", "Icicle", "--colors", "blue", "-o", out,
+                    check_rc=0)
+        with open(out) as f:
+            svg = f.read()
+        check('width="900"' in svg and ">Icicle<" in svg, "--width or --title not drawn")
+        names = re.findall(r"<title>([^<(]+) \(", svg)
+        check("main" in names and "_start" not in names and "hot_a" in names,
+              f"--focus main: frames {sorted(set(names))}")
+        check(b"wrote" in r.stderr and b"samples" in r.stderr, f"summary: {r.stderr!r}")
+        r = d.fgctl("record", "-p", w.pid, "-t", "1", "--inverted", "-o", "-", "-f", "folded",
+                    check_rc=2)
+        check(b"draw a graph" in r.stderr, f"a graph option for folded text: {r.stderr!r}")
+        r = d.fgctl("record", "-p", w.pid, "-t", "1", "--flamechart", "-o", out, check_rc=2)
+        check(b"time order" in r.stderr, f"--flamechart: {r.stderr!r}")
 
 
 run(test)
