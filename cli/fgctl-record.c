@@ -5,13 +5,16 @@
  * out.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -32,9 +35,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 static void record_help(void)
 {
 	printf("Usage: fgctl record (-p PID[,PID...] | -a) [OPTIONS]\n"
+	       "       fgctl record [OPTIONS] -- CMD [ARGS...]\n"
 	       "\n"
 	       "Samples the given processes (all their threads) or the whole machine and\n"
-	       "writes folded stacks or an interactive flame graph.\n"
+	       "writes folded stacks or an interactive flame graph. With -- CMD, fgctl runs\n"
+	       "the command with your own privileges and records it and the processes it\n"
+	       "starts until it exits (or -t); fgctl exits with the command's status.\n"
 	       "\n"
 	       "  -p, --pid PIDS           processes to record, comma-separated\n"
 	       "  -a, --all                the whole machine (root only)\n"
@@ -181,7 +187,8 @@ static int write_metadata(const char *path, struct json_object *meta)
 
 int fgctl_record_conversation(struct fgctl_conn *conn, const struct fg_request *req,
 			      fgctl_record_data_fn data_fn, void *data_ctx,
-			      struct json_object **ret_meta, char reason[32], bool quiet)
+			      struct json_object **ret_meta, char reason[32], bool quiet,
+			      int release_fd)
 {
 	char target[64];
 	bool stopping = false, got_end = false;
@@ -244,6 +251,9 @@ int fgctl_record_conversation(struct fgctl_conn *conn, const struct fg_request *
 			fprintf(stderr, "fgctl: %s\n", fgctl_get_str(msg, "message"));
 			return fgctl_exit_code_for(fgctl_get_str(msg, "error"));
 		} else if (strcmp(type, "started") == 0) {
+			/* The events are on: the command may begin. */
+			if (release_fd >= 0 && write(release_fd, "", 1) < 0)
+				fprintf(stderr, "fgctl: cannot start the command: %m\n");
 			if (!quiet && !isatty(STDERR_FILENO)) {
 				fprintf(stderr, "fgctl: recording %s with %s", target,
 					fgctl_get_str(msg, "event"));
@@ -290,7 +300,8 @@ static int write_out(void *ctx, const char *data, size_t len)
 
 /* Runs the conversation of one recording into out; returns the exit code. */
 static int record_session(struct fgctl_conn *conn, struct fg_request *req, struct fgctl_output *out,
-			  struct fgctl_draw *draw, const char *meta_path, bool quiet, bool json)
+			  struct fgctl_draw *draw, const char *meta_path, bool quiet, bool json,
+			  int release_fd)
 {
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
 	char reason[32];
@@ -305,14 +316,15 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 			return FGCTL_EXIT_FAILURE;
 		fgctl_fetched_init(&f, &draw->graph, model, "recorded");
 		r = fgctl_record_conversation(conn, req, fgctl_fetched_write, &f, &meta, reason,
-					      quiet);
+					      quiet, release_fd);
 		r = fgctl_fetched_finish(&f, r);
 		if (r == FGCTL_EXIT_OK)
 			r = fgctl_pipeline_write(&draw->graph, &model);
 	} else {
 		int e;
 
-		r = fgctl_record_conversation(conn, req, write_out, out, &meta, reason, quiet);
+		r = fgctl_record_conversation(conn, req, write_out, out, &meta, reason, quiet,
+					      release_fd);
 		if (r == FGCTL_EXIT_OK && (e = fgctl_output_close(out, true)) < 0) {
 			fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-e));
 			r = FGCTL_EXIT_OUTPUT;
@@ -385,6 +397,76 @@ int fgctl_record_option(int c, const char *arg, struct fg_record_request *req)
 	return 0;
 }
 
+/*
+ * Starts command as a child of fgctl, with fgctl's (the caller's) own
+ * privileges, stopped before its exec until *ret_release is written to
+ * (the recording runs) or closed (it does not: the child exits 127).
+ */
+static int launch(char **command, pid_t *ret_pid, int *ret_release)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		fprintf(stderr, "fgctl: cannot run %s: %m\n", command[0]);
+		return FGCTL_EXIT_FAILURE;
+	}
+	/* What fgctl's output buffers hold must not be written twice. */
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "fgctl: cannot run %s: %m\n", command[0]);
+		safe_close(fds[0]);
+		safe_close(fds[1]);
+		return FGCTL_EXIT_FAILURE;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		char go;
+
+		safe_close(fds[1]);
+		if (read(fds[0], &go, 1) != 1)
+			_exit(127);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execvp(command[0], command);
+		fprintf(stderr, "fgctl: cannot run %s: %m\n", command[0]);
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	safe_close(fds[0]);
+	*ret_pid = pid;
+	*ret_release = fds[1];
+	return FGCTL_EXIT_OK;
+}
+
+/*
+ * After the recording of a launched command (its exit code r): the
+ * command's own status, said, and what fgctl exits with: the command's
+ * (128 + its signal), unless the recording failed. A command still running
+ * (-t ended the recording first) is left to run.
+ */
+static int command_status(const char *name, pid_t pid, int r)
+{
+	int status = 0, code;
+	pid_t got = 0;
+
+	/* It exited, which ended the recording, or Ctrl-C is ending it: moments, at most. */
+	for (int i = 0; i < 50 && (got = waitpid(pid, &status, WNOHANG)) == 0; i++)
+		usleep(20000);
+	if (got != pid) {
+		fprintf(stderr, "fgctl: %s (pid %d) is still running\n", name, (int)pid);
+		return r;
+	}
+	if (WIFSIGNALED(status)) {
+		code = 128 + WTERMSIG(status);
+		fprintf(stderr, "fgctl: %s was killed by signal %d\n", name, WTERMSIG(status));
+	} else {
+		code = WEXITSTATUS(status);
+		fprintf(stderr, "fgctl: %s exited with status %d\n", name, code);
+	}
+	return r != FGCTL_EXIT_OK ? r : code;
+}
+
 int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
 	/* From 0x400: the draw options' codes start at 0x100, the record options' at 0x300. */
@@ -429,6 +511,9 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	bool quiet = false, format_given = false, json = false;
 	const char *meta_path = NULL, *socket = ctx->socket;
 	struct fgctl_draw draw;
+	char **command = NULL; /* borrowed from argv: -- CMD ARGS */
+	pid_t child = 0;
+	int release = -1; /* owned: the launched command execs when it is written to */
 	int c, r;
 
 	fg_record_request_init(&req.record);
@@ -509,10 +594,14 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			return FGCTL_EXIT_USAGE;
 		}
 	}
+	/* What follows the options is a command to run and record: fgctl record -- CMD ARGS. */
 	if (optind < argc) {
-		fprintf(stderr, "fgctl: unexpected argument '%s'. Try 'fgctl record --help'.\n",
-			argv[optind]);
-		return FGCTL_EXIT_USAGE;
+		command = argv + optind;
+		if (req.record.all || req.record.n_pids > 0) {
+			fprintf(stderr, "fgctl: a command to run excludes -p and -a: it is what is "
+					"recorded\n");
+			return FGCTL_EXIT_USAGE;
+		}
 	}
 	if (req.record.until_ms && req.record.until_ms <= req.record.since_ms) {
 		fprintf(stderr, "fgctl: the range ends before it starts\n");
@@ -523,9 +612,9 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			"fgctl: -p and -a exclude each other: record the processes, or all\n");
 		return FGCTL_EXIT_USAGE;
 	}
-	if (!req.record.all && req.record.n_pids == 0) {
-		fprintf(stderr,
-			"fgctl: say what to record: -p PID[,PID...] or -a for the whole machine\n");
+	if (!req.record.all && req.record.n_pids == 0 && !command) {
+		fprintf(stderr, "fgctl: say what to record: -p PID[,PID...], -a for the whole "
+				"machine, or -- CMD ARGS to run a command\n");
 		return FGCTL_EXIT_USAGE;
 	}
 	r = fgctl_output_target(&out, "record", format_given, &req.record.format);
@@ -547,18 +636,33 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	/* Drawn here, the graph is written at the end by the pipeline: this was only a check. */
 	if (draw.here)
 		fgctl_output_close(&out, false);
+	if (command) {
+		/* Started now, it waits to exec until the recording runs (release). */
+		r = launch(command, &child, &release);
+		if (r != FGCTL_EXIT_OK) {
+			fgctl_output_close(&out, false);
+			return r;
+		}
+		req.record.pids[0] = child;
+		req.record.n_pids = 1;
+		req.record.children = true;
+	}
 	r = fgctl_connect(socket, &conn);
 	if (r < 0) {
 		fgctl_output_close(&out, false);
-		return -r;
+		r = -r;
+	} else {
+		msg = fg_proto_encode_request(&req);
+		r = msg ? fgctl_send(&conn, msg) : -ENOMEM;
+		if (r < 0)
+			r = fgctl_send_failed(&conn, r);
+		else
+			r = record_session(&conn, &req, &out, &draw, meta_path, quiet, json,
+					   release);
+		fgctl_output_close(&out, false); /* no-op after a successful commit */
+		fgctl_disconnect(&conn);
 	}
-	msg = fg_proto_encode_request(&req);
-	r = msg ? fgctl_send(&conn, msg) : -ENOMEM;
-	if (r < 0)
-		r = fgctl_send_failed(&conn, r);
-	else
-		r = record_session(&conn, &req, &out, &draw, meta_path, quiet, json);
-	fgctl_output_close(&out, false); /* no-op after a successful commit */
-	fgctl_disconnect(&conn);
-	return r;
+	/* Not released (fgd refused): the command ends without running. */
+	safe_close(release);
+	return command ? command_status(command[0], child, r) : r;
 }

@@ -57,8 +57,11 @@ typedef int (*fgctl_record_data_fn)(void *ctx, const char *data, size_t len);
  * Runs the recording req (sent already) on conn: progress on stderr unless
  * quiet, Ctrl-C stops it (twice abandons it), the result's bytes go to
  * data_fn, its metadata to *ret_meta (caller puts it; NULL if none came) and
- * why it ended to reason. Returns fgctl's exit status.
+ * why it ended to reason. release_fd (else -1) is written to once fgd says
+ * the recording started: a command fgctl launched waits on it to exec, so
+ * none of its run is missed. Returns fgctl's exit status.
  */
 int fgctl_record_conversation(struct fgctl_conn *conn, const struct fg_request *req,
 			      fgctl_record_data_fn data_fn, void *data_ctx,
-			      struct json_object **ret_meta, char reason[32], bool quiet);
+			      struct json_object **ret_meta, char reason[32], bool quiet,
+			      int release_fd);

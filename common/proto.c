@@ -427,6 +427,10 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 		FAIL("'group_by' must be \"process\", \"cgroup\" or \"cgroup-name\"");
 	if (get_frames_side(msg, &rec->frames) < 0)
 		FAIL("'frames' must be \"all\", \"user\" or \"kernel\"");
+	if (get_bool(msg, "children", &rec->children) < 0)
+		FAIL("'children' must be a boolean");
+	if (rec->children && rec->all)
+		FAIL("'children' is for 'pids': 'all' has every process already");
 	if (rec->frames != FG_FRAMES_ALL && rec->format == FG_FORMAT_TIMED)
 		FAIL("'frames' is for profiles: a timed recording keeps every frame");
 	if (get_bool(msg, "off_cpu", &rec->off_cpu) < 0 || get_bool(msg, "wall", &rec->wall) < 0)
@@ -624,6 +628,8 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 	/* Only when asked for: the default request stays what older daemons know. */
 	if (rec->frames != FG_FRAMES_ALL)
 		fg_json_add_str(obj, "frames", fg_frames_side_name(rec->frames));
+	if (rec->children)
+		fg_json_add_bool(obj, "children", true);
 	if (rec->off_cpu)
 		json_object_object_add(obj, "off_cpu", json_object_new_boolean(true));
 	if (rec->wall)

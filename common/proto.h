@@ -175,6 +175,7 @@ struct fg_record_request {
 	/* Only the samples taken in [since_ms, until_ms), Unix ms; 0: from the start, to the end. */
 	int64_t since_ms, until_ms;
 	enum fg_frames_side frames; /* user or kernel frames only; not with the timed format */
+	bool children;              /* the pids' descendants too: the processes they start */
 };
 
 #define FG_PROTO_MAX_MIN_BLOCK_US 1000000000

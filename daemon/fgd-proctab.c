@@ -233,6 +233,7 @@ static struct fg_process *new_generation(struct fg_proctab *t, pid_t pid, uint64
 	p->pid = pid;
 	p->serial = ++t->next_serial;
 	p->lineage = from_exec && before ? before->lineage : p->serial;
+	p->ppid = from_exec && before ? before->ppid : 0;
 	p->born = from_exec && before ? before->born : 0;
 	p->start_time = time;
 	p->end_time = after ? after->start_time : FG_TIME_ALIVE;
@@ -640,6 +641,7 @@ static void handle_fork(struct fg_proctab *t, const struct fg_task *task)
 	if (!child)
 		return;
 	read_context(t, child, parent);
+	child->ppid = (pid_t)task->ppid;
 	if (parent) {
 		memcpy(child->comm, parent->comm, sizeof(child->comm));
 		if (copy_maps(child, parent) == 0)

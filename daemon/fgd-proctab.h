@@ -43,6 +43,7 @@ struct fg_process {
 	pid_t pid;
 	uint64_t serial;     /* unique for the daemon's lifetime */
 	uint64_t lineage;    /* serial of the generation that began this process (exec keeps it) */
+	pid_t ppid;          /* the process that forked it (exec keeps it); 0: not seen */
 	uint64_t start_time; /* CLOCK_MONOTONIC ns; 0 = before we started watching */
 	uint64_t end_time;   /* exit or exec; FG_TIME_ALIVE while current */
 	uint64_t scanned_at; /* when /proc was read for it; 0 if built from records */

@@ -19,6 +19,8 @@
 
 /* Bounds on what one recording may hold; what they refuse is counted. */
 #define MAX_STACKS (1U << 20)
+/* How far up a process's parents the recording of a command looks for it (children). */
+#define MAX_ANCESTRY 64
 /*
  * The waiting room of samples whose binaries are being read (fgd-resolve.h):
  * an eighth of the tables' budget, within these bounds. A DWARF-mode sample
@@ -152,6 +154,19 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 	return NULL;
 }
 
+/* The target proc descends from (one of its ancestors' lineages is the target's), or NULL. */
+static const struct target *ancestor_target(struct fg_recording *r, const struct fg_process *proc)
+{
+	/* Each ancestor is the generation of its pid alive when its child began. */
+	for (int depth = 0; proc && proc->ppid > 0 && depth < MAX_ANCESTRY; depth++) {
+		proc = fg_proctab__find(r->procs, proc->ppid, proc->start_time);
+		for (size_t i = 0; proc && i < r->n_targets; i++)
+			if (fg_process_is(proc, r->targets[i].lineage))
+				return &r->targets[i];
+	}
+	return NULL;
+}
+
 /* Whether a sample's process is one the recording targets (all of them, with -a). */
 static bool want(void *ctx, struct fg_process *proc)
 {
@@ -162,6 +177,14 @@ static bool want(void *ctx, struct fg_process *proc)
 		return true;
 	if (!proc)
 		return false;
+	/*
+	 * The processes the targets started, with children: they run as the
+	 * target's owner unless an exec made them someone else's, which a
+	 * client that is not root may not see.
+	 */
+	if (r->opts.req.children && ancestor_target(r, proc))
+		return r->opts.view.uid == 0 || (fg_process_owner(proc, &uid) >= 0 &&
+						 fg_view_shows_process(&r->opts.view, uid));
 	for (size_t i = 0; i < r->n_targets; i++) {
 		if (r->targets[i].pid != proc->pid || !fg_process_is(proc, r->targets[i].lineage))
 			continue;
