@@ -324,6 +324,18 @@ TEST(one_side_of_the_frames_round_trips)
 		   -EINVAL);
 	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"top\",\"frames\":\"user\"}", &back, &err),
 		   -EINVAL);
+
+	/* A command's recording: its pid and its children. */
+	req = (struct fg_request){ .cmd = FG_CMD_RECORD };
+	fg_record_request_init(&req.record);
+	req.record.pids[0] = 42;
+	req.record.n_pids = 1;
+	req.record.children = true;
+	round_trip(&req, &back);
+	ASSERT_TRUE(back.record.children && back.record.pids[0] == 42);
+	ASSERT_ERR(decode_line("{\"fgd\":1,\"cmd\":\"record\",\"all\":true,\"children\":true}",
+			       &back, &err),
+		   -EINVAL);
 }
 
 TEST(jit_suffix_defaults_on)
