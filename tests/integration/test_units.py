@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The generated systemd units pass `systemd-analyze verify`, and their sandbox keeps the
 exposure score of `systemd-analyze security --offline=true` at or under what docs/ records:
-fgd.service, and fgd-push.service (fgctl push, the one part with network)."""
+fgd.service, and fgd-push.service (fgctl push, the one part with network); tmpfiles makes
+the directory fgd reads its fgd.conf from."""
 
 import os
 import re
@@ -49,6 +50,14 @@ def main():
         score = float(m.group(1))
         print(f"exposure level: {score}")
         check(score <= MAX_EXPOSURE, f"exposure {score} is above {MAX_EXPOSURE}:\n{r.stdout}")
+
+        # tmpfiles makes the directory fgd reads fgd.conf from, whatever the prefix.
+        m = re.search(r"default (\S+)/fgd\.conf\)", subprocess.run(
+            [FGD, "--help"], capture_output=True, text=True).stdout)
+        with open(os.path.join(UNITS, "fgd.tmpfiles")) as f:
+            tmpfiles = f.read()
+        check(m and re.search(rf"^d {re.escape(m.group(1))} ", tmpfiles, re.M),
+              f"fgd reads {m and m.group(1)}/fgd.conf; tmpfiles makes:\n{tmpfiles}")
 
         r = subprocess.run(["systemd-analyze", "security", "--offline=true", "--no-pager",
                             os.path.join(UNITS, "fgd-push.service")],
