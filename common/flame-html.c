@@ -571,7 +571,8 @@ static const char style[] =
 	"body { margin: 8px; background: #fff; color: #000; font-size: 12px; }\n"
 	"#title { font-size: 17px; font-weight: normal; text-align: center; margin: 4px 0; }\n"
 	"#subtitle, .info { text-align: center; color: rgb(110,110,110); white-space: pre; margin: 2px 0; }\n"
-	"#layout { display: flex; align-items: flex-start; gap: 12px; }\n"
+	/* The table beside the graph when the window has room for both, else below it. */
+	"#layout { display: flex; flex-wrap: wrap; align-items: flex-start; gap: 12px; }\n"
 	"#graph { flex: none; }\n"
 	"#controls, #status { display: flex; justify-content: space-between; align-items: center;"
 	" min-height: 22px; }\n"
@@ -583,7 +584,7 @@ static const char style[] =
 	"#details { white-space: pre; overflow: hidden; text-overflow: ellipsis; }\n"
 	"#matched { white-space: pre; margin-left: 12px; }\n"
 	"#nosamples { text-align: center; }\n"
-	"#functions { flex: 1 1 360px; min-width: 280px; max-height: 95vh; overflow: auto; }\n"
+	"#functions { flex: 1 1 420px; min-width: 420px; max-height: 95vh; overflow: auto; }\n"
 	"#filter { width: 100%; box-sizing: border-box; font: inherit; margin-bottom: 4px; }\n"
 	"#table { border-collapse: collapse; width: 100%; }\n"
 	"#table th { position: sticky; top: 0; background: #eee; cursor: pointer; text-align: left;"
@@ -592,7 +593,8 @@ static const char style[] =
 	"#table th.desc::after { content: \" \\25bc\"; }\n"
 	"#table td { padding: 1px 4px; border-top: 1px solid #eee; }\n"
 	"#table td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }\n"
-	"#table td.name { word-break: break-all; }\n"
+	/* Names whole, never broken mid-identifier: the box scrolls sideways instead. */
+	"#table td.name { white-space: nowrap; }\n"
 	"#table tbody tr { cursor: pointer; }\n"
 	"#table tbody tr:hover { background: #f4f4ff; }\n"
 	"#table tbody tr.selected { background: rgba(230,0,230,0.25); }\n"

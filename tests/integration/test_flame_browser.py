@@ -374,7 +374,34 @@ def main():
                 print(f"FAIL (j) inline in HTML: {e}", file=sys.stderr)
                 return 1
             print("ok   (j) inline in an HTML page: zoom and reset")
+            # (k) A graph taller than the window opens at its base, where the roots are.
+            tall = os.path.join(tmp, "tall.folded")
+            with open(tall, "w") as f:
+                f.write(";".join(["app"] + [f"deep{i}" for i in range(150)]) + " 10\n")
+            tall_svg = os.path.join(tmp, "tall.svg")
+            with open(tall_svg, "wb") as out:
+                subprocess.run([render, tall], stdout=out, check=True, timeout=60)
+            s.set_window_size(1280, 700)
+            s.navigate("file://" + tall_svg)
+            root = s.execute(ROOT_IN_VIEW_JS)
+            try:
+                check(root["scrolled"] > 0 and 0 <= root["top"] and root["bottom"] <= root["view"],
+                      f"the tall graph's root frame is not in view: {root}")
+            except Failure as e:
+                print(f"FAIL (k) tall graph: {e}", file=sys.stderr)
+                return 1
+            print(f"ok   (k) a tall graph opens at its base (scrolled {root['scrolled']} px)")
     return 0
+
+
+# Where the root frame ("app", the lowest) is against the window, once loaded.
+ROOT_IN_VIEW_JS = """
+var gs = document.querySelectorAll("#frames > g"), root = null;
+for (var i = 0; i < gs.length; i++)
+    if (gs[i].querySelector("title").textContent.indexOf("app (") === 0) root = gs[i];
+var r = root.getBoundingClientRect();
+return { top: r.top, bottom: r.bottom, view: window.innerHeight, scrolled: window.scrollY };
+"""
 
 
 if __name__ == "__main__":

@@ -429,7 +429,35 @@ def main():
                     print(f"FAIL {name}: {e}", file=sys.stderr)
                     return 1
                 print(f"ok   {name}")
+            # (j) At 1280 px, and narrower: the table goes below the graph rather than
+            # being squeezed beside it, and its names stay whole, one line each.
+            for width in (1280, 1000):
+                s.set_window_size(width, 900)
+                s.navigate(url)
+                box = s.execute(LAYOUT_JS)
+                try:
+                    check(box["table_width"] >= 400,
+                          f"at {width} px the table is {box['table_width']} px wide")
+                    check(box["wrapped_names"] == 0,
+                          f"at {width} px {box['wrapped_names']} names wrap: {box['example']}")
+                except Failure as e:
+                    print(f"FAIL (j) layout: {e}", file=sys.stderr)
+                    return 1
+                print(f"ok   (j) at {width} px: table {box['table_width']} px wide, names whole")
     return 0
+
+
+# The table's width, and the name cells taller than one line (wrapped).
+LAYOUT_JS = """
+var t = document.getElementById("functions").getBoundingClientRect();
+var cells = document.querySelectorAll("#table td.name"), wrapped = 0, example = null;
+for (var i = 0; i < cells.length; i++) {
+    var c = cells[i], line = parseFloat(getComputedStyle(c).lineHeight) || 16;
+    if (c.getBoundingClientRect().height > 1.8 * line) { wrapped++; example = example || c.textContent; }
+}
+return { table_width: t.width, wrapped_names: wrapped, example: example };
+"""
+
 
 
 if __name__ == "__main__":
