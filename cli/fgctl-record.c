@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "cpulist.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-output.h"
@@ -74,6 +75,8 @@ static void record_help(void)
 	       "      --minwidth, --no-idle, --include, --exclude, --focus, ... render's graph\n"
 	       "                           options (fgctl render --help): with any but --title,\n"
 	       "                           fgctl draws the graph from fgd's folded stacks\n"
+	       "      --cpu LIST           sample these CPUs only, e.g. 0-3,8 (others are not\n"
+	       "                           sampled at all)\n"
 	       "  -u, --user-only          only user frames (kernel frames dropped)\n"
 	       "  -k, --kernel-only        only kernel frames, under the process frame\n"
 	       "      --json               the summary as JSON on stdout (the profile goes to -o\n"
@@ -481,6 +484,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		ARG_SINCE,
 		ARG_UNTIL,
 		ARG_JSON,
+		ARG_CPU,
 	};
 	static const struct option options[] = {
 		FGCTL_RECORD_OPTIONS,
@@ -493,6 +497,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
 		{ "metadata", required_argument, NULL, ARG_METADATA },
 		{ "json", no_argument, NULL, ARG_JSON },
+		{ "cpu", required_argument, NULL, ARG_CPU },
 		{ "user-only", no_argument, NULL, 'u' },
 		{ "kernel-only", no_argument, NULL, 'k' },
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
@@ -551,6 +556,20 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		case ARG_JSON:
 			json = true;
 			break;
+		case ARG_CPU: {
+			_cleanup_free_ int *cpus = NULL;
+			size_t n;
+
+			if (strlen(optarg) >= sizeof(req.record.cpus) ||
+			    fg_cpulist_parse(optarg, &cpus, &n) < 0 || n == 0) {
+				fprintf(stderr,
+					"fgctl: invalid --cpu '%s': a CPU list such as 0-3,8\n",
+					optarg);
+				return FGCTL_EXIT_USAGE;
+			}
+			snprintf(req.record.cpus, sizeof(req.record.cpus), "%s", optarg);
+			break;
+		}
 		case 'u':
 		case 'k':
 			if (fgctl_frames_arg(c, &req.record.frames) != FGCTL_EXIT_OK)

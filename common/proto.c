@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpulist.h"
 #include "macro.h"
 #include "proto.h"
 #include "utf8.h"
@@ -269,6 +270,20 @@ int fg_frames_side_from_name(const char *name, enum fg_frames_side *ret)
 	return -EINVAL;
 }
 
+/* An empty CPU list, or one fg_cpulist_parse() reads. */
+static bool cpus_valid(const char *s)
+{
+	int *cpus = NULL;
+	size_t n;
+	bool ok;
+
+	if (!*s)
+		return true;
+	ok = fg_cpulist_parse(s, &cpus, &n) == 0 && n > 0;
+	free(cpus);
+	return ok;
+}
+
 /* The optional "frames" member: 0, or -EINVAL for anything but a side's name. */
 static int get_frames_side(struct json_object *msg, enum fg_frames_side *ret)
 {
@@ -347,6 +362,24 @@ static int get_int(struct json_object *msg, const char *key, int64_t min, int64_
 	if (errno != 0 || x < min || x > max)
 		return -ERANGE;
 	*val = x;
+	return 0;
+}
+
+/* Optional string member of at most max bytes, without NUL, into buf (size > max). */
+static int get_str(struct json_object *msg, const char *key, char *buf, size_t max)
+{
+	struct json_object *v;
+	size_t len;
+
+	if (!json_object_object_get_ex(msg, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return -EINVAL;
+	len = (size_t)json_object_get_string_len(v);
+	if (len > max || memchr(json_object_get_string(v), '\0', len))
+		return -EINVAL;
+	memcpy(buf, json_object_get_string(v), len);
+	buf[len] = '\0';
 	return 0;
 }
 
@@ -429,12 +462,17 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 		FAIL("'frames' must be \"all\", \"user\" or \"kernel\"");
 	if (get_bool(msg, "children", &rec->children) < 0)
 		FAIL("'children' must be a boolean");
+	if (get_str(msg, "cpus", rec->cpus, FG_PROTO_MAX_CPUS - 1) < 0 || !cpus_valid(rec->cpus))
+		FAIL("'cpus' must be a CPU list such as \"0-3,8\"");
+
 	if (rec->children && rec->all)
 		FAIL("'children' is for 'pids': 'all' has every process already");
 	if (rec->frames != FG_FRAMES_ALL && rec->format == FG_FORMAT_TIMED)
 		FAIL("'frames' is for profiles: a timed recording keeps every frame");
 	if (get_bool(msg, "off_cpu", &rec->off_cpu) < 0 || get_bool(msg, "wall", &rec->wall) < 0)
 		FAIL("'off_cpu' and 'wall' must be booleans");
+	if (rec->cpus[0] && rec->off_cpu)
+		FAIL("'cpus' is for sampling: off-CPU follows threads wherever they run");
 	if (rec->off_cpu && rec->wall)
 		FAIL("give 'off_cpu' (blocked time) or 'wall' (on-CPU and blocked time), not both");
 	x = 0;
@@ -450,24 +488,6 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 		FAIL("'since_ms' and 'until_ms' must be Unix ms");
 	if (rec->until_ms && rec->until_ms <= rec->since_ms)
 		FAIL("'until_ms' must be after 'since_ms'");
-	return 0;
-}
-
-/* Optional string member of at most max bytes, without NUL, into buf (size > max). */
-static int get_str(struct json_object *msg, const char *key, char *buf, size_t max)
-{
-	struct json_object *v;
-	size_t len;
-
-	if (!json_object_object_get_ex(msg, key, &v))
-		return 0;
-	if (!json_object_is_type(v, json_type_string))
-		return -EINVAL;
-	len = (size_t)json_object_get_string_len(v);
-	if (len > max || memchr(json_object_get_string(v), '\0', len))
-		return -EINVAL;
-	memcpy(buf, json_object_get_string(v), len);
-	buf[len] = '\0';
 	return 0;
 }
 
@@ -630,6 +650,8 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 		fg_json_add_str(obj, "frames", fg_frames_side_name(rec->frames));
 	if (rec->children)
 		fg_json_add_bool(obj, "children", true);
+	if (rec->cpus[0])
+		fg_json_add_str(obj, "cpus", rec->cpus);
 	if (rec->off_cpu)
 		json_object_object_add(obj, "off_cpu", json_object_new_boolean(true));
 	if (rec->wall)

@@ -153,6 +153,9 @@ const char *fg_frames_side_name(enum fg_frames_side s);
 /* 0 and the side, or -EINVAL. */
 int fg_frames_side_from_name(const char *name, enum fg_frames_side *ret);
 
+/* The longest CPU list a recording takes, as text ("0-3,8,10-11"). */
+#define FG_PROTO_MAX_CPUS 256
+
 struct fg_record_request {
 	bool all;
 	pid_t pids[FG_PROTO_MAX_PIDS];
@@ -174,8 +177,9 @@ struct fg_record_request {
 	uint32_t min_block_us; /* off-CPU: shorter blocks are left out; 0: the default, 1 */
 	/* Only the samples taken in [since_ms, until_ms), Unix ms; 0: from the start, to the end. */
 	int64_t since_ms, until_ms;
-	enum fg_frames_side frames; /* user or kernel frames only; not with the timed format */
-	bool children;              /* the pids' descendants too: the processes they start */
+	enum fg_frames_side frames;   /* user or kernel frames only; not with the timed format */
+	bool children;                /* the pids' descendants too: the processes they start */
+	char cpus[FG_PROTO_MAX_CPUS]; /* the CPUs to sample, "0-3,8"; empty: every online one */
 };
 
 #define FG_PROTO_MAX_MIN_BLOCK_US 1000000000

@@ -104,7 +104,7 @@ int fg_sampler_probe_event(struct fg_event_choice *ret)
 	return 0;
 }
 
-static int online_cpus(int **ret, size_t *ret_n)
+int fg_evset_online_cpus(int **ret, size_t *ret_n)
 {
 	_cleanup_(fclosep) FILE *f = fopen("/sys/devices/system/cpu/online", "re");
 	char buf[4096];
@@ -186,6 +186,13 @@ static void close_one(struct cpu_event *ev)
 	safe_close(ev->fd);
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
 int fg_evset__open(const struct fg_evset_opts *opts, struct fg_evset **ret)
 {
 	_cleanup_free_ int *cpus = NULL;
@@ -200,7 +207,7 @@ int fg_evset__open(const struct fg_evset_opts *opts, struct fg_evset **ret)
 	    (opts->stack_dump == 0 || opts->stack_dump % 8 ||
 	     opts->stack_dump > FG_PROTO_MAX_STACK_DUMP))
 		return -EINVAL;
-	r = online_cpus(&cpus, &n_cpus);
+	r = fg_evset_online_cpus(&cpus, &n_cpus);
 	if (r < 0)
 		return r;
 	s = calloc(1, sizeof(*s));
@@ -220,6 +227,9 @@ int fg_evset__open(const struct fg_evset_opts *opts, struct fg_evset **ret)
 	for (size_t i = 0; i < n_cpus; i++) {
 		struct cpu_event *ev = &s->events[s->n];
 
+		if (opts->cpus &&
+		    !bsearch(&cpus[i], opts->cpus, opts->n_cpus, sizeof(int), cmp_int))
+			continue;
 		ev->cpu = cpus[i];
 		ev->fd = -1;
 		r = open_one(opts, &attr, ev);

@@ -54,7 +54,13 @@ struct fg_evset_opts {
 	enum fg_call_graph call_graph;
 	uint32_t stack_dump;
 	size_t ring_pages; /* data pages per CPU, a power of two */
+	/* SAMPLE only: the CPUs to sample, borrowed for the call (NULL: every online one). */
+	const int *cpus;
+	size_t n_cpus;
 };
+
+/* The online CPUs, ascending, in *ret (caller frees). 0 or a negative errno. */
+int fg_evset_online_cpus(int **ret, size_t *ret_n);
 
 /* Per-CPU accounting. Nothing is lost without a count here. */
 struct fg_cpu_counters {

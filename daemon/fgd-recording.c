@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "budget.h"
+#include "cpulist.h"
 #include "fgd-clock.h"
 #include "fgd-offcpu.h"
 #include "fgd-pprof.h"
@@ -332,6 +333,7 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 		      struct fg_recording **ret, pid_t *ret_bad_pid, const char **ret_why)
 {
 	_cleanup_(fg_recording__freep) struct fg_recording *r = NULL;
+	_cleanup_free_ int *cpus = NULL;
 	struct fg_evset_opts eo = {
 		.kind = FG_EVSET_SAMPLE,
 		.event = opts->event,
@@ -397,6 +399,9 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 		}
 	}
 	/* Off-CPU: blocks only; wall-clock: blocks and on-CPU samples; else samples. */
+	/* --cpu: sampled on those CPUs only (the server checked they are online). */
+	if (opts->req.cpus[0] && fg_cpulist_parse(opts->req.cpus, &cpus, &eo.n_cpus) == 0)
+		eo.cpus = cpus;
 	err = opts->req.off_cpu || opts->req.wall ? offcpu_open(r, ret_why) : 0;
 	if (err >= 0 && !opts->req.off_cpu && (err = fg_evset__open(&eo, &r->events)) >= 0)
 		err = fg_evset__enable(r->events);

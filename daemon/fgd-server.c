@@ -16,8 +16,10 @@
 
 #include "budget.h"
 #include "config.h"
+#include "cpulist.h"
 #include "fgd-alwayson.h"
 #include "fgd-clock.h"
+#include "fgd-evset.h"
 #include "fgd-jit.h"
 #include "fgd-log.h"
 #include "fgd-offcpu.h"
@@ -404,6 +406,26 @@ static size_t dwarf_ring_pages(size_t pages, uint32_t frequency, uint32_t stack_
 	return pages;
 }
 
+/* The first CPU of list (valid: the request was checked) that is not online, or -1. */
+static int offline_cpu(const char *list)
+{
+	_cleanup_free_ int *want = NULL, *online = NULL;
+	size_t n_want, n_online;
+
+	if (fg_cpulist_parse(list, &want, &n_want) < 0 ||
+	    fg_evset_online_cpus(&online, &n_online) < 0)
+		return -1; /* the evset's open says what is wrong then */
+	for (size_t i = 0; i < n_want; i++) {
+		bool found = false;
+
+		for (size_t k = 0; k < n_online && !found; k++)
+			found = online[k] == want[i];
+		if (!found)
+			return want[i];
+	}
+	return -1;
+}
+
 static void handle_record(struct client *c, const struct fg_record_request *req)
 {
 	struct fgd_server *s = c->server;
@@ -493,6 +515,14 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	}
 	if (o.call_graph == FG_CALL_GRAPH_DWARF)
 		o.ring_pages = dwarf_ring_pages(o.ring_pages, o.frequency, o.stack_dump);
+	if (req->cpus[0]) {
+		int bad = offline_cpu(req->cpus);
+
+		if (bad >= 0) {
+			send_error(c, EINVAL, "cpu %d is not online", bad);
+			return;
+		}
+	}
 	r = fgd_engine__start_recording(s->engine, &o, &c->rec, &bad_pid, &why);
 	if (r == -ESRCH) {
 		send_error(c, ESRCH, "no such process: %d", bad_pid);

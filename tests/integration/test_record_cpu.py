@@ -4,8 +4,9 @@ main: the folded output must show those call paths in those proportions."""
 
 import os
 import re
+import subprocess
 
-from fgdtest import Daemon, check, parse_folded, require_root, run, workload
+from fgdtest import Daemon, check, parse_folded, program, require_root, run, workload
 
 
 def test():
@@ -57,6 +58,44 @@ def test():
         check(b"draw a graph" in r.stderr, f"a graph option for folded text: {r.stderr!r}")
         r = d.fgctl("record", "-p", w.pid, "-t", "1", "--flamechart", "-o", out, check_rc=2)
         check(b"time order" in r.stderr, f"--flamechart: {r.stderr!r}")
+
+        cpu_subset(d)
+
+
+def cpu_subset(d):
+    """--cpu: only those CPUs are sampled. fgtest-spin pinned to the last CPU, fgtest-burn
+    to the first: a whole-machine recording of the first CPU has the burner, never the
+    spinner."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        print("--cpu: one CPU here, nothing to leave out")
+        return
+    first, last = cpus[0], cpus[-1]
+    procs = [subprocess.Popen([program(name)], stdout=subprocess.PIPE, text=True,
+                              preexec_fn=lambda c=cpu: os.sched_setaffinity(0, {c}))
+             for name, cpu in (("fgtest-burn", first), ("fgtest-spin", last))]
+    try:
+        for p in procs:
+            check(p.stdout.readline().strip() == "ready", "a pinned workload did not start")
+        r = d.fgctl("record", "-a", "--cpu", str(first), "-t", "1", "-F", "499", "-o", "-",
+                    check_rc=0)
+        stacks = parse_folded(r.stdout.decode())
+        mine = {s.split(";")[0]: 0 for s in stacks}
+        for s, c in stacks.items():
+            mine[s.split(";")[0]] += c
+        check(mine.get("fgtest-burn", 0) > 50 and "fgtest-spin" not in mine,
+              f"--cpu {first}: fgtest-burn {mine.get('fgtest-burn')}, fgtest-spin "
+              f"{mine.get('fgtest-spin')}")
+        print(f"--cpu {first}: fgtest-burn {mine['fgtest-burn']} samples, fgtest-spin none")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+            p.stdout.close()
+    r = d.fgctl("record", "-a", "--cpu", "4095", "-t", "1", "-o", "-", check_rc=2)
+    check(b"cpu 4095 is not online" in r.stderr, f"--cpu 4095: {r.stderr!r}")
+    r = d.fgctl("record", "-a", "--cpu", "x", "-t", "1", "-o", "-", check_rc=2)
+    check(b"invalid --cpu" in r.stderr, f"--cpu x: {r.stderr!r}")
 
 
 run(test)
