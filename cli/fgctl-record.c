@@ -75,6 +75,8 @@ static void record_help(void)
 	       "      --minwidth, --no-idle, --include, --exclude, --focus, ... render's graph\n"
 	       "                           options (fgctl render --help): with any but --title,\n"
 	       "                           fgctl draws the graph from fgd's folded stacks\n"
+	       "      --tid TIDS           only these threads, comma-separated (their processes\n"
+	       "                           are recorded; their other threads are counted)\n"
 	       "      --cpu LIST           sample these CPUs only, e.g. 0-3,8 (others are not\n"
 	       "                           sampled at all)\n"
 	       "  -u, --user-only          only user frames (kernel frames dropped)\n"
@@ -130,6 +132,57 @@ int fgctl_parse_pids(const char *s, struct fg_record_request *req)
 	if (req->n_pids == 0) {
 		fprintf(stderr, "fgctl: -p needs at least one pid\n");
 		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The process a thread belongs to: its Tgid, from /proc. 0, or -ESRCH. */
+static int thread_process(pid_t tid, pid_t *ret)
+{
+	_cleanup_(fclosep) FILE *f = NULL;
+	char path[64], line[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", ret) == 1)
+			return 0;
+	return -ESRCH;
+}
+
+/*
+ * --tid TIDS: each thread, and its process among the pids (fgd records
+ * processes, then keeps only these threads' samples). 0 or -EINVAL, said.
+ */
+static int parse_tids(const char *s, struct fg_record_request *req)
+{
+	_cleanup_free_ char *copy = strdup(s);
+	char *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint32_t v;
+		pid_t pid;
+		bool known = false;
+
+		if (fg_parse_u32(tok, 1, INT_MAX, &v) < 0) {
+			fprintf(stderr, "fgctl: invalid tid '%s'\n", tok);
+			return -EINVAL;
+		}
+		if (thread_process((pid_t)v, &pid) < 0) {
+			fprintf(stderr, "fgctl: no such thread: %u\n", v);
+			return -EINVAL;
+		}
+		if (req->n_tids == FG_PROTO_MAX_PIDS) {
+			fprintf(stderr, "fgctl: too many tids (at most %d)\n", FG_PROTO_MAX_PIDS);
+			return -EINVAL;
+		}
+		req->tids[req->n_tids++] = (pid_t)v;
+		for (size_t i = 0; i < req->n_pids; i++)
+			known |= req->pids[i] == pid;
+		if (!known)
+			req->pids[req->n_pids++] = pid;
 	}
 	return 0;
 }
@@ -485,6 +538,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		ARG_UNTIL,
 		ARG_JSON,
 		ARG_CPU,
+		ARG_TID,
 	};
 	static const struct option options[] = {
 		FGCTL_RECORD_OPTIONS,
@@ -498,6 +552,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 		{ "metadata", required_argument, NULL, ARG_METADATA },
 		{ "json", no_argument, NULL, ARG_JSON },
 		{ "cpu", required_argument, NULL, ARG_CPU },
+		{ "tid", required_argument, NULL, ARG_TID },
 		{ "user-only", no_argument, NULL, 'u' },
 		{ "kernel-only", no_argument, NULL, 'k' },
 		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
@@ -555,6 +610,10 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			break;
 		case ARG_JSON:
 			json = true;
+			break;
+		case ARG_TID:
+			if (parse_tids(optarg, &req.record) < 0)
+				return FGCTL_EXIT_USAGE;
 			break;
 		case ARG_CPU: {
 			_cleanup_free_ int *cpus = NULL;

@@ -413,6 +413,23 @@ static int decode_record(struct json_object *msg, struct fg_record_request *rec,
 	}
 	if (rec->all == (rec->n_pids > 0))
 		FAIL("give either 'all' or a non-empty 'pids'");
+	if (json_object_object_get_ex(msg, "tids", &v)) {
+		size_t n;
+
+		if (!json_object_is_type(v, json_type_array) || rec->all)
+			FAIL("'tids' must be an array of thread ids of the 'pids' processes");
+		n = json_object_array_length(v);
+		if (n > FG_PROTO_MAX_PIDS)
+			FAIL("too many tids (at most 256)");
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *t = json_object_array_get_idx(v, i);
+
+			x = json_object_is_type(t, json_type_int) ? json_object_get_int64(t) : 0;
+			if (x <= 0 || x > 4194304)
+				FAIL("a tid is out of range");
+			rec->tids[rec->n_tids++] = (pid_t)x;
+		}
+	}
 
 	x = 0;
 	if (get_int(msg, "duration_ms", 0, (int64_t)FG_PROTO_MAX_DURATION_MS, &x) < 0)
@@ -652,6 +669,15 @@ struct json_object *fg_proto_encode_request(const struct fg_request *req)
 		fg_json_add_bool(obj, "children", true);
 	if (rec->cpus[0])
 		fg_json_add_str(obj, "cpus", rec->cpus);
+	if (rec->n_tids) {
+		struct json_object *tids = json_object_new_array();
+
+		if (!tids)
+			return NULL;
+		json_object_object_add(obj, "tids", tids);
+		for (size_t i = 0; i < rec->n_tids; i++)
+			json_object_array_add(tids, json_object_new_int64(rec->tids[i]));
+	}
 	if (rec->off_cpu)
 		json_object_object_add(obj, "off_cpu", json_object_new_boolean(true));
 	if (rec->wall)

@@ -180,6 +180,9 @@ struct fg_record_request {
 	enum fg_frames_side frames;   /* user or kernel frames only; not with the timed format */
 	bool children;                /* the pids' descendants too: the processes they start */
 	char cpus[FG_PROTO_MAX_CPUS]; /* the CPUs to sample, "0-3,8"; empty: every online one */
+	/* Only these threads of the pids' processes; none: every thread. */
+	pid_t tids[FG_PROTO_MAX_PIDS];
+	size_t n_tids;
 };
 
 #define FG_PROTO_MAX_MIN_BLOCK_US 1000000000

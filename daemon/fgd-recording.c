@@ -105,6 +105,7 @@ struct fg_recording {
 	struct fg_offcpu *offcpu;  /* owned until finish: the source (off-CPU); NULL for on-CPU */
 	struct fg_offcpu_stats offcpu_stats; /* its losses, kept at finish */
 	uint64_t blocks, blocked_us;         /* off-CPU: the blocks of the recording's time */
+	uint64_t other_threads;              /* samples of threads --tid left out */
 	struct fg_resolver *res; /* owned until finish: samples to stacks of names in model */
 	enum state state;
 
@@ -315,13 +316,25 @@ static int offcpu_open(struct fg_recording *r, const char **ret_why)
 	return err;
 }
 
+/* Whether the request's threads (--tid) leave out tid: counted, and not resolved. */
+static bool other_thread(struct fg_recording *r, uint32_t tid)
+{
+	if (!r->opts.req.n_tids)
+		return false;
+	for (size_t i = 0; i < r->opts.req.n_tids; i++)
+		if ((uint32_t)r->opts.req.tids[i] == tid)
+			return false;
+	r->other_threads++;
+	return true;
+}
+
 /* A block, as the sample record the resolver takes; those after the stop are not the recording's. */
 static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 {
 	struct fg_recording *r = ctx;
 	struct fg_record rec;
 
-	if (r->stopped && s->sid.time > r->stopped)
+	if ((r->stopped && s->sid.time > r->stopped) || other_thread(r, s->sid.tid))
 		return;
 	r->blocks++;
 	r->blocked_us += s->period;
@@ -429,6 +442,8 @@ static void on_record(void *ctx, const struct fg_record *rec)
 	struct fg_recording *r = ctx;
 	struct fg_record wall;
 
+	if (rec->type == PERF_RECORD_SAMPLE && other_thread(r, rec->sample.sid.tid))
+		return;
 	/* Wall-clock: an on-CPU sample stands for 1/frequency s of CPU time, in µs. */
 	if (r->opts.req.wall && rec->type == PERF_RECORD_SAMPLE) {
 		wall = *rec;
@@ -895,6 +910,7 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 	fg_json_add_int(m, "samples", (int64_t)st->samples);
 	fg_json_add_int(m, "samples_seen", (int64_t)c.samples);
 	fg_json_add_int(m, "other_processes", (int64_t)st->filtered);
+	fg_json_add_int(m, "other_threads", (int64_t)r->other_threads);
 	fg_json_add_int(m, "lost", (int64_t)(c.lost + c.lost_samples));
 	fg_json_add_int(m, "throttled", (int64_t)c.throttled);
 	fg_json_add_int(m, "malformed", (int64_t)c.malformed);

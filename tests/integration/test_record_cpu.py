@@ -2,11 +2,12 @@
 """fgtest-burn spends 75% of its CPU in hot_a and 25% in hot_b, both called from
 main: the folded output must show those call paths in those proportions."""
 
+import json
 import os
 import re
 import subprocess
 
-from fgdtest import Daemon, check, parse_folded, program, require_root, run, workload
+from fgdtest import Daemon, check, parse_folded, program, require_root, run, wait_for, workload
 
 
 def test():
@@ -60,6 +61,37 @@ def test():
         check(b"time order" in r.stderr, f"--flamechart: {r.stderr!r}")
 
         cpu_subset(d)
+        one_thread(d)
+
+
+def one_thread(d):
+    """--tid: one thread of a process of three (fgtest-perfscript's "fg worker"), its
+    process found from the thread, the other threads' samples counted, not drawn."""
+    proc = subprocess.Popen([program("fgtest-perfscript"), "20"], stdout=subprocess.DEVNULL)
+    try:
+        def worker():
+            for tid in os.listdir(f"/proc/{proc.pid}/task"):
+                with open(f"/proc/{proc.pid}/task/{tid}/comm") as f:
+                    if f.read().strip() == "fg worker":
+                        return int(tid)
+            return None
+        tid = wait_for(worker, "fgtest-perfscript's worker thread")
+        meta = os.path.join(d.dir, "tid.json")
+        r = d.fgctl("record", "--tid", tid, "--tid-frames", "-t", "1", "-F", "499",
+                    "--metadata", meta, "-o", "-", check_rc=0)
+        stacks = parse_folded(r.stdout.decode())
+        roots = {s.split(";")[0] for s in stacks}
+        with open(meta) as f:
+            other = json.load(f)["other_threads"]
+        check(roots == {f"fg_worker-{proc.pid}/{tid}"} or roots == {f"fg worker-{proc.pid}/{tid}"},
+              f"--tid {tid}: root frames {roots}")
+        check(other > 0, f"the other threads' samples were not counted: {other}")
+        print(f"--tid {tid}: {sum(stacks.values())} samples of it, {other} of other threads")
+    finally:
+        proc.kill()
+        proc.wait()
+    r = d.fgctl("record", "--tid", "999999999", "-t", "1", "-o", "-", check_rc=2)
+    check(b"no such thread" in r.stderr, f"--tid of no thread: {r.stderr!r}")
 
 
 def cpu_subset(d):
