@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpulist.h"
 #include "fgctl-client.h"
 #include "fgctl-graphopts.h"
 #include "fgctl-output.h"
@@ -173,6 +174,20 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 	case FGCTL_GRAPH_OPT_COLLAPSE_RECURSION:
 		o->transform.collapse_recursion = true;
 		return 1;
+	case FGCTL_GRAPH_OPT_CPU: {
+		int *cpus = NULL;
+		size_t n = 0;
+
+		if (fg_cpulist_parse(arg, &cpus, &n) < 0 || n == 0 || n > FGCTL_MAX_CPUS) {
+			free(cpus);
+			return bad_value("--cpu", arg, "a CPU list such as 0-3,8");
+		}
+		memcpy(o->cpus, cpus, n * sizeof(*cpus));
+		free(cpus);
+		o->perf.cpus = o->cpus;
+		o->perf.n_cpus = n;
+		return 1;
+	}
 	case 'u':
 		o->transform.user_only = true;
 		return 1;
@@ -221,6 +236,11 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 
 int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what)
 {
+	if (o->perf.n_cpus && o->from != FGCTL_FROM_PERF) {
+		fprintf(stderr, "fgctl: --cpu picks perf script samples by their CPU: give --from "
+				"perf\n");
+		return FGCTL_EXIT_USAGE;
+	}
 	if (o->transform.user_only && o->transform.kernel_only) {
 		fprintf(stderr,
 			"fgctl: -u (--user-only) and -k (--kernel-only) exclude each other\n");
@@ -271,6 +291,7 @@ const char fgctl_graph_help[] =
 	"      --no-inline          leave out the inlined frames perf script prints\n"
 	"      --event-filter EVENT the event to keep when the input holds several\n"
 	"                           (default: the first one seen)\n"
+	"      --cpu LIST           only the samples of these CPUs (perf script's [NNN])\n"
 	"      --count-samples      count each sample once; by default a sample counts\n"
 	"                           its period (ns for cpu-clock), as stackcollapse-perf.pl\n"
 	"\n"

@@ -21,6 +21,9 @@
 
 enum fgctl_input_format { FGCTL_FROM_FOLDED, FGCTL_FROM_PERF };
 
+/* The most CPUs a --cpu list of render may name. */
+#define FGCTL_MAX_CPUS 4096
+
 struct fgctl_graph_opts {
 	struct fg_flame_opts flame;         /* strings borrowed from argv */
 	struct fg_transform_opts transform; /* strings borrowed from argv */
@@ -34,6 +37,7 @@ struct fgctl_graph_opts {
 	char default_output[FGCTL_DEFAULT_OUTPUT_MAX]; /* without -o on a terminal */
 	const char *cp_file;   /* borrowed from argv (or static: "palette.map"); NULL unless --cp */
 	bool count_name_given; /* --countname: else perf script input names its counts */
+	int cpus[FGCTL_MAX_CPUS]; /* --cpu's list, which perf.cpus points into */
 	char perf_count_name[64]; /* what perf script input's counts are, when periods ("ns") */
 };
 
@@ -79,6 +83,7 @@ enum {
 	FGCTL_GRAPH_OPT_EVENT_FILTER,
 	FGCTL_GRAPH_OPT_COUNT_SAMPLES,
 	FGCTL_GRAPH_OPT_NO_NORMALIZE,
+	FGCTL_GRAPH_OPT_CPU,
 	/* diff's; the graph parser leaves it to the verb */
 	FGCTL_GRAPH_OPT_BASELINE,
 };
@@ -143,6 +148,7 @@ enum {
 		{ "addrs", no_argument, NULL, FGCTL_GRAPH_OPT_ADDRS },                     \
 		{ "no-inline", no_argument, NULL, FGCTL_GRAPH_OPT_NO_INLINE },             \
 		{ "event-filter", required_argument, NULL, FGCTL_GRAPH_OPT_EVENT_FILTER }, \
+		{ "cpu", required_argument, NULL, FGCTL_GRAPH_OPT_CPU },                   \
 	{                                                                                  \
 		"count-samples", no_argument, NULL, FGCTL_GRAPH_OPT_COUNT_SAMPLES          \
 	}

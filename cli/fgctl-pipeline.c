@@ -125,6 +125,9 @@ static int read_input(struct fgctl_graph_opts *opts, const char *path, struct fg
 			opts->flame.count_name =
 				fg_perfscript_count_name(&st, opts->perf_count_name,
 							 sizeof(opts->perf_count_name));
+		if (opts->perf.n_cpus && !opts->quiet)
+			fprintf(stderr, "fgctl: %s: %llu samples of other CPUs left out (--cpu)\n",
+				rd.name, (unsigned long long)st.other_cpus);
 		if (st.multiple_events && !opts->perf.event_filter)
 			fprintf(stderr,
 				"fgctl: %s holds several events; using '%s' (%llu samples of other "

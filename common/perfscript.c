@@ -32,6 +32,7 @@ struct fg_perfscript {
 	bool java;        /* pname starts with "java" */
 	double count;
 	bool counts_period; /* the current sample counts its period */
+	int cpu;            /* the current header's "[NNN]"; -1: none */
 	int64_t time_ms;    /* the current sample's, when has_time */
 	bool has_time;
 	uint32_t *ids; /* owned; frame ids of the current sample, leaf first */
@@ -700,6 +701,15 @@ static void header_time(struct fg_perfscript *p, const char *line, size_t len, s
 	p->has_time = parse_time(line + a, b - a, &p->time_ms);
 }
 
+/* Whether the current header's CPU is one opts.cpus asks for (all, without a list). */
+static bool on_cpus(const struct fg_perfscript *p)
+{
+	for (size_t i = 0; i < p->opts.n_cpus; i++)
+		if (p->opts.cpus[i] == p->cpu)
+			return true;
+	return p->opts.n_cpus == 0;
+}
+
 /*
  * A header: sets up the sample. Returns 1 if it is kept, 0 if filtered or
  * malformed, or a negative errno.
@@ -725,6 +735,10 @@ static int header_line(struct fg_perfscript *p, const char *line, const struct h
 			malformed(p, lineno);
 			return 0;
 		}
+	}
+	if (!on_cpus(p)) {
+		p->stats.other_cpus++;
+		return 0;
 	}
 	r = set_pname(p, line, h);
 	if (r < 0)
@@ -756,6 +770,21 @@ static bool all_digits(const char *s, size_t len, bool dot_ok)
 	return len > 0;
 }
 
+/* The CPU of the "[NNN]" token after a header's pid and tid (at pos), or -1. */
+static int header_cpu(const char *line, size_t len, size_t pos)
+{
+	size_t a, b;
+	int cpu = 0;
+
+	next_token(line, len, pos, &a, &b);
+	if (b - a < 3 || b - a > 9 || line[a] != '[' || line[b - 1] != ']' ||
+	    !all_digits(line + a + 1, b - a - 2, false))
+		return -1;
+	for (size_t i = a + 1; i < b - 1; i++)
+		cpu = cpu * 10 + (line[i] - '0');
+	return cpu;
+}
+
 /*
  * A sample perf printed on one line, without a callchain:
  * "   comm  TID [CPU] TIME: PERIOD EVENT:  IP SYM+OFF (DSO)", the comm
@@ -778,6 +807,7 @@ static int oneline_sample(struct fg_perfscript *p, const char *line, size_t len,
 		return 0;
 	pos += st;
 	header_time(p, line, len, pos);
+	p->cpu = header_cpu(line, len, pos);
 	next_token(line, len, pos, &a, &b);
 	if (a < b && line[a] == '[') { /* [CPU] */
 		pos = b;
@@ -836,6 +866,7 @@ int fg_perfscript__feed(struct fg_perfscript *p, const char *line, size_t len, u
 				return r;
 		}
 		header_time(p, line, len, pos);
+		p->cpu = header_cpu(line, len, pos);
 		if (!match_event(line, len, &ev.name, &ev.name_len, &ev.period, &ev.period_len))
 			ev.name = NULL;
 		r = header_line(p, line, &h, &ev, lineno);

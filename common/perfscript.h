@@ -97,12 +97,19 @@ struct fg_perfscript_opts {
 	bool count_samples; /* each sample counts 1; default: its period, as the script */
 	/* Borrowed for the call of __new(); NULL: the first event type seen, as the script. */
 	const char *event_filter;
+	/*
+	 * Only the samples of these CPUs, from each header's "[NNN]" (a sample
+	 * without one matches none); borrowed until __free(). n_cpus 0: all.
+	 */
+	const int *cpus;
+	size_t n_cpus;
 };
 
 struct fg_perfscript_stats {
 	uint64_t samples;        /* samples added */
 	uint64_t period_samples; /* of those, samples that counted their period, not 1 */
 	uint64_t filtered;       /* samples of other events, skipped by the event filter */
+	uint64_t other_cpus;     /* samples of other CPUs than opts.cpus, skipped */
 	uint64_t malformed;      /* lines that could not be parsed, skipped */
 	uint64_t first_bad_line; /* line number of the first malformed line, 0 if none */
 	uint64_t untimed;        /* into a timed profile: samples without a time, skipped */

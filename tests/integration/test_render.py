@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
 
-from fgdtest import FGCTL, check, program, run
+from fgdtest import FGCTL, check, parse_folded, program, run
 
 SVG = "{http://www.w3.org/2000/svg}"
 DATA = os.path.join(os.environ.get("FG_TEST_DATA_DIR",
@@ -381,12 +381,48 @@ def test_perf_script(tmp):
     check(p.stdout, f"--event-filter {other} gave nothing")
 
 
+def test_perf_cpu(tmp):
+    """--cpu picks perf script samples by their [CPU]: a system-wide perf record while
+    fgtest-burn is pinned to the last CPU; --cpu LAST holds the burner, --cpu FIRST not."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2 or os.geteuid() != 0:
+        print("--cpu: needs two CPUs and root for perf record -a")
+        return
+    burn = subprocess.Popen([program("fgtest-burn")], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: os.sched_setaffinity(0, {cpus[-1]}))
+    try:
+        check(burn.stdout.readline().strip() == "ready", "fgtest-burn did not start")
+        data = os.path.join(tmp, "all.data")
+        p = subprocess.run(["perf", "record", "-q", "--buildid-mmap", "-a", "-g", "-F", "499",
+                            "-o", data, "--", "sleep", "1"], capture_output=True, timeout=120)
+        check(p.returncode == 0, f"perf record -a failed: {p.stderr.decode(errors='replace')}")
+    finally:
+        burn.kill()
+        burn.wait()
+        burn.stdout.close()
+    text = subprocess.run(["perf", "script", "-i", data], capture_output=True, timeout=120).stdout
+
+    def burner(cpu):
+        p = fgctl("render", "--from", "perf", "--count-samples", "--cpu", cpu, "-f", "folded",
+                  stdin=text, rc=None)
+        stacks = {} if p.returncode else parse_folded(p.stdout.decode())
+        return sum(c for s, c in stacks.items() if s.startswith("fgtest-burn;")), p
+    on_last, p = burner(str(cpus[-1]))
+    on_first, _ = burner(str(cpus[0]))
+    check(on_last > 200 and on_first == 0,
+          f"fgtest-burn on CPU {cpus[-1]}: {on_last} samples with --cpu {cpus[-1]}, "
+          f"{on_first} with --cpu {cpus[0]}")
+    check(b"samples of other CPUs left out" in p.stderr, f"no count of what --cpu left out: {p.stderr!r}")
+    p = fgctl("render", "--cpu", "0", BASIC, "-o", "-", rc=2)
+    check(b"give --from perf" in p.stderr, f"--cpu on folded input: {p.stderr!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="fg-render-") as tmp:
         for t in (test_basic, test_stdin_and_formats, test_output_targets, test_input_conventions,
                   test_options,
                   test_palette_file, test_reverse_and_flamechart, test_filters, test_diff,
-                  test_perf_script):
+                  test_perf_script, test_perf_cpu):
             t(tmp)
             print(f"ok   {t.__name__}")
 

@@ -265,6 +265,23 @@ TEST(event_filter_keeps_the_first_event_and_counts_the_rest)
 	ASSERT_STREQ(st.event, "");
 }
 
+TEST(cpus_pick_samples_by_their_header)
+{
+	static const int first[] = { 0 }, second[] = { 1 };
+	/* Comms of two bytes at least, as the script's header pattern wants. */
+	const char *text = "aa 10 [000] 1.0: 1 cpu-clock:\n\t1 f (/x)\n\n"
+			   "bb 11 [001] 1.1: 1 cpu-clock:\n\t1 g (/x)\n\n"
+			   "cc 12 1.2: 1 cpu-clock:\n\t1 h (/x)\n\n";
+	struct fg_perfscript_opts opts = { .cpus = first, .n_cpus = 1 };
+
+	ASSERT_STREQ(fold_text(text, &opts), "aa;f 1\n");
+	opts.cpus = second;
+	ASSERT_STREQ(fold_text(text, &opts), "bb;g 1\n");
+	/* No list: every sample, with a CPU or not. */
+	opts.n_cpus = 0;
+	ASSERT_STREQ(fold_text(text, &opts), "aa;f 1\nbb;g 1\ncc;h 1\n");
+}
+
 TEST(counts_are_named_for_what_they_are)
 {
 	struct fg_perfscript_opts opts = {};
