@@ -13,8 +13,8 @@ build="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev liblzma-d
 # (objcopy) and xz-utils build the debug-info fixtures; libc6-dbg gives libc's static
 # functions their names. clang-format checks the tree's layout (scripts/check-format.sh).
 # golang-go is Go's own pprof, the judge of fgd's pprof profiles; zsh and fish parse
-# their completion files.
-tests="golang-go zsh fish systemd clang clang-format libclang-rt-14-dev g++ binutils xz-utils libc6-dbg python3 chromium chromium-driver util-linux passwd procps"
+# their completion files; dpkg-dev, debhelper, fakeroot and lintian build and check the .deb.
+tests="golang-go zsh fish dpkg-dev debhelper fakeroot lintian systemd clang clang-format libclang-rt-14-dev g++ binutils xz-utils libc6-dbg python3 chromium chromium-driver util-linux passwd procps"
 
 want=$build
 [ "${1:-}" = "--tests" ] && want="$build $tests"
