@@ -11,12 +11,20 @@
 #include "fgd-dwarf.h"
 #include "fgd-elf.h"
 #include "macro.h"
+#include "u32map.h"
 
 /* Deeper inline nesting than this is not real code; it bounds the walk. */
 #define MAX_SCOPES 256
 
 /* Compile units can be many; past this, addresses beyond the table find no inline frames. */
 #define MAX_CU_RANGES (1u << 22)
+
+/*
+ * The inline indexes of one binary together take no more than this; past
+ * it, the units not indexed yet are looked into with a DIE walk per address
+ * (fg_dwarf__inlines_walk()), slow but without memory of its own.
+ */
+#define MAX_INDEX_BYTES (UINT64_C(256) << 20)
 
 /* One address range of a compile unit. */
 struct cu_range {
@@ -56,8 +64,63 @@ struct fg_dwarf {
 	struct cu_range *ranges; /* owned */
 	size_t n_ranges, cap_ranges;
 	bool ranges_built;
-	uint64_t ranges_bytes; /* the table's, once built: read by other threads (__atomic) */
+	/*
+	 * Each unit's inline index (struct unit_index, owned), by its CU DIE's
+	 * offset, built on the first lookup into the unit; a unit whose index
+	 * could not be built maps to &no_index.
+	 */
+	struct fg_u32map indexes;
+	/* The CU table's and the indexes' bytes: read by other threads (__atomic). */
+	uint64_t built_bytes;
 };
+
+/*
+ * A function or an inlined instance of a unit: a node of the tree of what
+ * is inlined into what.
+ */
+struct inline_node {
+	Dwarf_Off die;   /* its DIE */
+	uint32_t parent; /* the node it is inlined into; NO_NODE for a function */
+	bool inlined;    /* DW_TAG_inlined_subroutine, else DW_TAG_subprogram */
+};
+
+#define NO_NODE UINT32_MAX
+
+/* An address range whose innermost function or inlined instance is one node. */
+struct inline_seg {
+	uint64_t lo, hi; /* [lo, hi) */
+	uint32_t node;
+};
+
+/*
+ * The inline index of a unit: its code cut into segments, sorted and
+ * disjoint, each with its innermost node. A lookup is a binary search, then
+ * a walk up the parents: what dwarf_getscopes() finds by walking the
+ * unit's DIEs, for every address anew.
+ */
+struct unit_index {
+	struct inline_node *nodes; /* owned */
+	size_t n_nodes, cap_nodes;
+	struct inline_seg *segs; /* owned */
+	size_t n_segs, cap_segs;
+};
+
+/* What a unit maps to when its index could not be built (memory, damaged DWARF). */
+static struct unit_index no_index;
+
+static void unit_index_free(struct unit_index *ix)
+{
+	if (!ix || ix == &no_index)
+		return;
+	free(ix->nodes);
+	free(ix->segs);
+	free(ix);
+}
+
+static uint64_t unit_index_bytes(const struct unit_index *ix)
+{
+	return sizeof(*ix) + ix->cap_nodes * sizeof(*ix->nodes) + ix->cap_segs * sizeof(*ix->segs);
+}
 
 struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d)
 {
@@ -67,6 +130,9 @@ struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d)
 		dwarf_end(d->dbg);
 	fg_elf_file_close(&d->file);
 	free(d->ranges);
+	for (size_t i = 0; i < d->indexes.n; i++)
+		unit_index_free(d->indexes.vals[i]);
+	fg_u32map_done(&d->indexes);
 	free(d);
 	return NULL;
 }
@@ -222,8 +288,7 @@ int fg_dwarf__new(int fd, bool map, uint64_t max_heap, struct fg_dwarf **ret)
 
 uint64_t fg_dwarf__bytes(const struct fg_dwarf *d)
 {
-	return sizeof(*d) + d->heap + d->libdw +
-	       __atomic_load_n(&d->ranges_bytes, __ATOMIC_RELAXED);
+	return sizeof(*d) + d->heap + d->libdw + __atomic_load_n(&d->built_bytes, __ATOMIC_RELAXED);
 }
 
 uint64_t fg_dwarf__mapped(const struct fg_dwarf *d)
@@ -276,8 +341,8 @@ static void build_ranges(struct fg_dwarf *d)
 done:
 	if (d->n_ranges > 1)
 		qsort(d->ranges, d->n_ranges, sizeof(*d->ranges), range_cmp);
-	__atomic_store_n(&d->ranges_bytes, (uint64_t)d->cap_ranges * sizeof(*d->ranges),
-			 __ATOMIC_RELAXED);
+	__atomic_add_fetch(&d->built_bytes, (uint64_t)d->cap_ranges * sizeof(*d->ranges),
+			   __ATOMIC_RELAXED);
 }
 
 /* The CU containing vaddr. */
@@ -399,17 +464,15 @@ static const char *die_name(Dwarf_Die *die, bool qualified, struct fg_dwarf_name
 	return qualified ? qualify(die, name, out) : name;
 }
 
-size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_names *out)
+size_t fg_dwarf__inlines_walk(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_names *out)
 {
-	const char **ret_names = out->names;
-	size_t max = out->max;
 	bool qualified;
 	_cleanup_free_ Dwarf_Die *scopes = NULL;
 	Dwarf_Die cudie, innermost;
 	size_t k = 0, n_inlined = 0;
 	int n, fn;
 
-	if (max == 0 || !find_cu(d, vaddr, &cudie))
+	if (out->max == 0 || !find_cu(d, vaddr, &cudie))
 		return 0;
 	n = dwarf_getscopes(&cudie, vaddr, &scopes);
 	if (n <= 0)
@@ -431,13 +494,241 @@ size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_nam
 	if (fn == n || n_inlined == 0)
 		return 0;
 	qualified = qualified_language(&cudie);
-	for (int i = fn - 1; i >= 0 && k < max; i--) {
+	for (int i = fn - 1; i >= 0 && k < out->max; i--) {
 		const char *name;
 
 		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
 			continue;
 		name = die_name(&scopes[i], qualified, out);
-		ret_names[k++] = name ? name : "[inlined]";
+		out->names[k++] = name ? name : "[inlined]";
+	}
+	return k;
+}
+
+/* A range of a node, as the sweep of build_index() takes them. */
+struct node_range {
+	uint64_t lo, hi;
+	uint32_t node;
+};
+
+/* By start; of ranges starting together, the longer (the enclosing) first, then the outer node. */
+static int node_range_cmp(const void *a, const void *b)
+{
+	const struct node_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	/* Nodes are numbered in the walk's pre-order: a parent before what is inlined into it. */
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* Appends [lo, hi) of node, merged with the segment before when they meet. */
+static int add_seg(struct unit_index *ix, uint64_t lo, uint64_t hi, uint32_t node)
+{
+	struct inline_seg *last = ix->n_segs ? &ix->segs[ix->n_segs - 1] : NULL;
+
+	if (lo >= hi)
+		return 0;
+	if (last && last->node == node && last->hi == lo) {
+		last->hi = hi;
+		return 0;
+	}
+	if (FG_GROW(ix->segs, ix->cap_segs, ix->n_segs + 1) < 0)
+		return -ENOMEM;
+	ix->segs[ix->n_segs++] = (struct inline_seg){ lo, hi, node };
+	return 0;
+}
+
+/*
+ * The segments of ranges (sorted by node_range_cmp): each address takes
+ * the innermost range that holds it. Ranges nest as the DIEs do; one that
+ * sticks out of the range it starts in (damaged DWARF) is cut at its end.
+ */
+static int sweep(struct unit_index *ix, struct node_range *ranges, size_t n)
+{
+	_cleanup_free_ struct node_range **open = NULL;
+	size_t n_open = 0, cap_open = 0;
+	uint64_t at = 0;
+	int r;
+
+	for (size_t i = 0; i <= n; i++) {
+		struct node_range *next = i < n ? &ranges[i] : NULL;
+
+		/* Close what ends before the next range starts (everything, at the end). */
+		while (n_open && (!next || open[n_open - 1]->hi <= next->lo)) {
+			struct node_range *top = open[--n_open];
+
+			r = add_seg(ix, at, top->hi, top->node);
+			if (r < 0)
+				return r;
+			at = MAX(at, top->hi);
+		}
+		if (!next)
+			break;
+		if (n_open) {
+			struct node_range *top = open[n_open - 1];
+
+			r = add_seg(ix, at, next->lo, top->node);
+			if (r < 0)
+				return r;
+			next->hi = MIN(next->hi, top->hi);
+		}
+		if (next->hi <= next->lo)
+			continue;
+		if (FG_GROW(open, cap_open, n_open + 1) < 0)
+			return -ENOMEM;
+		open[n_open++] = next;
+		at = next->lo;
+	}
+	return 0;
+}
+
+/* A DIE of the walk, and the node its children are inlined into. */
+struct walk_level {
+	Dwarf_Die die;
+	uint32_t node;
+};
+
+/*
+ * Walks the unit's DIEs once: every function and inlined instance with
+ * code becomes a node, its ranges go to *ranges. -ENOMEM, or -EINVAL when
+ * the DWARF cannot be read.
+ */
+static int collect_nodes(Dwarf_Die *cu, struct unit_index *ix, struct node_range **ranges,
+			 size_t *n_ranges, size_t *cap_ranges)
+{
+	_cleanup_free_ struct walk_level *stack = calloc(MAX_SCOPES, sizeof(*stack));
+	int depth = 0;
+
+	if (!stack)
+		return -ENOMEM;
+	if (dwarf_child(cu, &stack[0].die) != 0)
+		return 0;
+	stack[0].node = NO_NODE;
+	for (;;) {
+		struct walk_level *at = &stack[depth];
+		uint32_t inner = at->node;
+		int tag = dwarf_tag(&at->die);
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t it = 0;
+			uint32_t node = (uint32_t)ix->n_nodes;
+
+			if (ix->n_nodes >= NO_NODE ||
+			    FG_GROW(ix->nodes, ix->cap_nodes, ix->n_nodes + 1) < 0)
+				return -ENOMEM;
+			ix->nodes[ix->n_nodes++] = (struct inline_node){
+				.die = dwarf_dieoffset(&at->die),
+				.parent = tag == DW_TAG_inlined_subroutine ? at->node : NO_NODE,
+				.inlined = tag == DW_TAG_inlined_subroutine,
+			};
+			while ((it = dwarf_ranges(&at->die, it, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				if (FG_GROW(*ranges, *cap_ranges, *n_ranges + 1) < 0)
+					return -ENOMEM;
+				(*ranges)[(*n_ranges)++] = (struct node_range){ lo, hi, node };
+			}
+			inner = node;
+		}
+		/* Into the children (lexical blocks, namespaces and the like are passed through). */
+		if (dwarf_haschildren(&at->die) > 0 && depth + 1 < MAX_SCOPES &&
+		    dwarf_child(&at->die, &stack[depth + 1].die) == 0) {
+			stack[++depth].node = inner;
+			continue;
+		}
+		/* Else the next sibling, here or at the first level up that has one. */
+		for (;;) {
+			Dwarf_Die sib;
+			int r = dwarf_siblingof(&stack[depth].die, &sib);
+
+			if (r < 0)
+				return -EINVAL;
+			if (r == 0) {
+				stack[depth].die = sib;
+				break;
+			}
+			if (depth-- == 0)
+				return 0;
+		}
+	}
+}
+
+/* The index of the unit cu, built on first use; NULL when it cannot be had. */
+static struct unit_index *index_of_unit(struct fg_dwarf *d, Dwarf_Die *cu)
+{
+	uint32_t key = (uint32_t)dwarf_dieoffset(cu);
+	struct unit_index *ix = fg_u32map_get(&d->indexes, key);
+	_cleanup_free_ struct node_range *ranges = NULL;
+	size_t n_ranges = 0, cap_ranges = 0;
+	uint64_t bytes;
+
+	if (ix)
+		return ix == &no_index ? NULL : ix;
+	if (__atomic_load_n(&d->built_bytes, __ATOMIC_RELAXED) >= MAX_INDEX_BYTES)
+		return NULL;
+	ix = calloc(1, sizeof(*ix));
+	if (!ix || collect_nodes(cu, ix, &ranges, &n_ranges, &cap_ranges) < 0)
+		goto failed;
+	if (n_ranges > 1)
+		qsort(ranges, n_ranges, sizeof(*ranges), node_range_cmp);
+	if (sweep(ix, ranges, n_ranges) < 0)
+		goto failed;
+	bytes = unit_index_bytes(ix);
+	if (fg_u32map_set(&d->indexes, key, ix) < 0)
+		goto failed;
+	__atomic_add_fetch(&d->built_bytes, bytes, __ATOMIC_RELAXED);
+	return ix;
+failed:
+	unit_index_free(ix);
+	/* Not tried again: the walk answers for this unit (fg_dwarf__inlines_walk()). */
+	(void)fg_u32map_set(&d->indexes, key, &no_index);
+	return NULL;
+}
+
+size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_names *out)
+{
+	uint32_t chain[MAX_SCOPES];
+	struct unit_index *ix;
+	size_t lo = 0, hi, n = 0, k = 0;
+	Dwarf_Die cudie;
+	bool qualified;
+	uint32_t node;
+
+	if (out->max == 0 || !find_cu(d, vaddr, &cudie))
+		return 0;
+	ix = index_of_unit(d, &cudie);
+	if (!ix)
+		return fg_dwarf__inlines_walk(d, vaddr, out);
+	/* The last segment that starts at or below vaddr. */
+	hi = ix->n_segs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->segs[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || vaddr >= ix->segs[lo - 1].hi)
+		return 0;
+	/* Innermost first, up to the function everything here is inlined into. */
+	for (node = ix->segs[lo - 1].node; node != NO_NODE && n < MAX_SCOPES;
+	     node = ix->nodes[node].parent)
+		chain[n++] = node;
+	if (n < 2 || ix->nodes[chain[n - 1]].inlined)
+		return 0;
+	qualified = qualified_language(&cudie);
+	for (size_t i = n - 1; i-- > 0 && k < out->max;) {
+		Dwarf_Die die;
+		const char *name = NULL;
+
+		if (dwarf_offdie(d->dbg, ix->nodes[chain[i]].die, &die))
+			name = die_name(&die, qualified, out);
+		out->names[k++] = name ? name : "[inlined]";
 	}
 	return k;
 }

@@ -58,12 +58,13 @@ struct fg_dwarf;
 int fg_dwarf__new(int fd, bool map, uint64_t max_heap, struct fg_dwarf **ret);
 struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d);
 /*
- * The heap it holds: sections copied or inflated, the CU table, and an
+ * The heap it holds: sections copied or inflated, the CU table, the inline
+ * indexes of the units looked into (see fg_dwarf__inlines()), and an
  * estimate of libdw's own tables (its abbreviations and units, which grow
  * as lookups reach new compilation units: the estimate counts them all,
  * which is about what libdw keeps once every unit has been looked into).
- * The CU table is built on the first lookup it is needed for: then the
- * figure grows by it. Any thread.
+ * The CU table and each unit's index are built on the first lookup they
+ * are needed for: then the figure grows by them. Any thread.
  */
 uint64_t fg_dwarf__bytes(const struct fg_dwarf *d);
 /* Bytes of debug sections read in place from the mapping (0 when read with pread). */
@@ -94,8 +95,25 @@ struct fg_dwarf_names {
  * to out->max of them and returns how many: 0 when nothing is inlined there
  * or DWARF does not cover vaddr. A chain deeper than max keeps its
  * outermost frames.
+ *
+ * Cost. The first lookup into a compile unit walks its DIEs once and
+ * builds the unit's inline index: its code cut into segments, each with
+ * its innermost function or inlined instance, and the tree of what is
+ * inlined into what (about 24 bytes a segment and 16 a node; figures in
+ * docs/PERFORMANCE.md). Every lookup is then a binary search and a walk up
+ * that tree, however big the unit. The indexes of a binary are held with
+ * it (fg_dwarf__bytes()), up to 256 MiB; past that, and for a unit whose
+ * index could not be built, lookups walk as fg_dwarf__inlines_walk() does.
  */
 size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_names *out);
+
+/*
+ * The same answer found without the index: libdw's dwarf_getscopes(),
+ * which walks the unit's DIEs from its top for every address (what
+ * addr2line -i does). Kept as the fallback, and as the reference the
+ * index is tested and measured against.
+ */
+size_t fg_dwarf__inlines_walk(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_names *out);
 
 /* The libdw handle, for other DWARF users (what is read, above); borrowed until d is freed. */
 Dwarf *fg_dwarf__handle(struct fg_dwarf *d);
