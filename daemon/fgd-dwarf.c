@@ -67,7 +67,7 @@ struct fg_dwarf {
 	/*
 	 * Each unit's inline index (struct unit_index, owned), by its CU DIE's
 	 * offset, built on the first lookup into the unit; a unit whose index
-	 * could not be built maps to &no_index.
+	 * could not be built (no memory) maps to &no_index.
 	 */
 	struct fg_u32map indexes;
 	/* The CU table's and the indexes' bytes: read by other threads (__atomic). */
@@ -105,7 +105,7 @@ struct unit_index {
 	size_t n_segs, cap_segs;
 };
 
-/* What a unit maps to when its index could not be built (memory, damaged DWARF). */
+/* What a unit maps to when its index could not be built (no memory). */
 static struct unit_index no_index;
 
 static void unit_index_free(struct unit_index *ix)
@@ -594,7 +594,7 @@ struct walk_level {
 /*
  * Walks the unit's DIEs once: every function and inlined instance with
  * code becomes a node, its ranges go to *ranges. -ENOMEM, or -EINVAL when
- * the DWARF cannot be read.
+ * the DWARF cannot be read on (what was read before stays).
  */
 static int collect_nodes(Dwarf_Die *cu, struct unit_index *ix, struct node_range **ranges,
 			 size_t *n_ranges, size_t *cap_ranges)
@@ -657,8 +657,12 @@ static int collect_nodes(Dwarf_Die *cu, struct unit_index *ix, struct node_range
 	}
 }
 
-/* The index of the unit cu, built on first use; NULL when it cannot be had. */
-static struct unit_index *index_of_unit(struct fg_dwarf *d, Dwarf_Die *cu)
+/*
+ * The index of the unit cu in *ret, built on first use. -ENOSPC when the
+ * binary's indexes have taken all they may (the walk answers then), -ENOMEM
+ * when it could not be built (the unit gets no inline frames).
+ */
+static int index_of_unit(struct fg_dwarf *d, Dwarf_Die *cu, struct unit_index **ret)
 {
 	uint32_t key = (uint32_t)dwarf_dieoffset(cu);
 	struct unit_index *ix = fg_u32map_get(&d->indexes, key);
@@ -666,12 +670,19 @@ static struct unit_index *index_of_unit(struct fg_dwarf *d, Dwarf_Die *cu)
 	size_t n_ranges = 0, cap_ranges = 0;
 	uint64_t bytes;
 
-	if (ix)
-		return ix == &no_index ? NULL : ix;
+	if (ix) {
+		*ret = ix;
+		return ix == &no_index ? -ENOMEM : 0;
+	}
 	if (__atomic_load_n(&d->built_bytes, __ATOMIC_RELAXED) >= MAX_INDEX_BYTES)
-		return NULL;
+		return -ENOSPC;
 	ix = calloc(1, sizeof(*ix));
-	if (!ix || collect_nodes(cu, ix, &ranges, &n_ranges, &cap_ranges) < 0)
+	/*
+	 * Damaged DWARF (-EINVAL) keeps what was read before the damage: the
+	 * walk would meet the same damage (and libdw's dwarf_getscopes() leaks
+	 * on some of it).
+	 */
+	if (!ix || collect_nodes(cu, ix, &ranges, &n_ranges, &cap_ranges) == -ENOMEM)
 		goto failed;
 	if (n_ranges > 1)
 		qsort(ranges, n_ranges, sizeof(*ranges), node_range_cmp);
@@ -681,12 +692,13 @@ static struct unit_index *index_of_unit(struct fg_dwarf *d, Dwarf_Die *cu)
 	if (fg_u32map_set(&d->indexes, key, ix) < 0)
 		goto failed;
 	__atomic_add_fetch(&d->built_bytes, bytes, __ATOMIC_RELAXED);
-	return ix;
+	*ret = ix;
+	return 0;
 failed:
 	unit_index_free(ix);
-	/* Not tried again: the walk answers for this unit (fg_dwarf__inlines_walk()). */
+	/* Not tried again. */
 	(void)fg_u32map_set(&d->indexes, key, &no_index);
-	return NULL;
+	return -ENOMEM;
 }
 
 size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_names *out)
@@ -697,12 +709,15 @@ size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_nam
 	Dwarf_Die cudie;
 	bool qualified;
 	uint32_t node;
+	int r;
 
 	if (out->max == 0 || !find_cu(d, vaddr, &cudie))
 		return 0;
-	ix = index_of_unit(d, &cudie);
-	if (!ix)
+	r = index_of_unit(d, &cudie, &ix);
+	if (r == -ENOSPC)
 		return fg_dwarf__inlines_walk(d, vaddr, out);
+	if (r < 0)
+		return 0;
 	/* The last segment that starts at or below vaddr. */
 	hi = ix->n_segs;
 	while (lo < hi) {

@@ -102,8 +102,10 @@ struct fg_dwarf_names {
  * inlined into what (about 24 bytes a segment and 16 a node; figures in
  * docs/PERFORMANCE.md). Every lookup is then a binary search and a walk up
  * that tree, however big the unit. The indexes of a binary are held with
- * it (fg_dwarf__bytes()), up to 256 MiB; past that, and for a unit whose
- * index could not be built, lookups walk as fg_dwarf__inlines_walk() does.
+ * it (fg_dwarf__bytes()), up to 256 MiB; past that, lookups into units not
+ * indexed yet walk as fg_dwarf__inlines_walk() does. A unit whose DIEs are
+ * damaged is indexed as far as they can be read; one whose index finds no
+ * memory has no inline frames.
  */
 size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_names *out);
 
