@@ -174,6 +174,9 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 	case FGCTL_GRAPH_OPT_COLLAPSE_RECURSION:
 		o->transform.collapse_recursion = true;
 		return 1;
+	case FGCTL_GRAPH_OPT_STACKCOLLAPSE_NAMES:
+		o->transform.stackcollapse_names = true;
+		return 1;
 	case FGCTL_GRAPH_OPT_CPU: {
 		int *cpus = NULL;
 		size_t n = 0;
@@ -318,6 +321,10 @@ const char fgctl_graph_help[] =
 	"      --focus FUNC         keep only stacks through the frame FUNC, rooted there\n"
 	"                           (frames match by their plain names too: do_syscall_64\n"
 	"                           finds do_syscall_64_[k], as JIT frames' _[j])\n"
+	"      --stackcollapse-names\n"
+	"                           names as stackcollapse-perf.pl writes them, for diffs\n"
+	"                           with its profiles: cut at the first '(' (Java's\n"
+	"                           'double Hot.middle(int)' is 'double Hot.middle')\n"
 	"      --collapse-recursion runs of the same frame become one\n"
 	"      --reverse            each stack leaf first: who calls this leaf\n"
 	"\n"

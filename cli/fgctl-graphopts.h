@@ -72,6 +72,7 @@ enum {
 	FGCTL_GRAPH_OPT_IGNORE_CASE,
 	FGCTL_GRAPH_OPT_FOCUS,
 	FGCTL_GRAPH_OPT_COLLAPSE_RECURSION,
+	FGCTL_GRAPH_OPT_STACKCOLLAPSE_NAMES,
 	FGCTL_GRAPH_OPT_NO_IDLE,
 	FGCTL_GRAPH_OPT_PID,
 	FGCTL_GRAPH_OPT_TID,
@@ -92,36 +93,37 @@ enum {
  * How a graph is drawn and what of the profile: what record and snapshot
  * take too, drawing the graph here from fgd's folded stacks (fgctl(1)).
  */
-#define FGCTL_DRAW_OPTIONS                                                                       \
-	{ "title", required_argument, NULL, FGCTL_GRAPH_OPT_TITLE },                             \
-		{ "subtitle", required_argument, NULL, FGCTL_GRAPH_OPT_SUBTITLE },               \
-		{ "width", required_argument, NULL, FGCTL_GRAPH_OPT_WIDTH },                     \
-		{ "height", required_argument, NULL, FGCTL_GRAPH_OPT_HEIGHT },                   \
-		{ "fonttype", required_argument, NULL, FGCTL_GRAPH_OPT_FONTTYPE },               \
-		{ "fontsize", required_argument, NULL, FGCTL_GRAPH_OPT_FONTSIZE },               \
-		{ "fontwidth", required_argument, NULL, FGCTL_GRAPH_OPT_FONTWIDTH },             \
-		{ "minwidth", required_argument, NULL, FGCTL_GRAPH_OPT_MINWIDTH },               \
-		{ "countname", required_argument, NULL, FGCTL_GRAPH_OPT_COUNTNAME },             \
-		{ "nametype", required_argument, NULL, FGCTL_GRAPH_OPT_NAMETYPE },               \
-		{ "colors", required_argument, NULL, FGCTL_GRAPH_OPT_COLORS },                   \
-		{ "colours", required_argument, NULL, FGCTL_GRAPH_OPT_COLORS },                  \
-		{ "bgcolors", required_argument, NULL, FGCTL_GRAPH_OPT_BGCOLORS },               \
-		{ "hash", no_argument, NULL, FGCTL_GRAPH_OPT_HASH },                             \
-		{ "random", no_argument, NULL, FGCTL_GRAPH_OPT_RANDOM },                         \
-		{ "cp", no_argument, NULL, FGCTL_GRAPH_OPT_CP },                                 \
-		{ "cp-file", required_argument, NULL, FGCTL_GRAPH_OPT_CP_FILE },                 \
-		{ "reverse", no_argument, NULL, FGCTL_GRAPH_OPT_REVERSE },                       \
-		{ "inverted", no_argument, NULL, FGCTL_GRAPH_OPT_INVERTED },                     \
-		{ "flamechart", no_argument, NULL, FGCTL_GRAPH_OPT_FLAMECHART },                 \
-		{ "notes", required_argument, NULL, FGCTL_GRAPH_OPT_NOTES },                     \
-		{ "total", required_argument, NULL, FGCTL_GRAPH_OPT_TOTAL },                     \
-		{ "include", required_argument, NULL, FGCTL_GRAPH_OPT_INCLUDE },                 \
-		{ "exclude", required_argument, NULL, FGCTL_GRAPH_OPT_EXCLUDE },                 \
-		{ "ignore-case", no_argument, NULL, FGCTL_GRAPH_OPT_IGNORE_CASE },               \
-		{ "focus", required_argument, NULL, FGCTL_GRAPH_OPT_FOCUS },                     \
-		{ "collapse-recursion", no_argument, NULL, FGCTL_GRAPH_OPT_COLLAPSE_RECURSION }, \
-	{                                                                                        \
-		"no-idle", no_argument, NULL, FGCTL_GRAPH_OPT_NO_IDLE                            \
+#define FGCTL_DRAW_OPTIONS                                                                         \
+	{ "title", required_argument, NULL, FGCTL_GRAPH_OPT_TITLE },                               \
+		{ "subtitle", required_argument, NULL, FGCTL_GRAPH_OPT_SUBTITLE },                 \
+		{ "width", required_argument, NULL, FGCTL_GRAPH_OPT_WIDTH },                       \
+		{ "height", required_argument, NULL, FGCTL_GRAPH_OPT_HEIGHT },                     \
+		{ "fonttype", required_argument, NULL, FGCTL_GRAPH_OPT_FONTTYPE },                 \
+		{ "fontsize", required_argument, NULL, FGCTL_GRAPH_OPT_FONTSIZE },                 \
+		{ "fontwidth", required_argument, NULL, FGCTL_GRAPH_OPT_FONTWIDTH },               \
+		{ "minwidth", required_argument, NULL, FGCTL_GRAPH_OPT_MINWIDTH },                 \
+		{ "countname", required_argument, NULL, FGCTL_GRAPH_OPT_COUNTNAME },               \
+		{ "nametype", required_argument, NULL, FGCTL_GRAPH_OPT_NAMETYPE },                 \
+		{ "colors", required_argument, NULL, FGCTL_GRAPH_OPT_COLORS },                     \
+		{ "colours", required_argument, NULL, FGCTL_GRAPH_OPT_COLORS },                    \
+		{ "bgcolors", required_argument, NULL, FGCTL_GRAPH_OPT_BGCOLORS },                 \
+		{ "hash", no_argument, NULL, FGCTL_GRAPH_OPT_HASH },                               \
+		{ "random", no_argument, NULL, FGCTL_GRAPH_OPT_RANDOM },                           \
+		{ "cp", no_argument, NULL, FGCTL_GRAPH_OPT_CP },                                   \
+		{ "cp-file", required_argument, NULL, FGCTL_GRAPH_OPT_CP_FILE },                   \
+		{ "reverse", no_argument, NULL, FGCTL_GRAPH_OPT_REVERSE },                         \
+		{ "inverted", no_argument, NULL, FGCTL_GRAPH_OPT_INVERTED },                       \
+		{ "flamechart", no_argument, NULL, FGCTL_GRAPH_OPT_FLAMECHART },                   \
+		{ "notes", required_argument, NULL, FGCTL_GRAPH_OPT_NOTES },                       \
+		{ "total", required_argument, NULL, FGCTL_GRAPH_OPT_TOTAL },                       \
+		{ "include", required_argument, NULL, FGCTL_GRAPH_OPT_INCLUDE },                   \
+		{ "exclude", required_argument, NULL, FGCTL_GRAPH_OPT_EXCLUDE },                   \
+		{ "ignore-case", no_argument, NULL, FGCTL_GRAPH_OPT_IGNORE_CASE },                 \
+		{ "focus", required_argument, NULL, FGCTL_GRAPH_OPT_FOCUS },                       \
+		{ "collapse-recursion", no_argument, NULL, FGCTL_GRAPH_OPT_COLLAPSE_RECURSION },   \
+		{ "stackcollapse-names", no_argument, NULL, FGCTL_GRAPH_OPT_STACKCOLLAPSE_NAMES }, \
+	{                                                                                          \
+		"no-idle", no_argument, NULL, FGCTL_GRAPH_OPT_NO_IDLE                              \
 	}
 
 /* Output, graph and filters: every mode of render and diff ('h' is the verb's to answer). */

@@ -215,7 +215,7 @@ int fgctl_pipeline_read(struct fgctl_graph_opts *opts, char **paths, size_t n,
 static bool wants_transform(const struct fg_transform_opts *t)
 {
 	return t->no_idle || t->include || t->exclude || t->focus || t->collapse_recursion ||
-	       t->reverse || t->user_only || t->kernel_only;
+	       t->reverse || t->user_only || t->kernel_only || t->stackcollapse_names;
 }
 
 /* Replaces *model with its filtered form. Returns 0 or an exit code. */
@@ -478,8 +478,11 @@ int fgctl_draw_prepare(struct fgctl_draw *d, const struct fgctl_output *out,
 {
 	if (!d->here)
 		return FGCTL_EXIT_OK;
-	if (*request_format != FG_FORMAT_SVG && *request_format != FG_FORMAT_HTML) {
-		fprintf(stderr, "fgctl: graph options draw a graph: write it as .svg or .html\n");
+	/* Folded text takes the filters and names as render writes it (the graph's look is moot). */
+	if (*request_format != FG_FORMAT_SVG && *request_format != FG_FORMAT_HTML &&
+	    *request_format != FG_FORMAT_FOLDED) {
+		fprintf(stderr, "fgctl: graph options draw a graph or filter folded stacks: write "
+				".svg, .html or .folded\n");
 		return FGCTL_EXIT_USAGE;
 	}
 	if (d->graph.flame.flamechart) {

@@ -75,3 +75,44 @@ int fg_framename_clean(const char *s, size_t len, char **buf, size_t *cap, size_
 	*ret_len = used;
 	return 0;
 }
+
+/* "pkg.(*T).M": a '(' right after a '.', and a ')' right before a later '.'. */
+static bool looks_like_go(const char *s, size_t len)
+{
+	const char *open = memmem(s, len, ".(", 2);
+	size_t from;
+
+	if (!open)
+		return false;
+	from = (size_t)(open - s) + 2;
+	return memmem(s + from, len - from, ").", 2) != NULL;
+}
+
+size_t fg_framename_tidy(char *s, size_t len, bool java)
+{
+	static const char anon[] = "anonymous namespace)";
+	size_t w = 0;
+
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == ';')
+			s[i] = ':';
+	if (!looks_like_go(s, len))
+		for (size_t cut = 0; cut < len; cut++) {
+			if (s[cut] != '(')
+				continue;
+			if (len - cut - 1 >= sizeof(anon) - 1 &&
+			    memcmp(s + cut + 1, anon, sizeof(anon) - 1) == 0)
+				continue;
+			len = cut;
+			break;
+		}
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != '"' && s[i] != '\'')
+			s[w++] = s[i];
+	len = w;
+	if (java && len > 0 && s[0] == 'L' && memchr(s, '/', len)) {
+		memmove(s, s + 1, len - 1);
+		len--;
+	}
+	return len;
+}

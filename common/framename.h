@@ -37,3 +37,20 @@ bool fg_framename_is_clean(const char *s, size_t len);
  * length (at most 3 * len bytes; not NUL-terminated). 0 or -ENOMEM.
  */
 int fg_framename_clean(const char *s, size_t len, char **buf, size_t *cap, size_t *ret_len);
+
+/*
+ * Rewrites s[0..len) in place into the form stackcollapse-perf.pl gives a
+ * function name (its default "tidy" rules), and returns the new length:
+ *   - ';' becomes ':';
+ *   - everything from the first '(' on is dropped, unless that '(' opens
+ *     "(anonymous namespace)" (then the next one is looked for), or the
+ *     name looks like a Go method, "pkg.(*T).M", which is kept whole: so
+ *     "double Hot.middle(int)" becomes "double Hot.middle", "foo(int)"
+ *     "foo", and "StubRoutines (1)" "StubRoutines " (as the script has it);
+ *   - '"' and '\'' are removed;
+ *   - with java (the script's test: the process name starts with "java"),
+ *     a leading 'L' of a name holding a '/' is removed (perf-map-agent's
+ *     "Lorg/x/Y;.m" becomes "org/x/Y:.m").
+ * Annotations ("_[k]" and the like) are the caller's to take off first.
+ */
+size_t fg_framename_tidy(char *s, size_t len, bool java);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framename.h"
 #include "macro.h"
 #include "perfscript.h"
 #include "timed.h"
@@ -386,17 +387,6 @@ static size_t strip_offset(const char *s, size_t len)
 }
 
 /* m/\.\(.*\)\./: a Go method such as "net/http.(*Client).Do" */
-static bool looks_like_go(const char *s, size_t len)
-{
-	const char *open = memmem(s, len, ".(", 2);
-	size_t from;
-
-	if (!open)
-		return false;
-	from = (size_t)(open - s) + 2;
-	return memmem(s + from, len - from, ").", 2) != NULL;
-}
-
 static bool mod_is_jit(const char *mod, size_t len)
 {
 	static const char prefix[] = "/tmp/perf-";
@@ -431,7 +421,6 @@ static int add_piece(struct fg_perfscript *p, const struct frame_line *fl, const
 		     size_t len, bool inlined, uint32_t *ret_id)
 {
 	struct buf *b = &p->frame;
-	size_t n, w, cut;
 	int r;
 
 	b->len = 0;
@@ -463,41 +452,15 @@ static int add_piece(struct fg_perfscript *p, const struct frame_line *fl, const
 	if (r < 0)
 		return r;
 
-	n = b->len;
-	for (size_t i = 0; i < n; i++)
-		if (b->data[i] == ';')
-			b->data[i] = ':';
-	if (!looks_like_go(b->data, n)) {
-		/* Drop from the first '(' that does not open "(anonymous namespace)". */
-		for (cut = 0; cut < n; cut++) {
-			static const char anon[] = "anonymous namespace)";
-
-			if (b->data[cut] != '(')
-				continue;
-			if (n - cut - 1 >= sizeof(anon) - 1 &&
-			    memcmp(b->data + cut + 1, anon, sizeof(anon) - 1) == 0)
-				continue;
-			n = cut;
-			break;
-		}
-	}
-	for (size_t i = w = 0; i < n; i++)
-		if (b->data[i] != '"' && b->data[i] != '\'')
-			b->data[w++] = b->data[i];
-	n = w;
-	if (p->java && n > 0 && b->data[0] == 'L' && memchr(b->data, '/', n)) {
-		memmove(b->data, b->data + 1, n - 1);
-		n--;
-	}
-	b->len = n;
+	b->len = fg_framename_tidy(b->data, b->len, p->java);
 
 	if (inlined) {
-		if (!mem_has(b->data, n, "_[i]"))
+		if (!mem_has(b->data, b->len, "_[i]"))
 			r = buf_adds(b, "_[i]");
 	} else if (p->opts.annotate_kernel && mod_is_kernel(fl->mod, fl->mod_len)) {
 		r = buf_adds(b, "_[k]");
 	} else if (p->opts.annotate_jit && mod_is_jit(fl->mod, fl->mod_len)) {
-		if (!mem_has(b->data, n, "_[j]"))
+		if (!mem_has(b->data, b->len, "_[j]"))
 			r = buf_adds(b, "_[j]");
 	}
 	if (r < 0)

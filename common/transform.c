@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framename.h"
 #include "macro.h"
 #include "palette.h"
 #include "transform.h"
@@ -50,6 +51,14 @@ struct transform {
 	uint32_t *scratch; /* owned; frames of the stack being built */
 	size_t cap_scratch;
 	struct regex include, exclude;
+	/*
+	 * With stackcollapse_names: input name id -> output id of its
+	 * stackcollapse form, in stacks of java processes ([1]) and of others
+	 * ([0]); owned, UINT32_MAX unset.
+	 */
+	uint32_t *tidy_map[2];
+	char *tidy_buf; /* owned; the name being rewritten */
+	size_t tidy_cap;
 };
 
 static void transform_done(struct transform *t)
@@ -58,6 +67,9 @@ static void transform_done(struct transform *t)
 	free(t->names);
 	free(t->map);
 	free(t->scratch);
+	free(t->tidy_map[0]);
+	free(t->tidy_map[1]);
+	free(t->tidy_buf);
 	regex_done(&t->include);
 	regex_done(&t->exclude);
 }
@@ -246,6 +258,44 @@ static int map_name(struct transform *t, uint32_t id, uint32_t *ret)
 	return 0;
 }
 
+/*
+ * The output id of the frame id at index i of its stack: its name, or below
+ * the root frames with stackcollapse_names, that name as the script tidies
+ * it (fg_framename_tidy()), its annotation kept.
+ */
+static int map_frame(struct transform *t, uint32_t id, size_t i, bool java, uint32_t *ret)
+{
+	uint32_t *map = t->tidy_map[java];
+
+	if (!t->opts->stackcollapse_names || i < t->opts->roots)
+		return map_name(t, id, ret);
+	if (map[id] == UINT32_MAX) {
+		const char *name = fg_folded__name(t->in, id);
+		size_t len = fg_folded__name_len(t->in, id), plain = fg_name_display_len(name, len);
+		size_t n;
+		int r = FG_GROW(t->tidy_buf, t->tidy_cap, MAX(len, (size_t)1));
+
+		if (r < 0)
+			return r;
+		memcpy(t->tidy_buf, name, len);
+		n = fg_framename_tidy(t->tidy_buf, plain, java);
+		memmove(t->tidy_buf + n, t->tidy_buf + plain, len - plain);
+		r = fg_folded__intern(t->out, t->tidy_buf, n + len - plain, &map[id]);
+		if (r < 0)
+			return r;
+	}
+	*ret = map[id];
+	return 0;
+}
+
+/* The script's test for Java's names: the process frame's name starts with "java". */
+static bool is_java_stack(const struct transform *t, const struct fg_stack *s)
+{
+	return s->n_frames > 0 && t->opts->roots > 0 &&
+	       has_prefix(fg_folded__name(t->in, s->frames[0]),
+			  fg_folded__name_len(t->in, s->frames[0]), "java");
+}
+
 /* Whether the frame at index i of its stack stays under user_only or kernel_only. */
 static bool keep_frame(const struct transform *t, uint32_t id, size_t i)
 {
@@ -261,6 +311,7 @@ static bool keep_frame(const struct transform *t, uint32_t id, size_t i)
 /* Adds the kept part of s; 1 when added, 0 when nothing of it was left. */
 static int add_kept(struct transform *t, const struct fg_stack *s, size_t start)
 {
+	bool java = is_java_stack(t, s);
 	size_t n = 0;
 	int r;
 
@@ -272,7 +323,7 @@ static int add_kept(struct transform *t, const struct fg_stack *s, size_t start)
 
 		if (!keep_frame(t, s->frames[i], i))
 			continue;
-		r = map_name(t, s->frames[i], &id);
+		r = map_frame(t, s->frames[i], i, java, &id);
 		if (r < 0)
 			return r;
 		/* Names are interned one to one: equal output ids are equal frames. */
@@ -349,6 +400,12 @@ int fg_transform(const struct fg_folded *in, const struct fg_transform_opts *opt
 	if (opts->focus)
 		mark_focus(&t, opts->focus);
 	memset(t.map, 0xff, n_names * sizeof(*t.map));
+	for (size_t k = 0; opts->stackcollapse_names && k < ELEMENTSOF(t.tidy_map); k++) {
+		t.tidy_map[k] = malloc(MAX(n_names, (size_t)1) * sizeof(*t.tidy_map[k]));
+		if (!t.tidy_map[k])
+			return -ENOMEM;
+		memset(t.tidy_map[k], 0xff, n_names * sizeof(*t.tidy_map[k]));
+	}
 	if (fg_folded__is_diff(in))
 		fg_folded__mark_diff(t.out);
 	/* A flame chart stays a sequence: stacks keep their order, neighbours merge. */

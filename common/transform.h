@@ -59,6 +59,15 @@ struct fg_transform_opts {
 	 */
 	bool user_only, kernel_only;
 	size_t roots;
+	/*
+	 * Names below the first roots frames as stackcollapse-perf.pl writes
+	 * them (fg_framename_tidy(): "double Hot.middle(int)" becomes "double
+	 * Hot.middle"), annotations kept; stacks whose process frame starts
+	 * with "java" get the script's Java rule too. For comparing with
+	 * profiles the script made: frames that differ only in their
+	 * arguments merge.
+	 */
+	bool stackcollapse_names;
 	/* Runs of one frame (direct recursion) become one, as stackcollapse-recursive.pl does. */
 	bool collapse_recursion;
 	/* Each stack leaf first: the "who calls this leaf" view of flamegraph.pl --reverse. */
@@ -78,7 +87,7 @@ struct fg_transform_stats {
 /*
  * Applies opts (NULL: none) to in, in the order no_idle, include, exclude
  * (both test the original frames), focus, user_only or kernel_only,
- * collapse_recursion, reverse. Stores
+ * stackcollapse_names, collapse_recursion, reverse. Stores
  * a new model in *ret_out, which the caller frees with fg_folded__free().
  * A differential input gives a differential output, before and count both
  * carried. Regular expressions are compiled once and each distinct name is

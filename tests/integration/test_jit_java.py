@@ -4,7 +4,9 @@ code cache to /tmp/perf-PID.map with 0x-prefixed fields. FgJitHot (compiled
 with javac at test time) runs one hot method under -XX:+PreserveFramePointer,
 so fgd's frame-pointer callchains walk through compiled Java frames; once the
 JIT compiled the method (jcmd is polled until the map names it) a recording
-must name it, with _[j], in a good share of samples."""
+must name it, with _[j], in a good share of samples, with the JVM's whole
+signature; --stackcollapse-names cuts it at the '(' as stackcollapse-perf.pl
+does."""
 
 import os
 import shutil
@@ -65,6 +67,22 @@ def test():
             check(named / total > 0.5, f"only {named}/{total} samples named {HOT}_[j]: {top}")
             err = r.stderr.decode()
             check("JIT maps: 1 read" in err, f"no JIT summary: {err}")
+            # fgd keeps the JVM's whole signature ("double Hot.middle(int)")...
+            hot = {f for s in stacks for f in s.split(";") if HOT in f}
+            check(all("(" in f for f in hot), f"signatures lost: {hot}")
+
+            # ...and --stackcollapse-names writes stackcollapse-perf.pl's "double Hot.middle".
+            r = d.fgctl("record", "-p", proc.pid, "-t", "2", "-F", "499", "--stackcollapse-names",
+                        "-o", os.path.join(tmp, "sc.folded"), check_rc=0)
+            with open(os.path.join(tmp, "sc.folded")) as f:
+                tidy = parse_folded(f.read())
+            tidy_hot = {f for s in tidy for f in s.split(";") if HOT in f}
+            want = {f[:f.index("(")] + "_[j]" for f in hot}
+            print(f"--stackcollapse-names: {sorted(tidy_hot)}")
+            check(tidy_hot and tidy_hot <= want, f"not cut at '(': {tidy_hot}, want {want}")
+            check(not any("(" in f or "'" in f or '"' in f
+                          for s in tidy for f in s.split(";")[1:]),
+                  f"'(' or quotes left below the root: {list(tidy)[:5]}")
     finally:
         if proc:
             proc.kill()

@@ -278,6 +278,31 @@ TEST(collapse_recursion_merges_runs_only)
 	      "a;b;a 4\na;b;a;b 8\na;b;c 3\nx 48\n");
 }
 
+TEST(stackcollapse_names_cut_arguments_below_the_roots)
+{
+	static const char *const in =
+		"java-7;Interpreter;double Hot.middle(int)_[j];StubRoutines (1)_[j] 1\n"
+		"java-7;Interpreter;double Hot.middle(long)_[j];StubRoutines (2)_[j] 2\n"
+		"java-7;Lorg/x/Y:.run(I)V_[j] 4\n"
+		"app(1);f(int);(anonymous namespace)::g(char);\"q\"_[k];main.(*T).M 8\n"
+		"app(1);Lorg/x/Y:.run(I)V 16\n";
+
+	/*
+	 * Overloads merge, annotations stay; the process frame is left alone;
+	 * the Java rule only under a java process; Go methods stay whole.
+	 */
+	check(in, &(struct fg_transform_opts){ .stackcollapse_names = true, .roots = 1 },
+	      "app(1);Lorg/x/Y:.run 16\n"
+	      "app(1);f;(anonymous namespace)::g;q_[k];main.(*T).M 8\n"
+	      "java-7;Interpreter;double Hot.middle_[j];StubRoutines _[j] 3\n"
+	      "java-7;org/x/Y:.run_[j] 4\n");
+	/* With recursion collapsed, frames equal once tidied are one. */
+	check("a;f(int);f(long) 1\n",
+	      &(struct fg_transform_opts){
+		      .stackcollapse_names = true, .roots = 1, .collapse_recursion = true },
+	      "a;f 1\n");
+}
+
 TEST(reverse_puts_the_leaf_first)
 {
 	check("a;b;c 1\nx;b;c 2\nc 4\na;b 8\n", &(struct fg_transform_opts){ .reverse = true },
