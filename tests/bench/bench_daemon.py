@@ -25,17 +25,7 @@ import sys
 import tempfile
 import time
 
-HZ = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    """(utime + stime in s, on-CPU ns) of a process, all its threads."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    ticks = int(fields[11]) + int(fields[12])
-    ns = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        ns += int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
-    return ticks / HZ, ns
+import fgbench
 
 
 def rss_kib(pid):
@@ -76,23 +66,8 @@ def record(build, sock, seconds, freq=999, pids=None):
 
 
 def perf_reference(seconds, tmp):
-    out = os.path.join(tmp, "perf.data")
-    p = subprocess.Popen(["perf", "record", "-F", "999", "-a", "-g", "-o", out, "--", "sleep",
-                          str(seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    # perf's own CPU time, sampled just before it exits.
-    last = (0.0, 0)
-    while p.poll() is None:
-        try:
-            last = cpu_seconds(p.pid)
-        except (FileNotFoundError, ProcessLookupError):
-            break
-        time.sleep(0.2)
-    err = p.communicate()[1].decode()
-    samples = 0
-    for line in err.splitlines():
-        if "samples" in line and "(" in line:
-            samples = int(line.split("(")[1].split()[0])
-    return last, samples
+    r = fgbench.perf_record(seconds, os.path.join(tmp, "perf.data"))
+    return r["polled"], r["samples"]
 
 
 def main():
@@ -127,9 +102,9 @@ def main():
             record(args.build, sock, 5, pids=pids)  # warm-up
             _, st0 = record(args.build, sock, 1, pids=pids)
             seen0 = sum(c["samples"] for c in st0["cpus"])
-            before_cpu, before_ns = cpu_seconds(fgd.pid)
+            before_cpu, before_ns = fgbench.cpu_times(fgd.pid)
             folded, st1 = record(args.build, sock, args.seconds, pids=pids)
-            after_cpu, after_ns = cpu_seconds(fgd.pid)
+            after_cpu, after_ns = fgbench.cpu_times(fgd.pid)
             seen = sum(c["samples"] for c in st1["cpus"]) - seen0
             lost = sum(c["lost"] for c in st1["cpus"]) - sum(c["lost"] for c in st0["cpus"])
             us_ticks = (after_cpu - before_cpu) * 1e6 / max(seen, 1)

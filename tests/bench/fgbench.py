@@ -10,6 +10,7 @@ Benchmarks print figures and assert nothing; they need root and a build
 import contextlib
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -31,6 +32,16 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def cpu_times(pid):
+    """(utime + stime in s, on-CPU ns from schedstat) of a process, all its threads."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])
+    ns = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        ns += int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
+    return ticks / TICK, ns
 
 
 def status_kib(pid, key):
@@ -216,14 +227,17 @@ def wait_recording(fgd, timeout=30):
 
 
 @contextlib.contextmanager
-def workloads(cmds, cpus=None):
+def workloads(cmds, cpus=None, group=False, cwd=None):
     """Starts each command (pinned to cpus[i] if given), waits for the "ready" line each
-    prints, yields the processes, and stops them all."""
+    prints, yields the processes, and stops them all. With group, each command runs in a
+    process group of its own, killed whole at the end (a shell loop and what it started).
+    cwd: where they run (and leave any files they write there)."""
     procs = []
     try:
         for i, cmd in enumerate(cmds):
             pin = (lambda c=cpus[i]: os.sched_setaffinity(0, {c})) if cpus else None
-            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, preexec_fn=pin))
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, preexec_fn=pin,
+                                          start_new_session=group, cwd=cwd))
         for p, cmd in zip(procs, cmds):
             line = p.stdout.readline()
             if line.strip() != "ready":
@@ -231,6 +245,9 @@ def workloads(cmds, cpus=None):
         yield procs
     finally:
         for p in procs:
+            if group:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)  # its group: p.pid is not reaped yet
             if p.poll() is None:
                 p.kill()
             p.wait()
@@ -240,6 +257,74 @@ def workloads(cmds, cpus=None):
 def burners(build):
     """One fgtest-burn per CPU: the "busy machine" of the issue's targets."""
     return workloads([[build.program("fgtest-burn")] for _ in range(os.cpu_count())])
+
+
+def perf_samples(stderr):
+    """The samples perf record wrote, from its closing line "[ perf record: Captured and
+    wrote 1.2 MB perf.data (12345 samples) ]"; 0 if it has none."""
+    samples = 0
+    for line in stderr.splitlines():
+        if "samples" in line and "(" in line:
+            samples = int(line.split("(")[1].split()[0])
+    return samples
+
+
+def perf_record(seconds, out, options=("-g",), frequency=999):
+    """Runs `perf record -F FREQUENCY -a OPTIONS -o OUT -- sleep SECONDS` and returns a dict:
+    samples (perf_samples()), cpu (perf's utime + stime in s from rusage, its processing of the
+    file after the recording included), polled ((s, ns) of cpu_times() as last read while perf
+    ran, up to 0.2 s before it exited), stderr and returncode. perf is stopped if this is
+    interrupted."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # stderr to a file, not a pipe: perf can write more than a pipe holds before it exits
+    # (an "assertion failed at util/build-id.c" per JIT map entry of node's, in perf 6.1).
+    stderr = tempfile.TemporaryFile()
+    p = subprocess.Popen(["perf", "record", "-F", str(frequency), "-a", *options, "-o", out, "--",
+                          "sleep", str(seconds)], stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        # perf's own CPU time, sampled just before it exits.
+        last = (0.0, 0)
+        while p.poll() is None:
+            try:
+                last = cpu_times(p.pid)
+            except (FileNotFoundError, ProcessLookupError):
+                break
+            time.sleep(0.2)
+        p.wait()
+        stderr.seek(0)
+        err = stderr.read().decode(errors="replace")
+    finally:
+        stderr.close()
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)  # perf record's own way to stop
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"samples": perf_samples(err), "cpu": cpu, "polled": last, "stderr": err,
+            "returncode": p.returncode}
+
+
+def perf_stats(path, event="cpu-clock"):
+    """{"samples", "lost"} of EVENT from `perf report --stats`: the SAMPLE and LOST_SAMPLES
+    counts of the event's own section (perf reads each event's lost count at the end); None if
+    perf report failed."""
+    r = subprocess.run(["perf", "report", "--stats", "-i", path], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    stats, section = {"samples": 0, "lost": 0}, None
+    for line in r.stdout.splitlines():
+        words = line.split()
+        if line.rstrip().endswith("stats:"):
+            section = words[0].split(":")[0]
+        elif section == event and len(words) > 2 and words[1] == "events:":
+            key = {"SAMPLE": "samples", "LOST_SAMPLES": "lost"}.get(words[0])
+            if key:
+                stats[key] = int(words[2])
+    return stats
 
 
 def percentile(xs, q):
