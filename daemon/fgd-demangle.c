@@ -8,7 +8,7 @@
 #include "fgd-demangle.h"
 #include "macro.h"
 
-int fg_demangle(const char *name, char *buf, size_t size)
+static int demangle(const char *name, char *buf, size_t size)
 {
 	_cleanup_free_ char *out = NULL;
 	size_t len;
@@ -34,4 +34,30 @@ int fg_demangle(const char *name, char *buf, size_t size)
 	memcpy(buf, out, len);
 	buf[len] = '\0';
 	return (int)MIN(len, (size_t)INT32_MAX);
+}
+
+int fg_demangle(const char *name, char *buf, size_t size)
+{
+	static const char plt[] = "@plt";
+	char stem[FG_DEMANGLE_MAX_IN + 1];
+	size_t len = strnlen(name, FG_DEMANGLE_MAX_IN + 1);
+	int n;
+
+	/*
+	 * A PLT entry (fgd-elf.h): the function demangled, then "@plt", as perf
+	 * writes it. libiberty would take the suffix for a clone's, and drop it.
+	 */
+	if (len <= sizeof(plt) - 1 || len > FG_DEMANGLE_MAX_IN ||
+	    strcmp(name + len - (sizeof(plt) - 1), plt) != 0)
+		return demangle(name, buf, size);
+	len -= sizeof(plt) - 1;
+	memcpy(stem, name, len);
+	stem[len] = '\0';
+	n = demangle(stem, buf, size);
+	if (n <= 0)
+		return n;
+	len = MIN(sizeof(plt) - 1, size - 1 - (size_t)n);
+	memcpy(buf + n, plt, len);
+	buf[(size_t)n + len] = '\0';
+	return n + (int)len;
 }

@@ -35,6 +35,12 @@
  * (a few hundred KiB of it, and their names).
  */
 #define DROP_EVERY_SYMS 16384
+/*
+ * PLT entries named per object. Programs and libraries import a few
+ * thousand functions, the biggest tens of thousands; the cap bounds what a
+ * crafted PLT section costs to walk and sort.
+ */
+#define MAX_PLT_ENTRIES (1u << 20)
 
 struct load {
 	uint64_t offset, filesz, vaddr;
@@ -54,6 +60,9 @@ struct fg_elf_syms {
 	size_t names_len;
 	struct load *loads; /* owned */
 	size_t n_loads;
+	/* owned: the entries synthesized for PLT entries, which an adopted debug file's table keeps */
+	uint32_t *plt;
+	size_t n_plt;
 	uint8_t build_id[MAX_BUILD_ID];
 	size_t build_id_len;
 	char debuglink[FG_ELF_MAX_DEBUGLINK]; /* empty: none */
@@ -61,6 +70,15 @@ struct fg_elf_syms {
 	bool has_dwarf;
 	enum fg_elf_source source;
 };
+
+/*
+ * The sections holding PLT entries, and the loader's slots for them: those
+ * perf and objdump read, and .iplt, where lld puts a static executable's
+ * calls to IFUNCs.
+ */
+enum { PLT, PLT_SEC, PLT_GOT, IPLT, N_PLT_SECTIONS };
+static const char *const plt_section_name[N_PLT_SECTIONS] = { ".plt", ".plt.sec", ".plt.got",
+							      ".iplt" };
 
 /* What the symbol pass needs of each section. */
 struct section {
@@ -74,6 +92,8 @@ struct pending {
 	uint32_t name; /* offset into the loader's arena */
 	uint32_t name_len;
 	bool sized;
+	bool plt; /* synthesized for a PLT entry: a symbol of the object's own at its address wins */
+	bool ifunc; /* STT_GNU_IFUNC: names the PLT entries that reach it through R_X86_64_IRELATIVE */
 	uint8_t bind_rank; /* global 0, weak 1, local 2: lower wins among aliases */
 	uint8_t underscores;
 };
@@ -85,10 +105,12 @@ struct loader {
 	bool layout_only;         /* segments and build-id, no symbols */
 	struct section *sections; /* owned */
 	size_t n_sections;
-	Elf_Scn *debugdata;   /* borrowed from elf: .gnu_debugdata, or NULL */
-	struct pending *syms; /* owned */
+	Elf_Scn *debugdata;           /* borrowed from elf: .gnu_debugdata, or NULL */
+	Elf_Scn *plt[N_PLT_SECTIONS]; /* borrowed from elf: the PLT sections found, or NULL */
+	struct pending *syms;         /* owned */
 	size_t n_syms, cap_syms;
-	char *arena; /* owned */
+	size_t n_plt; /* of syms, how many are synthesized for PLT entries */
+	char *arena;  /* owned */
 	size_t arena_len, arena_cap;
 };
 
@@ -110,6 +132,7 @@ struct fg_elf_syms *fg_elf_syms__free(struct fg_elf_syms *s)
 	free(s->alias_sym);
 	free(s->names);
 	free(s->loads);
+	free(s->plt);
 	free(s);
 	return NULL;
 }
@@ -344,6 +367,10 @@ static int read_sections(struct loader *l, const GElf_Ehdr *eh, struct fg_elf_sy
 				l->debugdata = scn;
 			else if (strcmp(name, ".debug_info") == 0 && sh.sh_size > 0)
 				s->has_dwarf = true;
+			else if (sh.sh_flags & SHF_EXECINSTR)
+				for (size_t k = 0; k < N_PLT_SECTIONS; k++)
+					if (!l->plt[k] && strcmp(name, plt_section_name[k]) == 0)
+						l->plt[k] = scn;
 		}
 	}
 	*ret_symtab = symtab;
@@ -472,6 +499,7 @@ static int read_symbols(struct loader *l, Elf_Scn *scn)
 			.name = (uint32_t)l->arena_len,
 			.name_len = (uint32_t)len,
 			.sized = sym.st_size > 0,
+			.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC,
 			.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info)),
 			.underscores = us,
 		};
@@ -500,6 +528,8 @@ static int pending_cmp(const void *a, const void *b, void *ctx)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
+	if (x->plt != y->plt)
+		return x->plt ? 1 : -1;
 	if (x->sized != y->sized)
 		return x->sized ? -1 : 1;
 	if (x->bind_rank != y->bind_rank)
@@ -544,6 +574,11 @@ static int build(struct loader *l, struct fg_elf_syms *s)
 		if (!s->alias_name || !s->alias_sym)
 			return -ENOMEM;
 	}
+	if (l->n_plt > 0) {
+		s->plt = malloc(l->n_plt * sizeof(*s->plt));
+		if (!s->plt)
+			return -ENOMEM;
+	}
 	if (!s->start || !s->end || !s->name || !s->names)
 		return -ENOMEM;
 	s->names_len = l->arena_len;
@@ -560,6 +595,8 @@ static int build(struct loader *l, struct fg_elf_syms *s)
 		s->start[n] = p->addr;
 		s->end[n] = p->end;
 		s->name[n] = p->name;
+		if (p->plt)
+			s->plt[s->n_plt++] = (uint32_t)n;
 		n++;
 	}
 	/* A zero-size symbol ends at the next one; its end is already its section's end. */
@@ -713,6 +750,422 @@ static int read_minidebuginfo(struct loader *l)
 	return r < 0 ? r : (int)m.n_syms;
 }
 
+/* ---- PLT entries ---- */
+
+/* One PLT entry while the relocation of the GOT slot it jumps through is looked for. */
+struct plt_entry {
+	uint64_t addr, slot;
+	uint32_t size;
+	uint32_t name; /* offset into the loader's arena, valid once name_len > 0 */
+	uint32_t name_len;
+	uint8_t section; /* PLT, PLT_SEC, ... */
+};
+
+/*
+ * Appends a synthesized symbol [addr, end) named name[0, len), with "@plt"
+ * after it when plt_suffix is set. name may point into the arena. Returns
+ * the new symbol's name offset in the arena, or -E2BIG or -ENOMEM.
+ */
+static int64_t add_plt_symbol(struct loader *l, uint64_t addr, uint64_t end, const char *name,
+			      size_t len, bool plt_suffix)
+{
+	static const char suffix[] = "@plt";
+	size_t total = len + (plt_suffix ? sizeof(suffix) - 1 : 0), from = SIZE_MAX;
+	uint32_t off = (uint32_t)l->arena_len;
+	int r;
+
+	if (l->n_syms >= FG_ELF_MAX_SYMS)
+		return -E2BIG;
+	if (l->arena_len + total + 1 > UINT32_MAX)
+		return -E2BIG;
+	/* Growing the arena moves it: a name inside it is found again by its offset. */
+	if (l->arena && (uintptr_t)name - (uintptr_t)l->arena < l->arena_len)
+		from = (size_t)((uintptr_t)name - (uintptr_t)l->arena);
+	r = FG_GROW(l->arena, l->arena_cap, l->arena_len + total + 1);
+	if (r < 0)
+		return r;
+	r = FG_GROW(l->syms, l->cap_syms, l->n_syms + 1);
+	if (r < 0)
+		return r;
+	if (from != SIZE_MAX)
+		name = l->arena + from;
+	memmove(l->arena + off, name, len);
+	if (plt_suffix)
+		memcpy(l->arena + off + len, suffix, sizeof(suffix) - 1);
+	l->arena[off + total] = '\0';
+	l->syms[l->n_syms++] = (struct pending){
+		.addr = addr,
+		.end = end,
+		.name = off,
+		.name_len = (uint32_t)total,
+		.sized = true,
+		.plt = true,
+	};
+	l->n_plt++;
+	l->arena_len += total + 1;
+	return off;
+}
+
+/*
+ * The GOT slot the x86-64 PLT entry at addr jumps through: "jmp
+ * *disp32(%rip)", after an endbr64 and a bnd prefix when present, as
+ * binutils, lld and perf lay them out. False for anything else, such as
+ * PLT0 and the lazy-binding stubs of an IBT .plt (which push and jump).
+ */
+static bool x86_64_plt_slot(const uint8_t *p, size_t len, uint64_t addr, uint64_t *ret_slot)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t n = 0;
+	uint32_t disp;
+
+	if (len >= sizeof(endbr64) && memcmp(p, endbr64, sizeof(endbr64)) == 0)
+		n = sizeof(endbr64);
+	if (n < len && p[n] == 0xf2)
+		n++;
+	if (len < n + 6 || p[n] != 0xff || p[n + 1] != 0x25)
+		return false;
+	/* Code is little-endian whatever the ELF header claims. */
+	disp = (uint32_t)p[n + 2] | (uint32_t)p[n + 3] << 8 | (uint32_t)p[n + 4] << 16 |
+	       (uint32_t)p[n + 5] << 24;
+	/* From the end of the instruction, wrapping as the CPU does. */
+	*ret_slot = addr + n + 6 + (uint64_t)(int64_t)(int32_t)disp;
+	return true;
+}
+
+static int plt_slot_cmp(const void *a, const void *b)
+{
+	const struct plt_entry *x = a, *y = b;
+
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Every entry of the PLT sections that jumps through a GOT slot, into *ret (caller frees). */
+static int plt_entries(struct loader *l, bool class32, struct plt_entry **ret, size_t *ret_n)
+{
+	_cleanup_free_ struct plt_entry *e = NULL;
+	size_t n = 0, cap = 0;
+	int r;
+
+	for (size_t k = 0; k < N_PLT_SECTIONS; k++) {
+		const uint8_t *p;
+		uint64_t entsize, size;
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!l->plt[k] || !gelf_getshdr(l->plt[k], &sh) || sh.sh_type == SHT_NOBITS ||
+		    add_overflows(sh.sh_addr, sh.sh_size))
+			continue;
+		/* As perf reads them: entries of sh_entsize bytes, or else as the alignment says. */
+		entsize = sh.sh_entsize == 8 || sh.sh_entsize == 16 ? sh.sh_entsize :
+			  sh.sh_addralign == 8                      ? 8 :
+								      16;
+		d = elf_getdata(l->plt[k], NULL);
+		if (!d || !d->d_buf || d->d_off != 0) {
+			(void)elf_errno();
+			continue;
+		}
+		p = d->d_buf;
+		size = MIN((uint64_t)d->d_size, sh.sh_size);
+		for (uint64_t off = 0; size >= entsize && off <= size - entsize; off += entsize) {
+			uint64_t slot;
+
+			if (!x86_64_plt_slot(p + off, entsize, sh.sh_addr + off, &slot))
+				continue;
+			if (n == MAX_PLT_ENTRIES)
+				return -E2BIG;
+			r = FG_GROW(e, cap, n + 1);
+			if (r < 0)
+				return r;
+			e[n++] = (struct plt_entry){
+				.addr = sh.sh_addr + off,
+				.slot = class32 ? (uint32_t)slot : slot,
+				.size = (uint32_t)entsize,
+				.section = (uint8_t)k,
+			};
+		}
+	}
+	if (n > 1)
+		qsort(e, n, sizeof(*e), plt_slot_cmp);
+	*ret = TAKE_PTR(e);
+	*ret_n = n;
+	return 0;
+}
+
+/*
+ * The name of an IFUNC among the function symbols at addr (an
+ * R_X86_64_IRELATIVE addend: the resolver, whose address the IFUNC
+ * symbol holds): the alias a lookup there returns, or NULL. The first
+ * n_sorted symbols of l are sorted, and searched.
+ */
+static const char *ifunc_at(const struct loader *l, size_t n_sorted, uint64_t addr)
+{
+	size_t lo = 0, hi = n_sorted;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->syms[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n_sorted && l->syms[i].addr == addr; i++)
+		if (l->syms[i].ifunc)
+			return l->arena + l->syms[lo].name;
+	return NULL;
+}
+
+/* The symbol data a relocation section's sh_link names: .dynsym (.symtab when static), or NULL. */
+static Elf_Data *reloc_symbols(struct loader *l, const GElf_Shdr *rel, GElf_Shdr *ret_sh)
+{
+	Elf_Scn *scn;
+
+	if (rel->sh_link == 0 || rel->sh_link >= l->n_sections)
+		return NULL;
+	scn = elf_getscn(l->elf, rel->sh_link);
+	if (!scn || !gelf_getshdr(scn, ret_sh) ||
+	    (ret_sh->sh_type != SHT_DYNSYM && ret_sh->sh_type != SHT_SYMTAB))
+		return NULL;
+	return elf_getdata(scn, NULL);
+}
+
+/*
+ * Names the entries e[0, n) that jump through the slot of e[0], and are
+ * still unnamed, "<name>@plt". Returns how many, or -E2BIG or -ENOMEM.
+ */
+static int name_slot(struct loader *l, struct plt_entry *e, size_t n, const char *name, size_t len)
+{
+	bool suffix = true;
+	int named = 0;
+
+	for (size_t j = 0; j < n && e[j].slot == e[0].slot; j++) {
+		int64_t off;
+
+		if (e[j].name_len > 0)
+			continue;
+		off = add_plt_symbol(l, e[j].addr, e[j].addr + e[j].size, name, len, suffix);
+		if (off < 0)
+			return (int)off;
+		e[j].name = (uint32_t)off;
+		e[j].name_len = l->syms[l->n_syms - 1].name_len;
+		named++;
+		/* The next one takes the name just made, "@plt" and all, from where it is now. */
+		name = l->arena + off;
+		len = e[j].name_len;
+		suffix = false;
+	}
+	return named;
+}
+
+/* What naming PLT entries from relocations keeps from one section to the next. */
+struct plt_naming {
+	struct plt_entry *e; /* borrowed; sorted by slot */
+	size_t n;
+	size_t unnamed;
+	size_t n_sorted; /* how many of the loader's symbols are sorted, for ifunc_at() */
+	bool sorted;
+};
+
+/* Relocation i of d, an SHT_RELA section's data; false if it cannot be read. */
+static bool rela_at(Elf *elf, Elf_Data *d, size_t i, GElf_Rela *ret)
+{
+	Elf64_Rela r;
+
+	/*
+	 * Read in place when libelf has it as the native structs (.rela.dyn of
+	 * a big C++ library holds hundreds of thousands), bounds checked here.
+	 */
+	if (gelf_getclass(elf) == ELFCLASS64 && d->d_type == ELF_T_RELA) {
+		if (i >= d->d_size / sizeof(r))
+			return false;
+		memcpy(&r, (const uint8_t *)d->d_buf + i * sizeof(r), sizeof(r));
+		*ret = (GElf_Rela){ .r_offset = r.r_offset,
+				    .r_info = r.r_info,
+				    .r_addend = r.r_addend };
+		return true;
+	}
+	if (i > INT32_MAX || !gelf_getrela(d, (int)i, ret))
+		return (void)elf_errno(), false;
+	return true;
+}
+
+/*
+ * Names the entries whose GOT slots the relocations of scn apply to: the
+ * symbol of a JUMP_SLOT or GLOB_DAT relocation, the IFUNC an IRELATIVE one
+ * calls. An entry keeps the first name found.
+ */
+static int name_from_relocs(struct loader *l, Elf_Scn *scn, const GElf_Shdr *sh,
+			    struct plt_naming *pn)
+{
+	size_t relsize = gelf_fsize(l->elf, ELF_T_RELA, 1, EV_CURRENT), nrel;
+	GElf_Shdr symsh = {};
+	Elf_Data *d, *symd;
+	int r;
+
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || relsize == 0) {
+		(void)elf_errno();
+		return 0;
+	}
+	symd = reloc_symbols(l, sh, &symsh);
+	nrel = d->d_size / relsize;
+	for (size_t i = 0; i < nrel && pn->unnamed > 0; i++) {
+		const char *name = NULL;
+		size_t lo = 0, hi = pn->n;
+		uint64_t type, symidx;
+		GElf_Rela rela;
+
+		if (!rela_at(l->elf, d, i, &rela))
+			continue;
+		type = GELF_R_TYPE(rela.r_info);
+		symidx = GELF_R_SYM(rela.r_info);
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
+		    type != R_X86_64_IRELATIVE)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (pn->e[mid].slot < rela.r_offset)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == pn->n || pn->e[lo].slot != rela.r_offset)
+			continue;
+
+		if (symidx != 0 && symd && symidx <= INT32_MAX) {
+			GElf_Sym sym;
+
+			/* gelf_getsym checks the index, elf_strptr the name's offset and end. */
+			if (gelf_getsym(symd, (int)symidx, &sym) && sym.st_name != 0)
+				name = elf_strptr(l->elf, symsh.sh_link, sym.st_name);
+			if (!name)
+				(void)elf_errno();
+		} else if (symidx == 0 && type == R_X86_64_IRELATIVE) {
+			/*
+			 * Sorted once, and only for objects that call their own
+			 * IFUNCs (libc); the entries named after stay behind.
+			 */
+			if (!pn->sorted) {
+				if (l->n_syms > 1)
+					qsort_r(l->syms, l->n_syms, sizeof(*l->syms), pending_cmp,
+						l->arena);
+				pn->n_sorted = l->n_syms;
+				pn->sorted = true;
+			}
+			name = ifunc_at(l, pn->n_sorted, rela.r_addend);
+		}
+		/* A version spelled into the name is not part of it, as in read_symbols(). */
+		if (!name || name[0] == '@' || name[0] == '\0')
+			continue;
+		r = name_slot(l, pn->e + lo, pn->n - lo, name, strcspn(name, "@"));
+		if (r < 0)
+			return r;
+		pn->unnamed -= MIN((size_t)r, pn->unnamed);
+	}
+	return 0;
+}
+
+/*
+ * Names the entries (sorted by slot) from the dynamic relocations of their
+ * GOT slots. Those of the sections that apply to one section (sh_info:
+ * .rela.plt, for .got.plt) first, which name the entries of .plt and
+ * .plt.sec; the rest (.rela.dyn) only if an entry is still unnamed (as one
+ * of .plt.got is): a big library's .rela.dyn is megabytes of relocations of
+ * its data.
+ */
+static int plt_name_entries(struct loader *l, struct plt_entry *e, size_t n)
+{
+	struct plt_naming pn = { .e = e, .n = n, .unnamed = n };
+	int r;
+
+	for (int pass = 0; pass < 2; pass++) {
+		Elf_Scn *scn = NULL;
+
+		while (pn.unnamed > 0 && (scn = elf_nextscn(l->elf, scn))) {
+			GElf_Shdr sh;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+			    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_info != 0) != (pass == 0))
+				continue;
+			r = name_from_relocs(l, scn, &sh, &pn);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* Drops the synthesized symbols from l: a PLT that could not be read whole adds nothing. */
+static void drop_plt_symbols(struct loader *l, size_t arena_len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n_syms; i++)
+		if (!l->syms[i].plt)
+			l->syms[n++] = l->syms[i];
+	l->n_syms = n;
+	l->n_plt = 0;
+	l->arena_len = arena_len;
+}
+
+/*
+ * Synthesizes the symbols of an x86-64 object's PLT entries, each one
+ * entry long: "<name>@plt" for an entry whose GOT slot a dynamic
+ * relocation names, and ".plt" for what of .plt comes before its first
+ * named entry: PLT0, or all of .plt when calls go through .plt.sec and
+ * .plt holds only the lazy-binding stubs (perf's names and extents).
+ * Returns how many, or a negative errno, and then adds none.
+ */
+static int read_plt(struct loader *l, const GElf_Ehdr *eh)
+{
+	_cleanup_free_ struct plt_entry *e = NULL;
+	size_t n = 0, arena_len = l->arena_len;
+	GElf_Shdr sh;
+	int64_t r;
+
+	if (eh->e_machine != EM_X86_64)
+		return 0;
+	r = plt_entries(l, gelf_getclass(l->elf) == ELFCLASS32, &e, &n);
+	if (r >= 0 && n > 0)
+		r = plt_name_entries(l, e, n);
+	if (r >= 0 && l->plt[PLT] && gelf_getshdr(l->plt[PLT], &sh) && sh.sh_type != SHT_NOBITS &&
+	    sh.sh_size > 0 && !add_overflows(sh.sh_addr, sh.sh_size)) {
+		uint64_t first = sh.sh_addr + sh.sh_size;
+
+		for (size_t i = 0; i < n; i++)
+			if (e[i].section == PLT && e[i].name_len > 0)
+				first = MIN(first, e[i].addr);
+		if (first > sh.sh_addr)
+			r = add_plt_symbol(l, sh.sh_addr, first, ".plt", strlen(".plt"), false);
+	}
+	if (r < 0) {
+		drop_plt_symbols(l, arena_len);
+		return (int)r;
+	}
+	return (int)l->n_plt;
+}
+
+/*
+ * Adds the PLT symbols synthesized when from was loaded to l, which reads
+ * from's separate debug file: its code sections, PLT included, are empty.
+ */
+static int keep_plt_symbols(struct loader *l, const struct fg_elf_syms *from)
+{
+	for (size_t i = 0; i < from->n_plt; i++) {
+		size_t k = from->plt[i];
+		const char *name = from->names + from->name[k];
+		int64_t r =
+			add_plt_symbol(l, from->start[k], from->end[k], name, strlen(name), false);
+
+		if (r < 0)
+			return (int)r;
+	}
+	return 0;
+}
+
 /* Everything of one object but the final table: segments, sections, symbols into l. */
 static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
 {
@@ -764,11 +1217,18 @@ static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
 	if (s->source != FG_ELF_SYMTAB && l->debugdata && !l->debug_file && !l->layout_only &&
 	    read_minidebuginfo(l) > 0)
 		s->source = FG_ELF_MINIDEBUGINFO;
+	/* A damaged PLT, too, costs only its own names. A debug file has none (SHT_NOBITS). */
+	if (!l->debug_file && !l->layout_only) {
+		(void)read_plt(l, &eh);
+		if (l->file)
+			fg_elf_file_drop_pages(l->file);
+	}
 	return 0;
 }
 
+/* keep_plt (borrowed, may be NULL): the object whose PLT symbols a debug file's table takes. */
 static int load(Elf *elf, const struct fg_elf_file *file, bool debug_file, bool layout_only,
-		struct fg_elf_syms **ret)
+		const struct fg_elf_syms *keep_plt, struct fg_elf_syms **ret)
 {
 	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
 	_cleanup_(loader_done) struct loader l = {
@@ -785,6 +1245,11 @@ static int load(Elf *elf, const struct fg_elf_file *file, bool debug_file, bool 
 	r = collect(elf, &l, s);
 	if (r < 0)
 		return r;
+	if (keep_plt) {
+		r = keep_plt_symbols(&l, keep_plt);
+		if (r < 0)
+			return r;
+	}
 	r = build(&l, s);
 	if (r < 0)
 		return r;
@@ -999,7 +1464,7 @@ int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret)
 
 	if (r < 0)
 		return r;
-	return load(elf, NULL, false, false, ret);
+	return load(elf, NULL, false, false, NULL, ret);
 }
 
 int fg_elf_syms__load_file(int fd, bool map, struct fg_elf_syms **ret)
@@ -1012,14 +1477,14 @@ int fg_elf_syms__load_file(int fd, bool map, struct fg_elf_syms **ret)
 	r = fg_elf_file_open(fd, true, &f);
 	if (r < 0)
 		return r;
-	return load(f.elf, &f, false, false, ret);
+	return load(f.elf, &f, false, false, NULL, ret);
 }
 
 int fg_elf_syms__load_layout(Elf *elf, struct fg_elf_syms **ret)
 {
 	if (!fg_elf_ready())
 		return -ENOSYS;
-	return load(elf, NULL, false, true, ret);
+	return load(elf, NULL, false, true, NULL, ret);
 }
 
 int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret)
@@ -1041,7 +1506,7 @@ int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **r
 	elf = elf_memory(copy, size);
 	if (!elf)
 		return elf_error();
-	return load(elf, NULL, false, false, ret);
+	return load(elf, NULL, false, false, NULL, ret);
 }
 
 int fg_elf_syms__load_debugdata_mem(const void *xz, size_t size, struct fg_elf_syms **ret)
@@ -1074,7 +1539,7 @@ int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_i
 
 	if (r < 0)
 		return r;
-	r = load(elf, NULL, true, false, &d);
+	r = load(elf, NULL, true, false, s, &d);
 	if (r < 0)
 		return r;
 	/* Never a wrong name: two build-ids that differ mean two different builds. */
@@ -1099,6 +1564,8 @@ int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_i
 	SWAP(n_aliases);
 	SWAP(names);
 	SWAP(names_len);
+	SWAP(plt);
+	SWAP(n_plt);
 #undef SWAP
 	s->source = FG_ELF_DEBUG_FILE;
 	return (int)MIN(s->n, (size_t)INT32_MAX);
@@ -1173,7 +1640,7 @@ uint64_t fg_elf_syms__bytes(const struct fg_elf_syms *s)
 {
 	return sizeof(*s) + s->n * (sizeof(*s->start) + sizeof(*s->end) + sizeof(*s->name)) +
 	       s->n_aliases * (sizeof(*s->alias_name) + sizeof(*s->alias_sym)) + s->names_len +
-	       s->n_loads * sizeof(*s->loads);
+	       s->n_loads * sizeof(*s->loads) + s->n_plt * sizeof(*s->plt);
 }
 
 size_t fg_elf_syms__count(const struct fg_elf_syms *s)

@@ -30,6 +30,21 @@
  * rather than "getpid" (weak); fg_elf_syms__find() still finds the dropped
  * names and returns the entry they alias.
  *
+ * PLT entries. A call into another object first runs a stub in the
+ * caller's PLT; code there is named as perf and objdump name it,
+ * "memcmp@plt", over one entry (x86-64 only). Each entry of .plt,
+ * .plt.sec (IBT), .plt.got and .iplt that jumps through a GOT slot
+ * ("jmp *slot(%rip)") is named after the dynamic relocation of that slot:
+ * its symbol (JUMP_SLOT, GLOB_DAT), or for an IRELATIVE one the IFUNC of
+ * this object's own that it resolves. What of .plt comes before its first
+ * named entry is ".plt": PLT0, or all of .plt when calls go through
+ * .plt.sec and .plt holds only the lazy-binding stubs. Reading the jump of
+ * every entry, rather than counting entries in relocation order as perf
+ * does, leaves an entry of an unexpected layout unnamed, never misnamed.
+ * A symbol of the object at the same address wins. The names survive
+ * fg_elf_syms__adopt_debug_fd(), whose debug file's PLT is empty, and a
+ * damaged PLT costs only them.
+ *
  * Hostile input. A user can point the daemon at a crafted file, so every
  * offset, size and index read from it is checked, and the file is read with
  * pread rather than mmap (truncating a mapped file would raise SIGBUS). A
@@ -189,10 +204,11 @@ struct fg_elf_syms *fg_elf_syms__free(struct fg_elf_syms *s);
 
 /*
  * Replaces s's symbols with the .symtab of the separate debug file fd
- * (borrowed; not closed). The debug file's build-id must equal s's when
- * need_build_id is set, and whenever both have one: otherwise -ESTALE. A
- * debug file without function symbols gives -ENOENT. On any failure s is
- * unchanged. Returns the number of symbols now in s.
+ * (borrowed; not closed), keeping those s made for its PLT entries. The
+ * debug file's build-id must equal s's when need_build_id is set, and
+ * whenever both have one: otherwise -ESTALE. A debug file without function
+ * symbols gives -ENOENT. On any failure s is unchanged. Returns the number
+ * of symbols now in s.
  */
 int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_id);
 

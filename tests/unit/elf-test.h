@@ -4,8 +4,8 @@
 /*
  * What the symbol unit tests share: paths of the programs meson built, the
  * address of any symbol (labels included) read straight from a file with
- * libelf, the file offset a mapping would give for an address, and small
- * file helpers for building debug directory trees.
+ * libelf, the address of a PLT entry, the file offset a mapping would give
+ * for an address, and small file helpers for building debug directory trees.
  */
 
 #include <fcntl.h>
@@ -103,6 +103,81 @@ static inline uint64_t vaddr_to_offset(const char *path, uint64_t vaddr)
 		fg_test_fail(__FILE__, __LINE__, "0x%" PRIx64 " is not loaded from %s", vaddr,
 			     path);
 	return off;
+}
+
+/* Where a program's PLT lies, from its section headers alone. */
+struct plt_layout {
+	uint64_t plt, plt_size; /* .plt */
+	uint64_t sec, sec_size; /* .plt.sec (IBT), or 0 */
+};
+
+/*
+ * The address of the PLT entry calling name, found the way perf lays PLTs
+ * out rather than the way fgd does (decoding each entry's jump): the
+ * relocations of .rela.plt in GOT order, one 16-byte entry each, in
+ * .plt.sec when there is one, else in .plt after the 16 bytes of PLT0.
+ * With name NULL, the entry of the R_X86_64_IRELATIVE relocation (an IFUNC
+ * of the object's own). Fails the test if there is no such entry.
+ */
+static inline uint64_t plt_entry(const char *path, const char *name, struct plt_layout *ret)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	GElf_Shdr rel_sh = {}, sym_sh = {};
+	Elf_Data *rel = NULL, *syms = NULL;
+	Elf_Scn *scn = NULL;
+	uint64_t want = UINT64_MAX;
+	size_t shstrndx, nrel, rank = 0;
+	Elf *elf;
+
+	ASSERT_TRUE(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	ASSERT_TRUE(elf && elf_getshdrstrndx(elf, &shstrndx) == 0);
+	*ret = (struct plt_layout){};
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		ASSERT_TRUE(gelf_getshdr(scn, &sh));
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!n)
+			continue;
+		if (strcmp(n, ".plt") == 0)
+			ret->plt = sh.sh_addr, ret->plt_size = sh.sh_size;
+		else if (strcmp(n, ".plt.sec") == 0)
+			ret->sec = sh.sh_addr, ret->sec_size = sh.sh_size;
+		else if (strcmp(n, ".rela.plt") == 0) {
+			rel_sh = sh;
+			rel = elf_getdata(scn, NULL);
+			ASSERT_TRUE(gelf_getshdr(elf_getscn(elf, sh.sh_link), &sym_sh));
+			syms = elf_getdata(elf_getscn(elf, sh.sh_link), NULL);
+		}
+	}
+	ASSERT_TRUE(rel && syms && ret->plt && rel_sh.sh_entsize == sizeof(Elf64_Rela));
+	nrel = rel_sh.sh_size / rel_sh.sh_entsize;
+	for (size_t i = 0; i < nrel; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *n;
+
+		ASSERT_TRUE(gelf_getrela(rel, (int)i, &r));
+		ASSERT_TRUE(gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym));
+		n = elf_strptr(elf, sym_sh.sh_link, sym.st_name);
+		if (name ? n && strcmp(n, name) == 0 : GELF_R_TYPE(r.r_info) == R_X86_64_IRELATIVE)
+			want = r.r_offset;
+	}
+	if (want == UINT64_MAX)
+		fg_test_fail(__FILE__, __LINE__, "no PLT entry for %s in %s", name ?: "an IFUNC",
+			     path);
+	for (size_t i = 0; i < nrel; i++) {
+		GElf_Rela r;
+
+		ASSERT_TRUE(gelf_getrela(rel, (int)i, &r));
+		rank += r.r_offset < want;
+	}
+	elf_end(elf);
+	close(fd);
+	return ret->sec ? ret->sec + 16 * rank : ret->plt + 16 + 16 * rank;
 }
 
 /* Copies a file; mkdir -p of its directory first. */

@@ -37,6 +37,21 @@ TEST(cxx_without_parameters_as_perf_report)
 	ASSERT_STREQ(demangled("_ZN6fgtest6shapesL3mixEl.isra.0"), "fgtest::shapes::mix");
 }
 
+TEST(plt_entries_keep_their_suffix)
+{
+	/* libiberty alone would drop "@plt" as it drops a clone's suffix. */
+	ASSERT_STREQ(demangled("_Znwm@plt"), "operator new@plt");
+	ASSERT_STREQ(demangled("_ZNSt6vectorIiSaIiEE9push_backERKi@plt"),
+		     "std::vector<int, std::allocator<int> >::push_back@plt");
+	ASSERT_STREQ(demangled("_ZN4core3fmt5write17h0123456789abcdefE@plt"),
+		     "core::fmt::write@plt");
+	ASSERT_STREQ(demangled("_RNvCs1234_7mycrate3foo@plt"), "mycrate::foo@plt");
+	ASSERT_TRUE(demangled("memcmp@plt") == NULL);
+	ASSERT_TRUE(demangled("_Zgarbage@plt") == NULL);
+	ASSERT_TRUE(demangled("@plt") == NULL);
+	ASSERT_TRUE(demangled("_Z@plt") == NULL);
+}
+
 TEST(rust_legacy_loses_its_hash)
 {
 	ASSERT_STREQ(demangled("_ZN4core3fmt5write17h0123456789abcdefE"), "core::fmt::write");
@@ -83,6 +98,12 @@ TEST(output_is_cut_to_the_buffer)
 	ASSERT_EQ(fg_demangle("_ZN4core3fmt5write17h0123456789abcdefE", buf, sizeof(buf)), 4);
 	ASSERT_STREQ(buf, "core");
 	ASSERT_EQ(fg_demangle("_ZN4core3fmt5write17h0123456789abcdefE", buf, 0), 0);
+	/* The suffix too. */
+	ASSERT_EQ(fg_demangle("_Z1fv@plt", buf, sizeof(buf)), 4);
+	ASSERT_STREQ(buf, "f@pl");
+	ASSERT_EQ(fg_demangle("_ZN4core3fmt5write17h0123456789abcdefE@plt", buf, sizeof(buf)), 4);
+	ASSERT_STREQ(buf, "core");
+	ASSERT_EQ(fg_demangle("_Z1fv@plt", buf, 1), 0);
 }
 
 TEST(overlong_names_are_left_alone)

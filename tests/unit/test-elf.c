@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf-test.h"
 #include "fgd-elf.h"
 #include "macro.h"
 #include "test.h"
@@ -156,6 +157,245 @@ TEST(stripped_falls_back_to_dynsym)
 	ASSERT_TRUE(a >= 0 && b >= 0);
 	ASSERT_U64_EQ(fg_elf_syms__addr(full, (size_t)a), fg_elf_syms__addr(stripped, (size_t)b));
 	ASSERT_U64_EQ(fg_elf_syms__size(full, (size_t)a), fg_elf_syms__size(stripped, (size_t)b));
+}
+
+/* ---- PLT entries ---- */
+
+static struct fg_elf_syms *load_mapped_ok(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct fg_elf_syms *s = NULL;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_OK(fg_elf_syms__load_file(fd, true, &s));
+	return s;
+}
+
+/* The PLT entry calling callee in path is named callee@plt, over exactly its 16 bytes. */
+static void check_plt_entry(const struct fg_elf_syms *s, const char *path, const char *callee,
+			    bool want_sec)
+{
+	struct plt_layout pl;
+	uint64_t at = plt_entry(path, callee, &pl);
+	char want[256];
+	int64_t i;
+
+	ASSERT_EQ(pl.sec != 0, want_sec);
+	snprintf(want, sizeof(want), "%s@plt", callee);
+	i = fg_elf_syms__lookup(s, at);
+	if (i < 0)
+		fg_test_fail(__FILE__, __LINE__, "%s: nothing at 0x%" PRIx64 ", expected %s", path,
+			     at, want);
+	ASSERT_STREQ(fg_elf_syms__name(s, (size_t)i), want);
+	ASSERT_U64_EQ(fg_elf_syms__addr(s, (size_t)i), at);
+	ASSERT_U64_EQ(fg_elf_syms__size(s, (size_t)i), 16);
+	ASSERT_EQ(fg_elf_syms__find(s, want), i);
+	check_extent(s, want);
+
+	/* PLT0 is .plt's own; with .plt.sec, so are the lazy-binding stubs after it (perf's way). */
+	i = fg_elf_syms__lookup(s, pl.plt);
+	ASSERT_TRUE(i >= 0);
+	ASSERT_STREQ(fg_elf_syms__name(s, (size_t)i), ".plt");
+	ASSERT_U64_EQ(fg_elf_syms__size(s, (size_t)i), want_sec ? pl.plt_size : 16);
+	if (want_sec)
+		ASSERT_EQ(fg_elf_syms__lookup(s, pl.plt + pl.plt_size - 1), i);
+}
+
+TEST(plt_entries_are_named)
+{
+	static const struct {
+		const char *name, *callee;
+		bool sec;
+	} cases[] = {
+		/* gcc without -fcf-protection, as Debian builds: a lazy .plt only */
+		{ "fgfixture-pie", "fgfixture_alpha", false },
+		{ "fgfixture-nopie", "fgfixture_alpha", false },
+		{ "fgfixture-nopie", "clock_gettime", false },
+		/* clang */
+		{ "fgfixture-fp", "fgfixture_gamma", false },
+		/* IBT: calls go through .plt.sec */
+		{ "fgfixture-ibt-pie", "fgfixture_alpha", true },
+		{ "fgfixture-ibt-pie", "clock_gettime", true },
+		{ "fgfixture-ibt-nopie", "fgfixture_gamma", true },
+		/* .dynsym only */
+		{ "fgfixture-stripped", "fgfixture_alpha", false },
+		/* a library calling its own exported functions */
+		{ "libfgfixture.so", "fgfixture_beta", false },
+		{ "libfgfixture.so", "fgfixture_alpha", false },
+	};
+
+	for (size_t k = 0; k < ELEMENTSOF(cases); k++) {
+		const char *path = program_path(cases[k].name);
+
+		for (int map = 0; map <= 1; map++) {
+			_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+
+			s = map ? load_mapped_ok(path) : load_ok(path);
+			check_table(s);
+			check_plt_entry(s, path, cases[k].callee, cases[k].sec);
+			/* What is not in a PLT is named as before; an import is not a function here. */
+			if (strcmp(cases[k].name, "libfgfixture.so") == 0) {
+				check_extent(s, "fgfixture_alpha");
+				continue;
+			}
+			check_extent(s, "main");
+			check_extent(s, "fgfixture_main_work");
+			ASSERT_EQ(fg_elf_syms__find(s, cases[k].callee), -1);
+		}
+	}
+}
+
+TEST(plt_entry_of_an_own_ifunc)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	const char *path = program_path("libfgfixture-ifunc.so");
+	struct plt_layout pl;
+	uint64_t at = plt_entry(path, NULL, &pl);
+	int64_t i;
+
+	/* No symbol: the relocation's addend is the resolver, which the IFUNC symbol names. */
+	s = load_ok(path);
+	check_table(s);
+	i = fg_elf_syms__lookup(s, at);
+	ASSERT_TRUE(i >= 0);
+	ASSERT_STREQ(fg_elf_syms__name(s, (size_t)i), "fgfixture_pick@plt");
+	ASSERT_U64_EQ(fg_elf_syms__addr(s, (size_t)i), at);
+	ASSERT_U64_EQ(fg_elf_syms__size(s, (size_t)i), 16);
+	ASSERT_STREQ(fg_elf_syms__name(s, (size_t)fg_elf_syms__lookup(s, pl.plt)), ".plt");
+	check_extent(s, "fgfixture_ifunc_call");
+}
+
+TEST(plt_names_outlive_adopting_a_debug_file)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	_cleanup_close_ int fd = -1;
+	const char *path = program_path("fgtest-inline-debuglink");
+
+	s = load_ok(path);
+	check_plt_entry(s, path, "clock_gettime", false);
+	fd = open(program_path("fgtest-inline.debug"), O_RDONLY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(fg_elf_syms__adopt_debug_fd(s, fd, true) > 0);
+	ASSERT_EQ(fg_elf_syms__source(s), FG_ELF_DEBUG_FILE);
+	check_table(s);
+	check_extent(s, "fgtest_outer");
+	/* The debug file's PLT sections are empty: the names made from the binary stay. */
+	check_plt_entry(s, path, "clock_gettime", false);
+}
+
+/* The section header called name in a 64-bit image (in place), or fails the test. */
+static Elf64_Shdr *raw_section(uint8_t *img, size_t len, const char *name)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff), *str;
+
+	ASSERT_TRUE(eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) <= len);
+	str = &sh[eh->e_shstrndx];
+	for (size_t i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_name < str->sh_size &&
+		    strcmp((const char *)img + str->sh_offset + sh[i].sh_name, name) == 0)
+			return &sh[i];
+	fg_test_fail(__FILE__, __LINE__, "no section %s", name);
+	return NULL;
+}
+
+/* Loads a damaged image: refused, or a table that keeps its invariants. Returns how many @plt names. */
+static size_t load_damaged(const uint8_t *img, size_t len)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	size_t n = 0;
+
+	if (fg_elf_syms__load_mem(img, len, &s) < 0) {
+		ASSERT_TRUE(s == NULL);
+		return 0;
+	}
+	for (size_t i = 0; i < fg_elf_syms__count(s); i++) {
+		ASSERT_EQ(fg_elf_syms__lookup(s, fg_elf_syms__addr(s, i)), i);
+		ASSERT_TRUE(fg_elf_syms__size(s, i) > 0 && fg_elf_syms__name(s, i)[0]);
+		if (i > 0)
+			ASSERT_TRUE(fg_elf_syms__addr(s, i - 1) < fg_elf_syms__addr(s, i));
+		n += strstr(fg_elf_syms__name(s, i), "@plt") != NULL;
+	}
+	return n;
+}
+
+TEST(damaged_plt)
+{
+	_cleanup_free_ uint8_t *orig = NULL, *img = NULL;
+	static const char *const parts[] = { ".plt",      ".plt.sec", ".plt.got", ".rela.plt",
+					     ".rela.dyn", ".dynsym",  ".dynstr" };
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	size_t len = 0, named;
+	Elf64_Shdr *sh;
+
+	orig = read_all(fixture("fgfixture-ibt-pie"), &len);
+	img = malloc(len);
+	ASSERT_TRUE(orig && img);
+	memcpy(img, orig, len);
+	named = load_damaged(img, len);
+	/* __cxa_finalize in .plt.got, and four functions in .plt.sec */
+	ASSERT_EQ(named, 5);
+
+	/* Relocations naming symbols past .dynsym's end: those entries have no name. */
+	sh = raw_section(img, len, ".rela.plt");
+	for (size_t i = 0; i < sh->sh_size / sizeof(Elf64_Rela); i++) {
+		Elf64_Rela *r = (Elf64_Rela *)(img + sh->sh_offset) + i;
+
+		r->r_info = ELF64_R_INFO(0x7fffffffu - i, ELF64_R_TYPE(r->r_info));
+	}
+	ASSERT_EQ(load_damaged(img, len), 1);
+	memcpy(img, orig, len);
+	/* Linked to no symbol table, or to one that is not. */
+	raw_section(img, len, ".rela.plt")->sh_link = 0xffff;
+	ASSERT_EQ(load_damaged(img, len), 1);
+	raw_section(img, len, ".rela.plt")->sh_link = 1;
+	ASSERT_EQ(load_damaged(img, len), 1);
+	memcpy(img, orig, len);
+	/* Names out of .dynstr: nothing to name the entries with. */
+	sh = raw_section(img, len, ".dynsym");
+	for (size_t i = 1; i < sh->sh_size / sizeof(Elf64_Sym); i++)
+		((Elf64_Sym *)(img + sh->sh_offset))[i].st_name = 0xfffffff0u;
+	ASSERT_EQ(load_damaged(img, len), 0);
+	memcpy(img, orig, len);
+	/* PLT sections running past the end of the file, or past the end of the address space. */
+	raw_section(img, len, ".plt.sec")->sh_size = UINT64_MAX / 2;
+	(void)load_damaged(img, len);
+	raw_section(img, len, ".plt.sec")->sh_addr = UINT64_MAX - 8;
+	(void)load_damaged(img, len);
+	memcpy(img, orig, len);
+	raw_section(img, len, ".plt.sec")->sh_offset = len - 8;
+	(void)load_damaged(img, len);
+	memcpy(img, orig, len);
+	/* Entries of odd sizes; an empty .plt. */
+	raw_section(img, len, ".plt.sec")->sh_entsize = 3;
+	raw_section(img, len, ".plt.sec")->sh_addralign = 8;
+	(void)load_damaged(img, len);
+	raw_section(img, len, ".plt")->sh_size = 0;
+	(void)load_damaged(img, len);
+	memcpy(img, orig, len);
+
+	/* Random damage to the bytes and headers of every part the PLT names come from. */
+	for (int round = 0; round < 3000; round++) {
+		/* Found in the intact file: the damaged one may have lost the name. */
+		sh = (Elf64_Shdr *)(img +
+				    ((uint8_t *)raw_section(orig, len,
+							    parts[round % ELEMENTSOF(parts)]) -
+				     orig));
+		for (int k = 0; k < 4; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (k == 0 && round % 5 == 0)
+				((uint8_t *)sh)[x % sizeof(*sh)] ^= (uint8_t)(x >> 32);
+			else if (sh->sh_offset < len && sh->sh_size > 0)
+				img[sh->sh_offset +
+				    (x >> 8) % MIN(sh->sh_size, len - sh->sh_offset)] =
+					(uint8_t)(x >> 40);
+		}
+		(void)load_damaged(img, len);
+		if (round % 16 == 15)
+			memcpy(img, orig, len);
+	}
 }
 
 /* The build-id as `readelf -n` prints it, or "" if readelf is unavailable. */

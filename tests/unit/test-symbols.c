@@ -575,6 +575,49 @@ TEST(cxx_names_demangled_or_raw)
 	remove_tree(dir);
 }
 
+TEST(plt_entries_named_from_file_offsets)
+{
+	static const struct {
+		const char *program, *callee;
+	} cases[] = {
+		{ "fgfixture-nopie", "fgfixture_alpha" },   /* .plt, fixed address */
+		{ "fgfixture-pie", "fgfixture_gamma" },     /* .plt, PIE */
+		{ "fgfixture-ibt-pie", "fgfixture_alpha" }, /* .plt.sec */
+		{ "fgfixture-ibt-nopie", "clock_gettime" }, /* .plt.sec, fixed address */
+		{ "libfgfixture.so", "fgfixture_beta" },
+	};
+
+	for (size_t k = 0; k < ELEMENTSOF(cases); k++) {
+		const char *path = program_path(cases[k].program);
+		char dir[] = "/tmp/fg-test-symbols-XXXXXX", want[128], buf[256];
+		struct fg_symbolizer *sym = isolated(dir);
+		enum fg_sym_result res;
+		struct plt_layout pl;
+		uint64_t at = plt_entry(path, cases[k].callee, &pl);
+		struct fg_dso *d = file_dso(sym, path);
+		const char *name;
+
+		snprintf(want, sizeof(want), "%s@plt", cases[k].callee);
+		ASSERT_STREQ(frames_at(sym, d, at, ALL), want);
+		ASSERT_STREQ(frames_at(sym, d, at + 15, ALL), want);
+		ASSERT_TRUE(strcmp(frames_at(sym, d, at + 16, ALL), want) != 0);
+		ASSERT_STREQ(frames_at(sym, d, pl.plt, ALL), ".plt");
+		name = fg_symbolizer__name_user(sym, d, vaddr_to_offset(path, at + 4), NULL, buf,
+						sizeof(buf), &res);
+		ASSERT_EQ(res, FG_SYM_NAMED);
+		ASSERT_STREQ(name, want);
+		/* Code outside the PLT keeps its name. */
+		if (strcmp(cases[k].program, "libfgfixture.so") == 0)
+			ASSERT_STREQ(frames_at(sym, d, symbol_value(path, "fgfixture_beta"), ALL),
+				     "fgfixture_beta");
+		else
+			ASSERT_STREQ(frames_at(sym, d, symbol_value(path, "main"), ALL), "main");
+		fg_dso__unref(d);
+		fg_symbolizer__free(sym);
+		remove_tree(dir);
+	}
+}
+
 /* The path and build-id (hex) of the libc this test runs with. */
 static void own_libc(char *path, size_t size, char *hex)
 {
