@@ -44,10 +44,19 @@ static int parse_number(const char *s, size_t len, double min, double max, doubl
 	return 0;
 }
 
+/* The options from --title to --total change how a graph is drawn, but --reverse its stacks. */
+static bool is_look_option(int c)
+{
+	return c >= FGCTL_GRAPH_OPT_TITLE && c <= FGCTL_GRAPH_OPT_TOTAL &&
+	       c != FGCTL_GRAPH_OPT_REVERSE;
+}
+
 int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 {
 	double v;
 
+	if (is_look_option(c) && !o->look_option)
+		o->look_option = c;
 	switch (c) {
 	case 'o':
 		o->output = arg;
@@ -268,11 +277,26 @@ int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what)
 			o->output);
 		return FGCTL_EXIT_USAGE;
 	}
-	if (o->flame.flamechart && o->to == FG_FORMAT_FOLDED) {
-		fprintf(stderr, "fgctl: --flamechart draws a graph; it has no folded form\n");
-		return FGCTL_EXIT_USAGE;
-	}
-	return FGCTL_EXIT_OK;
+	return fgctl_graph_check_look(o, o->to);
+}
+
+int fgctl_graph_check_look(const struct fgctl_graph_opts *o, enum fg_format to)
+{
+	static const struct option names[] = { FGCTL_DRAW_OPTIONS, {} };
+	const char *name = "?";
+
+	if (!o->look_option || to != FG_FORMAT_FOLDED)
+		return FGCTL_EXIT_OK;
+	for (size_t i = 0; names[i].name; i++)
+		if (names[i].val == o->look_option) {
+			name = names[i].name;
+			break;
+		}
+	fprintf(stderr,
+		"fgctl: --%s is how a graph is drawn, and folded text is not drawn: draw a graph "
+		"(.svg or .html) or leave it out\n",
+		name);
+	return FGCTL_EXIT_USAGE;
 }
 
 const char fgctl_graph_help[] =

@@ -37,6 +37,7 @@ struct fgctl_graph_opts {
 	char default_output[FGCTL_DEFAULT_OUTPUT_MAX]; /* without -o on a terminal */
 	const char *cp_file;   /* borrowed from argv (or static: "palette.map"); NULL unless --cp */
 	bool count_name_given; /* --countname: else perf script input names its counts */
+	int look_option;       /* the first option given that only changes the drawing, or 0 */
 	int cpus[FGCTL_MAX_CPUS]; /* --cpu's list, which perf.cpus points into */
 	char perf_count_name[64]; /* what perf script input's counts are, when periods ("ns") */
 };
@@ -174,6 +175,12 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o);
  * having said what is wrong.
  */
 int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what);
+/*
+ * FGCTL_EXIT_OK, or FGCTL_EXIT_USAGE (said why) when o has an option that
+ * only changes how a graph is drawn (--inverted, --width, ...) and the
+ * output, in format to, is folded text, which is not drawn.
+ */
+int fgctl_graph_check_look(const struct fgctl_graph_opts *o, enum fg_format to);
 
 /* Their help text: input, output, filters and graph, for render's and diff's --help. */
 extern const char fgctl_graph_help[];

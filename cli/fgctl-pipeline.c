@@ -476,9 +476,13 @@ int fgctl_draw_option(struct fgctl_draw *d, int c, const char *arg, char *title)
 int fgctl_draw_prepare(struct fgctl_draw *d, const struct fgctl_output *out,
 		       enum fg_format *request_format, bool us, bool blocked)
 {
-	if (!d->here)
-		return FGCTL_EXIT_OK;
-	/* Folded text takes the filters and names as render writes it (the graph's look is moot). */
+	int r;
+
+	/* --title too: fgd's graphs take it, folded text has no place for it. */
+	r = fgctl_graph_check_look(&d->graph, *request_format);
+	if (r != FGCTL_EXIT_OK || !d->here)
+		return r;
+	/* Folded text takes the filters and names as render writes it. */
 	if (*request_format != FG_FORMAT_SVG && *request_format != FG_FORMAT_HTML &&
 	    *request_format != FG_FORMAT_FOLDED) {
 		fprintf(stderr, "fgctl: graph options draw a graph or filter folded stacks: write "

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -484,6 +485,12 @@ static int launch(char **command, pid_t *ret_pid, int *ret_release)
 		char go;
 
 		safe_close(fds[1]);
+		/*
+		 * Until exec renames it, the command's process is fgctl's copy: the
+		 * samples of its exec (the old image's teardown) say so, as perf's
+		 * perf-exec does.
+		 */
+		(void)prctl(PR_SET_NAME, "fgctl-exec");
 		if (read(fds[0], &go, 1) != 1)
 			_exit(127);
 		sigemptyset(&none);

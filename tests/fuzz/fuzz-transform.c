@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "palette.h"
 #include "transform.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -63,10 +64,13 @@ static void check_model(struct fg_folded *f)
 			;
 }
 
-static bool is_name(const struct fg_folded *f, uint32_t id, const char *name)
+/* Frame id is the one --focus name means: spelled so, or annotated with it as its plain name. */
+static bool is_focus(const struct fg_folded *f, uint32_t id, const char *name)
 {
-	return fg_folded__name_len(f, id) == strlen(name) &&
-	       memcmp(fg_folded__name(f, id), name, strlen(name)) == 0;
+	const char *s = fg_folded__name(f, id);
+	size_t len = fg_folded__name_len(f, id), want = strlen(name);
+
+	return (len == want || fg_name_display_len(s, len) == want) && memcmp(s, name, want) == 0;
 }
 
 static void check_transform(const struct fg_folded *in, const struct fg_transform_opts *o)
@@ -94,7 +98,7 @@ static void check_transform(const struct fg_folded *in, const struct fg_transfor
 		fg_folded__stack(out, i, &s);
 		check(s.n_frames > 0);
 		if (o->focus)
-			check(is_name(out, s.frames[o->reverse ? s.n_frames - 1 : 0], o->focus));
+			check(is_focus(out, s.frames[o->reverse ? s.n_frames - 1 : 0], o->focus));
 		if (o->collapse_recursion)
 			for (size_t j = 1; j < s.n_frames; j++)
 				check(s.frames[j] != s.frames[j - 1]);

@@ -262,6 +262,11 @@ def test_reverse_and_flamechart(tmp):
     row = sorted((fr["x"], fr["name"], fr["count"]) for fr in frames if fr["name"] in ("a", "b"))
     check([(n, c) for _, n, c in row] == [("b", 2), ("a", 1), ("b", 2)], f"flame chart order: {row}")
     check(root.find(f".//{SVG}text[@id='title']").text == "Flame Chart", "flame chart title")
+    # How a graph looks has no folded form: said, never dropped in silence.
+    for look in (["--flamechart"], ["--inverted"], ["--width", "900"], ["--title", "T"]):
+        p = fgctl("render", *look, "-f", "folded", stdin=text, rc=2)
+        check(f"{look[0]} is how a graph is drawn".encode() in p.stderr,
+              f"{look} to folded text: {p.stderr!r}")
 
 
 def test_filters(tmp):
