@@ -1168,10 +1168,19 @@ struct resolved {
 	uint32_t names[FG_SYM_MAX_FRAMES]; /* ids in resolved_names */
 };
 
+/*
+ * What an answer is kept under: with inline frames, the offset (each
+ * address has its own chain); without, the symbol's address with
+ * RESOLVED_BY_SYMBOL in flags, since every address in a function then has
+ * the one name, and garbage frame-pointer chains would bring a new offset
+ * (a new job) per sample.
+ */
 struct resolved_key {
 	uint64_t dso_serial, offset;
 	uint8_t flags;
 };
+
+#define RESOLVED_BY_SYMBOL (1u << 7)
 
 struct name_job {
 	struct fg_loader_job job;
@@ -1184,6 +1193,8 @@ struct name_job {
 	const struct fg_elf_syms *syms;
 	struct fg_dwarf *dwarf;
 	struct resolved_key key;
+	uint64_t offset; /* the address asked for, which key may not hold */
+	unsigned flags;  /* FG_SYM_*: key.flags without RESOLVED_BY_SYMBOL */
 	struct fg_sym_frames out;
 };
 
@@ -1327,7 +1338,7 @@ static void name_work(struct fg_loader_job *j)
 {
 	struct name_job *job = (struct name_job *)j;
 
-	frames_of(job->dso, job->syms, job->dwarf, job->key.offset, job->key.flags, &job->out);
+	frames_of(job->dso, job->syms, job->dwarf, job->offset, job->flags, &job->out);
 }
 
 static void name_done(struct fg_loader_job *j, bool cancelled)
@@ -1363,8 +1374,12 @@ static void name_done(struct fg_loader_job *j, bool cancelled)
 	}
 }
 
-/* Whether naming offset in loaded d takes DWARF or demangling: work for the loader's thread. */
-static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags)
+/*
+ * Whether naming offset in loaded d takes DWARF or demangling, work for the
+ * loader's thread; if so, *ret_key is what the answer is kept under.
+ */
+static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags,
+		   struct resolved_key *ret_key)
 {
 	uint64_t vaddr;
 	int64_t idx;
@@ -1375,11 +1390,17 @@ static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags)
 	idx = fg_elf_syms__lookup(d->syms, vaddr);
 	if (idx < 0)
 		return false;
-	if ((flags & FG_SYM_INLINE) && d->dwarf)
+	if ((flags & FG_SYM_INLINE) && d->dwarf) {
+		*ret_key = (struct resolved_key){ d->serial, offset, (uint8_t)flags };
 		return true;
+	}
 	name = fg_elf_syms__name(d->syms, (size_t)idx);
 	/* Itanium C++ and Rust v0 names: what libiberty would work on. */
-	return (flags & FG_SYM_DEMANGLE) && name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
+	if (!(flags & FG_SYM_DEMANGLE) || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return false;
+	*ret_key = (struct resolved_key){ d->serial, fg_elf_syms__addr(d->syms, (size_t)idx),
+					  (uint8_t)(flags | RESOLVED_BY_SYMBOL) };
+	return true;
 }
 
 int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
@@ -1425,11 +1446,10 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 			flags &= ~FG_SYM_INLINE;
 		}
 	}
-	if (!s->loader || !costly(d, offset, flags)) {
+	if (!s->loader || !costly(d, offset, flags, &k)) {
 		frames_now(d, offset, flags, ret);
 		return 0;
 	}
-	k = (struct resolved_key){ d->serial, offset, (uint8_t)flags };
 	e = resolved_find(s, &k);
 	if (e && e->pending && nowait) {
 		/* The symbol table's name, as it is: no DWARF, no demangling here. */
@@ -1466,6 +1486,8 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 	if (flags & FG_SYM_INLINE)
 		touch(s, d);
 	job->key = k;
+	job->offset = offset;
+	job->flags = flags;
 	e->pending = true;
 	s->name_jobs++;
 	s->stats.resolved_jobs++;

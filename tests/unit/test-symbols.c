@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "elf-test.h"
 #include "fgd-clock.h"
 #include "fgd-elf.h"
+#include "fgd-loader.h"
 #include "fgd-proctab.h"
 #include "fgd-symbols.h"
 #include "test.h"
@@ -571,6 +573,68 @@ TEST(cxx_names_demangled_or_raw)
 	ASSERT_STREQ(frames_at(sym, d, mark, FG_SYM_DEMANGLE),
 		     "fgtest::shapes::Accumulator<int>::add");
 	fg_dso__unref(d);
+	fg_symbolizer__free(sym);
+	remove_tree(dir);
+}
+
+/* fg_symbolizer__frames() with the loader's answers handed over, for 10 s at most: its result. */
+static int frames_loaded(struct fg_symbolizer *sym, struct fg_loader *l, struct fg_dso *d,
+			 uint64_t offset, unsigned flags, struct fg_sym_frames *ret)
+{
+	for (int i = 0; i < 100; i++) {
+		struct pollfd p = { .fd = fg_loader__fd(l), .events = POLLIN };
+		int r = fg_symbolizer__frames(sym, d, offset, NULL, flags, ret);
+
+		if (r != -EINPROGRESS)
+			return r;
+		(void)poll(&p, 1, 100);
+		fg_loader__complete(l);
+	}
+	return -ETIMEDOUT;
+}
+
+TEST(a_function_is_demangled_once_an_address_inlined_each)
+{
+	const char *path = program_path("fgtest-cxx");
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
+	struct fg_symbolizer_stats st;
+	struct fg_symbolizer *sym;
+	struct fg_sym_frames fr;
+	struct fg_loader *l;
+	struct fg_dso *d;
+	uint64_t add, hits;
+
+	if (!program_exists("fgtest-cxx"))
+		SKIP("no C++ compiler: fgtest-cxx was not built");
+	add = vaddr_to_offset(path, symbol_value(path, "_ZN6fgtest6shapes11AccumulatorIiE3addEi"));
+	sym = isolated(dir);
+	ASSERT_OK(fg_loader__new(&l));
+	fg_symbolizer__set_loader(sym, l);
+	d = file_dso(sym, path);
+	/*
+	 * Demangling is the loader's work, and its answer is the function's:
+	 * another address in it (a garbage frame-pointer chain brings a new one
+	 * per sample) is named at once, without a job.
+	 */
+	ASSERT_EQ(frames_loaded(sym, l, d, add, FG_SYM_DEMANGLE, &fr), 0);
+	ASSERT_STREQ(fr.names[0], "fgtest::shapes::Accumulator<int>::add");
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.resolved_jobs, 1);
+	hits = st.resolved_hits; /* the job's answer, taken */
+	ASSERT_EQ(fg_symbolizer__frames(sym, d, add + 1, NULL, FG_SYM_DEMANGLE, &fr), 0);
+	ASSERT_STREQ(fr.names[0], "fgtest::shapes::Accumulator<int>::add");
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.resolved_jobs, 1);
+	ASSERT_EQ(st.resolved_hits, hits + 1);
+	/* With inline frames, each address has its own chain: asked for each. */
+	ASSERT_EQ(frames_loaded(sym, l, d, add, FG_SYM_INLINE | FG_SYM_DEMANGLE, &fr), 0);
+	ASSERT_EQ(frames_loaded(sym, l, d, add + 1, FG_SYM_INLINE | FG_SYM_DEMANGLE, &fr), 0);
+	ASSERT_STREQ(fr.names[0], "fgtest::shapes::Accumulator<int>::add");
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.resolved_jobs, 3);
+	fg_dso__unref(d);
+	fg_symbolizer__set_loader(sym, NULL);
+	fg_loader__free(l);
 	fg_symbolizer__free(sym);
 	remove_tree(dir);
 }
