@@ -380,6 +380,8 @@ void fgd_engine__drain(struct fgd_engine *e)
 	 */
 	fg_evset__snapshot(e->tracker);
 	fg_evset__drain_ordered(e->tracker, on_tracking_record, e);
+	/* The names and loads the round's samples ask for go to the loader together. */
+	fg_loader__hold(e->loader);
 	for (size_t i = 0; i < e->n_recs; i++)
 		fg_recording__drain(e->recs[i]);
 	if (e->alwayson) {
@@ -390,6 +392,7 @@ void fgd_engine__drain(struct fgd_engine *e)
 		fgd_alwayson__drain(e->offcpu_on);
 		fgd_alwayson__tick(e->offcpu_on, fgd_wall_ms());
 	}
+	fg_loader__release(e->loader);
 	e->drain_wanted = false;
 }
 

@@ -23,6 +23,8 @@ struct fg_loader {
 
 	/* The loop's thread only. */
 	uint64_t submitted, completed;
+	bool held;        /* fg_loader__hold(): jobs queue, the worker is not woken yet */
+	bool unsignalled; /* a job was queued while held */
 
 	/* Shared with the worker: only under lock. */
 	pthread_mutex_t lock;
@@ -68,6 +70,7 @@ static void *worker(void *arg)
 	for (;;) {
 		struct fg_loader_job *job;
 		uint64_t t0, took;
+		bool tell;
 
 		while (!l->stop && !l->todo.head)
 			pthread_cond_wait(&l->wake, &l->lock);
@@ -83,6 +86,12 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&l->lock);
 		l->stats.busy_ns += took;
 		l->stats.longest_ns = MAX(l->stats.longest_ns, took);
+		/*
+		 * Onto a queue already waiting, the loop has been told and takes this
+		 * job with the others (fg_loader__complete() takes the whole queue):
+		 * one wakeup for a run of short jobs, not one each.
+		 */
+		tell = !l->finished.head;
 		push(&l->finished, job);
 		pthread_mutex_unlock(&l->lock);
 		/*
@@ -91,7 +100,8 @@ static void *worker(void *arg)
 		 * set aside. A full counter (never, in practice) still leaves the fd
 		 * readable.
 		 */
-		(void)!write(l->event_fd, &one, sizeof(one));
+		if (tell)
+			(void)!write(l->event_fd, &one, sizeof(one));
 		pthread_mutex_lock(&l->lock);
 	}
 	pthread_mutex_unlock(&l->lock);
@@ -168,6 +178,31 @@ void fg_loader__submit(struct fg_loader *l, struct fg_loader_job *job, fg_loader
 	push(&l->todo, job);
 	l->stats.submitted++;
 	l->stats.queued++;
+	if (l->held) {
+		l->unsignalled = true;
+	} else {
+		l->stats.signals++;
+		pthread_cond_signal(&l->wake);
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+void fg_loader__hold(struct fg_loader *l)
+{
+	if (l)
+		l->held = true;
+}
+
+void fg_loader__release(struct fg_loader *l)
+{
+	if (!l || !l->held)
+		return;
+	l->held = false;
+	if (!l->unsignalled)
+		return;
+	l->unsignalled = false;
+	pthread_mutex_lock(&l->lock);
+	l->stats.signals++;
 	pthread_cond_signal(&l->wake);
 	pthread_mutex_unlock(&l->lock);
 }

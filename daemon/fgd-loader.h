@@ -53,6 +53,7 @@ struct fg_loader_stats {
 	uint64_t busy_ns;         /* time spent in work(), summed */
 	uint64_t longest_ns;      /* the longest work() so far */
 	uint64_t longest_wait_ns; /* the longest from submission to done(), so far */
+	uint64_t signals;         /* times the caller signalled the worker that jobs wait */
 };
 
 struct fg_loader;
@@ -70,6 +71,15 @@ struct fg_loader *fg_loader__free(struct fg_loader *l);
 /* Queues job (borrowed until its done() runs), or with l NULL runs it now. */
 void fg_loader__submit(struct fg_loader *l, struct fg_loader_job *job, fg_loader_work_fn work,
 		       fg_loader_done_fn done);
+
+/*
+ * Between hold and release, jobs submitted queue without waking the worker;
+ * release wakes it once for them all. For a round that may submit a job per
+ * sample: one thread switch for the round, not one per job. Jobs submitted
+ * unheld wake the worker at once.
+ */
+void fg_loader__hold(struct fg_loader *l);
+void fg_loader__release(struct fg_loader *l);
 
 /* An eventfd, readable while finished jobs wait for fg_loader__complete(). */
 int fg_loader__fd(const struct fg_loader *l);

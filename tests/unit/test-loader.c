@@ -113,6 +113,76 @@ TEST(a_slow_job_does_not_hold_the_caller)
 	fg_loader__free(l);
 }
 
+/* Waits up to 5 s for work() of job to have started. */
+static void wait_started(struct job *job)
+{
+	for (int i = 0; i < 5000 && !__atomic_load_n(&job->started, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 1000 * 1000 }, NULL);
+	ASSERT_TRUE(__atomic_load_n(&job->started, __ATOMIC_ACQUIRE));
+}
+
+TEST(a_run_of_finished_jobs_wakes_the_caller_once)
+{
+	pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+	struct job jobs[4] = {};
+	struct fg_loader *l = NULL;
+	uint64_t wakeups = 0;
+	int counter = 0;
+
+	ASSERT_OK(fg_loader__new(&l));
+	pthread_mutex_lock(&gate);
+	for (int i = 0; i < 4; i++) {
+		jobs[i].counter = &counter;
+		jobs[i].gate = i == 3 ? &gate : NULL;
+		fg_loader__submit(l, &jobs[i].job, work, done);
+	}
+	/* In order: the fourth job running means the first three are finished. */
+	wait_started(&jobs[3]);
+	ASSERT_EQ(read(fg_loader__fd(l), &wakeups, sizeof(wakeups)), (ssize_t)sizeof(wakeups));
+	ASSERT_EQ(wakeups, 1);
+	ASSERT_EQ(fg_loader__complete(l), 3);
+	pthread_mutex_unlock(&gate);
+	ASSERT_EQ(wait_complete(l), 1);
+	fg_loader__free(l);
+}
+
+TEST(jobs_submitted_while_held_wait_for_the_release)
+{
+	struct job jobs[3] = {};
+	struct fg_loader *l = NULL;
+	struct fg_loader_stats st;
+	int counter = 0;
+	unsigned n = 0;
+
+	ASSERT_OK(fg_loader__new(&l));
+	fg_loader__hold(l);
+	for (int i = 0; i < 3; i++) {
+		jobs[i].counter = &counter;
+		fg_loader__submit(l, &jobs[i].job, work, done);
+	}
+	/* Queued, not signalled (a worker awake anyway may take them: they are queued). */
+	fg_loader__stats(l, &st);
+	ASSERT_EQ(st.signals, 0);
+	fg_loader__release(l);
+	fg_loader__stats(l, &st);
+	ASSERT_EQ(st.signals, 1);
+	while (n < 3)
+		n += wait_complete(l);
+	ASSERT_TRUE(jobs[0].done && jobs[2].done && jobs[2].order == 2);
+	/* Nothing held: a release signals nothing; a job signals at once. */
+	fg_loader__hold(l);
+	fg_loader__release(l);
+	jobs[0] = (struct job){ .counter = &counter };
+	fg_loader__submit(l, &jobs[0].job, work, done);
+	fg_loader__stats(l, &st);
+	ASSERT_EQ(st.signals, 2);
+	ASSERT_EQ(wait_complete(l), 1);
+	/* Without a loader, both are nothing. */
+	fg_loader__hold(NULL);
+	fg_loader__release(NULL);
+	fg_loader__free(l);
+}
+
 static void *open_gate_later(void *arg)
 {
 	nanosleep(&(struct timespec){ .tv_nsec = 200 * 1000 * 1000 }, NULL);
