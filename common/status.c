@@ -149,6 +149,7 @@ static const struct member unwinding_members[] = { U64(binaries),
 						   U64(row_hits),
 						   U64(row_misses),
 						   U64(rows_uncached),
+						   U64(rows_none),
 						   U64(bytes),
 						   U64(mapped),
 						   END };

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,11 +77,34 @@ struct binary {
 	bool touched;          /* libdw read its mapped CFI since the pages were last given back */
 };
 
+/*
+ * A row holds for a range of addresses (a function's body is often one
+ * row), so the cache keeps the range. Rows (some 400 bytes) are kept once,
+ * in a ring of FG_UNWIND_ROW_CACHE, the oldest overwritten; small slots
+ * find them, twice as many, by hash: one under the address asked for
+ * (return addresses come back exactly), one under the 64-byte block of
+ * addresses that holds it, and one under each block near it (ROW_SPREAD
+ * either side) that lies wholly in the row's range. A lookup tries its
+ * address, then its block: sampled pcs, all different, then hit rows
+ * already seen. Addresses without CFI are kept too, by address.
+ */
+struct row_slot {
+	uint64_t start, end; /* [start, end): the ELF addresses the row holds for */
+	uint64_t gen;        /* the row's in the ring, if it is still there */
+	uint32_t serial;     /* the binary's; 0 = empty */
+	bool none;           /* the binary has no CFI at start (code without it): no row */
+};
+
 struct cached_row {
-	uint64_t vaddr;
-	uint32_t serial; /* 0 = empty */
+	uint64_t gen; /* 0 = empty */
 	struct fg_unwind_row row;
 };
+
+#define ROW_SLOTS (2 * FG_UNWIND_ROW_CACHE)
+#define ROW_GRANULE_SHIFT 6 /* 64-byte blocks */
+#define ROW_SPREAD 8
+#define ROW_CACHE_BYTES \
+	(FG_UNWIND_ROW_CACHE * sizeof(struct cached_row) + ROW_SLOTS * sizeof(struct row_slot))
 
 struct fg_unwinder {
 	struct binary bins[FG_UNWIND_MAX_BINARIES];
@@ -89,7 +113,9 @@ struct fg_unwinder {
 	uint32_t next_serial;
 	uint64_t clock;
 	uint64_t period;          /* trim calls so far */
-	struct cached_row *rows;  /* owned: FG_UNWIND_ROW_CACHE entries, direct-mapped */
+	struct cached_row *rows;  /* owned: FG_UNWIND_ROW_CACHE entries, a ring */
+	struct row_slot *slots;   /* owned: ROW_SLOTS entries, by hash */
+	uint64_t next_gen;        /* the next row's; rows[gen % FG_UNWIND_ROW_CACHE] */
 	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
 	struct fg_budget *budget; /* borrowed; NULL: none */
 	uint64_t charged;         /* what the budget's CFI part holds of ours */
@@ -104,6 +130,9 @@ struct walk {
 	bool nowait;     /* FG_UNWINDER_NOWAIT */
 	bool prefetched; /* prefetch() ran */
 	bool skipped; /* nowait: a binary's CFI was being read, its frame taken by frame pointer */
+	/* The mapping of the last frame with a file, and its binary: callers are often in it too. */
+	const struct fg_map *last_map; /* borrowed from proc */
+	struct binary *last_bin;       /* borrowed from u; may be NULL */
 };
 
 int fg_unwinder__new(struct fg_unwinder **ret)
@@ -113,10 +142,14 @@ int fg_unwinder__new(struct fg_unwinder **ret)
 	if (!u)
 		return -ENOMEM;
 	u->rows = calloc(FG_UNWIND_ROW_CACHE, sizeof(*u->rows));
-	if (!u->rows) {
+	u->slots = calloc(ROW_SLOTS, sizeof(*u->slots));
+	if (!u->rows || !u->slots) {
+		free(u->rows);
+		free(u->slots);
 		free(u);
 		return -ENOMEM;
 	}
+	u->next_gen = 1;
 	*ret = u;
 	return 0;
 }
@@ -168,8 +201,7 @@ static uint64_t binary_bytes(const struct binary *b)
 /* Brings the budget up to date: the binaries' CFI and the row cache. */
 static void account(struct fg_unwinder *u)
 {
-	fg_budget__account(u->budget, FG_BUDGET_CFI, &u->charged,
-			   u->stats.bytes + FG_UNWIND_ROW_CACHE * sizeof(struct cached_row));
+	fg_budget__account(u->budget, FG_BUDGET_CFI, &u->charged, u->stats.bytes + ROW_CACHE_BYTES);
 }
 
 /* Drops what a load read, keeping the entry itself (its binary, serial and failure). */
@@ -206,6 +238,7 @@ struct fg_unwinder *fg_unwinder__free(struct fg_unwinder *u)
 		binary_clear(u, &u->bins[i]);
 	fg_idxmap_done(&u->by_dso);
 	free(u->rows);
+	free(u->slots);
 	fg_unwinder__set_budget(u, NULL);
 	free(u);
 	return NULL;
@@ -742,38 +775,96 @@ static void note_fde(struct fg_unwinder *u, struct binary *b, uint64_t start)
 	account(u);
 }
 
+/* The slot of an address (block false) or of a block of addresses (block true) of a binary. */
+static struct row_slot *row_slot(struct fg_unwinder *u, uint32_t serial, uint64_t vaddr, bool block)
+{
+	uint64_t key = block ? (vaddr >> ROW_GRANULE_SHIFT) | 1ULL << 63 : vaddr;
+
+	return &u->slots[fg_hash_combine(serial, key) & (ROW_SLOTS - 1)];
+}
+
+/* The row slot c finds for vaddr of the binary serial: 1 (in *ret), 0 (no CFI), -ENOENT (none). */
+static int slot_row(const struct fg_unwinder *u, const struct row_slot *c, uint32_t serial,
+		    uint64_t vaddr, struct fg_unwind_row *ret)
+{
+	const struct cached_row *e;
+
+	if (c->serial != serial || vaddr < c->start || vaddr >= c->end)
+		return -ENOENT;
+	if (c->none)
+		return 0;
+	e = &u->rows[c->gen % FG_UNWIND_ROW_CACHE];
+	if (e->gen != c->gen)
+		return -ENOENT; /* its row was overwritten since */
+	/* The rules and the ops in use: most rows have none of the 16 (256 bytes) there is room for. */
+	memcpy(ret, &e->row,
+	       offsetof(struct fg_unwind_row, ops) + e->row.n_ops * sizeof(e->row.ops[0]));
+	return 1;
+}
+
+/* Keeps row, which holds for [start, end) of b, under vaddr, its block and whole blocks near. */
+static void cache_row(struct fg_unwinder *u, const struct binary *b, uint64_t vaddr, uint64_t start,
+		      uint64_t end, const struct fg_unwind_row *row)
+{
+	const uint64_t size = 1ULL << ROW_GRANULE_SHIFT, at = vaddr & ~(size - 1);
+	const uint64_t gen = u->next_gen++;
+	const struct row_slot c = { .start = start, .end = end, .gen = gen, .serial = b->serial };
+	struct cached_row *e = &u->rows[gen % FG_UNWIND_ROW_CACHE];
+
+	e->gen = gen;
+	e->row = *row;
+	*row_slot(u, b->serial, vaddr, false) = c;
+	*row_slot(u, b->serial, at, true) = c;
+	for (uint64_t i = 1; i <= ROW_SPREAD; i++) {
+		if (at >= i * size && at - i * size >= start)
+			*row_slot(u, b->serial, at - i * size, true) = c;
+		if (at + (i + 1) * size <= end)
+			*row_slot(u, b->serial, at + i * size, true) = c;
+	}
+}
+
 /* The row for ELF address vaddr of b, from the cache or from libdw. */
 static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 		      struct fg_unwind_row *ret)
 {
-	struct cached_row *c =
-		&u->rows[fg_hash_combine(b->serial, vaddr) & (FG_UNWIND_ROW_CACHE - 1)];
 	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
 	int r;
 
-	if (c->serial == b->serial && c->vaddr == vaddr) {
+	r = slot_row(u, row_slot(u, b->serial, vaddr, false), b->serial, vaddr, ret);
+	if (r < 0)
+		r = slot_row(u, row_slot(u, b->serial, vaddr, true), b->serial, vaddr, ret);
+	if (r >= 0) {
 		u->stats.row_hits++;
-		*ret = c->row;
-		return 0;
+		return r > 0 ? 0 : -ENOENT;
 	}
 	u->stats.row_misses++;
 	b->touched = true;
 	if (b->cfi->eh && dwarf_cfi_addrframe(b->cfi->eh, vaddr, &frame) == 0) {
-		Dwarf_Addr start;
-
 		/* Found through .eh_frame_hdr: libdw parsed this FDE now, or before. */
 		if (!b->cfi->eh_indexed && dwarf_frame_info(frame, &start, NULL, NULL) >= 0)
 			note_fde(u, b, start);
 	} else if (!b->cfi->debug || dwarf_cfi_addrframe(b->cfi->debug, vaddr, &frame) < 0) {
+		/* Code without CFI (hand-written, V8's builtins): asked again only if evicted. */
+		u->stats.rows_none++;
+		*row_slot(u, b->serial, vaddr, false) = (struct row_slot){
+			.start = vaddr, .end = vaddr + 1, .serial = b->serial, .none = true
+		};
 		return -ENOENT;
 	}
 	r = convert(frame, ret);
+	/* The row's own range; a frame that cannot say holds for vaddr alone. */
+	if (r >= 0 &&
+	    (dwarf_frame_info(frame, &start, &end, NULL) < 0 || start > vaddr || vaddr >= end)) {
+		start = vaddr;
+		end = vaddr + 1;
+	}
 	free(frame);
 	if (r < 0) {
 		u->stats.rows_uncached++;
 		return r == -E2BIG ? -ENOENT : r;
 	}
-	*c = (struct cached_row){ .vaddr = vaddr, .serial = b->serial, .row = *ret };
+	cache_row(u, b, vaddr, start, end, ret);
 	return 0;
 }
 
@@ -816,15 +907,20 @@ static void prefetch(struct walk *w)
 static int row_for_pc(void *ctx, uint64_t pc, struct fg_unwind_row *ret)
 {
 	struct walk *w = ctx;
-	const struct fg_map *m = fg_process_find_map(w->proc, pc);
-	struct binary *b;
+	const struct fg_map *m = w->last_map;
+	struct binary *b = w->last_bin;
 	uint64_t vaddr;
 	int r;
 
-	/* No file behind it (JIT code): the frame pointer is all there is. */
-	if (!m || !m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON)
-		return -ENOENT;
-	b = binary_get(w->u, m->dso, &(struct hint){ w->proc->pid, m });
+	if (!m || pc < m->start || pc >= m->end) {
+		m = fg_process_find_map(w->proc, pc);
+		/* No file behind it (JIT code): the frame pointer is all there is. */
+		if (!m || !m->dso || fg_dso__key(m->dso)->kind == FG_DSO_ANON)
+			return -ENOENT;
+		b = binary_get(w->u, m->dso, &(struct hint){ w->proc->pid, m });
+		w->last_map = m;
+		w->last_bin = b;
+	}
 	if (b && b->loading) {
 		prefetch(w);
 		if (!w->nowait)
@@ -931,5 +1027,5 @@ void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods)
 void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_unwinder_stats *ret)
 {
 	*ret = u->stats;
-	ret->bytes += FG_UNWIND_ROW_CACHE * sizeof(struct cached_row);
+	ret->bytes += ROW_CACHE_BYTES;
 }

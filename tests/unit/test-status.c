@@ -36,7 +36,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 	X(symbols.symbols_refused)                                                         \
 	X(unwinding.binaries) X(unwinding.binaries_loaded) X(unwinding.binaries_without_cfi) \
 	X(unwinding.binaries_evicted) X(unwinding.row_hits) X(unwinding.row_misses)        \
-	X(unwinding.rows_uncached) X(unwinding.bytes) X(unwinding.mapped)                  \
+	X(unwinding.rows_uncached) X(unwinding.rows_none) X(unwinding.bytes) X(unwinding.mapped)                  \
 	X(stack_quality.fp.user_stacks) X(stack_quality.fp.complete)                       \
 	X(stack_quality.fp.truncated) X(stack_quality.fp.failed) X(stack_quality.fp.fp_frames) \
 	X(stack_quality.dwarf.user_stacks) X(stack_quality.dwarf.complete)                 \
@@ -254,7 +254,8 @@ static const char captured_reply[] =
 	"\"resolved_hits\":44,\"resolved_waits\":0,\"resolved_resets\":0,\"kernel_symbols\":121856,"
 	"\"kernel_reloads\":1,\"kernel_restricted\":false},\"unwinding\":{\"binaries\":18,"
 	"\"binaries_loaded\":18,\"binaries_without_cfi\":0,\"binaries_evicted\":0,\"row_hits\":81,"
-	"\"row_misses\":50,\"rows_uncached\":0,\"bytes\":3490352,\"mapped\":663336},"
+	"\"row_misses\":50,\"rows_uncached\":0,\"rows_none\":0,\"bytes\":3490352,"
+	"\"mapped\":663336},"
 	"\"stack_quality\":{\"fp\":{\"user_stacks\":0,\"complete\":0,\"truncated\":0,\"failed\":0,"
 	"\"fp_frames\":0,\"complete_pct\":0.0},\"dwarf\":{\"user_stacks\":10,\"complete\":10,"
 	"\"truncated\":0,\"failed\":0,\"fp_frames\":0,\"complete_pct\":100.0}},\"jit\":{\"maps\":0,"
