@@ -12,16 +12,17 @@
  * Cost. A binary's CFI is loaded once, on the first sample that needs it,
  * through the sampled process's /proc/PID/map_files entry (on the loader's
  * thread: how long it takes is up to the file), and kept for every process
- * that maps it; rows are cached by (binary, address), so a
- * warm sample parses nothing: it binary-searches the process's maps, finds
- * the row in the cache and reads the dump. The per-process part of the
+ * that maps it; rows are cached by binary and the range of addresses each
+ * holds for, and addresses without CFI as such, so a warm sample parses
+ * nothing: it binary-searches the process's maps, finds the row in the
+ * cache (by its address, or its 64-byte block) and reads the dump. The per-process part of the
  * state is the process table's maps, which MMAP2, exec and exit records
  * already keep current.
  *
  * Bounds. At most FG_UNWIND_MAX_BINARIES binaries, with at most
  * FG_UNWIND_MAX_BYTES of CFI sections between them, hold CFI (the least
  * recently used go first), and the row cache has FG_UNWIND_ROW_CACHE
- * entries, so the memory is capped whatever runs on the machine (the stats'
+ * rows (and twice as many small slots that find them), so the memory is capped whatever runs on the machine (the stats'
  * bytes; libdw's own index of the entries looked up comes on top).
  *
  * Time. A row is looked up in the loop (then cached); everything whose
