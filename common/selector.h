@@ -7,8 +7,9 @@
  *   pid:    the process id;
  *   uid:    the owner (the real uid fgd saw);
  *   comm:   a POSIX extended regular expression, searched in the name (at
- *           most 256 bytes and two '+' or '{}' repetitions, bounds up to
- *           16: glibc's compiler would otherwise blow up on nesting);
+ *           most 256 bytes and 12 repetitions, two of them '+' or '{}',
+ *           bounds up to 16: glibc's compiler would otherwise blow up on
+ *           nesting);
  *   cgroup: the cgroup v2 path or an ancestor of it, with or without the
  *           leading '/' ("system.slice" covers "/system.slice/x.service");
  *   exe:    the executable's full path, or its last component.

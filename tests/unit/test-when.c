@@ -133,6 +133,14 @@ TEST(selectors_combine)
 	ASSERT_EQ(fg_selector__new(&spec, &s, &why), -EINVAL);
 	spec = (struct fg_selector_spec){ .uid = -1, .comm = "(a{1,100}){3}" };
 	ASSERT_EQ(fg_selector__new(&spec, &s, &why), -EINVAL);
+	/* Stacked stars: "u$/" and 101 of them took glibc 2.6 s (found by fuzz-when). */
+	spec = (struct fg_selector_spec){ .uid = -1, .comm = "u$/*************" };
+	ASSERT_EQ(fg_selector__new(&spec, &s, &why), -EINVAL);
+	ASSERT_TRUE(why && strstr(why, "too complex"));
+	/* Twelve are allowed. */
+	spec = (struct fg_selector_spec){ .uid = -1, .comm = "^(a*b?)*c?d*e*f?g*h*i?j*k?$" };
+	ASSERT_OK(fg_selector__new(&spec, &s, &why));
+	fg_selector__free(s);
 	spec = (struct fg_selector_spec){ .uid = -1, .comm = "^(nginx|php-fpm)[0-9]+ ?\\+x{2}" };
 	ASSERT_OK(fg_selector__new(&spec, &s, &why));
 	fg_selector__free(s);
