@@ -406,6 +406,22 @@ static uint8_t bind_rank(unsigned char bind)
 	}
 }
 
+/*
+ * Room for one more symbol and name_bytes more of names in the arena
+ * (which may move): 0, -E2BIG past the caps, or -ENOMEM.
+ */
+static int reserve_symbol(struct loader *l, size_t name_bytes)
+{
+	int r;
+
+	if (l->n_syms >= FG_ELF_MAX_SYMS || l->arena_len + name_bytes > UINT32_MAX)
+		return -E2BIG;
+	r = FG_GROW(l->arena, l->arena_cap, l->arena_len + name_bytes);
+	if (r < 0)
+		return r;
+	return FG_GROW(l->syms, l->cap_syms, l->n_syms + 1);
+}
+
 /* Collects the function symbols of one table. Returns how many, or a negative errno. */
 static int read_symbols(struct loader *l, Elf_Scn *scn)
 {
@@ -478,14 +494,7 @@ static int read_symbols(struct loader *l, Elf_Scn *scn)
 		if (len == 0)
 			continue;
 
-		if (l->n_syms >= FG_ELF_MAX_SYMS)
-			return -E2BIG;
-		if (l->arena_len + len + 1 > UINT32_MAX)
-			return -E2BIG;
-		r = FG_GROW(l->arena, l->arena_cap, l->arena_len + len + 1);
-		if (r < 0)
-			return r;
-		r = FG_GROW(l->syms, l->cap_syms, l->n_syms + 1);
+		r = reserve_symbol(l, len + 1);
 		if (r < 0)
 			return r;
 		memcpy(l->arena + l->arena_len, name, len);
@@ -774,17 +783,10 @@ static int64_t add_plt_symbol(struct loader *l, uint64_t addr, uint64_t end, con
 	uint32_t off = (uint32_t)l->arena_len;
 	int r;
 
-	if (l->n_syms >= FG_ELF_MAX_SYMS)
-		return -E2BIG;
-	if (l->arena_len + total + 1 > UINT32_MAX)
-		return -E2BIG;
 	/* Growing the arena moves it: a name inside it is found again by its offset. */
 	if (l->arena && (uintptr_t)name - (uintptr_t)l->arena < l->arena_len)
 		from = (size_t)((uintptr_t)name - (uintptr_t)l->arena);
-	r = FG_GROW(l->arena, l->arena_cap, l->arena_len + total + 1);
-	if (r < 0)
-		return r;
-	r = FG_GROW(l->syms, l->cap_syms, l->n_syms + 1);
+	r = reserve_symbol(l, total + 1);
 	if (r < 0)
 		return r;
 	if (from != SIZE_MAX)
