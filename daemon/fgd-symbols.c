@@ -1194,7 +1194,6 @@ struct name_job {
 	struct fg_dwarf *dwarf;
 	struct resolved_key key;
 	uint64_t offset; /* the address asked for, which key may not hold */
-	unsigned flags;  /* FG_SYM_*: key.flags without RESOLVED_BY_SYMBOL */
 	struct fg_sym_frames out;
 };
 
@@ -1338,7 +1337,8 @@ static void name_work(struct fg_loader_job *j)
 {
 	struct name_job *job = (struct name_job *)j;
 
-	frames_of(job->dso, job->syms, job->dwarf, job->offset, job->flags, &job->out);
+	frames_of(job->dso, job->syms, job->dwarf, job->offset,
+		  job->key.flags & ~RESOLVED_BY_SYMBOL, &job->out);
 }
 
 static void name_done(struct fg_loader_job *j, bool cancelled)
@@ -1487,7 +1487,6 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 		touch(s, d);
 	job->key = k;
 	job->offset = offset;
-	job->flags = flags;
 	e->pending = true;
 	s->name_jobs++;
 	s->stats.resolved_jobs++;
