@@ -3,7 +3,9 @@
 """fgctl heatmap: the subsecond-offset heat map, live from fgd and from perf script.
 
 fgtest-band burns CPU in burst() from 200 to 400 ms of every wall-clock
-second and sleeps in idle_wait() the rest of it.
+second and sleeps in idle_wait() the rest of it. (It wakes 5 ms early and
+spins from then on, so that its return from the sleep, on the CPU under
+idle_wait, lies before the band and not in it.)
   - `fgctl heatmap -p PID -t 4 -o x.json`: nearly all samples (95%) lie in
     the buckets of 200 to 400 ms (rows 10 to 19 of 20 ms), across columns
     of whole wall-clock seconds; the JSON has the documented members.

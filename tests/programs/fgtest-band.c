@@ -10,11 +10,18 @@
  * burst(); outside the band it sleeps in idle_wait() until the band's next
  * start. burst() is the only function that runs on the CPU for long, so a
  * range of the heat map over the band is a flame graph of burst alone.
+ *
+ * The sleep ends LEAD_MS before the band, and burst() spins from then on:
+ * the return from the sleep runs on the CPU too (clock_nanosleep's kernel
+ * frames under idle_wait), and a sample of it must fall before the band,
+ * not in it, even when a busy machine wakes the process a few ms late.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#define LEAD_MS 5
 
 static volatile uint64_t sink;
 
@@ -48,7 +55,7 @@ __attribute__((noinline)) static void idle_wait(int64_t at)
 
 int main(int argc, char **argv)
 {
-	int64_t from, to, end;
+	int64_t from, to, start, end;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: fgtest-band FROM_MS TO_MS SECONDS\n");
@@ -61,15 +68,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fgtest-band: expected 0 <= FROM_MS < TO_MS <= 1000\n");
 		return 2;
 	}
+	start = from < LEAD_MS ? 0 : from - LEAD_MS;
 	printf("ready\n");
 	fflush(stdout);
 	while (now_ms() < end) {
 		int64_t t = now_ms(), second = t - t % 1000, off = t % 1000;
 
-		if (off >= from && off < to)
+		if (off >= start && off < to)
 			burst(second + to);
 		else
-			idle_wait(off < from ? second + from : second + 1000 + from);
+			idle_wait(off < start ? second + start : second + 1000 + start);
 	}
 	return 0;
 }
