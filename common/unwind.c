@@ -39,6 +39,78 @@ int fg_unwind_read(const struct fg_unwind_stack *stack, uint64_t addr, uint64_t 
 	return 0;
 }
 
+/* One register's rule in two bytes, if it has no expression and its operand fits. */
+static bool pack_rule(const struct fg_unwind_rule *r, struct fg_unwind_packed_rule *ret)
+{
+	int32_t arg;
+
+	if (r->expr_off || r->expr_len)
+		return false;
+	switch (r->kind) {
+	case FG_RULE_UNDEFINED:
+	case FG_RULE_SAME:
+		if (r->reg || r->offset)
+			return false;
+		arg = 0;
+		break;
+	case FG_RULE_OFFSET:
+	case FG_RULE_VAL_OFFSET:
+		if (r->reg || r->offset % 8 != 0)
+			return false;
+		arg = r->offset / 8;
+		break;
+	case FG_RULE_REGISTER:
+		if (r->offset)
+			return false;
+		arg = r->reg;
+		break;
+	default:
+		return false;
+	}
+	if (arg < INT8_MIN || arg > INT8_MAX)
+		return false;
+	*ret = (struct fg_unwind_packed_rule){ r->kind, (int8_t)arg };
+	return true;
+}
+
+bool fg_unwind_row_pack(const struct fg_unwind_row *row, struct fg_unwind_packed_row *ret)
+{
+	const struct fg_unwind_rule *cfa = &row->cfa;
+
+	if (row->n_ops || cfa->kind != FG_RULE_VAL_OFFSET || cfa->expr_off || cfa->expr_len)
+		return false;
+	*ret = (struct fg_unwind_packed_row){
+		.cfa_offset = cfa->offset,
+		.cfa_reg = cfa->reg,
+		.signal_frame = row->signal_frame,
+	};
+	for (size_t i = 0; i < FG_UNWIND_NREGS; i++)
+		if (!pack_rule(&row->regs[i], &ret->regs[i]))
+			return false;
+	return true;
+}
+
+void fg_unwind_row_unpack(const struct fg_unwind_packed_row *p, struct fg_unwind_row *ret)
+{
+	ret->cfa = (struct fg_unwind_rule){
+		.kind = FG_RULE_VAL_OFFSET,
+		.reg = p->cfa_reg,
+		.offset = p->cfa_offset,
+	};
+	for (size_t i = 0; i < FG_UNWIND_NREGS; i++) {
+		const struct fg_unwind_packed_rule *r = &p->regs[i];
+		bool offset = r->kind == FG_RULE_OFFSET || r->kind == FG_RULE_VAL_OFFSET;
+
+		ret->regs[i] = (struct fg_unwind_rule){
+			.kind = r->kind,
+			.reg = r->kind == FG_RULE_REGISTER ? (uint8_t)r->arg : 0,
+			.offset = offset ? r->arg * 8 : 0,
+		};
+	}
+	ret->signal_frame = p->signal_frame;
+	ret->n_ops = 0;
+}
+
 static int reg_value(const struct fg_unwind_regs *regs, unsigned reg, uint64_t *ret)
 {
 	if (reg >= FG_UNWIND_NREGS || !(regs->valid & (1U << reg)))

@@ -103,6 +103,33 @@ struct fg_unwind_row {
 };
 
 /*
+ * A row in 40 bytes, for caches that keep many: most rows have no
+ * expression, and save registers at multiples of 8 within a KiB of the
+ * CFA. Each register's rule is its kind and one byte: the offset in 8-byte
+ * units (FG_RULE_OFFSET, FG_RULE_VAL_OFFSET) or the register
+ * (FG_RULE_REGISTER).
+ */
+struct fg_unwind_packed_rule {
+	uint8_t kind;
+	int8_t arg;
+};
+
+struct fg_unwind_packed_row {
+	int32_t cfa_offset; /* the CFA is cfa_reg + cfa_offset */
+	uint8_t cfa_reg;
+	bool signal_frame;
+	struct fg_unwind_packed_rule regs[FG_UNWIND_NREGS];
+};
+
+/*
+ * Packs row into *ret: true, or false when it does not fit (an
+ * expression, an offset out of range or not a multiple of 8), and *ret is
+ * unspecified. Unpacking gives the row back exactly.
+ */
+bool fg_unwind_row_pack(const struct fg_unwind_row *row, struct fg_unwind_packed_row *ret);
+void fg_unwind_row_unpack(const struct fg_unwind_packed_row *p, struct fg_unwind_row *ret);
+
+/*
  * The row for pc (an address already adjusted to lie inside the call
  * instruction for return addresses). Returns 0, -ENOENT when no CFI covers
  * pc (the unwinder then tries the frame pointer), -EINPROGRESS when the

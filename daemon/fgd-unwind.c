@@ -79,32 +79,47 @@ struct binary {
 
 /*
  * A row holds for a range of addresses (a function's body is often one
- * row), so the cache keeps the range. Rows (some 400 bytes) are kept once,
- * in a ring of FG_UNWIND_ROW_CACHE, the oldest overwritten; small slots
- * find them, twice as many, by hash: one under the address asked for
- * (return addresses come back exactly), one under the 64-byte block of
- * addresses that holds it, and one under each block near it (ROW_SPREAD
- * either side) that lies wholly in the row's range. A lookup tries its
- * address, then its block: sampled pcs, all different, then hit rows
- * already seen. Addresses without CFI are kept too, by address.
+ * row), so the cache keeps the range. Slots (64 bytes, a cache line each)
+ * find rows by hash: one under the address asked for (return addresses
+ * come back exactly), one under the 64-byte block of addresses that holds
+ * it, and one under each block near it (ROW_SPREAD either side) that lies
+ * wholly in the row's range. A lookup tries its address, then its block:
+ * sampled pcs, all different, then hit rows already seen. An ordinary row
+ * is packed into its slots (common/unwind.h), so a hit reads one line; a
+ * row with an expression is kept once, in a ring of FG_UNWIND_ROW_CACHE,
+ * the oldest overwritten, and its slots point at it. Addresses without CFI
+ * are kept too, by address.
  */
-struct row_slot {
-	uint64_t start, end; /* [start, end): the ELF addresses the row holds for */
-	uint64_t gen;        /* the row's in the ring, if it is still there */
-	uint32_t serial;     /* the binary's; 0 = empty */
-	bool none;           /* the binary has no CFI at start (code without it): no row */
+enum slot_kind {
+	SLOT_EMPTY,
+	SLOT_PACKED, /* the row is in the slot */
+	SLOT_RING,   /* the row is in the ring, if it is still there */
+	SLOT_NONE,   /* the binary has no CFI at start (code without it): no row */
 };
+
+struct row_slot {
+	uint64_t start; /* [start, start + len): the ELF addresses the row holds for */
+	uint32_t len;
+	uint32_t serial; /* the binary's */
+	uint8_t kind;    /* enum slot_kind */
+	union {
+		struct fg_unwind_packed_row packed; /* SLOT_PACKED */
+		uint64_t gen;                       /* SLOT_RING: the row's in the ring */
+	};
+};
+
+_Static_assert(sizeof(struct row_slot) == 64, "a slot is a cache line");
 
 struct cached_row {
 	uint64_t gen; /* 0 = empty */
 	struct fg_unwind_row row;
 };
 
-#define ROW_SLOTS (2 * FG_UNWIND_ROW_CACHE)
 #define ROW_GRANULE_SHIFT 6 /* 64-byte blocks */
 #define ROW_SPREAD 8
-#define ROW_CACHE_BYTES \
-	(FG_UNWIND_ROW_CACHE * sizeof(struct cached_row) + ROW_SLOTS * sizeof(struct row_slot))
+#define ROW_CACHE_BYTES                                    \
+	(FG_UNWIND_ROW_CACHE * sizeof(struct cached_row) + \
+	 FG_UNWIND_ROW_SLOTS * sizeof(struct row_slot))
 
 struct fg_unwinder {
 	struct binary bins[FG_UNWIND_MAX_BINARIES];
@@ -114,7 +129,7 @@ struct fg_unwinder {
 	uint64_t clock;
 	uint64_t period;          /* trim calls so far */
 	struct cached_row *rows;  /* owned: FG_UNWIND_ROW_CACHE entries, a ring */
-	struct row_slot *slots;   /* owned: ROW_SLOTS entries, by hash */
+	struct row_slot *slots;   /* owned: FG_UNWIND_ROW_SLOTS entries, by hash; line-aligned */
 	uint64_t next_gen;        /* the next row's; rows[gen % FG_UNWIND_ROW_CACHE] */
 	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
 	struct fg_budget *budget; /* borrowed; NULL: none */
@@ -142,7 +157,9 @@ int fg_unwinder__new(struct fg_unwinder **ret)
 	if (!u)
 		return -ENOMEM;
 	u->rows = calloc(FG_UNWIND_ROW_CACHE, sizeof(*u->rows));
-	u->slots = calloc(ROW_SLOTS, sizeof(*u->slots));
+	u->slots = aligned_alloc(64, FG_UNWIND_ROW_SLOTS * sizeof(*u->slots));
+	if (u->slots)
+		memset(u->slots, 0, FG_UNWIND_ROW_SLOTS * sizeof(*u->slots));
 	if (!u->rows || !u->slots) {
 		free(u->rows);
 		free(u->slots);
@@ -780,7 +797,7 @@ static struct row_slot *row_slot(struct fg_unwinder *u, uint32_t serial, uint64_
 {
 	uint64_t key = block ? (vaddr >> ROW_GRANULE_SHIFT) | 1ULL << 63 : vaddr;
 
-	return &u->slots[fg_hash_combine(serial, key) & (ROW_SLOTS - 1)];
+	return &u->slots[fg_hash_combine(serial, key) & (FG_UNWIND_ROW_SLOTS - 1)];
 }
 
 /* The row slot c finds for vaddr of the binary serial: 1 (in *ret), 0 (no CFI), -ENOENT (none). */
@@ -789,10 +806,14 @@ static int slot_row(const struct fg_unwinder *u, const struct row_slot *c, uint3
 {
 	const struct cached_row *e;
 
-	if (c->serial != serial || vaddr < c->start || vaddr >= c->end)
+	if (c->kind == SLOT_EMPTY || c->serial != serial || vaddr - c->start >= c->len)
 		return -ENOENT;
-	if (c->none)
+	if (c->kind == SLOT_NONE)
 		return 0;
+	if (c->kind == SLOT_PACKED) {
+		fg_unwind_row_unpack(&c->packed, ret);
+		return 1;
+	}
 	e = &u->rows[c->gen % FG_UNWIND_ROW_CACHE];
 	if (e->gen != c->gen)
 		return -ENOENT; /* its row was overwritten since */
@@ -807,12 +828,25 @@ static void cache_row(struct fg_unwinder *u, const struct binary *b, uint64_t va
 		      uint64_t end, const struct fg_unwind_row *row)
 {
 	const uint64_t size = 1ULL << ROW_GRANULE_SHIFT, at = vaddr & ~(size - 1);
-	const uint64_t gen = u->next_gen++;
-	const struct row_slot c = { .start = start, .end = end, .gen = gen, .serial = b->serial };
-	struct cached_row *e = &u->rows[gen % FG_UNWIND_ROW_CACHE];
+	struct row_slot c = { .serial = b->serial };
 
-	e->gen = gen;
-	e->row = *row;
+	/* A range the slot cannot say (over 4 GiB) holds for vaddr alone. */
+	if (end - start > UINT32_MAX) {
+		start = vaddr;
+		end = vaddr + 1;
+	}
+	c.start = start;
+	c.len = (uint32_t)(end - start);
+	if (fg_unwind_row_pack(row, &c.packed)) {
+		c.kind = SLOT_PACKED;
+	} else {
+		struct cached_row *e = &u->rows[u->next_gen % FG_UNWIND_ROW_CACHE];
+
+		c.kind = SLOT_RING;
+		c.gen = u->next_gen++;
+		e->gen = c.gen;
+		e->row = *row;
+	}
 	*row_slot(u, b->serial, vaddr, false) = c;
 	*row_slot(u, b->serial, at, true) = c;
 	for (uint64_t i = 1; i <= ROW_SPREAD; i++) {
@@ -848,7 +882,7 @@ static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 		/* Code without CFI (hand-written, V8's builtins): asked again only if evicted. */
 		u->stats.rows_none++;
 		*row_slot(u, b->serial, vaddr, false) = (struct row_slot){
-			.start = vaddr, .end = vaddr + 1, .serial = b->serial, .none = true
+			.start = vaddr, .len = 1, .serial = b->serial, .kind = SLOT_NONE
 		};
 		return -ENOENT;
 	}

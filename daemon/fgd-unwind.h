@@ -21,9 +21,11 @@
  *
  * Bounds. At most FG_UNWIND_MAX_BINARIES binaries, with at most
  * FG_UNWIND_MAX_BYTES of CFI sections between them, hold CFI (the least
- * recently used go first), and the row cache has FG_UNWIND_ROW_CACHE
- * rows (and twice as many small slots that find them), so the memory is capped whatever runs on the machine (the stats'
- * bytes; libdw's own index of the entries looked up comes on top).
+ * recently used go first), and the row cache has FG_UNWIND_ROW_SLOTS
+ * slots of a cache line, which hold ordinary rows whole, and a ring of
+ * FG_UNWIND_ROW_CACHE rows with expressions, so the memory is capped
+ * whatever runs on the machine (the stats' bytes; libdw's own index of the
+ * entries looked up comes on top).
  *
  * Time. A row is looked up in the loop (then cached); everything whose
  * cost is up to the file is done when the CFI is read, on the loader's
@@ -39,7 +41,8 @@
 
 #define FG_UNWIND_MAX_BINARIES 1024
 #define FG_UNWIND_MAX_BYTES (256ULL << 20) /* of CFI sections held */
-#define FG_UNWIND_ROW_CACHE 8192
+#define FG_UNWIND_ROW_SLOTS 16384          /* a power of two */
+#define FG_UNWIND_ROW_CACHE 1024
 /*
  * A CFI section without a search table (.debug_frame, or .eh_frame with no
  * .eh_frame_hdr) is indexed whole when read; a bigger one is not used.

@@ -311,6 +311,80 @@ TEST(expression_errors_are_reported_not_followed)
 	ASSERT_EQ(fg_unwind_eval(NULL, 0, &regs, &st, false, 0, &v), -EINVAL);
 }
 
+static bool same_rule(const struct fg_unwind_rule *a, const struct fg_unwind_rule *b)
+{
+	return a->kind == b->kind && a->reg == b->reg && a->expr_off == b->expr_off &&
+	       a->expr_len == b->expr_len && a->offset == b->offset;
+}
+
+/* Packs row, unpacks it over a row full of garbage: true if every field came back. */
+static bool packs_back(const struct fg_unwind_row *row)
+{
+	struct fg_unwind_packed_row p;
+	struct fg_unwind_row back;
+	bool same;
+
+	if (!fg_unwind_row_pack(row, &p))
+		return false;
+	memset(&back, 0xa5, sizeof(back));
+	fg_unwind_row_unpack(&p, &back);
+	same = same_rule(&row->cfa, &back.cfa) && row->signal_frame == back.signal_frame &&
+	       back.n_ops == 0;
+	for (size_t i = 0; i < FG_UNWIND_NREGS; i++)
+		same = same && same_rule(&row->regs[i], &back.regs[i]);
+	return same;
+}
+
+TEST(ordinary_rows_pack_into_40_bytes_and_come_back_whole)
+{
+	struct fg_unwind_row row = {
+		.cfa = { .kind = FG_RULE_VAL_OFFSET, .reg = FG_REG_RSP, .offset = 16 },
+	};
+	struct fg_unwind_packed_row p;
+
+	/* What a function body past its prologue says: a caller's rbp and pc saved. */
+	for (size_t i = 0; i < FG_UNWIND_NREGS; i++)
+		row.regs[i].kind = FG_RULE_SAME;
+	row.regs[FG_REG_RAX].kind = FG_RULE_UNDEFINED;
+	row.regs[FG_REG_RBP] = (struct fg_unwind_rule){ .kind = FG_RULE_OFFSET, .offset = -16 };
+	row.regs[FG_REG_RA] = (struct fg_unwind_rule){ .kind = FG_RULE_OFFSET, .offset = -8 };
+	row.regs[FG_REG_RSP] = (struct fg_unwind_rule){ .kind = FG_RULE_VAL_OFFSET };
+	ASSERT_EQ(sizeof(p), 40);
+	ASSERT_TRUE(packs_back(&row));
+	/* The bounds of a packed offset: 127 and -128 times 8. */
+	row.regs[FG_REG_RBX] = (struct fg_unwind_rule){ .kind = FG_RULE_OFFSET, .offset = 1016 };
+	row.regs[12] = (struct fg_unwind_rule){ .kind = FG_RULE_VAL_OFFSET, .offset = -1024 };
+	row.regs[13] = (struct fg_unwind_rule){ .kind = FG_RULE_REGISTER, .reg = FG_REG_R15 };
+	row.cfa = (struct fg_unwind_rule){ .kind = FG_RULE_VAL_OFFSET,
+					   .reg = FG_REG_RBP,
+					   .offset = -2000000000 };
+	row.signal_frame = true;
+	ASSERT_TRUE(packs_back(&row));
+
+	/* What does not fit is refused, not packed into something else. */
+	row.regs[FG_REG_RBX].offset = 1024;
+	ASSERT_TRUE(!fg_unwind_row_pack(&row, &p));
+	row.regs[FG_REG_RBX].offset = -1032;
+	ASSERT_TRUE(!fg_unwind_row_pack(&row, &p));
+	row.regs[FG_REG_RBX].offset = 12;
+	ASSERT_TRUE(!fg_unwind_row_pack(&row, &p));
+	row.regs[FG_REG_RBX].offset = 8;
+	ASSERT_TRUE(packs_back(&row));
+	row.regs[FG_REG_RBX].reg = 3; /* an offset rule has no register */
+	ASSERT_TRUE(!fg_unwind_row_pack(&row, &p));
+	row.regs[FG_REG_RBX].reg = 0;
+	row.regs[FG_REG_RBX] = (struct fg_unwind_rule){ .kind = FG_RULE_EXPR, .expr_len = 2 };
+	row.n_ops = 2;
+	ASSERT_TRUE(!fg_unwind_row_pack(&row, &p));
+	row.regs[FG_REG_RBX] = (struct fg_unwind_rule){ .kind = FG_RULE_SAME };
+	row.n_ops = 0;
+	ASSERT_TRUE(packs_back(&row));
+	/* The PLT's CFA is an expression. */
+	row.cfa = (struct fg_unwind_rule){ .kind = FG_RULE_VAL_EXPR, .expr_len = 1 };
+	row.n_ops = 1;
+	ASSERT_TRUE(!fg_unwind_row_pack(&row, &p));
+}
+
 TEST(perf_register_order_maps_to_dwarf_numbers)
 {
 	uint64_t perf[17];
