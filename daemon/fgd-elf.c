@@ -53,6 +53,14 @@ struct fg_elf_syms {
 	uint64_t *end;   /* owned; parallel to start, exclusive */
 	uint32_t *name;  /* owned; parallel to start, offsets into names */
 	size_t n;
+	/*
+	 * owned; NULL: none. bucket[b] is how many symbols start below
+	 * start[0] + (b << bucket_shift), so the symbols starting in bucket b
+	 * are [bucket[b], bucket[b + 1]): see build_buckets().
+	 */
+	uint32_t *bucket;
+	size_t n_buckets;
+	unsigned bucket_shift;
 	uint32_t *alias_name; /* owned; names dropped as aliases, for find() */
 	uint32_t *alias_sym;  /* owned; the entry each one aliases */
 	size_t n_aliases;
@@ -128,6 +136,7 @@ struct fg_elf_syms *fg_elf_syms__free(struct fg_elf_syms *s)
 	free(s->start);
 	free(s->end);
 	free(s->name);
+	free(s->bucket);
 	free(s->alias_name);
 	free(s->alias_sym);
 	free(s->names);
@@ -554,6 +563,40 @@ static int pending_cmp(const void *a, const void *b, void *ctx)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
+/*
+ * A lookup's binary search over a big program's table (cc1plus has some
+ * 200,000 symbols) is some 18 dependent reads, most of them cache misses.
+ * Buckets of 2^shift bytes of the table's span, no more of them than
+ * symbols, say which symbols start in each: a lookup searches its bucket,
+ * a symbol or two. They cost 4 bytes a symbol at most; tables too small
+ * to need them, or no memory for them, leave them out and lookups search
+ * the whole table.
+ */
+static void build_buckets(struct fg_elf_syms *s)
+{
+	const uint64_t base = s->start[0], span = s->start[s->n - 1] - base;
+	unsigned shift = 4;
+	size_t nb, i = 0;
+
+	if (s->n < 64 || s->n > UINT32_MAX)
+		return;
+	while ((span >> shift) >= s->n)
+		shift++;
+	/* Buckets 0 to span >> shift, each with a start within span, and the end of the last. */
+	nb = (size_t)(span >> shift) + 2;
+	s->bucket = malloc(nb * sizeof(*s->bucket));
+	if (!s->bucket)
+		return;
+	for (size_t b = 0; b + 1 < nb; b++) {
+		while (i < s->n && s->start[i] - base < (uint64_t)b << shift)
+			i++;
+		s->bucket[b] = (uint32_t)i;
+	}
+	s->bucket[nb - 1] = (uint32_t)s->n;
+	s->n_buckets = nb;
+	s->bucket_shift = shift;
+}
+
 /* Sorts, collapses aliases and fixes the extents of zero-size symbols into s. */
 static int build(struct loader *l, struct fg_elf_syms *s)
 {
@@ -620,6 +663,7 @@ static int build(struct loader *l, struct fg_elf_syms *s)
 	}
 	s->n = n;
 	s->n_aliases = n_aliases;
+	build_buckets(s);
 	return 0;
 }
 
@@ -1561,6 +1605,9 @@ int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_i
 	SWAP(end);
 	SWAP(name);
 	SWAP(n);
+	SWAP(bucket);
+	SWAP(n_buckets);
+	SWAP(bucket_shift);
 	SWAP(alias_name);
 	SWAP(alias_sym);
 	SWAP(n_aliases);
@@ -1612,7 +1659,24 @@ int64_t fg_elf_syms__lookup(const struct fg_elf_syms *s, uint64_t vaddr)
 
 	if (n == 0 || vaddr < base[0])
 		return -1;
-	/* Branch-free lower bound, as in kallsyms.c. */
+	if (s->bucket) {
+		uint64_t b = (vaddr - s->start[0]) >> s->bucket_shift;
+
+		if (b + 1 < s->n_buckets) {
+			/* The symbols starting in vaddr's bucket; none at or below it: the one before. */
+			base = s->start + s->bucket[b];
+			n = s->bucket[b + 1] - s->bucket[b];
+			if (n == 0 || vaddr < base[0]) {
+				i = s->bucket[b] - 1; /* b > 0: bucket 0 holds start[0] <= vaddr */
+				return vaddr < s->end[i] ? (int64_t)i : -1;
+			}
+		} else {
+			/* Past the last start: the last symbol. */
+			base = s->start + s->n - 1;
+			n = 1;
+		}
+	}
+	/* Branch-free: the last start at or below vaddr, as in kallsyms.c. */
 	while (n > 1) {
 		size_t half = n / 2;
 
@@ -1641,6 +1705,7 @@ uint64_t fg_elf_syms__size(const struct fg_elf_syms *s, size_t idx)
 uint64_t fg_elf_syms__bytes(const struct fg_elf_syms *s)
 {
 	return sizeof(*s) + s->n * (sizeof(*s->start) + sizeof(*s->end) + sizeof(*s->name)) +
+	       s->n_buckets * sizeof(*s->bucket) +
 	       s->n_aliases * (sizeof(*s->alias_name) + sizeof(*s->alias_sym)) + s->names_len +
 	       s->n_loads * sizeof(*s->loads) + s->n_plt * sizeof(*s->plt);
 }

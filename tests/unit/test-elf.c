@@ -85,13 +85,35 @@ static void check_extent(const struct fg_elf_syms *s, const char *name)
 	ASSERT_TRUE(fg_elf_syms__lookup(s, a - 1) != i);
 }
 
-/* Every entry is found at its own start, in strictly increasing order. */
+/* The lookup's answer the slow way: the last symbol starting at or below vaddr, if it holds it. */
+static int64_t naive_lookup(const struct fg_elf_syms *s, uint64_t vaddr)
+{
+	int64_t found = -1;
+
+	for (size_t i = 0; i < fg_elf_syms__count(s) && fg_elf_syms__addr(s, i) <= vaddr; i++)
+		found = (int64_t)i;
+	if (found >= 0 &&
+	    vaddr - fg_elf_syms__addr(s, (size_t)found) >= fg_elf_syms__size(s, (size_t)found))
+		return -1;
+	return found;
+}
+
+/*
+ * Every entry is found at its own start, in strictly increasing order, and
+ * the lookup (through its buckets, on tables of 64 symbols or more) agrees
+ * with a linear search around every symbol's edges.
+ */
 static void check_table(const struct fg_elf_syms *s)
 {
 	size_t n = fg_elf_syms__count(s);
 
 	ASSERT_TRUE(n > 0);
 	for (size_t i = 0; i < n; i++) {
+		uint64_t a = fg_elf_syms__addr(s, i), size = fg_elf_syms__size(s, i);
+		const uint64_t around[] = { a - 1, a + size / 2, a + size - 1, a + size };
+
+		for (size_t k = 0; k < ELEMENTSOF(around); k++)
+			ASSERT_EQ(fg_elf_syms__lookup(s, around[k]), naive_lookup(s, around[k]));
 		ASSERT_EQ(fg_elf_syms__lookup(s, fg_elf_syms__addr(s, i)), i);
 		ASSERT_TRUE(fg_elf_syms__size(s, i) > 0);
 		ASSERT_TRUE(fg_elf_syms__name(s, i)[0] != '\0');
@@ -650,6 +672,66 @@ TEST(libc_dynsym_resolves)
 	ASSERT_TRUE(strcmp(fg_elf_syms__name(s, (size_t)i), "getpid") == 0 ||
 		    strcmp(fg_elf_syms__name(s, (size_t)i), "__getpid") == 0);
 	ASSERT_EQ(fg_elf_syms__find(s, "getpid"), i);
+}
+
+TEST(lookups_in_a_big_table_match_a_linear_search)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	uint64_t lo, hi, x = 88172645463325252ULL;
+	size_t n;
+	void *h;
+
+	/* libc's table has thousands of functions: lookups go through its buckets. */
+	h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		SKIP("libc.so.6 is not loaded under that name");
+	ASSERT_TRUE(resolve_runtime((uintptr_t)dlsym(h, "getpid"), &s) >= 0);
+	dlclose(h);
+	n = fg_elf_syms__count(s);
+	ASSERT_TRUE(n >= 1000);
+	check_table(s);
+	/* And anywhere in its span, gaps included (xorshift: the same addresses every run). */
+	lo = fg_elf_syms__addr(s, 0);
+	hi = fg_elf_syms__addr(s, n - 1) + fg_elf_syms__size(s, n - 1) + 64;
+	for (size_t k = 0; k < 20000; k++) {
+		uint64_t a;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		a = lo - 64 + x % (hi - lo + 64);
+		ASSERT_EQ(fg_elf_syms__lookup(s, a), naive_lookup(s, a));
+	}
+}
+
+TEST(lookups_after_adopting_a_big_debug_file)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	char path[PATH_MAX];
+	const uint8_t *id;
+	size_t id_len;
+	int fd;
+	void *h;
+
+	h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		SKIP("libc.so.6 is not loaded under that name");
+	ASSERT_TRUE(resolve_runtime((uintptr_t)dlsym(h, "getpid"), &s) >= 0);
+	dlclose(h);
+	id_len = fg_elf_syms__build_id(s, &id);
+	ASSERT_TRUE(id_len >= 2);
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (size_t i = 1; i < id_len; i++)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "%02x", id[i]);
+	strncat(path, ".debug", sizeof(path) - strlen(path) - 1);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		SKIP("libc6-dbg is not installed");
+	/* The debug file's .symtab replaces the table, and its buckets with it. */
+	ASSERT_TRUE(fg_elf_syms__adopt_debug_fd(s, fd, true) > 0);
+	close(fd);
+	ASSERT_TRUE(fg_elf_syms__find(s, "__libc_start_call_main") >= 0);
+	check_table(s);
 }
 
 TEST(vdso_image)
