@@ -299,18 +299,25 @@ static bool is_outermost_name(const char *name)
 		"__clone_internal",
 	};
 
+	/* Called for every new location: most names fail on their first letter. */
+	if (name[0] != '_' && name[0] != 's' && name[0] != 'c')
+		return false;
 	for (size_t i = 0; i < ELEMENTSOF(names); i++)
 		if (strcmp(name, names[i]) == 0)
 			return true;
 	return false;
 }
 
-/* The sampled process reaches the very file it mapped, while it lives: "" if proc or m is NULL. */
-static void map_files_hint(const struct fg_process *proc, const struct fg_map *m, char *buf,
-			   size_t size)
+/*
+ * The sampled process reaches the very file it mapped, while it lives: ""
+ * if proc or m is NULL, or if dso's file will not be opened (a new location
+ * in a loaded binary, the common case, formats nothing).
+ */
+static void map_files_hint(const struct fg_process *proc, const struct fg_map *m,
+			   const struct fg_dso *dso, char *buf, size_t size)
 {
 	buf[0] = '\0';
-	if (proc && m)
+	if (proc && m && dso && fg_dso__may_open(dso))
 		snprintf(buf, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, proc->pid, m->start,
 			 m->end);
 }
@@ -351,7 +358,7 @@ static int name_location(struct fg_resolver *r, struct location *l, const struct
 		 */
 		return add_loc_name(r, name ? name : "[unknown]", FG_KERNEL_SUFFIX);
 	}
-	map_files_hint(proc, m, hint, sizeof(hint));
+	map_files_hint(proc, m, l->dso, hint, sizeof(hint));
 	/* A binary, or the names of this address, still being read: the sample waits (park()). */
 	err = fg_symbolizer__frames(r->sym, l->dso, l->addr, hint[0] ? hint : NULL,
 				    flags | (r->nowait ? FG_SYM_NOWAIT : 0), &fr);

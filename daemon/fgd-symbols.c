@@ -554,6 +554,11 @@ int fg_dso__error(const struct fg_dso *d)
 	return d->error;
 }
 
+bool fg_dso__may_open(const struct fg_dso *d)
+{
+	return d->state != FG_DSO_LOADED || d->dwarf_evicted;
+}
+
 struct fg_dwarf *fg_dso__dwarf(struct fg_dso *d)
 {
 	return d->state == FG_DSO_LOADED ? d->dwarf : NULL;

@@ -157,6 +157,11 @@ enum fg_dso_state fg_dso__state(const struct fg_dso *d);
 /* Negative errno of the failed load; 0 otherwise. */
 int fg_dso__error(const struct fg_dso *d);
 /*
+ * Whether naming in d may open its file: it is not loaded, or its evicted
+ * DWARF is wanted back. Only then is an open hint worth making.
+ */
+bool fg_dso__may_open(const struct fg_dso *d);
+/*
  * The binary's DWARF (its own, or its separate debug file's), once its
  * symbols are loaded; NULL if it has none. Borrowed until the dso is freed.
  * For DWARF users beyond inline frames, e.g. CFI through fg_dwarf__handle().
