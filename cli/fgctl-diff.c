@@ -245,21 +245,18 @@ static int fetch_profile(const struct diff_args *args, const char *label,
 	return fgctl_fetched_finish(&f, r);
 }
 
-/* "2024-03-10 10:00:00 to 10:05:00": the span of the slices a profile came from. */
+/* "2024-03-10 10:00:00 to 10:05:00.250": the span of the slices a profile came from. */
 static void describe_span(struct json_object *meta, char *buf, size_t size)
 {
-	time_t from = (time_t)(fgctl_get_int(meta, "first_ms") / 1000);
-	time_t to = (time_t)(fgctl_get_int(meta, "last_ms") / 1000);
-	char a[32], b[32];
+	int64_t from = fgctl_get_int(meta, "first_ms"), to = fgctl_get_int(meta, "last_ms");
+	time_t tf = (time_t)(from / 1000), tt = (time_t)(to / 1000);
+	char a[40], b[40];
 	struct tm ta, tb;
+	bool same_day = localtime_r(&tf, &ta) && localtime_r(&tt, &tb) &&
+			ta.tm_yday == tb.tm_yday && ta.tm_year == tb.tm_year;
 
-	localtime_r(&from, &ta);
-	localtime_r(&to, &tb);
-	strftime(a, sizeof(a), "%Y-%m-%d %H:%M:%S", &ta);
-	strftime(b, sizeof(b),
-		 ta.tm_yday == tb.tm_yday && ta.tm_year == tb.tm_year ? "%H:%M:%S" :
-									"%Y-%m-%d %H:%M:%S",
-		 &tb);
+	fgctl_format_time(a, sizeof(a), from, true);
+	fgctl_format_time(b, sizeof(b), to, !same_day);
 	snprintf(buf, size, "%s to %s", a, b);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fgctl-display.h"
@@ -8,6 +9,21 @@
 #include "proto.h"
 
 static bool progress_shown;
+
+void fgctl_format_time(char *buf, size_t size, int64_t ms, bool with_date)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	size_t n;
+
+	if (!localtime_r(&t, &tm) ||
+	    !(n = strftime(buf, size, with_date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm))) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	if (ms % 1000)
+		snprintf(buf + n, size - n, ".%03d", (int)(ms % 1000));
+}
 
 int64_t fgctl_get_int(struct json_object *obj, const char *key)
 {

@@ -41,6 +41,13 @@ void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta);
  */
 void fgctl_note_untimed(FILE *f, struct json_object *meta);
 
+/*
+ * Local time of ms (Unix milliseconds) into buf: "HH:MM:SS", with ".fff"
+ * when it is not on a whole second, and the date first if with_date.
+ * "?" if it cannot be said.
+ */
+void fgctl_format_time(char *buf, size_t size, int64_t ms, bool with_date);
+
 /* A JSON member as an integer, or 0. */
 int64_t fgctl_get_int(struct json_object *obj, const char *key);
 /* A JSON member as a string, or "". Borrowed from obj. */

@@ -24,22 +24,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 /* From 0x400: the draw options' codes start at 0x100, the query options' at 0x200. */
 enum { ARG_OFF_CPU = 0x400, ARG_GROUP_BY, ARG_PID_FRAMES, ARG_JSON };
 
-/* HH:MM:SS of a Unix time in ms, local. */
-/* A local time of day, with its ms when it has some: a range may end anywhere. */
-static void local_time(char *buf, size_t size, int64_t ms)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	size_t n;
-
-	if (!localtime_r(&t, &tm) || !(n = strftime(buf, size, "%H:%M:%S", &tm))) {
-		snprintf(buf, size, "?");
-		return;
-	}
-	if (ms % 1000)
-		snprintf(buf + n, size - n, ".%03d", (int)(ms % 1000));
-}
-
 /* A snapshot's result goes straight to the output file. */
 static int output_open(void *ctx)
 {
@@ -218,26 +202,30 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		char from[24], to[24];
 		const char *where = strcmp(out.path, "-") == 0 ? "stdout" : out.path;
 
-		/* What the slices cover, which coarse history on disk may make wider than asked. */
-		local_time(from, sizeof(from), fgctl_get_int(meta, "first_ms"));
-		local_time(to, sizeof(to), fgctl_get_int(meta, "last_ms"));
+		/*
+		 * What the slices cover, which coarse history on disk may make wider
+		 * than asked. (The metadata's processes are entries summed over slices,
+		 * not distinct processes: not said here.)
+		 */
+		fgctl_format_time(from, sizeof(from), fgctl_get_int(meta, "first_ms"), false);
+		fgctl_format_time(to, sizeof(to), fgctl_get_int(meta, "last_ms"), false);
 		if (req.query.off_cpu)
 			fprintf(stderr,
-				"fgctl: wrote %s: %.3f s blocked in %" PRId64 " processes, %" PRId64
+				"fgctl: wrote %s: %.3f s blocked, in %" PRId64
 				" slices (%s to %s, %g s); folded into [other] by the memory "
 				"ceiling: %.3f s\n",
 				where, (double)fgctl_get_int(meta, "samples") / 1e6,
-				fgctl_get_int(meta, "processes"), fgctl_get_int(meta, "slices"),
-				from, to, (double)fgctl_get_int(meta, "duration_ms") / 1000.0,
+				fgctl_get_int(meta, "slices"), from, to,
+				(double)fgctl_get_int(meta, "duration_ms") / 1000.0,
 				(double)fgctl_get_int(meta, "folded_samples") / 1e6);
 		else
 			fprintf(stderr,
-				"fgctl: wrote %s: %" PRId64 " samples of %" PRId64
-				" processes in %" PRId64 " slices (%s to %s, %g s); folded into "
+				"fgctl: wrote %s: %" PRId64 " samples in %" PRId64
+				" slices (%s to %s, %g s); folded into "
 				"[other] by the memory ceiling: %" PRId64 " samples\n",
 				where, fgctl_get_int(meta, "samples"),
-				fgctl_get_int(meta, "processes"), fgctl_get_int(meta, "slices"),
-				from, to, (double)fgctl_get_int(meta, "duration_ms") / 1000.0,
+				fgctl_get_int(meta, "slices"), from, to,
+				(double)fgctl_get_int(meta, "duration_ms") / 1000.0,
 				fgctl_get_int(meta, "folded_samples"));
 		if (fgctl_get_int(meta, "other_rate_samples"))
 			fprintf(stderr,

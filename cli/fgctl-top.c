@@ -55,7 +55,7 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 	}
 	if (clear)
 		printf("\033[H\033[2J");
-	printf("always-on, %.0f s, %" PRId64 " samples at %" PRId64
+	printf("always-on, %g s, %" PRId64 " samples at %" PRId64
 	       " Hz; folded into [other]: %" PRId64 " samples\n\n",
 	       (double)fgctl_get_int(meta, "covered_ms") / 1000.0, fgctl_get_int(meta, "samples"),
 	       fgctl_get_int(meta, "frequency"), fgctl_get_int(meta, "folded_samples"));

@@ -238,6 +238,8 @@ static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 /* Adds the figures of another part of a query's period to res. */
 static void add_result(struct fg_window_result *res, const struct fg_window_result *part)
 {
+	/* A timed query's part whose every slice kept no times has no slices, only those. */
+	res->untimed_slices += part->untimed_slices;
 	if (part->slices == 0)
 		return;
 	if (res->slices == 0 || part->first_ms < res->first_ms)
@@ -251,7 +253,6 @@ static void add_result(struct fg_window_result *res, const struct fg_window_resu
 	res->folded_stacks += part->folded_stacks;
 	res->unattributed += part->unattributed;
 	res->other_rate_samples += part->other_rate_samples;
-	res->untimed_slices += part->untimed_slices;
 }
 
 /*
@@ -543,9 +544,9 @@ static int timed_snapshot(const struct fgd_alwayson_data *a, const struct fg_que
 	if (fg_timed__n_samples(t) == 0) {
 		if (res.untimed_slices > 0)
 			snprintf(ret_error, error_size,
-				 "no times kept for that period: its %" PRIu64
-				 " slices hold none (written before fgd kept them, or past the "
-				 "window's room for them)",
+				 "no times kept for that period: none of its %" PRIu64
+				 " slices has them (written before fgd kept them, or past the "
+				 "window's room for them); snapshot and top still read it",
 				 res.untimed_slices);
 		else
 			no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0,

@@ -32,6 +32,9 @@ idle_wait, lies before the band and not in it.)
     from memory and from the history on disk (10 ms ticks); snapshots of
     [S.200, S.400) hold burst() alone, in memory and on disk, and one of
     [S.500, S.900) nothing.
+  - History written before fgd kept times (tests/data/history/slice-v1.fgdh):
+    snapshot reads its samples; heatmap of its period fails saying that its
+    slices kept no times.
 """
 
 import json
@@ -44,6 +47,8 @@ import time
 import webdriver
 from fgdtest import FGCTL, Daemon, check, parse_folded, require_root, run, wait_for, workload
 
+DATA = os.environ.get("FG_TEST_DATA_DIR",
+                      os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
 BAND = (200, 400)
 BUCKET = 20
 
@@ -355,8 +360,33 @@ def always_on():
               "in memory and on disk")
 
 
+def old_history():
+    """History written before fgd kept times: snapshot reads it, heatmap says why it cannot."""
+    with tempfile.TemporaryDirectory() as tmp:
+        slices = os.path.join(tmp, "state", "slices")
+        os.makedirs(slices)
+        # A version 1 slice of [1000, 2000) ns since the epoch: kept however old it is.
+        shutil.copy(os.path.join(DATA, "history", "slice-v1.fgdh"),
+                    os.path.join(slices, f"{1000:020}-{2000:020}.fgdh"))
+        conf = os.path.join(tmp, "fgd.conf")
+        with open(conf, "w") as f:
+            f.write("[fgd]\nHistoryKeepSec=infinity\nHistoryTiers=\n")
+        with Daemon(["-c", conf, "--state-directory", os.path.join(tmp, "state")]) as d:
+            r = d.fgctl("snapshot", "--since", "@0", "--until", "@1", "-o", "-")
+            stacks = parse_folded(r.stdout.decode())
+            check(r.returncode == 0 and stacks == {"burn;_start;main;hot_a": 7},
+                  f"snapshot of the old slice: {r.returncode} {stacks} {r.stderr!r}")
+            out = os.path.join(tmp, "old.json")
+            r = d.fgctl("heatmap", "--since", "@0", "--until", "@1", "-o", out)
+            check(r.returncode == 1 and b"no times kept for that period: none of its 1 slices"
+                  in r.stderr and not os.path.exists(out),
+                  f"heat map of the old slice: {r.returncode} {r.stderr!r}")
+    print("old history: snapshot reads it; heatmap says its slice kept no times")
+
+
 def test():
     require_root()
+    old_history()
     with Daemon(["--no-always-on"]) as d:
         with workload("fgtest-band", BAND[0], BAND[1], 60) as w:
             live_json(d, w.pid)
