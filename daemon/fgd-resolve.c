@@ -529,6 +529,8 @@ static int64_t user_location(struct fg_resolver *r, struct fg_process *proc, uin
 struct user_part {
 	int64_t outermost; /* location of the outermost user frame; -1 if none */
 	size_t frames;
+	/* every frame, kernel ones too: what the kernel's depth limit (max_stack) counts */
+	size_t chain_frames;
 };
 
 /*
@@ -561,6 +563,7 @@ static int64_t chain_locations(struct fg_resolver *r, struct fg_process *proc, c
 		}
 		if (ctx == NONE)
 			continue;
+		user->chain_frames++;
 		if (!first)
 			ip--;
 		first = false;
@@ -672,7 +675,7 @@ static void account_fp_chain(struct fg_resolver *r, const struct user_part *user
 	r->quality.user_stacks++;
 	if (r->locs[user->outermost].outermost)
 		r->quality.complete++;
-	else if (user->frames >= r->opts.max_stack)
+	else if (user->chain_frames >= r->opts.max_stack)
 		r->quality.truncated++;
 	else
 		r->quality.failed++;
@@ -727,7 +730,7 @@ static bool truncated(const struct fg_resolver *r, bool dwarf, const struct unwo
 		return uw->user &&
 		       (uw->end == FG_UNWIND_TRUNCATED || uw->end == FG_UNWIND_MAX_DEPTH);
 	return user->outermost >= 0 && !r->locs[user->outermost].outermost &&
-	       user->frames >= r->opts.max_stack;
+	       user->chain_frames >= r->opts.max_stack;
 }
 
 /*

@@ -82,12 +82,17 @@ typedef int (*fg_resolve_emit_fn)(void *ctx, struct fg_process *proc, const stru
 
 struct fg_resolve_opts {
 	enum fg_call_graph call_graph; /* FP or DWARF: how user stacks are walked */
-	uint32_t max_stack;            /* user frames unwound at most, DWARF mode */
-	bool inline_frames, demangle;  /* of user frames */
-	bool jit_suffix;               /* "_[j]" on frames named from a JIT map */
-	uint64_t waiting_max;          /* bytes of samples the waiting room holds at most */
-	size_t root_slots;             /* free name slots before each emitted stack (see emit) */
-	fg_resolve_want_fn want;       /* NULL: every sample */
+	/*
+	 * The depth limit: user frames unwound at most (DWARF mode); frames the
+	 * kernel's callchain holds at most, kernel and user together (fp mode:
+	 * the events' sample_max_stack), so a chain that long was cut.
+	 */
+	uint32_t max_stack;
+	bool inline_frames, demangle; /* of user frames */
+	bool jit_suffix;              /* "_[j]" on frames named from a JIT map */
+	uint64_t waiting_max;         /* bytes of samples the waiting room holds at most */
+	size_t root_slots;            /* free name slots before each emitted stack (see emit) */
+	fg_resolve_want_fn want;      /* NULL: every sample */
 	fg_resolve_emit_fn emit;
 	void *ctx;
 };

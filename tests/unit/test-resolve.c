@@ -315,6 +315,42 @@ TEST(kernel_frames_are_named_from_kallsyms_with_their_suffix)
 	teardown(&f);
 }
 
+/*
+ * Frame pointers: the kernel's depth limit (127 here) counts kernel and
+ * user frames together. A chain that long, short of an outermost function,
+ * was cut: it starts with the frame that says so. One frame shorter, it
+ * ended by itself (a walk that failed).
+ */
+TEST(a_frame_pointer_chain_at_the_depth_limit_is_truncated)
+{
+	struct fixture f;
+	uint64_t ips[2 + 127];
+	struct fg_resolve_stats st;
+	size_t n = 0;
+
+	ips[n++] = PERF_CONTEXT_KERNEL;
+	for (size_t i = 0; i < 27; i++)
+		ips[n++] = 0x10; /* no kernel symbol: [unknown]_[k] */
+	ips[n++] = PERF_CONTEXT_USER;
+	while (n < ELEMENTSOF(ips))
+		ips[n++] = inside(resolve_leaf);
+	setup(&f, FG_CALL_GRAPH_FP, false);
+	feed(&f, ips, n);
+	ASSERT_EQ(f.n_emitted, 1);
+	ASSERT_TRUE(strncmp(f.emitted[0], FG_RESOLVE_TRUNCATED ";resolve_leaf;",
+			    strlen(FG_RESOLVE_TRUNCATED ";resolve_leaf;")) == 0);
+	fg_resolver__stats(f.res, &st);
+	ASSERT_EQ(st.quality.truncated, 1);
+	ASSERT_EQ(st.quality.failed, 0);
+	feed(&f, ips, n - 1);
+	ASSERT_EQ(f.n_emitted, 2);
+	ASSERT_TRUE(strncmp(f.emitted[1], "resolve_leaf;", strlen("resolve_leaf;")) == 0);
+	fg_resolver__stats(f.res, &st);
+	ASSERT_EQ(st.quality.truncated, 1);
+	ASSERT_EQ(st.quality.failed, 1);
+	teardown(&f);
+}
+
 TEST(a_sample_waits_for_its_binary_then_is_named)
 {
 	struct fixture f;
