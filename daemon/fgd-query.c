@@ -53,6 +53,12 @@ int fgd_snapshot__emit(struct fgd_snapshot *s, fg_write_fn fn, void *ctx, size_t
 	return fg_result__emit(s->result, fn, ctx, budget);
 }
 
+/*
+ * How far outside a stored slice's span a query looks for its samples: one
+ * drained late lies past it by a drain round (a second at most when idle).
+ */
+#define HISTORY_SLACK_MS 5000
+
 struct match_ctx {
 	const struct fg_selector *sel;
 	const struct fg_view *view; /* the client's */
@@ -168,17 +174,47 @@ static int stored_times(struct disk_query *dq, const struct fg_slicefile *f, boo
 	return 0;
 }
 
+/*
+ * Where a stored slice's samples lie (Unix ms, [*ret_lo, *ret_hi)): by
+ * their times when it kept them, as the window's slices say (a sample
+ * drained after its slice closed lies past the slice's end), else the
+ * slice's own span.
+ */
+static void stored_extent(const struct fg_slicefile *f, int64_t *ret_lo, int64_t *ret_hi)
+{
+	size_t n = fg_slicefile__n_times(f);
+
+	*ret_lo = (int64_t)(fg_slicefile__start(f) / 1000000);
+	*ret_hi = (int64_t)(fg_slicefile__end(f) / 1000000);
+	if (!fg_slicefile__tick_ms(f) || n == 0)
+		return;
+	*ret_lo = INT64_MAX;
+	*ret_hi = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		int64_t at = fg_slicefile__time(f, i)->time_ms;
+
+		*ret_lo = MIN(*ret_lo, at);
+		*ret_hi = MAX(*ret_hi, at + 1);
+	}
+}
+
 /* Hands a stored slice's matched stacks to the query, counting them as the window's queries do. */
 static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 {
 	struct disk_query *dq = ctx;
 	int64_t start = (int64_t)(fg_slicefile__start(f) / 1000000),
-		end = (int64_t)(fg_slicefile__end(f) / 1000000);
+		end = (int64_t)(fg_slicefile__end(f) / 1000000), lo, hi;
 	size_t n_procs = fg_slicefile__n_processes(f);
 	uint64_t before = dq->res.samples;
-	bool cut = start < dq->since || end > dq->until, in_range;
+	bool cut, in_range;
 	struct fg_window_proc wp;
 	int err;
+
+	/* Read for the slack around the range (query_history()): its samples may all lie outside. */
+	stored_extent(f, &lo, &hi);
+	if (lo >= dq->until || hi <= dq->since)
+		return 0;
+	cut = lo < dq->since || hi > dq->until;
 
 	err = FG_GROW(dq->wanted, dq->cap_wanted, n_procs + 1);
 	if (err < 0)
@@ -274,16 +310,24 @@ static int query_history(const struct fgd_alwayson_data *a, int64_t since, int64
 				 .ctx = ctx,
 				 .frequency = a->frequency };
 	struct fg_window_stats ws;
+	int64_t from, to;
 	int r;
 
 	if (!a->history)
 		return 0;
 	fg_window__stats(a->window, &ws);
-	until = MIN(until, ws.oldest_ms);
-	if (since < 0 || until <= since)
+	/*
+	 * The files of slices the window still holds (from its oldest on) are
+	 * read there, not twice. A slice's samples may lie a little outside its
+	 * span (drained after it closed), so the files within HISTORY_SLACK_MS
+	 * of the range are read too, and their samples' times say what is in
+	 * it, as in the window: a sample counts in exactly one range.
+	 */
+	from = MAX(since - HISTORY_SLACK_MS, (int64_t)0);
+	to = MIN(until + HISTORY_SLACK_MS, ws.oldest_ms);
+	if (since < 0 || until <= since || to <= from)
 		return 0;
-	dq.until = until;
-	r = fg_history__read(a->history, (uint64_t)since * 1000000, (uint64_t)until * 1000000,
+	r = fg_history__read(a->history, (uint64_t)from * 1000000, (uint64_t)to * 1000000,
 			     read_stored_slice, &dq);
 	free(dq.wanted);
 	free(dq.in);

@@ -7,11 +7,14 @@ answers `fgctl snapshot` and `fgctl top` for that time from them. A daemon
 whose window is shorter than the period answers top from disk and memory
 together, one row per process. A process that outlives the restart has the
 same start time, /proc's, in the slices of both daemons. Then a clean stop
-writes the open slice too."""
+writes the open slice too. A sample stored past its slice's end (drained
+after the slice closed) counts in the range its time is in, on disk as in
+memory."""
 
 import os
 import signal
 import subprocess
+import tempfile
 import time
 
 from fgdtest import Daemon, check, parse_folded, program, require_root, run, wait_for, workload
@@ -84,8 +87,36 @@ def check_top_matches_snapshot(d, period, pid):
     return row, hot_a
 
 
+def late_samples():
+    """A sample drained after its slice closed lies past the slice's end: a range on disk
+    counts it by its time, as the window does, so it counts in one range only."""
+    with tempfile.TemporaryDirectory() as tmp:
+        slices = os.path.join(tmp, "state", "slices")
+        os.makedirs(slices)
+        t0 = (int(time.time()) - 600) // 2 * 2 * 1000
+        writer = program("fgtest-slice")
+        # [t0, t0 + 2 s): one sample inside, one 13 ms after its end (kept in 10 ms
+        # ticks: at t0 + 2010); the next slice: one.
+        subprocess.run([writer, slices, str(t0), str(t0 + 2000), str(t0 + 500),
+                        str(t0 + 2013)], check=True)
+        subprocess.run([writer, slices, str(t0 + 2000), str(t0 + 4000), str(t0 + 2500)],
+                       check=True)
+        conf = os.path.join(tmp, "fgd.conf")
+        with open(conf, "w") as f:
+            f.write("[fgd]\nHistoryTiers=\n")
+        with Daemon(["-c", conf, "--state-directory", os.path.join(tmp, "state")]) as d:
+            for lo, hi, want in ((0, 2000, 1), (2000, 4000, 2), (0, 4000, 3), (2010, 2020, 1)):
+                r = d.fgctl("snapshot", "--since", f"@{(t0 + lo) / 1000:.3f}",
+                            "--until", f"@{(t0 + hi) / 1000:.3f}", "-o", "-")
+                got = parse_folded(r.stdout.decode()).get("fgtest-late;main;late", 0)
+                check(r.returncode == 0 and got == want,
+                      f"[t0+{lo}, t0+{hi}) ms on disk: {got} samples, not {want}: {r.stderr!r}")
+    print("late samples on disk count in the range their times say")
+
+
 def test():
     require_root()
+    late_samples()
     with Daemon(["--always-on-frequency", "99", "--slice-seconds", "1"]) as d:
         state = os.path.join(d.dir, "state")
         t0 = int(time.time())
