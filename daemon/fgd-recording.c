@@ -316,14 +316,25 @@ static int offcpu_open(struct fg_recording *r, const char **ret_why)
 	return err;
 }
 
-/* Whether the request's threads (--tid) leave out tid: counted, and not resolved. */
-static bool other_thread(struct fg_recording *r, uint32_t tid)
+/*
+ * Whether the request's threads (--tid) leave out thread tid of process
+ * pid: counted, and not resolved. Only threads of the target processes
+ * count so: other processes' samples are the process filter's to count
+ * (other_processes), as without --tid.
+ */
+static bool other_thread(struct fg_recording *r, uint32_t pid, uint32_t tid)
 {
+	bool target = false;
+
 	if (!r->opts.req.n_tids)
 		return false;
 	for (size_t i = 0; i < r->opts.req.n_tids; i++)
 		if ((uint32_t)r->opts.req.tids[i] == tid)
 			return false;
+	for (size_t i = 0; i < r->n_targets && !target; i++)
+		target = (uint32_t)r->targets[i].pid == pid;
+	if (!target)
+		return false;
 	r->other_threads++;
 	return true;
 }
@@ -334,7 +345,7 @@ static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 	struct fg_recording *r = ctx;
 	struct fg_record rec;
 
-	if ((r->stopped && s->sid.time > r->stopped) || other_thread(r, s->sid.tid))
+	if ((r->stopped && s->sid.time > r->stopped) || other_thread(r, s->sid.pid, s->sid.tid))
 		return;
 	r->blocks++;
 	r->blocked_us += s->period;
@@ -442,7 +453,8 @@ static void on_record(void *ctx, const struct fg_record *rec)
 	struct fg_recording *r = ctx;
 	struct fg_record wall;
 
-	if (rec->type == PERF_RECORD_SAMPLE && other_thread(r, rec->sample.sid.tid))
+	if (rec->type == PERF_RECORD_SAMPLE &&
+	    other_thread(r, rec->sample.sid.pid, rec->sample.sid.tid))
 		return;
 	/* Wall-clock: an on-CPU sample stands for 1/frequency s of CPU time, in µs. */
 	if (r->opts.req.wall && rec->type == PERF_RECORD_SAMPLE) {

@@ -66,8 +66,10 @@ def test():
 
 def one_thread(d):
     """--tid: one thread of a process of three (fgtest-perfscript's "fg worker"), its
-    process found from the thread, the other threads' samples counted, not drawn."""
+    process found from the thread, the other threads' samples counted, not drawn; another
+    process's samples (fgtest-burn's) count as other processes, as without --tid."""
     proc = subprocess.Popen([program("fgtest-perfscript"), "20"], stdout=subprocess.DEVNULL)
+    burn = subprocess.Popen([program("fgtest-burn")], stdout=subprocess.DEVNULL)
     try:
         def worker():
             for tid in os.listdir(f"/proc/{proc.pid}/task"):
@@ -82,14 +84,18 @@ def one_thread(d):
         stacks = parse_folded(r.stdout.decode())
         roots = {s.split(";")[0] for s in stacks}
         with open(meta) as f:
-            other = json.load(f)["other_threads"]
+            m = json.load(f)
+        other, others = m["other_threads"], m["other_processes"]
         check(roots == {f"fg_worker-{proc.pid}/{tid}"} or roots == {f"fg worker-{proc.pid}/{tid}"},
               f"--tid {tid}: root frames {roots}")
         check(other > 0, f"the other threads' samples were not counted: {other}")
-        print(f"--tid {tid}: {sum(stacks.values())} samples of it, {other} of other threads")
+        check(others > 0, f"fgtest-burn's samples were not other processes': {m}")
+        print(f"--tid {tid}: {sum(stacks.values())} samples of it, {other} of other threads, "
+              f"{others} of other processes")
     finally:
-        proc.kill()
-        proc.wait()
+        for p in (proc, burn):
+            p.kill()
+            p.wait()
     r = d.fgctl("record", "--tid", "999999999", "-t", "1", "-o", "-", check_rc=2)
     check(b"no such thread" in r.stderr, f"--tid of no thread: {r.stderr!r}")
 
