@@ -218,12 +218,17 @@ bad:
 
 static void describe_target(const struct fg_record_request *req, char *buf, size_t size)
 {
-	if (req->all)
+	if (req->all && req->cpus[0])
+		snprintf(buf, size, "CPUs %s", req->cpus);
+	else if (req->all)
 		snprintf(buf, size, "all CPUs");
 	else if (req->n_pids == 1)
 		snprintf(buf, size, "pid %d", req->pids[0]);
 	else
 		snprintf(buf, size, "%zu processes", req->n_pids);
+	/* Processes on some CPUs: said after them. */
+	if (!req->all && req->cpus[0])
+		snprintf(buf + strlen(buf), size - strlen(buf), " on CPUs %s", req->cpus);
 }
 
 /* Writes the recording's metadata as JSON to path (replaced atomically). */
@@ -250,7 +255,7 @@ int fgctl_record_conversation(struct fgctl_conn *conn, const struct fg_request *
 			      struct json_object **ret_meta, char reason[32], bool quiet,
 			      int release_fd)
 {
-	char target[64];
+	char target[320];
 	bool stopping = false, got_end = false;
 	uint64_t duration_ms = req->record.duration_ms;
 	int r;

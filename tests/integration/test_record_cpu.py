@@ -124,6 +124,8 @@ def cpu_subset(d):
         check(mine.get("fgtest-burn", 0) > 50 and "fgtest-spin" not in mine,
               f"--cpu {first}: fgtest-burn {mine.get('fgtest-burn')}, fgtest-spin "
               f"{mine.get('fgtest-spin')}")
+        # What it says it records: those CPUs, not all.
+        check(f"recording CPUs {first} with".encode() in r.stderr, f"--cpu {first}: {r.stderr!r}")
         print(f"--cpu {first}: fgtest-burn {mine['fgtest-burn']} samples, fgtest-spin none")
     finally:
         for p in procs:
