@@ -66,6 +66,21 @@ int fgctl_connect(const char *path, struct fgctl_conn *ret)
 	return 0;
 }
 
+bool fgctl_wait_for_signal(int64_t ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (ms <= 0)
+		return false;
+	/* EINTR from another signal: the remaining time is not known; wait no more. */
+	return sigtimedwait(&mask, NULL, &ts) > 0;
+}
+
 void fgctl_disconnect(struct fgctl_conn *c)
 {
 	safe_close(c->fd);

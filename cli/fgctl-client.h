@@ -39,6 +39,12 @@ struct fgctl_conn {
  * negative number; 0 on success.
  */
 int fgctl_connect(const char *path, struct fgctl_conn *ret);
+/*
+ * Waits ms for SIGINT or SIGTERM, which it blocks first (as fgctl_connect()
+ * does, so one that comes meanwhile waits for the next wait or query):
+ * true if one came, false once ms passed.
+ */
+bool fgctl_wait_for_signal(int64_t ms);
 void fgctl_disconnect(struct fgctl_conn *c);
 
 /* Sends one message. 0 or a negative errno. */

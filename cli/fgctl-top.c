@@ -34,6 +34,8 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 		return r;
 	r = fgctl_next(&conn, &ev, &msg, &data, &len);
 	fgctl_disconnect(&conn);
+	if (r >= 0 && ev == FGCTL_EV_SIGNAL)
+		return FGCTL_EXIT_INTERRUPTED;
 	if (r < 0 || ev != FGCTL_EV_MESSAGE) {
 		fprintf(stderr, "fgctl: no answer from fgd\n");
 		return FGCTL_EXIT_FAILURE;
@@ -160,8 +162,12 @@ int fgctl_verb_top(const struct fgctl_ctx *ctx, int argc, char **argv)
 			return FGCTL_EXIT_USAGE;
 		/* --watch --json: one JSON line a refresh, never a cleared screen. */
 		r = top_once(socket, &now, watch && (json || isatty(STDOUT_FILENO)), json);
+		/* Watching ends with Ctrl-C (or SIGTERM), as top does: not an error. */
+		if (watch && r == FGCTL_EXIT_INTERRUPTED)
+			return FGCTL_EXIT_OK;
 		if (!watch || r != FGCTL_EXIT_OK)
 			return r;
-		sleep(interval);
+		if (fgctl_wait_for_signal((int64_t)interval * 1000))
+			return FGCTL_EXIT_OK;
 	}
 }

@@ -9,8 +9,10 @@ not keep every binary it ever named in memory), and names come back right
 after."""
 
 import json
+import signal
+import subprocess
 
-from fgdtest import Daemon, check, parse_folded, require_root, run, wait_for, workload
+from fgdtest import FGCTL, Daemon, check, parse_folded, require_root, run, wait_for, workload
 
 
 def memo_follows_the_window():
@@ -80,7 +82,7 @@ def test():
 
         # top: the burner listed (other tests may be as busy), its leaf hot_a, busiest first.
         r = d.fgctl("top", "--last", "30s", "-n", "1000", check_rc=0)
-        out = r.stdout.decode()
+        out = r.stdout.decode(errors="replace")  # other processes: any bytes
         print(out)
         rows = [l.split() for l in out.splitlines()[3:]]
         mine = [row for row in rows if int(row[0]) == w.pid]
@@ -88,7 +90,7 @@ def test():
         shares = [float(row[3].rstrip("%")) for row in rows]
         check(shares == sorted(shares, reverse=True), f"not busiest first:\n{out}")
         r = d.fgctl("top", "--last", "30s", "-n", "2", check_rc=0)
-        check(len(r.stdout.decode().splitlines()[3:]) <= 2, "-n 2 shows more than two")
+        check(len(r.stdout.decode(errors="replace").splitlines()[3:]) <= 2, "-n 2 shows more than two")
         r = d.fgctl("top", "--last", "30s", "-p", w.pid, check_rc=0)
         rows = [l.split() for l in r.stdout.decode().splitlines()[3:]]
         check(len(rows) == 1 and int(rows[0][0]) == w.pid, f"top -p: {rows}")
@@ -99,6 +101,16 @@ def test():
         procs = top["processes"]
         check(len(procs) == 1 and procs[0]["pid"] == w.pid and procs[0]["leaf"] == "hot_a" and
               procs[0]["samples"] > 0 and top["meta"]["samples"] > 0, f"top --json: {top}")
+        # --watch --json: a line a refresh, until Ctrl-C, which ends it cleanly (status 0).
+        watch = subprocess.Popen([FGCTL, "--socket", d.socket, "top", "--last", "30s", "-p",
+                                  str(w.pid), "-w", "-i", "1", "--json"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        lines = [watch.stdout.readline(), watch.stdout.readline()]
+        watch.send_signal(signal.SIGINT)
+        out, err = watch.communicate(timeout=30)
+        check(all(json.loads(l)["processes"][0]["pid"] == w.pid for l in lines) and
+              watch.returncode == 0 and not err,
+              f"top -w: {watch.returncode} {err!r} {lines!r}")
         snap = json.loads(d.fgctl("snapshot", "--last", "30s", "-p", w.pid, "--json",
                                   "-o", d.dir + "/j.folded", check_rc=0).stdout)
         check(snap["samples"] > 0 and snap["processes"] >= 1, f"snapshot --json: {snap}")
