@@ -491,7 +491,8 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			output, samples, (double)fgctl_get_int(meta, "duration_ms") / 1000,
 			fgctl_get_str(meta, "event"), fgctl_get_int(meta, "frequency"),
 			fgctl_get_int(meta, "stacks"), lost, fgctl_get_int(meta, "throttled"));
-	if (strcmp(reason, "exited") == 0 || (exited && json_object_array_length(exited) > 0)) {
+	if (!quiet &&
+	    (strcmp(reason, "exited") == 0 || (exited && json_object_array_length(exited) > 0))) {
 		for (size_t i = 0; exited && i < json_object_array_length(exited); i++)
 			fprintf(f,
 				"fgctl: note: process %" PRId64

@@ -444,7 +444,7 @@ static int record_live(const char *socket, struct fg_request *req, bool quiet,
 		r = fgctl_send_failed(&conn, r);
 	else
 		r = fgctl_record_conversation(&conn, req, reply_data, &rp, &meta, reason, quiet,
-					      -1);
+					      NULL);
 	fgctl_disconnect(&conn);
 	r = reply_done(&rp, r, ret);
 	/* What was lost or left out, as after a recording; the heat map says what was written. */

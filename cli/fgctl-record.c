@@ -250,10 +250,39 @@ static int write_metadata(const char *path, struct json_object *meta)
 	return fgctl_output_close(&o, r >= 0) < 0 ? -EIO : r;
 }
 
+/*
+ * Lets the launched command exec, and waits until it did (moments): OK, or
+ * the shell's status for a command that cannot run (said; the recording of
+ * nothing is abandoned, not written).
+ */
+static int release(struct fgctl_launched *cmd)
+{
+	int err = 0;
+	ssize_t n;
+
+	if (cmd->release_fd < 0)
+		return FGCTL_EXIT_OK;
+	n = write(cmd->release_fd, "", 1);
+	cmd->release_fd = safe_close(cmd->release_fd);
+	if (n != 1) {
+		fprintf(stderr, "fgctl: cannot start %s: %m\n", cmd->name);
+		return FGCTL_EXIT_FAILURE;
+	}
+	do
+		n = read(cmd->exec_fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	cmd->exec_fd = safe_close(cmd->exec_fd);
+	if (n != sizeof(err))
+		return FGCTL_EXIT_OK;
+	cmd->exec_failed = true;
+	fprintf(stderr, "fgctl: cannot run %s: %s; nothing written\n", cmd->name, strerror(err));
+	return err == ENOENT ? 127 : 126;
+}
+
 int fgctl_record_conversation(struct fgctl_conn *conn, const struct fg_request *req,
 			      fgctl_record_data_fn data_fn, void *data_ctx,
 			      struct json_object **ret_meta, char reason[32], bool quiet,
-			      int release_fd)
+			      struct fgctl_launched *cmd)
 {
 	char target[320];
 	bool stopping = false, got_end = false;
@@ -317,8 +346,10 @@ int fgctl_record_conversation(struct fgctl_conn *conn, const struct fg_request *
 			return fgctl_exit_code_for(fgctl_get_str(msg, "error"));
 		} else if (strcmp(type, "started") == 0) {
 			/* The events are on: the command may begin. */
-			if (release_fd >= 0 && write(release_fd, "", 1) < 0)
-				fprintf(stderr, "fgctl: cannot start the command: %m\n");
+			if (cmd && (r = release(cmd)) != FGCTL_EXIT_OK) {
+				fgctl_end_progress(stderr);
+				return r;
+			}
 			if (!quiet && !isatty(STDERR_FILENO)) {
 				fprintf(stderr, "fgctl: recording %s with %s", target,
 					fgctl_get_str(msg, "event"));
@@ -366,7 +397,7 @@ static int write_out(void *ctx, const char *data, size_t len)
 /* Runs the conversation of one recording into out; returns the exit code. */
 static int record_session(struct fgctl_conn *conn, struct fg_request *req, struct fgctl_output *out,
 			  struct fgctl_draw *draw, const char *meta_path, bool quiet, bool json,
-			  int release_fd)
+			  struct fgctl_launched *cmd)
 {
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
 	char reason[32];
@@ -381,15 +412,14 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 			return FGCTL_EXIT_FAILURE;
 		fgctl_fetched_init(&f, &draw->graph, model, "recorded");
 		r = fgctl_record_conversation(conn, req, fgctl_fetched_write, &f, &meta, reason,
-					      quiet, release_fd);
+					      quiet, cmd);
 		r = fgctl_fetched_finish(&f, r);
 		if (r == FGCTL_EXIT_OK)
 			r = fgctl_pipeline_write(&draw->graph, &model);
 	} else {
 		int e;
 
-		r = fgctl_record_conversation(conn, req, write_out, out, &meta, reason, quiet,
-					      release_fd);
+		r = fgctl_record_conversation(conn, req, write_out, out, &meta, reason, quiet, cmd);
 		if (r == FGCTL_EXIT_OK && (e = fgctl_output_close(out, true)) < 0) {
 			fprintf(stderr, "fgctl: cannot write %s: %s\n", out->path, strerror(-e));
 			r = FGCTL_EXIT_OUTPUT;
@@ -464,76 +494,96 @@ int fgctl_record_option(int c, const char *arg, struct fg_record_request *req)
 
 /*
  * Starts command as a child of fgctl, with fgctl's (the caller's) own
- * privileges, stopped before its exec until *ret_release is written to
- * (the recording runs) or closed (it does not: the child exits 127).
+ * privileges, stopped before its exec until ret->release_fd is written to
+ * (the recording runs) or closed (it does not: the child exits 127). Its
+ * exec's failure comes back on ret->exec_fd. With stdout_to_stderr (fgctl's
+ * stdout carries the profile or the summary), the command's standard
+ * output goes to fgctl's standard error, so the two do not mix.
  */
-static int launch(char **command, pid_t *ret_pid, int *ret_release)
+static int launch(char **command, bool stdout_to_stderr, struct fgctl_launched *ret)
 {
-	int fds[2];
-	pid_t pid;
+	int go_fds[2] = { -1, -1 }, exec_fds[2] = { -1, -1 };
+	pid_t pid = -1;
 
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		fprintf(stderr, "fgctl: cannot run %s: %m\n", command[0]);
-		return FGCTL_EXIT_FAILURE;
+	if (pipe2(go_fds, O_CLOEXEC) >= 0 && pipe2(exec_fds, O_CLOEXEC) >= 0) {
+		/* What fgctl's output buffers hold must not be written twice. */
+		fflush(NULL);
+		pid = fork();
 	}
-	/* What fgctl's output buffers hold must not be written twice. */
-	fflush(NULL);
-	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "fgctl: cannot run %s: %m\n", command[0]);
-		safe_close(fds[0]);
-		safe_close(fds[1]);
+		for (size_t i = 0; i < 2; i++) {
+			safe_close(go_fds[i]);
+			safe_close(exec_fds[i]);
+		}
 		return FGCTL_EXIT_FAILURE;
 	}
 	if (pid == 0) {
 		sigset_t none;
 		char go;
+		int err;
 
-		safe_close(fds[1]);
+		safe_close(go_fds[1]);
+		safe_close(exec_fds[0]);
 		/*
 		 * Until exec renames it, the command's process is fgctl's copy: the
 		 * samples of its exec (the old image's teardown) say so, as perf's
 		 * perf-exec does.
 		 */
 		(void)prctl(PR_SET_NAME, "fgctl-exec");
-		if (read(fds[0], &go, 1) != 1)
+		if (read(go_fds[0], &go, 1) != 1)
 			_exit(127);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(126);
 		execvp(command[0], command);
-		fprintf(stderr, "fgctl: cannot run %s: %m\n", command[0]);
-		_exit(errno == ENOENT ? 127 : 126);
+		/* fgctl says it: the recording of nothing is not written. */
+		err = errno;
+		(void)!write(exec_fds[1], &err, sizeof(err));
+		_exit(err == ENOENT ? 127 : 126);
 	}
-	safe_close(fds[0]);
-	*ret_pid = pid;
-	*ret_release = fds[1];
+	safe_close(go_fds[0]);
+	safe_close(exec_fds[1]);
+	*ret = (struct fgctl_launched){
+		.name = command[0], .pid = pid, .release_fd = go_fds[1], .exec_fd = exec_fds[0]
+	};
 	return FGCTL_EXIT_OK;
 }
 
 /*
  * After the recording of a launched command (its exit code r): the
- * command's own status, said, and what fgctl exits with: the command's
- * (128 + its signal), unless the recording failed. A command still running
- * (-t ended the recording first) is left to run.
+ * command's own status, said (unless quiet, when it is normal), and what
+ * fgctl exits with: the command's (128 + its signal), unless the recording
+ * failed. A command still running (-t ended the recording first) is left
+ * to run. One that never ran (not released, or its exec failed) is not said
+ * again.
  */
-static int command_status(const char *name, pid_t pid, int r)
+static int command_status(struct fgctl_launched *cmd, int r, bool quiet)
 {
+	bool released = cmd->release_fd < 0;
 	int status = 0, code;
 	pid_t got = 0;
 
+	/* Not released (fgd refused, or is not running): the command ends without running. */
+	cmd->release_fd = safe_close(cmd->release_fd);
+	cmd->exec_fd = safe_close(cmd->exec_fd);
 	/* It exited, which ended the recording, or Ctrl-C is ending it: moments, at most. */
-	for (int i = 0; i < 50 && (got = waitpid(pid, &status, WNOHANG)) == 0; i++)
+	for (int i = 0; i < 50 && (got = waitpid(cmd->pid, &status, WNOHANG)) == 0; i++)
 		usleep(20000);
-	if (got != pid) {
-		fprintf(stderr, "fgctl: %s (pid %d) is still running\n", name, (int)pid);
+	if (!released || cmd->exec_failed)
+		return r;
+	if (got != cmd->pid) {
+		fprintf(stderr, "fgctl: %s (pid %d) is still running\n", cmd->name, (int)cmd->pid);
 		return r;
 	}
 	if (WIFSIGNALED(status)) {
 		code = 128 + WTERMSIG(status);
-		fprintf(stderr, "fgctl: %s was killed by signal %d\n", name, WTERMSIG(status));
+		fprintf(stderr, "fgctl: %s was killed by signal %d\n", cmd->name, WTERMSIG(status));
 	} else {
 		code = WEXITSTATUS(status);
-		fprintf(stderr, "fgctl: %s exited with status %d\n", name, code);
+		if (!quiet)
+			fprintf(stderr, "fgctl: %s exited with status %d\n", cmd->name, code);
 	}
 	return r != FGCTL_EXIT_OK ? r : code;
 }
@@ -587,8 +637,7 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	const char *meta_path = NULL, *socket = ctx->socket;
 	struct fgctl_draw draw;
 	char **command = NULL; /* borrowed from argv: -- CMD ARGS */
-	pid_t child = 0;
-	int release = -1; /* owned: the launched command execs when it is written to */
+	struct fgctl_launched cmd = { .release_fd = -1, .exec_fd = -1 };
 	int c, r;
 
 	fg_record_request_init(&req.record);
@@ -730,13 +779,13 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 	if (draw.here)
 		fgctl_output_close(&out, false);
 	if (command) {
-		/* Started now, it waits to exec until the recording runs (release). */
-		r = launch(command, &child, &release);
+		/* Started now, it waits to exec until the recording runs (release()). */
+		r = launch(command, json || strcmp(out.path, "-") == 0, &cmd);
 		if (r != FGCTL_EXIT_OK) {
 			fgctl_output_close(&out, false);
 			return r;
 		}
-		req.record.pids[0] = child;
+		req.record.pids[0] = cmd.pid;
 		req.record.n_pids = 1;
 		req.record.children = true;
 	}
@@ -751,11 +800,9 @@ int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
 			r = fgctl_send_failed(&conn, r);
 		else
 			r = record_session(&conn, &req, &out, &draw, meta_path, quiet, json,
-					   release);
+					   command ? &cmd : NULL);
 		fgctl_output_close(&out, false); /* no-op after a successful commit */
 		fgctl_disconnect(&conn);
 	}
-	/* Not released (fgd refused): the command ends without running. */
-	safe_close(release);
-	return command ? command_status(command[0], child, r) : r;
+	return command ? command_status(&cmd, r, quiet) : r;
 }

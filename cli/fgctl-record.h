@@ -54,14 +54,27 @@ int fgctl_record_option(int c, const char *arg, struct fg_record_request *req);
 typedef int (*fgctl_record_data_fn)(void *ctx, const char *data, size_t len);
 
 /*
+ * A command fgctl launched (record -- CMD): its process waits to exec until
+ * the recording runs, so none of its run is missed.
+ */
+struct fgctl_launched {
+	const char *name; /* borrowed: argv[0] */
+	pid_t pid;
+	int release_fd;   /* owned: written to once the recording runs; -1 after */
+	int exec_fd;      /* owned: the child's errno if its exec failed, EOF once it exec'd */
+	bool exec_failed; /* said, and the recording abandoned: nothing is written */
+};
+
+/*
  * Runs the recording req (sent already) on conn: progress on stderr unless
  * quiet, Ctrl-C stops it (twice abandons it), the result's bytes go to
  * data_fn, its metadata to *ret_meta (caller puts it; NULL if none came) and
- * why it ended to reason. release_fd (else -1) is written to once fgd says
- * the recording started: a command fgctl launched waits on it to exec, so
- * none of its run is missed. Returns fgctl's exit status.
+ * why it ended to reason. cmd (else NULL) is released once fgd says the
+ * recording started; if it cannot run, the recording is abandoned and the
+ * exit status is the shell's for it (126 or 127). Returns fgctl's exit
+ * status.
  */
 int fgctl_record_conversation(struct fgctl_conn *conn, const struct fg_request *req,
 			      fgctl_record_data_fn data_fn, void *data_ctx,
 			      struct json_object **ret_meta, char reason[32], bool quiet,
-			      int release_fd);
+			      struct fgctl_launched *cmd);

@@ -9,7 +9,10 @@ the processes it starts, as perf record and samply do.
   - The command runs with the caller's privileges, never root's: run by a
     second user, it writes that user's uid, and the user's recording of it
     works.
-  - A command that cannot run: 127 and the reason; with -p: a usage error.
+  - A command that cannot run: 127 and the reason, and no output file; with
+    -p: a usage error.
+  - With the profile on stdout (-o -), the command's stdout goes to stderr;
+    -q does not say its normal exit.
   - -t shorter than the command: the recording ends, the command is left
     running and named (the test stops it).
 """
@@ -60,9 +63,21 @@ def test():
         check(uid == int(subprocess.check_output(["id", "-u", user])) and uid != 0,
               f"the command ran as uid {uid}, not {user}'s")
 
-        r = d.fgctl("record", "-o", out, "--", "/nonexistent/fgd-test-cmd")
-        check(r.returncode == 127 and b"cannot run /nonexistent/fgd-test-cmd" in r.stderr,
+        # A command that cannot run: said, and no profile of nothing is written.
+        none = os.path.join(tmp, "none.folded")
+        r = d.fgctl("record", "-o", none, "--", "/nonexistent/fgd-test-cmd")
+        check(r.returncode == 127 and b"cannot run /nonexistent/fgd-test-cmd" in r.stderr and
+              b"exited with status" not in r.stderr and not os.path.exists(none),
               f"a command that cannot run: {r.returncode}, {r.stderr!r}")
+
+        # The profile on stdout: the command's output goes to stderr, not into it. -q says
+        # nothing of a normal exit.
+        r = d.fgctl("record", "-q", "-o", "-", "--", "sh", "-c",
+                    f"echo fgd-test-said; {burn} 1 > /dev/null")
+        lines = r.stdout.decode().splitlines()
+        check(r.returncode == 0 and lines and all(re.fullmatch(r".+ \d+", l) for l in lines) and
+              b"fgd-test-said" in r.stderr and b"exited with status" not in r.stderr,
+              f"-o - with a command: {r.returncode} {lines[:3]} {r.stderr!r}")
         r = d.fgctl("record", "-p", "1", "-o", out, "--", "true")
         check(r.returncode == 2 and b"excludes -p and -a" in r.stderr, f"-p with a command: {r.stderr!r}")
 
