@@ -46,8 +46,11 @@ int fgctl_verb_status(const struct fgctl_ctx *ctx, int argc, char **argv)
 			socket = optarg;
 			break;
 		case 'h':
-			printf("Usage: fgctl status [--json]\n\nShows what fgd is doing: the sampling event, "
-			       "recordings, clients, and every\ncounter of lost, dropped or malformed data.\n");
+			printf("Usage: fgctl status [--json]\n\n"
+			       "Shows what fgd is doing: the sampling event, recordings, clients, and every\n"
+			       "counter of lost, dropped or malformed data.\n\n"
+			       "      --json               the status as JSON on stdout: the reply fgd\n"
+			       "                           sends, whose members docs/PROTOCOL.md describes\n");
 			return FGCTL_EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'fgctl status --help'.\n");
