@@ -373,7 +373,8 @@ const char fgctl_graph_help[] =
 	"      --cp                 consistent palette: colours kept in ./palette.map\n"
 	"      --cp-file FILE       the same, kept in FILE\n"
 	"      --inverted           icicle graph: drawn top-down\n"
-	"      --flamechart         flame chart: stacks in input order, not merged\n"
+	"      --flamechart         flame chart: stacks in input order, not merged (record\n"
+	"                           and snapshot: fgd's samples in time order)\n"
 	"      --negate             differential: widths from the before profile\n"
 	"      --notes TEXT         notes kept in the output\n"
 	"      --total COUNT        the count that is 100% (if larger than the total)\n";

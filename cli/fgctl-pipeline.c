@@ -16,6 +16,7 @@
 #include "palette.h"
 #include "pprof-model.h"
 #include "speedscope.h"
+#include "timed.h"
 #include "transform.h"
 
 #define MAX_REPORTED_ERRORS 10 /* malformed lines named one by one; the rest counted */
@@ -147,17 +148,66 @@ static int read_input(struct fgctl_graph_opts *opts, const char *path, struct fg
 	return 0;
 }
 
+/* One line of fgd's timed profile (--flamechart); a malformed one is counted and skipped. */
+static int fetched_timed_line(void *ctx, const char *line, size_t len, uint64_t lineno)
+{
+	struct fgctl_fetched *f = ctx;
+	int r = fg_timed__add_line(f->timed, line, len);
+
+	if (r == -EINVAL || r == -ERANGE) {
+		if (f->rd.n_bad++ < MAX_REPORTED_ERRORS)
+			fprintf(stderr, "fgctl: the %s profile:%llu: %s, skipped\n", f->rd.name,
+				(unsigned long long)lineno, describe_line_error(r));
+		return 0;
+	}
+	return r == -EPROTONOSUPPORT ? -EBADMSG : MIN(r, 0);
+}
+
 void fgctl_fetched_init(struct fgctl_fetched *f, const struct fgctl_graph_opts *opts,
 			struct fg_folded *model, const char *name)
 {
 	*f = (struct fgctl_fetched){ .rd = { .opts = opts, .name = name, .model = model } };
+	if (opts->flame.flamechart) {
+		fg_folded__set_sequence(model);
+		/* The header says the unit and clock; out of memory, the first write says so. */
+		(void)fg_timed__new(FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &f->timed);
+		fg_lines_init(&f->lines, FGCTL_MAX_LINE, fetched_timed_line, f);
+		return;
+	}
 	fg_lines_init(&f->lines, FGCTL_MAX_LINE, fgctl_reader_folded_line, &f->rd);
+}
+
+/* The timed profile's samples into the sequence model, in time order. 0 or a negative errno. */
+static int fetched_sequence(struct fgctl_fetched *f)
+{
+	const struct fg_folded *src = fg_timed__model_const(f->timed);
+	const struct fg_timed_sample *v;
+	_cleanup_free_ uint32_t *map = NULL;
+	size_t n_names = fg_folded__n_names(src);
+	int r = fg_timed__sort(f->timed);
+
+	if (r < 0)
+		return r;
+	map = malloc(MAX(n_names, (size_t)1) * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	memset(map, 0xff, n_names * sizeof(*map)); /* UINT32_MAX: not in the model yet */
+	v = fg_timed__samples(f->timed);
+	for (size_t i = 0; i < fg_timed__n_samples(f->timed); i++) {
+		uint32_t id;
+
+		r = fg_folded__add_from(f->rd.model, src, v[i].stack, v[i].weight, map, &id);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 int fgctl_fetched_write(void *ctx, const char *data, size_t len)
 {
 	struct fgctl_fetched *f = ctx;
-	int r = fg_lines_feed(&f->lines, data, len);
+	int r = f->rd.opts->flame.flamechart && !f->timed ? -ENOMEM :
+							    fg_lines_feed(&f->lines, data, len);
 
 	if (r < 0) {
 		fprintf(stderr, "fgctl: cannot read the %s profile from fgd: %s\n", f->rd.name,
@@ -177,6 +227,8 @@ const struct fgctl_sink fgctl_fetched_sink = { fetched_open, fgctl_fetched_write
 
 int fgctl_fetched_finish(struct fgctl_fetched *f, int r)
 {
+	int e;
+
 	if (r == FGCTL_EXIT_OK && fg_lines_finish(&f->lines) < 0) {
 		fprintf(stderr,
 			"fgctl: cannot read the %s profile from fgd: too many distinct stacks\n",
@@ -184,6 +236,17 @@ int fgctl_fetched_finish(struct fgctl_fetched *f, int r)
 		r = FGCTL_EXIT_FAILURE;
 	}
 	fg_lines_done(&f->lines);
+	if (r == FGCTL_EXIT_OK && f->timed && !fg_timed__has_header(f->timed)) {
+		fprintf(stderr, "fgctl: fgd sent no timed profile for the flame chart (an fgd "
+				"older than heat maps?)\n");
+		r = FGCTL_EXIT_FAILURE;
+	}
+	if (r == FGCTL_EXIT_OK && f->timed && (e = fetched_sequence(f)) < 0) {
+		fprintf(stderr, "fgctl: cannot chart the %s profile: %s\n", f->rd.name,
+			strerror(-e));
+		r = FGCTL_EXIT_FAILURE;
+	}
+	f->timed = fg_timed__free(f->timed);
 	if (r == FGCTL_EXIT_OK)
 		fgctl_reader_report(&f->rd);
 	return r;
@@ -489,11 +552,6 @@ int fgctl_draw_prepare(struct fgctl_draw *d, const struct fgctl_output *out,
 				".svg, .html or .folded\n");
 		return FGCTL_EXIT_USAGE;
 	}
-	if (d->graph.flame.flamechart) {
-		fprintf(stderr, "fgctl: --flamechart needs the samples in time order, and fgd "
-				"sends them merged by stack\n");
-		return FGCTL_EXIT_USAGE;
-	}
 	d->graph.output = out->path;
 	d->graph.to = *request_format;
 	d->graph.to_given = true;
@@ -502,6 +560,7 @@ int fgctl_draw_prepare(struct fgctl_draw *d, const struct fgctl_output *out,
 	/* Blocked time in the off-CPU palette, as fgd draws it. */
 	if (blocked && !d->palette_given)
 		d->graph.flame.palette = FG_PALETTE_IO;
-	*request_format = FG_FORMAT_FOLDED;
+	/* A flame chart needs each sample's time, which fgd keeps: its timed profile. */
+	*request_format = d->graph.flame.flamechart ? FG_FORMAT_TIMED : FG_FORMAT_FOLDED;
 	return FGCTL_EXIT_OK;
 }

@@ -45,14 +45,20 @@ void fgctl_reader_report(const struct fgctl_reader *rd);
 /*
  * A profile arriving from fgd as folded text, in chunks, line by line into
  * a model: what diff --baseline, and record and snapshot drawing here
- * (graph options), make of fgd's result.
+ * (graph options), make of fgd's result. For a flame chart (--flamechart),
+ * fgd sends a timed profile (fgctl_draw_prepare() asks for one), whose
+ * samples go into the model, a sequence, in time order at the end.
  */
 struct fgctl_fetched {
 	struct fgctl_reader rd;
 	struct fg_lines lines;
+	struct fg_timed *timed; /* owned; --flamechart: the samples with their times */
 };
 
-/* opts, model and name (for messages: "the NAME profile") are borrowed until finish. */
+/*
+ * opts, model (new, empty) and name (for messages: "the NAME profile") are
+ * borrowed until finish. With opts' flamechart, model becomes a sequence.
+ */
 void fgctl_fetched_init(struct fgctl_fetched *f, const struct fgctl_graph_opts *opts,
 			struct fg_folded *model, const char *name);
 /* A chunk of the result (a fgctl_record_data_fn): FGCTL_EXIT_OK or an exit code, said why. */
