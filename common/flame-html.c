@@ -52,7 +52,8 @@
  *   #search     "Search" / "Reset Search" button; Ctrl-F and F3 open it too
  *   #ignorecase "ic" button, class "show" and aria-pressed when search
  *               ignores case; Ctrl-I toggles it
- *   #flame      the canvas
+ *   #flame      the canvas, opts.width CSS px wide, or as wide as #graph
+ *               where the window makes that narrower; refitted on resize
  *   #details    the hover line: "Function: name (1,234 samples, 5.67%)",
  *               with "; before: .., ..%; change +..%" in a differential
  *               graph and ", ..% of zoomed frame" within a zoomed subtree
@@ -67,7 +68,9 @@
  *   #tablenote  "Showing n of m functions"
  * The URL keeps the view as ?n=..&s=..&i=1: n the zoomed frame's index in
  * the pre-order above (absent when not zoomed), s the search, i=1 to ignore
- * case; a page loaded with them restores that view.
+ * case; a page loaded with them restores that view. A graph taller than the
+ * window opens scrolled to its base (the zoomed frame's row when zoomed),
+ * as the SVG does; an icicle graph opens at its top.
  *
  * Test hooks, on window.fgFlame (see flame-html.js): frames() lists the
  * frames drawn, frameRect(name) gives a drawn frame's box in viewport
@@ -573,7 +576,8 @@ static const char style[] =
 	"#subtitle, .info { text-align: center; color: rgb(110,110,110); white-space: pre; margin: 2px 0; }\n"
 	/* The table beside the graph when the window has room for both, else below it. */
 	"#layout { display: flex; flex-wrap: wrap; align-items: flex-start; gap: 12px; }\n"
-	"#graph { flex: none; }\n"
+	/* opts.width wide (its inline style), or the window's width where narrower. */
+	"#graph { flex: none; max-width: 100%; }\n"
 	"#controls, #status { display: flex; justify-content: space-between; align-items: center;"
 	" min-height: 22px; }\n"
 	"#controls button { font: inherit; cursor: pointer; }\n"

@@ -193,5 +193,22 @@ view.setData({
 	if (p)
 		view.restoreFrom(p);
 })();
+
+/*
+ * Taller than the window, a flame graph opens at its base, where its roots
+ * are and where it is read from, as the SVG does: the row of the frame the
+ * URL zoomed into, else the root's, with the details line under it, at the
+ * bottom of the window. An icicle graph's base is its top, and a URL with
+ * a #fragment has asked for a place of its own.
+ */
+(function () {
+	if (M.inverted || window.location.hash || !D.name.length)
+		return;
+	var canvas = document.getElementById("flame");
+	var row = canvas.getBoundingClientRect().top + view.rowTop(D.depth[view.state().zoomed]);
+	var below = row + M.frameHeight + document.getElementById("status").offsetHeight - window.innerHeight;
+	if (below > 0)
+		window.scrollTo(0, window.scrollY + below);
+})();
 window.fgFlame.loadMs = performance.now() - t0;
 })();

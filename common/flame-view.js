@@ -12,6 +12,8 @@
  * els: the page's elements: canvas, details, matched, unzoom, search,
  * ignorecase. meta: how frames are drawn: width, frameHeight, fontSize,
  * fontType, fontWidth, inverted, bgTop, bgBottom, countName, nameType.
+ * The graph is meta.width px wide, or as wide as the canvas's parent where
+ * that is narrower, and follows the parent's width as the window resizes.
  * hooks (optional): onchange() after the zoom or search changed by the
  * user (to keep the URL), onsearch(term) as a search begins or is reset
  * (null).
@@ -31,7 +33,7 @@
 function FgFlameView(els, meta, hooks) {
 "use strict";
 
-var XPAD = 10, MIN_DRAW = 0.1;
+var XPAD = 10, MIN_DRAW = 0.1, MIN_WIDTH = 100;
 var SEARCH_FILL = "rgb(230,0,230)";
 var M = meta, H_ = hooks || {};
 var canvas = els.canvas, ctx = canvas.getContext("2d");
@@ -86,8 +88,25 @@ function frameTop(d) {
 	return M.inverted ? 2 + d * FH : H - 2 - (d + 1) * FH + FPAD;
 }
 
+/*
+ * The width the graph takes: its parent's, up to meta.width, and at least
+ * MIN_WIDTH so that frames keep some room. A parent of no width (hidden)
+ * says nothing, so the graph keeps meta.width until shown.
+ */
+function fitWidth() {
+	var room = canvas.parentNode ? canvas.parentNode.clientWidth : 0;
+	return room > 0 ? Math.max(MIN_WIDTH, Math.min(M.width, room)) : M.width;
+}
+
+/* The device pixel ratio, as far as the canvas's size limit allows. */
+function ratioFor(w) {
+	return Math.max(0.1, Math.min(window.devicePixelRatio || 1, 32767 / H, 32767 / w));
+}
+
 function setupCanvas() {
-	dpr = Math.max(0.1, Math.min(window.devicePixelRatio || 1, 32767 / H, 32767 / W));
+	W = fitWidth();
+	FULL = W - 2 * XPAD;
+	dpr = ratioFor(W);
 	canvas.width = Math.round(W * dpr);
 	canvas.height = Math.round(H * dpr);
 	canvas.style.width = W + "px";
@@ -374,12 +393,25 @@ els.search.addEventListener("click", function () {
 	}
 });
 els.ignorecase.addEventListener("click", toggleIgnorecase);
-window.addEventListener("resize", function () {
-	if ((window.devicePixelRatio || 1) !== dpr) {
-		setupCanvas();
-		draw();
-	}
-});
+
+/*
+ * A resized window, or one moved to a screen of another pixel ratio, gets
+ * the same view refitted: frames keep their places relative to the width,
+ * and the zoom, search and hover stay. Resizing the canvas clears it, so
+ * nothing is resized when nothing changed. The parent is watched as well
+ * as the window: a scroll bar that comes or goes narrows it without a
+ * resize event.
+ */
+function refit() {
+	var w = fitWidth();
+	if (!G || (w === W && ratioFor(w) === dpr))
+		return;
+	setupCanvas();
+	draw();
+}
+window.addEventListener("resize", refit);
+if (window.ResizeObserver && canvas.parentNode)
+	new ResizeObserver(refit).observe(canvas.parentNode);
 
 /* The view as URL parameters: n the zoomed frame, s the search, i=1 to ignore case. */
 function saveTo(p) {
@@ -423,6 +455,8 @@ return {
 	},
 	searchPrompt: searchPrompt,
 	toggleIgnorecase: toggleIgnorecase,
+	/* The top of depth d's row, in CSS px within the canvas. */
+	rowTop: frameTop,
 	saveTo: saveTo,
 	restoreFrom: restoreFrom,
 	fmtCount: fmtCount,

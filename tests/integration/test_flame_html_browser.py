@@ -12,7 +12,11 @@ hooks (window.fgFlame, see common/flame-html.c); clicks and hovers are real
 pointer events at the coordinates the hooks report.
 
 Last, a generated profile of 200,000 stacks is rendered and loaded, and the
-time to load and draw it is reported (with only a generous bound).
+time to load and draw it is reported (with only a generous bound). Then the
+layout: at 1280 px and narrower the table goes below the graph; below 1280
+px the graph narrows to the window, keeping the toolbar on screen and its
+zoom and search through a resize; and a graph taller than the window opens
+at its base, an icicle graph at its top.
 """
 
 import os
@@ -25,6 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webdriver  # noqa: E402
+from fgdtest import FGCTL  # noqa: E402
 from flamefixture import (  # noqa: E402
     CTRL_F_TERM, SEARCH_BUTTON_TERM, TRUNCATED, ZOOM_ANCESTORS, ZOOM_SIBLINGS, ZOOM_TO,
     ZOOM_UNRELATED, Failure, check, close, fixture_and_renderer, matched_percent, samples_of,
@@ -42,6 +47,10 @@ FILTER = "HOT"
 
 BIG_STACKS = 200000
 BIG_LOAD_BOUND_S = 60
+
+NARROW_WIDTHS = (1024, 800, 600)
+DEEP = 150
+DEEP_ZOOM_TO = "level_100"
 
 
 # --- the fixture, read independently of the renderer ---
@@ -389,6 +398,136 @@ def step_big(s, render, tmp):
     check(nav_s < BIG_LOAD_BOUND_S, f"big profile took {nav_s:.1f} s to load")
 
 
+# --- narrower windows, and a tall graph ---
+
+# Where the toolbar's buttons and the canvas are, in the viewport, and how wide the viewport is.
+BOXES_JS = """
+var out = { viewport: window.innerWidth, canvas_css: document.getElementById("flame").clientWidth };
+["search", "ignorecase", "unzoom", "flame"].forEach(function (id) {
+    var r = document.getElementById(id).getBoundingClientRect();
+    out[id] = { left: r.left, right: r.right, width: r.width };
+});
+return out;
+"""
+
+
+def boxes(s):
+    return s.execute(BOXES_JS)
+
+
+def wait_for(s, script, want, what, timeout=10):
+    """Polls script until it returns want: a resize is redrawn on the browser's next frames."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = s.execute(script)
+        if got == want:
+            return
+        if time.monotonic() > deadline:
+            raise Failure(f"{what}: still {got!r} after {timeout} s, expected {want!r}")
+        time.sleep(0.05)
+
+
+def check_on_screen(box, ident, width):
+    b = box[ident]
+    check(b["width"] > 0 and b["left"] >= 0 and b["right"] <= box["viewport"],
+          f"at {width} px #{ident} spans x {b['left']:.0f}-{b['right']:.0f}, "
+          f"outside the viewport's {box['viewport']} px")
+
+
+def step_narrow(s, url, initial, width):
+    s.set_window_size(width, 900)
+    s.navigate(url)
+    box = boxes(s)
+    check(box["canvas_css"] <= box["viewport"] and box["flame"]["right"] <= box["viewport"],
+          f"at {width} px the canvas is {box['canvas_css']} px wide, ending at x "
+          f"{box['flame']['right']:.0f}; the viewport is {box['viewport']} px")
+    check_on_screen(box, "search", width)
+    check_on_screen(box, "ignorecase", width)
+    c = s.execute("var c = document.getElementById('flame'); return [c.width, c.clientWidth, "
+                  "window.devicePixelRatio];")
+    check(c[0] == round(c[1] * c[2]), f"at {width} px the canvas backing store {c} does not follow the ratio")
+    full = box["canvas_css"] - 2 * XPAD
+    root = frames(s)["all"]
+    check(close(root["x"], XPAD, 0.01) and close(root["width"], full, 0.01),
+          f"at {width} px the root frame is {root}, expected {full} px wide")
+    # Clicking a frame still zooms, and Reset Zoom shows on screen.
+    click_frame(s, ZOOM_TO)
+    z = frames(s)[ZOOM_TO]
+    check(state(s)["zoomed"] == initial[ZOOM_TO]["index"] and close(z["width"], full, 0.01),
+          f"at {width} px clicking {ZOOM_TO!r} did not zoom to it: {state(s)}, {z}")
+    check_on_screen(boxes(s), "unzoom", width)
+    s.find("#unzoom").click()
+    check(state(s)["zoomed"] == 0, f"at {width} px Reset Zoom did not reset")
+    return box
+
+
+def step_resize(s, url, initial):
+    """A view zoomed and searched keeps both through a resize; frames scale to the new width."""
+    canvas_width = "return document.getElementById('flame').clientWidth;"
+    s.set_window_size(1280, 900)
+    s.navigate(url + f"?n={initial[ZOOM_TO]['index']}&s={CASE_TERM}&i=1")
+    before, st = frames(s), state(s)
+    for width in (800, 1280):
+        s.set_window_size(width, 900)
+        want = min(WIDTH, s.execute("return document.getElementById('layout').clientWidth;"))
+        wait_for(s, canvas_width, want, f"the canvas after resizing the window to {width} px")
+        after = frames(s)
+        check(state(s) == st, f"at {width} px the view changed in the resize: {state(s)}, was {st}")
+        scale = (want - 2 * XPAD) / (WIDTH - 2 * XPAD)
+        for name, f in before.items():
+            a = after.get(name)
+            check(a is not None and close(a["x"] - XPAD, (f["x"] - XPAD) * scale, 0.01)
+                  and close(a["width"], f["width"] * scale, 0.01) and a["fill"] == f["fill"]
+                  and a["faded"] == f["faded"],
+                  f"at {width} px {name!r} is drawn {a}; before the resize {f}")
+
+
+def deep_profile(path):
+    """One chain DEEP frames deep, and a branch halfway up it."""
+    chain = [f"level_{d:03d}" for d in range(DEEP)]
+    with open(path, "w", encoding="ascii") as f:
+        f.write(";".join(["main"] + chain) + " 90\n")
+        f.write(";".join(["main"] + chain[:DEEP // 2] + ["side"]) + " 10\n")
+
+
+ROW_JS = """
+var r = window.fgFlame.frameRect(arguments[0]);
+return { scroll: window.scrollY, viewport: window.innerHeight, page: document.documentElement.scrollHeight,
+         top: r && r.y, bottom: r && r.y + r.height };
+"""
+
+
+def row_of(s, name):
+    return s.execute(ROW_JS, name)
+
+
+def step_tall(s, tmp):
+    folded = os.path.join(tmp, "deep.folded")
+    deep_profile(folded)
+    pages = {}
+    for kind, args in (("flame", []), ("icicle", ["--inverted"])):
+        pages[kind] = os.path.join(tmp, f"deep-{kind}.html")
+        subprocess.run([FGCTL, "render", folded, "-f", "html", "-o", pages[kind]] + args, check=True,
+                       timeout=60, capture_output=True)
+    s.set_window_size(1280, 900)
+    s.navigate("file://" + pages["flame"])
+    r = row_of(s, "all")
+    check(r["page"] > 2 * r["viewport"], f"the deep graph is not taller than the window: {r}")
+    check(r["scroll"] > 0 and r["top"] is not None and r["top"] >= 0 and r["bottom"] <= r["viewport"],
+          f"a tall flame graph does not open at its base (the root's row): {r}")
+    # A zoom from the URL opens on the zoomed frame, not on the base below it.
+    index = frames(s)[DEEP_ZOOM_TO]["index"]
+    s.navigate("file://" + pages["flame"] + f"?n={index}")
+    r = row_of(s, DEEP_ZOOM_TO)
+    check(state(s)["zoomed"] == index and r["top"] is not None and r["top"] >= 0
+          and r["bottom"] <= r["viewport"], f"zoomed from the URL, {DEEP_ZOOM_TO!r} is off screen: {r}")
+    s.navigate("file://" + pages["icicle"])
+    r = row_of(s, "all")
+    check(r["scroll"] == 0 and r["top"] is not None and r["top"] >= 0,
+          f"a tall icicle graph does not open at its top: {r}")
+    return r["page"]
+
+
 def main():
     render, fixture, stacks = fixture_and_renderer()
 
@@ -444,6 +583,38 @@ def main():
                     print(f"FAIL (j) layout: {e}", file=sys.stderr)
                     return 1
                 print(f"ok   (j) at {width} px: table {box['table_width']} px wide, names whole")
+            # (k) Narrower windows: the graph narrows with the window, the toolbar stays
+            # on screen, and a resize keeps the view.
+            try:
+                s.set_window_size(1280, 900)
+                s.navigate(url)
+                box = boxes(s)
+                check(box["canvas_css"] == WIDTH, f"at 1280 px the canvas is {box['canvas_css']} px wide")
+            except (Failure, webdriver.WebDriverError) as e:
+                print(f"FAIL (k) layout: {e}", file=sys.stderr)
+                return 1
+            for width in NARROW_WIDTHS:
+                try:
+                    box = step_narrow(s, url, initial, width)
+                except (Failure, webdriver.WebDriverError) as e:
+                    print(f"FAIL (k) at {width} px: {e}", file=sys.stderr)
+                    return 1
+                print(f"ok   (k) at {width} px: canvas {box['canvas_css']} px wide, Search ends at "
+                      f"x {box['search']['right']:.0f} of {box['viewport']}, zoom and Reset Zoom work")
+            try:
+                step_resize(s, url, initial)
+            except (Failure, webdriver.WebDriverError) as e:
+                print(f"FAIL (k) resize: {e}", file=sys.stderr)
+                return 1
+            print("ok   (k) zoom and search kept through resizes to 800 px and back to 1280 px")
+            # (l) A graph taller than the window opens at its base; an icicle graph at its top.
+            try:
+                page = step_tall(s, tmp)
+            except (Failure, webdriver.WebDriverError, subprocess.SubprocessError) as e:
+                print(f"FAIL (l) tall graph: {e}", file=sys.stderr)
+                return 1
+            print(f"ok   (l) a {DEEP}-deep graph ({page} px tall page) opens at its base, zoomed from the URL "
+                  "at the zoomed frame, and as an icicle graph at its top")
     return 0
 
 
