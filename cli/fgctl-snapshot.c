@@ -123,7 +123,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "                           follows the extension (.svg, .html, .folded, .txt,\n"
 			       "                           .pb.gz for pprof, .speedscope.json)\n"
 			       "  -f, --format FORMAT      svg, html, folded, pprof or speedscope (a\n"
-			       "                           profile per process name)\n"
+			       "                           profile per process)\n"
 			       "      --off-cpu            blocked time by stack (us) that always-on off-CPU\n"
 			       "                           kept (OffCpu=yes in fgd.conf) instead of CPU samples\n"
 			       "      --group-by WHAT      a root frame above each process name: 'cgroup'\n"

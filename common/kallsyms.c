@@ -419,3 +419,33 @@ size_t fg_kallsyms__bytes(const struct fg_kallsyms *k)
 	return sizeof(*k) + k->n * (sizeof(*k->start) + sizeof(*k->syms)) + k->names_len +
 	       (k->modules ? fg_strpool__bytes(k->modules) : 0);
 }
+
+int fg_kernel_build_id(const uint8_t *notes, size_t len, const uint8_t **ret, size_t *ret_len)
+{
+	const uint32_t nt_gnu_build_id = 3;
+	size_t off = 0;
+
+	while (len - off >= 12) {
+		uint32_t namesz, descsz, type;
+		size_t name_at = off + 12, desc_at, next;
+
+		memcpy(&namesz, notes + off, 4);
+		memcpy(&descsz, notes + off + 4, 4);
+		memcpy(&type, notes + off + 8, 4);
+		/* Sizes from the file: checked against what is left before any sum. */
+		if (namesz > len - name_at || (size_t)((namesz + 3) & ~3u) > len - name_at)
+			break;
+		desc_at = name_at + ((namesz + 3) & ~3u);
+		if (descsz > len - desc_at)
+			break;
+		next = desc_at + MIN((size_t)((descsz + 3) & ~3u), len - desc_at);
+		if (type == nt_gnu_build_id && namesz == 4 && memcmp(notes + name_at, "GNU", 4) == 0 &&
+		    descsz >= 1 && descsz <= 64) {
+			*ret = notes + desc_at;
+			*ret_len = descsz;
+			return 0;
+		}
+		off = next;
+	}
+	return -ENOENT;
+}

@@ -67,3 +67,13 @@ size_t fg_kallsyms__n_malformed(const struct fg_kallsyms *k);
 size_t fg_kallsyms__bytes(const struct fg_kallsyms *k);
 /* True when every address was zero: kptr_restrict hides them from us. */
 bool fg_kallsyms__restricted(const struct fg_kallsyms *k);
+
+/*
+ * The kernel's build-id from the ELF notes of /sys/kernel/notes
+ * (notes[0..len): each a namesz, descsz and type, then its name and
+ * descriptor, each padded to 4 bytes): the descriptor of the first GNU
+ * NT_GNU_BUILD_ID note, borrowed from notes, in *ret (*ret_len bytes, 1 to
+ * 64). 0, or -ENOENT when no note is one (a note running past the end
+ * ends the search).
+ */
+int fg_kernel_build_id(const uint8_t *notes, size_t len, const uint8_t **ret, size_t *ret_len);

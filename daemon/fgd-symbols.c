@@ -91,6 +91,9 @@ struct fg_symbolizer {
 	size_t live;
 
 	char *debug_dir;           /* owned */
+	/* the kernel's build-id in hex ("": unknown), once kernel_build_id_read */
+	char kernel_build_id[2 * 64 + 1];
+	bool kernel_build_id_read;
 	struct fg_elf_trust trust; /* which files may be mapped */
 	struct fg_budget *budget;  /* borrowed; NULL: none */
 	uint64_t dwarf_bytes;      /* the dsos' DWARF, as charged */
@@ -1539,6 +1542,23 @@ static int read_proc_file(const char *path, char **ret, size_t *ret_len)
 	*ret = TAKE_PTR(buf);
 	*ret_len = len;
 	return 0;
+}
+
+const char *fg_symbolizer__kernel_build_id(struct fg_symbolizer *s)
+{
+	_cleanup_free_ char *notes = NULL;
+	const uint8_t *id;
+	size_t len, id_len;
+
+	if (s->kernel_build_id_read)
+		return s->kernel_build_id;
+	s->kernel_build_id_read = true;
+	if (read_proc_file("/sys/kernel/notes", &notes, &len) < 0 ||
+	    fg_kernel_build_id((const uint8_t *)notes, len, &id, &id_len) < 0)
+		return s->kernel_build_id;
+	for (size_t i = 0; i < id_len; i++)
+		snprintf(s->kernel_build_id + 2 * i, 3, "%02x", id[i]);
+	return s->kernel_build_id;
 }
 
 static uint64_t modules_hash(void)

@@ -270,6 +270,11 @@ void fg_symbolizer__frames_user(struct fg_symbolizer *s, struct fg_dso *d, uint6
  * fg_symbolizer__refresh_kernel().
  */
 const char *fg_symbolizer__name_kernel(struct fg_symbolizer *s, uint64_t addr);
+/*
+ * The running kernel's build-id in hex, from /sys/kernel/notes, read the
+ * first time; "" if it cannot be read. Borrowed until s is freed.
+ */
+const char *fg_symbolizer__kernel_build_id(struct fg_symbolizer *s);
 
 /*
  * What the loop names user code with: fg_symbolizer__frames_user(), except

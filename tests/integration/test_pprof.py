@@ -32,6 +32,7 @@ import gzip
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
@@ -207,6 +208,21 @@ def functions(path):
     return [(strings[f.get(2, 0)], strings[f.get(3, 0)]) for f in funcs]
 
 
+def kernel_build_id():
+    """The running kernel's build-id: the GNU build-id note of /sys/kernel/notes."""
+    with open("/sys/kernel/notes", "rb") as f:
+        notes = f.read()
+    off = 0
+    while off + 12 <= len(notes):
+        namesz, descsz, kind = struct.unpack_from("<III", notes, off)
+        name_at = off + 12
+        desc_at = name_at + (namesz + 3) // 4 * 4
+        if kind == 3 and notes[name_at:name_at + namesz] == b"GNU\0":
+            return notes[desc_at:desc_at + descsz].hex()
+        off = desc_at + (descsz + 3) // 4 * 4
+    return None
+
+
 def build_id(path):
     r = subprocess.run(["readelf", "-n", path], capture_output=True, text=True)
     m = re.search(r"Build ID: ([0-9a-f]+)", r.stdout)
@@ -265,6 +281,11 @@ def record_locations(d, tmp):
           f"kernel locations without kernel addresses: {kernel[:3]}")
     check(not any(n.endswith("_[k]") for l in kernel for n in l["lines"]),
           "a kernel function keeps its _[k] suffix in pprof")
+    # The kernel mapping has the running kernel's build-id, from /sys/kernel/notes.
+    kmap = prof["mappings"][kernel[0]["mapping"]]
+    want = kernel_build_id()
+    check(want and kmap["build_id"] == want,
+          f"kernel mapping build-id {kmap['build_id']!r}, /sys/kernel/notes says {want!r}")
 
 
 def snapshot_same(d, tmp):

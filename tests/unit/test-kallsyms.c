@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kallsyms.h"
 #include "macro.h"
@@ -422,4 +425,63 @@ TEST(real_proc_kallsyms)
 	printf("# %zu symbols, %zu malformed; parse %.1f ms; %.1f ns per lookup (%zu of %d hit)\n",
 	       n, fg_kallsyms__n_malformed(k), (double)parse_ns / 1e6,
 	       (double)(t1 - t0) / N_LOOKUPS, hits, (int)N_LOOKUPS);
+}
+
+/* Appends a note (header, name and descriptor, each padded to 4 bytes) to buf at *len. */
+static void put_note(uint8_t *buf, size_t *len, const char *name, uint32_t namesz, uint32_t type,
+		     const uint8_t *desc, uint32_t descsz)
+{
+	uint32_t h[3] = { namesz, descsz, type };
+
+	memcpy(buf + *len, h, sizeof(h));
+	*len += sizeof(h);
+	memset(buf + *len, 0, (namesz + 3) & ~3u);
+	memcpy(buf + *len, name, namesz);
+	*len += (namesz + 3) & ~3u;
+	memset(buf + *len, 0, (descsz + 3) & ~3u);
+	memcpy(buf + *len, desc, descsz);
+	*len += (descsz + 3) & ~3u;
+}
+
+TEST(kernel_build_id_from_its_notes)
+{
+	uint8_t buf[256], id[20], other[6] = { 1, 2, 3, 4, 5, 6 };
+	const uint8_t *got;
+	size_t len = 0, got_len, whole;
+
+	for (size_t i = 0; i < sizeof(id); i++)
+		id[i] = (uint8_t)(0xa0 + i);
+	/* Linux's own notes come first, as in /sys/kernel/notes; a GNU note of another type too. */
+	put_note(buf, &len, "Linux", 6, 6, other, sizeof(other));
+	put_note(buf, &len, "GNU", 4, 4, other, 4);
+	put_note(buf, &len, "GNU", 4, 3, id, sizeof(id));
+	whole = len;
+	ASSERT_OK(fg_kernel_build_id(buf, len, &got, &got_len));
+	ASSERT_EQ(got_len, sizeof(id));
+	ASSERT_TRUE(memcmp(got, id, sizeof(id)) == 0);
+	/* Cut inside the build-id's note: not found, nothing read past the end. */
+	ASSERT_EQ(fg_kernel_build_id(buf, whole - 1, &got, &got_len), -ENOENT);
+	ASSERT_EQ(fg_kernel_build_id(buf, 0, &got, &got_len), -ENOENT);
+	/* A name size past the end stops the search. */
+	len = 0;
+	put_note(buf, &len, "GNU", 4, 3, id, sizeof(id));
+	buf[0] = 0xff, buf[1] = 0xff, buf[2] = 0xff, buf[3] = 0xff;
+	ASSERT_EQ(fg_kernel_build_id(buf, len, &got, &got_len), -ENOENT);
+}
+
+TEST(real_kernel_notes)
+{
+	uint8_t buf[4096];
+	const uint8_t *id;
+	size_t id_len;
+	ssize_t n;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		SKIP("no /sys/kernel/notes");
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	ASSERT_TRUE(n > 0);
+	ASSERT_OK(fg_kernel_build_id(buf, (size_t)n, &id, &id_len));
+	ASSERT_TRUE(id_len >= 16);
 }
