@@ -1,16 +1,57 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bash completion for fgctl: verbs, each verb's options (read from its own
-# --help, so they never drift), pids and comms for -p and --comm, and the
-# output extensions fgctl knows for -o.
+# --help, so they never drift), pids and comms for -p and --comm, the formats
+# each verb takes for -f and --from, and the output extensions fgctl knows
+# for -o.
 
 _fgctl_verbs="record snapshot top status render diff heatmap push help version"
 
-# The long and short options a verb's --help lists.
+# The long and short options a verb's --help lists. An option line starts with
+# an option at the option column (a wrapped description starts further right)
+# and may name several: "-p, --pid PIDS", "--since TIME, --until TIME",
+# "--subtitle, --width, ..., --focus, ... render's graph". Its options end
+# where the description starts: after two blanks, or at the first word that is
+# neither an option, nor an option's argument (TIME, PX|PCT%), nor "...".
+# _fgctl and fgctl.fish read option lines with the same program.
 _fgctl_options()
 {
-	fgctl "$1" --help 2>/dev/null |
-		grep -oE '^ +(-[a-zA-Z], )?--[a-z][a-z-]*' |
-		tr ',' '\n' | tr -d ' '
+	local opts
+	opts=$(fgctl "$1" --help 2>/dev/null | awk '
+		/^ +-/ && index($0, "-") <= 9 {
+			if (match($0, /[^ ]  /))
+				$0 = substr($0, 1, RSTART)
+			for (i = 1; i <= NF; i++) {
+				w = $i
+				sub(/,$/, "", w)
+				if (w ~ /^--?[a-zA-Z0-9]/) {
+					sub(/[=[].*/, "", w)
+					print w
+				} else if (w !~ /^([A-Z[]|\.\.\.)/) {
+					break
+				}
+			}
+		}')
+	# Where the help lists none, the options the verb is known to take.
+	if [[ -z $opts ]]; then
+		case $1 in
+		status) opts=--json ;;
+		esac
+	fi
+	printf '%s\n' "$opts"
+}
+
+# The -f values each verb takes, as its --help lists them; diff refuses pprof
+# and speedscope (a differential profile has neither form), which the help it
+# shares with render names.
+_fgctl_formats()
+{
+	case $1 in
+	record) echo svg html folded timed pprof speedscope ;;
+	snapshot | render) echo svg html folded pprof speedscope ;;
+	diff) echo svg html folded ;;
+	heatmap) echo html json svg timed ;;
+	push) echo pprof folded ;;
+	esac
 }
 
 _fgctl()
@@ -23,7 +64,11 @@ _fgctl()
 	# The verb: the first word that is not a global option or its value.
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		--socket | -s) ((i++)) ;;
+		--socket | -s)
+			# Its value; bash splits --socket=PATH into three words.
+			[[ ${COMP_WORDS[i + 1]} == = ]] && ((i++))
+			((i++))
+			;;
 		-*) ;;
 		*)
 			verb=${COMP_WORDS[i]}
@@ -32,7 +77,8 @@ _fgctl()
 		esac
 	done
 	if [[ -z $verb ]]; then
-		if [[ $prev == --socket || $prev == -s ]]; then
+		if [[ $prev == --socket || $prev == -s ||
+			($prev == = && ${COMP_WORDS[COMP_CWORD - 2]} == --socket) ]]; then
 			COMPREPLY=($(compgen -f -- "$cur"))
 		elif [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--socket --help --version" -- "$cur"))
@@ -44,11 +90,21 @@ _fgctl()
 
 	case $prev in
 	-p | --pid)
-		COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur"))
-		return
+		# render's and diff's --pid is a flag (root frames 'comm-PID'), not a process.
+		case $prev:$verb in
+		--pid:render | --pid:diff) ;;
+		*)
+			COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur"))
+			return
+			;;
+		esac
 		;;
 	--comm)
 		COMPREPLY=($(compgen -W "$(ps -eo comm= 2>/dev/null | sort -u)" -- "$cur"))
+		return
+		;;
+	-s | --socket)
+		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
 	-o | --output)
@@ -58,7 +114,7 @@ _fgctl()
 		return
 		;;
 	-f | --format)
-		COMPREPLY=($(compgen -W "svg html folded timed pprof speedscope json" -- "$cur"))
+		COMPREPLY=($(compgen -W "$(_fgctl_formats "$verb")" -- "$cur"))
 		return
 		;;
 	--group-by)
@@ -70,7 +126,10 @@ _fgctl()
 		return
 		;;
 	--from)
-		COMPREPLY=($(compgen -W "folded perf timed" -- "$cur"))
+		case $verb in
+		render | diff) COMPREPLY=($(compgen -W "folded perf" -- "$cur")) ;;
+		heatmap) COMPREPLY=($(compgen -W "perf timed" -- "$cur")) ;;
+		esac
 		return
 		;;
 	esac
