@@ -90,7 +90,7 @@ struct fg_symbolizer {
 	struct fg_idxmap by_build_id, by_inode;
 	size_t live;
 
-	char *debug_dir;           /* owned */
+	char *debug_dir; /* owned */
 	/* the kernel's build-id in hex ("": unknown), once kernel_build_id_read */
 	char kernel_build_id[2 * 64 + 1];
 	bool kernel_build_id_read;
