@@ -439,8 +439,8 @@ int fg_kernel_build_id(const uint8_t *notes, size_t len, const uint8_t **ret, si
 		if (descsz > len - desc_at)
 			break;
 		next = desc_at + MIN((size_t)((descsz + 3) & ~3u), len - desc_at);
-		if (type == nt_gnu_build_id && namesz == 4 && memcmp(notes + name_at, "GNU", 4) == 0 &&
-		    descsz >= 1 && descsz <= 64) {
+		if (type == nt_gnu_build_id && namesz == 4 &&
+		    memcmp(notes + name_at, "GNU", 4) == 0 && descsz >= 1 && descsz <= 64) {
 			*ret = notes + desc_at;
 			*ret_len = descsz;
 			return 0;
