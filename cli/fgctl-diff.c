@@ -74,7 +74,9 @@ static void diff_help(void)
 	       "  -s, --socket PATH        fgd's socket\n"
 	       "The graph's subtitle and the lines under it give both periods. With --baseline,\n"
 	       "-p is the process selector and the input options (--from, --pid, ...) do not\n"
-	       "apply.\n"
+	       "apply. A differential graph is svg, html or folded ('before after' counts):\n"
+	       "pprof and speedscope have no differential form, and it has no one time order\n"
+	       "to chart (--flamechart).\n"
 	       "\n");
 	fputs(fgctl_graph_help, stdout);
 }
