@@ -76,9 +76,24 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 		double pct =
 			json_object_object_get_ex(e, "cpu_pct", &v) ? json_object_get_double(v) : 0;
 
-		printf("%8" PRId64 " %6" PRId64 " %-16.16s %6.1f%% %8" PRId64 "  %s\n",
-		       fgctl_get_int(e, "pid"), fgctl_get_int(e, "uid"), fgctl_get_str(e, "comm"),
-		       pct, fgctl_get_int(e, "samples"), fgctl_get_str(e, "leaf"));
+		const char *comm = fgctl_get_str(e, "comm");
+		size_t cut = 0, chars = 0;
+
+		/*
+		 * 16 characters of the name, not 16 bytes: a cut through a character
+		 * (fgd sends U+FFFD for a name's bytes that are not UTF-8) would make
+		 * the line no longer UTF-8.
+		 */
+		while (comm[cut] && chars < 16) {
+			cut++;
+			while ((comm[cut] & 0xc0) == 0x80)
+				cut++;
+			chars++;
+		}
+		printf("%8" PRId64 " %6" PRId64 " %.*s%*s %6.1f%% %8" PRId64 "  %s\n",
+		       fgctl_get_int(e, "pid"), fgctl_get_int(e, "uid"), (int)cut, comm,
+		       (int)(16 - chars), "", pct, fgctl_get_int(e, "samples"),
+		       fgctl_get_str(e, "leaf"));
 	}
 	fflush(stdout);
 	return FGCTL_EXIT_OK;

@@ -9,6 +9,7 @@ not keep every binary it ever named in memory), and names come back right
 after."""
 
 import json
+import re
 import signal
 import subprocess
 
@@ -80,17 +81,33 @@ def test():
         check(svg.startswith("<?xml") and "hot_a" in svg, "the SVG lacks the workload")
         check(b"folded into [other]" in r.stderr, f"no summary: {r.stderr!r}")
 
-        # top: the burner listed (other tests may be as busy), its leaf hot_a, busiest first.
-        r = d.fgctl("top", "--last", "30s", "-n", "1000", check_rc=0)
-        out = r.stdout.decode(errors="replace")  # other processes: any bytes
+        # top: the burner listed (other tests may be as busy), its leaf hot_a, busiest first;
+        # the text is UTF-8 whatever bytes names hold: a process named with 15 bytes that are
+        # not UTF-8 is 15 U+FFFD, whole (a cut at 16 bytes went through a character).
+        odd = subprocess.Popen(["python3", "-c", "import ctypes\n"
+                                "ctypes.CDLL(None).prctl(15, b'\\xff' * 15)\n"
+                                "print('ready', flush=True)\nwhile True: pass"],
+                               stdout=subprocess.PIPE)
+        try:
+            check(odd.stdout.readline() == b"ready\n", "the oddly named process did not start")
+            wait_for(lambda: "\ufffd" * 15 in d.fgctl("top", "--last", "30s", "-n", "1000")
+                     .stdout.decode(), "the oddly named process in top")
+            r = d.fgctl("top", "--last", "30s", "-n", "1000", check_rc=0)
+        finally:
+            odd.kill()
+            odd.wait()
+        out = r.stdout.decode()
         print(out)
-        rows = [l.split() for l in out.splitlines()[3:]]
-        mine = [row for row in rows if int(row[0]) == w.pid]
-        check(mine and mine[0][-1] == "hot_a", f"fgtest-burn missing or its leaf is not hot_a:\n{out}")
-        shares = [float(row[3].rstrip("%")) for row in rows]
+        rows = [re.match(r" *(\d+) +\d+ (.{16}) +([\d.]+)% +\d+  (.*)$", l)
+                for l in out.splitlines()[3:]]
+        check(all(rows), f"top's lines are not its columns:\n{out}")
+        mine = [row for row in rows if int(row[1]) == w.pid]
+        check(mine and mine[0][4] == "hot_a", f"fgtest-burn missing or its leaf is not hot_a:\n{out}")
+        check(any(row[2] == "\ufffd" * 15 + " " for row in rows), f"the odd name:\n{out}")
+        shares = [float(row[3]) for row in rows]
         check(shares == sorted(shares, reverse=True), f"not busiest first:\n{out}")
         r = d.fgctl("top", "--last", "30s", "-n", "2", check_rc=0)
-        check(len(r.stdout.decode(errors="replace").splitlines()[3:]) <= 2, "-n 2 shows more than two")
+        check(len(r.stdout.decode().splitlines()[3:]) <= 2, "-n 2 shows more than two")
         r = d.fgctl("top", "--last", "30s", "-p", w.pid, check_rc=0)
         rows = [l.split() for l in r.stdout.decode().splitlines()[3:]]
         check(len(rows) == 1 and int(rows[0][0]) == w.pid, f"top -p: {rows}")
