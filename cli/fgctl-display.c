@@ -550,6 +550,9 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			fprintf(f, "the end");
 		fprintf(f, " (Unix seconds, --since/--until): %" PRId64 " stacks\n",
 			fgctl_get_int(meta, "stacks"));
+		if (fgctl_get_int(meta, "stacks") == 0)
+			fprintf(f, "fgctl: warning: no sample of the recording lies in that range: "
+				   "the output is empty\n");
 	}
 	if (fgctl_get_int(meta, "times_dropped") > 0)
 		fprintf(f,
