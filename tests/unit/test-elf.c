@@ -674,19 +674,27 @@ TEST(libc_dynsym_resolves)
 	ASSERT_EQ(fg_elf_syms__find(s, "getpid"), i);
 }
 
+/* The symbol table of the libc this test runs with (its file, found through getpid). */
+static struct fg_elf_syms *load_own_libc(void)
+{
+	struct fg_elf_syms *s = NULL;
+	void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+
+	if (!h)
+		SKIP("libc.so.6 is not loaded under that name");
+	ASSERT_TRUE(resolve_runtime((uintptr_t)dlsym(h, "getpid"), &s) >= 0);
+	dlclose(h);
+	return s;
+}
+
 TEST(lookups_in_a_big_table_match_a_linear_search)
 {
 	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
 	uint64_t lo, hi, x = 88172645463325252ULL;
 	size_t n;
-	void *h;
 
 	/* libc's table has thousands of functions: lookups go through its buckets. */
-	h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	if (!h)
-		SKIP("libc.so.6 is not loaded under that name");
-	ASSERT_TRUE(resolve_runtime((uintptr_t)dlsym(h, "getpid"), &s) >= 0);
-	dlclose(h);
+	s = load_own_libc();
 	n = fg_elf_syms__count(s);
 	ASSERT_TRUE(n >= 1000);
 	check_table(s);
@@ -711,13 +719,8 @@ TEST(lookups_after_adopting_a_big_debug_file)
 	const uint8_t *id;
 	size_t id_len;
 	int fd;
-	void *h;
 
-	h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	if (!h)
-		SKIP("libc.so.6 is not loaded under that name");
-	ASSERT_TRUE(resolve_runtime((uintptr_t)dlsym(h, "getpid"), &s) >= 0);
-	dlclose(h);
+	s = load_own_libc();
 	id_len = fg_elf_syms__build_id(s, &id);
 	ASSERT_TRUE(id_len >= 2);
 	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
