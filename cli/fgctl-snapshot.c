@@ -211,7 +211,7 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 		fgctl_format_time(to, sizeof(to), fgctl_get_int(meta, "last_ms"), false);
 		if (req.query.off_cpu)
 			fprintf(stderr,
-				"fgctl: wrote %s: %.3f s blocked, in %" PRId64
+				"fgctl: wrote %s: %.3f s blocked in %" PRId64
 				" slices (%s to %s, %g s); folded into [other] by the memory "
 				"ceiling: %.3f s\n",
 				where, (double)fgctl_get_int(meta, "samples") / 1e6,

@@ -184,8 +184,9 @@ static void stored_extent(const struct fg_slicefile *f, int64_t *ret_lo, int64_t
 {
 	size_t n = fg_slicefile__n_times(f);
 
+	/* The ms that hold its span: a slice shorter than a ms still holds one. */
 	*ret_lo = (int64_t)(fg_slicefile__start(f) / 1000000);
-	*ret_hi = (int64_t)(fg_slicefile__end(f) / 1000000);
+	*ret_hi = (int64_t)((fg_slicefile__end(f) + 999999) / 1000000);
 	if (!fg_slicefile__tick_ms(f) || n == 0)
 		return;
 	*ret_lo = INT64_MAX;
