@@ -26,6 +26,7 @@
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-http.h"
+#include "fgctl-optfile.h"
 #include "fgctl-query.h"
 #include "fgctl.h"
 #include "folded.h"
@@ -60,6 +61,7 @@ enum {
 	ARG_CONNECT_TIMEOUT,
 	ARG_TIMEOUT,
 	ARG_RETRIES,
+	ARG_CONFIG,
 };
 
 /* Secrets and tenants are short; a file larger than this is not one. */
@@ -705,8 +707,8 @@ static int run(struct push *p)
 }
 
 static const char help[] =
-	"Usage: fgctl push --url URL [--every SPAN] [--once] [--last SPAN] [--name TEMPLATE]\n"
-	"                  [--label KEY=VALUE]... [SELECTORS]\n"
+	"Usage: fgctl push [--config FILE] --url URL [--every SPAN] [--once] [--last SPAN]\n"
+	"                  [--name TEMPLATE] [--label KEY=VALUE]... [SELECTORS]\n"
 	"\nSends fgd's always-on profiles, period by period, to a Pyroscope-compatible\n"
 	"server (POST URL/ingest): one profile per application and period. fgd itself\n"
 	"stays off the network; the cursor file keeps the place, so no period is sent\n"
@@ -737,7 +739,37 @@ static const char help[] =
 	"      --retries N          tries again after a failed request, with backoff\n"
 	"                           from 1 s (default 3)\n"
 	"  -q, --quiet              no line per period; failures and the last line, what\n"
-	"                           was done, are still written\n";
+	"                           was done, are still written\n"
+	"      --config FILE        options from FILE first, a 'key = value' line each: the\n"
+	"                           long options without '--' (label may repeat; once and\n"
+	"                           quiet take yes or no); the command line wins\n";
+
+#define SHORT_OPTIONS "p:qs:h"
+static const struct option options[] = {
+	FGCTL_QUERY_VERB_OPTIONS,
+	{ "url", required_argument, NULL, ARG_URL },
+	{ "every", required_argument, NULL, ARG_EVERY },
+	{ "once", no_argument, NULL, ARG_ONCE },
+	{ "delay", required_argument, NULL, ARG_DELAY },
+	{ "catch-up", required_argument, NULL, ARG_CATCH_UP },
+	{ "cursor", required_argument, NULL, ARG_CURSOR },
+	{ "name", required_argument, NULL, ARG_NAME },
+	{ "label", required_argument, NULL, ARG_LABEL },
+	{ "format", required_argument, NULL, ARG_FORMAT },
+	{ "ca-file", required_argument, NULL, ARG_CA_FILE },
+	{ "token-file", required_argument, NULL, ARG_TOKEN_FILE },
+	{ "basic-auth-file", required_argument, NULL, ARG_BASIC_AUTH_FILE },
+	{ "tenant", required_argument, NULL, ARG_TENANT },
+	{ "connect-timeout", required_argument, NULL, ARG_CONNECT_TIMEOUT },
+	{ "timeout", required_argument, NULL, ARG_TIMEOUT },
+	{ "retries", required_argument, NULL, ARG_RETRIES },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "config", required_argument, NULL, ARG_CONFIG },
+	{},
+};
+
+/* What an option file (--config) may not say: no file within a file, no help. */
+static const char *const config_refused[] = { "config", "help", NULL };
 
 static int span_arg(const char *opt, const char *arg, int64_t min_ms, int64_t *ret)
 {
@@ -752,37 +784,42 @@ static int span_arg(const char *opt, const char *arg, int64_t min_ms, int64_t *r
 	return 0;
 }
 
+/*
+ * --label KEY=VALUE: a key given again takes the new value, so that a
+ * command line's label wins over the option file's. 0 or -EINVAL (said).
+ */
+static int add_label(struct push_opts *o, const char *arg)
+{
+	struct fg_ingest_label l;
+	const char *why;
+	size_t i;
+
+	if (fg_ingest_label_parse(arg, &l, &why) < 0) {
+		fprintf(stderr, "fgctl: invalid --label '%s': %s\n", arg, why);
+		return -EINVAL;
+	}
+	for (i = 0; i < o->n_labels && strcmp(o->labels[i].key, l.key) != 0; i++)
+		;
+	if (i == FG_INGEST_MAX_LABELS) {
+		fprintf(stderr, "fgctl: at most %d --label\n", FG_INGEST_MAX_LABELS);
+		return -EINVAL;
+	}
+	o->labels[i] = l;
+	o->n_labels = MAX(o->n_labels, i + 1);
+	return 0;
+}
+
 static int parse_args(struct push *p, int argc, char **argv, char **token, char **basic,
 		      const char **tenant, struct fgctl_http_opts *http)
 {
-	static const struct option options[] = {
-		FGCTL_QUERY_VERB_OPTIONS,
-		{ "url", required_argument, NULL, ARG_URL },
-		{ "every", required_argument, NULL, ARG_EVERY },
-		{ "once", no_argument, NULL, ARG_ONCE },
-		{ "delay", required_argument, NULL, ARG_DELAY },
-		{ "catch-up", required_argument, NULL, ARG_CATCH_UP },
-		{ "cursor", required_argument, NULL, ARG_CURSOR },
-		{ "name", required_argument, NULL, ARG_NAME },
-		{ "label", required_argument, NULL, ARG_LABEL },
-		{ "format", required_argument, NULL, ARG_FORMAT },
-		{ "ca-file", required_argument, NULL, ARG_CA_FILE },
-		{ "token-file", required_argument, NULL, ARG_TOKEN_FILE },
-		{ "basic-auth-file", required_argument, NULL, ARG_BASIC_AUTH_FILE },
-		{ "tenant", required_argument, NULL, ARG_TENANT },
-		{ "connect-timeout", required_argument, NULL, ARG_CONNECT_TIMEOUT },
-		{ "timeout", required_argument, NULL, ARG_TIMEOUT },
-		{ "retries", required_argument, NULL, ARG_RETRIES },
-		{ "quiet", no_argument, NULL, 'q' },
-		{},
-	};
+	const char *token_path = NULL, *basic_path = NULL;
 	struct fgctl_period period = {};
 	int64_t ms;
 	const char *why;
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:qs:h", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, SHORT_OPTIONS, options, NULL)) >= 0) {
 		r = fgctl_query_option(c, optarg, &p->query.query, &period);
 		if (r < 0)
 			return FGCTL_EXIT_USAGE;
@@ -832,16 +869,8 @@ static int parse_args(struct push *p, int argc, char **argv, char **token, char 
 					FG_GROUP_PROCESS;
 			break;
 		case ARG_LABEL:
-			if (p->o.n_labels >= FG_INGEST_MAX_LABELS) {
-				fprintf(stderr, "fgctl: at most %d --label\n",
-					FG_INGEST_MAX_LABELS);
+			if (add_label(&p->o, optarg) < 0)
 				return FGCTL_EXIT_USAGE;
-			}
-			if (fg_ingest_label_parse(optarg, &p->o.labels[p->o.n_labels++], &why) <
-			    0) {
-				fprintf(stderr, "fgctl: invalid --label '%s': %s\n", optarg, why);
-				return FGCTL_EXIT_USAGE;
-			}
 			break;
 		case ARG_FORMAT:
 			if (strcmp(optarg, "pprof") == 0) {
@@ -857,25 +886,12 @@ static int parse_args(struct push *p, int argc, char **argv, char **token, char 
 		case ARG_CA_FILE:
 			http->ca_file = optarg;
 			break;
+		/* Read once the last one is known: a command line's wins over the option file's. */
 		case ARG_TOKEN_FILE:
-			free(*token);
-			*token = NULL;
-			r = read_secret(optarg, "token", token);
-			if (r != FGCTL_EXIT_OK)
-				return r;
+			token_path = optarg;
 			break;
 		case ARG_BASIC_AUTH_FILE:
-			free(*basic);
-			*basic = NULL;
-			r = read_secret(optarg, "basic auth", basic);
-			if (r != FGCTL_EXIT_OK)
-				return r;
-			if (!strchr(*basic, ':')) {
-				fprintf(stderr,
-					"fgctl: the basic auth file %s holds no user:password\n",
-					optarg);
-				return FGCTL_EXIT_INPUT;
-			}
+			basic_path = optarg;
 			break;
 		case ARG_TENANT:
 			if (!*optarg || strpbrk(optarg, "\r\n")) {
@@ -904,6 +920,8 @@ static int parse_args(struct push *p, int argc, char **argv, char **token, char 
 		case 'q':
 			p->o.quiet = true;
 			break;
+		case ARG_CONFIG: /* read before: fgctl_verb_push() */
+			break;
 		case 'h':
 			printf("%s%s", help, fgctl_query_help);
 			return -1;
@@ -925,6 +943,21 @@ static int parse_args(struct push *p, int argc, char **argv, char **token, char 
 				"apply (--last says where to start)\n");
 		return FGCTL_EXIT_USAGE;
 	}
+	if (token_path) {
+		r = read_secret(token_path, "token", token);
+		if (r != FGCTL_EXIT_OK)
+			return r;
+	}
+	if (basic_path) {
+		r = read_secret(basic_path, "basic auth", basic);
+		if (r != FGCTL_EXIT_OK)
+			return r;
+		if (!strchr(*basic, ':')) {
+			fprintf(stderr, "fgctl: the basic auth file %s holds no user:password\n",
+				basic_path);
+			return FGCTL_EXIT_INPUT;
+		}
+	}
 	if (*token && *basic) {
 		fprintf(stderr, "fgctl: --token-file and --basic-auth-file exclude each other\n");
 		return FGCTL_EXIT_USAGE;
@@ -932,6 +965,56 @@ static int parse_args(struct push *p, int argc, char **argv, char **token, char 
 	p->o.plan.first_ms = p->o.plan.every_ms;
 	if (period.last && span_arg("--last", period.last, 1000, &p->o.plan.first_ms) < 0)
 		return FGCTL_EXIT_USAGE;
+	return FGCTL_EXIT_OK;
+}
+
+/* The --config FILE of argv, or NULL; the last one if given more than once. */
+static const char *config_arg(int argc, char **argv)
+{
+	const char *path = NULL;
+	int c, saved = opterr;
+
+	/* The same table, so "--comm --config" is a --comm; the real pass says what is wrong. */
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, SHORT_OPTIONS, options, NULL)) >= 0)
+		if (c == ARG_CONFIG)
+			path = optarg;
+	opterr = saved;
+	optind = 0;
+	return path;
+}
+
+/*
+ * argv with the words of the option file given with --config in front of
+ * its options (fgctl-optfile.h): *ret_argv is argv itself without one, else
+ * a new array that borrows argv's strings (caller frees it and
+ * *ret_words, the file's, with fgctl_optfile_free()). An exit code.
+ */
+static int with_config(int argc, char **argv, int *ret_argc, char ***ret_argv, char ***ret_words)
+{
+	const char *path = config_arg(argc, argv);
+	char **words = NULL, **all;
+	size_t n;
+
+	*ret_argc = argc;
+	*ret_argv = argv;
+	*ret_words = NULL;
+	if (!path)
+		return FGCTL_EXIT_OK;
+	if (fgctl_optfile_read(path, options, config_refused, &words, &n) < 0)
+		return FGCTL_EXIT_USAGE;
+	all = calloc((size_t)argc + n + 1, sizeof(*all));
+	if (!all) {
+		fgctl_optfile_free(words);
+		return FGCTL_EXIT_FAILURE;
+	}
+	all[0] = argv[0];
+	memcpy(all + 1, words, n * sizeof(*all));
+	memcpy(all + 1 + n, argv + 1, (size_t)(argc - 1) * sizeof(*all));
+	*ret_argc = argc + (int)n;
+	*ret_argv = all;
+	*ret_words = words;
 	return FGCTL_EXIT_OK;
 }
 
@@ -954,13 +1037,20 @@ int fgctl_verb_push(const struct fgctl_ctx *ctx, int argc, char **argv)
 	};
 	struct fgctl_http_opts http = { .connect_timeout_ms = 5000, .timeout_ms = 30000 };
 	_cleanup_free_ char *token = NULL, *basic = NULL;
+	char **all_argv, **words;
 	const char *tenant = NULL;
 	sigset_t mask;
+	int all_argc;
 	int r;
 
-	r = parse_args(&p, argc, argv, &token, &basic, &tenant, &http);
-	if (r < 0)
-		return FGCTL_EXIT_OK; /* --help */
+	r = with_config(argc, argv, &all_argc, &all_argv, &words);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	r = parse_args(&p, all_argc, all_argv, &token, &basic, &tenant, &http);
+	if (r < 0) {
+		r = FGCTL_EXIT_OK; /* --help */
+		goto out;
+	}
 	if (r != FGCTL_EXIT_OK)
 		goto out;
 	if (gethostname(p.host, sizeof(p.host) - 1) < 0 || !p.host[0])
@@ -991,5 +1081,9 @@ out:
 		explicit_bzero(basic, strlen(basic));
 	fgctl_http__free(p.http);
 	fg_ingest_cursor_done(&p.cursor);
+	/* The options parsed borrow from these until here (url, name, cursor...). */
+	if (all_argv != argv)
+		free(all_argv);
+	fgctl_optfile_free(words);
 	return r;
 }

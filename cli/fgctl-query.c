@@ -49,7 +49,8 @@ const char fgctl_query_help[] =
 
 const char fgctl_query_help_tail[] =
 	"  -s, --socket PATH        fgd's socket\n"
-	"Selectors combine. Non-root users see only their own processes.\n";
+	"Selectors combine. Non-root users see only their own processes, unless they\n"
+	"are in fgd's reader group (fgd(8), ACCESS CONTROL).\n";
 
 int fgctl_query_option(int c, const char *arg, struct fg_query_request *q,
 		       struct fgctl_period *period)

@@ -22,9 +22,19 @@ void fg_view_init(struct fg_view *v, uid_t uid, int paranoid)
 	};
 }
 
+void fg_view_read_all(struct fg_view *v)
+{
+	v->all_processes = true;
+}
+
+bool fg_view_shows_all(const struct fg_view *v)
+{
+	return v->uid == 0 || v->all_processes;
+}
+
 bool fg_view_shows_process(const struct fg_view *v, uid_t owner)
 {
-	return v->uid == 0 || owner == v->uid;
+	return fg_view_shows_all(v) || owner == v->uid;
 }
 
 bool fg_frame_is_kernel(const char *name, size_t len)

@@ -7,7 +7,10 @@
  * client's uid and kernel.perf_event_paranoid, which the daemon reads then.
  *
  *   - Processes: root sees every process; another user only the processes
- *     they own (fg_view_shows_process()).
+ *     they own (fg_view_shows_process()). A reader (a member of fgd's
+ *     ReaderGroup=, fgd.conf(5)) sees every process in what it reads of the
+ *     always-on data, and only there: fg_view_read_all() widens the view of
+ *     such a query; a recording's view is never widened.
  *   - Kernel frames: when kernel.perf_event_paranoid >= 2 the kernel would
  *     not let an unprivileged user profile the kernel, so fgd does not show
  *     them its symbols either: each run of kernel frames in a stack becomes
@@ -44,6 +47,7 @@
 
 struct fg_view {
 	uid_t uid;          /* the client's; 0: root */
+	bool all_processes; /* a reader's query: every process, whoever owns it */
 	bool hide_kernel;   /* kernel frames collapse into one FG_VIEW_KERNEL frame */
 	bool kernel_suffix; /* kernel frames shown keep their suffix: true unless the request says */
 };
@@ -55,8 +59,19 @@ struct fg_view {
  */
 void fg_view_init(struct fg_view *v, uid_t uid, int paranoid);
 
+/*
+ * Widens v to every process: what a reader gets for a query of the always-on
+ * data (snapshot, top, a heat map of a period), never for a recording. Kernel
+ * frames stay as fg_view_init() decided: the role widens which processes
+ * are seen, and nothing else.
+ */
+void fg_view_read_all(struct fg_view *v);
+
 /* Whether v shows the processes of owner. */
 bool fg_view_shows_process(const struct fg_view *v, uid_t owner);
+
+/* Whether v shows every process: root's view, or a reader's query. */
+bool fg_view_shows_all(const struct fg_view *v);
 
 /* Whether a stored frame name is a kernel frame: it ends in FG_KERNEL_SUFFIX. */
 bool fg_frame_is_kernel(const char *name, size_t len);

@@ -67,9 +67,10 @@ int fgd_config_copy(const struct fgd_config *src, struct fgd_config *ret)
 {
 	struct fgd_config c = *src;
 
-	c.socket_path = c.socket_group = c.state_directory = NULL;
+	c.socket_path = c.socket_group = c.reader_group = c.state_directory = NULL;
 	if (fgd_config_set_string(&c.socket_path, src->socket_path) < 0 ||
 	    fgd_config_set_string(&c.socket_group, src->socket_group) < 0 ||
+	    fgd_config_set_string(&c.reader_group, src->reader_group) < 0 ||
 	    fgd_config_set_string(&c.state_directory, src->state_directory) < 0) {
 		fgd_config_done(&c);
 		return -ENOMEM;
@@ -82,6 +83,7 @@ void fgd_config_done(struct fgd_config *c)
 {
 	free((char *)c->socket_path);
 	free((char *)c->socket_group);
+	free((char *)c->reader_group);
 	free((char *)c->state_directory);
 	*c = (struct fgd_config){ 0 };
 }
@@ -108,13 +110,27 @@ static int key_socket(struct fgd_config *c, const char *value, struct fg_conf_er
 			value, err);
 }
 
+static bool valid_group_name(const char *value)
+{
+	return strlen(value) <= 32 && !strchr(value, '/') && !strchr(value, ':');
+}
+
 static int key_socket_group(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
 	if (!value[0]) /* empty: back to the default ("fgd" if it exists) */
 		return fgd_config_set_string(&c->socket_group, NULL);
-	if (strlen(value) > 32 || strchr(value, '/') || strchr(value, ':'))
+	if (!valid_group_name(value))
 		return FAIL(err, "SocketGroup=%s: not a group name", value);
 	return fgd_config_set_string(&c->socket_group, value);
+}
+
+static int key_reader_group(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (!value[0]) /* empty: back to the default ("fgd-readers" if it exists) */
+		return fgd_config_set_string(&c->reader_group, NULL);
+	if (!valid_group_name(value))
+		return FAIL(err, "ReaderGroup=%s: not a group name", value);
+	return fgd_config_set_string(&c->reader_group, value);
 }
 
 static int parse_hz(const char *key, const char *value, uint32_t *ret, struct fg_conf_error *err)
@@ -296,6 +312,7 @@ static const struct {
 } keys[] = {
 	{ "Socket", key_socket },
 	{ "SocketGroup", key_socket_group },
+	{ "ReaderGroup", key_reader_group },
 	{ "Frequency", key_frequency },
 	{ "CallGraph", key_call_graph },
 	{ "StackDump", key_stack_dump },

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "compaction.h"
 #include "conf.h"
@@ -33,6 +34,8 @@
 #define FGD_MAX_OFF_CPU_MIN_BLOCK_US 10000000
 /* systemd's StateDirectory=fgd is always under /var/lib. */
 #define FGD_DEFAULT_STATE_DIRECTORY "/var/lib/fgd"
+/* ReaderGroup='s default, when a group of that name exists (systemd/fgd.sysusers makes it). */
+#define FGD_DEFAULT_READER_GROUP "fgd-readers"
 #define FGD_MAX_CONFIG_FILE (64 * 1024)
 
 /*
@@ -43,6 +46,14 @@
 struct fgd_config {
 	const char *socket_path;  /* owned: fgd_config_done() frees it */
 	const char *socket_group; /* owned; NULL: none */
+	/*
+	 * ReaderGroup=: its members may read every process's always-on data
+	 * (fgd(8), "ACCESS CONTROL"). Owned; NULL: no reader role. reader_gid
+	 * is what it names, looked up by fgd.c when the configuration is
+	 * loaded (start and reload), not by the parser.
+	 */
+	const char *reader_group;
+	gid_t reader_gid;
 	uint32_t default_frequency;
 	enum fg_call_graph call_graph; /* for requests that do not choose: FP or DWARF */
 	uint32_t stack_dump;           /* DWARF mode's default dump size */

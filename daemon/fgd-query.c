@@ -565,7 +565,7 @@ static int timed_snapshot(const struct fgd_alwayson_data *a, const struct fg_que
 	if (r < 0)
 		return r;
 	mc.sel = sel;
-	match_all = view->uid == 0 && fg_selector__is_all(sel);
+	match_all = fg_view_shows_all(view) && fg_selector__is_all(sel);
 	r = fg_timed__new(a->off_cpu ? FG_TIMED_US : FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t);
 	if (r < 0)
 		return r;
@@ -594,8 +594,9 @@ static int timed_snapshot(const struct fgd_alwayson_data *a, const struct fg_que
 				 "window's room for them); snapshot and top still read it",
 				 res.untimed_slices);
 		else
-			no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0,
-				ret_error, error_size);
+			no_data(a->window, &res,
+				!fg_selector__is_all(sel) || !fg_view_shows_all(view), ret_error,
+				error_size);
 		return -ENODATA;
 	}
 	/* The period is what the slices cover of the one asked for. */
@@ -672,7 +673,7 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 	if (!model)
 		return -ENOMEM;
 	/* Unattributed samples belong to no process: only a root query of everything shows them. */
-	match_all = view->uid == 0 && fg_selector__is_all(sel);
+	match_all = fg_view_shows_all(view) && fg_selector__is_all(sel);
 	r = fg_window__query(a->window, since, until, roots, match, &mc, match_all, model, &res);
 	/* The window is bounded by its ceiling; the history is not, so it is read against the budget. */
 	if (r >= 0 && fg_folded__bytes(model) > max_bytes)
@@ -690,8 +691,8 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 	if (r < 0)
 		return r;
 	if (res.samples == 0 || fg_folded__n_stacks(model) == 0) {
-		no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0, ret_error,
-			error_size);
+		no_data(a->window, &res, !fg_selector__is_all(sel) || !fg_view_shows_all(view),
+			ret_error, error_size);
 		return -ENODATA;
 	}
 	meta = result_json(a, &res, view);
@@ -786,8 +787,8 @@ int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_requ
 		return r;
 	add_result(&res, &window);
 	if (res.samples == 0) {
-		no_data(a->window, &res, !fg_selector__is_all(sel) || view->uid != 0, ret_error,
-			error_size);
+		no_data(a->window, &res, !fg_selector__is_all(sel) || !fg_view_shows_all(view),
+			ret_error, error_size);
 		return -ENODATA;
 	}
 	fg_top__stats(top, &ts);

@@ -86,6 +86,7 @@ struct client {
 	struct fgd_server *server; /* borrowed */
 	struct client *next, *prev;
 	struct ucred cred;
+	bool reader; /* in the reader group when it connected: its queries see every process */
 	enum fg_session_state state; /* what its requests get: common/session.h */
 	bool short_slot;             /* let in past a full table: one request, then closed */
 	uint32_t epoll_events;
@@ -365,6 +366,19 @@ static struct fg_view client_view(const struct client *c)
 	return v;
 }
 
+/*
+ * What a query of the always-on data shows the client: a reader's view
+ * widened to every process. Recordings keep client_view().
+ */
+static struct fg_view query_view(const struct client *c)
+{
+	struct fg_view v = client_view(c);
+
+	if (c->reader)
+		fg_view_read_all(&v);
+	return v;
+}
+
 static size_t recordings_of(const struct fgd_server *s, uid_t uid)
 {
 	size_t n = 0;
@@ -615,7 +629,7 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 {
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	struct json_object *meta = NULL;
-	struct fg_view view = client_view(c);
+	struct fg_view view = query_view(c);
 	struct fgd_alwayson_data ao;
 	struct fgd_alwayson *a;
 	char why[512] = "";
@@ -672,7 +686,7 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 static void handle_top(struct client *c, const struct fg_query_request *q)
 {
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
-	struct fg_view view = client_view(c);
+	struct fg_view view = query_view(c);
 	struct fgd_alwayson_data ao;
 	struct fgd_alwayson *a;
 	char why[512] = "";
@@ -1165,6 +1179,59 @@ static int admit(struct fgd_server *s, uid_t uid, bool *ret_short, const char **
 	return 0;
 }
 
+/*
+ * Whether the peer on fd is in group gid: its gid, or one of the
+ * supplementary groups it had when it connected (SO_PEERGROUPS). These are
+ * the kernel's, as SO_PEERCRED's uid is: no user database is asked from the
+ * loop, and a process that dropped the group is not in it. 1, 0, or a
+ * negative errno.
+ */
+static int peer_in_group(int fd, const struct ucred *cred, gid_t gid)
+{
+	_cleanup_free_ gid_t *many = NULL;
+	gid_t few[64], *groups = few;
+	socklen_t len = sizeof(few);
+
+	if (cred->gid == gid)
+		return 1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+		if (errno != ERANGE)
+			return negative_errno();
+		/* len is now what the list needs: NGROUPS_MAX gids at most. */
+		many = malloc(len);
+		if (!many)
+			return -ENOMEM;
+		groups = many;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+			return negative_errno();
+	}
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == gid)
+			return 1;
+	return 0;
+}
+
+/* Whether a new connection gets the reader role (fgd(8), "ACCESS CONTROL"): decided once. */
+static bool is_reader(const struct fgd_server *s, int fd, const struct ucred *cred)
+{
+	int r;
+
+	/* Root sees everything already. */
+	if (!s->conf->reader_group || cred->uid == 0)
+		return false;
+	r = peer_in_group(fd, cred, s->conf->reader_gid);
+	if (r < 0) {
+		log_warning("Failed to read the groups of a client (uid %u): %s, serving it "
+			    "without the reader role",
+			    cred->uid, strerror(-r));
+		return false;
+	}
+	if (r > 0)
+		log_debug("Client (uid %u) is in the reader group %s", cred->uid,
+			  s->conf->reader_group);
+	return r > 0;
+}
+
 static void accept_event(struct fgd_watch *w, uint32_t events)
 {
 	struct fgd_server *s =
@@ -1204,6 +1271,7 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 		c->watch.fn = client_event;
 		c->server = s;
 		c->cred = cred;
+		c->reader = is_reader(s, fd, &cred);
 		c->short_slot = short_slot;
 		c->state = short_slot ? FG_SESSION_SHORT : FG_SESSION_IDLE;
 		c->last_active = fgd_now();

@@ -10,7 +10,10 @@
  *
  * Access: root may profile anything; other users only processes whose uids
  * are all theirs; whole-machine recordings need root (peer credentials from
- * SO_PEERCRED).
+ * SO_PEERCRED). A member of conf->reader_group (its gid or a supplementary
+ * group when it connected, SO_PEERGROUPS) is a reader: its queries of the
+ * always-on data (snapshot, top) show every process; its recordings follow
+ * the rule above.
  */
 
 #include <json-c/json.h>

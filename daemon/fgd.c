@@ -41,6 +41,7 @@
 static const char *arg_config; /* NULL: FGD_CONFIG_FILE, which may be missing */
 static const char *arg_socket;
 static const char *arg_group;
+static const char *arg_reader_group;
 static uint32_t arg_frequency;
 static bool arg_call_graph_set;
 static enum fg_call_graph arg_call_graph;
@@ -92,6 +93,10 @@ static void help(void)
 	       "  -s, --socket PATH        control socket (default %s)\n"
 	       "  -g, --socket-group NAME  group allowed to connect (socket mode 0660);\n"
 	       "                           default: 'fgd' if that group exists, else root only\n"
+	       "      --reader-group NAME  group whose members may read every process's\n"
+	       "                           always-on data (snapshot, top), not record it;\n"
+	       "                           default: '" FGD_DEFAULT_READER_GROUP
+	       "' if that group exists\n"
 	       "  -F, --frequency HZ       default sampling frequency (default 99)\n"
 	       "      --call-graph MODE    how user stacks are walked when a recording does not\n"
 	       "                           say: dwarf (unwind a copy of the stack with DWARF CFI;\n"
@@ -131,12 +136,14 @@ static int parse_args(int argc, char **argv)
 		ARG_SLICE_SECONDS,
 		ARG_WINDOW_SECONDS,
 		ARG_MEMORY_MAX,
-		ARG_STATE_DIRECTORY
+		ARG_STATE_DIRECTORY,
+		ARG_READER_GROUP,
 	};
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "socket-group", required_argument, NULL, 'g' },
+		{ "reader-group", required_argument, NULL, ARG_READER_GROUP },
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "ring-pages", required_argument, NULL, ARG_RING_PAGES },
 		{ "call-graph", required_argument, NULL, ARG_CALL_GRAPH },
@@ -165,6 +172,9 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'g':
 			arg_group = optarg;
+			break;
+		case ARG_READER_GROUP:
+			arg_reader_group = optarg;
 			break;
 		case 'F':
 			if (fg_parse_u32(optarg, 1, 100000, &arg_frequency) < 0) {
@@ -268,6 +278,30 @@ static void log_config_error(void *ctx, const struct fg_conf_error *err)
 }
 
 /*
+ * ReaderGroup= to its gid, now: a group renamed or made later counts from
+ * the next reload. Without the key, "fgd-readers" if that group exists,
+ * else no reader role. A group that was named and does not exist is an
+ * error, as SocketGroup='s is at start: a mistyped name must not pass
+ * unnoticed (a reload with one keeps the running configuration).
+ */
+static int resolve_reader_group(struct fgd_config *c)
+{
+	const char *name = c->reader_group ?: FGD_DEFAULT_READER_GROUP;
+	struct group *g;
+
+	g = getgrnam(name);
+	if (!g && c->reader_group)
+		return log_error("No such group: %s (ReaderGroup=)", name), -ENOENT;
+	if (!g)
+		return 0;
+	if (!c->reader_group && fgd_config_set_string(&c->reader_group, name) < 0)
+		return log_error("Out of memory"), -ENOMEM;
+	c->reader_gid = g->gr_gid;
+	log_debug("Reader group: %s (gid %u)", name, (unsigned)g->gr_gid);
+	return 0;
+}
+
+/*
  * Builds the configuration: defaults, then the file, then the command line.
  * Problems are logged. 0, or a negative errno with *ret untouched.
  */
@@ -295,7 +329,8 @@ static int load_config(struct fgd_config *ret)
 	}
 
 	if ((arg_socket && fgd_config_set_string(&c.socket_path, arg_socket) < 0) ||
-	    (arg_group && fgd_config_set_string(&c.socket_group, arg_group) < 0))
+	    (arg_group && fgd_config_set_string(&c.socket_group, arg_group) < 0) ||
+	    (arg_reader_group && fgd_config_set_string(&c.reader_group, arg_reader_group) < 0))
 		return log_error("Out of memory"), -ENOMEM;
 	if (arg_frequency)
 		c.default_frequency = arg_frequency;
@@ -323,6 +358,9 @@ static int load_config(struct fgd_config *ret)
 		return log_error("Invalid configuration with the command line: %s", err.message), r;
 	if (!c.socket_group && getgrnam("fgd") && fgd_config_set_string(&c.socket_group, "fgd") < 0)
 		return log_error("Out of memory"), -ENOMEM;
+	r = resolve_reader_group(&c);
+	if (r < 0)
+		return r;
 
 	*ret = c;
 	c = (struct fgd_config){ 0 };
@@ -351,6 +389,10 @@ static void log_config_changes(const struct fgd_config *c, const struct fgd_conf
 	if (c->memory_max != old->memory_max)
 		log_info("Memory budget: %" PRIu64 " bytes (was %" PRIu64 ")", c->memory_max,
 			 old->memory_max);
+	/* A connection's role is decided when it connects: open ones keep theirs. */
+	if (!streq_ptr(c->reader_group, old->reader_group) || c->reader_gid != old->reader_gid)
+		log_info("Reader group: %s (was %s), for new connections",
+			 c->reader_group ?: "(none)", old->reader_group ?: "(none)");
 }
 
 /* Whether c's always-on settings differ from old's: those the sampler is built with. */

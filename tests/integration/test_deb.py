@@ -25,7 +25,7 @@ WANT = [
     "usr/share/man/man5/fgd.conf.5.gz",
     "usr/share/bash-completion/completions/fgctl", "usr/share/zsh/vendor-completions/_fgctl",
     "usr/share/fish/vendor_completions.d/fgctl.fish",
-    "usr/share/doc/fgd/fgd.conf.example",
+    "usr/share/doc/fgd/fgd.conf.example", "usr/share/doc/fgd/push.conf.example",
 ]
 
 

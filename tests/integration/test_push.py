@@ -31,6 +31,10 @@ pushed (--comm), so nothing else on the machine matters.
   - https with --ca-file (a self-signed CA made by openssl); without it,
     the certificate is refused.
   - Bad arguments get clear errors.
+  - --config FILE: push.conf's "key = value" lines are push's long options;
+    the command line wins over the file (--url, and a --label of the same
+    key), labels repeat and add up, yes/no for an option without a value,
+    and an unknown key or a bad line is an error that names FILE:LINE.
 """
 
 import base64
@@ -427,6 +431,70 @@ def bad_args(d, tmp):
     check(r.returncode != 0 and b"push of fgtest-burn failed" in r.stderr, f"{r.stderr}")
 
 
+def config(d, tmp, srv, host):
+    path = os.path.join(tmp, "push.conf")
+    with open(path, "w") as f:
+        f.write("# fgd-push's settings\n"
+                "url = http://127.0.0.1:1\n"
+                "\n"
+                "comm = ^fgtest-burn$\n"
+                "every = 2s\n"
+                "delay=1s\n"
+                "label = env=file\n"
+                "label = team=perf\n"
+                "format = folded\n"
+                "once = yes\n"
+                "quiet = no\n")
+    # The command line's --url and env= win; team= stays; --last only here.
+    r = d.fgctl("push", "--config", path, "--url", f"http://127.0.0.1:{srv.port}",
+                "--label", "env=test", "--last", "4s", check_rc=0)
+    reqs = srv.take()
+    check(reqs, f"no request with --config: {r.stderr.decode()}")
+    for req in reqs:
+        q = query(req)
+        check(q["name"] == f"fgtest-burn.cpu{{host={host},env=test,team=perf}}",
+              f"--config's labels: name {q['name']}")
+        check(q["format"] == "folded", f"--config's format: {q['format']}")
+        frm, until = int(q["from"]), int(q["until"])
+        check(until - frm == EVERY_S, f"--config's every: {frm}-{until}")
+    # Per period a line (quiet = no), and the last line.
+    check(r.stderr.count(b"\n") >= 2, f"quiet = no was quiet: {r.stderr!r}")
+
+    cases = [
+        ("url = http://127.0.0.1:1\nonce = yes\nbogus = 1\n", ":3: unknown key bogus"),
+        ("url = http://127.0.0.1:1\n# ok\nonce = maybe\n", ":3: once=maybe: expected yes or no"),
+        ("url = http://127.0.0.1:1\nconfig = /etc/x\n", ":2: unknown key config"),
+        ("[push]\nurl = http://127.0.0.1:1\n", ":2: url= is in section [push]"),
+        ("url\n", ":1: expected Key=Value"),
+        ("url = http://127.0.0.1:1\nevery = 0s\n", "invalid --every '0s'"),
+    ]
+    for text, want in cases:
+        with open(path, "w") as f:
+            f.write(text)
+        r = d.fgctl("push", "--config", path, "--once")
+        err = r.stderr.decode()
+        check(r.returncode == 2 and want in err and (want.startswith("invalid") or path in err),
+              f"push.conf {text!r}: rc {r.returncode}, {err!r}, wanted {want!r}")
+    r = d.fgctl("push", "--config", os.path.join(tmp, "none.conf"), "--once")
+    check(r.returncode == 2 and b"cannot read" in r.stderr, f"a missing --config: {r.stderr!r}")
+    # The template installed for fgd-push.service reads as it is, and with every option
+    # uncommented: the file's options are checked before --help is reached (the secrets'
+    # files, which do not exist here, are read after).
+    example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "systemd",
+                           "push.conf.example")
+    with open(example) as f:
+        text = f.read()
+    uncommented = re.sub(r"^#(\S+ = )", r"\1", text, flags=re.M)
+    check(uncommented != text, "push.conf.example has no commented-out option")
+    for name, content in (("example.conf", text), ("uncommented.conf", uncommented)):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(content)
+        r = d.fgctl("push", "--config", path, "--help")
+        check(r.returncode == 0, f"push.conf.example ({name}): {r.stderr.decode()!r}")
+    print(f"config: {len(reqs)} periods with the file's settings and the command line's")
+
+
 def test():
     require_root()
     host = socket.gethostname()
@@ -441,6 +509,7 @@ def test():
                          "-f", "folded").returncode == 0,
                  "7 s of fgtest-burn in the window", timeout=30)
         bad_args(d, tmp)
+        config(d, tmp, srv, host)
         cursor = basic(d, tmp, srv, host)
         outage(d, tmp, srv, host, cursor)
         catch_up_limit(d, tmp, srv)

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The generated systemd units pass `systemd-analyze verify`, and their sandbox keeps the
 exposure score of `systemd-analyze security --offline=true` at or under what docs/ records:
-fgd.service, and fgd-push.service (fgctl push, the one part with network); tmpfiles makes
-the directory fgd reads its fgd.conf from."""
+fgd.service, and fgd-push.service (fgctl push, the one part with network, run unprivileged
+as the user fgd.sysusers makes, a member of the socket's and the reader group, its settings
+in push.conf); tmpfiles makes the directory fgd reads its fgd.conf from."""
 
 import os
 import re
@@ -34,6 +35,24 @@ def main():
             push = f.read()
         m = re.search(r"^ExecStart=(\S+)/fgctl push ", push, re.M)
         check(m, "fgd-push.service does not run fgctl push")
+        # push runs unprivileged, as a user fgd's sysusers entry makes, in groups it makes:
+        # the socket's and the reader group (fgd(8), ACCESS CONTROL), and with a config file.
+        sysusers = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "systemd", "fgd.sysusers")
+        with open(sysusers) as f:
+            entries = [line.split() for line in f if line.strip() and not line.startswith("#")]
+        users = {e[1] for e in entries if e[0] == "u"}
+        groups = {e[1] for e in entries if e[0] in ("g", "u")}
+        members = {(e[1], e[2]) for e in entries if e[0] == "m"}
+        unit = dict(re.findall(r"^(User|Group|SupplementaryGroups)=(.*)$", push, re.M))
+        check(unit.get("User") in users and unit.get("Group") in groups,
+              f"fgd-push.service runs as {unit}, which fgd.sysusers does not make")
+        for g in ("fgd", "fgd-readers"):
+            check(g in unit.get("SupplementaryGroups", "").split() and g in groups and
+                  (unit["User"], g) in members, f"fgd-push.service's user is not in {g}")
+        check(re.search(r"^ExecStart=\S+/fgctl push --config (\S+)/push\.conf ", push, re.M) and
+              re.search(r"^ConditionPathExists=\S+/push\.conf$", push, re.M),
+              "fgd-push.service does not read push.conf")
         with open(os.path.join(tmp, "fgd-push.service"), "w") as f:
             f.write(push.replace(m.group(1) + "/fgctl", FGCTL))
         r = subprocess.run(["systemd-analyze", "verify", "--man=no", "fgd.socket", "fgd.service",

@@ -39,6 +39,8 @@ TEST(defaults)
 	ASSERT_OK(fgd_config_init(&c));
 	ASSERT_STREQ(c.socket_path, FG_DEFAULT_SOCKET);
 	ASSERT_TRUE(c.socket_group == NULL);
+	/* No reader role unless fgd.c finds the default group. */
+	ASSERT_TRUE(c.reader_group == NULL);
 	ASSERT_EQ(c.default_frequency, 99);
 	ASSERT_EQ(c.call_graph, FG_CALL_GRAPH_DWARF);
 	ASSERT_TRUE(c.always_on);
@@ -67,6 +69,7 @@ TEST(every_key)
 			"# comment\n; another\n\n[fgd]\r\n"
 			"Socket = /run/x/y.sock\n"
 			"SocketGroup=wheel\n"
+			"ReaderGroup=fgd-readers\n"
 			"Frequency=997\n"
 			"CallGraph=fp\n"
 			"StackDump=8K\n"
@@ -86,6 +89,7 @@ TEST(every_key)
 	ASSERT_EQ(e.n, 0);
 	ASSERT_STREQ(c.socket_path, "/run/x/y.sock");
 	ASSERT_STREQ(c.socket_group, "wheel");
+	ASSERT_STREQ(c.reader_group, "fgd-readers");
 	ASSERT_EQ(c.default_frequency, 997);
 	ASSERT_EQ(c.call_graph, FG_CALL_GRAPH_FP);
 	ASSERT_EQ(c.stack_dump, 8192);
@@ -119,6 +123,13 @@ TEST(every_key)
 	/* An empty SocketGroup= goes back to the default. */
 	ASSERT_OK(parse(&c, "SocketGroup=\n", &e));
 	ASSERT_TRUE(c.socket_group == NULL);
+	/* ReaderGroup= alike; a name with a slash or colon is none, and the old one stays. */
+	ASSERT_OK(parse(&c, "ReaderGroup=readers\n", &e));
+	ASSERT_ERR(parse(&c, "ReaderGroup=a:b\n", &e), -EINVAL);
+	ASSERT_ERR(parse(&c, "ReaderGroup=a/b\n", &e), -EINVAL);
+	ASSERT_STREQ(c.reader_group, "readers");
+	ASSERT_OK(parse(&c, "ReaderGroup=\n", &e));
+	ASSERT_TRUE(c.reader_group == NULL);
 	fgd_config_done(&c);
 }
 

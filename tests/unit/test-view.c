@@ -95,6 +95,27 @@ TEST(processes_are_shown_to_root_and_to_their_owner)
 	ASSERT_TRUE(!fg_view_shows_process(&user, 1001));
 }
 
+TEST(a_readers_query_shows_every_process_and_nothing_more)
+{
+	struct fg_view user, reader, root;
+
+	fg_view_init(&user, 1000, 2);
+	fg_view_init(&reader, 1000, 2);
+	fg_view_init(&root, 0, 2);
+	ASSERT_TRUE(!user.all_processes);
+	ASSERT_TRUE(!fg_view_shows_all(&user));
+	ASSERT_TRUE(fg_view_shows_all(&root));
+	fg_view_read_all(&reader);
+	ASSERT_TRUE(fg_view_shows_all(&reader));
+	ASSERT_TRUE(fg_view_shows_process(&reader, 0));
+	ASSERT_TRUE(fg_view_shows_process(&reader, 1001));
+	ASSERT_TRUE(fg_view_shows_process(&reader, 1000));
+	/* The kernel stays hidden as from any user: the role widens processes only. */
+	ASSERT_TRUE(reader.hide_kernel);
+	ASSERT_EQ(reader.uid, 1000);
+	ASSERT_VIEWED(&reader, "main;read_[k];vfs_read_[k] 3\n", "main;[kernel] 3\n");
+}
+
 TEST(kernel_frames_are_told_by_their_suffix)
 {
 	struct fg_view user, root, plain;
