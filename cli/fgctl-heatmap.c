@@ -70,7 +70,8 @@ static void heatmap_help(void)
 	       "From fgd's always-on sampling instead (memory, then the history on disk;\n"
 	       "--off-cpu: always-on off-CPU):\n",
 	       FG_DEFAULT_SOCKET);
-	fputs(fgctl_query_help, stdout);
+	fputs(fgctl_query_period_help, stdout);
+	fputs(fgctl_query_selector_help, stdout);
 	printf("\n"
 	       "  -o, --output FILE        where to write ('-' for stdout); the format follows\n"
 	       "                           the extension: .html, .json, .svg, or .timed\n"

@@ -202,6 +202,30 @@ static int cursor_load(struct push *p)
 	return FGCTL_EXIT_OK;
 }
 
+/*
+ * Whether the cursor can be written where it goes (its temporary file
+ * beside it, as cursor_save() writes it): found at the start, not after a
+ * first period was sent and could not be kept. An exit code.
+ */
+static int cursor_check(const struct push *p)
+{
+	_cleanup_free_ char *tmp = NULL;
+	int fd;
+
+	if (!p->o.cursor_path)
+		return FGCTL_EXIT_OK;
+	if (asprintf(&tmp, "%s.tmp", p->o.cursor_path) < 0)
+		return FGCTL_EXIT_FAILURE;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "fgctl: cannot write the cursor %s: %m\n", p->o.cursor_path);
+		return FGCTL_EXIT_OUTPUT;
+	}
+	close(fd);
+	unlink(tmp);
+	return FGCTL_EXIT_OK;
+}
+
 /* Writes the cursor beside its file and renames it over: a crash leaves the old or the new. */
 static int cursor_save(struct push *p)
 {
@@ -240,7 +264,7 @@ static int cursor_save(struct push *p)
  * samples for it; -EIO when fgd could not be asked (said why).
  */
 static int fetch(struct push *p, int64_t from, int64_t until, struct fg_folded **ret,
-		 uint32_t *ret_rate)
+		 uint32_t *ret_rate, char *comment, size_t comment_size)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *model = fg_folded__new();
 	struct fg_request req = p->query;
@@ -304,11 +328,19 @@ static int fetch(struct push *p, int64_t from, int64_t until, struct fg_folded *
 			break;
 		}
 		if (strcmp(type, "result") == 0) {
-			struct json_object *m;
+			struct json_object *m = NULL;
 
 			*ret_rate = json_object_object_get_ex(msg, "meta", &m) ?
 					    (uint32_t)fgctl_get_int(m, "frequency") :
 					    0;
+			/* What pprof readers show beside the profile (go tool pprof -comments). */
+			snprintf(comment, comment_size,
+				 "fgd always-on: %s at %u Hz, %s stacks; %" PRId64
+				 " samples of the host in %" PRId64 " slices, %" PRId64
+				 " folded into [other] by fgd's memory ceiling",
+				 fgctl_get_str(m, "event"), *ret_rate,
+				 fgctl_get_str(m, "call_graph"), fgctl_get_int(m, "samples"),
+				 fgctl_get_int(m, "slices"), fgctl_get_int(m, "folded_samples"));
 		} else if (strcmp(type, "end") == 0) {
 			r = pending_len == 0 ? 0 : -EIO;
 			if (r < 0)
@@ -507,9 +539,11 @@ static int post(struct push *p, const char *app, const char *url, const void *bo
  * every try, -EINTR when interrupted.
  */
 static int send_app(struct push *p, const char *app, const struct fg_folded *m, int64_t from,
-		    int64_t until, uint32_t rate)
+		    int64_t until, uint32_t rate, const char *comment)
 {
+	const char *comments[] = { comment, NULL };
 	struct fg_pprof_meta meta = {
+		.comments = comment[0] ? comments : NULL,
 		.values = FG_PPROF_SAMPLES,
 		.period_ns = rate ? 1000000000u / rate : 0,
 		.time_ns = from * 1000000,
@@ -564,10 +598,10 @@ static int push_period(struct push *p, int64_t from, int64_t until)
 	struct apps apps = {};
 	uint32_t rate = 0;
 	size_t sent = 0, refused = 0;
-	char a[16], b[16];
+	char a[16], b[16], comment[256] = "";
 	int r, pending = 0;
 
-	r = fetch(p, from, until, &all, &rate);
+	r = fetch(p, from, until, &all, &rate, comment, sizeof(comment));
 	if (r == -ENODATA) {
 		p->st.periods++;
 		p->st.empty_periods++;
@@ -590,7 +624,7 @@ static int push_period(struct push *p, int64_t from, int64_t until)
 			r = -EINTR;
 			break;
 		}
-		r = send_app(p, app, apps.v[i].model, from, until, rate);
+		r = send_app(p, app, apps.v[i].model, from, until, rate, comment);
 		if (r == -EAGAIN) {
 			/* The others go on: each is kept in the cursor once sent. */
 			pending++;
@@ -923,7 +957,7 @@ static int parse_args(struct push *p, int argc, char **argv, char **token, char 
 		case ARG_CONFIG: /* read before: fgctl_verb_push() */
 			break;
 		case 'h':
-			printf("%s%s", help, fgctl_query_help);
+			printf("%s%s", help, fgctl_query_selector_help);
 			return -1;
 		default:
 			fprintf(stderr, "Try 'fgctl push --help'.\n");
@@ -942,6 +976,11 @@ static int parse_args(struct push *p, int argc, char **argv, char **token, char 
 		fprintf(stderr, "fgctl: push cuts its own periods: --since and --until do not "
 				"apply (--last says where to start)\n");
 		return FGCTL_EXIT_USAGE;
+	}
+	/* Said now, not as a failed send retried with backoff. */
+	if (http->ca_file && access(http->ca_file, R_OK) < 0) {
+		fprintf(stderr, "fgctl: cannot read --ca-file %s: %m\n", http->ca_file);
+		return FGCTL_EXIT_INPUT;
 	}
 	if (token_path) {
 		r = read_secret(token_path, "token", token);
@@ -1059,6 +1098,8 @@ int fgctl_verb_push(const struct fgctl_ctx *ctx, int argc, char **argv)
 	http.basic_auth = basic;
 	http.tenant = tenant;
 	r = cursor_load(&p);
+	if (r == FGCTL_EXIT_OK)
+		r = cursor_check(&p);
 	if (r != FGCTL_EXIT_OK)
 		goto out;
 	if (fgctl_http__new(&http, &p.http) < 0) {

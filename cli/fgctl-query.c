@@ -34,13 +34,15 @@ static int32_t utc_offset(void)
 	return (int32_t)tm.tm_gmtoff;
 }
 
-const char fgctl_query_help[] =
+const char fgctl_query_period_help[] =
 	"      --last SPAN          the last SPAN: 30s, 5m, 1h30m\n"
 	"      --since TIME         from TIME: HH:MM[:SS[.fff]] (the latest such time),\n"
 	"                           ISO 8601 (2024-03-10T03:10, with Z or +01:00 for a\n"
 	"                           zone), relative (-10m), or Unix seconds (1764205200.250,\n"
 	"                           @1764205200); to the millisecond\n"
-	"      --until TIME         up to TIME (default: now)\n"
+	"      --until TIME         up to TIME (default: now)\n";
+
+const char fgctl_query_selector_help[] =
 	"  -p, --pid PID            only this process\n"
 	"      --comm REGEX         only processes whose name matches (extended regex)\n"
 	"      --uid UID            only this user's processes\n"

@@ -45,8 +45,13 @@ enum {
 		"help", no_argument, NULL, 'h'                           \
 	}
 
-/* Their help text, one line each; and the lines that end snapshot's and top's help. */
-extern const char fgctl_query_help[];
+/*
+ * Their help text, one line each: the period's options, then the
+ * selectors' (push takes the selectors only); and the lines that end
+ * snapshot's and top's help.
+ */
+extern const char fgctl_query_period_help[];
+extern const char fgctl_query_selector_help[];
 extern const char fgctl_query_help_tail[];
 
 /* The period options as given; borrowed from argv. NULL: not given. */

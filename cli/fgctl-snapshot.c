@@ -142,8 +142,9 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "  -k, --kernel-only        only kernel frames, under the process frame\n"
 			       "      --json               the summary as JSON on stdout (the profile goes\n"
 			       "                           to -o FILE): samples, processes, slices, losses\n"
-			       "  -q, --quiet              no summary\n%s%s",
-			       fgctl_query_help, fgctl_query_help_tail);
+			       "  -q, --quiet              no summary\n%s%s%s",
+			       fgctl_query_period_help, fgctl_query_selector_help,
+			       fgctl_query_help_tail);
 			return FGCTL_EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'fgctl snapshot --help'.\n");

@@ -157,8 +157,9 @@ int fgctl_verb_top(const struct fgctl_ctx *ctx, int argc, char **argv)
 			       "  -n, --lines N            processes shown (default 20)\n"
 			       "  -w, --watch              refresh like top until interrupted\n"
 			       "  -i, --interval SECONDS   refresh interval with -w (default 2)\n"
-			       "      --json               fgd's answer as JSON (a line per refresh with -w)\n%s%s",
-			       fgctl_query_help, fgctl_query_help_tail);
+			       "      --json               fgd's answer as JSON (a line per refresh with -w)\n%s%s%s",
+			       fgctl_query_period_help, fgctl_query_selector_help,
+			       fgctl_query_help_tail);
 			return FGCTL_EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'fgctl top --help'.\n");

@@ -193,6 +193,15 @@ def basic(d, tmp, srv, host):
         check(h.get("Authorization") == "Bearer s3cret", f"authorization: {h.get('Authorization')}")
         check(h.get("X-Scope-OrgID") == "acme", f"tenant: {h.get('X-Scope-OrgID')}")
     total = {}
+    # Each profile says where it comes from (go tool pprof -comments).
+    part = os.path.join(tmp, "comments.pb.gz")
+    with open(part, "wb") as f:
+        f.write(profile_part(reqs[0]))
+    if shutil.which("go"):
+        r = subprocess.run(["go", "tool", "pprof", "-comments", part], capture_output=True,
+                           text=True, timeout=120)
+        check(re.search(r"fgd always-on: \S+ at \d+ Hz, (fp|dwarf) stacks; \d+ samples", r.stdout),
+              f"the pushed profile's comments: {r.stdout!r} {r.stderr!r}")
     for req in reqs:
         stacks = pprof_stacks(profile_part(req), tmp)
         for k, v in (stacks or {}).items():
@@ -421,6 +430,11 @@ def bad_args(d, tmp):
         (["--url", url, "--once", "--token-file", os.path.join(tmp, "none")], "cannot read"),
         (["--url", url, "--once", "--format", "json"], "pprof or folded"),
         (["--url", url, "--once", "--every", "0s"], "invalid --every"),
+        # Said before anything is sent, not when the first period is done.
+        (["--url", url, "--once", "--ca-file", os.path.join(tmp, "none.pem")],
+         "cannot read --ca-file"),
+        (["--url", url, "--once", "--cursor", os.path.join(tmp, "no-dir", "cursor")],
+         "cannot write the cursor"),
     ]
     for args, want in cases:
         r = d.fgctl("push", *args)
