@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "conf.h"
 #include "fgctl-optfile.h"
@@ -96,37 +94,6 @@ static void say_error(void *userdata, const struct fg_conf_error *err)
 		fprintf(stderr, "fgctl: %s: %s\n", f->path, err->message);
 }
 
-/* The whole file, of at most FGCTL_OPTFILE_MAX bytes; *ret_text NUL-terminated, caller frees. */
-static int read_text(const char *path, char **ret_text, size_t *ret_len)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-
-	if (fd < 0)
-		return negative_errno();
-	buf = malloc(FGCTL_OPTFILE_MAX + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, FGCTL_OPTFILE_MAX + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return negative_errno();
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > FGCTL_OPTFILE_MAX)
-			return -EFBIG;
-	}
-	buf[len] = '\0';
-	*ret_text = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
-}
-
 int fgctl_optfile_read(const char *path, const struct option *options, const char *const *refused,
 		       char ***ret_argv, size_t *ret_argc)
 {
@@ -135,7 +102,7 @@ int fgctl_optfile_read(const char *path, const struct option *options, const cha
 	size_t len;
 	int r;
 
-	r = read_text(path, &text, &len);
+	r = fg_read_file(path, FGCTL_OPTFILE_MAX, &text, &len);
 	if (r < 0) {
 		fprintf(stderr, "fgctl: cannot read %s: %s\n", path,
 			r == -EFBIG ? "larger than 64 KiB" : strerror(-r));

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,5 +95,35 @@ int fg_write_all(int fd, const void *data, size_t len)
 		p += n;
 		len -= (size_t)n;
 	}
+	return 0;
+}
+
+int fg_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+
+	if (fd < 0)
+		return negative_errno();
+	buf = malloc(max + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, max + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return negative_errno();
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max)
+			return -EFBIG;
+	}
+	buf[len] = '\0';
+	*ret_text = TAKE_PTR(buf);
+	*ret_len = len;
 	return 0;
 }

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -399,30 +398,5 @@ int fgd_config_check(const struct fgd_config *c, struct fg_conf_error *err)
 
 int fgd_config_read_file(const char *path, char **ret_text, size_t *ret_len)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-
-	if (fd < 0)
-		return negative_errno();
-	buf = malloc(FGD_MAX_CONFIG_FILE + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, FGD_MAX_CONFIG_FILE + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return negative_errno();
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > FGD_MAX_CONFIG_FILE)
-			return -EFBIG;
-	}
-	buf[len] = '\0';
-	*ret_text = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
+	return fg_read_file(path, FGD_MAX_CONFIG_FILE, ret_text, ret_len);
 }
