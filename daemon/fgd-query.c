@@ -324,9 +324,11 @@ static int query_history(const struct fgd_alwayson_data *a, int64_t since, int64
 	 * of the range are read too, and their samples' times say what is in
 	 * it, as in the window: a sample counts in exactly one range.
 	 */
-	from = MAX(since - HISTORY_SLACK_MS, (int64_t)0);
-	to = MIN(until + HISTORY_SLACK_MS, ws.oldest_ms);
-	if (since < 0 || until <= since || to <= from)
+	if (since < 0 || until <= since)
+		return 0;
+	from = MAX(since, (int64_t)HISTORY_SLACK_MS) - HISTORY_SLACK_MS;
+	to = MIN(until, ws.oldest_ms - HISTORY_SLACK_MS) + HISTORY_SLACK_MS;
+	if (to <= from)
 		return 0;
 	r = fg_history__read(a->history, (uint64_t)from * 1000000, (uint64_t)to * 1000000,
 			     read_stored_slice, &dq);
