@@ -10,10 +10,10 @@
 #include "macro.h"
 
 struct optfile {
-	const char *path; /* borrowed */
-	const struct option *options;
-	const char *const *refused;
-	char **words; /* owned, NULL-terminated once done */
+	const char *path;             /* borrowed */
+	const struct option *options; /* borrowed: the verb's getopt table */
+	const char *const *refused;   /* borrowed: keys the file may not give; NULL: none */
+	char **words;                 /* owned, NULL-terminated once done */
 	size_t n, cap;
 };
 
