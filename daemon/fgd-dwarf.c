@@ -72,6 +72,16 @@ struct fg_dwarf {
 	struct fg_u32map indexes;
 	/* The CU table's and the indexes' bytes: read by other threads (__atomic). */
 	uint64_t built_bytes;
+	/*
+	 * Where the sections that hold names lie (.debug_str, .debug_line_str,
+	 * and .debug_info and .debug_types for names spelled inline): libdw
+	 * hands out a name as a pointer into them without finding its end, so
+	 * a name there is used only if it ends before its section does.
+	 */
+	struct {
+		uintptr_t lo, hi; /* [lo, hi): borrowed from libelf's data */
+	} names[8];
+	size_t n_names;
 };
 
 /*
@@ -245,8 +255,31 @@ static void count_sections(struct fg_dwarf *d)
 			d->mapped += data->d_size;
 		else
 			d->heap += data->d_size;
+		if ((strcmp(name, ".debug_str") == 0 || strcmp(name, ".debug_line_str") == 0 ||
+		     strcmp(name, ".debug_info") == 0 || strcmp(name, ".debug_types") == 0) &&
+		    d->n_names < ELEMENTSOF(d->names)) {
+			d->names[d->n_names].lo = (uintptr_t)data->d_buf;
+			d->names[d->n_names++].hi = (uintptr_t)data->d_buf + data->d_size;
+		}
 	}
 	(void)elf_errno();
+}
+
+/*
+ * s, a name libdw read, if it ends (a NUL) within the section it lies in;
+ * NULL if it runs off its end (a damaged or hostile file). A name from
+ * elsewhere (a supplementary file's .debug_str) is taken as libdw gives it.
+ */
+static const char *checked_name(const struct fg_dwarf *d, const char *s)
+{
+	uintptr_t p = (uintptr_t)s;
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < d->n_names; i++)
+		if (p >= d->names[i].lo && p <= d->names[i].hi)
+			return memchr(s, 0, d->names[i].hi - p) ? s : NULL;
+	return s;
 }
 
 int fg_dwarf__new(int fd, bool map, uint64_t max_heap, struct fg_dwarf **ret)
@@ -402,7 +435,8 @@ static bool append(struct fg_dwarf_names *out, size_t *len, const char *s)
  * "ns::Class::name" as a demangled linkage name reads. C++ functions with
  * internal linkage, for one, have no linkage name in DWARF.
  */
-static const char *qualify(Dwarf_Die *die, const char *name, struct fg_dwarf_names *out)
+static const char *qualify(const struct fg_dwarf *d, Dwarf_Die *die, const char *name,
+			   struct fg_dwarf_names *out)
 {
 	_cleanup_free_ Dwarf_Die *scopes = NULL;
 	Dwarf_Die decl = *die, next;
@@ -431,7 +465,7 @@ static const char *qualify(Dwarf_Die *die, const char *name, struct fg_dwarf_nam
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
-			scope = dwarf_diename(&scopes[i]);
+			scope = checked_name(d, dwarf_diename(&scopes[i]));
 			if (!append(out, &len, scope ? scope : "(anonymous namespace)") ||
 			    !append(out, &len, "::"))
 				return name;
@@ -448,20 +482,24 @@ static const char *qualify(Dwarf_Die *die, const char *name, struct fg_dwarf_nam
 }
 
 /* What addr2line prints: the linkage name, else the plain name; both through abstract origins. */
-static const char *die_name(Dwarf_Die *die, bool qualified, struct fg_dwarf_names *out)
+static const char *die_name(const struct fg_dwarf *d, Dwarf_Die *die, bool qualified,
+			    struct fg_dwarf_names *out)
 {
 	Dwarf_Attribute attr;
 	const char *name;
 
-	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	name = checked_name(d,
+			    dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr)));
 	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+		name = checked_name(d, dwarf_formstring(
+					       dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name,
+								    &attr)));
 	if (name && name[0])
 		return name;
-	name = dwarf_diename(die);
+	name = checked_name(d, dwarf_diename(die));
 	if (!name || !name[0])
 		return NULL;
-	return qualified ? qualify(die, name, out) : name;
+	return qualified ? qualify(d, die, name, out) : name;
 }
 
 size_t fg_dwarf__inlines_walk(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_names *out)
@@ -499,7 +537,7 @@ size_t fg_dwarf__inlines_walk(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwar
 
 		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
 			continue;
-		name = die_name(&scopes[i], qualified, out);
+		name = die_name(d, &scopes[i], qualified, out);
 		out->names[k++] = name ? name : "[inlined]";
 	}
 	return k;
@@ -742,7 +780,7 @@ size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_nam
 		const char *name = NULL;
 
 		if (dwarf_offdie(d->dbg, ix->nodes[chain[i]].die, &die))
-			name = die_name(&die, qualified, out);
+			name = die_name(d, &die, qualified, out);
 		out->names[k++] = name ? name : "[inlined]";
 	}
 	return k;
