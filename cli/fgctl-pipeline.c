@@ -152,7 +152,7 @@ static int read_input(struct fgctl_graph_opts *opts, const char *path, struct fg
 static int fetched_timed_line(void *ctx, const char *line, size_t len, uint64_t lineno)
 {
 	struct fgctl_fetched *f = ctx;
-	int r = fg_timed__add_line(f->timed, line, len);
+	int r = f->timed ? fg_timed__add_line(f->timed, line, len) : -ENOMEM;
 
 	if (r == -EINVAL || r == -ERANGE) {
 		if (f->rd.n_bad++ < MAX_REPORTED_ERRORS)
@@ -169,7 +169,7 @@ void fgctl_fetched_init(struct fgctl_fetched *f, const struct fgctl_graph_opts *
 	*f = (struct fgctl_fetched){ .rd = { .opts = opts, .name = name, .model = model } };
 	if (opts->flame.flamechart) {
 		fg_folded__set_sequence(model);
-		/* The header says the unit and clock; out of memory, the first write says so. */
+		/* The header says the unit and clock; out of memory, the first line says so. */
 		(void)fg_timed__new(FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &f->timed);
 		fg_lines_init(&f->lines, FGCTL_MAX_LINE, fetched_timed_line, f);
 		return;
@@ -206,8 +206,7 @@ static int fetched_sequence(struct fgctl_fetched *f)
 int fgctl_fetched_write(void *ctx, const char *data, size_t len)
 {
 	struct fgctl_fetched *f = ctx;
-	int r = f->rd.opts->flame.flamechart && !f->timed ? -ENOMEM :
-							    fg_lines_feed(&f->lines, data, len);
+	int r = fg_lines_feed(&f->lines, data, len);
 
 	if (r < 0) {
 		fprintf(stderr, "fgctl: cannot read the %s profile from fgd: %s\n", f->rd.name,

@@ -120,32 +120,6 @@ static const char *hms(int64_t ms, char buf[16])
 	return buf;
 }
 
-/*
- * Waits ms, or less if SIGINT or SIGTERM comes (blocked since the start):
- * true if one came.
- */
-static bool wait_ms(int64_t ms)
-{
-	sigset_t mask;
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-
-	if (ms <= 0)
-		return false;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	for (;;) {
-		int sig = sigtimedwait(&mask, NULL, &ts);
-
-		if (sig > 0)
-			return true;
-		if (errno == EAGAIN)
-			return false;
-		/* EINTR from another signal: the remaining time is not known; wait no more. */
-		return false;
-	}
-}
-
 /* A secret or id from a file: its first line, which must not be empty. 0 or an exit code. */
 static int read_secret(const char *path, const char *what, char **ret)
 {
@@ -527,7 +501,7 @@ static int post(struct push *p, const char *app, const char *url, const void *bo
 		if (attempt >= p->o.retries)
 			return -EAGAIN;
 		p->st.retries++;
-		if (wait_ms(backoff))
+		if (fgctl_wait_for_signal(backoff))
 			return -EINTR;
 		backoff = MIN(backoff * 2, (int64_t)BACKOFF_MAX_MS);
 	}
@@ -717,7 +691,7 @@ static int run(struct push *p)
 		if (!due) {
 			if (p->o.once)
 				return p->failed ? FGCTL_EXIT_FAILURE : FGCTL_EXIT_OK;
-			if (wait_ms(until + p->o.plan.delay_ms - now))
+			if (fgctl_wait_for_signal(until + p->o.plan.delay_ms - now))
 				return interrupted(p);
 			continue;
 		}
@@ -729,7 +703,7 @@ static int run(struct push *p)
 			/* --once gives up on it; --every tries the period again a period later. */
 			if (p->o.once)
 				return FGCTL_EXIT_FAILURE;
-			if (wait_ms(p->o.plan.every_ms))
+			if (fgctl_wait_for_signal(p->o.plan.every_ms))
 				return interrupted(p);
 			continue;
 		}

@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "parse.h"
 #include "proto.h"
+#include "utf8.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
@@ -77,19 +78,16 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 			json_object_object_get_ex(e, "cpu_pct", &v) ? json_object_get_double(v) : 0;
 
 		const char *comm = fgctl_get_str(e, "comm");
-		size_t cut = 0, chars = 0;
+		size_t comm_len = strlen(comm), cut = 0, chars = 0;
+		uint32_t cp;
 
 		/*
 		 * 16 characters of the name, not 16 bytes: a cut through a character
 		 * (fgd sends U+FFFD for a name's bytes that are not UTF-8) would make
 		 * the line no longer UTF-8.
 		 */
-		while (comm[cut] && chars < 16) {
-			cut++;
-			while ((comm[cut] & 0xc0) == 0x80)
-				cut++;
-			chars++;
-		}
+		for (; cut < comm_len && chars < 16; chars++)
+			cut += fg_utf8_next((const unsigned char *)comm + cut, comm_len - cut, &cp);
 		printf("%8" PRId64 " %6" PRId64 " %.*s%*s %6.1f%% %8" PRId64 "  %s\n",
 		       fgctl_get_int(e, "pid"), fgctl_get_int(e, "uid"), (int)cut, comm,
 		       (int)(16 - chars), "", pct, fgctl_get_int(e, "samples"),

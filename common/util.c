@@ -102,16 +102,17 @@ int fg_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, cap = 0;
 
 	if (fd < 0)
 		return negative_errno();
-	buf = malloc(max + 1);
-	if (!buf)
-		return -ENOMEM;
+	/* Grown as it is read: /proc files say no size, and most files are small. */
 	for (;;) {
-		ssize_t n = read(fd, buf + len, max + 1 - len);
+		ssize_t n;
 
+		if (FG_GROW(buf, cap, MIN(len + 65536, max + 1) + 1) < 0)
+			return -ENOMEM;
+		n = read(fd, buf + len, MIN(cap - 1, max + 1) - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)

@@ -109,27 +109,25 @@ static int key_socket(struct fgd_config *c, const char *value, struct fg_conf_er
 			value, err);
 }
 
-static bool valid_group_name(const char *value)
+/* A group's name into *field; empty: back to the default, a group of fgd's name if it exists. */
+static int group_key(const char *key, const char **field, const char *value,
+		     struct fg_conf_error *err)
 {
-	return strlen(value) <= 32 && !strchr(value, '/') && !strchr(value, ':');
+	if (!value[0])
+		return fgd_config_set_string(field, NULL);
+	if (strlen(value) > 32 || strchr(value, '/') || strchr(value, ':'))
+		return FAIL(err, "%s=%s: not a group name", key, value);
+	return fgd_config_set_string(field, value);
 }
 
 static int key_socket_group(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
-	if (!value[0]) /* empty: back to the default ("fgd" if it exists) */
-		return fgd_config_set_string(&c->socket_group, NULL);
-	if (!valid_group_name(value))
-		return FAIL(err, "SocketGroup=%s: not a group name", value);
-	return fgd_config_set_string(&c->socket_group, value);
+	return group_key("SocketGroup", &c->socket_group, value, err); /* default: "fgd" */
 }
 
 static int key_reader_group(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
-	if (!value[0]) /* empty: back to the default ("fgd-readers" if it exists) */
-		return fgd_config_set_string(&c->reader_group, NULL);
-	if (!valid_group_name(value))
-		return FAIL(err, "ReaderGroup=%s: not a group name", value);
-	return fgd_config_set_string(&c->reader_group, value);
+	return group_key("ReaderGroup", &c->reader_group, value, err); /* default: "fgd-readers" */
 }
 
 static int parse_hz(const char *key, const char *value, uint32_t *ret, struct fg_conf_error *err)

@@ -564,8 +564,8 @@ static int pending_cmp(const void *a, const void *b, void *ctx)
 }
 
 /*
- * A lookup's binary search over a big program's table (cc1plus has some
- * 200,000 symbols) is some 18 dependent reads, most of them cache misses.
+ * A lookup's binary search over a big program's table (cc1plus's has
+ * 29,746 functions) is some 15 dependent reads, most of them cache misses.
  * Buckets of 2^shift bytes of the table's span, no more of them than
  * symbols, say which symbols start in each: a lookup searches its bucket,
  * a symbol or two. They cost 4 bytes a symbol at most; tables too small

@@ -160,9 +160,9 @@ static int mapping(struct fg_loc_profile *lp, struct fg_pprof *p,
 	}
 	if (l->kind == FG_LOCATION_KERNEL) {
 		m.filename = "[kernel.kallsyms]";
-		m.build_id = lp->sym && *fg_symbolizer__kernel_build_id(lp->sym) ?
-				     fg_symbolizer__kernel_build_id(lp->sym) :
-				     NULL;
+		m.build_id = lp->sym ? fg_symbolizer__kernel_build_id(lp->sym) : NULL;
+		if (m.build_id && !m.build_id[0])
+			m.build_id = NULL;
 		if (!lp->kernel_map && (err = fg_pprof__mapping(p, &m, &lp->kernel_map)) < 0)
 			return err;
 		*ret = lp->kernel_map;

@@ -64,6 +64,15 @@ struct match_ctx {
 	const struct fg_view *view; /* the client's */
 };
 
+/*
+ * Whether the query takes every process the client may see, and the client
+ * sees every process: it then takes the unattributed samples too.
+ */
+static bool whole_machine(const struct match_ctx *m)
+{
+	return fg_view_shows_all(m->view) && fg_selector__is_all(m->sel);
+}
+
 static bool match(void *ctx, const struct fg_window_proc *p)
 {
 	const struct match_ctx *m = ctx;
@@ -476,9 +485,10 @@ static int query_setup(const struct fg_query_request *q, int64_t *since, int64_t
 	return r;
 }
 
-static void no_data(const struct fg_window *w, const struct fg_window_result *res, bool selective,
-		    char *err, size_t size)
+static void no_data(const struct fg_window *w, const struct fg_window_result *res,
+		    const struct match_ctx *mc, char *err, size_t size)
 {
+	bool selective = !whole_machine(mc);
 	struct fg_window_stats st;
 
 	fg_window__stats(w, &st);
@@ -567,7 +577,7 @@ static int timed_snapshot(const struct fgd_alwayson_data *a, const struct fg_que
 	if (r < 0)
 		return r;
 	mc.sel = sel;
-	match_all = fg_view_shows_all(view) && fg_selector__is_all(sel);
+	match_all = whole_machine(&mc);
 	r = fg_timed__new(a->off_cpu ? FG_TIMED_US : FG_TIMED_SAMPLES, FG_TIMED_CLOCK_UNIX, &t);
 	if (r < 0)
 		return r;
@@ -596,9 +606,7 @@ static int timed_snapshot(const struct fgd_alwayson_data *a, const struct fg_que
 				 "window's room for them); snapshot and top still read it",
 				 res.untimed_slices);
 		else
-			no_data(a->window, &res,
-				!fg_selector__is_all(sel) || !fg_view_shows_all(view), ret_error,
-				error_size);
+			no_data(a->window, &res, &mc, ret_error, error_size);
 		return -ENODATA;
 	}
 	/* The period is what the slices cover of the one asked for. */
@@ -675,7 +683,7 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 	if (!model)
 		return -ENOMEM;
 	/* Unattributed samples belong to no process: only a root query of everything shows them. */
-	match_all = fg_view_shows_all(view) && fg_selector__is_all(sel);
+	match_all = whole_machine(&mc);
 	r = fg_window__query(a->window, since, until, roots, match, &mc, match_all, model, &res);
 	/* The window is bounded by its ceiling; the history is not, so it is read against the budget. */
 	if (r >= 0 && fg_folded__bytes(model) > max_bytes)
@@ -693,8 +701,7 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 	if (r < 0)
 		return r;
 	if (res.samples == 0 || fg_folded__n_stacks(model) == 0) {
-		no_data(a->window, &res, !fg_selector__is_all(sel) || !fg_view_shows_all(view),
-			ret_error, error_size);
+		no_data(a->window, &res, &mc, ret_error, error_size);
 		return -ENODATA;
 	}
 	meta = result_json(a, &res, view);
@@ -789,8 +796,7 @@ int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_requ
 		return r;
 	add_result(&res, &window);
 	if (res.samples == 0) {
-		no_data(a->window, &res, !fg_selector__is_all(sel) || !fg_view_shows_all(view),
-			ret_error, error_size);
+		no_data(a->window, &res, &mc, ret_error, error_size);
 		return -ENODATA;
 	}
 	fg_top__stats(top, &ts);

@@ -528,7 +528,6 @@ static int64_t user_location(struct fg_resolver *r, struct fg_process *proc, uin
 /* What walking a sample's chain found about its user part, for the stack figures. */
 struct user_part {
 	int64_t outermost; /* location of the outermost user frame; -1 if none */
-	size_t frames;
 	/* every frame, kernel ones too: what the kernel's depth limit (max_stack) counts */
 	size_t chain_frames;
 };
@@ -576,10 +575,8 @@ static int64_t chain_locations(struct fg_resolver *r, struct fg_process *proc, c
 		}
 		if (loc < 0)
 			return loc;
-		if (ctx == USER) {
+		if (ctx == USER)
 			user->outermost = loc;
-			user->frames++;
-		}
 		r->scratch[n++] = (uint32_t)loc;
 	}
 	return pending ? -EINPROGRESS : (int64_t)n;

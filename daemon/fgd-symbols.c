@@ -1515,33 +1515,13 @@ const char *fg_symbolizer__name_kernel(struct fg_symbolizer *s, uint64_t addr)
 	return idx >= 0 ? fg_kallsyms__name(s->kallsyms, (size_t)idx) : NULL;
 }
 
-/* Reads a whole /proc file; *ret is caller-freed. */
+/*
+ * Reads a whole /proc or /sys file (they give no size); *ret is caller-freed.
+ * The bound is far above any real one (kallsyms is some 10 MiB).
+ */
 static int read_proc_file(const char *path, char **ret, size_t *ret_len)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
-
-	if (fd < 0)
-		return negative_errno();
-	for (;;) {
-		ssize_t n;
-
-		if (FG_GROW(buf, cap, len + 65536) < 0)
-			return -ENOMEM;
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return negative_errno();
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
+	return fg_read_file(path, 1ULL << 30, ret, ret_len);
 }
 
 const char *fg_symbolizer__kernel_build_id(struct fg_symbolizer *s)
