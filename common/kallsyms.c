@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -422,7 +423,6 @@ size_t fg_kallsyms__bytes(const struct fg_kallsyms *k)
 
 int fg_kernel_build_id(const uint8_t *notes, size_t len, const uint8_t **ret, size_t *ret_len)
 {
-	const uint32_t nt_gnu_build_id = 3;
 	size_t off = 0;
 
 	while (len - off >= 12) {
@@ -439,7 +439,7 @@ int fg_kernel_build_id(const uint8_t *notes, size_t len, const uint8_t **ret, si
 		if (descsz > len - desc_at)
 			break;
 		next = desc_at + MIN((size_t)((descsz + 3) & ~3u), len - desc_at);
-		if (type == nt_gnu_build_id && namesz == 4 &&
+		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
 		    memcmp(notes + name_at, "GNU", 4) == 0 && descsz >= 1 && descsz <= 64) {
 			*ret = notes + desc_at;
 			*ret_len = descsz;
