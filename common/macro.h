@@ -97,8 +97,9 @@ int fg_grow(void **array, size_t *cap, size_t need, size_t elem);
 /* Writes all len bytes to fd, through short writes and EINTR. 0 or a negative errno. */
 int fg_write_all(int fd, const void *data, size_t len);
 /*
- * Reads the whole file at path, of at most max bytes, into *ret_text
- * (NUL-terminated; caller frees) and *ret_len. 0, -EFBIG for a bigger
- * file, or a negative errno.
+ * Reads fd to its end, at most max bytes (below SIZE_MAX), into *ret_text
+ * (NUL-terminated; caller frees) and *ret_len. 0, -EFBIG for more, or a
+ * negative errno. fg_read_file() opens path first.
  */
+int fg_read_fd(int fd, size_t max, char **ret_text, size_t *ret_len);
 int fg_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len);

@@ -98,14 +98,11 @@ int fg_write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-int fg_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
+int fg_read_fd(int fd, size_t max, char **ret_text, size_t *ret_len)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;
 
-	if (fd < 0)
-		return negative_errno();
 	/* Grown as it is read: /proc files say no size, and most files are small. */
 	for (;;) {
 		ssize_t n;
@@ -127,4 +124,13 @@ int fg_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
 	*ret_text = TAKE_PTR(buf);
 	*ret_len = len;
 	return 0;
+}
+
+int fg_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return negative_errno();
+	return fg_read_fd(fd, max, ret_text, ret_len);
 }

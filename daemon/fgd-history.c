@@ -302,9 +302,9 @@ static int read_file(struct fg_history *h, const char *name, uint8_t **ret, size
 {
 	_cleanup_close_ int fd =
 		openat(h->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	_cleanup_free_ uint8_t *buf = NULL;
 	struct stat st;
-	size_t got = 0;
+	char *data;
+	int r;
 
 	if (fd < 0)
 		return negative_errno();
@@ -314,24 +314,11 @@ static int read_file(struct fg_history *h, const char *name, uint8_t **ret, size
 		return -EINVAL;
 	if ((uint64_t)st.st_size > MAX_FILE)
 		return -EFBIG;
-	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!buf)
-		return -ENOMEM;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return negative_errno();
-		/* shrank under us: the parser sees a short file */
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	*ret = TAKE_PTR(buf);
-	*ret_len = got;
-	return 0;
+	/* One that shrank under us is short: the parser says so. */
+	r = fg_read_fd(fd, MAX_FILE, &data, ret_len);
+	if (r >= 0)
+		*ret = (uint8_t *)data;
+	return r;
 }
 
 /*
