@@ -304,7 +304,9 @@ static bool keep_frame(const struct transform *t, uint32_t id, size_t i)
 
 	if ((!o->user_only && !o->kernel_only) || i < o->roots)
 		return true;
-	kernel = fg_frame_is_kernel(fg_folded__name(t->in, id), fg_folded__name_len(t->in, id));
+	/* An unprivileged client's kernel is one [kernel] frame: kernel too. */
+	kernel =
+		fg_frame_is_kernel_seen(fg_folded__name(t->in, id), fg_folded__name_len(t->in, id));
 	return o->user_only ? !kernel : kernel;
 }
 

@@ -43,6 +43,12 @@ bool fg_frame_is_kernel(const char *name, size_t len)
 	       memcmp(name + len - SUFFIX_LEN, FG_KERNEL_SUFFIX, SUFFIX_LEN) == 0;
 }
 
+bool fg_frame_is_kernel_seen(const char *name, size_t len)
+{
+	return fg_frame_is_kernel(name, len) ||
+	       (len == strlen(FG_VIEW_KERNEL) && memcmp(name, FG_VIEW_KERNEL, len) == 0);
+}
+
 const char *fg_view_frame(const struct fg_view *v, const char *name, size_t len, size_t *ret_len)
 {
 	*ret_len = len;

@@ -75,6 +75,11 @@ bool fg_view_shows_all(const struct fg_view *v);
 
 /* Whether a stored frame name is a kernel frame: it ends in FG_KERNEL_SUFFIX. */
 bool fg_frame_is_kernel(const char *name, size_t len);
+/*
+ * Whether a frame as a client got it is the kernel's: a kernel frame, or
+ * the FG_VIEW_KERNEL frame a hidden kernel's runs became.
+ */
+bool fg_frame_is_kernel_seen(const char *name, size_t len);
 
 /*
  * A frame as v shows it on its own, as the last frame of a stack (top's

@@ -264,6 +264,17 @@ TEST(user_only_and_kernel_only_keep_one_side_under_the_roots)
 	}
 }
 
+TEST(an_unprivileged_clients_kernel_frame_is_kernel_to_u_and_k)
+{
+	/* Under kernel.perf_event_paranoid >= 2 a run of kernel frames is one [kernel]. */
+	static const char *const in = "p;a;b;[kernel] 5\np;a;c 2\n";
+
+	check(in, &(struct fg_transform_opts){ .user_only = true, .roots = 1 },
+	      "p;a;b 5\np;a;c 2\n");
+	check(in, &(struct fg_transform_opts){ .kernel_only = true, .roots = 1 },
+	      "p 2\np;[kernel] 5\n");
+}
+
 TEST(collapse_recursion_merges_runs_only)
 {
 	static const char *const in = "a;a;b;b;b;c 1\n"
