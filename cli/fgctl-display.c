@@ -442,10 +442,11 @@ void fgctl_note_untimed(FILE *f, struct json_object *meta)
 
 void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta)
 {
+	/* A warning, which -q keeps: the graph is not what root would get. */
 	if (fgctl_get_int(meta, "kernel_hidden"))
 		fprintf(f,
-			"fgctl: note: kernel frames are collapsed into [kernel] for unprivileged users "
-			"(kernel.perf_event_paranoid >= 2)\n");
+			"fgctl: warning: kernel frames are collapsed into [kernel] for unprivileged "
+			"users (kernel.perf_event_paranoid >= 2)\n");
 }
 
 void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct json_object *meta,

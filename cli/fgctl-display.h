@@ -30,7 +30,7 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			bool quiet);
 
 /*
- * The note that kernel frames were collapsed into [kernel] for this user,
+ * The warning (kept by -q) that kernel frames were collapsed into [kernel] for this user,
  * when a reply's metadata says so (kernel_hidden): after a recording, a
  * snapshot, a top list or a diff of snapshots.
  */
