@@ -113,6 +113,8 @@ CASES = (
     (("fgctl", "record", "--wi"), {"--width"}),
     (("fgctl", "record", "--unt"), {"--until"}),
     (("fgctl", "snapshot", "--inv"), {"--inverted"}),
+    (("fgctl", "record", "--fla"), {"--flamechart"}),
+    (("fgctl", "snapshot", "--fla"), {"--flamechart"}),
     (("fgctl", "record", "--fo"), {"--format", "--focus"}),
     # status's --json, though its --help may list no option line.
     (("fgctl", "status", "--j"), {"--json"}),
