@@ -127,6 +127,7 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 	case FGCTL_GRAPH_OPT_COLORS:
 		if (fg_palette_from_string(arg, &o->flame.palette) < 0)
 			return bad_value("--colors", arg, fg_palette_names);
+		o->palette_given = true;
 		return 1;
 	case FGCTL_GRAPH_OPT_BGCOLORS: {
 		char top[8], bottom[8];

@@ -37,6 +37,7 @@ struct fgctl_graph_opts {
 	char default_output[FGCTL_DEFAULT_OUTPUT_MAX]; /* without -o on a terminal */
 	const char *cp_file;   /* borrowed from argv (or static: "palette.map"); NULL unless --cp */
 	bool count_name_given; /* --countname: else perf script input names its counts */
+	bool palette_given;    /* --colors: else the graph's kind picks the palette */
 	int look_option;       /* the first option given that only changes the drawing, or 0 */
 	int cpus[FGCTL_MAX_CPUS]; /* --cpu's list, which perf.cpus points into */
 	char perf_count_name[64]; /* what perf script input's counts are, when periods ("ns") */

@@ -437,6 +437,11 @@ int fgctl_pipeline_write(const struct fgctl_graph_opts *opts, struct fg_folded *
 			wants_transform(&opts->transform) ? " after the filters" : " in the input");
 		return FGCTL_EXIT_INPUT;
 	}
+	if (fg_folded__is_diff(*model) && opts->palette_given && opts->to != FG_FORMAT_FOLDED) {
+		fprintf(stderr, "fgctl: --colors does not apply to a differential graph: its "
+				"colours say what grew (red) and what shrank (blue)\n");
+		return FGCTL_EXIT_USAGE;
+	}
 	if (fg_folded__is_diff(*model) &&
 	    (opts->to == FG_FORMAT_PPROF || opts->to == FG_FORMAT_SPEEDSCOPE)) {
 		fprintf(stderr,
@@ -531,7 +536,6 @@ int fgctl_draw_option(struct fgctl_draw *d, int c, const char *arg, char *title)
 	r = fgctl_graph_option(c, arg, &d->graph);
 	if (r > 0 && c != FGCTL_GRAPH_OPT_TITLE)
 		d->here = true;
-	d->palette_given |= c == FGCTL_GRAPH_OPT_COLORS;
 	return r;
 }
 
@@ -557,7 +561,7 @@ int fgctl_draw_prepare(struct fgctl_draw *d, const struct fgctl_output *out,
 	if (us && !d->graph.count_name_given)
 		d->graph.flame.count_name = "us";
 	/* Blocked time in the off-CPU palette, as fgd draws it. */
-	if (blocked && !d->palette_given)
+	if (blocked && !d->graph.palette_given)
 		d->graph.flame.palette = FG_PALETTE_IO;
 	/* A flame chart needs each sample's time, which fgd keeps: its timed profile. */
 	*request_format = d->graph.flame.flamechart ? FG_FORMAT_TIMED : FG_FORMAT_FOLDED;

@@ -98,7 +98,6 @@ int fgctl_pipeline_write(const struct fgctl_graph_opts *opts, struct fg_folded *
 struct fgctl_draw {
 	struct fgctl_graph_opts graph;
 	bool here; /* a draw option other than --title was given */
-	bool palette_given;
 };
 
 void fgctl_draw_init(struct fgctl_draw *d);

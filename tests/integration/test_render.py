@@ -304,6 +304,9 @@ def test_diff(tmp):
     check(b == 255 and r < 255, f"hot_b shrank but is {f['hot_b']['fill']}")
     check(rgb(f["new_path"]["fill"])[0] == 255, "new_path is new but not red")
     check("shutdown" not in f, "shutdown has no samples after, yet is drawn")
+    # Its colours say what changed: a palette is refused, not silently ignored.
+    p = fgctl("diff", BEFORE, AFTER, "-o", out, "--colors", "blue", rc=2)
+    check(b"--colors does not apply to a differential graph" in p.stderr, f"{p.stderr!r}")
     # Normalised: before counts scaled by 500/300.
     m = re.search(r"before: ([0-9.,]+),", f["hot_b"]["title"])
     check(m and abs(float(m.group(1).replace(",", "")) - 100 * 500 / 300) < 0.01, f["hot_b"]["title"])
