@@ -94,7 +94,13 @@ _fgctl()
 		case $prev:$verb in
 		--pid:render | --pid:diff) ;;
 		*)
-			COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur"))
+			# A pid, or a name: the pids of the processes whose comm begins with it.
+			if [[ $cur == *[!0-9,]* ]]; then
+				COMPREPLY=($(ps -eo pid=,comm= 2>/dev/null |
+					awk -v c="$cur" 'index($2, c) == 1 { print $1 }'))
+			else
+				COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur"))
+			fi
 			return
 			;;
 		esac

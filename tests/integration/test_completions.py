@@ -161,6 +161,11 @@ def check_shell(shell, comp):
         check(pid in got, f"{shell}: pid {pid} not offered for -p {pid[:-1]}: {sorted(got)[:10]}")
         got = comp("fgctl", "snapshot", "--comm", "slee")
         check("sleep" in got, f"{shell}: comm 'sleep' not offered for --comm: {got}")
+        # bash and fish take a name after -p too: the pids of its processes. (zsh shows
+        # each pid with its name, and matches what is typed against the pids.)
+        if shell != "zsh":
+            got = comp("fgctl", "record", "-p", "slee")
+            check(pid in got, f"{shell}: pid {pid} not offered for -p slee: {sorted(got)[:10]}")
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -215,7 +220,12 @@ def test():
                        text=True, timeout=60)
     check(r.returncode == 0, f"meson introspect: {r.stderr}")
     installed = set(json.loads(r.stdout).values())
-    for want in ("share/bash-completion/completions/fgctl", "share/zsh/vendor-completions/_fgctl",
+    # zsh's directory for a distribution's (prefix /usr) or a local install's.
+    r = subprocess.run(["meson", "introspect", BUILD, "--buildoptions"], capture_output=True,
+                       text=True, timeout=60)
+    prefix = [o["value"] for o in json.loads(r.stdout) if o["name"] == "prefix"][0]
+    zsh_dir = "vendor-completions" if prefix == "/usr" else "site-functions"
+    for want in ("share/bash-completion/completions/fgctl", f"share/zsh/{zsh_dir}/_fgctl",
                  "share/fish/vendor_completions.d/fgctl.fish"):
         check(any(p.endswith(want) for p in installed), f"{want} is not installed: {installed}")
 
