@@ -573,7 +573,9 @@ static void put_json_str(struct fg_flame_html *h, const char *s)
 static const char style[] =
 	"body { margin: 8px; background: #fff; color: #000; font-size: 12px; }\n"
 	"#title { font-size: 17px; font-weight: normal; text-align: center; margin: 4px 0; }\n"
-	"#subtitle, .info { text-align: center; color: rgb(110,110,110); white-space: pre; margin: 2px 0; }\n"
+	/* Line breaks kept, and long lines wrapped: a narrow window does not scroll sideways. */
+	"#subtitle, .info { text-align: center; color: rgb(110,110,110); white-space: pre-wrap;"
+	" margin: 2px 0; }\n"
 	/* The table beside the graph when the window has room for both, else below it. */
 	"#layout { display: flex; flex-wrap: wrap; align-items: flex-start; gap: 12px; }\n"
 	/* opts.width wide (its inline style), or the window's width where narrower. */
@@ -597,8 +599,14 @@ static const char style[] =
 	"#table th.desc::after { content: \" \\25bc\"; }\n"
 	"#table td { padding: 1px 4px; border-top: 1px solid #eee; }\n"
 	"#table td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }\n"
-	/* Names whole, never broken mid-identifier: the box scrolls sideways instead. */
-	"#table td.name { white-space: nowrap; }\n"
+	/*
+	 * Names on one line, never broken mid-identifier. The name column takes
+	 * the width the figures leave (max-width 0 with width 100%), and a name
+	 * longer than that ends in an ellipsis, whole in its tooltip: the figures
+	 * stay in view whatever the names.
+	 */
+	"#table td.name { white-space: nowrap; max-width: 0; width: 100%; overflow: hidden;"
+	" text-overflow: ellipsis; }\n"
 	"#table tbody tr { cursor: pointer; }\n"
 	"#table tbody tr:hover { background: #f4f4ff; }\n"
 	"#table tbody tr.selected { background: rgba(230,0,230,0.25); }\n"

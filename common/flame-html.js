@@ -120,6 +120,8 @@ function renderTable() {
 			var td = document.createElement("td"), v = c.get(i);
 			td.className = c.num ? "num" : "name";
 			td.textContent = !c.num ? v : c.pct ? pct(v, M.total) + "%" : fmtCount(v);
+			if (!c.num)
+				td.title = v; /* whole, where the cell ends in an ellipsis */
 			tr.appendChild(td);
 		});
 		body.appendChild(tr);

@@ -528,6 +528,44 @@ def step_tall(s, tmp):
     return r["page"]
 
 
+# A C++ name as cc1plus's profiles have them, 198 characters long.
+LONG_NAME = ("hash_table<hash_map<int_hash<int, 0, -1>, tree_node*, simple_hashmap_traits<"
+             "default_hash_traits<int_hash<int, 0, -1> >, tree_node*> >::hash_entry, false, "
+             "xcallocator>::find_with_hash")
+
+LONG_JS = """
+var f = document.getElementById("functions").getBoundingClientRect();
+var nums = document.querySelectorAll("#table tbody tr:first-child td.num");
+var name = document.querySelector("#table tbody td.name");
+return { right: nums[nums.length - 1].getBoundingClientRect().right, visible: Math.min(f.right,
+         window.innerWidth), title: name.title, page: document.documentElement.scrollWidth,
+         viewport: window.innerWidth };
+"""
+
+
+def step_long_names(s, tmp):
+    """(m) A name longer than the table's room ends in an ellipsis, whole in its tooltip: the
+    figures stay in view; the info lines wrap; the page does not scroll sideways."""
+    folded = os.path.join(tmp, "long.folded")
+    with open(folded, "w") as f:
+        f.write(f"cc1plus;main;{LONG_NAME} 90\ncc1plus;main;other 10\n")
+    page = os.path.join(tmp, "long.html")
+    subprocess.run([FGCTL, "render", folded, "-f", "html", "-o", page, "--subtitle",
+                    "a subtitle long enough to need more than one line in a window of 600 px, "
+                    "which it gets rather than a page that scrolls sideways"],
+                   check=True, timeout=60, capture_output=True)
+    for width in (1280, 1024, 800, 600):
+        s.set_window_size(width, 900)
+        s.navigate("file://" + page)
+        r = s.execute(LONG_JS)
+        check(r["right"] <= r["visible"] + 1, f"at {width} px the figures end at x {r['right']:.0f}, "
+              f"past the table's visible edge {r['visible']:.0f}")
+        check(r["page"] <= r["viewport"], f"at {width} px the page is {r['page']} px wide, "
+              f"the window {r['viewport']}")
+        # The first row, the hottest by self: the long name, whole in its tooltip.
+        check(r["title"] == LONG_NAME, f"at {width} px the name's tooltip is {r['title']!r}")
+
+
 def main():
     render, fixture, stacks = fixture_and_renderer()
 
@@ -615,6 +653,14 @@ def main():
                 return 1
             print(f"ok   (l) a {DEEP}-deep graph ({page} px tall page) opens at its base, zoomed from the URL "
                   "at the zoomed frame, and as an icicle graph at its top")
+            # (m) Long names leave the figures in view; nothing scrolls sideways.
+            try:
+                step_long_names(s, tmp)
+            except (Failure, webdriver.WebDriverError, subprocess.SubprocessError) as e:
+                print(f"FAIL (m) long names: {e}", file=sys.stderr)
+                return 1
+            print("ok   (m) a 198-character name ends in an ellipsis, the figures stay in view, "
+                  "at 1280, 1024, 800 and 600 px")
     return 0
 
 
