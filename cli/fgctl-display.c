@@ -375,9 +375,11 @@ void fgctl_show_status(FILE *f, const struct fg_status *st)
 			"  jit maps:    %" PRIu64 " processes looked at, %" PRIu64
 			" maps read (%.1f MiB), %" PRIu64 " refused, %" PRIu64
 			" read anew; %" PRIu64 " reads skipped at the budget, %" PRIu64
-			" put off at the read rate, %" PRIu64 " stopped at the size limit\n",
+			" put off at the read rate, %" PRIu64 " stopped at the size limit; %" PRIu64
+			" misses not looked up again (rate limit)\n",
 			jit->maps, jit->maps_read, (double)jit->bytes / (1 << 20), jit->refused,
-			jit->resets, jit->budget_skipped, jit->deferred, jit->size_limited);
+			jit->resets, jit->budget_skipped, jit->deferred, jit->size_limited,
+			jit->held);
 	fprintf(f, "  tracking:    %" PRIu64 " records, %" PRIu64 " lost, %" PRIu64 " malformed\n",
 		track->records, track->lost, track->malformed);
 	show_loop(f, st);

@@ -171,11 +171,10 @@ static const struct member stack_modes_members[] = { OBJECT(fp, stack_quality_me
 #undef T
 
 #define T struct fg_status_jit
-static const struct member jit_members[] = {
-	U64(maps),   U64(maps_read),      U64(bytes),        U64(reads),    U64(refused),
-	U64(resets), U64(budget_skipped), U64(size_limited), U64(deferred), U64(max_map_bytes),
-	END
-};
+static const struct member jit_members[] = { U64(maps),           U64(maps_read),    U64(bytes),
+					     U64(reads),          U64(refused),      U64(resets),
+					     U64(budget_skipped), U64(size_limited), U64(deferred),
+					     U64(max_map_bytes),  U64(held),         END };
 #undef T
 
 #define T struct fg_status_loop

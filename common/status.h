@@ -89,6 +89,7 @@ struct fg_status_jit {
 	uint64_t maps, maps_read, bytes, reads, refused, resets, budget_skipped;
 	uint64_t size_limited, deferred;
 	uint64_t max_map_bytes; /* JitMapMax=; 0: none */
+	uint64_t held;          /* misses the rate limit answered with the last look at the map */
 };
 
 /* One part of the memory budget: what it holds, the most it may, and what it gave up or was refused. */

@@ -53,7 +53,8 @@ struct fg_jitmap {
 	pid_t nspid;
 	bool uid_uniform; /* real, effective, saved and fs uids agree */
 	uid_t uid;
-	uint64_t next_try; /* CLOCK_MONOTONIC ns */
+	uint64_t next_try;  /* CLOCK_MONOTONIC ns */
+	uint64_t looked_at; /* CLOCK_MONOTONIC ns of the last refresh; 0: never */
 
 	/* The file being read, once trusted. */
 	struct fg_perfmap *pm; /* owned; NULL before the first read and after release */
@@ -474,7 +475,7 @@ static int found(struct fg_jitmap *m, int64_t idx, struct fg_jit_frame *ret)
 }
 
 int fg_jitmap__lookup(struct fg_jit *j, struct fg_jitmap *m, struct fg_process *p, uint64_t addr,
-		      struct fg_jit_frame *ret)
+		      uint64_t since, struct fg_jit_frame *ret)
 {
 	enum refresh_result res;
 	uint64_t now;
@@ -486,8 +487,18 @@ int fg_jitmap__lookup(struct fg_jit *j, struct fg_jitmap *m, struct fg_process *
 	if (m->released || m->state == FG_JIT_REFUSED || p->end_time != FG_TIME_ALIVE)
 		return 0;
 	now = fgd_now();
-	if (now < m->next_try)
+	/*
+	 * The rate limit holds misses to what the last look found, but not a
+	 * look from before since: a map written just before a recording began
+	 * (jcmd PID Compiler.perfmap, then fgctl record) was looked for, absent,
+	 * by another recording or the always-on sampler less than a second
+	 * earlier, and the new recording's samples took that for an answer.
+	 */
+	if (now < m->next_try && m->looked_at >= since) {
+		j->stats.held++;
 		return 0;
+	}
+	m->looked_at = now;
 	res = refresh(j, m);
 	if (res == REFRESH_MORE)
 		m->next_try = 0;

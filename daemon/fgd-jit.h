@@ -94,6 +94,7 @@ struct fg_jit_stats {
 	uint64_t budget_skipped; /* reads skipped at the memory budget, ever */
 	uint64_t size_limited;   /* maps that grew past the per-map limit while read, ever */
 	uint64_t deferred;       /* refreshes put off because the read budget was spent, ever */
+	uint64_t held; /* misses answered by the last look, not a new one (the rate limit), ever */
 };
 
 /* Caller frees *ret with fg_jit__free(), after every generation released its map. */
@@ -126,10 +127,14 @@ struct fg_jitmap *fg_jit__map(struct fg_jit *j, struct fg_process *p);
  * Names addr, an address in p's anonymous executable memory (or in none of
  * its mappings), from p's map m. Returns 1 and fills *ret if an entry covers
  * addr, else 0. A miss may open or re-read the file, rate-limited, and only
- * while p is alive and its pid's current generation.
+ * while p is alive and its pid's current generation. The rate limit does not
+ * hold a miss to a look at the file made before since (CLOCK_MONOTONIC ns;
+ * a recording's start): the file is looked at again then, so what was
+ * written before a recording began names its samples. 0 asks nothing more
+ * than the rate limit.
  */
 int fg_jitmap__lookup(struct fg_jit *j, struct fg_jitmap *m, struct fg_process *p, uint64_t addr,
-		      struct fg_jit_frame *ret);
+		      uint64_t since, struct fg_jit_frame *ret);
 
 struct fg_jitmap *fg_jitmap__ref(struct fg_jitmap *m);
 struct fg_jitmap *fg_jitmap__unref(struct fg_jitmap *m);

@@ -93,6 +93,7 @@ struct fg_resolver {
 	size_t n_unreadable;
 
 	struct fg_jit *jit; /* borrowed from procs */
+	uint64_t started;   /* CLOCK_MONOTONIC ns: JIT maps looked at before are looked at again */
 	/* owned references: the JIT maps looked at, for the metadata */
 	struct fg_jitmap **jit_maps;
 	size_t n_jit_maps, cap_jit_maps;
@@ -196,6 +197,7 @@ int fg_resolver__new(const struct fg_resolve_opts *opts, const struct fg_resolve
 	r->loader = deps->loader;
 	r->budget = deps->budget;
 	r->jit = fg_proctab__jit(deps->procs);
+	r->started = fgd_now();
 	r->names = names;
 	r->truncated_name = UINT32_MAX;
 	r->max_locs = MAX_LOCATIONS;
@@ -486,7 +488,7 @@ static int64_t jit_location(struct fg_resolver *r, struct fg_process *proc, uint
 	if (!jm)
 		return -ENOENT;
 	note_jit_map(r, jm);
-	if (fg_jitmap__lookup(r->jit, jm, proc, ip, &f) <= 0)
+	if (fg_jitmap__lookup(r->jit, jm, proc, ip, r->started, &f) <= 0)
 		return -ENOENT;
 	k = (struct loc_key){ .addr = f.id, .jit = true };
 	h = fg_hash_combine(fg_hash_mix(2), f.id);

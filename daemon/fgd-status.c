@@ -161,6 +161,7 @@ int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e,
 			.size_limited = es.jit.size_limited,
 			.deferred = es.jit.deferred,
 			.max_map_bytes = conf->jit_map_max,
+			.held = es.jit.held,
 		},
 		.has_loop = true,
 		.loop = {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "fgd-clock.h"
 #include "fgd-jit.h"
 #include "fgd-proctab.h"
 #include "fgd-symbols.h"
@@ -73,7 +74,7 @@ static bool poll_name(struct fixture *f, uint64_t addr, const char *want, struct
 	struct fg_jit_frame fr = {};
 
 	do {
-		int r = fg_jitmap__lookup(f->jit, f->map, f->self, addr, &fr);
+		int r = fg_jitmap__lookup(f->jit, f->map, f->self, addr, 0, &fr);
 
 		if (want ? r == 1 && strcmp(fr.name, want) == 0 : r == 0) {
 			if (ret)
@@ -102,7 +103,7 @@ TEST(absent_then_appended)
 	char want[64];
 
 	setup(&f);
-	ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x1000, &fr), 0);
+	ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x1000, 0, &fr), 0);
 	ASSERT_EQ(info(&f).state, FG_JIT_ABSENT);
 	ASSERT_EQ(info(&f).error, 0);
 	snprintf(want, sizeof(want), "/proc/%d/root/tmp/perf-%d.map", getpid(), getpid());
@@ -112,7 +113,7 @@ TEST(absent_then_appended)
 	write_file(f.path, "1000 10 first\n2000 10 seco", "w");
 	ASSERT_TRUE(poll_name(&f, 0x1000, "first", NULL));
 	ASSERT_EQ(info(&f).state, FG_JIT_READING);
-	ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x2000, &fr), 0);
+	ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x2000, 0, &fr), 0);
 	write_file(f.path, "nd\n0x3000 0x10 third with spaces\n", "a");
 	ASSERT_TRUE(poll_name(&f, 0x2000, "second", NULL));
 	ASSERT_TRUE(poll_name(&f, 0x300f, "third with spaces", NULL));
@@ -126,6 +127,42 @@ TEST(absent_then_appended)
 	/* Read in steps, not from the start each time. */
 	ASSERT_TRUE(st.reads >= 2);
 	ASSERT_TRUE(st.bytes > 0);
+	teardown(&f);
+}
+
+/*
+ * jcmd PID Compiler.perfmap, then fgctl record: the map was looked for,
+ * absent, by the always-on sampler or another recording less than a second
+ * before it was written. The new recording's misses look again at once
+ * (issue 17: every JIT frame of its first second was [unknown]); within the
+ * recording, the rate limit holds, and what it holds back is counted.
+ */
+TEST(map_written_before_a_recording_names_its_samples)
+{
+	struct fixture f = {};
+	struct fg_jit_frame fr;
+	struct fg_jit_stats st;
+	uint64_t started;
+
+	setup(&f);
+	ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x1000, 0, &fr), 0);
+	ASSERT_EQ(info(&f).state, FG_JIT_ABSENT);
+	write_file(f.path, "1000 10 written late\n", "w");
+	/* A second is a long time in a test: the rate limit must still hold here. */
+	ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x1000, 0, &fr), 0);
+	fg_jit__stats(f.jit, &st);
+	ASSERT_U64_EQ(st.held, 1);
+	ASSERT_U64_EQ(st.reads, 0);
+
+	started = fgd_now();
+	ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x1000, started, &fr), 1);
+	ASSERT_STREQ(fr.name, "written late");
+	ASSERT_EQ(info(&f).state, FG_JIT_READING);
+	/* Looked at since the recording began: its next miss waits for the rate limit. */
+	ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x5000, started, &fr), 0);
+	fg_jit__stats(f.jit, &st);
+	ASSERT_U64_EQ(st.held, 2);
+	ASSERT_U64_EQ(st.reads, 1);
 	teardown(&f);
 }
 
@@ -170,7 +207,7 @@ TEST(ended_generation_never_opens)
 	m = fg_jit__map(f.jit, &gone);
 	ASSERT_TRUE(m && m != f.map);
 	/* Its pid may belong to someone else now: nothing is read for it. */
-	ASSERT_EQ(fg_jitmap__lookup(f.jit, m, &gone, 0x1000, &fr), 0);
+	ASSERT_EQ(fg_jitmap__lookup(f.jit, m, &gone, 0x1000, 0, &fr), 0);
 	fg_jitmap__info(m, &i);
 	ASSERT_EQ(i.state, FG_JIT_ABSENT);
 	ASSERT_STREQ(i.path, "");
@@ -218,7 +255,7 @@ TEST(map_over_the_size_limit_is_refused)
 	/* Sparse: its size, not its content, is what is refused, before anything is read. */
 	write_file(f.path, "1000 10 first\n", "w");
 	ASSERT_EQ(truncate(f.path, 8 << 20), 0);
-	ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x1000, &fr), 0);
+	ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x1000, 0, &fr), 0);
 	i = info(&f);
 	ASSERT_EQ(i.state, FG_JIT_REFUSED);
 	ASSERT_STREQ(fg_jit_refusal_name(i.refusal), "too_large");
@@ -266,7 +303,7 @@ TEST(reads_are_bounded_by_the_read_budget)
 	t0 = now_s();
 	/* Every lookup misses and asks for more, as samples in unnamed JIT code do. */
 	while (info(&f).stats.bytes < (16 << 20) && now_s() - t0 < 10) {
-		ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x1000, &fr), 0);
+		ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x1000, 0, &fr), 0);
 		misses++;
 	}
 	ASSERT_EQ(info(&f).stats.bytes, 16 << 20);
@@ -303,7 +340,7 @@ TEST(maps_are_charged_to_the_budget_and_stop_without_room)
 	for (double deadline = now_s() + 5; !info(&f).budget_limited && now_s() < deadline;) {
 		struct fg_jit_frame fr;
 
-		ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x2000, &fr), 0);
+		ASSERT_EQ(fg_jitmap__lookup(f.jit, f.map, f.self, 0x2000, 0, &fr), 0);
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	}
 	ASSERT_TRUE(info(&f).budget_limited);

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""A JIT map written just before a recording names the recording's samples
+from its first one (issue 17, item 4b). `jcmd PID Compiler.perfmap`, then
+`fgctl record`: the always-on sampler had looked for the map, absent, less
+than a second before it was written, and a miss re-reads a map at most once
+a second while it is absent, so every JIT frame of the recording's first
+(up to) second was [unknown], about 5% of a 10 s recording, and none of a
+recording made later. A recording does not take a look from before it began
+for an answer. fgtest-jit runs a busy loop in anonymous executable memory;
+the map naming it is written while always-on samples it, and a recording
+started at once must have no [unknown] frame. Each round's window was random
+(the time left until the next look), so three rounds, each a new process
+(a map's state is per process): all three passing without the fix is a few
+chances in 100,000. Also: what the rate limit held back is counted
+(status jit.held)."""
+
+import contextlib
+import os
+import subprocess
+import time
+
+from fgdtest import Daemon, check, parse_folded, program, require_root, run, skip
+
+NAME = "fgdJitLateMapLoop"
+
+
+@contextlib.contextmanager
+def jit_process():
+    """Starts fgtest-jit; yields (pid, start, size) of its code."""
+    proc = subprocess.Popen([program("fgtest-jit")], stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline().strip()
+        if line == "unsupported":
+            skip("fgtest-jit runs only on x86-64")
+        check(line == "ready", f"fgtest-jit did not start: {line!r}")
+        start, size = (int(x, 16) for x in proc.stdout.readline().split())
+        yield proc.pid, start, size
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"/tmp/perf-{proc.pid}.map")
+
+
+def test():
+    require_root()
+    with Daemon() as d:
+        for round_ in range(3):
+            with jit_process() as (pid, start, size):
+                # Always-on (19 Hz) samples the loop and looks for the map, absent.
+                time.sleep(1.3)
+                with open(f"/tmp/perf-{pid}.map", "w") as f:
+                    f.write(f"0x{start:016x} 0x{size:016x} {NAME}\n")
+                r = d.fgctl("record", "-p", pid, "-t", "1", "-F", "999", "--call-graph", "dwarf",
+                            "-f", "folded", "-o", "-", check_rc=0)
+                stacks = parse_folded(r.stdout.decode())
+                total = sum(stacks.values())
+                unknown = sum(c for s, c in stacks.items() if "[unknown]" in s.split(";"))
+                named = sum(c for s, c in stacks.items() if NAME + "_[j]" in s.split(";"))
+                print(f"round {round_}: {total} samples, {named} in {NAME}_[j], {unknown} with "
+                      f"[unknown]")
+                check(total > 300, f"too few samples: {total}")
+                check(unknown == 0, f"{unknown}/{total} samples with [unknown] although the map "
+                      f"was written before the recording: "
+                      f"{sorted(stacks.items(), key=lambda kv: -kv[1])[:3]}")
+                check(named / total > 0.8, f"only {named}/{total} samples named {NAME}_[j]")
+        held = d.status()["jit"]["held"]
+        print(f"status jit.held: {held}")
+        # Always-on's misses while the maps were absent, between its looks.
+        check(held > 0, "no miss counted as held by the rate limit")
+
+
+run(test)
