@@ -410,6 +410,17 @@ def sysctl(path, value):
                 f.write(old)
 
 
+def jit_code(proc):
+    """Reads fgtest-jit's greeting from proc.stdout (text): the (start, size) of the code it
+    runs in anonymous executable memory. Skips the test where it cannot run (not x86-64)."""
+    line = proc.stdout.readline().strip()
+    if line == "unsupported":
+        skip("fgtest-jit runs only on x86-64")
+    check(line == "ready", f"fgtest-jit did not start: {line!r}")
+    start, size = (int(x, 16) for x in proc.stdout.readline().split())
+    return start, size
+
+
 def wait_for(cond, what, timeout=30):
     """Calls cond until it returns something true, and returns that; fails after timeout."""
     deadline = time.monotonic() + timeout

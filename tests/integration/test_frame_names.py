@@ -16,7 +16,7 @@ import os
 import subprocess
 import time
 
-from fgdtest import Daemon, check, program, require_root, run, skip, wait_for
+from fgdtest import Daemon, check, jit_code, program, require_root, run, wait_for
 
 R = "\ufffd"
 # prctl keeps 15 bytes.
@@ -50,11 +50,7 @@ def jit_process(cgroup_dir):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     map_path = f"/tmp/perf-{proc.pid}.map"
     try:
-        line = proc.stdout.readline().strip()
-        if line == "unsupported":
-            skip("fgtest-jit runs only on x86-64")
-        check(line == "ready", f"fgtest-jit did not start: {line!r}")
-        start, size = (int(x, 16) for x in proc.stdout.readline().split())
+        start, size = jit_code(proc)
         with open(map_path, "wb") as f:
             f.write(f"{start:x} {size:x} ".encode() + JIT + b"\n")
         with open(f"/proc/{proc.pid}/comm", "rb") as f:

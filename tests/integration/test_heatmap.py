@@ -177,14 +177,17 @@ def browser(d, pid):
             check(f"r={sel['lo']}_{sel['hi']}" in url and "p=fgtest-band" in url,
                   f"the URL does not keep the range and the process: {url}")
 
-            # The hover line names the cell's time, count and process.
+            # The hover line names the cell's time, count and process: over a cell of the
+            # band with samples (at 99 Hz a 20 ms cell of one second may have none).
+            row = next(r for r in band_rows() if cells[col * 50 + r] > 0)
+            rect = s.execute(f"return window.fgHeatmap.cellRect({col}, {row})")
             s.perform_actions([{"type": "pointer", "id": "mouse",
                                 "parameters": {"pointerType": "mouse"},
                                 "actions": [{"type": "pointerMove", "duration": 0,
-                                             "x": int(s.execute(f"return window.fgHeatmap.cellRect({col}, 12)")["cx"]),
-                                             "y": int(s.execute(f"return window.fgHeatmap.cellRect({col}, 12)")["cy"])}]}])
+                                             "x": int(rect["cx"]), "y": int(rect["cy"])}]}])
             text = s.execute("return window.fgHeatmap.cellText()")
-            check("fgtest-band" in text and f"second {col}" in text, f"hover line: {text!r}")
+            check("fgtest-band" in text and f"second {col}" in text and
+                  f"+{row * BUCKET} ms" in text, f"hover line over row {row}: {text!r}")
 
             # The differential view: the range against the rest of the period.
             s.find("#diff").click()

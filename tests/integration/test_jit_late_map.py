@@ -18,7 +18,7 @@ import contextlib
 import os
 import subprocess
 
-from fgdtest import Daemon, check, parse_folded, program, require_root, run, skip, wait_for
+from fgdtest import Daemon, check, jit_code, parse_folded, program, require_root, run, wait_for
 
 NAME = "fgdJitLateMapLoop"
 
@@ -28,11 +28,7 @@ def jit_process():
     """Starts fgtest-jit; yields (pid, start, size) of its code."""
     proc = subprocess.Popen([program("fgtest-jit")], stdout=subprocess.PIPE, text=True)
     try:
-        line = proc.stdout.readline().strip()
-        if line == "unsupported":
-            skip("fgtest-jit runs only on x86-64")
-        check(line == "ready", f"fgtest-jit did not start: {line!r}")
-        start, size = (int(x, 16) for x in proc.stdout.readline().split())
+        start, size = jit_code(proc)
         yield proc.pid, start, size
     finally:
         proc.kill()

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import tempfile
 
-from fgdtest import Daemon, check, parse_folded, program, require_root, run, skip
+from fgdtest import Daemon, check, jit_code, parse_folded, program, require_root, run
 
 NAME = "fgdJitPlantedLoop"
 NOBODY = pwd.getpwnam("nobody")
@@ -40,11 +40,7 @@ def jit_process(user=None, namespaced=False):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     pid = proc.pid
     try:
-        line = proc.stdout.readline().strip()
-        if line == "unsupported":
-            skip("fgtest-jit runs only on x86-64")
-        check(line == "ready", f"fgtest-jit did not start: {line!r}")
-        start, size = (int(x, 16) for x in proc.stdout.readline().split())
+        start, size = jit_code(proc)
         if namespaced:
             # The workload is unshare's child (sh exec'd into it), not unshare.
             with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
