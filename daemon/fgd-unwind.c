@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "budget.h"
@@ -117,9 +118,9 @@ struct cached_row {
 
 #define ROW_GRANULE_SHIFT 6 /* 64-byte blocks */
 #define ROW_SPREAD 8
-#define ROW_CACHE_BYTES                                    \
-	(FG_UNWIND_ROW_CACHE * sizeof(struct cached_row) + \
-	 FG_UNWIND_ROW_SLOTS * sizeof(struct row_slot))
+#define ROW_SLOTS_BYTES (FG_UNWIND_ROW_SLOTS * sizeof(struct row_slot))
+#define ROW_CACHE_BYTES (FG_UNWIND_ROW_CACHE * sizeof(struct cached_row) + ROW_SLOTS_BYTES)
+#define HUGE_PAGE (2ULL << 20)
 
 struct fg_unwinder {
 	struct binary bins[FG_UNWIND_MAX_BINARIES];
@@ -129,7 +130,7 @@ struct fg_unwinder {
 	uint64_t clock;
 	uint64_t period;          /* trim calls so far */
 	struct cached_row *rows;  /* owned: FG_UNWIND_ROW_CACHE entries, a ring */
-	struct row_slot *slots;   /* owned: FG_UNWIND_ROW_SLOTS entries, by hash; line-aligned */
+	struct row_slot *slots;   /* owned: ROW_SLOTS_BYTES mapped (slots_map()), by hash */
 	uint64_t next_gen;        /* the next row's; rows[gen % FG_UNWIND_ROW_CACHE] */
 	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
 	struct fg_budget *budget; /* borrowed; NULL: none */
@@ -150,6 +151,33 @@ struct walk {
 	struct binary *last_bin;       /* borrowed from u; may be NULL */
 };
 
+/*
+ * The row slots: zeroed pages, aligned to a huge page and asked to be
+ * backed by huge pages, because each lookup lands on a random slot of the
+ * 4 MiB and with 4 KiB pages half its cost was the TLB miss. Nothing is
+ * resident until a DWARF recording first uses the cache. NULL if out of
+ * memory.
+ */
+static struct row_slot *slots_map(void)
+{
+	uint8_t *p = mmap(NULL, ROW_SLOTS_BYTES + HUGE_PAGE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *start, *end;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	/* Keep the aligned ROW_SLOTS_BYTES; give back what is before and after. */
+	start = (uint8_t *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	end = start + ROW_SLOTS_BYTES;
+	if (start > p)
+		(void)munmap(p, (size_t)(start - p));
+	if (p + ROW_SLOTS_BYTES + HUGE_PAGE > end)
+		(void)munmap(end, (size_t)(p + ROW_SLOTS_BYTES + HUGE_PAGE - end));
+	/* Without transparent huge pages (never, or an old kernel) it is 4 KiB pages: slower, not wrong. */
+	(void)madvise(start, ROW_SLOTS_BYTES, MADV_HUGEPAGE);
+	return (struct row_slot *)start;
+}
+
 int fg_unwinder__new(struct fg_unwinder **ret)
 {
 	struct fg_unwinder *u = calloc(1, sizeof(*u));
@@ -157,12 +185,11 @@ int fg_unwinder__new(struct fg_unwinder **ret)
 	if (!u)
 		return -ENOMEM;
 	u->rows = calloc(FG_UNWIND_ROW_CACHE, sizeof(*u->rows));
-	u->slots = aligned_alloc(64, FG_UNWIND_ROW_SLOTS * sizeof(*u->slots));
-	if (u->slots)
-		memset(u->slots, 0, FG_UNWIND_ROW_SLOTS * sizeof(*u->slots));
+	u->slots = slots_map();
 	if (!u->rows || !u->slots) {
 		free(u->rows);
-		free(u->slots);
+		if (u->slots)
+			(void)munmap(u->slots, ROW_SLOTS_BYTES);
 		free(u);
 		return -ENOMEM;
 	}
@@ -255,7 +282,7 @@ struct fg_unwinder *fg_unwinder__free(struct fg_unwinder *u)
 		binary_clear(u, &u->bins[i]);
 	fg_idxmap_done(&u->by_dso);
 	free(u->rows);
-	free(u->slots);
+	(void)munmap(u->slots, ROW_SLOTS_BYTES);
 	fg_unwinder__set_budget(u, NULL);
 	free(u);
 	return NULL;

@@ -41,7 +41,7 @@
 
 #define FG_UNWIND_MAX_BINARIES 1024
 #define FG_UNWIND_MAX_BYTES (256ULL << 20) /* of CFI sections held */
-#define FG_UNWIND_ROW_SLOTS 16384          /* a power of two */
+#define FG_UNWIND_ROW_SLOTS 65536          /* a power of two */
 #define FG_UNWIND_ROW_CACHE 1024
 /*
  * A CFI section without a search table (.debug_frame, or .eh_frame with no
