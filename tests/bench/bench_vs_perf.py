@@ -26,6 +26,11 @@ Loads (--load, repeatable; default all):
   cxx              a loop of `g++ -O2 -c` of a C++ file (templates, STL) per CPU
   node             2 x node --perf-basic-prof running a CPU-bound JS loop
 
+With --rounds N (default 1), each load and mode is compared N times in turn (fgd, then
+perf, then fgd again...), a row each, and a line per load and mode gives the medians and
+the range of the ratio: perf's own cost per sample moves by a quarter between runs on a
+busy machine, so one round's ratio says less than the spread of several.
+
 With --loss (or --loss-runs N, default 10): for each load, in dwarf mode, N further
 recordings of --seconds at 999 Hz on every CPU with fgd's defaults (ring, stack copy),
 and the worst lost fraction and lost count over them.
@@ -36,7 +41,7 @@ Needs root, perf, and a build (`meson setup build && ninja -C build`).
 
 usage: tests/bench/bench_vs_perf.py [--build build] [--seconds 20] [--warm 5]
            [--load python|python-stripped|cxx|node ...] [--mode fp|dwarf ...]
-           [--perf-stack-dump BYTES] [--always-on] [--loss] [--loss-runs 10]
+           [--perf-stack-dump BYTES] [--always-on] [--rounds 1] [--loss] [--loss-runs 10]
 """
 
 import argparse
@@ -46,6 +51,7 @@ import os
 import shlex
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -250,8 +256,9 @@ def lost_fraction(meta):
     return meta["lost"] / max(meta["samples_seen"] + meta["lost"], 1)
 
 
-def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp):
-    """fgd then perf on the running load: a row of figures and notes."""
+def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp, ratios):
+    """fgd then perf on the running load: a row of figures and notes; (fgd, perf) µs/sample
+    appended to ratios."""
     with fgbench.Fgd(build, fgd_args) as fgd:
         progress(f"{load_name} {mode}: fgd warm-up, {warm} s")
         wcpu, wmeta = fgd_record(fgd, warm, mode, tmp)
@@ -292,6 +299,7 @@ def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp):
             os.unlink(data)
     fgd_us = us_per_sample(cpu, meta["samples_seen"])
     perf_us = us_per_sample(perf["cpu"], perf["samples"])
+    ratios.append((fgd_us, perf_us))
     row = [load_name, mode, f"{meta['samples_seen']} / {perf['samples']}", f"{fgd_us:.2f}",
            f"{us_per_sample(wcpu, wmeta['samples_seen']):.2f}", f"{perf_us:.2f}",
            f"{fgd_us / perf_us:.2f}", f"{meta['lost']} ({100 * lost_fraction(meta):.2f}%)",
@@ -352,6 +360,8 @@ def main():
                     help="perf's dwarf stack copy (default: fgd's, 32768; 0: perf's own, 8192)")
     ap.add_argument("--always-on", action="store_true",
                     help="leave fgd's always-on sampling on (its CPU time is then counted too)")
+    ap.add_argument("--rounds", type=int, default=1, metavar="N",
+                    help="each load and mode compared N times in turn (default 1)")
     ap.add_argument("--loss", action="store_true",
                     help="also the worst loss over --loss-runs dwarf recordings of each load")
     ap.add_argument("--loss-runs", type=int, default=None, metavar="N",
@@ -373,7 +383,9 @@ def main():
     print(f"\nfgd {build.fgd} {' '.join(fgd_args)}; {FREQUENCY} Hz on all CPUs, "
           f"{args.seconds} s measured after a {args.warm} s warm-up; {os.cpu_count()} CPUs\n",
           flush=True)
-    rows, notes, loss_rows = [], [], []
+    if args.rounds < 1:
+        sys.exit("bench: --rounds must be at least 1")
+    rows, notes, loss_rows, spreads = [], [], [], []
     with tempfile.TemporaryDirectory(prefix="fgd-bench-vs-perf-") as tmp:
         for name in loads:
             cmds, what, group = load(name, tmp)
@@ -384,10 +396,15 @@ def main():
                 with fgbench.workloads(cmds, group=group, cwd=tmp) as procs:
                     pids = [p.pid for p in procs]
                     for mode in modes:
-                        row, n = compare(build, fgd_args, name, mode, args.seconds, args.warm,
-                                         args.perf_stack_dump, tmp)
-                        rows.append(row)
-                        notes += n
+                        pairs = []
+                        for i in range(args.rounds):
+                            if args.rounds > 1:
+                                progress(f"{name} {mode}: round {i + 1}/{args.rounds}")
+                            row, n = compare(build, fgd_args, name, mode, args.seconds,
+                                             args.warm, args.perf_stack_dump, tmp, pairs)
+                            rows.append(row)
+                            notes += n
+                        spreads.append((name, mode, pairs))
                     if loss:
                         loss_rows += [(name, i, meta) for i, meta in
                                       loss_runs(build, fgd_args, name, runs, args.seconds,
@@ -403,6 +420,14 @@ def main():
         print()
         for n in notes:
             print(f"- {n}")
+    if args.rounds > 1:
+        print(f"\nOver {args.rounds} rounds (medians; the ratio's range):\n")
+        table(["load", "mode", "fgd µs/sample", "perf µs/sample", "fgd/perf", "fgd/perf range"],
+              [(name, mode, f"{statistics.median(f for f, _ in pairs):.2f}",
+                f"{statistics.median(p for _, p in pairs):.2f}",
+                f"{statistics.median(f / p for f, p in pairs):.2f}",
+                f"{min(f / p for f, p in pairs):.2f} to {max(f / p for f, p in pairs):.2f}")
+               for name, mode, pairs in spreads])
     if loss_rows:
         print(f"\nLoss: dwarf, {FREQUENCY} Hz on all CPUs, fgd's defaults, {runs} × "
               f"{args.seconds} s\n")
