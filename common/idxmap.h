@@ -61,28 +61,6 @@ static inline int64_t fg_idxmap_find(const struct fg_idxmap *m, uint64_t hash, f
 	}
 }
 
-/*
- * Starts fetching the slot a lookup of hash looks at first, for a caller
- * with several independent lookups to make: their cache misses overlap.
- */
-static inline void fg_idxmap_prefetch(const struct fg_idxmap *m, uint64_t hash)
-{
-	if (m->slots)
-		__builtin_prefetch(&m->slots[(uint32_t)hash & m->mask]);
-}
-
-/*
- * The index in the slot a lookup of hash looks at first, if its tag is
- * hash's, else -1: most likely the entry a lookup finds, for a caller to
- * fetch ahead of it. It may be another entry's.
- */
-static inline int64_t fg_idxmap_peek(const struct fg_idxmap *m, uint64_t hash)
-{
-	uint64_t s = m->slots ? m->slots[(uint32_t)hash & m->mask] : 0;
-
-	return s && fg_idxmap_slot_tag(s) == (uint32_t)hash ? (int64_t)fg_idxmap_slot_index(s) : -1;
-}
-
 /* Adds idx under hash; the caller has checked it is absent. 0 or -ENOMEM. */
 int fg_idxmap_insert(struct fg_idxmap *m, uint64_t hash, uint32_t idx);
 

@@ -57,14 +57,6 @@ struct loc_key {
 	bool jit;
 };
 
-/* A frame of a sample's chain, as chain_locations() looks its location up. */
-struct frame {
-	uint64_t ip;            /* a return address already less one */
-	const struct fg_map *m; /* user frames: borrowed from the process, NULL if none */
-	uint64_t hash;          /* of its location, if it has a file behind it (not JIT code) */
-	bool kernel;
-};
-
 struct fg_resolver {
 	struct fg_resolve_opts opts;
 	struct fg_proctab *procs;     /* borrowed */
@@ -81,9 +73,6 @@ struct fg_resolver {
 	size_t n_loc_names, cap_loc_names;
 	uint32_t *scratch; /* owned: one sample's locations, leaf first */
 	size_t cap_scratch, n_scratch;
-	struct frame
-		*sample_frames; /* owned: one sample's frames, leaf first (chain_locations()) */
-	size_t cap_sample_frames;
 	bool scratch_truncated; /* its user stack was cut short: a FG_RESOLVE_TRUNCATED frame */
 	uint32_t *stack; /* owned: one sample's root slots, then its frame name ids, root first */
 	size_t cap_stack;
@@ -181,7 +170,6 @@ struct fg_resolver *fg_resolver__free(struct fg_resolver *r)
 	free(r->jit_maps);
 	fg_idxmap_done(&r->jit_index);
 	free(r->scratch);
-	free(r->sample_frames);
 	free(r->stack);
 	free(r->chain);
 	free(r->park);
@@ -431,22 +419,15 @@ static int64_t commit_location(struct fg_resolver *r, struct location *l, uint64
 	return (int64_t)r->n_locs++;
 }
 
-/* What a location is found under in loc_index. */
-static uint64_t loc_hash(const struct fg_dso *dso, uint64_t addr, bool kernel)
-{
-	return fg_hash_combine(fg_hash_mix((uintptr_t)dso ^ kernel), addr);
-}
-
 /*
  * The location's index; -E2BIG when the table is full. proc and m (user code
  * only, else NULL) are used only to name a location seen for the first time.
  */
-
 static int64_t location(struct fg_resolver *r, struct fg_dso *dso, uint64_t addr, bool kernel,
 			const struct fg_process *proc, const struct fg_map *m)
 {
 	struct loc_key k = { dso, addr, kernel };
-	uint64_t h = loc_hash(dso, addr, kernel);
+	uint64_t h = fg_hash_combine(fg_hash_mix((uintptr_t)dso ^ kernel), addr);
 	int64_t i = fg_idxmap_find(&r->loc_index, h, loc_eq, r, &k);
 	struct location *l;
 	int err;
@@ -529,10 +510,10 @@ static int64_t jit_location(struct fg_resolver *r, struct fg_process *proc, uint
 	return err < 0 ? err : commit_location(r, l, h);
 }
 
-/* A user frame's location; m is ip's map in proc (NULL if none). */
-static int64_t user_location(struct fg_resolver *r, struct fg_process *proc, uint64_t ip,
-			     const struct fg_map *m)
+static int64_t user_location(struct fg_resolver *r, struct fg_process *proc, uint64_t ip)
 {
+	const struct fg_map *m = proc ? fg_process_find_map(proc, ip) : NULL;
+
 	/* Anonymous executable memory, or memory we saw no mapping for: JIT code, perhaps. */
 	if (proc && (!m || (m->dso && fg_dso__kind(m->dso) == FG_DSO_ANON))) {
 		int64_t loc = jit_location(r, proc, ip);
@@ -565,52 +546,30 @@ static int64_t chain_locations(struct fg_resolver *r, struct fg_process *proc, c
 {
 	enum { NONE, KERNEL, USER } ctx = NONE;
 	bool first = true, pending = false;
-	size_t n = 0, n_frames = 0;
+	size_t n = 0;
 
 	*user = (struct user_part){ .outermost = -1 };
-	if (FG_GROW(r->scratch, r->cap_scratch, nr) < 0 ||
-	    FG_GROW(r->sample_frames, r->cap_sample_frames, nr) < 0)
+	if (FG_GROW(r->scratch, r->cap_scratch, nr) < 0)
 		return -ENOMEM;
-	/*
-	 * The frames first, each location's index slot fetched as it is found:
-	 * the table is far bigger than the cache and the lookups of one chain do
-	 * not depend on each other, so their misses overlap rather than follow
-	 * one another.
-	 */
 	for (uint64_t i = 0; i < nr; i++) {
-		struct frame *f = &r->sample_frames[n_frames];
+		uint64_t ip = ips[i];
+		int64_t loc;
 
-		if (ips[i] >= (uint64_t)PERF_CONTEXT_MAX) {
-			ctx = ips[i] == (uint64_t)PERF_CONTEXT_KERNEL ? KERNEL :
-			      ips[i] == (uint64_t)PERF_CONTEXT_USER   ? USER :
-									NONE;
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctx = ip == (uint64_t)PERF_CONTEXT_KERNEL ? KERNEL :
+			      ip == (uint64_t)PERF_CONTEXT_USER   ? USER :
+								    NONE;
 			first = true;
 			continue;
 		}
 		if (ctx == NONE)
 			continue;
-		*f = (struct frame){ .ip = first ? ips[i] : ips[i] - 1, .kernel = ctx == KERNEL };
+		user->chain_frames++;
+		if (!first)
+			ip--;
 		first = false;
-		if (f->kernel)
-			f->hash = loc_hash(NULL, f->ip, true);
-		else if (proc && (f->m = fg_process_find_map(proc, f->ip)) && f->m->dso)
-			f->hash = loc_hash(f->m->dso, f->ip - f->m->start + f->m->pgoff, false);
-		fg_idxmap_prefetch(&r->loc_index, f->hash);
-		n_frames++;
-	}
-	/* Then the entries the slots point at, likewise. */
-	for (size_t i = 0; i < n_frames; i++) {
-		int64_t idx = fg_idxmap_peek(&r->loc_index, r->sample_frames[i].hash);
-
-		if (idx >= 0)
-			__builtin_prefetch(&r->locs[idx]);
-	}
-	user->chain_frames = n_frames;
-	for (size_t i = 0; i < n_frames; i++) {
-		const struct frame *f = &r->sample_frames[i];
-		int64_t loc = f->kernel ? location(r, NULL, f->ip, true, NULL, NULL) :
-					  user_location(r, proc, f->ip, f->m);
-
+		loc = ctx == KERNEL ? location(r, NULL, ip, true, NULL, NULL) :
+				      user_location(r, proc, ip);
 		if (loc == -EINPROGRESS) {
 			/* Go on: every binary this sample needs starts loading now, not one per round. */
 			pending = true;
@@ -618,7 +577,7 @@ static int64_t chain_locations(struct fg_resolver *r, struct fg_process *proc, c
 		}
 		if (loc < 0)
 			return loc;
-		if (!f->kernel)
+		if (ctx == USER)
 			user->outermost = loc;
 		r->scratch[n++] = (uint32_t)loc;
 	}

@@ -66,27 +66,6 @@ TEST(grows_past_many_entries)
 	fg_idxmap_done(&m);
 }
 
-TEST(peek_names_the_entry_in_a_hash_home_slot_and_nothing_else)
-{
-	struct fg_idxmap m = FG_IDXMAP_INIT;
-
-	/* An empty index has nothing to peek at; prefetching from it is harmless. */
-	ASSERT_EQ(fg_idxmap_peek(&m, 7), -1);
-	fg_idxmap_prefetch(&m, 7);
-	/* Two entries under hash 7: the second goes in the slot after 7's home. */
-	ASSERT_OK(fg_idxmap_insert(&m, 7, 0));
-	ASSERT_OK(fg_idxmap_insert(&m, 7, 1));
-	fg_idxmap_prefetch(&m, 7);
-	ASSERT_EQ(fg_idxmap_peek(&m, 7), 0);
-	/* Slot 8 holds entry 1 under tag 7: not the entry of hash 8, whose home it is. */
-	ASSERT_EQ(fg_idxmap_peek(&m, 8), -1);
-	/* A hash with 7's home slot and another tag: not its entry either. */
-	ASSERT_EQ(fg_idxmap_peek(&m, 7 + m.mask + 1), -1);
-	/* The tag is the hash's low 32 bits: the high ones are not looked at. */
-	ASSERT_EQ(fg_idxmap_peek(&m, 7 | 1ULL << 40), 0);
-	fg_idxmap_done(&m);
-}
-
 TEST(u32map_set_get_del_reuses_slots)
 {
 	struct fg_u32map m = FG_U32MAP_INIT;
