@@ -154,7 +154,8 @@ struct walk {
 /*
  * The row slots: zeroed pages, aligned to a huge page and asked to be
  * backed by huge pages, because each lookup lands on a random slot of the
- * 4 MiB and with 4 KiB pages half its cost was the TLB miss. Nothing is
+ * 4 MiB: on 4 KiB pages it misses the TLB as well as the cache (4% of a
+ * dwarf sample's cost with a g++ load, docs/PERFORMANCE.md). Nothing is
  * resident until a DWARF recording first uses the cache. NULL if out of
  * memory.
  */
