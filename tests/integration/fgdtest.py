@@ -410,15 +410,27 @@ def sysctl(path, value):
                 f.write(old)
 
 
-def jit_code(proc):
-    """Reads fgtest-jit's greeting from proc.stdout (text): the (start, size) of the code it
-    runs in anonymous executable memory. Skips the test where it cannot run (not x86-64)."""
-    line = proc.stdout.readline().strip()
-    if line == "unsupported":
-        skip("fgtest-jit runs only on x86-64")
-    check(line == "ready", f"fgtest-jit did not start: {line!r}")
-    start, size = (int(x, 16) for x in proc.stdout.readline().split())
-    return start, size
+@contextlib.contextmanager
+def jit_program(cmd):
+    """Runs cmd, which execs fgtest-jit (possibly through sh, setpriv or unshare), and reads
+    its greeting: yields (proc, start, size), the (start, size) of the code it runs in
+    anonymous executable memory. Skips the test where it cannot run (not x86-64). On the
+    way out, stops it and removes /tmp/perf-PID.map of proc's pid if a test wrote one."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline().strip()
+        if line == "unsupported":
+            skip("fgtest-jit runs only on x86-64")
+        check(line == "ready", f"fgtest-jit did not start: {line!r}")
+        start, size = (int(x, 16) for x in proc.stdout.readline().split())
+        yield proc, start, size
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"/tmp/perf-{proc.pid}.map")
 
 
 def wait_for(cond, what, timeout=30):

@@ -13,10 +13,9 @@ fgctl render of a foreign folded file cleans its names alike."""
 import contextlib
 import json
 import os
-import subprocess
 import time
 
-from fgdtest import Daemon, check, jit_code, program, require_root, run, wait_for
+from fgdtest import Daemon, check, jit_program, program, require_root, run, wait_for
 
 R = "\ufffd"
 # prctl keeps 15 bytes.
@@ -47,22 +46,12 @@ def jit_process(cgroup_dir):
     if cgroup_dir:
         # In the cgroup before the exec, so fgd reads it there at the exec.
         cmd = [b"sh", b"-c", b'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup_dir] + cmd
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    map_path = f"/tmp/perf-{proc.pid}.map"
-    try:
-        start, size = jit_code(proc)
-        with open(map_path, "wb") as f:
+    with jit_program(cmd) as (proc, start, size):
+        with open(f"/tmp/perf-{proc.pid}.map", "wb") as f:
             f.write(f"{start:x} {size:x} ".encode() + JIT + b"\n")
         with open(f"/proc/{proc.pid}/comm", "rb") as f:
             check(f.read() == COMM + b"\n", "prctl did not name the process")
         yield proc.pid
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        proc.stdout.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(map_path)
 
 
 def utf8(what, data):

@@ -14,28 +14,9 @@ started at once must have no [unknown] frame. Each round's window was random
 chances in 100,000. Each round waits for always-on's misses to be held by
 the rate limit (status jit.held), the state the recording meets."""
 
-import contextlib
-import os
-import subprocess
-
-from fgdtest import Daemon, check, jit_code, parse_folded, program, require_root, run, wait_for
+from fgdtest import Daemon, check, jit_program, parse_folded, program, require_root, run, wait_for
 
 NAME = "fgdJitLateMapLoop"
-
-
-@contextlib.contextmanager
-def jit_process():
-    """Starts fgtest-jit; yields (pid, start, size) of its code."""
-    proc = subprocess.Popen([program("fgtest-jit")], stdout=subprocess.PIPE, text=True)
-    try:
-        start, size = jit_code(proc)
-        yield proc.pid, start, size
-    finally:
-        proc.kill()
-        proc.wait()
-        proc.stdout.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(f"/tmp/perf-{proc.pid}.map")
 
 
 def test():
@@ -43,7 +24,8 @@ def test():
     with Daemon() as d:
         for round_ in range(3):
             held = d.status()["jit"]["held"]
-            with jit_process() as (pid, start, size):
+            with jit_program([program("fgtest-jit")]) as (proc, start, size):
+                pid = proc.pid
                 # Always-on (19 Hz) samples the loop and looks for the map, absent; its
                 # next misses wait for the rate limit.
                 wait_for(lambda: d.status()["jit"]["held"] > held,

@@ -11,10 +11,9 @@ import contextlib
 import os
 import pwd
 import shutil
-import subprocess
 import tempfile
 
-from fgdtest import Daemon, check, jit_code, parse_folded, program, require_root, run
+from fgdtest import Daemon, check, jit_program, parse_folded, program, require_root, run
 
 NAME = "fgdJitPlantedLoop"
 NOBODY = pwd.getpwnam("nobody")
@@ -37,25 +36,22 @@ def jit_process(user=None, namespaced=False):
         # A private /tmp in a new mount namespace, and pid 1 of a new pid namespace.
         cmd = ["unshare", "--mount", "--pid", "--fork", "--kill-child", "--propagation", "private",
                "sh", "-c", 'mount -t tmpfs fgd-test-tmp /tmp && exec "$0"', cmd[0]]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    pid = proc.pid
     try:
-        start, size = jit_code(proc)
-        if namespaced:
-            # The workload is unshare's child (sh exec'd into it), not unshare.
-            with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
-                pid = int(f.read().split()[0])
-        with open(f"/proc/{pid}/status") as f:
-            nspid = [int(l.split()[-1]) for l in f if l.startswith("NSpid:")][0]
-        yield pid, nspid, start, size
+        with jit_program(cmd) as (proc, start, size):
+            pid = proc.pid
+            try:
+                if namespaced:
+                    # The workload is unshare's child (sh exec'd into it), not unshare.
+                    with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+                        pid = int(f.read().split()[0])
+                with open(f"/proc/{pid}/status") as f:
+                    nspid = [int(l.split()[-1]) for l in f if l.startswith("NSpid:")][0]
+                yield pid, nspid, start, size
+            finally:
+                if pid != proc.pid:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, 9)
     finally:
-        if pid != proc.pid:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, 9)
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        proc.stdout.close()
         if copy_dir:
             shutil.rmtree(copy_dir)
 
