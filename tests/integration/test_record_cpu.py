@@ -2,6 +2,7 @@
 """fgtest-burn spends 75% of its CPU in hot_a and 25% in hot_b, both called from
 main: the folded output must show those call paths in those proportions."""
 
+import contextlib
 import json
 import os
 import re
@@ -115,6 +116,9 @@ def one_thread(d):
         for p in (proc, burn):
             p.kill()
             p.wait()
+        # Its "fg jit" thread wrote a perf map, which its end by SIGKILL leaves behind.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"/tmp/perf-{proc.pid}.map")
     r = d.fgctl("record", "--tid", "999999999", "-t", "1", "-o", "-", check_rc=2)
     check(b"no such thread" in r.stderr, f"--tid of no thread: {r.stderr!r}")
 
