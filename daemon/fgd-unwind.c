@@ -161,19 +161,21 @@ struct walk {
  */
 static struct row_slot *slots_map(void)
 {
-	uint8_t *p = mmap(NULL, ROW_SLOTS_BYTES + HUGE_PAGE, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const size_t size = ROW_SLOTS_BYTES + HUGE_PAGE;
+	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint8_t *start, *end;
 
 	if (p == MAP_FAILED)
 		return NULL;
-	/* Keep the aligned ROW_SLOTS_BYTES; give back what is before and after. */
+	/*
+	 * Keep the aligned ROW_SLOTS_BYTES; give back what is before them (none
+	 * if p is aligned) and after them (never none: start < p + HUGE_PAGE).
+	 */
 	start = (uint8_t *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
 	end = start + ROW_SLOTS_BYTES;
 	if (start > p)
 		(void)munmap(p, (size_t)(start - p));
-	if (p + ROW_SLOTS_BYTES + HUGE_PAGE > end)
-		(void)munmap(end, (size_t)(p + ROW_SLOTS_BYTES + HUGE_PAGE - end));
+	(void)munmap(end, (size_t)(p + size - end));
 	/* Without transparent huge pages (never, or an old kernel) it is 4 KiB pages: slower, not wrong. */
 	(void)madvise(start, ROW_SLOTS_BYTES, MADV_HUGEPAGE);
 	return (struct row_slot *)start;
