@@ -24,7 +24,6 @@ usage: tests/bench/bench_ab.py --a build --b ../other/build [--load cxx] [--mode
 import argparse
 import concurrent.futures
 import contextlib
-import json
 import os
 import shlex
 import signal
@@ -38,12 +37,8 @@ import fgbench
 
 def record(fgd, seconds, mode, out):
     """One whole-machine recording: (fgd's CPU ns over it, samples read)."""
-    before = fgbench.cpu_times(fgd.pid)[1]
-    r = fgd.fgctl("record", "-a", "-F", bench_vs_perf.FREQUENCY, "-t", seconds,
-                  "--call-graph", mode, "-o", out, "--json", timeout=seconds + 300)
-    ns = fgbench.cpu_times(fgd.pid)[1] - before
-    os.unlink(out)
-    return ns, json.loads(r.stdout)["samples_seen"]
+    (_, ns), meta = bench_vs_perf.fgd_recording(fgd, seconds, mode, out)
+    return ns, meta["samples_seen"]
 
 
 def side_by_side(fgds, seconds, mode, tmp):

@@ -237,15 +237,21 @@ def load(name, tmp):
     raise ValueError(name)
 
 
-def fgd_record(fgd, seconds, mode, tmp):
-    """One whole-machine recording: (fgd's CPU seconds over it, the summary)."""
-    out = os.path.join(tmp, "fgd.folded")
-    before = fgbench.cpu_seconds(fgd.pid)
+def fgd_recording(fgd, seconds, mode, out):
+    """One whole-machine recording into out, removed after: ((fgd's CPU seconds over it from
+    ticks, the same in ns from its threads' schedstat), the summary)."""
+    before = fgbench.cpu_times(fgd.pid)
     r = fgd.fgctl("record", "-a", "-F", FREQUENCY, "-t", seconds, "--call-graph", mode,
                   "-o", out, "--json", timeout=seconds + 300)
-    cpu = fgbench.cpu_seconds(fgd.pid) - before
+    after = fgbench.cpu_times(fgd.pid)
     os.unlink(out)
-    return cpu, json.loads(r.stdout)
+    return (after[0] - before[0], after[1] - before[1]), json.loads(r.stdout)
+
+
+def fgd_record(fgd, seconds, mode, tmp):
+    """One whole-machine recording: (fgd's CPU seconds over it, the summary)."""
+    (cpu, _), meta = fgd_recording(fgd, seconds, mode, os.path.join(tmp, "fgd.folded"))
+    return cpu, meta
 
 
 def us_per_sample(cpu, samples):
@@ -256,9 +262,8 @@ def lost_fraction(meta):
     return meta["lost"] / max(meta["samples_seen"] + meta["lost"], 1)
 
 
-def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp, ratios):
-    """fgd then perf on the running load: a row of figures and notes; (fgd, perf) µs/sample
-    appended to ratios."""
+def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp):
+    """fgd then perf on the running load: a row of figures, notes, and (fgd, perf) µs/sample."""
     with fgbench.Fgd(build, fgd_args) as fgd:
         progress(f"{load_name} {mode}: fgd warm-up, {warm} s")
         wcpu, wmeta = fgd_record(fgd, warm, mode, tmp)
@@ -299,7 +304,6 @@ def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp, rat
             os.unlink(data)
     fgd_us = us_per_sample(cpu, meta["samples_seen"])
     perf_us = us_per_sample(perf["cpu"], perf["samples"])
-    ratios.append((fgd_us, perf_us))
     row = [load_name, mode, f"{meta['samples_seen']} / {perf['samples']}", f"{fgd_us:.2f}",
            f"{us_per_sample(wcpu, wmeta['samples_seen']):.2f}", f"{perf_us:.2f}",
            f"{fgd_us / perf_us:.2f}", f"{meta['lost']} ({100 * lost_fraction(meta):.2f}%)",
@@ -326,7 +330,7 @@ def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp, rat
                      f"`{' '.join(l.strip() for l in other[:3])}`")
     if not perf["samples"]:
         notes.append(f"{load_name} {mode}: perf wrote no samples: {perf['stderr'].strip()}")
-    return row, notes
+    return row, notes, (fgd_us, perf_us)
 
 
 def loss_runs(build, fgd_args, load_name, runs, seconds, warm, tmp):
@@ -400,10 +404,11 @@ def main():
                         for i in range(args.rounds):
                             if args.rounds > 1:
                                 progress(f"{name} {mode}: round {i + 1}/{args.rounds}")
-                            row, n = compare(build, fgd_args, name, mode, args.seconds,
-                                             args.warm, args.perf_stack_dump, tmp, pairs)
+                            row, n, pair = compare(build, fgd_args, name, mode, args.seconds,
+                                                   args.warm, args.perf_stack_dump, tmp)
                             rows.append(row)
                             notes += n
+                            pairs.append(pair)
                         spreads.append((name, mode, pairs))
                     if loss:
                         loss_rows += [(name, i, meta) for i, meta in
