@@ -408,7 +408,7 @@ static void send_started(struct client *c, const struct fg_recording_opts *o)
 /*
  * Stack dumps make samples large: enough ring for about a quarter of a
  * second of samples at the requested rate (rings are drained every 100 ms,
- * and sooner when a quarter full), within a cap per CPU.
+ * and sooner when half full), within a cap per CPU.
  */
 static size_t dwarf_ring_pages(size_t pages, uint32_t frequency, uint32_t stack_dump)
 {
