@@ -67,7 +67,7 @@ struct fg_status_symbols {
 /* "unwinding": the CFI cache of DWARF mode. */
 struct fg_status_unwinding {
 	uint64_t binaries, binaries_loaded, binaries_without_cfi, binaries_evicted;
-	uint64_t row_hits, row_misses, rows_uncached, rows_none, bytes, mapped;
+	uint64_t row_hits, row_misses, rows_libdw, rows_uncached, rows_none, bytes, mapped;
 };
 
 /*

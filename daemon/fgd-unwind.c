@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 
 #include "budget.h"
+#include "ehframe.h"
+#include "fgd-cfi.h"
 #include "fgd-clock.h"
 #include "fgd-elf.h"
 #include "fgd-loader.h"
@@ -42,9 +44,14 @@
  * freed there too (fg_loader__dispose()).
  */
 struct cfi {
-	struct fg_elf_file file;    /* owned: the binary, mapped or read (fgd-elf.h) */
-	void *image;                /* owned: the copy file.elf reads, for the vDSO */
-	Dwarf_CFI *eh;              /* owned: .eh_frame, what the program itself unwinds with */
+	struct fg_elf_file file; /* owned: the binary, mapped or read (fgd-elf.h) */
+	void *image;             /* owned: the copy file.elf reads, for the vDSO */
+	Dwarf_CFI *eh;           /* owned: .eh_frame, what the program itself unwinds with */
+	/*
+	 * .eh_frame again, read without libdw through .eh_frame_hdr: it borrows
+	 * the sections from file (or image). table NULL: no usable search table.
+	 */
+	struct fg_ehframe own;
 	Dwarf *dwarf;               /* owned, only to reach .debug_frame */
 	Dwarf_CFI *debug;           /* owned by dwarf: .debug_frame, for code .eh_frame omits */
 	struct fg_elf_syms *layout; /* owned: PT_LOAD segments and build-id */
@@ -359,8 +366,8 @@ static uint64_t section_heap(const struct cfi *c, Elf_Data *data)
 	return data && data->d_buf && !fg_elf_file_mapped(&c->file, data->d_buf) ? data->d_size : 0;
 }
 
-/* The section's data, as libdw read it (libelf's cached copy), or NULL. */
-static Elf_Data *section_data(Elf *elf, const char *want)
+/* The section's data, as libdw read it (libelf's cached copy), or NULL; and its address. */
+static Elf_Data *section_data(Elf *elf, const char *want, uint64_t *ret_addr)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -372,8 +379,11 @@ static Elf_Data *section_data(Elf *elf, const char *want)
 		const char *name;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
-		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(name, want) == 0)
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(name, want) == 0) {
+			if (ret_addr)
+				*ret_addr = sh.sh_addr;
 			return elf_getdata(scn, NULL);
+		}
 	}
 	return NULL;
 }
@@ -387,7 +397,7 @@ static void count_sections(struct cfi *c)
 	if (c->image)
 		return;
 	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-		Elf_Data *data = section_data(c->file.elf, names[i]);
+		Elf_Data *data = section_data(c->file.elf, names[i], NULL);
 		uint64_t heap = section_heap(c, data);
 
 		if ((i < 2 && !c->eh) || (i == 2 && !c->debug) || !data || !data->d_buf)
@@ -395,6 +405,24 @@ static void count_sections(struct cfi *c)
 		c->bytes += heap;
 		c->mapped += data->d_size - heap;
 	}
+	(void)elf_errno();
+}
+
+/*
+ * Sets up our own reader of .eh_frame through .eh_frame_hdr's table. Where
+ * it cannot be (no table, one it does not read), every lookup goes to libdw.
+ */
+static void own_reader(struct cfi *c)
+{
+	uint64_t hdr_addr = 0, frame_addr = 0;
+	Elf_Data *hdr = section_data(c->file.elf, ".eh_frame_hdr", &hdr_addr),
+		 *frame = section_data(c->file.elf, ".eh_frame", &frame_addr);
+
+	if (hdr && hdr->d_buf && frame && frame->d_buf &&
+	    fg_ehframe_init(&c->own, hdr->d_buf, hdr->d_size, hdr_addr, frame->d_buf, frame->d_size,
+			    frame_addr) == 0)
+		return;
+	c->own = (struct fg_ehframe){};
 	(void)elf_errno();
 }
 
@@ -420,6 +448,8 @@ static int cfi_read(struct cfi *c)
 			c->eh_indexed = true;
 		}
 	}
+	if (c->eh && !c->eh_indexed)
+		own_reader(c);
 	/*
 	 * Code built without unwind tables but with -g has only .debug_frame,
 	 * even when the startup files linked in bring an .eh_frame. libdw would
@@ -682,108 +712,6 @@ static struct binary *binary_get(struct fg_unwinder *u, struct fg_dso *dso, cons
 	return b;
 }
 
-/* Converts libdw's Dwarf_Ops into the row's shared op array. */
-static int add_ops(struct fg_unwind_row *row, const Dwarf_Op *ops, size_t n,
-		   struct fg_unwind_rule *rule)
-{
-	if (n > (size_t)(FG_UNWIND_MAX_OPS - row->n_ops))
-		return -E2BIG;
-	rule->expr_off = row->n_ops;
-	rule->expr_len = (uint8_t)n;
-	for (size_t i = 0; i < n; i++) {
-		struct fg_unwind_op *o = &row->ops[row->n_ops++];
-
-		o->atom = ops[i].atom;
-		o->n = (int64_t)ops[i].number;
-		if (ops[i].atom == DW_OP_bregx || ops[i].atom == DW_OP_regx) {
-			if (ops[i].number >= FG_UNWIND_NREGS)
-				return -EINVAL;
-			o->reg = (uint8_t)ops[i].number;
-			o->n = (int64_t)ops[i].number2;
-		}
-	}
-	return 0;
-}
-
-static bool fits_i32(int64_t v)
-{
-	return v >= INT32_MIN && v <= INT32_MAX;
-}
-
-/* Translates one register's rule; see dwarf_frame_register() for the forms libdw gives. */
-static int convert_reg(Dwarf_Frame *frame, int regno, struct fg_unwind_row *row)
-{
-	struct fg_unwind_rule *rule = &row->regs[regno];
-	Dwarf_Op mem[3], *ops;
-	size_t n;
-	bool value;
-
-	if (dwarf_frame_register(frame, regno, mem, &ops, &n) < 0)
-		return -EINVAL;
-	if (n == 0) {
-		rule->kind = ops ? FG_RULE_UNDEFINED : FG_RULE_SAME;
-		/*
-		 * The psABI makes rbx, rbp and r12-r15 callee-saved: a frame that
-		 * does not save one leaves it unchanged. libdw's x86-64 defaults
-		 * name register 0 where they mean rbx (3), so rbx would come out
-		 * undefined after the first frame.
-		 */
-		if (rule->kind == FG_RULE_UNDEFINED &&
-		    (regno == FG_REG_RBX || regno == FG_REG_RBP ||
-		     (regno >= 12 && regno <= FG_REG_R15)))
-			rule->kind = FG_RULE_SAME;
-		return 0;
-	}
-	value = ops[n - 1].atom == DW_OP_stack_value;
-	if (value)
-		n--;
-	if (n >= 1 && n <= 2 && ops[0].atom == DW_OP_call_frame_cfa &&
-	    (n == 1 || ops[1].atom == DW_OP_plus_uconst) &&
-	    (n == 1 || fits_i32((int64_t)ops[1].number))) {
-		rule->kind = value ? FG_RULE_VAL_OFFSET : FG_RULE_OFFSET;
-		rule->offset = n == 2 ? (int32_t)(int64_t)ops[1].number : 0;
-		return 0;
-	}
-	if (n == 1 && !value && ops[0].atom == DW_OP_regx && ops[0].number < FG_UNWIND_NREGS) {
-		rule->kind = FG_RULE_REGISTER;
-		rule->reg = (uint8_t)ops[0].number;
-		return 0;
-	}
-	rule->kind = value ? FG_RULE_VAL_EXPR : FG_RULE_EXPR;
-	return add_ops(row, ops, n, rule);
-}
-
-static int convert(Dwarf_Frame *frame, struct fg_unwind_row *row)
-{
-	Dwarf_Op *ops;
-	size_t n;
-	bool signal = false;
-	int r;
-
-	*row = (struct fg_unwind_row){};
-	if (dwarf_frame_cfa(frame, &ops, &n) < 0 || n == 0)
-		return -EINVAL;
-	if (n == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < FG_UNWIND_NREGS &&
-	    fits_i32((int64_t)ops[0].number2)) {
-		row->cfa.kind = FG_RULE_VAL_OFFSET;
-		row->cfa.reg = (uint8_t)ops[0].number;
-		row->cfa.offset = (int32_t)(int64_t)ops[0].number2;
-	} else {
-		row->cfa.kind = FG_RULE_VAL_EXPR;
-		r = add_ops(row, ops, n, &row->cfa);
-		if (r < 0)
-			return r;
-	}
-	for (int i = 0; i < (int)FG_UNWIND_NREGS; i++) {
-		r = convert_reg(frame, i, row);
-		if (r < 0)
-			return r;
-	}
-	if (dwarf_frame_info(frame, NULL, NULL, &signal) >= 0)
-		row->signal_frame = signal;
-	return 0;
-}
-
 /*
  * Counts the FDE starting at start once: libdw keeps it from now on. Out
  * of memory, it is just not counted.
@@ -887,12 +815,31 @@ static void cache_row(struct fg_unwinder *u, const struct binary *b, uint64_t va
 	}
 }
 
-/* The row for ELF address vaddr of b, from the cache or from libdw. */
+/*
+ * The row .eh_frame gives for vaddr, read by our own reader, or by libdw
+ * for what ours leaves to it (common/ehframe.h). Returns as
+ * fg_cfi_libdw_row() does.
+ */
+static int eh_row(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
+		  struct fg_unwind_row *ret, uint64_t *start, uint64_t *end)
+{
+	int r = fg_ehframe_row(&b->cfi->own, vaddr, ret, start, end);
+
+	if (r == 0 || r == -ENOENT)
+		return r;
+	u->stats.rows_libdw++;
+	r = fg_cfi_libdw_row(b->cfi->eh, vaddr, ret, start, end);
+	/* Found through .eh_frame_hdr: libdw parsed this FDE now, or before. */
+	if (r != -ENOENT && !b->cfi->eh_indexed)
+		note_fde(u, b, *start);
+	return r;
+}
+
+/* The row for ELF address vaddr of b, from the cache or from the binary's CFI. */
 static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 		      struct fg_unwind_row *ret)
 {
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Addr start, end;
+	uint64_t start, end;
 	int r;
 
 	r = slot_row(u, row_slot(u, b->serial, vaddr, false), b->serial, vaddr, ret);
@@ -904,11 +851,10 @@ static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 	}
 	u->stats.row_misses++;
 	b->touched = true;
-	if (b->cfi->eh && dwarf_cfi_addrframe(b->cfi->eh, vaddr, &frame) == 0) {
-		/* Found through .eh_frame_hdr: libdw parsed this FDE now, or before. */
-		if (!b->cfi->eh_indexed && dwarf_frame_info(frame, &start, NULL, NULL) >= 0)
-			note_fde(u, b, start);
-	} else if (!b->cfi->debug || dwarf_cfi_addrframe(b->cfi->debug, vaddr, &frame) < 0) {
+	r = b->cfi->eh ? eh_row(u, b, vaddr, ret, &start, &end) : -ENOENT;
+	if (r == -ENOENT && b->cfi->debug)
+		r = fg_cfi_libdw_row(b->cfi->debug, vaddr, ret, &start, &end);
+	if (r == -ENOENT) {
 		/* Code without CFI (hand-written, V8's builtins): asked again only if evicted. */
 		u->stats.rows_none++;
 		*row_slot(u, b->serial, vaddr, false) = (struct row_slot){
@@ -916,14 +862,6 @@ static int row_lookup(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 		};
 		return -ENOENT;
 	}
-	r = convert(frame, ret);
-	/* The row's own range; a frame that cannot say holds for vaddr alone. */
-	if (r >= 0 &&
-	    (dwarf_frame_info(frame, &start, &end, NULL) < 0 || start > vaddr || vaddr >= end)) {
-		start = vaddr;
-		end = vaddr + 1;
-	}
-	free(frame);
 	if (r < 0) {
 		u->stats.rows_uncached++;
 		return r == -E2BIG ? -ENOENT : r;

@@ -56,6 +56,7 @@ struct fg_unwinder_stats {
 	uint64_t binaries_failed; /* without usable CFI (unreadable, stripped of it), ever */
 	uint64_t binaries_evicted;
 	uint64_t row_hits, row_misses;
+	uint64_t rows_libdw;    /* misses our .eh_frame reader left to libdw (common/ehframe.h) */
 	uint64_t rows_uncached; /* rows too complex for the cache, looked up each time */
 	uint64_t rows_none;     /* misses at addresses without CFI (kept: later ones hit) */
 	uint64_t bytes;         /* heap held: CFI sections read, libdw's FDEs, the row cache */

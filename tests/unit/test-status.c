@@ -35,7 +35,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 	X(symbols.inline_skipped) X(symbols.symbols_bytes) X(symbols.symbols_evicted)      \
 	X(symbols.symbols_refused)                                                         \
 	X(unwinding.binaries) X(unwinding.binaries_loaded) X(unwinding.binaries_without_cfi) \
-	X(unwinding.binaries_evicted) X(unwinding.row_hits) X(unwinding.row_misses)        \
+	X(unwinding.binaries_evicted) X(unwinding.row_hits) X(unwinding.row_misses) X(unwinding.rows_libdw) \
 	X(unwinding.rows_uncached) X(unwinding.rows_none) X(unwinding.bytes) X(unwinding.mapped)                  \
 	X(stack_quality.fp.user_stacks) X(stack_quality.fp.complete)                       \
 	X(stack_quality.fp.truncated) X(stack_quality.fp.failed) X(stack_quality.fp.fp_frames) \
@@ -255,7 +255,7 @@ static const char captured_reply[] =
 	"\"resolved_hits\":44,\"resolved_waits\":0,\"resolved_resets\":0,\"kernel_symbols\":121856,"
 	"\"kernel_reloads\":1,\"kernel_restricted\":false},\"unwinding\":{\"binaries\":18,"
 	"\"binaries_loaded\":18,\"binaries_without_cfi\":0,\"binaries_evicted\":0,\"row_hits\":81,"
-	"\"row_misses\":50,\"rows_uncached\":0,\"rows_none\":0,\"bytes\":3490352,"
+	"\"row_misses\":50,\"rows_libdw\":3,\"rows_uncached\":0,\"rows_none\":0,\"bytes\":3490352,"
 	"\"mapped\":663336},"
 	"\"stack_quality\":{\"fp\":{\"user_stacks\":0,\"complete\":0,\"truncated\":0,\"failed\":0,"
 	"\"fp_frames\":0,\"complete_pct\":0.0},\"dwarf\":{\"user_stacks\":10,\"complete\":10,"
@@ -335,6 +335,7 @@ TEST(captured_reply_decodes)
 	ASSERT_EQ(s.symbols.kernel_symbols, 121856);
 	ASSERT_EQ(s.symbols.kernel_restricted, false);
 	ASSERT_EQ(s.unwinding.row_misses, 50);
+	ASSERT_EQ(s.unwinding.rows_libdw, 3);
 	ASSERT_EQ(s.unwinding.bytes, 3490352);
 	ASSERT_EQ(s.unwinding.mapped, 663336);
 	ASSERT_EQ(s.stack_quality.fp.user_stacks, 0);
