@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ehframe.h"
+#include "macro.h"
 
 /* DW_CFA_remember_state nesting a row may use: compilers write one or two. */
 #define MAX_STATES 8
@@ -662,6 +663,7 @@ int fg_ehframe_row(const struct fg_ehframe *ef, uint64_t pc, struct fg_unwind_ro
 		return -EINVAL;
 	make_row(&p, ret);
 	*ret_start = p.loc;
-	*ret_end = p.end;
+	/* A row said to start past the FDE's end (malformed) still ends with it. */
+	*ret_end = MIN(p.end, begin + range);
 	return 0;
 }
