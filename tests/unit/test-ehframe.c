@@ -116,6 +116,7 @@ static void put_hdr(struct sections *s)
  *   TEXT + 0x100, 0x30 long: an epilogue in the middle (remember/restore_state)
  *   TEXT + 0x200, 0x10 long: a signal trampoline's CIE ("zRS")
  *   TEXT + 0x300, 0x10 long: a CFA expression (a PLT's), left to libdw
+ *   TEXT + 0x400, 0x10 long: a second row said to start past the function's end
  */
 static void build(struct sections *s)
 {
@@ -151,6 +152,11 @@ static void build(struct sections *s)
 	end_entry(f, fde);
 	add_fde_entry(s, TEXT + 0x300, fde);
 
+	fde = put_fde(f, cie, TEXT + 0x400, 0x10);
+	PUT(f, DW_CFA_advance_loc1, 0x30, DW_CFA_def_cfa_offset, 16);
+	end_entry(f, fde);
+	add_fde_entry(s, TEXT + 0x400, fde);
+
 	put_hdr(s);
 }
 
@@ -178,7 +184,7 @@ TEST(rows_of_a_frame_pointer_prologue_and_their_ranges)
 
 	build(&s);
 	ASSERT_OK(init(&s, &ef));
-	ASSERT_EQ(ef.fde_count, 4);
+	ASSERT_EQ(ef.fde_count, 5);
 
 	ASSERT_OK(row_at(&ef, TEXT, &f));
 	ASSERT_EQ(f.row.cfa.kind, FG_RULE_VAL_OFFSET);
@@ -272,6 +278,21 @@ TEST(a_signal_frame_cie_and_an_expression_left_to_libdw)
 	ASSERT_ERR(row_at(&ef, TEXT + 0x300, &f), -EOPNOTSUPP);
 }
 
+TEST(a_row_ends_with_its_fde)
+{
+	struct sections s;
+	struct fg_ehframe ef;
+	struct found f;
+
+	build(&s);
+	ASSERT_OK(init(&s, &ef));
+	ASSERT_OK(row_at(&ef, TEXT + 0x40f, &f));
+	ASSERT_EQ(f.row.cfa.offset, 8);
+	ASSERT_U64_EQ(f.start, TEXT + 0x400);
+	ASSERT_U64_EQ(f.end, TEXT + 0x410);
+	ASSERT_ERR(row_at(&ef, TEXT + 0x410, &f), -ENOENT);
+}
+
 TEST(headers_it_does_not_read_are_refused)
 {
 	struct sections s;
@@ -315,7 +336,7 @@ TEST(cut_and_corrupted_sections_give_errors_not_crashes)
 		memcpy(frame, good.frame.b, cut);
 		if (fg_ehframe_init(&ef, good.hdr.b, good.hdr.n, HDR_ADDR, frame, cut, FRAME_ADDR) ==
 		    0)
-			for (uint64_t pc = TEXT; pc < TEXT + 0x310; pc += 3) {
+			for (uint64_t pc = TEXT; pc < TEXT + 0x410; pc += 3) {
 				int r = row_at(&ef, pc, &f);
 
 				ASSERT_TRUE(r == 0 || r == -ENOENT || r == -EINVAL ||
@@ -329,7 +350,7 @@ TEST(cut_and_corrupted_sections_give_errors_not_crashes)
 			s = good;
 			s.frame.b[i] = (uint8_t)v;
 			ASSERT_OK(init(&s, &ef));
-			for (uint64_t pc = TEXT; pc < TEXT + 0x310; pc += 7) {
+			for (uint64_t pc = TEXT; pc < TEXT + 0x410; pc += 7) {
 				int r = row_at(&ef, pc, &f);
 
 				ASSERT_TRUE(r == 0 || r == -ENOENT || r == -EINVAL ||
