@@ -158,8 +158,8 @@ int fg_ehframe_init(struct fg_ehframe *ret, const uint8_t *hdr, size_t hdr_size,
 				    .frame = frame,
 				    .frame_size = frame_size,
 				    .frame_addr = frame_addr };
-	if (read_u8(&c, &version) < 0 || read_u8(&c, &ptr_enc) < 0 ||
-	    read_u8(&c, &count_enc) < 0 || read_u8(&c, &table_enc) < 0 || version != 1)
+	if (read_u8(&c, &version) < 0 || read_u8(&c, &ptr_enc) < 0 || read_u8(&c, &count_enc) < 0 ||
+	    read_u8(&c, &table_enc) < 0 || version != 1)
 		return -EINVAL;
 	if (ptr_enc == DW_EH_PE_omit || count_enc == DW_EH_PE_omit || table_enc != TABLE_ENCODING)
 		return -EOPNOTSUPP;
@@ -198,7 +198,8 @@ static void table_entry(const struct fg_ehframe *ef, size_t i, uint64_t *start, 
 static int entry_at(const struct fg_ehframe *ef, uint64_t off, struct cursor *ret, uint64_t *id_off,
 		    uint32_t *id)
 {
-	struct cursor c = { ef->frame + off, ef->frame + ef->frame_size, ef->frame, ef->frame_addr };
+	struct cursor c = { ef->frame + off, ef->frame + ef->frame_size, ef->frame,
+			    ef->frame_addr };
 	uint32_t len32;
 	uint64_t len;
 
@@ -330,11 +331,12 @@ static void abi_state(struct state *s)
 /* The whole instruction stream of a CIE or an FDE, run against one pc. */
 struct program {
 	const struct cie *cie;
-	const struct state *initial; /* the CIE's rules, for DW_CFA_restore; NULL while running it */
+	/* The CIE's rules, for DW_CFA_restore; NULL while running the CIE's own. */
+	const struct state *initial;
 	uint64_t pc;
-	uint64_t loc;   /* the address the rules in s hold from */
-	uint64_t end;   /* where the next row starts: set when a row past pc was met */
-	bool stopped;   /* the rules for pc are in s */
+	uint64_t loc; /* the address the rules in s hold from */
+	uint64_t end; /* where the next row starts: set when a row past pc was met */
+	bool stopped; /* the rules for pc are in s */
 	struct state s;
 	struct state saved[MAX_STATES];
 	size_t n_saved;
@@ -454,9 +456,11 @@ static int step_extended(struct program *p, struct cursor *c, uint8_t op)
 	case DW_CFA_advance_loc4:
 		return read_bytes(c, &u32, 4) < 0 ? -EINVAL : advance_by(p, u32);
 	case DW_CFA_offset_extended:
-		return read_uleb(c, &reg) < 0 ? -EINVAL : offset_rule(p, c, reg, FG_RULE_OFFSET, false);
+		return read_uleb(c, &reg) < 0 ? -EINVAL :
+						offset_rule(p, c, reg, FG_RULE_OFFSET, false);
 	case DW_CFA_offset_extended_sf:
-		return read_uleb(c, &reg) < 0 ? -EINVAL : offset_rule(p, c, reg, FG_RULE_OFFSET, true);
+		return read_uleb(c, &reg) < 0 ? -EINVAL :
+						offset_rule(p, c, reg, FG_RULE_OFFSET, true);
 	case DW_CFA_val_offset:
 		return read_uleb(c, &reg) < 0 ? -EINVAL :
 						offset_rule(p, c, reg, FG_RULE_VAL_OFFSET, false);

@@ -108,8 +108,8 @@ static int convert(Dwarf_Frame *frame, struct fg_unwind_row *row)
 	return 0;
 }
 
-int fg_cfi_libdw_row(Dwarf_CFI *cfi, uint64_t vaddr, struct fg_unwind_row *ret,
-		     uint64_t *ret_start, uint64_t *ret_end)
+int fg_cfi_libdw_row(Dwarf_CFI *cfi, uint64_t vaddr, struct fg_unwind_row *ret, uint64_t *ret_start,
+		     uint64_t *ret_end)
 {
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr end;

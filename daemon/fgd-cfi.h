@@ -20,5 +20,5 @@
  * Returns 0, -ENOENT when no FDE covers vaddr, -E2BIG when its expressions
  * do not fit a row, or -EINVAL for one the unwinder cannot evaluate.
  */
-int fg_cfi_libdw_row(Dwarf_CFI *cfi, uint64_t vaddr, struct fg_unwind_row *ret,
-		     uint64_t *ret_start, uint64_t *ret_end);
+int fg_cfi_libdw_row(Dwarf_CFI *cfi, uint64_t vaddr, struct fg_unwind_row *ret, uint64_t *ret_start,
+		     uint64_t *ret_end);

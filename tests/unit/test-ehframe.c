@@ -42,7 +42,8 @@ static void put_u32(struct buf *b, uint32_t v)
 }
 
 /* Bytes as a CFI program spells them: opcodes and small ULEB128 operands alike. */
-#define PUT(b, ...) put(b, (const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ }))
+#define PUT(b, ...) \
+	put(b, (const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ }))
 
 /* Patches the length of the entry that starts at off, now that it ends at b->n (padded to 4). */
 static void end_entry(struct buf *b, size_t off)
@@ -334,8 +335,8 @@ TEST(cut_and_corrupted_sections_give_errors_not_crashes)
 
 		ASSERT_TRUE(frame);
 		memcpy(frame, good.frame.b, cut);
-		if (fg_ehframe_init(&ef, good.hdr.b, good.hdr.n, HDR_ADDR, frame, cut, FRAME_ADDR) ==
-		    0)
+		if (fg_ehframe_init(&ef, good.hdr.b, good.hdr.n, HDR_ADDR, frame, cut,
+				    FRAME_ADDR) == 0)
 			for (uint64_t pc = TEXT; pc < TEXT + 0x410; pc += 3) {
 				int r = row_at(&ef, pc, &f);
 
@@ -401,8 +402,7 @@ static bool same_row(const struct fg_unwind_row *ours, const struct fg_unwind_ro
 	return true;
 }
 
-static void print_row(const char *who, const struct fg_unwind_row *r, uint64_t start,
-		      uint64_t end)
+static void print_row(const char *who, const struct fg_unwind_row *r, uint64_t start, uint64_t end)
 {
 	printf("  %s [%#" PRIx64 ", %#" PRIx64 "): cfa %u:%u%+d", who, start, end, r->cfa.kind,
 	       r->cfa.reg, r->cfa.offset);
@@ -436,7 +436,8 @@ static void compare_fde(const struct fg_ehframe *ef, Dwarf_CFI *cfi, size_t i, u
 			return;
 		if (r1 != 0 || r2 != 0 || s1 != s2 || e1 != e2 || !same_row(&ours, &theirs)) {
 			if (c->mismatched++ < 5) {
-				printf("  mismatch at %#" PRIx64 ": ours %d, libdw %d\n", pc, r1, r2);
+				printf("  mismatch at %#" PRIx64 ": ours %d, libdw %d\n", pc, r1,
+				       r2);
 				if (r1 == 0)
 					print_row("ours ", &ours, s1, e1);
 				if (r2 == 0)
