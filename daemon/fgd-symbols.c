@@ -1411,6 +1411,24 @@ static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags,
 	return true;
 }
 
+bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned flags,
+			     uint64_t *ret_function)
+{
+	uint64_t vaddr;
+	int64_t idx;
+
+	/* As frames_of() names it: the symbol's name, and DWARF's inline frames if any. */
+	if (!d || d->key.kind == FG_DSO_ANON || d->state != FG_DSO_LOADED || !d->syms ||
+	    ((flags & FG_SYM_INLINE) && (d->dwarf || d->dwarf_evicted || d->rereading)) ||
+	    fg_elf_syms__offset_to_vaddr(d->syms, offset, &vaddr) < 0)
+		return false;
+	idx = fg_elf_syms__lookup(d->syms, vaddr);
+	if (idx < 0)
+		return false;
+	*ret_function = (uint64_t)idx;
+	return true;
+}
+
 int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
 			  const char *open_hint, unsigned flags, struct fg_sym_frames *ret)
 {

@@ -292,6 +292,19 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 			  const char *open_hint, unsigned flags, struct fg_sym_frames *ret);
 
 /*
+ * Whether fg_symbolizer__frames() names offset in d by its function alone,
+ * with flags: d is loaded, its symbol table has a function there, and no
+ * DWARF adds inline frames (flags without FG_SYM_INLINE, or a binary
+ * without DWARF). Then *ret_function is the function's symbol, as an index
+ * into d's table: offsets with the same one get the same frames for as
+ * long as d stays loaded, so a caller that named one may name the others
+ * alike. (Not its address: an alias at the same address may name a part of
+ * the function.)
+ */
+bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned flags,
+			     uint64_t *ret_function);
+
+/*
  * (Re)loads /proc/kallsyms if it was never loaded, if the module list
  * changed, or if force is set and the last load is older than a few
  * seconds (new BPF programs and trampolines show up without module

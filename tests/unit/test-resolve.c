@@ -96,13 +96,13 @@ static int emit(void *ctx, struct fg_process *proc, const struct fg_sample *s, u
 }
 
 /* budget: borrowed, NULL for none; only the resolver charges it (its waiting room). */
-static void setup_budget(struct fixture *f, enum fg_call_graph mode, bool with_loader,
-			 struct fg_budget *budget)
+static void setup_opts(struct fixture *f, enum fg_call_graph mode, bool with_loader,
+		       struct fg_budget *budget, bool inline_frames)
 {
 	struct fg_resolve_opts o = {
 		.call_graph = mode,
 		.max_stack = 127,
-		.inline_frames = true,
+		.inline_frames = inline_frames,
 		.demangle = true,
 		.jit_suffix = true,
 		.waiting_max = 8 << 20,
@@ -128,6 +128,12 @@ static void setup_budget(struct fixture *f, enum fg_call_graph mode, bool with_l
 	ASSERT_TRUE(f->names);
 	d = (struct fg_resolve_deps){ f->procs, f->sym, f->unwinder, f->loader, budget };
 	ASSERT_OK(fg_resolver__new(&o, &d, f->names, &f->res));
+}
+
+static void setup_budget(struct fixture *f, enum fg_call_graph mode, bool with_loader,
+			 struct fg_budget *budget)
+{
+	setup_opts(f, mode, with_loader, budget, true);
 }
 
 static void setup(struct fixture *f, enum fg_call_graph mode, bool with_loader)
@@ -251,6 +257,53 @@ TEST(user_frames_are_named_root_first)
 	/* The chain stops in resolve_caller, not at _start: a frame-pointer walk that ended early. */
 	ASSERT_EQ(st.quality.user_stacks, 2);
 	ASSERT_EQ(st.quality.complete, 0);
+	teardown(&f);
+}
+
+/* The name ids location idx stands for. */
+static const uint32_t *location_names(const struct fixture *f, uint32_t idx, size_t *n)
+{
+	struct fg_resolve_location l;
+
+	ASSERT_OK(fg_resolver__location(f->res, idx, &l));
+	*n = l.n_names;
+	return l.names;
+}
+
+TEST(addresses_of_a_function_named_once_take_its_names)
+{
+	struct fixture f;
+	/* Other addresses in the same two functions (resolve_leaf is 4 bytes long at least). */
+	uint64_t a[] = { PERF_CONTEXT_USER, inside(resolve_leaf), inside(resolve_caller) },
+		 b[] = { PERF_CONTEXT_USER, inside(resolve_leaf) - 3, inside(resolve_caller) + 2 };
+	struct fg_resolve_location la, lb;
+	const uint32_t *names[4];
+	size_t n[4];
+
+	/* Without inline frames, every address of a function is named by its symbol. */
+	setup_opts(&f, FG_CALL_GRAPH_FP, false, NULL, false);
+	feed(&f, a, ELEMENTSOF(a));
+	feed(&f, b, ELEMENTSOF(b));
+	ASSERT_EQ(f.n_emitted, 2);
+	ASSERT_STREQ(f.emitted[0], "resolve_caller;resolve_leaf");
+	ASSERT_STREQ(f.emitted[1], "resolve_caller;resolve_leaf");
+	/* Four locations (pprof keeps each address), two sets of names. */
+	for (uint32_t i = 0; i < 4; i++)
+		names[i] = location_names(&f, i, &n[i]);
+	ASSERT_OK(fg_resolver__location(f.res, 0, &la));
+	ASSERT_OK(fg_resolver__location(f.res, 2, &lb));
+	ASSERT_U64_EQ(la.addr - lb.addr, 3);
+	ASSERT_TRUE(names[2] == names[0] && n[2] == n[0]);
+	ASSERT_TRUE(names[3] == names[1] && n[3] == n[1]);
+	ASSERT_TRUE(names[1] != names[0]);
+	teardown(&f);
+
+	/* With them, this binary's DWARF may name each address differently: each is asked. */
+	setup_opts(&f, FG_CALL_GRAPH_FP, false, NULL, true);
+	feed(&f, a, ELEMENTSOF(a));
+	feed(&f, b, ELEMENTSOF(b));
+	ASSERT_STREQ(f.emitted[1], "resolve_caller;resolve_leaf");
+	ASSERT_TRUE(location_names(&f, 2, &n[2]) != location_names(&f, 0, &n[0]));
 	teardown(&f);
 }
 
