@@ -17,7 +17,13 @@ For each load and each unwinding mode, with the load running on every CPU:
      --perf-stack-dump says otherwise; 0 for perf's default, 8 KiB) records for as long.
      perf's cost is its CPU time (utime + stime from rusage, its processing of the file
      after the recording included) divided by the samples it wrote (its closing line);
-     lost samples are the LOST_SAMPLES of `perf report --stats`.
+     lost samples are the LOST_SAMPLES of `perf report --stats`. "perf mid-run" is perf's
+     on-CPU time (schedstat) between a quarter and 85% of the way through, over the samples
+     of that part: its cost without its start (reading every process's maps) and its end
+     (the build-id pass). In fp mode nearly all of perf record's cost is those two, so its
+     per-sample figure shrinks as --seconds grows (0.20 s of CPU for 5 s and for 25 s of
+     the cxx load, measured); fgd's does not. With --perf-script, the CPU time of `perf
+     script` over the file is noted too: the symbolizing that fgd does as it goes.
 
 Loads (--load, repeatable; default all):
   python           2 x the python3 found on PATH (a build with debug info in libpython):
@@ -41,7 +47,8 @@ Needs root, perf, and a build (`meson setup build && ninja -C build`).
 
 usage: tests/bench/bench_vs_perf.py [--build build] [--seconds 20] [--warm 5]
            [--load python|python-stripped|cxx|node ...] [--mode fp|dwarf ...]
-           [--perf-stack-dump BYTES] [--always-on] [--rounds 1] [--loss] [--loss-runs 10]
+           [--perf-stack-dump BYTES] [--always-on] [--rounds 1] [--perf-script] [--loss]
+           [--loss-runs 10]
 """
 
 import argparse
@@ -262,8 +269,9 @@ def lost_fraction(meta):
     return meta["lost"] / max(meta["samples_seen"] + meta["lost"], 1)
 
 
-def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp):
-    """fgd then perf on the running load: a row of figures, notes, and (fgd, perf) µs/sample."""
+def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp, script=False):
+    """fgd then perf on the running load: a row of figures, notes, and µs/sample as (fgd,
+    perf, perf mid-run)."""
     with fgbench.Fgd(build, fgd_args) as fgd:
         progress(f"{load_name} {mode}: fgd warm-up, {warm} s")
         wcpu, wmeta = fgd_record(fgd, warm, mode, tmp)
@@ -299,14 +307,21 @@ def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp):
         if not perf["samples"] and stats:  # --no-buildid: perf's closing line does not count
             perf["samples"] = stats["samples"]
         data_mib = os.path.getsize(data) / 2**20
+        if script:
+            progress(f"{load_name} {mode}: perf script")
+            script_cpu = fgbench.perf_script_cpu(data)
     finally:
         if os.path.exists(data):
             os.unlink(data)
     fgd_us = us_per_sample(cpu, meta["samples_seen"])
     perf_us = us_per_sample(perf["cpu"], perf["samples"])
+    # perf's cost while it records, without its start and end: what another minute would cost.
+    mid_us = (perf["mid"][0] / 1e3 / (perf["samples"] * perf["mid"][1])
+              if perf["mid"] and perf["samples"] else float("nan"))
     row = [load_name, mode, f"{meta['samples_seen']} / {perf['samples']}", f"{fgd_us:.2f}",
            f"{us_per_sample(wcpu, wmeta['samples_seen']):.2f}", f"{perf_us:.2f}",
-           f"{fgd_us / perf_us:.2f}", f"{meta['lost']} ({100 * lost_fraction(meta):.2f}%)",
+           f"{fgd_us / perf_us:.2f}", f"{mid_us:.2f}",
+           f"{meta['lost']} ({100 * lost_fraction(meta):.2f}%)",
            "?" if perf_lost is None else
            f"{perf_lost} ({100 * perf_lost / max(perf['samples'] + perf_lost, 1):.2f}%)"]
     dump = f", stack copy {meta['stack_dump']} bytes" if mode == "dwarf" else ""
@@ -318,6 +333,11 @@ def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp):
              f"CPU ({polled:.2f} s as last read while it ran: "
              f"{us_per_sample(polled, perf['samples']):.2f} µs/sample), "
              f"{data_mib:.0f} MiB written; {perf_conditions}"]
+    if script:
+        notes.append(f"{load_name} {mode}: `perf script` of that file: " +
+                     ("failed" if script_cpu is None else
+                      f"{script_cpu:.2f} s CPU, "
+                      f"{us_per_sample(script_cpu, perf['samples']):.2f} µs/sample"))
     if retried:
         lines = [l.strip() for l in retried["stderr"].splitlines() if l.strip()]
         notes.append(f"{load_name} {mode}: perf record with its build-id pass exited "
@@ -330,7 +350,7 @@ def compare(build, fgd_args, load_name, mode, seconds, warm, perf_dump, tmp):
                      f"`{' '.join(l.strip() for l in other[:3])}`")
     if not perf["samples"]:
         notes.append(f"{load_name} {mode}: perf wrote no samples: {perf['stderr'].strip()}")
-    return row, notes, (fgd_us, perf_us)
+    return row, notes, (fgd_us, perf_us, mid_us)
 
 
 def loss_runs(build, fgd_args, load_name, runs, seconds, warm, tmp):
@@ -366,6 +386,8 @@ def main():
                     help="leave fgd's always-on sampling on (its CPU time is then counted too)")
     ap.add_argument("--rounds", type=int, default=1, metavar="N",
                     help="each load and mode compared N times in turn (default 1)")
+    ap.add_argument("--perf-script", action="store_true",
+                    help="also time `perf script` over each perf.data (the symbolizing step)")
     ap.add_argument("--loss", action="store_true",
                     help="also the worst loss over --loss-runs dwarf recordings of each load")
     ap.add_argument("--loss-runs", type=int, default=None, metavar="N",
@@ -405,7 +427,8 @@ def main():
                             if args.rounds > 1:
                                 progress(f"{name} {mode}: round {i + 1}/{args.rounds}")
                             row, n, pair = compare(build, fgd_args, name, mode, args.seconds,
-                                                   args.warm, args.perf_stack_dump, tmp)
+                                                   args.warm, args.perf_stack_dump, tmp,
+                                                   args.perf_script)
                             rows.append(row)
                             notes += n
                             pairs.append(pair)
@@ -421,17 +444,20 @@ def main():
                             os.unlink(f"/tmp/perf-{pid}.map")
     if rows:
         table(["load", "mode", "samples (fgd / perf)", "fgd µs/sample", "fgd warm-up µs/sample",
-               "perf µs/sample", "fgd/perf", "fgd lost", "perf lost"], rows)
+               "perf µs/sample", "fgd/perf", "perf mid-run µs/sample", "fgd lost", "perf lost"],
+              rows)
         print()
         for n in notes:
             print(f"- {n}")
     if args.rounds > 1:
         print(f"\nOver {args.rounds} rounds (medians; the ratio's range):\n")
-        table(["load", "mode", "fgd µs/sample", "perf µs/sample", "fgd/perf", "fgd/perf range"],
-              [(name, mode, f"{statistics.median(f for f, _ in pairs):.2f}",
-                f"{statistics.median(p for _, p in pairs):.2f}",
-                f"{statistics.median(f / p for f, p in pairs):.2f}",
-                f"{min(f / p for f, p in pairs):.2f} to {max(f / p for f, p in pairs):.2f}")
+        table(["load", "mode", "fgd µs/sample", "perf µs/sample", "fgd/perf", "fgd/perf range",
+               "perf mid-run µs/sample"],
+              [(name, mode, f"{statistics.median(f for f, _, _ in pairs):.2f}",
+                f"{statistics.median(p for _, p, _ in pairs):.2f}",
+                f"{statistics.median(f / p for f, p, _ in pairs):.2f}",
+                f"{min(f / p for f, p, _ in pairs):.2f} to {max(f / p for f, p, _ in pairs):.2f}",
+                f"{statistics.median(m for _, _, m in pairs):.2f}")
                for name, mode, pairs in spreads])
     if loss_rows:
         print(f"\nLoss: dwarf, {FREQUENCY} Hz on all CPUs, fgd's defaults, {runs} × "

@@ -273,22 +273,27 @@ def perf_record(seconds, out, options=("-g",), frequency=999):
     """Runs `perf record -F FREQUENCY -a OPTIONS -o OUT -- sleep SECONDS` and returns a dict:
     samples (perf_samples()), cpu (perf's utime + stime in s from rusage, its processing of the
     file after the recording included), polled ((s, ns) of cpu_times() as last read while perf
-    ran, up to 0.2 s before it exited), stderr and returncode. perf is stopped if this is
-    interrupted."""
+    ran, up to 0.2 s before it exited), mid ((ns, fraction): perf's on-CPU ns between the
+    readings nearest a quarter and 85% of the way through the recording, and the fraction of
+    the recording between them; None if there were not two), stderr and returncode. perf is
+    stopped if this is interrupted."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     # stderr to a file, not a pipe: perf can write more than a pipe holds before it exits
     # (an "assertion failed at util/build-id.c" per JIT map entry of node's, in perf 6.1).
     stderr = tempfile.TemporaryFile()
     p = subprocess.Popen(["perf", "record", "-F", str(frequency), "-a", *options, "-o", out, "--",
                           "sleep", str(seconds)], stdout=subprocess.DEVNULL, stderr=stderr)
+    start = time.monotonic()
+    readings = []  # (s since start, cpu_times())
     try:
-        # perf's own CPU time, sampled just before it exits.
+        # perf's own CPU time, sampled until just before it exits.
         last = (0.0, 0)
         while p.poll() is None:
             try:
                 last = cpu_times(p.pid)
             except (FileNotFoundError, ProcessLookupError):
                 break
+            readings.append((time.monotonic() - start, last))
             time.sleep(0.2)
         p.wait()
         stderr.seek(0)
@@ -304,8 +309,28 @@ def perf_record(seconds, out, options=("-g",), frequency=999):
                 p.wait()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return {"samples": perf_samples(err), "cpu": cpu, "polled": last, "stderr": err,
+    # Away from perf's start (it reads every process's maps) and its end (the build-id pass).
+    mid = None
+    if len(readings) >= 2:
+        a = min(readings, key=lambda r: abs(r[0] - 0.25 * seconds))
+        b = min(readings, key=lambda r: abs(r[0] - 0.85 * seconds))
+        if b[0] > a[0]:
+            mid = (b[1][1] - a[1][1], (b[0] - a[0]) / seconds)
+    return {"samples": perf_samples(err), "cpu": cpu, "polled": last, "mid": mid, "stderr": err,
             "returncode": p.returncode}
+
+
+def perf_script_cpu(path):
+    """The CPU time (utime + stime, s) `perf script -i PATH` takes to write the samples out as
+    text, symbolized, its output thrown away: the step after perf record that a flame graph
+    needs. None if perf script failed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = subprocess.run(["perf", "script", "-i", path], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode != 0:
+        return None
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 def perf_stats(path, event="cpu-clock"):
