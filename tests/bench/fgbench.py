@@ -323,7 +323,8 @@ def perf_record(seconds, out, options=("-g",), frequency=999):
 def perf_script_cpu(path):
     """The CPU time (utime + stime, s) `perf script -i PATH` takes to write the samples out as
     text, symbolized, its output thrown away: the step after perf record that a flame graph
-    needs. None if perf script failed."""
+    needs. perf's addr2line helpers count only if perf reaps them, which perf 6.1 does not
+    always do: a lower bound. None if perf script failed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run(["perf", "script", "-i", path], stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
