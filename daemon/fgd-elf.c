@@ -1446,6 +1446,27 @@ bool fg_elf_file_mapped(const struct fg_elf_file *f, const void *p)
 	return f->map && (const uint8_t *)p >= f->map && (const uint8_t *)p < f->map + f->map_size;
 }
 
+Elf_Data *fg_elf_section(Elf *elf, const char *name, uint64_t *ret_addr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *s;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (s = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(s, name) == 0) {
+			if (ret_addr)
+				*ret_addr = sh.sh_addr;
+			return elf_getdata(scn, NULL);
+		}
+	}
+	return NULL;
+}
+
 int fg_elf_file_keep_sections(struct fg_elf_file *f, bool (*keep)(const char *name))
 {
 	Elf_Scn *scn = NULL;

@@ -177,6 +177,12 @@ bool fg_elf_file_mapped(const struct fg_elf_file *f, const void *p);
  */
 int fg_elf_file_keep_sections(struct fg_elf_file *f, bool (*keep)(const char *name));
 /*
+ * The data of elf's section called name (libelf's: borrowed from elf), or
+ * NULL if it has none with contents; its address (sh_addr) goes in
+ * *ret_addr if that is not NULL.
+ */
+Elf_Data *fg_elf_section(Elf *elf, const char *name, uint64_t *ret_addr);
+/*
  * Gives the pages of f's mapping this process touched back to the page
  * cache (madvise(MADV_DONTNEED)): its RSS drops, and the next access
  * faults a page in again from the cache, cheaply while it is there. The

@@ -366,28 +366,6 @@ static uint64_t section_heap(const struct cfi *c, Elf_Data *data)
 	return data && data->d_buf && !fg_elf_file_mapped(&c->file, data->d_buf) ? data->d_size : 0;
 }
 
-/* The section's data, as libdw read it (libelf's cached copy), or NULL; and its address. */
-static Elf_Data *section_data(Elf *elf, const char *want, uint64_t *ret_addr)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
-		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(name, want) == 0) {
-			if (ret_addr)
-				*ret_addr = sh.sh_addr;
-			return elf_getdata(scn, NULL);
-		}
-	}
-	return NULL;
-}
-
 /* Counts where the CFI sections libdw read ended up: in the mapping, or on the heap. */
 static void count_sections(struct cfi *c)
 {
@@ -397,7 +375,7 @@ static void count_sections(struct cfi *c)
 	if (c->image)
 		return;
 	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-		Elf_Data *data = section_data(c->file.elf, names[i], NULL);
+		Elf_Data *data = fg_elf_section(c->file.elf, names[i], NULL);
 		uint64_t heap = section_heap(c, data);
 
 		if ((i < 2 && !c->eh) || (i == 2 && !c->debug) || !data || !data->d_buf)
@@ -415,8 +393,8 @@ static void count_sections(struct cfi *c)
 static void own_reader(struct cfi *c)
 {
 	uint64_t hdr_addr = 0, frame_addr = 0;
-	Elf_Data *hdr = section_data(c->file.elf, ".eh_frame_hdr", &hdr_addr),
-		 *frame = section_data(c->file.elf, ".eh_frame", &frame_addr);
+	Elf_Data *hdr = fg_elf_section(c->file.elf, ".eh_frame_hdr", &hdr_addr),
+		 *frame = fg_elf_section(c->file.elf, ".eh_frame", &frame_addr);
 
 	if (hdr && hdr->d_buf && frame && frame->d_buf &&
 	    fg_ehframe_init(&c->own, hdr->d_buf, hdr->d_size, hdr_addr, frame->d_buf, frame->d_size,

@@ -10,6 +10,7 @@
 
 #include "ehframe.h"
 #include "fgd-cfi.h"
+#include "fgd-elf.h"
 #include "macro.h"
 #include "test.h"
 
@@ -466,26 +467,6 @@ static void compare_fde(const struct fg_ehframe *ef, Dwarf_CFI *cfi, size_t i, u
 	}
 }
 
-static Elf_Data *find_section(Elf *elf, const char *want, uint64_t *addr)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(name, want)) {
-			*addr = sh.sh_addr;
-			return elf_getdata(scn, NULL);
-		}
-	}
-	return NULL;
-}
-
 /* Compares the two readers over path's FDEs: false if it has no .eh_frame_hdr to read. */
 static bool compare_binary(const char *path, struct compared *c)
 {
@@ -504,8 +485,8 @@ static bool compare_binary(const char *path, struct compared *c)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	ASSERT_TRUE(elf);
-	hdr = find_section(elf, ".eh_frame_hdr", &hdr_addr);
-	frame = find_section(elf, ".eh_frame", &frame_addr);
+	hdr = fg_elf_section(elf, ".eh_frame_hdr", &hdr_addr);
+	frame = fg_elf_section(elf, ".eh_frame", &frame_addr);
 	cfi = dwarf_getcfi_elf(elf);
 	if (!hdr || !frame || !cfi) {
 		elf_end(elf);
