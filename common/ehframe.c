@@ -229,10 +229,58 @@ struct cie {
 	struct cursor insns;
 };
 
+/*
+ * The augmentation string [aug, aug_end) and, at c, its data: what the
+ * FDEs' pointers are encoded as, and whether this is a signal frame.
+ */
+static int read_augmentation(const uint8_t *aug, const uint8_t *aug_end, struct cursor *c,
+			     struct cie *ret)
+{
+	struct cursor data;
+	uint64_t len, ignored;
+	uint8_t enc;
+	int r;
+
+	if (aug == aug_end)
+		return 0;
+	/* Without 'z' first, what follows the string is not known to be skippable. */
+	if (aug[0] != 'z')
+		return -EOPNOTSUPP;
+	ret->augmented = true;
+	if (read_uleb(c, &len) < 0 || len > (uint64_t)(c->end - c->p))
+		return -EINVAL;
+	data = (struct cursor){ c->p, c->p + len, c->base, c->base_addr };
+	c->p += len;
+	for (const uint8_t *a = aug + 1; a < aug_end; a++) {
+		switch (*a) {
+		case 'R':
+			r = read_u8(&data, &ret->fde_enc);
+			break;
+		case 'P': /* a personality routine: only its size matters */
+			r = read_u8(&data, &enc);
+			if (r == 0)
+				r = read_encoded(&data, enc, true, &ignored);
+			break;
+		case 'L': /* the LSDA's encoding, for the FDEs' augmentation data */
+			r = read_u8(&data, &enc);
+			break;
+		case 'S':
+			ret->signal = true;
+			r = 0;
+			break;
+		default:
+			return -EOPNOTSUPP;
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int parse_cie(const struct fg_ehframe *ef, uint64_t off, struct cie *ret)
 {
 	const uint8_t *aug, *aug_end;
-	uint64_t id_off, ra, aug_len;
+	uint64_t id_off, ra;
 	struct cursor c;
 	uint8_t version;
 	uint32_t id;
@@ -265,47 +313,9 @@ static int parse_cie(const struct fg_ehframe *ef, uint64_t off, struct cie *ret)
 		return r;
 	if (ra != FG_REG_RA)
 		return -EOPNOTSUPP;
-	if (aug == aug_end)
-		goto done;
-	/* Without 'z' first, what follows the string is not known to be skippable. */
-	if (aug[0] != 'z')
-		return -EOPNOTSUPP;
-	ret->augmented = true;
-	if (read_uleb(&c, &aug_len) < 0 || aug_len > (uint64_t)(c.end - c.p))
-		return -EINVAL;
-	{
-		struct cursor data = { c.p, c.p + aug_len, c.base, c.base_addr };
-
-		for (const uint8_t *a = aug + 1; a < aug_end; a++) {
-			uint8_t enc;
-			uint64_t ignored;
-
-			switch (*a) {
-			case 'R':
-				if (read_u8(&data, &ret->fde_enc) < 0)
-					return -EINVAL;
-				break;
-			case 'P':
-				if (read_u8(&data, &enc) < 0)
-					return -EINVAL;
-				r = read_encoded(&data, enc, true, &ignored);
-				if (r < 0)
-					return r;
-				break;
-			case 'L':
-				if (read_u8(&data, &enc) < 0)
-					return -EINVAL;
-				break;
-			case 'S':
-				ret->signal = true;
-				break;
-			default:
-				return -EOPNOTSUPP;
-			}
-		}
-	}
-	c.p += aug_len;
-done:
+	r = read_augmentation(aug, aug_end, &c, ret);
+	if (r < 0)
+		return r;
 	ret->insns = c;
 	return 0;
 }
