@@ -17,7 +17,8 @@ if [ "$version" != 14 ]; then
 	exit 77
 fi
 if [ -d .git ] || git rev-parse --git-dir >/dev/null 2>&1; then
-	files=$(git ls-files '*.c' '*.h')
+	# New files too: they are checked before they are committed, not after.
+	files=$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
 else
 	files=$(find common daemon cli tests -name '*.[ch]' | sort)
 fi
