@@ -40,6 +40,19 @@ static int read_u8(struct cursor *c, uint8_t *ret)
 	return read_bytes(c, ret, sizeof(*ret));
 }
 
+/* An n-byte (2, 4 or 8) integer, sign-extended if is_signed. */
+static int read_fixed(struct cursor *c, size_t n, bool is_signed, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (read_bytes(c, &v, n) < 0)
+		return -EINVAL;
+	if (is_signed && n < 8 && (v >> (8 * n - 1)) & 1)
+		v |= ~0ULL << (8 * n);
+	*ret = v;
+	return 0;
+}
+
 static int read_uleb(struct cursor *c, uint64_t *ret)
 {
 	uint64_t v = 0;
@@ -79,6 +92,19 @@ static int read_sleb(struct cursor *c, int64_t *ret)
 	return -EINVAL;
 }
 
+/* A block of bytes after its ULEB128 length: its bytes in *ret, if ret, and c past it. */
+static int read_block(struct cursor *c, struct cursor *ret)
+{
+	uint64_t len;
+
+	if (read_uleb(c, &len) < 0 || len > (uint64_t)(c->end - c->p))
+		return -EINVAL;
+	if (ret)
+		*ret = (struct cursor){ c->p, c->p + len, c->base, c->base_addr };
+	c->p += len;
+	return 0;
+}
+
 /*
  * A pointer encoded as enc says (DW_EH_PE_*). With skip, only its size
  * matters (a personality routine's address): any application goes then.
@@ -86,11 +112,6 @@ static int read_sleb(struct cursor *c, int64_t *ret)
 static int read_encoded(struct cursor *c, uint8_t enc, bool skip, uint64_t *ret)
 {
 	uint64_t field = c->base_addr + (uint64_t)(c->p - c->base), v;
-	union {
-		uint16_t u16;
-		uint32_t u32;
-		uint64_t u64;
-	} raw = { 0 };
 	int64_t s;
 	int r;
 
@@ -98,24 +119,15 @@ static int read_encoded(struct cursor *c, uint8_t enc, bool skip, uint64_t *ret)
 	case DW_EH_PE_absptr:
 	case DW_EH_PE_udata8:
 	case DW_EH_PE_sdata8:
-		r = read_bytes(c, &raw.u64, 8);
-		v = raw.u64;
+		r = read_fixed(c, 8, false, &v);
 		break;
 	case DW_EH_PE_udata4:
-		r = read_bytes(c, &raw.u32, 4);
-		v = raw.u32;
-		break;
 	case DW_EH_PE_sdata4:
-		r = read_bytes(c, &raw.u32, 4);
-		v = (uint64_t)(int64_t)(int32_t)raw.u32;
+		r = read_fixed(c, 4, (enc & 0x0f) == DW_EH_PE_sdata4, &v);
 		break;
 	case DW_EH_PE_udata2:
-		r = read_bytes(c, &raw.u16, 2);
-		v = raw.u16;
-		break;
 	case DW_EH_PE_sdata2:
-		r = read_bytes(c, &raw.u16, 2);
-		v = (uint64_t)(int64_t)(int16_t)raw.u16;
+		r = read_fixed(c, 2, (enc & 0x0f) == DW_EH_PE_sdata2, &v);
 		break;
 	case DW_EH_PE_uleb128:
 		r = read_uleb(c, &v);
@@ -152,9 +164,7 @@ int fg_ehframe_init(struct fg_ehframe *ret, const uint8_t *hdr, size_t hdr_size,
 	uint64_t eh_frame, count;
 	int r;
 
-	*ret = (struct fg_ehframe){ .hdr = hdr,
-				    .hdr_size = hdr_size,
-				    .hdr_addr = hdr_addr,
+	*ret = (struct fg_ehframe){ .hdr_addr = hdr_addr,
 				    .frame = frame,
 				    .frame_size = frame_size,
 				    .frame_addr = frame_addr };
@@ -179,15 +189,49 @@ int fg_ehframe_init(struct fg_ehframe *ret, const uint8_t *hdr, size_t hdr_size,
 	return 0;
 }
 
-/* Entry i of the table: the first address its FDE covers, and the FDE's address. */
-static void table_entry(const struct fg_ehframe *ef, size_t i, uint64_t *start, uint64_t *fde)
+/* Field k of entry i of the table (0: the first address its FDE covers, 1: the FDE's address). */
+static uint64_t table_field(const struct fg_ehframe *ef, size_t i, size_t k)
 {
-	int32_t v[2];
+	int32_t v;
 
-	memcpy(v, ef->table + i * 8, sizeof(v));
-	*start = ef->hdr_addr + (uint64_t)(int64_t)v[0];
-	if (fde)
-		*fde = ef->hdr_addr + (uint64_t)(int64_t)v[1];
+	memcpy(&v, ef->table + i * 8 + k * 4, sizeof(v));
+	return ef->hdr_addr + (uint64_t)(int64_t)v;
+}
+
+uint64_t fg_ehframe_entry(const struct fg_ehframe *ef, size_t i)
+{
+	return table_field(ef, i, 0);
+}
+
+/* The index of the last entry starting at or before pc: 0, -ENOENT or -EOPNOTSUPP. */
+static int find_entry(const struct fg_ehframe *ef, uint64_t pc, size_t *ret)
+{
+	size_t lo = 0, hi = ef->fde_count;
+
+	if (!ef->table)
+		return -EOPNOTSUPP;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fg_ehframe_entry(ef, mid) <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -ENOENT;
+	*ret = lo - 1;
+	return 0;
+}
+
+int fg_ehframe_fde_start(const struct fg_ehframe *ef, uint64_t pc, uint64_t *ret)
+{
+	size_t i;
+	int r = find_entry(ef, pc, &i);
+
+	if (r == 0)
+		*ret = fg_ehframe_entry(ef, i);
+	return r;
 }
 
 /*
@@ -237,7 +281,7 @@ static int read_augmentation(const uint8_t *aug, const uint8_t *aug_end, struct 
 			     struct cie *ret)
 {
 	struct cursor data;
-	uint64_t len, ignored;
+	uint64_t ignored;
 	uint8_t enc;
 	int r;
 
@@ -247,10 +291,8 @@ static int read_augmentation(const uint8_t *aug, const uint8_t *aug_end, struct 
 	if (aug[0] != 'z')
 		return -EOPNOTSUPP;
 	ret->augmented = true;
-	if (read_uleb(c, &len) < 0 || len > (uint64_t)(c->end - c->p))
+	if (read_block(c, &data) < 0)
 		return -EINVAL;
-	data = (struct cursor){ c->p, c->p + len, c->base, c->base_addr };
-	c->p += len;
 	for (const uint8_t *a = aug + 1; a < aug_end; a++) {
 		switch (*a) {
 		case 'R':
@@ -449,8 +491,6 @@ static int step_extended(struct program *p, struct cursor *c, uint8_t op)
 	int64_t n;
 	int32_t off;
 	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
 	int r;
 
 	switch (op) {
@@ -462,21 +502,20 @@ static int step_extended(struct program *p, struct cursor *c, uint8_t op)
 	case DW_CFA_advance_loc1:
 		return read_u8(c, &u8) < 0 ? -EINVAL : advance_by(p, u8);
 	case DW_CFA_advance_loc2:
-		return read_bytes(c, &u16, 2) < 0 ? -EINVAL : advance_by(p, u16);
+		return read_fixed(c, 2, false, &u) < 0 ? -EINVAL : advance_by(p, u);
 	case DW_CFA_advance_loc4:
-		return read_bytes(c, &u32, 4) < 0 ? -EINVAL : advance_by(p, u32);
+		return read_fixed(c, 4, false, &u) < 0 ? -EINVAL : advance_by(p, u);
 	case DW_CFA_offset_extended:
-		return read_uleb(c, &reg) < 0 ? -EINVAL :
-						offset_rule(p, c, reg, FG_RULE_OFFSET, false);
 	case DW_CFA_offset_extended_sf:
-		return read_uleb(c, &reg) < 0 ? -EINVAL :
-						offset_rule(p, c, reg, FG_RULE_OFFSET, true);
 	case DW_CFA_val_offset:
-		return read_uleb(c, &reg) < 0 ? -EINVAL :
-						offset_rule(p, c, reg, FG_RULE_VAL_OFFSET, false);
 	case DW_CFA_val_offset_sf:
-		return read_uleb(c, &reg) < 0 ? -EINVAL :
-						offset_rule(p, c, reg, FG_RULE_VAL_OFFSET, true);
+		if (read_uleb(c, &reg) < 0)
+			return -EINVAL;
+		return offset_rule(p, c, reg,
+				   op == DW_CFA_val_offset || op == DW_CFA_val_offset_sf ?
+					   FG_RULE_VAL_OFFSET :
+					   FG_RULE_OFFSET,
+				   op == DW_CFA_offset_extended_sf || op == DW_CFA_val_offset_sf);
 	case DW_CFA_GNU_negative_offset_extended:
 		if (read_uleb(c, &reg) < 0 || read_uleb(c, &u) < 0)
 			return -EINVAL;
@@ -549,13 +588,10 @@ static int step_extended(struct program *p, struct cursor *c, uint8_t op)
 		return r < 0 ? r : def_cfa_offset(p, off);
 	case DW_CFA_expression:
 	case DW_CFA_val_expression:
-		if (read_uleb(c, &reg) < 0 || read_uleb(c, &u) < 0 || u > (uint64_t)(c->end - c->p))
+		if (read_uleb(c, &reg) < 0 || read_block(c, NULL) < 0)
 			return -EINVAL;
 		/* An expression for a register the row does not keep is read past. */
-		if (reg < FG_UNWIND_NREGS)
-			return -EOPNOTSUPP;
-		c->p += u;
-		return 0;
+		return reg < FG_UNWIND_NREGS ? -EOPNOTSUPP : 0;
 	case DW_CFA_GNU_args_size:
 		return read_uleb(c, &u);
 	default:
@@ -606,30 +642,19 @@ static void make_row(const struct program *p, struct fg_unwind_row *ret)
 int fg_ehframe_row(const struct fg_ehframe *ef, uint64_t pc, struct fg_unwind_row *ret,
 		   uint64_t *ret_start, uint64_t *ret_end)
 {
-	size_t lo = 0, hi = ef->fde_count;
-	uint64_t start, fde, fde_off, id_off, begin, range, aug_len;
+	uint64_t fde, fde_off, id_off, begin, range;
 	struct state initial;
 	struct program p;
 	struct cursor c;
 	struct cie cie;
 	uint32_t id;
+	size_t i;
 	int r;
 
-	if (!ef->table)
-		return -EOPNOTSUPP;
-	/* The last entry starting at or before pc. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		table_entry(ef, mid, &start, NULL);
-		if (start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return -ENOENT;
-	table_entry(ef, lo - 1, &start, &fde);
+	r = find_entry(ef, pc, &i);
+	if (r < 0)
+		return r;
+	fde = table_field(ef, i, 1);
 	fde_off = fde - ef->frame_addr;
 	if (fde < ef->frame_addr || fde_off >= ef->frame_size)
 		return -EINVAL;
@@ -648,11 +673,9 @@ int fg_ehframe_row(const struct fg_ehframe *ef, uint64_t pc, struct fg_unwind_ro
 	r = read_encoded(&c, cie.fde_enc & 0x0f, false, &range);
 	if (r < 0)
 		return r;
-	if (cie.augmented) {
-		if (read_uleb(&c, &aug_len) < 0 || aug_len > (uint64_t)(c.end - c.p))
-			return -EINVAL;
-		c.p += aug_len;
-	}
+	/* The FDE's augmentation data (its LSDA): nothing a row needs. */
+	if (cie.augmented && read_block(&c, NULL) < 0)
+		return -EINVAL;
 	if (range > UINT64_MAX - begin)
 		return -EINVAL;
 	/* The table said this FDE starts at or before pc; the FDE says where it ends. */

@@ -25,13 +25,12 @@
 
 /* The two sections, as they sit in the binary. */
 struct fg_ehframe {
-	const uint8_t *hdr; /* borrowed: .eh_frame_hdr */
-	size_t hdr_size;
-	uint64_t hdr_addr;    /* its address in the binary (sh_addr) */
+	uint64_t hdr_addr;    /* .eh_frame_hdr's address in the binary (sh_addr) */
 	const uint8_t *frame; /* borrowed: .eh_frame */
 	size_t frame_size;
 	uint64_t frame_addr;
-	const uint8_t *table; /* in hdr: fde_count pairs of int32 (start, FDE), hdr-relative */
+	/* Borrowed, in .eh_frame_hdr: fde_count pairs of int32 (start, FDE), hdr-relative. */
+	const uint8_t *table;
 	size_t fde_count;
 };
 
@@ -54,3 +53,13 @@ int fg_ehframe_init(struct fg_ehframe *ret, const uint8_t *hdr, size_t hdr_size,
  */
 int fg_ehframe_row(const struct fg_ehframe *ef, uint64_t pc, struct fg_unwind_row *ret,
 		   uint64_t *ret_start, uint64_t *ret_end);
+
+/* The first address entry i (< fde_count) of the table says its FDE covers. */
+uint64_t fg_ehframe_entry(const struct fg_ehframe *ef, size_t i);
+
+/*
+ * Where the FDE the table lists for pc starts (its entry's address: the
+ * last at or before pc), in *ret: 0, -ENOENT when none is, or -EOPNOTSUPP
+ * without a table. An FDE's identity, for what another reader parsed.
+ */
+int fg_ehframe_fde_start(const struct fg_ehframe *ef, uint64_t pc, uint64_t *ret);

@@ -48,12 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    head[2]) < 0)
 		return 0;
 	lookup(&ef, head[0]);
-	for (size_t i = 0; i < ef.fde_count && i < MAX_ENTRIES; i++) {
-		int32_t start;
-
-		memcpy(&start, ef.table + i * 8, sizeof(start));
+	for (size_t i = 0; i < ef.fde_count && i < MAX_ENTRIES; i++)
 		for (uint64_t d = 0; d < 24; d += 5)
-			lookup(&ef, ef.hdr_addr + (uint64_t)(int64_t)start + d);
-	}
+			lookup(&ef, fg_ehframe_entry(&ef, i) + d);
 	return 0;
 }

@@ -417,11 +417,8 @@ static void print_row(const char *who, const struct fg_unwind_row *r, uint64_t s
 static void compare_fde(const struct fg_ehframe *ef, Dwarf_CFI *cfi, size_t i, uint64_t next,
 			struct compared *c)
 {
-	int32_t entry[2];
-	uint64_t pc;
+	uint64_t pc = fg_ehframe_entry(ef, i);
 
-	memcpy(entry, ef->table + i * 8, sizeof(entry));
-	pc = ef->hdr_addr + (uint64_t)(int64_t)entry[0];
 	c->fdes++;
 	while (pc < next) {
 		struct fg_unwind_row ours, theirs;
@@ -496,16 +493,9 @@ static bool compare_binary(const char *path, struct compared *c)
 	ASSERT_OK(fg_ehframe_init(&ef, hdr->d_buf, hdr->d_size, hdr_addr, frame->d_buf,
 				  frame->d_size, frame_addr));
 	step = MAX(ef.fde_count / MAX_FDES_COMPARED, 1);
-	for (size_t i = 0; i < ef.fde_count; i += step) {
-		int32_t next[2] = { 0, 0 };
-
-		if (i + 1 < ef.fde_count)
-			memcpy(next, ef.table + (i + 1) * 8, sizeof(next));
+	for (size_t i = 0; i < ef.fde_count; i += step)
 		compare_fde(&ef, cfi, i,
-			    i + 1 < ef.fde_count ? ef.hdr_addr + (uint64_t)(int64_t)next[0] :
-						   UINT64_MAX,
-			    c);
-	}
+			    i + 1 < ef.fde_count ? fg_ehframe_entry(&ef, i + 1) : UINT64_MAX, c);
 	printf("  %s: %zu of %zu FDEs, %zu rows the same, %zu FDEs left to libdw, %zu "
 	       "mismatched\n",
 	       path, c->fdes, ef.fde_count, c->rows, c->left_to_libdw, c->mismatched);
