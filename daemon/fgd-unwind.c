@@ -802,14 +802,18 @@ static int eh_row(struct fg_unwinder *u, struct binary *b, uint64_t vaddr,
 		  struct fg_unwind_row *ret, uint64_t *start, uint64_t *end)
 {
 	int r = fg_ehframe_row(&b->cfi->own, vaddr, ret, start, end);
+	uint64_t fde;
 
 	if (r == 0 || r == -ENOENT)
 		return r;
 	u->stats.rows_libdw++;
 	r = fg_cfi_libdw_row(b->cfi->eh, vaddr, ret, start, end);
-	/* Found through .eh_frame_hdr: libdw parsed this FDE now, or before. */
+	/*
+	 * Found through .eh_frame_hdr: libdw parsed this FDE now, or before.
+	 * Known by the table's start for it (a row from libdw starts at vaddr).
+	 */
 	if (r != -ENOENT && !b->cfi->eh_indexed)
-		note_fde(u, b, *start);
+		note_fde(u, b, fg_ehframe_fde_start(&b->cfi->own, vaddr, &fde) == 0 ? fde : *start);
 	return r;
 }
 
