@@ -168,6 +168,13 @@ static int init(const struct sections *s, struct fg_ehframe *ef)
 			       FRAME_ADDR);
 }
 
+/* The sections built, and ef over them. */
+static void built(struct sections *s, struct fg_ehframe *ef)
+{
+	build(s);
+	ASSERT_OK(init(s, ef));
+}
+
 struct found {
 	struct fg_unwind_row row;
 	uint64_t start, end;
@@ -184,8 +191,7 @@ TEST(rows_of_a_frame_pointer_prologue_and_their_ranges)
 	struct fg_ehframe ef;
 	struct found f;
 
-	build(&s);
-	ASSERT_OK(init(&s, &ef));
+	built(&s, &ef);
 	ASSERT_EQ(ef.fde_count, 5);
 
 	ASSERT_OK(row_at(&ef, TEXT, &f));
@@ -228,8 +234,7 @@ TEST(addresses_no_fde_covers_are_enoent)
 	struct fg_ehframe ef;
 	struct found f;
 
-	build(&s);
-	ASSERT_OK(init(&s, &ef));
+	built(&s, &ef);
 	ASSERT_ERR(row_at(&ef, TEXT - 1, &f), -ENOENT);
 	ASSERT_ERR(row_at(&ef, 0, &f), -ENOENT);
 	ASSERT_ERR(row_at(&ef, TEXT + 0x20, &f), -ENOENT); /* between two functions */
@@ -244,8 +249,7 @@ TEST(remember_and_restore_state_around_an_epilogue)
 	struct fg_ehframe ef;
 	struct found f;
 
-	build(&s);
-	ASSERT_OK(init(&s, &ef));
+	built(&s, &ef);
 	/* After the epilogue: rbx restored to the CIE's rule, the CFA back to rsp + 8. */
 	ASSERT_OK(row_at(&ef, fn + 5, &f));
 	ASSERT_EQ(f.row.cfa.offset, 8);
@@ -273,8 +277,7 @@ TEST(a_signal_frame_cie_and_an_expression_left_to_libdw)
 	struct fg_ehframe ef;
 	struct found f;
 
-	build(&s);
-	ASSERT_OK(init(&s, &ef));
+	built(&s, &ef);
 	ASSERT_OK(row_at(&ef, TEXT + 0x205, &f));
 	ASSERT_EQ(f.row.signal_frame, true);
 	ASSERT_ERR(row_at(&ef, TEXT + 0x300, &f), -EOPNOTSUPP);
@@ -286,8 +289,7 @@ TEST(a_row_ends_with_its_fde)
 	struct fg_ehframe ef;
 	struct found f;
 
-	build(&s);
-	ASSERT_OK(init(&s, &ef));
+	built(&s, &ef);
 	ASSERT_OK(row_at(&ef, TEXT + 0x40f, &f));
 	ASSERT_EQ(f.row.cfa.offset, 8);
 	ASSERT_U64_EQ(f.start, TEXT + 0x400);
