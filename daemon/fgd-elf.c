@@ -1713,6 +1713,22 @@ const char *fg_elf_syms__name(const struct fg_elf_syms *s, size_t idx)
 	return s->names + s->name[idx];
 }
 
+bool fg_elf_syms__is_plt(const struct fg_elf_syms *s, size_t idx)
+{
+	size_t lo = 0, hi = s->n_plt;
+
+	/* plt[] holds table indexes in ascending order. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->plt[mid] < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n_plt && s->plt[lo] == idx;
+}
+
 uint64_t fg_elf_syms__addr(const struct fg_elf_syms *s, size_t idx)
 {
 	return s->start[idx];

@@ -244,6 +244,8 @@ uint64_t fg_elf_syms__entry(const struct fg_elf_syms *s);
 int64_t fg_elf_syms__lookup(const struct fg_elf_syms *s, uint64_t vaddr);
 /* Borrowed until free. */
 const char *fg_elf_syms__name(const struct fg_elf_syms *s, size_t idx);
+/* Whether the entry is one synthesized for the PLT ("memcmp@plt", ".plt"): no DWARF describes it. */
+bool fg_elf_syms__is_plt(const struct fg_elf_syms *s, size_t idx);
 uint64_t fg_elf_syms__addr(const struct fg_elf_syms *s, size_t idx);
 /* The extent lookups use: st_size, or for a zero-size symbol the distance to the next. */
 uint64_t fg_elf_syms__size(const struct fg_elf_syms *s, size_t idx);

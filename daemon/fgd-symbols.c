@@ -1010,7 +1010,7 @@ static void frames_of(const struct fg_dso *d, const struct fg_elf_syms *syms,
 	}
 	ret->result = FG_SYM_NAMED;
 	ret->names[0] = frame_name(ret, fg_elf_syms__name(syms, (size_t)idx), flags);
-	if (!(flags & FG_SYM_INLINE) || !dwarf)
+	if (!(flags & FG_SYM_INLINE) || !dwarf || fg_elf_syms__is_plt(syms, (size_t)idx))
 		return;
 	/* The symbol table names the real function; DWARF adds what was inlined into it. */
 	dn = (struct fg_dwarf_names){
@@ -1398,7 +1398,12 @@ static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags,
 	idx = fg_elf_syms__lookup(d->syms, vaddr);
 	if (idx < 0)
 		return false;
-	if ((flags & FG_SYM_INLINE) && d->dwarf) {
+	/*
+	 * A PLT entry has no inline frames: no unit covers it, and asking would
+	 * have libdw's table of units fail, and then ours be built (a walk of
+	 * every unit: 10 ms for libc's, whose PLT is called all the time).
+	 */
+	if ((flags & FG_SYM_INLINE) && d->dwarf && !fg_elf_syms__is_plt(d->syms, (size_t)idx)) {
 		*ret_key = (struct resolved_key){ d->serial, offset, (uint8_t)flags };
 		return true;
 	}
@@ -1419,11 +1424,11 @@ bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned f
 
 	/* As frames_of() names it: the symbol's name, and DWARF's inline frames if any. */
 	if (!d || d->key.kind == FG_DSO_ANON || d->state != FG_DSO_LOADED || !d->syms ||
-	    ((flags & FG_SYM_INLINE) && (d->dwarf || d->dwarf_evicted || d->rereading)) ||
 	    fg_elf_syms__offset_to_vaddr(d->syms, offset, &vaddr) < 0)
 		return false;
 	idx = fg_elf_syms__lookup(d->syms, vaddr);
-	if (idx < 0)
+	if (idx < 0 || ((flags & FG_SYM_INLINE) && (d->dwarf || d->dwarf_evicted || d->rereading) &&
+			!fg_elf_syms__is_plt(d->syms, (size_t)idx)))
 		return false;
 	*ret_function = (uint64_t)idx;
 	return true;

@@ -212,12 +212,14 @@ static void check_plt_entry(const struct fg_elf_syms *s, const char *path, const
 	ASSERT_U64_EQ(fg_elf_syms__addr(s, (size_t)i), at);
 	ASSERT_U64_EQ(fg_elf_syms__size(s, (size_t)i), 16);
 	ASSERT_EQ(fg_elf_syms__find(s, want), i);
+	ASSERT_TRUE(fg_elf_syms__is_plt(s, (size_t)i));
 	check_extent(s, want);
 
 	/* PLT0 is .plt's own; with .plt.sec, so are the lazy-binding stubs after it (perf's way). */
 	i = fg_elf_syms__lookup(s, pl.plt);
 	ASSERT_TRUE(i >= 0);
 	ASSERT_STREQ(fg_elf_syms__name(s, (size_t)i), ".plt");
+	ASSERT_TRUE(fg_elf_syms__is_plt(s, (size_t)i));
 	ASSERT_U64_EQ(fg_elf_syms__size(s, (size_t)i), want_sec ? pl.plt_size : 16);
 	if (want_sec)
 		ASSERT_EQ(fg_elf_syms__lookup(s, pl.plt + pl.plt_size - 1), i);
@@ -262,6 +264,7 @@ TEST(plt_entries_are_named)
 			}
 			check_extent(s, "main");
 			check_extent(s, "fgfixture_main_work");
+			ASSERT_TRUE(!fg_elf_syms__is_plt(s, (size_t)fg_elf_syms__find(s, "main")));
 			ASSERT_EQ(fg_elf_syms__find(s, cases[k].callee), -1);
 		}
 	}

@@ -682,6 +682,56 @@ TEST(plt_entries_named_from_file_offsets)
 	}
 }
 
+/*
+ * A PLT entry of a binary with DWARF: no unit covers it, so it is named by
+ * its symbol alone, at once, and never sent to the loader's thread for
+ * inline frames (where the failed unit search would build the table of
+ * every unit, 10 ms for libc's).
+ */
+TEST(plt_entries_take_no_dwarf_lookup)
+{
+	const char *path = program_path("fgtest-inline");
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
+	struct fg_symbolizer *sym = isolated(dir);
+	uint64_t at, mark, function;
+	struct fg_symbolizer_stats st;
+	struct fg_sym_frames fr;
+	struct plt_layout pl;
+	struct fg_loader *l;
+	struct fg_dso *d;
+
+	at = vaddr_to_offset(path, plt_entry(path, "clock_gettime", &pl));
+	mark = vaddr_to_offset(path, symbol_value(path, "fgtest_inline_mark"));
+	ASSERT_OK(fg_loader__new(&l));
+	fg_symbolizer__set_loader(sym, l);
+	d = file_dso(sym, path);
+	/* Code with inline frames is the loader's work, and has DWARF read. */
+	ASSERT_EQ(frames_loaded(sym, l, d, mark, ALL, &fr), 0);
+	ASSERT_EQ(fr.n, 3);
+	ASSERT_TRUE(fg_dso__dwarf(d) != NULL);
+	ASSERT_TRUE(!fg_symbolizer__function(d, mark, ALL, &function));
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.resolved_jobs, 1);
+
+	ASSERT_TRUE(fg_symbolizer__function(d, at, ALL, &function));
+	ASSERT_EQ(fg_symbolizer__frames(sym, d, at, NULL, FG_SYM_INLINE, &fr), 0);
+	ASSERT_EQ(fr.n, 1);
+	ASSERT_EQ(fr.result, FG_SYM_NAMED);
+	ASSERT_STREQ(fr.names[0], "clock_gettime@plt");
+	ASSERT_EQ(fg_symbolizer__frames(sym, d, vaddr_to_offset(path, pl.plt), NULL, FG_SYM_INLINE,
+					&fr),
+		  0);
+	ASSERT_STREQ(fr.names[0], ".plt");
+	fg_symbolizer__stats(sym, &st);
+	ASSERT_EQ(st.resolved_jobs, 1);
+
+	fg_dso__unref(d);
+	fg_symbolizer__set_loader(sym, NULL);
+	fg_loader__free(l);
+	fg_symbolizer__free(sym);
+	remove_tree(dir);
+}
+
 /* The path and build-id (hex) of the libc this test runs with. */
 static void own_libc(char *path, size_t size, char *hex)
 {
