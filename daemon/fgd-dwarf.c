@@ -113,6 +113,7 @@ struct unit_index {
 	size_t n_nodes, cap_nodes;
 	struct inline_seg *segs; /* owned */
 	size_t n_segs, cap_segs;
+	bool qualified; /* the unit's language qualifies names (qualified_language()) */
 };
 
 /* What a unit maps to when its index could not be built (no memory). */
@@ -378,13 +379,11 @@ done:
 			   __ATOMIC_RELAXED);
 }
 
-/* The CU containing vaddr. */
-static bool find_cu(struct fg_dwarf *d, uint64_t vaddr, Dwarf_Die *ret)
+/* The CU DIE's offset from the table of every unit's ranges (build_ranges()), or false. */
+static bool find_in_ranges(struct fg_dwarf *d, uint64_t vaddr, Dwarf_Off *ret)
 {
 	size_t lo = 0, hi;
 
-	if (dwarf_addrdie(d->dbg, vaddr, ret))
-		return true;
 	if (!d->ranges_built)
 		build_ranges(d);
 	/* Ranges of different CUs do not overlap in sane DWARF; check the last few that start below. */
@@ -398,9 +397,43 @@ static bool find_cu(struct fg_dwarf *d, uint64_t vaddr, Dwarf_Die *ret)
 			hi = mid;
 	}
 	for (size_t i = lo, tries = 0; i-- > 0 && tries < 16; tries++)
-		if (vaddr < d->ranges[i].hi)
-			return dwarf_offdie(d->dbg, d->ranges[i].cu, ret) != NULL;
+		if (vaddr < d->ranges[i].hi) {
+			*ret = d->ranges[i].cu;
+			return true;
+		}
 	return false;
+}
+
+/*
+ * The offset of the DIE of the CU containing vaddr: from .debug_aranges,
+ * which libdw keeps parsed (a binary search touching none of the file),
+ * else from our table of the units' own ranges.
+ */
+static bool find_unit(struct fg_dwarf *d, uint64_t vaddr, Dwarf_Off *ret)
+{
+	Dwarf_Aranges *aranges;
+	Dwarf_Arange *a;
+	size_t n;
+
+	if (dwarf_getaranges(d->dbg, &aranges, &n) == 0 &&
+	    (a = dwarf_getarange_addr(aranges, vaddr)) &&
+	    dwarf_getarangeinfo(a, NULL, NULL, ret) == 0)
+		return true;
+	return find_in_ranges(d, vaddr, ret);
+}
+
+/*
+ * The CU containing vaddr, as libdw's dwarf_addrdie() finds it: kept apart
+ * from find_unit() for fg_dwarf__inlines_walk(), the reference the index
+ * is tested against.
+ */
+static bool find_cu(struct fg_dwarf *d, uint64_t vaddr, Dwarf_Die *ret)
+{
+	Dwarf_Off off;
+
+	if (dwarf_addrdie(d->dbg, vaddr, ret))
+		return true;
+	return find_in_ranges(d, vaddr, &off) && dwarf_offdie(d->dbg, off, ret) != NULL;
 }
 
 /* Languages whose plain DWARF names need their namespaces and classes to be recognised. */
@@ -696,17 +729,20 @@ static int collect_nodes(Dwarf_Die *cu, struct unit_index *ix, struct node_range
 }
 
 /*
- * The index of the unit cu in *ret, built on first use. -ENOSPC when the
- * binary's indexes have taken all they may (the walk answers then), -ENOMEM
- * when it could not be built (the unit gets no inline frames).
+ * The index of the unit whose CU DIE is at cu_off in *ret, built on first
+ * use: a unit already indexed is found without reading the file. -ENOSPC
+ * when the binary's indexes have taken all they may (the walk answers
+ * then), -ENOMEM when it could not be built (the unit gets no inline
+ * frames).
  */
-static int index_of_unit(struct fg_dwarf *d, Dwarf_Die *cu, struct unit_index **ret)
+static int index_of_unit(struct fg_dwarf *d, Dwarf_Off cu_off, struct unit_index **ret)
 {
-	uint32_t key = (uint32_t)dwarf_dieoffset(cu);
+	uint32_t key = (uint32_t)cu_off;
 	struct unit_index *ix = fg_u32map_get(&d->indexes, key);
 	_cleanup_free_ struct node_range *ranges = NULL;
 	size_t n_ranges = 0, cap_ranges = 0;
 	uint64_t bytes;
+	Dwarf_Die cu;
 
 	if (ix) {
 		*ret = ix;
@@ -718,10 +754,12 @@ static int index_of_unit(struct fg_dwarf *d, Dwarf_Die *cu, struct unit_index **
 	/*
 	 * Damaged DWARF (-EINVAL) keeps what was read before the damage: the
 	 * walk would meet the same damage (and libdw's dwarf_getscopes() leaks
-	 * on some of it).
+	 * on some of it). A unit libdw cannot read at all is not tried again.
 	 */
-	if (!ix || collect_nodes(cu, ix, &ranges, &n_ranges, &cap_ranges) == -ENOMEM)
+	if (!ix || !dwarf_offdie(d->dbg, cu_off, &cu) ||
+	    collect_nodes(&cu, ix, &ranges, &n_ranges, &cap_ranges) == -ENOMEM)
 		goto failed;
+	ix->qualified = qualified_language(&cu);
 	if (n_ranges > 1)
 		qsort(ranges, n_ranges, sizeof(*ranges), node_range_cmp);
 	if (sweep(ix, ranges, n_ranges) < 0)
@@ -744,14 +782,13 @@ size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_nam
 	uint32_t chain[MAX_SCOPES];
 	struct unit_index *ix;
 	size_t lo = 0, hi, n = 0, k = 0;
-	Dwarf_Die cudie;
-	bool qualified;
+	Dwarf_Off cu_off;
 	uint32_t node;
 	int r;
 
-	if (out->max == 0 || !find_cu(d, vaddr, &cudie))
+	if (out->max == 0 || !find_unit(d, vaddr, &cu_off))
 		return 0;
-	r = index_of_unit(d, &cudie, &ix);
+	r = index_of_unit(d, cu_off, &ix);
 	if (r == -ENOSPC)
 		return fg_dwarf__inlines_walk(d, vaddr, out);
 	if (r < 0)
@@ -774,13 +811,12 @@ size_t fg_dwarf__inlines(struct fg_dwarf *d, uint64_t vaddr, struct fg_dwarf_nam
 		chain[n++] = node;
 	if (n < 2 || ix->nodes[chain[n - 1]].inlined)
 		return 0;
-	qualified = qualified_language(&cudie);
 	for (size_t i = n - 1; i-- > 0 && k < out->max;) {
 		Dwarf_Die die;
 		const char *name = NULL;
 
 		if (dwarf_offdie(d->dbg, ix->nodes[chain[i]].die, &die))
-			name = die_name(d, &die, qualified, out);
+			name = die_name(d, &die, ix->qualified, out);
 		out->names[k++] = name ? name : "[inlined]";
 	}
 	return k;

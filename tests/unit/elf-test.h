@@ -180,6 +180,56 @@ static inline uint64_t plt_entry(const char *path, const char *name, struct plt_
 	return ret->sec ? ret->sec + 16 * rank : ret->plt + 16 + 16 * rank;
 }
 
+/*
+ * The libc this test runs with, from /proc/self/maps, in path; and where
+ * Debian's build-id tree keeps its debug file (libc6-dbg) in debug, whether
+ * it is installed or not.
+ */
+static inline void own_libc(char *path, size_t size, char *debug, size_t debug_size)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096], hex[2 * 64 + 1] = "";
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd;
+
+	path[0] = '\0';
+	ASSERT_TRUE(f);
+	while (!path[0] && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so.6")) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(path, size, "%s", p);
+		}
+	}
+	fclose(f);
+	ASSERT_TRUE(path[0]);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	ASSERT_TRUE(elf);
+	while (!hex[0] && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+		size_t off = 0, name_off, desc_off;
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !data)
+			continue;
+		while (!hex[0] && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0)
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz > 1 && nh.n_descsz <= 64)
+				for (size_t i = 0; i < nh.n_descsz; i++)
+					snprintf(hex + 2 * i, 3, "%02x",
+						 ((const uint8_t *)data->d_buf)[desc_off + i]);
+	}
+	elf_end(elf);
+	close(fd);
+	ASSERT_TRUE(hex[0]);
+	snprintf(debug, debug_size, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+}
+
 /* Copies a file; mkdir -p of its directory first. */
 static inline void copy_file(const char *from, const char *to)
 {

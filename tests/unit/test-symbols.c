@@ -732,50 +732,16 @@ TEST(plt_entries_take_no_dwarf_lookup)
 	remove_tree(dir);
 }
 
-/* The path and build-id (hex) of the libc this test runs with. */
-static void own_libc(char *path, size_t size, char *hex)
-{
-	struct fg_elf_syms *syms;
-	const uint8_t *id;
-	char line[1024];
-	FILE *f = fopen("/proc/self/maps", "re");
-	size_t n;
-	int fd;
-
-	path[0] = '\0';
-	ASSERT_TRUE(f);
-	while (fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, '/');
-
-		if (p && strstr(p, "/libc.so.6")) {
-			p[strcspn(p, "\n")] = '\0';
-			snprintf(path, size, "%s", p);
-			break;
-		}
-	}
-	fclose(f);
-	ASSERT_TRUE(path[0]);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ASSERT_OK(fg_elf_syms__load_fd(fd, &syms));
-	close(fd);
-	n = fg_elf_syms__build_id(syms, &id);
-	ASSERT_TRUE(n > 0 && n <= 20);
-	for (size_t i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
-	fg_elf_syms__free(syms);
-}
-
 TEST(libc_local_function_from_libc6_dbg)
 {
-	char libc[PATH_MAX], hex[41], debug[PATH_MAX], dir[] = "/tmp/fg-test-symbols-XXXXXX";
+	char libc[PATH_MAX], debug[PATH_MAX], dir[] = "/tmp/fg-test-symbols-XXXXXX";
 	struct fg_symbolizer *sym;
 	struct fg_elf_syms *dyn;
 	struct fg_dso *d;
 	uint64_t addr;
 	int fd;
 
-	own_libc(libc, sizeof(libc), hex);
-	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	own_libc(libc, sizeof(libc), debug, sizeof(debug));
 	if (access(debug, R_OK) != 0)
 		SKIP("libc6-dbg is not installed");
 	/* A static function of glibc: in the debug file's .symtab, not in libc's .dynsym. */
@@ -831,24 +797,6 @@ static const char *frames_loop(struct fg_symbolizer *sym, struct fg_dso *d, uint
 	return out;
 }
 
-/* libc as this process maps it (only .dynsym, and no debug file in an isolated debug dir). */
-static bool libc_path(char *buf, size_t size)
-{
-	_cleanup_(fclosep) FILE *f = fopen("/proc/self/maps", "re");
-	char line[4096];
-
-	while (f && fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, '/');
-
-		if (p && strstr(p, "/libc.so.6")) {
-			p[strcspn(p, "\n")] = '\0';
-			snprintf(buf, size, "%s", p);
-			return true;
-		}
-	}
-	return false;
-}
-
 /* The address of function name in the table of path (its .dynsym will do). */
 static uint64_t function_in(const char *path, const char *name)
 {
@@ -871,7 +819,7 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 {
 	const char *inl = program_path("fgtest-inline");
 	uint64_t mark = symbol_value(inl, "fgtest_inline_mark"), getpid_at;
-	char dir[] = "/tmp/fg-test-symbols-XXXXXX", libc[4096];
+	char dir[] = "/tmp/fg-test-symbols-XXXXXX", libc[PATH_MAX], libc_debug[PATH_MAX];
 	struct fg_symbolizer *sym;
 	struct fg_symbolizer_stats st;
 	struct fg_budget_stats bs;
@@ -881,8 +829,7 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	const char *name;
 	int r;
 
-	if (!libc_path(libc, sizeof(libc)))
-		SKIP("no libc.so.6 mapped");
+	own_libc(libc, sizeof(libc), libc_debug, sizeof(libc_debug));
 	getpid_at = function_in(libc, "getpid");
 	sym = isolated(dir);
 	ASSERT_OK(fg_budget__new(1ULL << 30, &b));
