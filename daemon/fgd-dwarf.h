@@ -100,8 +100,10 @@ struct fg_dwarf_names {
  * builds the unit's inline index: its code cut into segments, each with
  * its innermost function or inlined instance, and the tree of what is
  * inlined into what (about 24 bytes a segment and 16 a node; figures in
- * docs/PERFORMANCE.md). Every lookup is then a binary search and a walk up
- * that tree, however big the unit. The indexes of a binary are held with
+ * docs/PERFORMANCE.md). Every lookup is then a binary search for the unit
+ * (in .debug_aranges, as libdw keeps them), one for the segment, and a walk
+ * up that tree, however big the unit; the file is read again only to name
+ * the inlined functions found. The indexes of a binary are held with
  * it (fg_dwarf__bytes()), up to 256 MiB; past that, lookups into units not
  * indexed yet walk as fg_dwarf__inlines_walk() does. A unit whose DIEs are
  * damaged is indexed as far as they can be read; one whose index finds no
