@@ -140,6 +140,6 @@ TEST(index_matches_the_walk_in_libc_from_libc6_dbg)
 	own_libc(libc, sizeof(libc), debug, sizeof(debug));
 	if (access(debug, R_OK) != 0)
 		SKIP("libc6-dbg is not installed");
-	/* Every 97th address: some 15,000, in every unit with code. */
+	/* Every 97th address of its functions: some 15,000, across its units. */
 	ASSERT_TRUE(compare_every(debug, debug, 97) > 0);
 }
