@@ -593,50 +593,66 @@ static int frames_loaded(struct fg_symbolizer *sym, struct fg_loader *l, struct 
 	return -ETIMEDOUT;
 }
 
+/* An isolated symbolizer with a loader, and a binary's entry in it: what loader tests start from. */
+struct with_loader {
+	char dir[sizeof("/tmp/fg-test-symbols-XXXXXX")];
+	struct fg_symbolizer *sym; /* owned */
+	struct fg_loader *l;       /* owned */
+	struct fg_dso *d;          /* owned reference: path's */
+};
+
+static void with_loader_init(struct with_loader *w, const char *path)
+{
+	snprintf(w->dir, sizeof(w->dir), "/tmp/fg-test-symbols-XXXXXX");
+	w->sym = isolated(w->dir);
+	ASSERT_OK(fg_loader__new(&w->l));
+	fg_symbolizer__set_loader(w->sym, w->l);
+	w->d = file_dso(w->sym, path);
+}
+
+static void with_loader_done(struct with_loader *w)
+{
+	fg_dso__unref(w->d);
+	fg_symbolizer__set_loader(w->sym, NULL);
+	fg_loader__free(w->l);
+	fg_symbolizer__free(w->sym);
+	remove_tree(w->dir);
+}
+
 TEST(a_function_is_demangled_once_an_address_inlined_each)
 {
 	const char *path = program_path("fgtest-cxx");
-	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
 	struct fg_symbolizer_stats st;
-	struct fg_symbolizer *sym;
+	struct with_loader w;
 	struct fg_sym_frames fr;
-	struct fg_loader *l;
-	struct fg_dso *d;
 	uint64_t add, hits;
 
 	if (!program_exists("fgtest-cxx"))
 		SKIP("no C++ compiler: fgtest-cxx was not built");
 	add = vaddr_to_offset(path, symbol_value(path, "_ZN6fgtest6shapes11AccumulatorIiE3addEi"));
-	sym = isolated(dir);
-	ASSERT_OK(fg_loader__new(&l));
-	fg_symbolizer__set_loader(sym, l);
-	d = file_dso(sym, path);
+	with_loader_init(&w, path);
 	/*
 	 * Demangling is the loader's work, and its answer is the function's:
 	 * another address in it (a garbage frame-pointer chain brings a new one
 	 * per sample) is named at once, without a job.
 	 */
-	ASSERT_EQ(frames_loaded(sym, l, d, add, FG_SYM_DEMANGLE, &fr), 0);
+	ASSERT_EQ(frames_loaded(w.sym, w.l, w.d, add, FG_SYM_DEMANGLE, &fr), 0);
 	ASSERT_STREQ(fr.names[0], "fgtest::shapes::Accumulator<int>::add");
-	fg_symbolizer__stats(sym, &st);
+	fg_symbolizer__stats(w.sym, &st);
 	ASSERT_EQ(st.resolved_jobs, 1);
 	hits = st.resolved_hits; /* the job's answer, taken */
-	ASSERT_EQ(fg_symbolizer__frames(sym, d, add + 1, NULL, FG_SYM_DEMANGLE, &fr), 0);
+	ASSERT_EQ(fg_symbolizer__frames(w.sym, w.d, add + 1, NULL, FG_SYM_DEMANGLE, &fr), 0);
 	ASSERT_STREQ(fr.names[0], "fgtest::shapes::Accumulator<int>::add");
-	fg_symbolizer__stats(sym, &st);
+	fg_symbolizer__stats(w.sym, &st);
 	ASSERT_EQ(st.resolved_jobs, 1);
 	ASSERT_EQ(st.resolved_hits, hits + 1);
 	/* With inline frames, each address has its own chain: asked for each. */
-	ASSERT_EQ(frames_loaded(sym, l, d, add, FG_SYM_INLINE | FG_SYM_DEMANGLE, &fr), 0);
-	ASSERT_EQ(frames_loaded(sym, l, d, add + 1, FG_SYM_INLINE | FG_SYM_DEMANGLE, &fr), 0);
+	ASSERT_EQ(frames_loaded(w.sym, w.l, w.d, add, FG_SYM_INLINE | FG_SYM_DEMANGLE, &fr), 0);
+	ASSERT_EQ(frames_loaded(w.sym, w.l, w.d, add + 1, FG_SYM_INLINE | FG_SYM_DEMANGLE, &fr), 0);
 	ASSERT_STREQ(fr.names[0], "fgtest::shapes::Accumulator<int>::add");
-	fg_symbolizer__stats(sym, &st);
+	fg_symbolizer__stats(w.sym, &st);
 	ASSERT_EQ(st.resolved_jobs, 3);
-	fg_dso__unref(d);
-	fg_symbolizer__set_loader(sym, NULL);
-	fg_loader__free(l);
-	fg_symbolizer__free(sym);
-	remove_tree(dir);
+	with_loader_done(&w);
 }
 
 TEST(plt_entries_named_from_file_offsets)
@@ -691,45 +707,36 @@ TEST(plt_entries_named_from_file_offsets)
 TEST(plt_entries_take_no_dwarf_lookup)
 {
 	const char *path = program_path("fgtest-inline");
-	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
-	struct fg_symbolizer *sym = isolated(dir);
 	uint64_t at, mark, function;
 	struct fg_symbolizer_stats st;
 	struct fg_sym_frames fr;
 	struct plt_layout pl;
-	struct fg_loader *l;
-	struct fg_dso *d;
+	struct with_loader w;
 
 	at = vaddr_to_offset(path, plt_entry(path, "clock_gettime", &pl));
 	mark = vaddr_to_offset(path, symbol_value(path, "fgtest_inline_mark"));
-	ASSERT_OK(fg_loader__new(&l));
-	fg_symbolizer__set_loader(sym, l);
-	d = file_dso(sym, path);
+	with_loader_init(&w, path);
 	/* Code with inline frames is the loader's work, and has DWARF read. */
-	ASSERT_EQ(frames_loaded(sym, l, d, mark, ALL, &fr), 0);
+	ASSERT_EQ(frames_loaded(w.sym, w.l, w.d, mark, ALL, &fr), 0);
 	ASSERT_EQ(fr.n, 3);
-	ASSERT_TRUE(fg_dso__dwarf(d) != NULL);
-	ASSERT_TRUE(!fg_symbolizer__function(d, mark, ALL, &function));
-	fg_symbolizer__stats(sym, &st);
+	ASSERT_TRUE(fg_dso__dwarf(w.d) != NULL);
+	ASSERT_TRUE(!fg_symbolizer__function(w.d, mark, ALL, &function));
+	fg_symbolizer__stats(w.sym, &st);
 	ASSERT_EQ(st.resolved_jobs, 1);
 
-	ASSERT_TRUE(fg_symbolizer__function(d, at, ALL, &function));
-	ASSERT_EQ(fg_symbolizer__frames(sym, d, at, NULL, FG_SYM_INLINE, &fr), 0);
+	ASSERT_TRUE(fg_symbolizer__function(w.d, at, ALL, &function));
+	ASSERT_EQ(fg_symbolizer__frames(w.sym, w.d, at, NULL, FG_SYM_INLINE, &fr), 0);
 	ASSERT_EQ(fr.n, 1);
 	ASSERT_EQ(fr.result, FG_SYM_NAMED);
 	ASSERT_STREQ(fr.names[0], "clock_gettime@plt");
-	ASSERT_EQ(fg_symbolizer__frames(sym, d, vaddr_to_offset(path, pl.plt), NULL, FG_SYM_INLINE,
-					&fr),
+	ASSERT_EQ(fg_symbolizer__frames(w.sym, w.d, vaddr_to_offset(path, pl.plt), NULL,
+					FG_SYM_INLINE, &fr),
 		  0);
 	ASSERT_STREQ(fr.names[0], ".plt");
-	fg_symbolizer__stats(sym, &st);
+	fg_symbolizer__stats(w.sym, &st);
 	ASSERT_EQ(st.resolved_jobs, 1);
 
-	fg_dso__unref(d);
-	fg_symbolizer__set_loader(sym, NULL);
-	fg_loader__free(l);
-	fg_symbolizer__free(sym);
-	remove_tree(dir);
+	with_loader_done(&w);
 }
 
 TEST(libc_local_function_from_libc6_dbg)
