@@ -666,11 +666,18 @@ struct walk_level {
  * Walks the unit's DIEs once: every function and inlined instance with
  * code becomes a node, its ranges go to *ranges. -ENOMEM, or -EINVAL when
  * the DWARF cannot be read on (what was read before stays).
+ *
+ * A unit's DIEs come in the order this walk visits them, children after
+ * their parent and a sibling after everything under the DIE before it, so
+ * each DIE visited lies past the last one. A DW_AT_sibling that points
+ * back (damaged or hostile DWARF, which libdw follows as it is) would
+ * have the walk go round for ever: it ends the walk there.
  */
 static int collect_nodes(Dwarf_Die *cu, struct unit_index *ix, struct node_range **ranges,
 			 size_t *n_ranges, size_t *cap_ranges)
 {
 	_cleanup_free_ struct walk_level *stack = calloc(MAX_SCOPES, sizeof(*stack));
+	Dwarf_Off last = dwarf_dieoffset(cu);
 	int depth = 0;
 
 	if (!stack)
@@ -682,6 +689,10 @@ static int collect_nodes(Dwarf_Die *cu, struct unit_index *ix, struct node_range
 		struct walk_level *at = &stack[depth];
 		uint32_t inner = at->node;
 		int tag = dwarf_tag(&at->die);
+
+		if (dwarf_dieoffset(&at->die) <= last)
+			return -EINVAL;
+		last = dwarf_dieoffset(&at->die);
 
 		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
 			Dwarf_Addr base, lo, hi;
