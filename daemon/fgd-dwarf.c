@@ -468,10 +468,63 @@ static bool append(struct fg_dwarf_names *out, size_t *len, const char *s)
  * "ns::Class::name" as a demangled linkage name reads. C++ functions with
  * internal linkage, for one, have no linkage name in DWARF.
  */
+/*
+ * The DIEs die lies in, its unit's first level first, into scopes[] (at
+ * most MAX_SCOPES - 1 of them, which must have room for MAX_SCOPES): how
+ * many, or -1 if die is not found. The unit is walked in the order its
+ * DIEs are laid out, children after their parent and a sibling after all
+ * under the DIE before it, and the walk stops at a DIE that does not lie
+ * past the last: libdw's dwarf_getscopes_die() follows a DW_AT_sibling
+ * wherever it points, and damaged or hostile DWARF had it go round for
+ * ever.
+ */
+static int scopes_of(Dwarf_Die *die, Dwarf_Die *scopes)
+{
+	Dwarf_Off target = dwarf_dieoffset(die), last;
+	Dwarf_Die cu;
+	int depth = 0;
+
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return -1;
+	last = dwarf_dieoffset(&cu);
+	if (dwarf_child(&cu, &scopes[0]) != 0)
+		return -1;
+	for (;;) {
+		Dwarf_Off off = dwarf_dieoffset(&scopes[depth]);
+
+		if (off <= last || off > target)
+			return -1;
+		if (off == target)
+			return depth;
+		last = off;
+		if (dwarf_haschildren(&scopes[depth]) > 0) {
+			if (depth + 1 >= MAX_SCOPES)
+				return -1;
+			if (dwarf_child(&scopes[depth], &scopes[depth + 1]) == 0) {
+				depth++;
+				continue;
+			}
+		}
+		for (;;) {
+			Dwarf_Die sib;
+			int r = dwarf_siblingof(&scopes[depth], &sib);
+
+			if (r < 0)
+				return -1;
+			if (r == 0) {
+				scopes[depth] = sib;
+				break;
+			}
+			if (depth-- == 0)
+				return -1;
+		}
+	}
+}
+
 static const char *qualify(const struct fg_dwarf *d, Dwarf_Die *die, const char *name,
 			   struct fg_dwarf_names *out)
 {
-	_cleanup_free_ Dwarf_Die *scopes = NULL;
+	_cleanup_free_ Dwarf_Die *scopes = calloc(MAX_SCOPES, sizeof(*scopes));
 	Dwarf_Die decl = *die, next;
 	Dwarf_Attribute attr;
 	size_t len = 0;
@@ -486,11 +539,10 @@ static const char *qualify(const struct fg_dwarf *d, Dwarf_Die *die, const char 
 		else
 			break;
 	}
-	n = dwarf_getscopes_die(&decl, &scopes);
-	if (n <= 1)
+	/* Not found (damaged or hostile DWARF): the plain name. */
+	if (!scopes || (n = scopes_of(&decl, scopes)) <= 0)
 		return name;
-	n = MIN(n, MAX_SCOPES);
-	for (int i = n - 1; i >= 1; i--) {
+	for (int i = 0; i < n; i++) {
 		const char *scope;
 
 		switch (dwarf_tag(&scopes[i])) {
