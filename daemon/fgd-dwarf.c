@@ -463,68 +463,82 @@ static bool append(struct fg_dwarf_names *out, size_t *len, const char *s)
 	return true;
 }
 
+/* A DIE of a walk of a unit, and (collect_nodes()) the node its children are inlined into. */
+struct walk_level {
+	Dwarf_Die die;
+	uint32_t node;
+};
+
+/*
+ * Steps a walk of a unit's DIEs in the order they are laid out: into the
+ * first child of stack[*depth] (which gets node) if it has one and the
+ * walk is not MAX_SCOPES deep, else to its next sibling, or to that of the
+ * first level up that has one. 1 with the next DIE in stack[*depth], 0 at
+ * the unit's end, -EINVAL when the DWARF cannot be read on.
+ *
+ * Children come after their parent and a sibling after everything under
+ * the DIE before it, so each DIE lies past the last (*last). libdw follows
+ * a DW_AT_sibling wherever it points, and one pointing back (damaged or
+ * hostile DWARF) would have a walk go round for ever: it is -EINVAL here.
+ */
+static int next_die(struct walk_level *stack, int *depth, uint32_t node, Dwarf_Off *last)
+{
+	Dwarf_Die *at = &stack[*depth].die;
+	Dwarf_Off off;
+
+	if (dwarf_haschildren(at) > 0 && *depth + 1 < MAX_SCOPES &&
+	    dwarf_child(at, &stack[*depth + 1].die) == 0) {
+		stack[++*depth].node = node;
+	} else {
+		for (;;) {
+			Dwarf_Die sib;
+			int r = dwarf_siblingof(&stack[*depth].die, &sib);
+
+			if (r < 0)
+				return -EINVAL;
+			if (r == 0) {
+				stack[*depth].die = sib;
+				break;
+			}
+			if ((*depth)-- == 0)
+				return 0;
+		}
+	}
+	off = dwarf_dieoffset(&stack[*depth].die);
+	if (off <= *last)
+		return -EINVAL;
+	*last = off;
+	return 1;
+}
+
+/*
+ * The DIEs die lies in, its unit's first level first, in stack[0..n): n,
+ * or -1 if a walk of the unit (next_die()) does not reach die. libdw's
+ * dwarf_getscopes_die() finds them by a walk without next_die()'s check.
+ */
+static int scopes_of(Dwarf_Die *die, struct walk_level *stack)
+{
+	Dwarf_Off target = dwarf_dieoffset(die), last;
+	Dwarf_Die cu;
+	int depth = 0, r;
+
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_child(&cu, &stack[0].die) != 0)
+		return -1;
+	last = dwarf_dieoffset(&stack[0].die);
+	for (r = 1; r > 0 && last < target; r = next_die(stack, &depth, NO_NODE, &last))
+		;
+	return r > 0 && last == target ? depth : -1;
+}
+
 /*
  * name with the namespaces and classes around the function's declaration,
  * "ns::Class::name" as a demangled linkage name reads. C++ functions with
  * internal linkage, for one, have no linkage name in DWARF.
  */
-/*
- * The DIEs die lies in, its unit's first level first, into scopes[] (at
- * most MAX_SCOPES - 1 of them, which must have room for MAX_SCOPES): how
- * many, or -1 if die is not found. The unit is walked in the order its
- * DIEs are laid out, children after their parent and a sibling after all
- * under the DIE before it, and the walk stops at a DIE that does not lie
- * past the last: libdw's dwarf_getscopes_die() follows a DW_AT_sibling
- * wherever it points, and damaged or hostile DWARF had it go round for
- * ever.
- */
-static int scopes_of(Dwarf_Die *die, Dwarf_Die *scopes)
-{
-	Dwarf_Off target = dwarf_dieoffset(die), last;
-	Dwarf_Die cu;
-	int depth = 0;
-
-	if (!dwarf_diecu(die, &cu, NULL, NULL))
-		return -1;
-	last = dwarf_dieoffset(&cu);
-	if (dwarf_child(&cu, &scopes[0]) != 0)
-		return -1;
-	for (;;) {
-		Dwarf_Off off = dwarf_dieoffset(&scopes[depth]);
-
-		if (off <= last || off > target)
-			return -1;
-		if (off == target)
-			return depth;
-		last = off;
-		if (dwarf_haschildren(&scopes[depth]) > 0) {
-			if (depth + 1 >= MAX_SCOPES)
-				return -1;
-			if (dwarf_child(&scopes[depth], &scopes[depth + 1]) == 0) {
-				depth++;
-				continue;
-			}
-		}
-		for (;;) {
-			Dwarf_Die sib;
-			int r = dwarf_siblingof(&scopes[depth], &sib);
-
-			if (r < 0)
-				return -1;
-			if (r == 0) {
-				scopes[depth] = sib;
-				break;
-			}
-			if (depth-- == 0)
-				return -1;
-		}
-	}
-}
-
 static const char *qualify(const struct fg_dwarf *d, Dwarf_Die *die, const char *name,
 			   struct fg_dwarf_names *out)
 {
-	_cleanup_free_ Dwarf_Die *scopes = calloc(MAX_SCOPES, sizeof(*scopes));
+	_cleanup_free_ struct walk_level *scopes = calloc(MAX_SCOPES, sizeof(*scopes));
 	Dwarf_Die decl = *die, next;
 	Dwarf_Attribute attr;
 	size_t len = 0;
@@ -545,12 +559,12 @@ static const char *qualify(const struct fg_dwarf *d, Dwarf_Die *die, const char 
 	for (int i = 0; i < n; i++) {
 		const char *scope;
 
-		switch (dwarf_tag(&scopes[i])) {
+		switch (dwarf_tag(&scopes[i].die)) {
 		case DW_TAG_namespace:
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
-			scope = checked_name(d, dwarf_diename(&scopes[i]));
+			scope = checked_name(d, dwarf_diename(&scopes[i].die));
 			if (!append(out, &len, scope ? scope : "(anonymous namespace)") ||
 			    !append(out, &len, "::"))
 				return name;
@@ -708,43 +722,28 @@ static int sweep(struct unit_index *ix, struct node_range *ranges, size_t n)
 	return 0;
 }
 
-/* A DIE of the walk, and the node its children are inlined into. */
-struct walk_level {
-	Dwarf_Die die;
-	uint32_t node;
-};
-
 /*
  * Walks the unit's DIEs once: every function and inlined instance with
  * code becomes a node, its ranges go to *ranges. -ENOMEM, or -EINVAL when
- * the DWARF cannot be read on (what was read before stays).
- *
- * A unit's DIEs come in the order this walk visits them, children after
- * their parent and a sibling after everything under the DIE before it, so
- * each DIE visited lies past the last one. A DW_AT_sibling that points
- * back (damaged or hostile DWARF, which libdw follows as it is) would
- * have the walk go round for ever: it ends the walk there.
+ * the DWARF cannot be read on (what was read before stays; next_die()).
  */
 static int collect_nodes(Dwarf_Die *cu, struct unit_index *ix, struct node_range **ranges,
 			 size_t *n_ranges, size_t *cap_ranges)
 {
 	_cleanup_free_ struct walk_level *stack = calloc(MAX_SCOPES, sizeof(*stack));
-	Dwarf_Off last = dwarf_dieoffset(cu);
-	int depth = 0;
+	Dwarf_Off last;
+	int depth = 0, r;
 
 	if (!stack)
 		return -ENOMEM;
 	if (dwarf_child(cu, &stack[0].die) != 0)
 		return 0;
 	stack[0].node = NO_NODE;
+	last = dwarf_dieoffset(&stack[0].die);
 	for (;;) {
 		struct walk_level *at = &stack[depth];
 		uint32_t inner = at->node;
 		int tag = dwarf_tag(&at->die);
-
-		if (dwarf_dieoffset(&at->die) <= last)
-			return -EINVAL;
-		last = dwarf_dieoffset(&at->die);
 
 		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
 			Dwarf_Addr base, lo, hi;
@@ -768,26 +767,10 @@ static int collect_nodes(Dwarf_Die *cu, struct unit_index *ix, struct node_range
 			}
 			inner = node;
 		}
-		/* Into the children (lexical blocks, namespaces and the like are passed through). */
-		if (dwarf_haschildren(&at->die) > 0 && depth + 1 < MAX_SCOPES &&
-		    dwarf_child(&at->die, &stack[depth + 1].die) == 0) {
-			stack[++depth].node = inner;
-			continue;
-		}
-		/* Else the next sibling, here or at the first level up that has one. */
-		for (;;) {
-			Dwarf_Die sib;
-			int r = dwarf_siblingof(&stack[depth].die, &sib);
-
-			if (r < 0)
-				return -EINVAL;
-			if (r == 0) {
-				stack[depth].die = sib;
-				break;
-			}
-			if (depth-- == 0)
-				return 0;
-		}
+		/* Lexical blocks, namespaces and the like are passed through. */
+		r = next_die(stack, &depth, inner, &last);
+		if (r <= 0)
+			return r;
 	}
 }
 
