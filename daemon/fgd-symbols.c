@@ -940,6 +940,15 @@ static int64_t lookup_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t o
 	return fg_elf_syms__lookup(d->syms, *ret_vaddr);
 }
 
+/*
+ * d's "module+0xADDR" into buf, cut to size: the address addr2line would
+ * want, or the file offset when the ELF is unreadable.
+ */
+static void offset_name(const struct fg_dso *d, uint64_t vaddr, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s+0x%" PRIx64, d->basename, vaddr);
+}
+
 const char *fg_symbolizer__name_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t offset,
 				     const char *open_hint, char *buf, size_t size,
 				     enum fg_sym_result *ret_result)
@@ -956,8 +965,7 @@ const char *fg_symbolizer__name_user(struct fg_symbolizer *s, struct fg_dso *d, 
 		*ret_result = FG_SYM_NAMED;
 		return fg_elf_syms__name(d->syms, (size_t)idx);
 	}
-	/* The address addr2line would want, or the file offset when the ELF is unreadable. */
-	snprintf(buf, size, "%s+0x%" PRIx64, d->basename, vaddr);
+	offset_name(d, vaddr, buf, size);
 	*ret_result = FG_SYM_OFFSET;
 	return buf;
 }
@@ -1001,8 +1009,7 @@ static void frames_of(const struct fg_dso *d, const struct fg_elf_syms *syms,
 	if (syms && fg_elf_syms__offset_to_vaddr(syms, offset, &vaddr) >= 0)
 		idx = fg_elf_syms__lookup(syms, vaddr);
 	if (idx < 0) {
-		/* The address addr2line would want, or the file offset when the ELF is unreadable. */
-		snprintf(ret->buf, sizeof(ret->buf), "%s+0x%" PRIx64, d->basename, vaddr);
+		offset_name(d, vaddr, ret->buf, sizeof(ret->buf));
 		ret->used = strlen(ret->buf) + 1;
 		ret->result = FG_SYM_OFFSET;
 		ret->names[0] = ret->buf;

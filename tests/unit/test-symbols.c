@@ -144,6 +144,15 @@ TEST(unreadable_and_anonymous_code)
 		     "libgone.so+0x1a2b");
 	ASSERT_EQ(res, FG_SYM_OFFSET);
 	ASSERT_EQ(fg_dso__error(f), -ENOENT);
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, f, 0, NULL, buf, sizeof(buf), &res),
+		     "libgone.so+0x0");
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, f, UINT64_MAX, NULL, buf, sizeof(buf), &res),
+		     "libgone.so+0xffffffffffffffff");
+	/* Cut to the buffer as snprintf() cuts, in the name and in the address. */
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, f, 0x1a2b, NULL, buf, 5, &res), "libg");
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, f, 0x1a2b, NULL, buf, 15, &res),
+		     "libgone.so+0x1");
+	ASSERT_STREQ(fg_symbolizer__name_user(sym, f, 0x1a2b, NULL, buf, 1, &res), "");
 	a = fg_symbolizer__get_dso(sym, &akey, "//anon", NULL, NULL);
 	ASSERT_STREQ(fg_symbolizer__name_user(sym, a, 0x10, NULL, buf, sizeof(buf), &res),
 		     "[unknown]");
