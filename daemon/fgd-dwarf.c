@@ -470,6 +470,19 @@ struct walk_level {
 };
 
 /*
+ * Starts a walk of cu's DIEs (next_die()) at its first child, in stack[0],
+ * with *last its offset: false if it has none.
+ */
+static bool walk_start(Dwarf_Die *cu, struct walk_level *stack, Dwarf_Off *last)
+{
+	if (dwarf_child(cu, &stack[0].die) != 0)
+		return false;
+	stack[0].node = NO_NODE;
+	*last = dwarf_dieoffset(&stack[0].die);
+	return true;
+}
+
+/*
  * Steps a walk of a unit's DIEs in the order they are laid out: into the
  * first child of stack[*depth] (which gets node) if it has one and the
  * walk is not MAX_SCOPES deep, else to its next sibling, or to that of the
@@ -522,9 +535,8 @@ static int scopes_of(Dwarf_Die *die, struct walk_level *stack)
 	Dwarf_Die cu;
 	int depth = 0, r;
 
-	if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_child(&cu, &stack[0].die) != 0)
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || !walk_start(&cu, stack, &last))
 		return -1;
-	last = dwarf_dieoffset(&stack[0].die);
 	for (r = 1; r > 0 && last < target; r = next_die(stack, &depth, NO_NODE, &last))
 		;
 	return r > 0 && last == target ? depth : -1;
@@ -736,10 +748,8 @@ static int collect_nodes(Dwarf_Die *cu, struct unit_index *ix, struct node_range
 
 	if (!stack)
 		return -ENOMEM;
-	if (dwarf_child(cu, &stack[0].die) != 0)
+	if (!walk_start(cu, stack, &last))
 		return 0;
-	stack[0].node = NO_NODE;
-	last = dwarf_dieoffset(&stack[0].die);
 	for (;;) {
 		struct walk_level *at = &stack[depth];
 		uint32_t inner = at->node;
