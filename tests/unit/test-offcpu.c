@@ -23,6 +23,7 @@
 
 #define SLEEPS 10
 #define SLEEP_MS 20
+#define SLEEPER_NAME "fgtest-sleeper"
 
 struct seen {
 	pid_t tid;            /* the sleeper's */
@@ -36,7 +37,14 @@ struct seen {
 	bool direct;          /* the source copied stacks straight into its ring */
 	uint64_t periods[64]; /* every block's µs, for the message when a check fails */
 	size_t n_periods;
-	char comm[17];
+	/*
+	 * Sleeps under the name the sleeper gave itself. Other blocks need not
+	 * carry it: on the main thread, a wait for a CPU after its old name is
+	 * back (preempted before the drain) is still its block, and as long as
+	 * a sleep on a busy machine.
+	 */
+	uint64_t sleeps_named;
+	char other_comm[17]; /* a sleep's comm that was not the name, for the message */
 };
 
 static void *sleeper(void *arg)
@@ -46,7 +54,7 @@ static void *sleeper(void *arg)
 
 	__atomic_store_n(&seen->sleeper_sp, (uintptr_t)&ts, __ATOMIC_RELAXED);
 	__atomic_store_n(&seen->tid, gettid(), __ATOMIC_RELEASE);
-	pthread_setname_np(pthread_self(), "fgtest-sleeper");
+	pthread_setname_np(pthread_self(), SLEEPER_NAME);
 	for (int i = 0; i < SLEEPS; i++)
 		nanosleep(&ts, NULL);
 	return NULL;
@@ -79,8 +87,11 @@ static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 		seen->slept_us += s->period;
 		seen->sleeps_with_user += user || dump;
 		seen->sleeps_with_dump += dump;
+		if (strcmp(comm, SLEEPER_NAME) == 0)
+			seen->sleeps_named++;
+		else
+			snprintf(seen->other_comm, sizeof(seen->other_comm), "%s", comm);
 	}
-	snprintf(seen->comm, sizeof(seen->comm), "%s", comm);
 }
 
 /*
@@ -141,7 +152,9 @@ static bool watch_sleeper(const struct fg_offcpu_opts *opts, bool on_main, struc
 	ASSERT_TRUE(seen->sleeps_with_user >= SLEEPS / 2);
 	/* Every block has the kernel path that left the CPU; one at exit may have no user stack. */
 	ASSERT_U64_EQ(seen->with_kernel, seen->blocks);
-	ASSERT_STREQ(seen->comm, "fgtest-sleeper");
+	if (seen->sleeps_named < SLEEPS)
+		printf("# a sleep came as \"%s\"\n", seen->other_comm);
+	ASSERT_TRUE(seen->sleeps_named >= SLEEPS);
 	ASSERT_TRUE(st->events >= seen->blocks);
 	ASSERT_U64_EQ(st->lost_threads + st->lost_ring, 0);
 	return true;
