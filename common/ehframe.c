@@ -639,23 +639,18 @@ static void make_row(const struct program *p, struct fg_unwind_row *ret)
 	memcpy(ret->regs, p->s.regs, sizeof(ret->regs));
 }
 
-int fg_ehframe_row(const struct fg_ehframe *ef, uint64_t pc, struct fg_unwind_row *ret,
-		   uint64_t *ret_start, uint64_t *ret_end)
+/*
+ * The FDE of table entry i: its CIE in *cie, the addresses it covers
+ * [*ret_begin, *ret_begin + *ret_range), and in *ret its instructions.
+ */
+static int fde_of(const struct fg_ehframe *ef, size_t i, struct cie *cie, uint64_t *ret_begin,
+		  uint64_t *ret_range, struct cursor *ret)
 {
-	uint64_t fde, fde_off, id_off, begin, range;
-	struct state initial;
-	struct program p;
+	uint64_t fde = table_field(ef, i, 1), fde_off = fde - ef->frame_addr, id_off, begin, range;
 	struct cursor c;
-	struct cie cie;
 	uint32_t id;
-	size_t i;
 	int r;
 
-	r = find_entry(ef, pc, &i);
-	if (r < 0)
-		return r;
-	fde = table_field(ef, i, 1);
-	fde_off = fde - ef->frame_addr;
 	if (fde < ef->frame_addr || fde_off >= ef->frame_size)
 		return -EINVAL;
 	r = entry_at(ef, fde_off, &c, &id_off, &id);
@@ -664,20 +659,61 @@ int fg_ehframe_row(const struct fg_ehframe *ef, uint64_t pc, struct fg_unwind_ro
 	/* An FDE's id is the distance back from itself to its CIE. */
 	if (id == 0 || id > id_off)
 		return -EINVAL;
-	r = parse_cie(ef, id_off - id, &cie);
+	r = parse_cie(ef, id_off - id, cie);
 	if (r < 0)
 		return r;
-	r = read_encoded(&c, cie.fde_enc, false, &begin);
+	r = read_encoded(&c, cie->fde_enc, false, &begin);
 	if (r < 0)
 		return r;
-	r = read_encoded(&c, cie.fde_enc & 0x0f, false, &range);
+	r = read_encoded(&c, cie->fde_enc & 0x0f, false, &range);
 	if (r < 0)
 		return r;
 	/* The FDE's augmentation data (its LSDA): nothing a row needs. */
-	if (cie.augmented && read_block(&c, NULL) < 0)
+	if (cie->augmented && read_block(&c, NULL) < 0)
 		return -EINVAL;
 	if (range > UINT64_MAX - begin)
 		return -EINVAL;
+	*ret_begin = begin;
+	*ret_range = range;
+	*ret = c;
+	return 0;
+}
+
+int fg_ehframe_fde_range(const struct fg_ehframe *ef, size_t i, uint64_t *ret_start,
+			 uint64_t *ret_end)
+{
+	uint64_t begin, range;
+	struct cursor insns;
+	struct cie cie;
+	int r;
+
+	if (i >= ef->fde_count)
+		return -ENOENT;
+	r = fde_of(ef, i, &cie, &begin, &range, &insns);
+	if (r < 0)
+		return r;
+	*ret_start = begin;
+	*ret_end = begin + range;
+	return 0;
+}
+
+int fg_ehframe_row(const struct fg_ehframe *ef, uint64_t pc, struct fg_unwind_row *ret,
+		   uint64_t *ret_start, uint64_t *ret_end)
+{
+	uint64_t begin, range;
+	struct state initial;
+	struct program p;
+	struct cursor c;
+	struct cie cie;
+	size_t i;
+	int r;
+
+	r = find_entry(ef, pc, &i);
+	if (r < 0)
+		return r;
+	r = fde_of(ef, i, &cie, &begin, &range, &c);
+	if (r < 0)
+		return r;
 	/* The table said this FDE starts at or before pc; the FDE says where it ends. */
 	if (pc < begin || pc - begin >= range)
 		return -ENOENT;

@@ -58,6 +58,16 @@ int fg_ehframe_row(const struct fg_ehframe *ef, uint64_t pc, struct fg_unwind_ro
 uint64_t fg_ehframe_entry(const struct fg_ehframe *ef, size_t i);
 
 /*
+ * The addresses [*ret_start, *ret_end) that the FDE of table entry i covers,
+ * as the FDE itself says (the table's address is only where to look): for
+ * what a compiler writes, one function, or one part of a function split in
+ * two (gcc's .cold parts). 0, -ENOENT when i is past the table, -EOPNOTSUPP
+ * (a CIE it does not read, see above), or -EINVAL when malformed.
+ */
+int fg_ehframe_fde_range(const struct fg_ehframe *ef, size_t i, uint64_t *ret_start,
+			 uint64_t *ret_end);
+
+/*
  * Where the FDE the table lists for pc starts (its entry's address: the
  * last at or before pc), in *ret: 0, -ENOENT when none is, or -EOPNOTSUPP
  * without a table. An FDE's identity, for what another reader parsed.

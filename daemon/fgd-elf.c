@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ehframe.h"
 #include "fgd-elf.h"
 #include "macro.h"
 
@@ -47,6 +48,11 @@ struct load {
 	bool exec;
 };
 
+/* [start, end) of ELF addresses */
+struct span {
+	uint64_t start, end;
+};
+
 struct fg_elf_syms {
 	uint64_t entry;  /* e_entry: where the kernel starts a program (0: none) */
 	uint64_t *start; /* owned; sorted, distinct */
@@ -71,6 +77,9 @@ struct fg_elf_syms {
 	/* owned: the entries synthesized for PLT entries, which an adopted debug file's table keeps */
 	uint32_t *plt;
 	size_t n_plt;
+	/* owned; sorted, disjoint: functions of .eh_frame whose start no symbol covers */
+	struct span *unnamed;
+	size_t n_unnamed;
 	uint8_t build_id[MAX_BUILD_ID];
 	size_t build_id_len;
 	char debuglink[FG_ELF_MAX_DEBUGLINK]; /* empty: none */
@@ -142,6 +151,7 @@ struct fg_elf_syms *fg_elf_syms__free(struct fg_elf_syms *s)
 	free(s->names);
 	free(s->loads);
 	free(s->plt);
+	free(s->unnamed);
 	free(s);
 	return NULL;
 }
@@ -1264,12 +1274,66 @@ static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
 	    read_minidebuginfo(l) > 0)
 		s->source = FG_ELF_MINIDEBUGINFO;
 	/* A damaged PLT, too, costs only its own names. A debug file has none (SHT_NOBITS). */
-	if (!l->debug_file && !l->layout_only) {
+	if (!l->debug_file && !l->layout_only)
 		(void)read_plt(l, &eh);
-		if (l->file)
-			fg_elf_file_drop_pages(l->file);
-	}
 	return 0;
+}
+
+/*
+ * Keeps of s->unnamed only the functions whose start s's symbols do not
+ * cover (after a debug file's table is adopted, few or none), giving back
+ * the rest of the array.
+ */
+static void keep_unnamed(struct fg_elf_syms *s)
+{
+	struct span *shrunk;
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_unnamed; i++)
+		if (fg_elf_syms__lookup(s, s->unnamed[i].start) < 0)
+			s->unnamed[n++] = s->unnamed[i];
+	s->n_unnamed = n;
+	if (n == 0) {
+		free(s->unnamed);
+		s->unnamed = NULL;
+		return;
+	}
+	shrunk = realloc(s->unnamed, n * sizeof(*shrunk));
+	if (shrunk)
+		s->unnamed = shrunk;
+}
+
+/*
+ * The functions .eh_frame lists (through .eh_frame_hdr's table) that no
+ * symbol of s names, into s->unnamed. An FDE the reader cannot read, or
+ * that overlaps the one before, is left out: its code keeps plain
+ * addresses. Best effort: without the sections, or memory, there are none.
+ */
+static void read_unnamed(Elf *elf, struct fg_elf_syms *s)
+{
+	uint64_t hdr_addr = 0, frame_addr = 0, start, end, prev_end = 0;
+	Elf_Data *hdr = fg_elf_section(elf, ".eh_frame_hdr", &hdr_addr),
+		 *frame = fg_elf_section(elf, ".eh_frame", &frame_addr);
+	struct fg_ehframe ef;
+	size_t n = 0;
+
+	if (!hdr || !frame ||
+	    fg_ehframe_init(&ef, hdr->d_buf, hdr->d_size, hdr_addr, frame->d_buf, frame->d_size,
+			    frame_addr) < 0 ||
+	    ef.fde_count == 0 || ef.fde_count > FG_ELF_MAX_SYMS)
+		return;
+	s->unnamed = malloc(ef.fde_count * sizeof(*s->unnamed));
+	if (!s->unnamed)
+		return;
+	for (size_t i = 0; i < ef.fde_count; i++) {
+		if (fg_ehframe_fde_range(&ef, i, &start, &end) < 0 || end <= start ||
+		    start < prev_end)
+			continue;
+		s->unnamed[n++] = (struct span){ start, end };
+		prev_end = end;
+	}
+	s->n_unnamed = n;
+	keep_unnamed(s);
 }
 
 /* keep_plt (borrowed, may be NULL): the object whose PLT symbols a debug file's table takes. */
@@ -1299,6 +1363,11 @@ static int load(Elf *elf, const struct fg_elf_file *file, bool debug_file, bool 
 	r = build(&l, s);
 	if (r < 0)
 		return r;
+	/* A debug file's .eh_frame is empty (SHT_NOBITS): the object's own has the functions. */
+	if (!debug_file && !layout_only)
+		read_unnamed(elf, s);
+	if (l.file)
+		fg_elf_file_drop_pages(l.file);
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -1638,6 +1707,7 @@ int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_i
 	SWAP(n_plt);
 #undef SWAP
 	s->source = FG_ELF_DEBUG_FILE;
+	keep_unnamed(s);
 	return (int)MIN(s->n, (size_t)INT32_MAX);
 }
 
@@ -1744,7 +1814,32 @@ uint64_t fg_elf_syms__bytes(const struct fg_elf_syms *s)
 	return sizeof(*s) + s->n * (sizeof(*s->start) + sizeof(*s->end) + sizeof(*s->name)) +
 	       s->n_buckets * sizeof(*s->bucket) +
 	       s->n_aliases * (sizeof(*s->alias_name) + sizeof(*s->alias_sym)) + s->names_len +
-	       s->n_loads * sizeof(*s->loads) + s->n_plt * sizeof(*s->plt);
+	       s->n_loads * sizeof(*s->loads) + s->n_plt * sizeof(*s->plt) +
+	       s->n_unnamed * sizeof(*s->unnamed);
+}
+
+int fg_elf_syms__unnamed_function(const struct fg_elf_syms *s, uint64_t vaddr, uint64_t *ret_start)
+{
+	size_t lo = 0, hi = s->n_unnamed;
+
+	/* The last function starting at or before vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->unnamed[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || vaddr >= s->unnamed[lo - 1].end)
+		return -ENOENT;
+	*ret_start = s->unnamed[lo - 1].start;
+	return 0;
+}
+
+size_t fg_elf_syms__unnamed_count(const struct fg_elf_syms *s)
+{
+	return s->n_unnamed;
 }
 
 size_t fg_elf_syms__count(const struct fg_elf_syms *s)

@@ -250,6 +250,22 @@ uint64_t fg_elf_syms__addr(const struct fg_elf_syms *s, size_t idx);
 /* The extent lookups use: st_size, or for a zero-size symbol the distance to the next. */
 uint64_t fg_elf_syms__size(const struct fg_elf_syms *s, size_t idx);
 size_t fg_elf_syms__count(const struct fg_elf_syms *s);
+
+/*
+ * Where the function holding vaddr starts, when no symbol names it: 0 and
+ * *ret_start, or -ENOENT. The object's .eh_frame (through .eh_frame_hdr's
+ * table) lists every function the compiler wrote, named or not, so this
+ * holds a stripped object's static functions: their addresses can then be
+ * told apart by function, as symbols tell named ones apart, though no name
+ * is known. An FDE is one function, or one part of a function split in
+ * two (gcc's .cold parts, which a symbol table names apart too). Read with
+ * the symbols, kept only for functions whose start no symbol covers (a
+ * debug file's table adopted later covers most), and not for a debug file
+ * or a layout-only load. Ask fg_elf_syms__lookup() first: this does not.
+ */
+int fg_elf_syms__unnamed_function(const struct fg_elf_syms *s, uint64_t vaddr, uint64_t *ret_start);
+/* How many such functions s holds. */
+size_t fg_elf_syms__unnamed_count(const struct fg_elf_syms *s);
 /* Heap bytes the table holds, for memory accounting. */
 uint64_t fg_elf_syms__bytes(const struct fg_elf_syms *s);
 /* Index of the first symbol with this name, or -1 (tests and diagnostics). */

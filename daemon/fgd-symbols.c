@@ -941,11 +941,20 @@ static int64_t lookup_user(struct fg_symbolizer *s, struct fg_dso *d, uint64_t o
 }
 
 /*
- * d's "module+0xADDR" into buf, cut to size: the address addr2line would
- * want, or the file offset when the ELF is unreadable.
+ * d's "module+0xADDR" into buf, cut to size, for vaddr, which no symbol of
+ * syms (NULL: none read) covers: the start of its function when .eh_frame
+ * says where that is (fg_elf_syms__unnamed_function()), so that every
+ * address of a stripped function is one frame, as a named one's are; else
+ * vaddr itself; the file offset when the ELF is unreadable. Each is an
+ * address addr2line takes.
  */
-static void offset_name(const struct fg_dso *d, uint64_t vaddr, char *buf, size_t size)
+static void offset_name(const struct fg_dso *d, const struct fg_elf_syms *syms, uint64_t vaddr,
+			char *buf, size_t size)
 {
+	uint64_t start;
+
+	if (syms && fg_elf_syms__unnamed_function(syms, vaddr, &start) == 0)
+		vaddr = start;
 	snprintf(buf, size, "%s+0x%" PRIx64, d->basename, vaddr);
 }
 
@@ -965,7 +974,7 @@ const char *fg_symbolizer__name_user(struct fg_symbolizer *s, struct fg_dso *d, 
 		*ret_result = FG_SYM_NAMED;
 		return fg_elf_syms__name(d->syms, (size_t)idx);
 	}
-	offset_name(d, vaddr, buf, size);
+	offset_name(d, d->state == FG_DSO_LOADED ? d->syms : NULL, vaddr, buf, size);
 	*ret_result = FG_SYM_OFFSET;
 	return buf;
 }
@@ -1009,7 +1018,7 @@ static void frames_of(const struct fg_dso *d, const struct fg_elf_syms *syms,
 	if (syms && fg_elf_syms__offset_to_vaddr(syms, offset, &vaddr) >= 0)
 		idx = fg_elf_syms__lookup(syms, vaddr);
 	if (idx < 0) {
-		offset_name(d, vaddr, ret->buf, sizeof(ret->buf));
+		offset_name(d, syms, vaddr, ret->buf, sizeof(ret->buf));
 		ret->used = strlen(ret->buf) + 1;
 		ret->result = FG_SYM_OFFSET;
 		ret->names[0] = ret->buf;
@@ -1423,6 +1432,9 @@ static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags,
 	return true;
 }
 
+/* Marks fg_symbolizer__function()'s answer as a start address, not a table index (< 2^23). */
+#define FUNCTION_UNNAMED (UINT64_C(1) << 63)
+
 bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned flags,
 			     uint64_t *ret_function)
 {
@@ -1434,8 +1446,15 @@ bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned f
 	    fg_elf_syms__offset_to_vaddr(d->syms, offset, &vaddr) < 0)
 		return false;
 	idx = fg_elf_syms__lookup(d->syms, vaddr);
-	if (idx < 0 || ((flags & FG_SYM_INLINE) && (d->dwarf || d->dwarf_evicted || d->rereading) &&
-			!fg_elf_syms__is_plt(d->syms, (size_t)idx)))
+	/* No symbol: "module+0xSTART" for a function .eh_frame knows (offset_name()), no DWARF. */
+	if (idx < 0) {
+		if (fg_elf_syms__unnamed_function(d->syms, vaddr, ret_function) < 0)
+			return false;
+		*ret_function |= FUNCTION_UNNAMED;
+		return true;
+	}
+	if ((flags & FG_SYM_INLINE) && (d->dwarf || d->dwarf_evicted || d->rereading) &&
+	    !fg_elf_syms__is_plt(d->syms, (size_t)idx))
 		return false;
 	*ret_function = (uint64_t)idx;
 	return true;

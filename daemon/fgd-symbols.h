@@ -293,13 +293,15 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 
 /*
  * Whether fg_symbolizer__frames() names offset in d by its function alone,
- * with flags: d is loaded, its symbol table has a function there, and no
- * DWARF adds inline frames (flags without FG_SYM_INLINE, a binary without
- * DWARF, or a PLT entry, which DWARF does not describe). Then *ret_function
- * is the function's symbol, as an index into d's table: offsets with the
- * same one get the same frames for as long as d stays loaded, so a caller
- * that named one may name the others alike. (Not its address: an alias at
- * the same address may name a part of the function.)
+ * with flags: d is loaded, and either its symbol table has a function
+ * there and no DWARF adds inline frames (flags without FG_SYM_INLINE, a
+ * binary without DWARF, or a PLT entry, which DWARF does not describe), or
+ * no symbol covers it but .eh_frame says which function it is in (named
+ * "module+0xSTART"). Then *ret_function identifies the function: offsets
+ * with the same one get the same frames for as long as d stays loaded, so
+ * a caller that named one may name the others alike. (A symbol's index
+ * into d's table, not its address: an alias at the same address may name
+ * a part of the function.)
  */
 bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned flags,
 			     uint64_t *ret_function);

@@ -4,8 +4,9 @@
  * maps. The bytes are: a pc, the two sections' addresses (8 bytes each,
  * little-endian), .eh_frame_hdr's size (4 bytes), .eh_frame_hdr, then
  * .eh_frame. Rows are looked up at that pc and around every start the
- * table lists. Beyond not crashing, a row found must hold for a range
- * that holds the pc.
+ * table lists, and each listed FDE's range is read. Beyond not crashing,
+ * a row found must hold for a range that holds the pc, and a range must
+ * not wrap.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +31,17 @@ static void lookup(const struct fg_ehframe *ef, uint64_t pc)
 		abort();
 }
 
+static void range(const struct fg_ehframe *ef, size_t i)
+{
+	uint64_t start, end;
+	int r = fg_ehframe_fde_range(ef, i, &start, &end);
+
+	if (r != 0 && r != -EINVAL && r != -EOPNOTSUPP)
+		abort();
+	if (r == 0 && end < start)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint64_t head[3];
@@ -48,8 +60,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    head[2]) < 0)
 		return 0;
 	lookup(&ef, head[0]);
-	for (size_t i = 0; i < ef.fde_count && i < MAX_ENTRIES; i++)
+	for (size_t i = 0; i < ef.fde_count && i < MAX_ENTRIES; i++) {
+		range(&ef, i);
 		for (uint64_t d = 0; d < 24; d += 5)
 			lookup(&ef, fg_ehframe_entry(&ef, i) + d);
+	}
 	return 0;
 }

@@ -3,11 +3,16 @@
 
 fgtest-inline-debuglink is stripped: its functions are named only through
 the separate debug file its .gnu_debuglink points to, and fgtest_middle and
-fgtest_inner exist only as inlined code, found in that file's DWARF. The
-C++ workload's names come demangled, or raw with --no-demangle.
+fgtest_inner exist only as inlined code, found in that file's DWARF.
+fgtest-inline-stripped has no debug file to find: its hot function has no
+name, and is one frame, "module+0x" and the function's start, which the
+binary's .eh_frame gives. The C++ workload's names come demangled, or raw
+with --no-demangle.
 """
 
 import os
+import re
+import subprocess
 
 from fgdtest import Daemon, check, parse_folded, program, require_root, run, workload
 
@@ -41,6 +46,20 @@ def test():
               f"--no-inline: stacks should end in fgtest_outer: {list(stacks)[:5]}")
         check(not any("fgtest_inner" in s or "fgtest_middle" in s for s in stacks),
               f"--no-inline still has inline frames: {list(stacks)[:5]}")
+
+    # Where fgtest_outer starts, from the build the stripped one was made from.
+    nm = subprocess.run(["nm", program("fgtest-inline")], capture_output=True, text=True,
+                        check=True).stdout
+    outer = int(re.search(r"^([0-9a-f]+) T fgtest_outer$", nm, re.M).group(1), 16)
+    with Daemon() as d, workload("fgtest-inline-stripped") as w:
+        stacks = record(d, w.pid)
+        leaf = f";fgtest-inline-stripped+0x{outer:x}"
+        hot = share(stacks, lambda s: s.endswith(leaf))
+        print(f"stripped: {hot:.0%} of samples in {leaf[1:]}")
+        check(hot > 0.8, f"stacks should end in {leaf[1:]}: {list(stacks)[:5]}")
+        # One frame per function of the binary, not one per sampled address of its loop.
+        unnamed = {f for s in stacks for f in s.split(";") if f.startswith("fgtest-inline-stripped+")}
+        check(len(unnamed) <= 4, f"the stripped binary's frames are per address: {sorted(unnamed)}")
 
     if not os.access(os.path.join(os.environ.get("FG_TEST_PROGRAMS", "."), "fgtest-cxx"), os.X_OK):
         print("no C++ compiler: fgtest-cxx not built, C++ part skipped")

@@ -37,20 +37,20 @@ static inline bool program_exists(const char *name)
 	return access(program_path(name), R_OK) == 0;
 }
 
-/* The value of the symbol called name in path's .symtab (any type), or fails the test. */
-static inline uint64_t symbol_value(const char *path, const char *name)
+/* The symbol called name in path's .symtab (any type), or fails the test. */
+static inline GElf_Sym find_symbol(const char *path, const char *name)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf_Scn *scn = NULL;
-	uint64_t value = 0;
-	bool found = false;
+	GElf_Sym found = {};
+	bool seen = false;
 	Elf *elf;
 
 	ASSERT_TRUE(fd >= 0);
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	ASSERT_TRUE(elf);
-	while (!found && (scn = elf_nextscn(elf, scn))) {
+	while (!seen && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
 
@@ -65,17 +65,29 @@ static inline uint64_t symbol_value(const char *path, const char *name)
 				continue;
 			n = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (n && strcmp(n, name) == 0 && sym.st_shndx != SHN_UNDEF) {
-				value = sym.st_value;
-				found = true;
+				found = sym;
+				seen = true;
 				break;
 			}
 		}
 	}
 	elf_end(elf);
 	close(fd);
-	if (!found)
+	if (!seen)
 		fg_test_fail(__FILE__, __LINE__, "no symbol %s in %s", name, path);
-	return value;
+	return found;
+}
+
+/* The value of that symbol. */
+static inline uint64_t symbol_value(const char *path, const char *name)
+{
+	return find_symbol(path, name).st_value;
+}
+
+/* Its size (st_size). */
+static inline uint64_t symbol_size(const char *path, const char *name)
+{
+	return find_symbol(path, name).st_size;
 }
 
 /* The file offset at which vaddr is loaded (what ip - start + pgoff gives), or fails the test. */

@@ -297,6 +297,37 @@ TEST(a_row_ends_with_its_fde)
 	ASSERT_ERR(row_at(&ef, TEXT + 0x410, &f), -ENOENT);
 }
 
+/* Each FDE's own range, whatever its instructions hold (an expression included). */
+TEST(fde_ranges_are_what_each_fde_says)
+{
+	static const uint64_t want[][2] = { { TEXT, TEXT + 0x20 },
+					    { TEXT + 0x100, TEXT + 0x130 },
+					    { TEXT + 0x200, TEXT + 0x210 },
+					    { TEXT + 0x300, TEXT + 0x310 },
+					    { TEXT + 0x400, TEXT + 0x410 } };
+	struct sections s;
+	struct fg_ehframe ef;
+	uint64_t start, end;
+
+	built(&s, &ef);
+	for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+		ASSERT_OK(fg_ehframe_fde_range(&ef, i, &start, &end));
+		ASSERT_U64_EQ(start, want[i][0]);
+		ASSERT_U64_EQ(end, want[i][1]);
+	}
+	ASSERT_ERR(fg_ehframe_fde_range(&ef, ELEMENTSOF(want), &start, &end), -ENOENT);
+
+	/* The table is only where to look: a start it misstates is the FDE's. */
+	build(&s);
+	s.starts[1] += 8;
+	s.hdr.n = 0;
+	put_hdr(&s);
+	ASSERT_OK(init(&s, &ef));
+	ASSERT_OK(fg_ehframe_fde_range(&ef, 1, &start, &end));
+	ASSERT_U64_EQ(start, TEXT + 0x100);
+	ASSERT_U64_EQ(end, TEXT + 0x130);
+}
+
 TEST(headers_it_does_not_read_are_refused)
 {
 	struct sections s;
@@ -361,6 +392,14 @@ TEST(cut_and_corrupted_sections_give_errors_not_crashes)
 					    r == -EOPNOTSUPP);
 				answers++;
 			}
+			for (size_t k = 0; k < ef.fde_count; k++) {
+				uint64_t start, end;
+				int r = fg_ehframe_fde_range(&ef, k, &start, &end);
+
+				ASSERT_TRUE(r == 0 || r == -EINVAL || r == -EOPNOTSUPP);
+				ASSERT_TRUE(r != 0 || start <= end);
+				answers++;
+			}
 		}
 	}
 	ASSERT_TRUE(answers > 10000);
@@ -419,9 +458,13 @@ static void print_row(const char *who, const struct fg_unwind_row *r, uint64_t s
 static void compare_fde(const struct fg_ehframe *ef, Dwarf_CFI *cfi, size_t i, uint64_t next,
 			struct compared *c)
 {
-	uint64_t pc = fg_ehframe_entry(ef, i);
+	uint64_t pc = fg_ehframe_entry(ef, i), start, end, last_end = 0;
+	int range = fg_ehframe_fde_range(ef, i, &start, &end);
 
 	c->fdes++;
+	/* What the FDE covers starts where the table says, and ends with its last row (below). */
+	if (range == 0)
+		ASSERT_U64_EQ(start, pc);
 	while (pc < next) {
 		struct fg_unwind_row ours, theirs;
 		uint64_t s1, e1, s2, e2;
@@ -433,7 +476,7 @@ static void compare_fde(const struct fg_ehframe *ef, Dwarf_CFI *cfi, size_t i, u
 			return;
 		}
 		if (r1 == -ENOENT && r2 == -ENOENT)
-			return;
+			break;
 		if (r1 != 0 || r2 != 0 || s1 != s2 || e1 != e2 || !same_row(&ours, &theirs)) {
 			if (c->mismatched++ < 5) {
 				printf("  mismatch at %#" PRIx64 ": ours %d, libdw %d\n", pc, r1,
@@ -462,8 +505,12 @@ static void compare_fde(const struct fg_ehframe *ef, Dwarf_CFI *cfi, size_t i, u
 			ASSERT_TRUE(same_row(&at_start, &at_mid));
 		}
 		c->rows++;
+		last_end = e1;
 		pc = e1;
 	}
+	/* An empty FDE (hand-written code may have one) has no row. */
+	ASSERT_OK(range);
+	ASSERT_U64_EQ(end, last_end ? last_end : start);
 }
 
 /* Compares the two readers over path's FDEs: false if it has no .eh_frame_hdr to read. */

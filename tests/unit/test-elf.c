@@ -181,6 +181,50 @@ TEST(stripped_falls_back_to_dynsym)
 	ASSERT_U64_EQ(fg_elf_syms__size(full, (size_t)a), fg_elf_syms__size(stripped, (size_t)b));
 }
 
+/*
+ * What .eh_frame lists and no symbol of a stripped object covers: its
+ * static functions (the fixture's now()), each a real function of the
+ * unstripped build, and every address in one gives its start.
+ */
+TEST(stripped_functions_from_eh_frame)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *full = NULL, *stripped = NULL;
+	uint64_t now, size, start;
+	int64_t i;
+
+	full = load_ok(fixture("fgfixture-unstripped"));
+	stripped = load_ok(fixture("fgfixture-stripped"));
+	/* .symtab names every function .eh_frame lists. */
+	ASSERT_EQ(fg_elf_syms__unnamed_count(full), 0);
+
+	i = fg_elf_syms__find(full, "now");
+	ASSERT_TRUE(i >= 0);
+	now = fg_elf_syms__addr(full, (size_t)i);
+	size = fg_elf_syms__size(full, (size_t)i);
+	ASSERT_TRUE(size > 1);
+	ASSERT_EQ(fg_elf_syms__lookup(stripped, now), -1);
+	for (uint64_t k = 0; k < size; k++) {
+		start = 0;
+		ASSERT_OK(fg_elf_syms__unnamed_function(stripped, now + k, &start));
+		ASSERT_U64_EQ(start, now);
+	}
+	/* Past its end (the next function is named), and code with no FDE (crtstuff's). */
+	ASSERT_ERR(fg_elf_syms__unnamed_function(stripped, now + size, &start), -ENOENT);
+	ASSERT_ERR(fg_elf_syms__unnamed_function(stripped, 0, &start), -ENOENT);
+	ASSERT_ERR(fg_elf_syms__unnamed_function(stripped, UINT64_MAX, &start), -ENOENT);
+
+	/* Each one found is a function the unstripped build has a symbol for, from its start. */
+	ASSERT_TRUE(fg_elf_syms__unnamed_count(stripped) >= 1);
+	for (uint64_t a = 0x1000; a < 0x2000; a++) {
+		if (fg_elf_syms__unnamed_function(stripped, a, &start) < 0)
+			continue;
+		ASSERT_EQ(fg_elf_syms__lookup(stripped, start), -1);
+		i = fg_elf_syms__lookup(full, a);
+		ASSERT_TRUE(i >= 0);
+		ASSERT_U64_EQ(fg_elf_syms__addr(full, (size_t)i), start);
+	}
+}
+
 /* ---- PLT entries ---- */
 
 static struct fg_elf_syms *load_mapped_ok(const char *path)
@@ -304,6 +348,8 @@ TEST(plt_names_outlive_adopting_a_debug_file)
 	ASSERT_EQ(fg_elf_syms__source(s), FG_ELF_DEBUG_FILE);
 	check_table(s);
 	check_extent(s, "fgtest_outer");
+	/* Its table names every function .eh_frame lists: none is kept unnamed. */
+	ASSERT_EQ(fg_elf_syms__unnamed_count(s), 0);
 	/* The debug file's PLT sections are empty: the names made from the binary stay. */
 	check_plt_entry(s, path, "clock_gettime", false);
 }
@@ -1165,6 +1211,7 @@ TEST(adopting_a_debug_file)
 	ASSERT_STREQ(fg_elf_syms__debuglink(s, &crc), "fgtest-inline.debug");
 	ASSERT_TRUE(!fg_elf_syms__has_dwarf(s));
 	ASSERT_EQ(fg_elf_syms__find(s, "fgtest_outer"), -1);
+	ASSERT_TRUE(fg_elf_syms__unnamed_count(s) > 0);
 	/* Another build's debug file: refused, s unchanged. */
 	if (access(fixture("fgtest-cxx.debug"), R_OK) == 0) {
 		other = open(fixture("fgtest-cxx.debug"), O_RDONLY | O_CLOEXEC);
