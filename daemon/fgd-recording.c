@@ -111,7 +111,7 @@ struct fg_recording {
 
 	struct target *targets; /* owned */
 	size_t n_targets;
-	char target_comm[FG_COMM_LEN];
+	char target_comm[FG_COMM_LEN]; /* the first target's, at the start: see target_comm() */
 
 	struct fg_folded *model; /* owned: the aggregate itself, until finish hands it to result */
 	/* owned: pprof's, the same stacks as code locations (fgd-pprof.h); NULL for other formats */
@@ -539,6 +539,20 @@ bool fg_recording__targets_gone(struct fg_recording *r)
 }
 
 /*
+ * The first target's name as the process has it now, or as it had it when
+ * the recording started if it is gone: an exec since (its record may even
+ * have been on its way when the recording started) renames it.
+ */
+static const char *target_comm(struct fg_recording *r)
+{
+	const struct fg_process *p = fg_proctab__current(r->procs, r->targets[0].pid);
+
+	if (fg_process_is(p, r->targets[0].lineage))
+		memcpy(r->target_comm, p->comm, sizeof(r->target_comm));
+	return r->target_comm;
+}
+
+/*
  * The resolver's figures: live while it runs, kept once the recording
  * finished (the resolver is gone then). r->resolved is a cache.
  */
@@ -824,7 +838,7 @@ int fg_recording__finish(struct fg_recording *r)
 
 	if (r->n_targets == 1)
 		snprintf(subtitle, sizeof(subtitle), "%s: pid %d (%s)", r->hostname,
-			 r->targets[0].pid, r->target_comm);
+			 r->targets[0].pid, target_comm(r));
 	else if (r->n_targets > 1)
 		snprintf(subtitle, sizeof(subtitle), "%s: %zu processes", r->hostname,
 			 r->n_targets);

@@ -11,6 +11,9 @@
     whatever the format) as folded text and as speedscope are the same stacks with the
     same counts, once each profile's name is put back as its root frame; profiles
     heaviest first.
+  - A process that execs during its recording is named as it ends it: the file of
+    `sh -c 'read _; exec fgtest-burn'`, which execs once the recording started, is
+    "pid N (fgtest-burn)", not "(sh)".
   - `fgctl render` of a folded file: one profile with its stacks as they are; a
     differential one is refused and leaves no file.
   - speedscope (npm, installed for the test into a temporary directory; a skip without
@@ -122,6 +125,30 @@ def record_cpu(d, tmp):
     leaf = {n: sum(c for k, c in got.items() if k.split(";")[-1] == n) / total
             for n in ("hot_a", "hot_b")}
     return out, name, leaf
+
+
+def renamed_by_exec(d, tmp):
+    burn = os.path.join(os.environ.get("FG_TEST_PROGRAMS", "."), "fgtest-burn")
+    sh = subprocess.Popen(["sh", "-c", 'echo ready; read _; exec "$0"', burn],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        check(sh.stdout.readline().strip() == "ready", "sh did not start")
+        with d.conn(timeout=30) as c:
+            c.send({"cmd": "record", "pids": [sh.pid], "duration_ms": 1500,
+                    "format": "speedscope"})
+            started = c.reply()
+            check(started and started["type"] == "started", f"not started: {started}")
+            sh.stdin.write("\n")
+            sh.stdin.flush()
+            check(sh.stdout.readline().strip() == "ready", "fgtest-burn did not start")
+            result = c.reply()
+            check(result and result["type"] == "result", f"no result: {result}")
+            data, _ = c.result()
+    finally:
+        sh.kill()
+        sh.wait()
+    doc = json.loads(data)
+    check(doc["name"].endswith(f": pid {sh.pid} (fgtest-burn)"), f"the file's name {doc['name']!r}")
 
 
 def snapshot_same(d, tmp):
@@ -257,6 +284,7 @@ def test():
         render_same(tmp)
         with Daemon(["--always-on-frequency", "199", "--slice-seconds", "1"]) as d:
             profile, name, leaf = record_cpu(d, tmp)
+            renamed_by_exec(d, tmp)
             snapshot_same(d, tmp)
         app = install_speedscope(tmp)
         in_speedscope(app, profile, name, leaf)
