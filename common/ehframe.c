@@ -159,7 +159,7 @@ static int read_encoded(struct cursor *c, uint8_t enc, bool skip, uint64_t *ret)
 int fg_ehframe_init(struct fg_ehframe *ret, const uint8_t *hdr, size_t hdr_size, uint64_t hdr_addr,
 		    const uint8_t *frame, size_t frame_size, uint64_t frame_addr)
 {
-	struct cursor c = { hdr, hdr + hdr_size, hdr, hdr_addr };
+	struct cursor c;
 	uint8_t version, ptr_enc, count_enc, table_enc;
 	uint64_t eh_frame, count;
 	int r;
@@ -168,6 +168,10 @@ int fg_ehframe_init(struct fg_ehframe *ret, const uint8_t *hdr, size_t hdr_size,
 				    .frame = frame,
 				    .frame_size = frame_size,
 				    .frame_addr = frame_addr };
+	/* An empty section may come without bytes at all (libelf's d_buf for size 0). */
+	if (!hdr || !frame)
+		return -EINVAL;
+	c = (struct cursor){ hdr, hdr + hdr_size, hdr, hdr_addr };
 	if (read_u8(&c, &version) < 0 || read_u8(&c, &ptr_enc) < 0 || read_u8(&c, &count_enc) < 0 ||
 	    read_u8(&c, &table_enc) < 0 || version != 1)
 		return -EINVAL;

@@ -38,7 +38,7 @@ struct fg_ehframe {
  * Sets up ret over the two sections; it borrows them, and they must outlive
  * it. Returns 0, -EOPNOTSUPP when the table is missing or encoded other
  * than as pairs of data-relative sdata4 (what every linker writes), or
- * -EINVAL for a malformed header.
+ * -EINVAL for a malformed header or a section without bytes (NULL).
  */
 int fg_ehframe_init(struct fg_ehframe *ret, const uint8_t *hdr, size_t hdr_size, uint64_t hdr_addr,
 		    const uint8_t *frame, size_t frame_size, uint64_t frame_addr);

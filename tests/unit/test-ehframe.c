@@ -349,6 +349,10 @@ TEST(headers_it_does_not_read_are_refused)
 	ASSERT_ERR(fg_ehframe_init(&ef, s.hdr.b, s.hdr.n, HDR_ADDR, s.frame.b, s.frame.n,
 				   FRAME_ADDR + 4),
 		   -EINVAL); /* the header points elsewhere */
+	/* A section libelf gave without bytes (an empty one). */
+	ASSERT_ERR(fg_ehframe_init(&ef, NULL, 0, HDR_ADDR, s.frame.b, s.frame.n, FRAME_ADDR),
+		   -EINVAL);
+	ASSERT_ERR(fg_ehframe_init(&ef, s.hdr.b, s.hdr.n, HDR_ADDR, NULL, 0, FRAME_ADDR), -EINVAL);
 	/* Cut short in its pointer to .eh_frame. */
 	ASSERT_ERR(fg_ehframe_init(&ef, s.hdr.b, 6, HDR_ADDR, s.frame.b, s.frame.n, FRAME_ADDR),
 		   -EINVAL);
