@@ -1274,8 +1274,12 @@ static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
 	    read_minidebuginfo(l) > 0)
 		s->source = FG_ELF_MINIDEBUGINFO;
 	/* A damaged PLT, too, costs only its own names. A debug file has none (SHT_NOBITS). */
-	if (!l->debug_file && !l->layout_only)
+	if (!l->debug_file && !l->layout_only) {
 		(void)read_plt(l, &eh);
+		/* What was read of a mapped file goes back to the page cache before the table is built. */
+		if (l->file)
+			fg_elf_file_drop_pages(l->file);
+	}
 	return 0;
 }
 
@@ -1307,7 +1311,8 @@ static void keep_unnamed(struct fg_elf_syms *s)
  * The functions .eh_frame lists (through .eh_frame_hdr's table) that no
  * symbol of s names, into s->unnamed. An FDE the reader cannot read, or
  * that overlaps the one before, is left out: its code keeps plain
- * addresses. Best effort: without the sections, or memory, there are none.
+ * addresses. Best effort: without the sections, or memory, there are none
+ * (or fewer).
  */
 static void read_unnamed(Elf *elf, struct fg_elf_syms *s)
 {
@@ -1315,24 +1320,23 @@ static void read_unnamed(Elf *elf, struct fg_elf_syms *s)
 	Elf_Data *hdr = fg_elf_section(elf, ".eh_frame_hdr", &hdr_addr),
 		 *frame = fg_elf_section(elf, ".eh_frame", &frame_addr);
 	struct fg_ehframe ef;
-	size_t n = 0;
+	size_t cap = 0;
 
 	if (!hdr || !frame ||
 	    fg_ehframe_init(&ef, hdr->d_buf, hdr->d_size, hdr_addr, frame->d_buf, frame->d_size,
-			    frame_addr) < 0 ||
-	    ef.fde_count == 0 || ef.fde_count > FG_ELF_MAX_SYMS)
+			    frame_addr) < 0)
 		return;
-	s->unnamed = malloc(ef.fde_count * sizeof(*s->unnamed));
-	if (!s->unnamed)
-		return;
-	for (size_t i = 0; i < ef.fde_count; i++) {
+	for (size_t i = 0; i < ef.fde_count && s->n_unnamed < FG_ELF_MAX_SYMS; i++) {
 		if (fg_ehframe_fde_range(&ef, i, &start, &end) < 0 || end <= start ||
 		    start < prev_end)
 			continue;
-		s->unnamed[n++] = (struct span){ start, end };
 		prev_end = end;
+		if (fg_elf_syms__lookup(s, start) >= 0)
+			continue;
+		if (FG_GROW(s->unnamed, cap, s->n_unnamed + 1) < 0)
+			break;
+		s->unnamed[s->n_unnamed++] = (struct span){ start, end };
 	}
-	s->n_unnamed = n;
 	keep_unnamed(s);
 }
 
@@ -1363,11 +1367,18 @@ static int load(Elf *elf, const struct fg_elf_file *file, bool debug_file, bool 
 	r = build(&l, s);
 	if (r < 0)
 		return r;
-	/* A debug file's .eh_frame is empty (SHT_NOBITS): the object's own has the functions. */
-	if (!debug_file && !layout_only)
+	/*
+	 * Only for an object without its full symbol table: .symtab (in the
+	 * object, or MiniDebugInfo's) names every function .eh_frame lists, and
+	 * a big program's .eh_frame is megabytes to read for none. A debug
+	 * file's is empty (SHT_NOBITS); the object's own has the functions.
+	 */
+	if (!debug_file && !layout_only &&
+	    (s->source == FG_ELF_DYNSYM || s->source == FG_ELF_NONE)) {
 		read_unnamed(elf, s);
-	if (l.file)
-		fg_elf_file_drop_pages(l.file);
+		if (l.file)
+			fg_elf_file_drop_pages(l.file);
+	}
 	*ret = TAKE_PTR(s);
 	return 0;
 }

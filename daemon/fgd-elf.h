@@ -259,9 +259,11 @@ size_t fg_elf_syms__count(const struct fg_elf_syms *s);
  * told apart by function, as symbols tell named ones apart, though no name
  * is known. An FDE is one function, or one part of a function split in
  * two (gcc's .cold parts, which a symbol table names apart too). Read with
- * the symbols, kept only for functions whose start no symbol covers (a
- * debug file's table adopted later covers most), and not for a debug file
- * or a layout-only load. Ask fg_elf_syms__lookup() first: this does not.
+ * the symbols of an object that has only .dynsym, or no symbols (one with
+ * .symtab, its own or MiniDebugInfo's, names them all), and kept only for
+ * functions whose start no symbol covers; a debug file's table adopted
+ * later names them, and they go. Ask fg_elf_syms__lookup() first: this
+ * does not.
  */
 int fg_elf_syms__unnamed_function(const struct fg_elf_syms *s, uint64_t vaddr, uint64_t *ret_start);
 /* How many such functions s holds. */

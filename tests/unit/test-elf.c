@@ -194,7 +194,7 @@ TEST(stripped_functions_from_eh_frame)
 
 	full = load_ok(fixture("fgfixture-unstripped"));
 	stripped = load_ok(fixture("fgfixture-stripped"));
-	/* .symtab names every function .eh_frame lists. */
+	/* With its .symtab an object names every function: .eh_frame is not read for it. */
 	ASSERT_EQ(fg_elf_syms__unnamed_count(full), 0);
 
 	i = fg_elf_syms__find(full, "now");
