@@ -1283,28 +1283,34 @@ static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
 	return 0;
 }
 
+/* Gives back what s->unnamed holds past its n_unnamed spans. */
+static void shrink_unnamed(struct fg_elf_syms *s)
+{
+	struct span *shrunk;
+
+	if (s->n_unnamed == 0) {
+		free(s->unnamed);
+		s->unnamed = NULL;
+		return;
+	}
+	shrunk = realloc(s->unnamed, s->n_unnamed * sizeof(*shrunk));
+	if (shrunk)
+		s->unnamed = shrunk;
+}
+
 /*
  * Keeps of s->unnamed only the functions whose start s's symbols do not
- * cover (after a debug file's table is adopted, few or none), giving back
- * the rest of the array.
+ * cover: after a debug file's table is adopted, few or none.
  */
 static void keep_unnamed(struct fg_elf_syms *s)
 {
-	struct span *shrunk;
 	size_t n = 0;
 
 	for (size_t i = 0; i < s->n_unnamed; i++)
 		if (fg_elf_syms__lookup(s, s->unnamed[i].start) < 0)
 			s->unnamed[n++] = s->unnamed[i];
 	s->n_unnamed = n;
-	if (n == 0) {
-		free(s->unnamed);
-		s->unnamed = NULL;
-		return;
-	}
-	shrunk = realloc(s->unnamed, n * sizeof(*shrunk));
-	if (shrunk)
-		s->unnamed = shrunk;
+	shrink_unnamed(s);
 }
 
 /*
@@ -1337,7 +1343,7 @@ static void read_unnamed(Elf *elf, struct fg_elf_syms *s)
 			break;
 		s->unnamed[s->n_unnamed++] = (struct span){ start, end };
 	}
-	keep_unnamed(s);
+	shrink_unnamed(s);
 }
 
 /* keep_plt (borrowed, may be NULL): the object whose PLT symbols a debug file's table takes. */

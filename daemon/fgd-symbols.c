@@ -1448,7 +1448,9 @@ bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned f
 	idx = fg_elf_syms__lookup(d->syms, vaddr);
 	/* No symbol: "module+0xSTART" for a function .eh_frame knows (offset_name()), no DWARF. */
 	if (idx < 0) {
-		if (fg_elf_syms__unnamed_function(d->syms, vaddr, ret_function) < 0)
+		/* A start with the mark's bit set (a crafted file's) could pass for another's. */
+		if (fg_elf_syms__unnamed_function(d->syms, vaddr, ret_function) < 0 ||
+		    (*ret_function & FUNCTION_UNNAMED))
 			return false;
 		*ret_function |= FUNCTION_UNNAMED;
 		return true;
