@@ -37,8 +37,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webdriver  # noqa: E402
-from fgdtest import (FGCTL, Daemon, check, parse_folded, past_snapshots, require_root,  # noqa: E402
-                     run, skip, wait_for, workload)
+from fgdtest import (FGCTL, Daemon, check, parse_folded, past_snapshots, program,  # noqa: E402
+                     require_root, run, skip, wait_for, workload)
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 
@@ -127,9 +127,8 @@ def record_cpu(d, tmp):
     return out, name, leaf
 
 
-def renamed_by_exec(d, tmp):
-    burn = os.path.join(os.environ.get("FG_TEST_PROGRAMS", "."), "fgtest-burn")
-    sh = subprocess.Popen(["sh", "-c", 'echo ready; read _; exec "$0"', burn],
+def renamed_by_exec(d):
+    sh = subprocess.Popen(["sh", "-c", 'echo ready; read _; exec "$0"', program("fgtest-burn")],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         check(sh.stdout.readline().strip() == "ready", "sh did not start")
@@ -284,7 +283,7 @@ def test():
         render_same(tmp)
         with Daemon(["--always-on-frequency", "199", "--slice-seconds", "1"]) as d:
             profile, name, leaf = record_cpu(d, tmp)
-            renamed_by_exec(d, tmp)
+            renamed_by_exec(d)
             snapshot_same(d, tmp)
         app = install_speedscope(tmp)
         in_speedscope(app, profile, name, leaf)
