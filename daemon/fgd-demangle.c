@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <libiberty/demangle.h>
+#include <setjmp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +10,55 @@
 #include "fgd-demangle.h"
 #include "macro.h"
 
+/*
+ * Where libiberty's output goes: out, up to its end. Demangling is only as
+ * fast as its output is short, and a short name can stand for a huge one:
+ * a substitution (S0_) repeats a type already named, so a type made of two
+ * of the one before doubles at each level, and 250 bytes of a crafted name
+ * print as 2^30 (c++filt took 20 s on one, and cplus_demangle() wanted 4
+ * GiB for it). So the output stops where it is cut anyway: once out is
+ * full, the sink jumps back out of the demangler. libiberty's callback
+ * interface allocates nothing (its tables are on the stack), so leaving it
+ * that way leaks nothing.
+ */
+struct sink {
+	char out[FG_DEMANGLE_MAX_OUT];
+	size_t len;
+	jmp_buf full;
+};
+
+static void sink_write(const char *s, size_t n, void *opaque)
+{
+	struct sink *k = opaque;
+	size_t room = sizeof(k->out) - k->len;
+
+	memcpy(k->out + k->len, s, MIN(n, room));
+	k->len += MIN(n, room);
+	if (n >= room)
+		longjmp(k->full, 1);
+}
+
+/* name demangled into k->out, k->len bytes of it: true, or false if it is not a mangled name. */
+static bool demangle_into(const char *name, struct sink *k)
+{
+	/*
+	 * As cplus_demangle(DMGL_AUTO) does it: Rust first, as legacy Rust names
+	 * are Itanium C++ names too, then C++. No DMGL_PARAMS: perf report's
+	 * default form. No DMGL_VERBOSE, which would keep Rust's hashes.
+	 */
+	k->len = 0;
+	if (setjmp(k->full) != 0)
+		return true; /* full: the rest would be cut */
+	if (rust_demangle_callback(name, DMGL_AUTO, sink_write, k))
+		return true;
+	/* A Rust attempt can fail after it wrote some. */
+	k->len = 0;
+	return cplus_demangle_v3_callback(name, DMGL_AUTO, sink_write, k);
+}
+
 static int demangle(const char *name, char *buf, size_t size)
 {
-	_cleanup_free_ char *out = NULL;
+	struct sink k;
 	size_t len;
 
 	/* Itanium C++ and Rust legacy start with _Z, Rust v0 with _R; C names never do. */
@@ -18,22 +66,12 @@ static int demangle(const char *name, char *buf, size_t size)
 		return 0;
 	if (strnlen(name, FG_DEMANGLE_MAX_IN + 1) > FG_DEMANGLE_MAX_IN)
 		return 0;
-	/*
-	 * DMGL_AUTO tries Rust, then Itanium C++. No DMGL_PARAMS: perf report's
-	 * default form. No DMGL_VERBOSE, which would keep Rust's hashes.
-	 * cplus_demangle returns NULL both for a name it cannot demangle and
-	 * when out of memory; the mangled name is kept either way.
-	 */
-	out = cplus_demangle(name, DMGL_AUTO);
-	if (!out)
+	if (!demangle_into(name, &k) || k.len == 0)
 		return 0;
-	len = strlen(out);
-	if (len == 0)
-		return 0;
-	len = MIN(len, size - 1);
-	memcpy(buf, out, len);
+	len = MIN(k.len, size - 1);
+	memcpy(buf, k.out, len);
 	buf[len] = '\0';
-	return (int)MIN(len, (size_t)INT32_MAX);
+	return (int)len;
 }
 
 int fg_demangle(const char *name, char *buf, size_t size)

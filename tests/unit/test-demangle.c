@@ -121,3 +121,35 @@ TEST(overlong_names_are_left_alone)
 	/* Within the cap the same shape demangles. */
 	ASSERT_STREQ(demangled("_ZN1a1a1aE"), "a::a::a");
 }
+
+/*
+ * The crafted name of f<T60>, where T1 is P<int, int> and each T the P of
+ * two of the one before: under 500 bytes, thanks to substitutions (S0_ is
+ * P, Sk_ is T k), and 2^60 types long demangled. cplus_demangle() would
+ * never finish it (c++filt takes 20 s for T30).
+ */
+TEST(names_that_print_huge_are_cut_where_the_output_ends)
+{
+	static const char digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	static char big[FG_DEMANGLE_MAX_OUT * 2];
+	char name[1024], buf[256];
+	size_t len = 0;
+
+	len += (size_t)snprintf(name + len, sizeof(name) - len, "_Z1fI1P");
+	for (int k = 1; k < 60; k++)
+		len += (size_t)snprintf(name + len, sizeof(name) - len, "IS0_");
+	len += (size_t)snprintf(name + len, sizeof(name) - len, "IiiE");
+	for (int k = 1; k < 60; k++)
+		len += (size_t)snprintf(name + len, sizeof(name) - len, "S%s%c_E",
+					k < 36 ? "" : "1", digits[k % 36]);
+	snprintf(name + len, sizeof(name) - len, "Evv");
+	ASSERT_EQ(fg_demangle(name, buf, sizeof(buf)), sizeof(buf) - 1);
+	ASSERT_TRUE(strncmp(buf, "f<P<P<P<P<", 10) == 0);
+	/* However large the buffer, the output stops at FG_DEMANGLE_MAX_OUT. */
+	ASSERT_EQ(fg_demangle(name, big, sizeof(big)), FG_DEMANGLE_MAX_OUT);
+	ASSERT_EQ(strlen(big), FG_DEMANGLE_MAX_OUT);
+	ASSERT_TRUE(strncmp(big, buf, sizeof(buf) - 1) == 0);
+	/* The same shape, three levels: whole, as c++filt prints it (less the types of f). */
+	ASSERT_STREQ(demangled("_Z1fI1PIS0_IS0_IiiES1_ES2_EEvv"),
+		     "f<P<P<P<int, int>, P<int, int> >, P<P<int, int>, P<int, int> > > >");
+}
