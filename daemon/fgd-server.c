@@ -407,7 +407,7 @@ static void send_started(struct client *c, const struct fg_recording_opts *o)
 
 /*
  * Stack dumps make samples large: enough ring for about a quarter of a
- * second of samples at the requested rate (rings are drained every 100 ms,
+ * second of samples at the requested rate (rings are drained every 250 ms,
  * and sooner when half full), within a cap per CPU.
  */
 static size_t dwarf_ring_pages(size_t pages, uint32_t frequency, uint32_t stack_dump)
@@ -942,6 +942,16 @@ static void send_progress(struct client *c, uint64_t now)
 		fg_json_add_int(m, "lost", (int64_t)fg_recording__lost(c->rec));
 	}
 	send_json(c, m);
+}
+
+uint64_t fgd_server__next_deadline(const struct fgd_server *s)
+{
+	uint64_t due = UINT64_MAX;
+
+	for (const struct client *c = s->clients; c; c = c->next)
+		if (c->state == FG_SESSION_RECORDING && c->deadline)
+			due = MIN(due, c->deadline);
+	return due;
 }
 
 void fgd_server__tick(struct fgd_server *s)

@@ -40,6 +40,13 @@ struct fgd_server *fgd_server__free(struct fgd_server *s);
 void fgd_server__tick(struct fgd_server *s);
 
 /*
+ * When the earliest recording with a duration ends (CLOCK_MONOTONIC ns), or
+ * UINT64_MAX: the loop wakes for it, so that a recording lasts what was
+ * asked whatever the drain interval.
+ */
+uint64_t fgd_server__next_deadline(const struct fgd_server *s);
+
+/*
  * The server's part of status: st->server (its clients and limits) and
  * st->recordings (the recordings sampling now, replacing what st held), and
  * st->socket (borrowed).

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Processes that live 40 ms, shorter than fgd's 100 ms drain round, so most
+"""Processes that live 40 ms, shorter than fgd's 250 ms drain round, so most
 of their samples are read after they exited: their binaries must still be
 named and, in dwarf mode, their stacks unwound whole. What was learned when
 the process was first seen (its maps, the binary's build-id) is all there is
