@@ -1835,7 +1835,8 @@ uint64_t fg_elf_syms__bytes(const struct fg_elf_syms *s)
 	       s->n_unnamed * sizeof(*s->unnamed);
 }
 
-int fg_elf_syms__unnamed_function(const struct fg_elf_syms *s, uint64_t vaddr, uint64_t *ret_start)
+int64_t fg_elf_syms__unnamed_function(const struct fg_elf_syms *s, uint64_t vaddr,
+				      uint64_t *ret_start)
 {
 	size_t lo = 0, hi = s->n_unnamed;
 
@@ -1851,7 +1852,7 @@ int fg_elf_syms__unnamed_function(const struct fg_elf_syms *s, uint64_t vaddr, u
 	if (lo == 0 || vaddr >= s->unnamed[lo - 1].end)
 		return -ENOENT;
 	*ret_start = s->unnamed[lo - 1].start;
-	return 0;
+	return (int64_t)(lo - 1);
 }
 
 size_t fg_elf_syms__unnamed_count(const struct fg_elf_syms *s)

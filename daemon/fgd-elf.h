@@ -252,8 +252,9 @@ uint64_t fg_elf_syms__size(const struct fg_elf_syms *s, size_t idx);
 size_t fg_elf_syms__count(const struct fg_elf_syms *s);
 
 /*
- * Where the function holding vaddr starts, when no symbol names it: 0 and
- * *ret_start, or -ENOENT. The object's .eh_frame (through .eh_frame_hdr's
+ * Where the function holding vaddr starts, when no symbol names it: its
+ * index among them (below fg_elf_syms__unnamed_count()) and *ret_start, or
+ * -ENOENT. The object's .eh_frame (through .eh_frame_hdr's
  * table) lists every function the compiler wrote, named or not, so this
  * holds a stripped object's static functions: their addresses can then be
  * told apart by function, as symbols tell named ones apart, though no name
@@ -265,7 +266,8 @@ size_t fg_elf_syms__count(const struct fg_elf_syms *s);
  * later names them, and they go. Ask fg_elf_syms__lookup() first: this
  * does not.
  */
-int fg_elf_syms__unnamed_function(const struct fg_elf_syms *s, uint64_t vaddr, uint64_t *ret_start);
+int64_t fg_elf_syms__unnamed_function(const struct fg_elf_syms *s, uint64_t vaddr,
+				      uint64_t *ret_start);
 /* How many such functions s holds. */
 size_t fg_elf_syms__unnamed_count(const struct fg_elf_syms *s);
 /* Heap bytes the table holds, for memory accounting. */

@@ -953,7 +953,7 @@ static void offset_name(const struct fg_dso *d, const struct fg_elf_syms *syms, 
 {
 	uint64_t start;
 
-	if (syms && fg_elf_syms__unnamed_function(syms, vaddr, &start) == 0)
+	if (syms && fg_elf_syms__unnamed_function(syms, vaddr, &start) >= 0)
 		vaddr = start;
 	snprintf(buf, size, "%s+0x%" PRIx64, d->basename, vaddr);
 }
@@ -1432,13 +1432,10 @@ static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags,
 	return true;
 }
 
-/* Marks fg_symbolizer__function()'s answer as a start address, not a table index (< 2^23). */
-#define FUNCTION_UNNAMED (UINT64_C(1) << 63)
-
 bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned flags,
 			     uint64_t *ret_function)
 {
-	uint64_t vaddr;
+	uint64_t vaddr, start;
 	int64_t idx;
 
 	/* As frames_of() names it: the symbol's name, and DWARF's inline frames if any. */
@@ -1448,11 +1445,11 @@ bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned f
 	idx = fg_elf_syms__lookup(d->syms, vaddr);
 	/* No symbol: "module+0xSTART" for a function .eh_frame knows (offset_name()), no DWARF. */
 	if (idx < 0) {
-		/* A start with the mark's bit set (a crafted file's) could pass for another's. */
-		if (fg_elf_syms__unnamed_function(d->syms, vaddr, ret_function) < 0 ||
-		    (*ret_function & FUNCTION_UNNAMED))
+		idx = fg_elf_syms__unnamed_function(d->syms, vaddr, &start);
+		if (idx < 0)
 			return false;
-		*ret_function |= FUNCTION_UNNAMED;
+		/* Numbered after the symbols. */
+		*ret_function = fg_elf_syms__count(d->syms) + (uint64_t)idx;
 		return true;
 	}
 	if ((flags & FG_SYM_INLINE) && (d->dwarf || d->dwarf_evicted || d->rereading) &&

@@ -301,7 +301,8 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
  * with the same one get the same frames for as long as d stays loaded, so
  * a caller that named one may name the others alike. (A symbol's index
  * into d's table, not its address: an alias at the same address may name
- * a part of the function.)
+ * a part of the function. An unnamed function's is its index among them
+ * past the symbols' count.)
  */
 bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned flags,
 			     uint64_t *ret_function);

@@ -190,7 +190,7 @@ TEST(stripped_functions_from_eh_frame)
 {
 	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *full = NULL, *stripped = NULL;
 	uint64_t now, size, start;
-	int64_t i;
+	int64_t i, first = -1;
 
 	full = load_ok(fixture("fgfixture-unstripped"));
 	stripped = load_ok(fixture("fgfixture-stripped"));
@@ -204,9 +204,17 @@ TEST(stripped_functions_from_eh_frame)
 	ASSERT_TRUE(size > 1);
 	ASSERT_EQ(fg_elf_syms__lookup(stripped, now), -1);
 	for (uint64_t k = 0; k < size; k++) {
+		int64_t j;
+
 		start = 0;
-		ASSERT_OK(fg_elf_syms__unnamed_function(stripped, now + k, &start));
+		j = fg_elf_syms__unnamed_function(stripped, now + k, &start);
+		ASSERT_OK(j);
 		ASSERT_U64_EQ(start, now);
+		/* One function, one index among them. */
+		ASSERT_TRUE((size_t)j < fg_elf_syms__unnamed_count(stripped));
+		if (k == 0)
+			first = j;
+		ASSERT_EQ(j, first);
 	}
 	/* Past its end (the next function is named), and code with no FDE (crtstuff's). */
 	ASSERT_ERR(fg_elf_syms__unnamed_function(stripped, now + size, &start), -ENOENT);
