@@ -16,10 +16,10 @@
  * a substitution (S0_) repeats a type already named, so a type made of two
  * of the one before doubles at each level: 230 bytes of a crafted name
  * print as 4 GiB (c++filt took 19 s, and cplus_demangle() builds that
- * string in memory). So the output stops where it is cut anyway: once out is
- * full, the sink jumps back out of the demangler. libiberty's callback
+ * string in memory). So the output stops where it is cut anyway: once out
+ * is full, the sink jumps back out of the demangler. libiberty's callback
  * interface allocates nothing (its tables are on the stack), so leaving it
- * that way leaks nothing.
+ * that way leaks nothing (ASan's leak check over test-demangle agrees).
  */
 struct sink {
 	char out[FG_DEMANGLE_MAX_OUT];

@@ -5,7 +5,8 @@
  * C++ and Rust symbol names made readable, with libiberty's demangler
  * (cplus_demangle's callback interface): the demangler of binutils and gdb,
  * maintained with GCC, which knows the Itanium C++ ABI, Rust's legacy
- * scheme (_ZN...17h<hash>E) and Rust v0 (_R...). Writing our own would only get these wrong in new ways.
+ * scheme (_ZN...17h<hash>E) and Rust v0 (_R...). Writing our own would
+ * only get these wrong in new ways.
  *
  * The form is the one `perf report` shows by default (perf adds parameter
  * lists only with -v): namespaces, classes and template arguments, but no

@@ -254,11 +254,11 @@ size_t fg_elf_syms__count(const struct fg_elf_syms *s);
 /*
  * Where the function holding vaddr starts, when no symbol names it: its
  * index among them (below fg_elf_syms__unnamed_count()) and *ret_start, or
- * -ENOENT. The object's .eh_frame (through .eh_frame_hdr's
- * table) lists every function the compiler wrote, named or not, so this
- * holds a stripped object's static functions: their addresses can then be
- * told apart by function, as symbols tell named ones apart, though no name
- * is known. An FDE is one function, or one part of a function split in
+ * -ENOENT. The object's .eh_frame (through .eh_frame_hdr's table) lists
+ * every function the compiler wrote, named or not, so this holds a
+ * stripped object's static functions: their addresses can then be told
+ * apart by function, as symbols tell named ones apart, though no name is
+ * known. An FDE is one function, or one part of a function split in
  * two (gcc's .cold parts, which a symbol table names apart too). Read with
  * the symbols of an object that has only .dynsym, or no symbols (one with
  * .symtab, its own or MiniDebugInfo's, names them all), and kept only for
