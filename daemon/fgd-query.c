@@ -220,9 +220,14 @@ static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 	struct fg_window_proc wp;
 	int err;
 
-	/* Read for the slack around the range (query_history()): its samples may all lie outside. */
+	/*
+	 * Read for the slack around the range (query_history()): its samples
+	 * may all lie outside. What it covers is its span and its samples'
+	 * times, as for the window's slices (slice_extent()): a period between
+	 * two of its samples is one without samples, not one without data.
+	 */
 	stored_extent(f, &lo, &hi);
-	if (lo >= dq->until || hi <= dq->since)
+	if (MIN(lo, start) >= dq->until || MAX(hi, end) <= dq->since)
 		return 0;
 	cut = lo < dq->since || hi > dq->until;
 
