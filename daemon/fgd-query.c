@@ -223,8 +223,8 @@ static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 	/*
 	 * Read for the slack around the range (query_history()): its samples
 	 * may all lie outside. What it covers is its span and its samples'
-	 * times, as for the window's slices (slice_extent()): a period between
-	 * two of its samples is one without samples, not one without data.
+	 * times, as for the window's slices (slice_extent()): a period in its
+	 * span that none of its samples fall in has no samples, not no data.
 	 */
 	stored_extent(f, &lo, &hi);
 	if (MIN(lo, start) >= dq->until || MAX(hi, end) <= dq->since)
