@@ -11,6 +11,7 @@
 #include "fgctl-client.h"
 #include "fgctl-output.h"
 #include "macro.h"
+#include "safefile.h"
 
 bool fgctl_is_directory(const char *path)
 {
@@ -26,51 +27,93 @@ static int open_failed(const struct fgctl_output *o, int r)
 	return r;
 }
 
+static void forget_target(struct fgctl_output *o)
+{
+	o->dir_fd = safe_close(o->dir_fd);
+	free(o->name);
+	o->name = NULL;
+}
+
+/*
+ * Something that is not a regular file (/dev/null, a FIFO) is written as it
+ * is: never created, and never through a link, so that one swapped in after
+ * the look cannot send the write elsewhere. Only /proc's links are followed
+ * (/dev/stdout), which is the kernel's to do: the file the shell opened is
+ * then written from its start.
+ */
+static int open_direct(struct fgctl_output *o, bool kernel_link)
+{
+	struct stat st;
+	int r = 0;
+
+	o->direct = true;
+	o->fd = openat(o->dir_fd, o->name,
+		       O_WRONLY | O_NOCTTY | O_CLOEXEC | (kernel_link ? 0 : O_NOFOLLOW));
+	if (o->fd < 0 || fstat(o->fd, &st) < 0)
+		r = negative_errno();
+	else if (S_ISREG(st.st_mode) && !kernel_link)
+		r = -EAGAIN; /* a regular file now: it changed between the look and the open */
+	else if (S_ISREG(st.st_mode) && ftruncate(o->fd, 0) < 0)
+		r = negative_errno();
+	forget_target(o);
+	if (r < 0) {
+		o->fd = safe_close(o->fd);
+		if (r == -EAGAIN)
+			fprintf(stderr, "fgctl: cannot write %s: it was replaced while opened\n",
+				o->path);
+		else
+			open_failed(o, r);
+	}
+	return r;
+}
+
 int fgctl_output_open(struct fgctl_output *o)
 {
-	struct stat st, lst;
+	struct stat st;
+	uid_t owner = 0;
 	bool exists;
+	int r;
 
 	o->fd = -1;
+	o->dir_fd = -1;
 	if (strcmp(o->path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
 		return 0;
 	}
-	exists = stat(o->path, &st) == 0;
-	if ((exists && !S_ISREG(st.st_mode)) ||
-	    (!exists && lstat(o->path, &lst) == 0 && S_ISLNK(lst.st_mode))) {
-		/*
-		 * A device, a FIFO or a dangling symlink (-o /dev/null, -o
-		 * /dev/stdout): write to it as it is. Renaming over it would
-		 * replace the device node or the link.
-		 */
-		o->direct = true;
-		o->fd = open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
-		return o->fd < 0 ? open_failed(o, negative_errno()) : 0;
-	}
 	/*
-	 * A regular file, or none yet: write beside it and rename at the end, so
-	 * a failure never leaves half a file. Through a symlink, the file it
-	 * points to is replaced, not the link; an existing file keeps its mode.
+	 * Links at the path's end are followed one by one, only the user's own
+	 * or root's: a link someone else planted where the user writes (-o
+	 * /tmp/x.svg) would otherwise have the file it points to replaced.
 	 */
-	o->target = exists ? realpath(o->path, NULL) : strdup(o->path);
-	if (!o->target || asprintf(&o->tmp_path, "%s.fgctl-%d.tmp", o->target, getpid()) < 0) {
-		free(o->target);
-		o->target = NULL;
-		return open_failed(o, -ENOMEM);
+	r = fg_safefile_resolve(o->path, geteuid(), &o->dir_fd, &o->name, &owner);
+	if (r == -EPERM) {
+		fprintf(stderr,
+			"fgctl: cannot write %s: it is a symlink of another user's (uid %u), which "
+			"fgctl does not follow\n",
+			o->path, (unsigned)owner);
+		return r;
 	}
-	o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (r < 0)
+		return open_failed(o, r);
+	if (r > 0)
+		return open_direct(o, true);
+	exists = fstatat(o->dir_fd, o->name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (exists && !S_ISREG(st.st_mode))
+		return open_direct(o, false);
+	/*
+	 * A regular file, or none yet: written beside it and renamed over it at
+	 * the end, so a failure never leaves half a file. An existing file keeps
+	 * its mode.
+	 */
+	o->fd = fg_safefile_create(o->dir_fd, o->name, 0666, o->tmp);
+	r = o->fd;
 	if (o->fd >= 0 && exists && fchmod(o->fd, st.st_mode & 07777) < 0) {
-		close(o->fd);
-		unlink(o->tmp_path);
-		o->fd = -1;
+		r = negative_errno();
+		(void)unlinkat(o->dir_fd, o->tmp, 0);
+		o->fd = safe_close(o->fd);
 	}
 	if (o->fd < 0) {
-		int r = negative_errno();
-
-		free(o->tmp_path);
-		free(o->target);
-		o->tmp_path = o->target = NULL;
+		forget_target(o);
 		return open_failed(o, r);
 	}
 	return 0;
@@ -94,13 +137,11 @@ int fgctl_output_close(struct fgctl_output *o, bool commit)
 	o->fd = -1;
 	if (o->direct)
 		return r;
-	if (commit && r == 0 && rename(o->tmp_path, o->target) < 0)
-		r = negative_errno();
-	if (!commit || r < 0)
-		unlink(o->tmp_path);
-	free(o->tmp_path);
-	free(o->target);
-	o->tmp_path = o->target = NULL;
+	if (commit && r == 0)
+		r = fg_safefile_commit(o->dir_fd, o->tmp, o->name);
+	else
+		(void)unlinkat(o->dir_fd, o->tmp, 0);
+	forget_target(o);
 	return r;
 }
 

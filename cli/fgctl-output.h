@@ -4,15 +4,18 @@
 /*
  * fgctl's output files: a regular file is written beside the target under a
  * temporary name and renamed over it at the end, so a failed or interrupted
- * run never leaves a half-written file; through a symlink the file it
- * points to is replaced, keeping its mode. Anything else (a device such as
- * /dev/null, a FIFO) is written as it is. "-" is stdout.
+ * run never leaves a half-written file (common/safefile.h: created through
+ * the directory's descriptor, never through a link). Through a symlink of
+ * the user's own or root's, the file it points to is replaced, keeping its
+ * mode; another user's symlink is refused. Anything else (a device such as
+ * /dev/null, a FIFO) is written as it is, never created. "-" is stdout.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "proto.h"
+#include "safefile.h"
 
 /* Room for a default output name, "fgd-WHAT-YYYYmmdd-HHMMSS[-N].EXT". */
 #define FGCTL_DEFAULT_OUTPUT_MAX 80
@@ -20,9 +23,10 @@
 struct fgctl_output {
 	const char *path; /* borrowed from argv, or default_path; "-" is stdout */
 	char default_path[FGCTL_DEFAULT_OUTPUT_MAX]; /* without -o on a terminal */
-	char *target;   /* owned; the regular file to replace: path, symlinks resolved */
-	char *tmp_path; /* owned; written, then renamed over target */
-	bool direct;    /* writing to path itself: not a regular file */
+	int dir_fd; /* owned: the directory of the file to replace, links resolved */
+	char *name; /* owned: that file's name in dir_fd */
+	char tmp[FG_SAFEFILE_TMP_MAX]; /* written, then renamed over name */
+	bool direct;                   /* writing to path itself: not a regular file */
 	int fd;
 };
 

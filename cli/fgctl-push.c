@@ -36,6 +36,7 @@
 #include "pprof-model.h"
 #include "procframe.h"
 #include "proto.h"
+#include "safefile.h"
 #include "strpool.h"
 #include "when.h"
 #include "window.h"
@@ -96,6 +97,8 @@ struct push {
 	struct fg_request query;        /* the snapshot request: selectors, folded */
 	struct fgctl_http *http;        /* owned */
 	struct fg_ingest_cursor cursor; /* owned: where push is, saved to cursor_path */
+	int cursor_dir_fd;              /* owned: cursor_path's directory, or -1 */
+	const char *cursor_name;        /* borrowed from cursor_path: its last component */
 	char host[256];
 	struct push_stats st;
 	bool failed; /* something was not pushed (--once's exit status) */
@@ -153,79 +156,103 @@ static int read_secret(const char *path, const char *what, char **ret)
 
 /* ---- the cursor file ---- */
 
+/*
+ * The cursor decides what is sent and where push writes as the calling
+ * user, often root; so it is read and written only through its directory's
+ * descriptor (opened once by cursor_check()), never through a link, and
+ * only in a directory nobody else can write (common/safefile.h).
+ */
+
 static int cursor_load(struct push *p)
 {
 	_cleanup_close_ int fd = -1;
 	char buf[1 << 16];
-	ssize_t n;
+	struct stat st;
+	ssize_t n = -1;
+	const char *why = NULL;
 
 	if (!p->o.cursor_path)
 		return FGCTL_EXIT_OK;
-	fd = open(p->o.cursor_path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted there is refused below, not waited on. */
+	fd = openat(p->cursor_dir_fd, p->cursor_name,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
 		return FGCTL_EXIT_OK;
-	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
-	if (n < 0 || (size_t)n == sizeof(buf) ||
-	    fg_ingest_cursor_parse(buf, (size_t)n, &p->cursor) < 0) {
+	if (fd < 0)
+		why = errno == ELOOP ? "it is a symlink" : strerror(errno);
+	else if (fstat(fd, &st) < 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "it is not a regular file";
+	else if (!fg_safefile_owned(&st, geteuid()))
+		why = "it belongs to another user";
+	else if ((n = read(fd, buf, sizeof(buf))) < 0)
+		why = strerror(errno);
+	else if ((size_t)n == sizeof(buf) || fg_ingest_cursor_parse(buf, (size_t)n, &p->cursor) < 0)
+		why = "it is not a push cursor, or damaged";
+	if (why) {
 		fprintf(stderr,
 			"fgctl: cannot use the cursor %s: %s; move it away to start afresh\n",
-			p->o.cursor_path,
-			n < 0 ? strerror(errno) : "it is not a push cursor, or damaged");
+			p->o.cursor_path, why);
 		return FGCTL_EXIT_INPUT;
 	}
 	return FGCTL_EXIT_OK;
 }
 
 /*
- * Whether the cursor can be written where it goes (its temporary file
- * beside it, as cursor_save() writes it): found at the start, not after a
- * first period was sent and could not be kept. An exit code.
+ * Opens the cursor's directory and checks, before anything is sent, that
+ * push may keep its place there: a directory of the caller's (or root's)
+ * that nobody else can write, and that the caller can. Creates nothing. An
+ * exit code, having said why.
  */
-static int cursor_check(const struct push *p)
+static int cursor_check(struct push *p)
 {
-	_cleanup_free_ char *tmp = NULL;
-	int fd;
+	const char *why;
+	struct stat st;
+	int r;
 
 	if (!p->o.cursor_path)
 		return FGCTL_EXIT_OK;
-	if (asprintf(&tmp, "%s.tmp", p->o.cursor_path) < 0)
-		return FGCTL_EXIT_FAILURE;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	r = fg_safefile_open_dir(AT_FDCWD, p->o.cursor_path, &p->cursor_dir_fd, &p->cursor_name);
+	if (r < 0) {
+		fprintf(stderr, "fgctl: cannot write the cursor %s: %s\n", p->o.cursor_path,
+			r == -EISDIR ? "it names a directory, not a file" : strerror(-r));
+		return FGCTL_EXIT_OUTPUT;
+	}
+	if (fstat(p->cursor_dir_fd, &st) < 0) {
+		fprintf(stderr, "fgctl: cannot use the cursor %s: %m\n", p->o.cursor_path);
+		return FGCTL_EXIT_OUTPUT;
+	}
+	why = fg_safefile_dir_unsafe(&st, geteuid());
+	if (why) {
+		fprintf(stderr,
+			"fgctl: refusing the cursor %s: its directory is not safe for it: %s; "
+			"keep the cursor in a directory of your own that only you can write\n",
+			p->o.cursor_path, why);
+		return FGCTL_EXIT_INPUT;
+	}
+	if (faccessat(p->cursor_dir_fd, ".", W_OK, AT_EACCESS) < 0) {
 		fprintf(stderr, "fgctl: cannot write the cursor %s: %m\n", p->o.cursor_path);
 		return FGCTL_EXIT_OUTPUT;
 	}
-	close(fd);
-	unlink(tmp);
 	return FGCTL_EXIT_OK;
 }
 
 /* Writes the cursor beside its file and renames it over: a crash leaves the old or the new. */
 static int cursor_save(struct push *p)
 {
-	_cleanup_free_ char *tmp = NULL;
 	struct fg_outbuf b = {};
-	int fd, r = 0;
+	int r;
 
 	if (!p->o.cursor_path)
 		return 0;
 	fg_ingest_cursor_format(&p->cursor, &b);
-	if (b.err < 0 || asprintf(&tmp, "%s.tmp", p->o.cursor_path) < 0) {
-		fg_outbuf_done(&b);
-		return -ENOMEM;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || fg_write_all(fd, b.data, b.used) < 0 || fsync(fd) < 0)
-		r = negative_errno();
-	if (fd >= 0 && close(fd) < 0 && r == 0)
-		r = negative_errno();
-	if (r == 0 && rename(tmp, p->o.cursor_path) < 0)
-		r = negative_errno();
-	if (r < 0) {
+	r = b.err;
+	if (r >= 0)
+		r = fg_safefile_write(p->cursor_dir_fd, p->cursor_name, b.data, b.used, 0644);
+	if (r < 0)
 		fprintf(stderr, "fgctl: cannot write the cursor %s: %s\n", p->o.cursor_path,
 			strerror(-r));
-		unlink(tmp);
-	}
 	fg_outbuf_done(&b);
 	return r;
 }
@@ -1041,6 +1068,7 @@ int fgctl_verb_push(const struct fgctl_ctx *ctx, int argc, char **argv)
 			.retries = 3,
 		},
 		.socket = ctx->socket,
+		.cursor_dir_fd = -1,
 		/* Folded, each process frame "comm-pid": the pid is a label of each sample. */
 		.query = { .cmd = FG_CMD_SNAPSHOT,
 			   .query = { .uid = -1,
@@ -1071,9 +1099,9 @@ int fgctl_verb_push(const struct fgctl_ctx *ctx, int argc, char **argv)
 	http.token = token;
 	http.basic_auth = basic;
 	http.tenant = tenant;
-	r = cursor_load(&p);
+	r = cursor_check(&p);
 	if (r == FGCTL_EXIT_OK)
-		r = cursor_check(&p);
+		r = cursor_load(&p);
 	if (r != FGCTL_EXIT_OK)
 		goto out;
 	if (fgctl_http__new(&http, &p.http) < 0) {
@@ -1096,6 +1124,7 @@ out:
 		explicit_bzero(basic, strlen(basic));
 	fgctl_http__free(p.http);
 	fg_ingest_cursor_done(&p.cursor);
+	safe_close(p.cursor_dir_fd);
 	/* The options parsed borrow from these until here (url, name, cursor...). */
 	if (all_argv != argv)
 		free(all_argv);

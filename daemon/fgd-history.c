@@ -222,7 +222,7 @@ static int store(struct fg_history *h, const char *name, const char *tmp, const 
 		 size_t len)
 {
 	_cleanup_close_ int fd =
-		openat(h->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+		openat(h->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	int r;
 
 	if (fd < 0)

@@ -1354,7 +1354,9 @@ static int bind_socket(const char *path, const char *group, int *ret_fd)
 			unlink(path);
 			return -ENOENT;
 		}
-		if (chown(path, (uid_t)-1, g->gr_gid) < 0 || chmod(path, 0660) < 0) {
+		/* Never through a link: one swapped in after bind() would have its target changed. */
+		if (fchownat(AT_FDCWD, path, (uid_t)-1, g->gr_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    fchmodat(AT_FDCWD, path, 0660, AT_SYMLINK_NOFOLLOW) < 0) {
 			r = negative_errno();
 			unlink(path);
 			return r;

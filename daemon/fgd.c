@@ -562,6 +562,11 @@ static int setup(struct fgd *d)
 		return log_error("Another fgd is already serving %s", d->conf.socket_path), r;
 	if (r == -ENOENT && d->conf.socket_group)
 		return log_error("No such group: %s", d->conf.socket_group), r;
+	if (r == -EEXIST)
+		return log_error("Failed to listen on %s: something that is not a socket is there "
+				 "(fgd removes only a socket it no longer serves)",
+				 d->conf.socket_path),
+		       r;
 	if (r < 0)
 		return log_error("Failed to listen on %s: %s", d->conf.socket_path, strerror(-r)),
 		       r;

@@ -132,6 +132,43 @@ TEST(stores_and_reads_a_time_range_in_order)
 	remove_dir(dir);
 }
 
+/*
+ * The directory is fgd's own (0750), so nobody else should plant anything
+ * there; should anything be there anyway, a link at a slice's temporary
+ * name is neither followed nor reused: the store fails and is counted.
+ */
+TEST(a_link_at_the_temporary_name_is_not_written_through)
+{
+	char dir[] = "/tmp/fgd-test-history.XXXXXX";
+	char victim[64], link[128], text[16] = "";
+	struct fg_history *h;
+	struct fg_history_stats st;
+	ssize_t n;
+	int fd;
+
+	make_dir(dir);
+	ASSERT_OK(fg_history__open(dir, &h));
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(write(fd, "secret", 6), 6);
+	close(fd);
+	snprintf(link, sizeof(link), "%s/slices/%020d-%020d.fgdh.tmp", dir, 1000, 2000);
+	ASSERT_OK(symlink(victim, link));
+
+	ASSERT_ERR(store_span(h, 1, 1000, 2000), -EEXIST);
+	fd = open(victim, O_RDONLY | O_CLOEXEC);
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	ASSERT_EQ(n, 6);
+	ASSERT_STREQ(text, "secret");
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.write_errors, 1);
+	ASSERT_EQ(st.files, 0);
+	fg_history__free(h);
+	remove_dir(dir);
+}
+
 TEST(a_slice_nesting_with_a_stored_file_is_refused_not_taken_for_a_leftover)
 {
 	char dir[] = "/tmp/fgd-test-history.XXXXXX";
