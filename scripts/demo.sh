@@ -2,6 +2,10 @@
 # The quickest look at fgd: installs what is missing, builds, starts fgd on a
 # private socket, records the whole machine for a few seconds and writes an
 # interactive flame graph. Needs root (perf_event_open for every CPU).
+# The kernel's idle loop is left out of the picture (--no-idle), and a small
+# program of fgd's tests runs beside the machine's own, so that even an idle
+# machine's first graph shows code: fgtest-burn, whose hot_a does three times
+# hot_b's work.
 # Usage: scripts/demo.sh [OUTPUT.svg] [SECONDS]
 set -eu
 cd "$(dirname "$0")/.."
@@ -16,7 +20,8 @@ dir=$(mktemp -d)
 sock="$dir/fgd.sock"
 ./build/daemon/fgd --socket "$sock" >"$dir/fgd.log" 2>&1 &
 fgd=$!
-trap 'kill "$fgd" 2>/dev/null; wait "$fgd" 2>/dev/null; rm -rf "$dir"' EXIT INT TERM
+burn=
+trap 'kill $burn "$fgd" 2>/dev/null; wait $burn "$fgd" 2>/dev/null; rm -rf "$dir"' EXIT INT TERM
 
 # Ready when it answers on its socket.
 tries=0
@@ -30,5 +35,9 @@ until ./build/cli/fgctl --socket "$sock" status >/dev/null 2>&1; do
 	sleep 0.1
 done
 
-./build/cli/fgctl --socket "$sock" record -a -t "$seconds" -F 999 -o "$out"
+./build/tests/programs/fgtest-burn >/dev/null &
+burn=$!
+./build/cli/fgctl --socket "$sock" record -a -t "$seconds" -F 999 --no-idle -o "$out"
 echo "demo: open $out in a browser: click to zoom, Ctrl-F to search"
+echo "demo: the whole machine, idle time left out, with fgtest-burn running (main;hot_a and"
+echo "      main;hot_b, 3:1); fgctl record -a without --no-idle shows the idle loop too"

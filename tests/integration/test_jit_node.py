@@ -44,8 +44,9 @@ def test():
     with open(script, "w") as f:
         f.write(SCRIPT)
     # Not inlined into its caller, so its samples carry its own name.
-    proc = subprocess.Popen([node, "--perf-basic-prof", "--no-turbo-inlining", script], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    # In its directory: --perf-basic-prof also writes isolate-*-v8.log where node runs.
+    proc = subprocess.Popen([node, "--perf-basic-prof", "--no-turbo-inlining", script], cwd=tmp,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     map_path = f"/tmp/perf-{proc.pid}.map"
     try:
         check(proc.stdout.readline().strip() == "ready", "node did not start")
