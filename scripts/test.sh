@@ -36,6 +36,14 @@ done
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
+# Tests write only in their temporary directories: what a run adds to the
+# checkout (beside the build trees) is a failure of its own, named below.
+stray_before=$(mktemp)
+stray_after=$(mktemp)
+trap 'rm -f "$stray_before" "$stray_after"' EXIT
+untracked() { git status --porcelain --untracked-files=all 2>/dev/null | sed -n 's/^?? //p' | sort; }
+untracked >"$stray_before"
+
 meson test -C build --print-errorlogs
 meson test -C build-asan --print-errorlogs --suite unit --suite integration --suite fuzz \
 	--timeout-multiplier 3
@@ -43,9 +51,16 @@ meson test -C build-fuzz --print-errorlogs --suite fuzz
 meson test -C build-nobpf --print-errorlogs --suite unit
 meson test -C build-nobpf --print-errorlogs --suite integration --logbase testlog-integration offcpu
 
-python3 - build build-asan build-fuzz build-nobpf <<'PY'
+untracked >"$stray_after"
+python3 - "$stray_before" "$stray_after" build build-asan build-fuzz build-nobpf <<'PY'
 import glob, json, os, sys
 passed = failed = skipped = 0
+before, after = (set(open(p).read().split("\n")) - {""} for p in sys.argv[1:3])
+stray = sorted(after - before)
+if stray:
+    failed += 1
+    print(f"test: the tests left files in the checkout: {' '.join(stray[:10])}")
+sys.argv[1:3] = []
 for d in sys.argv[1:]:
     paths = sorted(glob.glob(os.path.join(d, "meson-logs", "testlog*.json")))
     if not paths:
