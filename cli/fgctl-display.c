@@ -266,24 +266,33 @@ static void show_memory(FILE *f, const struct fg_status *st)
 {
 	const struct fg_status_memory *m = &st->memory;
 	const struct fg_status_memory_parts *p = &m->parts;
+	uint64_t rest;
 	const struct {
 		const char *name;
 		const struct fg_status_memory_part *part;
 	} parts[] = {
-		{ "window", &p->window },       { "recordings", &p->recordings },
-		{ "waiting", &p->waiting },     { "results", &p->results },
-		{ "processes", &p->processes }, { "jit", &p->jit },
-		{ "dwarf", &p->dwarf },         { "cfi", &p->cfi },
-		{ "symbols", &p->symbols },     { "names", &p->names },
+		{ "window", &p->window },
+		{ "recordings", &p->recordings },
+		{ "waiting", &p->waiting },
+		{ "results", &p->results },
+		{ "processes", &p->processes },
+		{ "jit", &p->jit },
+		{ "rings", &p->rings },
+		{ "dwarf", &p->dwarf },
+		{ "cfi", &p->cfi },
+		{ "symbols", &p->symbols },
+		{ "names", &p->names },
 	};
 
 	if (!st->has_memory)
 		return;
+	/* Resident but charged nowhere: the allocator's free memory, or a part's miscount. */
+	rest = m->rss > m->charged + m->base ? m->rss - m->charged - m->base : 0;
 	fprintf(f,
 		"  memory:      RSS %.1f MiB (peak %.1f) of a %.1f MiB budget (MemoryMax=): %.1f MiB "
-		"charged to its parts, %.1f MiB fgd's own%s\n",
+		"charged to its parts, %.1f MiB fgd's own, %.1f MiB neither%s\n",
 		mib(m->rss), mib(m->rss_peak), mib(m->budget), mib(m->charged), mib(m->base),
-		m->pressure ? "; OVER: caches are being evicted" : "");
+		mib(rest), m->pressure ? "; OVER: caches are being evicted" : "");
 	if (m->relieved)
 		fprintf(f,
 			"               caches evicted %" PRIu64 " times under pressure, %" PRIu64

@@ -18,6 +18,9 @@
  *     lays out about three times its profile;
  *   - waiting rooms, process table, JIT maps: an eighth each: tens of
  *     thousands of processes, or a few hundred samples with their stacks;
+ *   - rings: the whole total, which they never ask for: they are charged
+ *     as they are made, so that what they take is counted against the
+ *     total and the other parts make room;
  *   - DWARF and symbol tables: half each, CFI a quarter: no single binary
  *     (a crafted one, or a browser's debug file) may push every other out;
  *   - kept names: an eighth (what was 32 MiB at most).
@@ -32,6 +35,7 @@ static const struct {
 	[FG_BUDGET_RESULTS] = { "results", 1, 3 },
 	[FG_BUDGET_PROCESSES] = { "processes", 1, 8 },
 	[FG_BUDGET_JIT] = { "jit", 1, 8 },
+	[FG_BUDGET_RINGS] = { "rings", 1, 1 },
 	[FG_BUDGET_DWARF] = { "dwarf", 1, 2 },
 	[FG_BUDGET_CFI] = { "cfi", 1, 4 },
 	[FG_BUDGET_SYMBOLS] = { "symbols", 1, 2 },
@@ -92,12 +96,12 @@ void fg_budget__set_base(struct fg_budget *b, uint64_t bytes)
 		b->base = bytes;
 }
 
-void fg_budget__set_rss(struct fg_budget *b, uint64_t bytes)
+void fg_budget__set_rss(struct fg_budget *b, uint64_t bytes, uint64_t peak)
 {
 	if (!b)
 		return;
 	b->rss = bytes;
-	b->stats.rss_peak = MAX(b->stats.rss_peak, bytes);
+	b->stats.rss_peak = MAX(b->stats.rss_peak, MAX(peak, bytes));
 }
 
 const char *fg_budget_part_name(enum fg_budget_part p)

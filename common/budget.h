@@ -10,7 +10,10 @@
  *
  *   - data: what fgd exists to keep or serve, which nothing else can give
  *     back: the always-on window, recordings' tables, their waiting rooms,
- *     clients' results, the process table, JIT maps. A data part asks
+ *     clients' results, the process table, JIT maps, and the rings the
+ *     kernel writes samples to (charged whole when they are made, since the
+ *     kernel allocates them whole; they never ask: a recording without its
+ *     rings would sample nothing). A data part asks
  *     before it grows (fg_budget__room(), fg_budget__fits()) and, when the
  *     answer is no, degrades in its own way, counted (the window folds
  *     stacks into [other], a recording drops new stacks, a sample that
@@ -58,6 +61,7 @@ enum fg_budget_part {
 	FG_BUDGET_RESULTS,    /* clients' results: snapshots being streamed, output buffers */
 	FG_BUDGET_PROCESSES,  /* the process table: generations, maps, threads */
 	FG_BUDGET_JIT,        /* JIT maps (/tmp/perf-PID.map) */
+	FG_BUDGET_RINGS,      /* the kernel's rings mapped into fgd: perf events', BPF's */
 	/* Caches, in the order they are evicted. */
 	FG_BUDGET_DWARF,   /* binaries' DWARF, for inline frames */
 	FG_BUDGET_CFI,     /* binaries' CFI, for DWARF unwinding */
@@ -97,12 +101,12 @@ struct fg_budget_part_stats {
 };
 
 struct fg_budget_stats {
-	uint64_t total;   /* the budget: MemoryMax= */
-	uint64_t base;    /* what the daemon holds outside every part */
-	uint64_t charged; /* the parts' bytes together */
-	uint64_t peak;    /* the most charged at once */
-	uint64_t rss;     /* the process's resident memory, as last told */
-	uint64_t rss_peak;
+	uint64_t total;      /* the budget: MemoryMax= */
+	uint64_t base;       /* what the daemon holds outside every part */
+	uint64_t charged;    /* the parts' bytes together */
+	uint64_t peak;       /* the most charged at once */
+	uint64_t rss;        /* the process's resident memory, as last told */
+	uint64_t rss_peak;   /* the most it ever was (the kernel's VmHWM), as last told */
 	uint64_t relieved;   /* fg_budget__relieve() calls that had to evict, ever */
 	uint64_t unrelieved; /* of those, the ones that could not get back within the total */
 	struct fg_budget_part_stats parts[_FG_BUDGET_PART_MAX];
@@ -118,8 +122,12 @@ struct fg_budget *fg_budget__free(struct fg_budget *b);
 void fg_budget__set_total(struct fg_budget *b, uint64_t total);
 /* What the daemon holds outside every part (its code, libraries, stacks): counted against the total. */
 void fg_budget__set_base(struct fg_budget *b, uint64_t bytes);
-/* The process's resident memory now, for status (and rss_peak). */
-void fg_budget__set_rss(struct fg_budget *b, uint64_t bytes);
+/*
+ * The process's resident memory now and the most it ever was (VmRSS and
+ * VmHWM), for status: the peak is the kernel's, so a burst between two
+ * looks is in it.
+ */
+void fg_budget__set_rss(struct fg_budget *b, uint64_t bytes, uint64_t peak);
 
 /* The part's name in status ("window", "dwarf", ...); static. */
 const char *fg_budget_part_name(enum fg_budget_part p);

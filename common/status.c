@@ -197,17 +197,14 @@ static const struct member memory_part_members[] = { U64(bytes),   U64(peak),   
 
 /* The parts as common/budget.h names them, in its order: data first, then caches. */
 #define T struct fg_status_memory_parts
-static const struct member memory_parts_members[] = { OBJECT(window, memory_part_members),
-						      OBJECT(recordings, memory_part_members),
-						      OBJECT(waiting, memory_part_members),
-						      OBJECT(results, memory_part_members),
-						      OBJECT(processes, memory_part_members),
-						      OBJECT(jit, memory_part_members),
-						      OBJECT(dwarf, memory_part_members),
-						      OBJECT(cfi, memory_part_members),
-						      OBJECT(symbols, memory_part_members),
-						      OBJECT(names, memory_part_members),
-						      END };
+static const struct member memory_parts_members[] = {
+	OBJECT(window, memory_part_members),    OBJECT(recordings, memory_part_members),
+	OBJECT(waiting, memory_part_members),   OBJECT(results, memory_part_members),
+	OBJECT(processes, memory_part_members), OBJECT(jit, memory_part_members),
+	OBJECT(rings, memory_part_members),     OBJECT(dwarf, memory_part_members),
+	OBJECT(cfi, memory_part_members),       OBJECT(symbols, memory_part_members),
+	OBJECT(names, memory_part_members),     END
+};
 #undef T
 
 #define T struct fg_status_memory

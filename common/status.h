@@ -99,7 +99,7 @@ struct fg_status_memory_part {
 
 /* "memory.parts": each part of the budget, by its name in common/budget.h. */
 struct fg_status_memory_parts {
-	struct fg_status_memory_part window, recordings, waiting, results, processes, jit;
+	struct fg_status_memory_part window, recordings, waiting, results, processes, jit, rings;
 	struct fg_status_memory_part dwarf, cfi, symbols, names;
 };
 

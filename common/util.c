@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,40 @@ int fg_parse_proc_stat(const char *line, char *comm, size_t comm_size, uint64_t 
 	if (ret_starttime)
 		*ret_starttime = v;
 	return 0;
+}
+
+/* The line after line's end, or NULL after the last. */
+static const char *next_line(const char *line)
+{
+	const char *nl = strchr(line, '\n');
+
+	return nl && nl[1] ? nl + 1 : NULL;
+}
+
+int fg_parse_proc_status(const char *text, const char *key, uint64_t *ret)
+{
+	size_t klen = strlen(key);
+
+	for (const char *line = *text ? text : NULL; line; line = next_line(line)) {
+		const char *p = line + klen;
+		unsigned long long v = 0;
+		bool digits = false;
+
+		if (strncmp(line, key, klen) != 0 || *p != ':')
+			continue;
+		for (p++; *p == ' ' || *p == '\t'; p++)
+			;
+		for (; *p >= '0' && *p <= '9'; p++, digits = true) {
+			if (v > (UINT64_MAX - 9) / 10)
+				return -EINVAL;
+			v = v * 10 + (unsigned)(*p - '0');
+		}
+		if (!digits)
+			return -EINVAL;
+		*ret = v;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 int fg_grow(void **array, size_t *cap, size_t need, size_t elem)

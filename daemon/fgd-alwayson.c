@@ -58,8 +58,17 @@ struct fgd_alwayson {
 	int64_t wall_offset; /* fgd_wall_offset_ns() at the last drain: samples' times to Unix */
 	/* The daemon's memory budget (deps; NULL for none), and what its parts hold of ours. */
 	struct fg_budget *budget;
-	uint64_t window_charged, memo_charged;
+	uint64_t window_charged, memo_charged, rings_charged;
 };
+
+/* Charges the budget's rings part with what the source's rings take in fgd now. */
+static void account_rings(struct fgd_alwayson *a)
+{
+	uint64_t bytes = (a->events ? fg_evset__bytes(a->events) : 0) +
+			 (a->offcpu ? fg_offcpu__ring_bytes(a->offcpu) : 0);
+
+	fg_budget__account(a->budget, FG_BUDGET_RINGS, &a->rings_charged, bytes);
+}
 
 struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
 {
@@ -67,6 +76,7 @@ struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
 		return NULL;
 	fg_budget__account(a->budget, FG_BUDGET_WINDOW, &a->window_charged, 0);
 	fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, 0);
+	fg_budget__account(a->budget, FG_BUDGET_RINGS, &a->rings_charged, 0);
 	fg_evset__free(a->events);
 	fg_offcpu__free(a->offcpu);
 	fg_resolver__free(a->res);
@@ -282,6 +292,7 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reso
 		if (r < 0)
 			return r;
 	}
+	account_rings(a);
 	a->wall_offset = fgd_wall_offset_ns();
 	*ret = TAKE_PTR(a);
 	return 0;
@@ -359,6 +370,7 @@ void fgd_alwayson__drain(struct fgd_alwayson *a)
 	}
 	fg_window__stats(a->window, &ws);
 	fg_budget__account(a->budget, FG_BUDGET_WINDOW, &a->window_charged, ws.bytes);
+	account_rings(a);
 }
 
 /* Writes slice s, ending at end_ms, to the history. Failures are counted there and logged once. */

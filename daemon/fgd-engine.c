@@ -16,6 +16,7 @@
 #include "fgd-log.h"
 #include "fgd-offcpu.h"
 #include "macro.h"
+#include "parse.h"
 
 /* Ended processes stay resolvable this long, for samples read after their exit. */
 #define REAP_GRACE_NS (10ULL * 1000000000ULL)
@@ -37,6 +38,7 @@ struct fgd_engine {
 
 	/* owned: MemoryMax=, what every component below charges (common/budget.h) */
 	struct fg_budget *budget;
+	uint64_t tracker_charged; /* the budget's rings part: the tracking events' rings */
 	struct fg_loader *loader; /* owned: reads binaries, CFI and kallsyms off the loop */
 	struct fgd_watch loader_watch;
 	struct fg_symbolizer *sym;    /* owned */
@@ -167,15 +169,51 @@ static struct fgd_alwayson *alwayson_stop(struct fgd_engine *e, struct fgd_alway
 	return fgd_alwayson__free(a);
 }
 
-/* Resident memory of the daemon, from /proc/self/statm; 0 if unknown. */
-static uint64_t rss_bytes(void)
+/*
+ * The daemon's resident memory now and the most it ever was (VmRSS and
+ * VmHWM of /proc/self/status, in bytes); 0 for what is unknown.
+ */
+static void resident(uint64_t *ret_now, uint64_t *ret_peak)
 {
-	_cleanup_(fclosep) FILE *f = fopen("/proc/self/statm", "re");
-	unsigned long long size, resident;
+	_cleanup_free_ char *text = NULL;
+	uint64_t kib;
+	size_t len;
 
-	if (!f || fscanf(f, "%llu %llu", &size, &resident) != 2)
-		return 0;
-	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+	*ret_now = *ret_peak = 0;
+	if (fg_read_file("/proc/self/status", 1 << 16, &text, &len) < 0)
+		return;
+	if (fg_parse_proc_status(text, "VmRSS", &kib) == 0)
+		*ret_now = kib * 1024;
+	if (fg_parse_proc_status(text, "VmHWM", &kib) == 0)
+		*ret_peak = kib * 1024;
+}
+
+/*
+ * What the kernel's rings hold resident in fgd now (bytes): the Rss of its
+ * perf event and BPF map mappings in /proc/self/smaps. A BPF ring is
+ * resident whole from its mmap(); a perf ring page by page as it is read.
+ */
+static uint64_t rings_resident(void)
+{
+	_cleanup_(fclosep) FILE *f = fopen("/proc/self/smaps", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	uint64_t kib = 0, sum = 0;
+	bool ring = false;
+
+	while (f && getline(&line, &cap, f) > 0) {
+		/*
+		 * A mapping's first line is "start-end perms offset dev inode
+		 * [path]", its address in lower-case hex; the lines of its
+		 * figures begin with an upper-case name ("Rss:").
+		 */
+		if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f'))
+			ring = strstr(line, "anon_inode:[perf_event]") ||
+			       strstr(line, "anon_inode:bpf-map");
+		else if (ring && sscanf(line, "Rss: %" SCNu64 " kB", &kib) == 1)
+			sum += kib * 1024;
+	}
+	return sum;
 }
 
 /*
@@ -203,12 +241,18 @@ static uint64_t rss_bytes(void)
 static void budget_ready(struct fgd_engine *e)
 {
 	struct fg_budget_stats st;
-	uint64_t rss = rss_bytes();
+	uint64_t rss, peak, others;
 
+	resident(&rss, &peak);
 	fg_budget__stats(e->budget, &st);
+	/*
+	 * The rings part is charged whole, and its resident pages are only some
+	 * of that (a perf ring's unread ones are not): both are left out.
+	 */
+	others = st.charged - st.parts[FG_BUDGET_RINGS].bytes + rings_resident();
 	if (RSS_IS_FGDS)
-		fg_budget__set_base(e->budget, rss > st.charged ? rss - st.charged : 0);
-	fg_budget__set_rss(e->budget, rss);
+		fg_budget__set_base(e->budget, rss > others ? rss - others : 0);
+	fg_budget__set_rss(e->budget, rss, peak);
 }
 
 struct fgd_engine *fgd_engine__free(struct fgd_engine *e)
@@ -231,6 +275,7 @@ struct fgd_engine *fgd_engine__free(struct fgd_engine *e)
 		fgd_loop__del(e->loop, &e->loader_watch);
 	e->loader = fg_loader__free(e->loader);
 	unwatch_rings(e, e->tracker, -1);
+	fg_budget__account(e->budget, FG_BUDGET_RINGS, &e->tracker_charged, 0);
 	e->tracker = fg_evset__free(e->tracker);
 	e->procs = fg_proctab__free(e->procs);
 	e->unwinder = fg_unwinder__free(e->unwinder);
@@ -303,6 +348,8 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 		r = watch_rings(e, e->tracker, -1);
 	if (r < 0)
 		return FAIL("cannot open the tracking events", r);
+	fg_budget__account(e->budget, FG_BUDGET_RINGS, &e->tracker_charged,
+			   fg_evset__bytes(e->tracker));
 	e->n_cpu_totals = fg_evset__n(e->tracker);
 	e->cpu_totals = calloc(e->n_cpu_totals, sizeof(*e->cpu_totals));
 	if (!e->cpu_totals)
@@ -380,6 +427,9 @@ void fgd_engine__drain(struct fgd_engine *e)
 	 */
 	fg_evset__snapshot(e->tracker);
 	fg_evset__drain_ordered(e->tracker, on_tracking_record, e);
+	/* Its copies for the ordered drain grow with a round's records. */
+	fg_budget__account(e->budget, FG_BUDGET_RINGS, &e->tracker_charged,
+			   fg_evset__bytes(e->tracker));
 	/* The names and loads the round's samples ask for go to the loader together. */
 	fg_loader__hold(e->loader);
 	for (size_t i = 0; i < e->n_recs; i++)
@@ -411,11 +461,20 @@ bool fgd_engine__busy(const struct fgd_engine *e)
 	return e->n_recs > 0;
 }
 
+/* Tells the budget the process's RSS and its peak, for status. */
+static void tell_resident(struct fgd_engine *e)
+{
+	uint64_t rss, peak;
+
+	resident(&rss, &peak);
+	fg_budget__set_rss(e->budget, rss, peak);
+}
+
 void fgd_engine__tick(struct fgd_engine *e, uint64_t now)
 {
 	fg_proctab__reap(e->procs, now, REAP_GRACE_NS);
 	fg_unwinder__trim(e->unwinder, UNWIND_IDLE_NS / TICK_NS);
-	fg_budget__set_rss(e->budget, rss_bytes());
+	tell_resident(e);
 }
 
 void fgd_engine__relieve(struct fgd_engine *e, uint64_t now)
@@ -551,6 +610,8 @@ bool fgd_engine__has_history(const struct fgd_engine *e)
 
 void fgd_engine__stats(struct fgd_engine *e, struct fgd_engine_stats *ret)
 {
+	/* What status shows is what the process holds as it answers, not at the last tick. */
+	tell_resident(e);
 	*ret = (struct fgd_engine_stats){
 		.event = e->event,
 		.max_stack = e->max_stack,

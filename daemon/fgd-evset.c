@@ -293,6 +293,15 @@ size_t fg_evset__n(const struct fg_evset *s)
 	return s->n;
 }
 
+size_t fg_evset__bytes(const struct fg_evset *s)
+{
+	size_t bytes = s->arena_cap * sizeof(*s->arena) + s->cap_held * sizeof(*s->held);
+
+	for (size_t i = 0; i < s->n; i++)
+		bytes += s->events[i].map_size;
+	return bytes;
+}
+
 int fg_evset__fd(const struct fg_evset *s, size_t i)
 {
 	return s->events[i].fd;

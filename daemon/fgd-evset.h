@@ -101,6 +101,13 @@ int fg_evset__enable(struct fg_evset *s);
 int fg_evset__disable(struct fg_evset *s);
 
 size_t fg_evset__n(const struct fg_evset *s);
+/*
+ * What the set holds in fgd, for the memory budget's rings part: its rings
+ * as mapped (the kernel allocates them whole; they become resident in fgd
+ * as they are written and read) and the copies of records held for
+ * ordered delivery.
+ */
+size_t fg_evset__bytes(const struct fg_evset *s);
 int fg_evset__fd(const struct fg_evset *s, size_t i);
 int fg_evset__cpu(const struct fg_evset *s, size_t i);
 

@@ -58,3 +58,8 @@ bool fg_offcpu__away(const struct fg_offcpu *o, pid_t tid)
 {
 	return false;
 }
+
+size_t fg_offcpu__ring_bytes(const struct fg_offcpu *o)
+{
+	return 0;
+}

@@ -785,6 +785,12 @@ static size_t user_cache_bytes(const struct user_cache *c)
 	return c->cap * sizeof(*c->v) + c->cap_pool * sizeof(*c->pool) + fg_idxmap_bytes(&c->index);
 }
 
+size_t fg_offcpu__ring_bytes(const struct fg_offcpu *o)
+{
+	return 2 * (size_t)sysconf(_SC_PAGESIZE) +
+	       2 * (size_t)bpf_map__max_entries(o->skel->maps.events);
+}
+
 size_t fg_offcpu__bytes(const struct fg_offcpu *o)
 {
 	size_t bytes = user_cache_bytes(&o->users) + user_cache_bytes(&o->users_old);

@@ -116,6 +116,12 @@ int fg_offcpu__flush(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
 void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret);
 /* Heap bytes the source holds in fgd: the stacks it read, for the memory budget. */
 size_t fg_offcpu__bytes(const struct fg_offcpu *o);
+/*
+ * What its ring takes in fgd once written through, for the memory budget's
+ * rings part: its two pages of positions and its data mapped twice (so
+ * that a record wrapping its end reads whole), as RSS counts them.
+ */
+size_t fg_offcpu__ring_bytes(const struct fg_offcpu *o);
 
 /*
  * DWARF mode: whether user stacks are copied straight into the ring, sized

@@ -134,13 +134,24 @@ struct fg_recording {
 	struct fg_result *result; /* owned: the output, once finished */
 	struct fg_budget *budget; /* borrowed (deps): NULL for none */
 	uint64_t tables_charged;  /* what the budget's recordings part holds of ours */
+	uint64_t rings_charged;   /* and its rings part: our sources' rings */
 };
+
+/* Charges the budget's rings part with what our sources' rings take in fgd now. */
+static void account_rings(struct fg_recording *r)
+{
+	uint64_t bytes = (r->events ? fg_evset__bytes(r->events) : 0) +
+			 (r->offcpu ? fg_offcpu__ring_bytes(r->offcpu) : 0);
+
+	fg_budget__account(r->budget, FG_BUDGET_RINGS, &r->rings_charged, bytes);
+}
 
 struct fg_recording *fg_recording__free(struct fg_recording *r)
 {
 	if (!r)
 		return NULL;
 	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged, 0);
+	fg_budget__account(r->budget, FG_BUDGET_RINGS, &r->rings_charged, 0);
 	fg_evset__free(r->events);
 	fg_offcpu__free(r->offcpu);
 	fg_resolver__free(r->res);
@@ -431,6 +442,7 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 		err = fg_evset__enable(r->events);
 	if (err < 0)
 		return err;
+	account_rings(r);
 	r->started = fgd_now();
 	r->started_wall = fgd_wall_ms();
 	r->wall_offset = fgd_wall_offset_ns();
@@ -495,6 +507,7 @@ void fg_recording__drain(struct fg_recording *r)
 		(r->offcpu ? fg_offcpu__bytes(r->offcpu) : 0) + times_bytes(&r->times) +
 		(r->locs ? fg_loc_profile__bytes(r->locs) : 0);
 	fg_budget__account(r->budget, FG_BUDGET_RECORDINGS, &r->tables_charged, bytes);
+	account_rings(r);
 	if (r->memory_limited)
 		return;
 	full = r->budget && fg_budget__room(r->budget, FG_BUDGET_RECORDINGS) == 0;
@@ -828,6 +841,7 @@ int fg_recording__finish(struct fg_recording *r)
 		r->cpu_ids[i] = fg_evset__cpu(r->events, i);
 	}
 	r->events = fg_evset__free(r->events);
+	account_rings(r);
 	r->state = FINISHED;
 	/* What still waits gets what is known now: the result is due. */
 	fg_recording__settle(r);

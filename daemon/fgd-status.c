@@ -45,6 +45,7 @@ static struct fg_status_memory memory(const struct fgd_engine_stats *es)
 			.results = memory_part(b, FG_BUDGET_RESULTS),
 			.processes = memory_part(b, FG_BUDGET_PROCESSES),
 			.jit = memory_part(b, FG_BUDGET_JIT),
+			.rings = memory_part(b, FG_BUDGET_RINGS),
 			.dwarf = memory_part(b, FG_BUDGET_DWARF),
 			.cfi = memory_part(b, FG_BUDGET_CFI),
 			.symbols = memory_part(b, FG_BUDGET_SYMBOLS),

@@ -263,16 +263,43 @@ TEST(base_counts_against_the_total)
 	fg_budget__set_base(c.b, 48 * MIB);
 	ASSERT_TRUE(fg_budget__over(c.b));
 	ASSERT_U64_EQ(fg_budget__relieve(c.b, 3600 * SEC), 20 * MIB);
-	fg_budget__set_rss(c.b, 70 * MIB);
-	fg_budget__set_rss(c.b, 60 * MIB);
+	fg_budget__set_rss(c.b, 70 * MIB, 70 * MIB);
+	/* The kernel's peak: a burst between two looks (98) is in it. */
+	fg_budget__set_rss(c.b, 60 * MIB, 98 * MIB);
 	{
 		struct fg_budget_stats st;
 
 		fg_budget__stats(c.b, &st);
 		ASSERT_U64_EQ(st.base, 48 * MIB);
 		ASSERT_U64_EQ(st.rss, 60 * MIB);
-		ASSERT_U64_EQ(st.rss_peak, 70 * MIB);
+		ASSERT_U64_EQ(st.rss_peak, 98 * MIB);
 	}
+	fg_budget__free(c.b);
+}
+
+/* Rings are charged as they are made, without asking, and the caches make room for them. */
+TEST(rings_are_charged_whole_and_the_caches_give_way)
+{
+	struct cache c;
+	uint64_t held = 0;
+	struct fg_budget_stats st;
+
+	setup(&c, 64 * MIB);
+	add(&c, FG_BUDGET_DWARF, 30 * MIB, 0);
+	ASSERT_TRUE(!fg_budget__over(c.b));
+	/* An off-CPU recording's ring in DWARF mode (16 MiB, mapped twice), and the others'. */
+	fg_budget__account(c.b, FG_BUDGET_RINGS, &held, 40 * MIB);
+	ASSERT_TRUE(fg_budget__over(c.b));
+	ASSERT_U64_EQ(fg_budget__relieve(c.b, 3600 * SEC), 30 * MIB);
+	ASSERT_TRUE(!fg_budget__over(c.b));
+	fg_budget__stats(c.b, &st);
+	ASSERT_U64_EQ(st.parts[FG_BUDGET_RINGS].bytes, 40 * MIB);
+	ASSERT_STREQ(fg_budget_part_name(FG_BUDGET_RINGS), "rings");
+	/* Data parts count them as taken. */
+	ASSERT_TRUE(fg_budget__room(c.b, FG_BUDGET_WINDOW) <= 24 * MIB);
+	fg_budget__account(c.b, FG_BUDGET_RINGS, &held, 0);
+	fg_budget__stats(c.b, &st);
+	ASSERT_U64_EQ(st.parts[FG_BUDGET_RINGS].bytes, 0);
 	fg_budget__free(c.b);
 }
 

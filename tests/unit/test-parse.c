@@ -98,3 +98,28 @@ TEST(cpulist_parses_kernel_lists)
 	ASSERT_ERR(fg_cpulist_parse("a", &cpus, &n), -EINVAL);
 	ASSERT_ERR(fg_cpulist_parse("0-99999999", &cpus, &n), -EINVAL);
 }
+
+TEST(proc_status_gives_a_line_s_number)
+{
+	/* As the kernel writes it: tabs, kB, keys that begin with one another. */
+	static const char text[] = "Name:\tfgd\nUmask:\t0022\nTgid:\t4242\nVmPeak:\t  123 kB\n"
+				   "VmHWM:\t   98112 kB\nVmRSS:\t   30268 kB\nVm:\tx\n";
+	uint64_t v = 7;
+
+	ASSERT_OK(fg_parse_proc_status(text, "VmHWM", &v));
+	ASSERT_U64_EQ(v, 98112);
+	ASSERT_OK(fg_parse_proc_status(text, "VmRSS", &v));
+	ASSERT_U64_EQ(v, 30268);
+	ASSERT_OK(fg_parse_proc_status(text, "Tgid", &v));
+	ASSERT_U64_EQ(v, 4242);
+	/* "Vm" is a line of its own, not the start of VmPeak's. */
+	ASSERT_ERR(fg_parse_proc_status(text, "Vm", &v), -EINVAL);
+	ASSERT_ERR(fg_parse_proc_status(text, "Name", &v), -EINVAL);
+	ASSERT_ERR(fg_parse_proc_status(text, "VmSwap", &v), -ENOENT);
+	ASSERT_ERR(fg_parse_proc_status("", "VmRSS", &v), -ENOENT);
+	ASSERT_ERR(fg_parse_proc_status("VmRSS:\t99999999999999999999999 kB\n", "VmRSS", &v),
+		   -EINVAL);
+	/* The last line without its newline. */
+	ASSERT_OK(fg_parse_proc_status("Tgid:\t1", "Tgid", &v));
+	ASSERT_U64_EQ(v, 1);
+}

@@ -52,6 +52,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 	X(memory.rss) X(memory.rss_peak) X(memory.relieved) X(memory.unrelieved)           \
 	MEMORY_PART(X, window) MEMORY_PART(X, recordings) MEMORY_PART(X, waiting)          \
 	MEMORY_PART(X, results) MEMORY_PART(X, processes) MEMORY_PART(X, jit)              \
+	MEMORY_PART(X, rings)                                                              \
 	MEMORY_PART(X, dwarf) MEMORY_PART(X, cfi) MEMORY_PART(X, symbols)                  \
 	MEMORY_PART(X, names)                                                              \
 	X(always_on.memory_max) X(always_on.slice_budget) X(always_on.bytes)               \
@@ -276,7 +277,8 @@ static const char captured_reply[] =
 	"\"evicted_bytes\":0,\"refused\":0},\"processes\":{\"bytes\":26880,\"peak\":26880,"
 	"\"share\":12582912,\"evicted\":0,\"evicted_bytes\":0,\"refused\":0},\"jit\":{\"bytes\":0,"
 	"\"peak\":0,\"share\":12582912,\"evicted\":0,\"evicted_bytes\":0,\"refused\":0},"
-	"\"dwarf\":{\"bytes\":11525620,\"peak\":11525620,\"share\":50331648,\"evicted\":0,"
+	"\"rings\":{\"bytes\":4743168,\"peak\":4743168,\"share\":100663296,\"evicted\":0,"
+	"\"evicted_bytes\":0,\"refused\":0},\"dwarf\":{\"bytes\":11525620,\"peak\":11525620,\"share\":50331648,\"evicted\":0,"
 	"\"evicted_bytes\":0,\"refused\":0},\"cfi\":{\"bytes\":3490352,\"peak\":3490352,"
 	"\"share\":25165824,\"evicted\":0,\"evicted_bytes\":0,\"refused\":0},"
 	"\"symbols\":{\"bytes\":5846714,\"peak\":5846714,\"share\":50331648,\"evicted\":0,"
@@ -355,6 +357,7 @@ TEST(captured_reply_decodes)
 	ASSERT_EQ(s.memory.parts.window.share, 33554432);
 	ASSERT_EQ(s.memory.parts.recordings.bytes, 149632);
 	ASSERT_EQ(s.memory.parts.waiting.peak, 16288);
+	ASSERT_EQ(s.memory.parts.rings.bytes, 4743168);
 	ASSERT_EQ(s.memory.parts.dwarf.bytes, 11525620);
 	ASSERT_EQ(s.memory.parts.names.bytes, 74264);
 	ASSERT_TRUE(s.always_on.enabled);
