@@ -71,9 +71,13 @@ class Poll:
               f"{ao['total_unattributed_samples']} into [other processes]; {ao['compactions']} "
               f"compactions; lost {ao['lost']}, throttled {ao['throttled']}; "
               f"{ao['expired_slices']} slices expired; memo resets {ao['memo_resets']}")
+        mem = st["memory"]
         print(f"fgd RSS: {self.rss0 // 1024} MiB at start, peak {self.rss_peak // 1024} MiB polled, "
-              f"VmHWM {hwm // 1024} MiB = {hwm * 1024 / ao['memory_max']:.1f} x the ceiling; now "
-              f"{fgbench.status_kib(self.fgd.pid, 'VmRSS') // 1024} MiB")
+              f"VmHWM {hwm / 1024:.1f} MiB against the {mem['budget'] >> 20} MiB budget "
+              f"({'within' if hwm * 1024 <= mem['budget'] else 'OVER'}; status's peak "
+              f"{mem['rss_peak'] / (1 << 20):.1f}); now "
+              f"{fgbench.status_kib(self.fgd.pid, 'VmRSS') // 1024} MiB, of which charged to no "
+              f"part {max(mem['rss'] - mem['charged'] - mem['base'], 0) / (1 << 20):.1f} MiB")
         print(f"peaks: location memo {p['always_on.memo_bytes'] >> 20} MiB, processes alive "
               f"{p['processes.alive']}, generations {p['processes.generations']}, threads "
               f"{p['processes.threads']}, maps {p['processes.maps']}; binaries "
