@@ -143,7 +143,8 @@ static bool http_date(struct reader *r, int64_t now_ms, unsigned day, struct dat
 	year = now_year - now_year % 100 + yy;
 	if (year > now_year + 50)
 		year -= 100;
-	if (year < 0)
+	/* The years the other forms can write: a clock far off makes no date beyond them. */
+	if (year < 0 || year > 9999)
 		return false;
 	d->year = (unsigned)year;
 	return true;

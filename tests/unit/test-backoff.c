@@ -182,3 +182,17 @@ TEST(retry_after_rfc850_years)
 		    INT64_MAX,
 		    (fg_days_from_civil(1950, 1, 1) - fg_days_from_civil(1940, 1, 1)) * DAY_MS);
 }
+
+TEST(retry_after_clock_far_off)
+{
+	int64_t ms = -1;
+
+	/* A clock at either end of time: its RFC 850 year is no four-digit year, refused. */
+	ASSERT_ERR(fg_retry_after_parse("Sunday, 06-Nov-94 08:49:37 GMT", 30, INT64_MAX, 300000,
+					&ms),
+		   -EINVAL);
+	ASSERT_ERR(fg_retry_after_parse("Sunday, 06-Nov-94 08:49:37 GMT", 30, INT64_MIN, 300000,
+					&ms),
+		   -EINVAL);
+	ASSERT_TRUE(ms == -1);
+}
