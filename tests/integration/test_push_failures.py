@@ -97,9 +97,12 @@ def write_cursor(path, until_s):
         f.write(f"fgd-push 1\nuntil={until_s * 1000}\n")
 
 
-def read_cursor(path):
+def read_cursor(path, with_sent=False):
+    """The cursor's end, Unix seconds (with_sent: and the applications sent of the next)."""
     with open(path) as f:
-        return int(re.search(r"^until=(\d+)$", f.read(), re.M).group(1)) // 1000
+        text = f.read()
+    until = int(re.search(r"^until=(\d+)$", text, re.M).group(1)) // 1000
+    return (until, re.findall(r"^sent=(.*)$", text, re.M)) if with_sent else until
 
 
 def fresh_cursor(tmp, name, back_s):
@@ -158,8 +161,11 @@ def silent_then_good(d, tmp, srv, url, cursor):
     check(not twice, f"sent twice: {twice}")
     froms = [f for _, f in sent]
     check(froms == sorted(froms), f"not oldest first: {froms}")
-    last = read_cursor(cursor)
-    want = list(range(first, last, EVERY_S))
+    # Stopped between two applications, the cursor says which of the next period went.
+    last, partly = read_cursor(cursor, with_sent=True)
+    check(sorted(partly) == sorted(a for a, f in sent if f == last),
+          f"the cursor says {partly} of {last} went: {sent}")
+    want = list(range(first, last + (EVERY_S if partly else 0), EVERY_S))
     check(sorted(set(froms)) == want, f"periods {sorted(set(froms))}, wanted {want}")
     for app in APPS:
         n = sum(1 for a, _ in sent if a == app)
