@@ -152,9 +152,11 @@ def silent_then_good(d, tmp, srv, url, cursor):
     check(rc == 0, f"--every ended with {rc}: {err}")
     waits = [float(w) for w in re.findall(r"^fgctl: push \S+: trying again in ([\d.]+) s",
                                           err, re.M)]
-    # One request a try; each wait at least the last (doubling, jitter in the upper half).
-    check(len(waits) >= 2 and all(a <= b for a, b in zip(waits, waits[1:])),
-          f"waits between tries: {waits}: {err}")
+    # One request a try, a wait after each; each wait at least the last (doubling, jitter in
+    # the upper half).
+    check(len(waits) >= 2 and len(waits) == len(srv.unanswered),
+          f"{len(srv.unanswered)} requests unanswered, {len(waits)} waits: {err}")
+    check(all(a <= b for a, b in zip(waits, waits[1:])), f"waits between tries: {waits}: {err}")
     reqs = srv.take()
     sent = [app_period(q) for q in reqs]
     twice = [k for k, n in collections.Counter(sent).items() if n > 1]
