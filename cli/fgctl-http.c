@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 #include "fgctl-http.h"
@@ -19,6 +20,7 @@ struct fgctl_http {
 	char errbuf[CURL_ERROR_SIZE]; /* curl's words on a failure: it writes here until cleanup */
 	char body[200];               /* the start of the server's reply, for error messages */
 	size_t body_len;
+	struct fgctl_http_result *res; /* borrowed during a request: where its headers go */
 };
 
 struct fgctl_http *fgctl_http__free(struct fgctl_http *h)
@@ -109,13 +111,32 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 	return len;
 }
 
-/* The server's reply as one line: control characters become spaces. */
-static void reply_line(struct fgctl_http *h)
+/* The server's words as one line of a message: control characters (NUL too) become spaces. */
+static void blank_controls(char *s, size_t len)
 {
-	h->body[h->body_len] = '\0';
-	for (size_t i = 0; i < h->body_len; i++)
-		if ((unsigned char)h->body[i] < 0x20 || h->body[i] == 0x7f)
-			h->body[i] = ' ';
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			s[i] = ' ';
+}
+
+/* Keeps the headers that say when to try again; a new response (after a 1xx) starts afresh. */
+static size_t on_header(char *data, size_t size, size_t n, void *ctx)
+{
+	static const char name[] = "retry-after:";
+	struct fgctl_http *h = ctx;
+	size_t len = size * n, k = sizeof(name) - 1;
+
+	if (len >= 5 && memcmp(data, "HTTP/", 5) == 0) {
+		h->res->retry_after[0] = '\0';
+	} else if (len > k && strncasecmp(data, name, k) == 0) {
+		/* The value as it came, CRLF off; fg_retry_after_parse() takes the blanks. */
+		while (len > k && (data[len - 1] == '\n' || data[len - 1] == '\r'))
+			len--;
+		snprintf(h->res->retry_after, sizeof(h->res->retry_after), "%.*s", (int)(len - k),
+			 data + k);
+		blank_controls(h->res->retry_after, strlen(h->res->retry_after));
+	}
+	return size * n;
 }
 
 int fgctl_http__post(struct fgctl_http *h, const char *url, const void *body, size_t len,
@@ -128,6 +149,7 @@ int fgctl_http__post(struct fgctl_http *h, const char *url, const void *body, si
 	CURLcode rc;
 
 	*ret = (struct fgctl_http_result){};
+	h->res = ret;
 	h->body_len = 0;
 	h->errbuf[0] = '\0';
 	/* Each request sets what it needs: nothing of the last one carries over but the connection. */
@@ -143,6 +165,10 @@ int fgctl_http__post(struct fgctl_http *h, const char *url, const void *body, si
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "fgd-push/" FG_VERSION);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
+	/* Never followed, whatever curl's default: the token must not go where a 3xx says. */
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	if (h->ca_file)
 		curl_easy_setopt(c, CURLOPT_CAINFO, h->ca_file);
 	if (h->basic_auth) {
@@ -195,13 +221,23 @@ int fgctl_http__post(struct fgctl_http *h, const char *url, const void *body, si
 		return -EINTR;
 	}
 	if (rc != CURLE_OK) {
+		ret->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
 		snprintf(ret->error, sizeof(ret->error), "%s",
 			 h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
 		return -EIO;
 	}
 	if (ret->status >= 200 && ret->status < 300)
 		return 0;
-	reply_line(h);
+	if (ret->status >= 300 && ret->status < 400) {
+		char *target = NULL;
+
+		/* Where curl would have gone, had it followed: the Location, made absolute. */
+		if (curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &target) == CURLE_OK && target)
+			snprintf(ret->location, sizeof(ret->location), "%s", target);
+		blank_controls(ret->location, strlen(ret->location));
+	}
+	blank_controls(h->body, h->body_len);
+	h->body[h->body_len] = '\0';
 	snprintf(ret->error, sizeof(ret->error), "HTTP %ld%s%s", ret->status,
 		 h->body_len ? ": " : "", h->body);
 	return -EIO;

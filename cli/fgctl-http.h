@@ -24,10 +24,17 @@ struct fgctl_http;
 int fgctl_http__new(const struct fgctl_http_opts *opts, struct fgctl_http **ret);
 struct fgctl_http *fgctl_http__free(struct fgctl_http *h);
 
-/* How a request went. */
+/*
+ * How a request went. Of the server's headers, only what tells when and
+ * where to try again is kept: the text comes from the network, so it is
+ * cut to size and its control characters are blanks.
+ */
 struct fgctl_http_result {
-	long status;     /* the HTTP status; 0 when none came (connection, TLS, timeout) */
-	char error[256]; /* why, when it failed: curl's error or the server's first words */
+	long status;           /* the HTTP status; 0 when none came (connection, TLS, timeout) */
+	bool timed_out;        /* none came within the timeout */
+	char error[256];       /* why, when it failed: curl's error or the server's first words */
+	char retry_after[128]; /* the last response's Retry-After, its first 127 bytes; "" */
+	char location[256];    /* a 3xx's target, resolved against the URL; "" (not followed) */
 };
 
 /* Whether SIGINT or SIGTERM is pending (the caller blocks them): a stop was asked for. */
@@ -38,7 +45,9 @@ bool fgctl_stop_pending(void);
  * part (a file part, as Pyroscope reads "profile"), or as content_type
  * when part is NULL. 0 when it got a 2xx status; -EINTR when a stop was
  * asked for meanwhile (fgctl_stop_pending(): the transfer is abandoned);
- * else -EIO with *ret saying what happened.
+ * -ENOMEM; else -EIO with *ret saying what happened. A redirect is never
+ * followed (the credentials would go with it): it is a failure that says
+ * where it pointed.
  */
 int fgctl_http__post(struct fgctl_http *h, const char *url, const void *body, size_t len,
 		     const char *part, const char *content_type, struct fgctl_http_result *ret);

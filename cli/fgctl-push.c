@@ -19,10 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "backoff.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-http.h"
@@ -67,7 +69,15 @@ enum {
 
 /* Secrets and tenants are short; a file larger than this is not one. */
 #define SECRET_MAX 4096
-#define BACKOFF_MAX_MS 30000
+/*
+ * After a failure push waits 1 s, then 2 s, 4 s... up to a minute, each
+ * drawn in its upper half: a store back from an outage is not met by every
+ * host at once, and one that stays down costs a request a minute.
+ */
+#define BACKOFF_FIRST_MS 1000
+#define BACKOFF_MAX_MS 60000
+/* A server's Retry-After is waited for up to this: a longer one is a mistake, or hostile. */
+#define RETRY_AFTER_MAX_MS 300000
 
 struct push_opts {
 	const char *url;         /* borrowed from argv */
@@ -86,9 +96,17 @@ struct push_stats {
 	uint64_t periods, empty_periods; /* done, and of those, done with nothing to send */
 	uint64_t sent;                   /* profiles the server took */
 	uint64_t failures;               /* requests that failed (each attempt) */
-	uint64_t retries;
+	uint64_t retries;  /* requests tried again at once, after a reply that may change */
+	uint64_t put_off;  /* periods stopped on a failure, to be tried again after the backoff */
 	uint64_t rejected; /* profiles the server refused for good (4xx): given up */
 	uint64_t gap_ms;   /* time not pushed: older than --catch-up */
+};
+
+/* When push tries the store again after a failure (common/backoff.h). */
+struct push_retry {
+	struct fg_backoff schedule;
+	uint64_t seed;     /* the jitter's xorshift64 state, never 0 */
+	int64_t server_ms; /* what the last Retry-After asked, not yet waited for; 0: nothing */
 };
 
 struct push {
@@ -100,6 +118,7 @@ struct push {
 	int cursor_dir_fd;              /* owned: cursor_path's directory, or -1 */
 	const char *cursor_name;        /* borrowed from cursor_path: its last component */
 	char host[256];
+	struct push_retry retry;
 	struct push_stats st;
 	bool failed; /* something was not pushed (--once's exit status) */
 };
@@ -255,6 +274,104 @@ static int cursor_save(struct push *p)
 			strerror(-r));
 	fg_outbuf_done(&b);
 	return r;
+}
+
+/*
+ * A cursor that ends after now: the clock was set back, or the file came
+ * from another host or a backup. No period is due until the clock passes
+ * it, and push would wait without a word, so it is said at start and at
+ * every period until then. True while it is so.
+ */
+static bool cursor_ahead(struct push *p, int64_t now)
+{
+	time_t t = (time_t)(p->cursor.until_ms / 1000);
+	char when[32];
+	struct tm tm;
+
+	if (p->cursor.until_ms <= now)
+		return false;
+	if (!localtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(when, sizeof(when), "?");
+	fprintf(stderr,
+		"fgctl: push: the cursor%s%s ends at %s, %.1f s after now: the clock was set "
+		"back%s; nothing is pushed until the clock passes it%s\n",
+		p->o.cursor_path ? " " : "", p->o.cursor_path ? p->o.cursor_path : "", when,
+		(double)(p->cursor.until_ms - now) / 1000.0,
+		p->o.cursor_path ? ", or the cursor came from another host" : "",
+		p->o.cursor_path ? " (move the cursor away to start from now)" : "");
+	p->failed = true;
+	return true;
+}
+
+/* ---- when to try again ---- */
+
+/* The jitter's draws: xorshift64, seeded apart on each host (retry_init()). */
+static uint64_t retry_draw(void *ctx)
+{
+	uint64_t *x = ctx;
+
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void retry_init(struct push_retry *r)
+{
+	*r = (struct push_retry){
+		.schedule = { .first_ms = BACKOFF_FIRST_MS, .max_ms = BACKOFF_MAX_MS },
+	};
+	/* Pushers restarted together (a fleet's deploy) must not back off together. */
+	if (getrandom(&r->seed, sizeof(r->seed), GRND_NONBLOCK) != (ssize_t)sizeof(r->seed))
+		r->seed = (uint64_t)wall_ms() ^ (uint64_t)getpid() << 32;
+	r->seed |= 1;
+}
+
+/* A request went through: the store is back, the next failure waits from the start again. */
+static void retry_reset(struct push_retry *r)
+{
+	fg_backoff__reset(&r->schedule);
+	r->server_ms = 0;
+}
+
+/* The server's Retry-After, if it gave one: the next wait is at least that. */
+static void retry_note(struct push_retry *r, const char *app, const struct fgctl_http_result *res)
+{
+	int64_t ms;
+
+	if (!res->retry_after[0])
+		return;
+	if (fg_retry_after_parse(res->retry_after, strlen(res->retry_after), wall_ms(), INT64_MAX,
+				 &ms) < 0) {
+		fprintf(stderr,
+			"fgctl: push of %s: the server's Retry-After '%s' is neither seconds nor "
+			"an HTTP date, ignoring it\n",
+			app, res->retry_after);
+		return;
+	}
+	if (ms > RETRY_AFTER_MAX_MS)
+		fprintf(stderr,
+			"fgctl: push of %s: the server asks to wait %.0f s (Retry-After), longer "
+			"than push waits: %d s\n",
+			app, (double)ms / 1000.0, RETRY_AFTER_MAX_MS / 1000);
+	r->server_ms = MIN(ms, (int64_t)RETRY_AFTER_MAX_MS);
+}
+
+/*
+ * Waits before what (a message's subject) is tried again: the backoff's
+ * next delay, or what the server asked if longer. Said, as every failure
+ * is. True when a stop was asked for meanwhile.
+ */
+static bool retry_wait(struct push_retry *r, const char *what)
+{
+	int64_t ms = fg_backoff__next(&r->schedule, retry_draw, &r->seed);
+	bool server = r->server_ms > ms;
+
+	ms = MAX(ms, r->server_ms);
+	r->server_ms = 0;
+	fprintf(stderr, "fgctl: %s: trying again in %.1f s%s\n", what, (double)ms / 1000.0,
+		server ? ", as the server asked (Retry-After)" : "");
+	return fgctl_wait_for_signal(ms);
 }
 
 /* ---- one period ---- */
@@ -494,21 +611,26 @@ static int folded_body(const struct fg_folded *m, size_t roots, struct fg_outbuf
 	return b->err;
 }
 
-/* Whether a failed request may succeed when tried again. */
+/* Whether a server's refusal may change when the request is tried again. */
 static bool retryable(const struct fgctl_http_result *res)
 {
-	return res->status == 0 || res->status == 408 || res->status == 429 || res->status >= 500;
+	return res->status == 408 || res->status == 429 || res->status >= 500;
 }
 
 /*
- * POSTs one profile, trying again with backoff (1 s, doubling up to 30 s)
- * while the failure may pass. 0 when sent, -EREMOTEIO when refused for
- * good, -EAGAIN when every try failed, -EINTR when interrupted.
+ * POSTs one profile. A reply that may change (408, 429, 5xx) is tried again
+ * after the backoff, at most --retries times. No reply (a timeout, no
+ * connection) is not: the next request would wait as long, so the period
+ * stops at once. Nor is a redirect, which is not followed (the credentials
+ * would go with it) and needs --url changed, yet is no refusal of the
+ * profile. 0 when sent; -EREMOTEIO when refused for good; -EAGAIN when the
+ * period stops here, to be tried again after the backoff (said why);
+ * -EINTR; -ENOMEM.
  */
 static int post(struct push *p, const char *app, const char *url, const void *body, size_t len)
 {
 	struct fgctl_http_result res;
-	int64_t backoff = 1000;
+	char what[FG_INGEST_MAX_APP + 16];
 
 	for (uint32_t attempt = 0;; attempt++) {
 		int r = fgctl_http__post(p->http, url, body, len,
@@ -517,27 +639,45 @@ static int post(struct push *p, const char *app, const char *url, const void *bo
 
 		if (r == 0) {
 			p->st.sent++;
+			retry_reset(&p->retry);
 			return 0;
 		}
-		if (r == -EINTR)
+		if (r != -EIO)
 			return r;
 		p->st.failures++;
+		retry_note(&p->retry, app, &res);
+		if (res.status == 0) {
+			fprintf(stderr, "fgctl: push of %s failed: the store %s: %s\n", app,
+				res.timed_out ? "did not answer in time (--timeout)" :
+						"could not be reached",
+				res.error);
+			return -EAGAIN;
+		}
+		if (res.status >= 300 && res.status < 400) {
+			fprintf(stderr,
+				"fgctl: push of %s failed: %s, a redirect to %s, which push does "
+				"not follow (the credentials would go with it); the period stays "
+				"due: point --url at the store itself\n",
+				app, res.error,
+				res.location[0] ? res.location : "nowhere (no Location)");
+			return -EAGAIN;
+		}
 		fprintf(stderr, "fgctl: push of %s failed: %s\n", app, res.error);
 		if (!retryable(&res))
 			return -EREMOTEIO;
 		if (attempt >= p->o.retries)
 			return -EAGAIN;
 		p->st.retries++;
-		if (fgctl_wait_for_signal(backoff))
+		snprintf(what, sizeof(what), "push of %s", app);
+		if (retry_wait(&p->retry, what))
 			return -EINTR;
-		backoff = MIN(backoff * 2, (int64_t)BACKOFF_MAX_MS);
 	}
 }
 
 /*
- * Sends one application's profile, trying again with backoff. 0 when sent,
- * -EREMOTEIO when the server refused it for good, -EAGAIN when it failed
- * every try, -EINTR when interrupted.
+ * Sends one application's profile (post()). 0 when sent, -EREMOTEIO when
+ * the server refused it for good, -EAGAIN when the period stops on it,
+ * -EINTR when interrupted.
  */
 static int send_app(struct push *p, const char *app, const struct fg_folded *m, int64_t from,
 		    int64_t until, uint32_t rate, const char *comment)
@@ -590,8 +730,9 @@ static int send_app(struct push *p, const char *app, const struct fg_folded *m, 
 
 /*
  * Pushes [from, until): every application not sent yet, then the cursor
- * moves past it. -EAGAIN when some application could not be sent (the
- * period stays; what was sent is in the cursor), -EINTR, or another error.
+ * moves past it. -EAGAIN when an application could not be sent: the
+ * period stops there, the rest untried, and stays due (what was sent is in
+ * the cursor); -EINTR, or another error.
  */
 static int push_period(struct push *p, int64_t from, int64_t until)
 {
@@ -600,7 +741,8 @@ static int push_period(struct push *p, int64_t from, int64_t until)
 	uint32_t rate = 0;
 	size_t sent = 0, refused = 0;
 	char a[16], b[16], comment[256] = "";
-	int r, pending = 0;
+	bool stopped = false;
+	int r;
 
 	r = fetch(p, from, until, &all, &rate, comment, sizeof(comment));
 	if (r == -ENODATA) {
@@ -627,10 +769,14 @@ static int push_period(struct push *p, int64_t from, int64_t until)
 		}
 		r = send_app(p, app, apps.v[i].model, from, until, rate, comment);
 		if (r == -EAGAIN) {
-			/* The others go on: each is kept in the cursor once sent. */
-			pending++;
+			/*
+			 * The rest would meet the same store, each with its retries: a 429
+			 * storm would become applications x (retries + 1) requests. They wait
+			 * for the backoff with the period.
+			 */
+			stopped = true;
 			r = 0;
-			continue;
+			break;
 		}
 		if (r == -EREMOTEIO) {
 			/* Refused as it is, it would be refused again: given up, said, counted. */
@@ -652,11 +798,12 @@ static int push_period(struct push *p, int64_t from, int64_t until)
 			"fgctl: push %s-%s: %zu of %zu applications sent (%" PRIu64
 			" samples)%s%s\n",
 			hms(from, a), hms(until, b), sent, apps.n, (uint64_t)fg_folded__total(all),
-			refused ? ", some refused" : "", pending ? ", some to retry" : "");
+			refused ? ", some refused" : "",
+			stopped ? ", stopped: the rest is tried again later" : "");
 	apps_done(&apps);
 	if (r < 0)
 		return r;
-	if (pending)
+	if (stopped)
 		return -EAGAIN;
 	p->st.periods++;
 	fg_ingest_cursor_advance(&p->cursor, until);
@@ -670,9 +817,10 @@ static void report(const struct push *p)
 	fprintf(stderr,
 		"fgctl: push: %" PRIu64 " periods (%" PRIu64 " without samples), %" PRIu64
 		" profiles sent, %" PRIu64 " failed requests, %" PRIu64 " retries, %" PRIu64
-		" refused, %.1f s not pushed (older than --catch-up)\n",
-		s->periods, s->empty_periods, s->sent, s->failures, s->retries, s->rejected,
-		(double)s->gap_ms / 1000.0);
+		" periods put off, %" PRIu64 " refused, %.1f s not pushed (older than "
+		"--catch-up)\n",
+		s->periods, s->empty_periods, s->sent, s->failures, s->retries, s->put_off,
+		s->rejected, (double)s->gap_ms / 1000.0);
 }
 
 /*
@@ -699,9 +847,18 @@ static int run(struct push *p)
 		int64_t now = wall_ms();
 		bool due = fg_ingest_next_period(&p->o.plan, p->cursor.until_ms, now, &from, &until,
 						 &gap_from, &gap_until);
-		char a[16], b[16];
+		char a[16], b[16], what[64];
 		int r;
 
+		if (cursor_ahead(p, now)) {
+			if (p->o.once)
+				return FGCTL_EXIT_FAILURE;
+			/* Said again a period later, or once the clock has passed it. */
+			if (fgctl_wait_for_signal(
+				    MIN(p->o.plan.every_ms, p->cursor.until_ms - now + 1)))
+				return interrupted(p);
+			continue;
+		}
 		if (gap_until > gap_from) {
 			/* Beyond what push catches up: said, counted, and the cursor moves on. */
 			fprintf(stderr,
@@ -727,10 +884,16 @@ static int run(struct push *p)
 			return interrupted(p);
 		if (r == -EAGAIN) {
 			p->failed = true;
-			/* --once gives up on it; --every tries the period again a period later. */
+			p->st.put_off++;
+			/*
+			 * --once gives up on it; --every tries it again, whole, from the
+			 * cursor, once the backoff is over: then the periods missed
+			 * meanwhile follow, oldest first.
+			 */
 			if (p->o.once)
 				return FGCTL_EXIT_FAILURE;
-			if (fgctl_wait_for_signal(p->o.plan.every_ms))
+			snprintf(what, sizeof(what), "push %s-%s", hms(from, a), hms(until, b));
+			if (retry_wait(&p->retry, what))
 				return interrupted(p);
 			continue;
 		}
@@ -738,6 +901,7 @@ static int run(struct push *p)
 			fprintf(stderr, "fgctl: push: %s\n", strerror(-r));
 			return FGCTL_EXIT_FAILURE;
 		}
+		retry_reset(&p->retry);
 	}
 }
 
@@ -771,8 +935,9 @@ static const char help[] =
 	"      --tenant ID          send 'X-Scope-OrgID: ID'\n"
 	"      --connect-timeout SPAN  (default 5s)\n"
 	"      --timeout SPAN       a request's whole time (default 30s)\n"
-	"      --retries N          tries again after a failed request, with backoff\n"
-	"                           from 1 s (default 3)\n"
+	"      --retries N          tries again after a reply that may change (408, 429,\n"
+	"                           5xx), with backoff from 1 s (default 3); no answer,\n"
+	"                           a redirect or the last retry puts the period off\n"
 	"  -q, --quiet              no line per period; failures and the last line, what\n"
 	"                           was done, are still written\n"
 	"      --config FILE        options from FILE first, a 'key = value' line each: the\n"
@@ -1114,6 +1279,7 @@ int fgctl_verb_push(const struct fgctl_ctx *ctx, int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	retry_init(&p.retry);
 	r = run(&p);
 	/* What was done, always: the one line a service's log needs at its stop. */
 	report(&p);

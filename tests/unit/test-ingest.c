@@ -197,6 +197,13 @@ TEST(periods)
 	ASSERT_U64_EQ(gu, 1003605000);
 	ASSERT_U64_EQ(from, 1003605000);
 	ASSERT_U64_EQ(until, 1003620000);
+	/* A cursor after now (the clock set back): nothing due until it passes, and no gap. */
+	ASSERT_TRUE(!fg_ingest_next_period(&plan, 1000050000, 1000000000, &from, &until, &gf, &gu));
+	ASSERT_U64_EQ(from, 1000050000);
+	ASSERT_U64_EQ(until, 1000065000);
+	ASSERT_TRUE(gf == gu);
+	ASSERT_TRUE(!fg_ingest_next_period(&plan, 1000050000, 1000074999, &from, &until, &gf, &gu));
+	ASSERT_TRUE(fg_ingest_next_period(&plan, 1000050000, 1000075000, &from, &until, &gf, &gu));
 	/* Times before 1970 still round down. */
 	plan.first_ms = 0;
 	ASSERT_TRUE(!fg_ingest_next_period(&plan, 0, -1, &from, &until, &gf, &gu));
