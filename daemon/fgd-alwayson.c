@@ -27,6 +27,8 @@
 #define HISTORY_MERGES_PER_SLICE 1
 /* The waiting room of samples whose binaries are being read (fgd-resolve.h). */
 #define WAITING_MAX_BYTES (8ULL << 20)
+/* At a flush (shutdown, reload), the most time given to the blocks in the off-CPU ring. */
+#define FLUSH_BLOCKS_NS (10ULL * 1000000ULL)
 
 struct fgd_alwayson {
 	struct fgd_alwayson_opts opts; /* its pointers borrowed */
@@ -340,24 +342,17 @@ static uint64_t charged_bytes(const struct fgd_alwayson *a)
 	return memo_bytes(a) + (a->offcpu ? fg_offcpu__bytes(a->offcpu) : 0);
 }
 
-void fgd_alwayson__drain(struct fgd_alwayson *a)
+/*
+ * After a drain: between two drops of the memo its tables may not grow
+ * past MEMO_MAX_BYTES twice, nor past what the budget's recordings part
+ * has room for: new locations wait. The window is charged every round: its
+ * open slice grows between ticks.
+ */
+static void account(struct fgd_alwayson *a)
 {
 	struct fg_window_stats ws;
 	uint64_t bytes;
 
-	a->wall_offset = fgd_wall_offset_ns();
-	/* First what waited: a binary it needed may have been read since. */
-	fg_resolver__replay(a->res, false);
-	if (a->events)
-		fg_evset__drain(a->events, on_record, a);
-	else
-		(void)fg_offcpu__drain(a->offcpu, on_block, a);
-	/*
-	 * Between two drops of the memo its tables may not grow past this, nor
-	 * past what the budget's recordings part has room for: new locations
-	 * wait. The window is charged every round: its open slice grows between
-	 * ticks.
-	 */
 	bytes = memo_bytes(a);
 	fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, charged_bytes(a));
 	if (!fg_resolver__frozen(a->res)) {
@@ -371,6 +366,28 @@ void fgd_alwayson__drain(struct fgd_alwayson *a)
 	fg_window__stats(a->window, &ws);
 	fg_budget__account(a->budget, FG_BUDGET_WINDOW, &a->window_charged, ws.bytes);
 	account_rings(a);
+}
+
+void fgd_alwayson__drain(struct fgd_alwayson *a)
+{
+	if (!a->events)
+		return;
+	a->wall_offset = fgd_wall_offset_ns();
+	/* First what waited: a binary it needed may have been read since. */
+	fg_resolver__replay(a->res, false);
+	fg_evset__drain(a->events, on_record, a);
+	account(a);
+}
+
+bool fgd_alwayson__drain_blocks(struct fgd_alwayson *a, uint64_t deadline)
+{
+	if (!a->offcpu)
+		return false;
+	a->wall_offset = fgd_wall_offset_ns();
+	fg_resolver__replay(a->res, false);
+	(void)fg_offcpu__drain(a->offcpu, on_block, a, deadline);
+	account(a);
+	return fg_offcpu__behind(a->offcpu);
 }
 
 /* Writes slice s, ending at end_ms, to the history. Failures are counted there and logged once. */
@@ -438,7 +455,8 @@ void fgd_alwayson__flush(struct fgd_alwayson *a)
 {
 	/* Off-CPU: the blocks in the ring, and those still waiting for a user stack. */
 	if (a->offcpu) {
-		(void)fg_offcpu__drain(a->offcpu, on_block, a);
+		(void)fg_offcpu__drain(a->offcpu, on_block, a, fgd_now() + FLUSH_BLOCKS_NS);
+		(void)fg_offcpu__abandon(a->offcpu);
 		(void)fg_offcpu__flush(a->offcpu, on_block, a);
 	}
 	/* Samples still waiting for the loader go in with what is known: fgd is stopping. */
@@ -512,7 +530,8 @@ int fgd_alwayson__status(const struct fgd_alwayson *a, struct fg_status_always_o
 		struct fg_offcpu_stats os;
 
 		fg_offcpu__stats(a->offcpu, &os);
-		c = (struct fg_cpu_counters){ .lost = os.lost_threads + os.lost_ring };
+		c = (struct fg_cpu_counters){ .lost = os.lost_threads + os.lost_ring +
+						      os.lost_late };
 	}
 	fg_resolver__stats(a->res, &rs);
 	st = (struct fg_status_always_on){
@@ -603,7 +622,7 @@ int fgd_alwayson__status_off_cpu(const struct fgd_alwayson *a, struct fg_status_
 	ret->min_block_us = a->min_block_us;
 	ret->blocks = os.events;
 	ret->blocked_us = os.blocked_ns / 1000;
-	ret->lost = os.lost_threads + os.lost_ring;
+	ret->lost = os.lost_threads + os.lost_ring + os.lost_late;
 	ret->stacks_not_taken = os.kernel_stack_failed + os.user_stack_failed;
 	ret->user_dump_failed = os.user_dump_failed;
 	ret->switch_ins_unseen = os.switch_ins_unseen;

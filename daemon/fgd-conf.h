@@ -32,6 +32,14 @@
 /* OffCpuMinBlockUSec=: as fgctl record --off-cpu's --min-block. */
 #define FGD_DEFAULT_OFF_CPU_MIN_BLOCK_US 1
 #define FGD_MAX_OFF_CPU_MIN_BLOCK_US 10000000
+/*
+ * OffCpuUserRate=: the blocks a second a non-root user's off-CPU (or
+ * wall-clock) recording keeps at most; 0: no limit. The default is the
+ * blocks fgd names in a few hundredths of a CPU second each second (DWARF
+ * mode), as a user's sampling is held to 1000 Hz (docs/PERFORMANCE.md).
+ */
+#define FGD_DEFAULT_OFF_CPU_USER_RATE 10000
+#define FGD_MAX_OFF_CPU_USER_RATE 10000000
 /* systemd's StateDirectory=fgd is always under /var/lib. */
 #define FGD_DEFAULT_STATE_DIRECTORY "/var/lib/fgd"
 /* ReaderGroup='s default, when a group of that name exists (systemd/fgd.sysusers makes it). */
@@ -67,9 +75,10 @@ struct fgd_config {
 	uint32_t window_seconds;       /* WindowSec= */
 	bool off_cpu;                  /* OffCpu=: always-on off-CPU too (BPF) */
 	uint32_t off_cpu_min_block_us; /* OffCpuMinBlockUSec=: shorter blocks are not kept */
-	uint64_t memory_max;           /* MemoryMax=, bytes: the whole daemon's memory budget */
-	const char *state_directory;   /* owned; StateDirectory=: the on-disk history */
-	uint64_t history_max;          /* HistoryMax=: bytes of history kept on disk */
+	uint32_t off_cpu_user_rate;  /* OffCpuUserRate=: blocks/s of a non-root recording; 0: any */
+	uint64_t memory_max;         /* MemoryMax=, bytes: the whole daemon's memory budget */
+	const char *state_directory; /* owned; StateDirectory=: the on-disk history */
+	uint64_t history_max;        /* HistoryMax=: bytes of history kept on disk */
 	uint64_t jit_map_max; /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */
 	struct fg_compaction_policy history_policy; /* HistoryTiers=, HistoryKeepSec= */
 };

@@ -23,6 +23,18 @@
 /* fgd_engine__tick() is called this often; CFI of a binary no sample needed for this long is dropped. */
 #define TICK_NS (1000ULL * 1000000ULL)
 #define UNWIND_IDLE_NS (600ULL * 1000000000ULL)
+/*
+ * Off-CPU blocks are drained after every sampling ring, within this long a
+ * round for all the off-CPU sources together (drain_blocks()): a thread
+ * storm makes blocks faster than the loop can unwind them (238,000 in 8 s
+ * of one Python program), and drained whole they held the loop for 1.7 s.
+ * Blocks left behind wait BLOCKS_PAUSE_NS for the next round, while the
+ * loop serves clients and the sampling rings: a source behind has at most
+ * a third of the loop's time, and the blocks its ring cannot take are
+ * lost, counted (lost_ring), as are those left at its end (lost_late).
+ */
+#define BLOCKS_ROUND_NS (10ULL * 1000000ULL)
+#define BLOCKS_PAUSE_NS (20ULL * 1000000ULL)
 
 struct fgd_engine {
 	const struct fgd_config *conf; /* borrowed: fgd.c's, swapped whole on reload */
@@ -52,6 +64,15 @@ struct fgd_engine {
 	 */
 	struct fgd_watch ring_watch;
 	bool drain_wanted;
+	/*
+	 * The off-CPU sources' rings wake the loop through this one, so that
+	 * one behind (blocks_behind) waits for blocks_due whatever it says.
+	 */
+	struct fgd_watch blocks_watch;
+	bool blocks_wanted;
+	bool blocks_behind;  /* the last round left blocks in a ring */
+	uint64_t blocks_due; /* CLOCK_MONOTONIC ns: the next round for them when behind */
+	size_t blocks_first; /* where the next round's turn of the off-CPU sources begins */
 
 	struct fgd_alwayson *alwayson;  /* owned; NULL when always-on sampling is off */
 	struct fgd_alwayson *offcpu_on; /* owned; NULL when always-on off-CPU is off */
@@ -72,6 +93,14 @@ static void ring_event(struct fgd_watch *w, uint32_t events)
 	e->drain_wanted = true;
 }
 
+static void blocks_event(struct fgd_watch *w, uint32_t events)
+{
+	struct fgd_engine *e =
+		(struct fgd_engine *)((uint8_t *)w - offsetof(struct fgd_engine, blocks_watch));
+
+	e->blocks_wanted = true;
+}
+
 /* Loads finished: hand their results over, and let the samples that waited for them go on. */
 static void loader_event(struct fgd_watch *w, uint32_t events)
 {
@@ -85,13 +114,14 @@ static void loader_event(struct fgd_watch *w, uint32_t events)
 /*
  * A source's rings: its per-CPU events (NULL: none), and the off-CPU ring's
  * fd (-1: none). That one is edge-triggered: it stays readable while the
- * ring holds anything, and the program asks for a wakeup only when the
- * ring fills (offcpu.bpf.c), which is when a round is wanted sooner.
+ * ring holds anything, and the program asks for a wakeup only as the ring
+ * fills past a quarter (offcpu.bpf.c), which is when a round is wanted
+ * sooner.
  */
 static int watch_rings(struct fgd_engine *e, const struct fg_evset *events, int ring_fd)
 {
 	int r = ring_fd >= 0 ?
-			fgd_loop__add_fd(e->loop, ring_fd, &e->ring_watch, EPOLLIN | EPOLLET) :
+			fgd_loop__add_fd(e->loop, ring_fd, &e->blocks_watch, EPOLLIN | EPOLLET) :
 			0;
 
 	for (size_t i = 0; r >= 0 && events && i < fg_evset__n(events); i++)
@@ -304,6 +334,7 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 	e->loop = loop;
 	e->started = fgd_now();
 	e->ring_watch = (struct fgd_watch){ .fd = -1, .fn = ring_event };
+	e->blocks_watch = (struct fgd_watch){ .fd = -1, .fn = blocks_event };
 	if (gethostname(e->hostname, sizeof(e->hostname) - 1) < 0)
 		snprintf(e->hostname, sizeof(e->hostname), "localhost");
 
@@ -401,6 +432,40 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 	return 0;
 }
 
+/*
+ * The off-CPU sources' blocks, within BLOCKS_ROUND_NS for all of them: each
+ * in turn gets an even share of what is left (what one did not need goes
+ * to those after it), the first one a different source each round, so
+ * that none is always left the least. A source behind keeps its blocks in
+ * its own ring: no other consumer gives up anything for it.
+ */
+static void drain_blocks(struct fgd_engine *e)
+{
+	size_t n = e->n_recs + 1, left = e->offcpu_on ? 1 : 0;
+	uint64_t end = fgd_now() + BLOCKS_ROUND_NS;
+	bool behind = false;
+
+	for (size_t i = 0; i < e->n_recs; i++)
+		left += fg_recording__ring_fd(e->recs[i]) >= 0;
+	for (size_t k = 0; k < n && left > 0; k++) {
+		size_t i = (e->blocks_first + k) % n;
+		uint64_t now = fgd_now(), share = now < end ? (end - now) / left : 0;
+
+		if (i < e->n_recs && fg_recording__ring_fd(e->recs[i]) >= 0)
+			behind |= fg_recording__drain_blocks(e->recs[i], now + share);
+		else if (i == e->n_recs && e->offcpu_on)
+			behind |= fgd_alwayson__drain_blocks(e->offcpu_on, now + share);
+		else
+			continue;
+		left--;
+	}
+	e->blocks_first++;
+	e->blocks_wanted = false;
+	e->blocks_behind = behind;
+	if (behind)
+		e->blocks_due = fgd_now() + BLOCKS_PAUSE_NS;
+}
+
 static void on_tracking_record(void *ctx, const struct fg_record *rec)
 {
 	struct fgd_engine *e = ctx;
@@ -438,10 +503,11 @@ void fgd_engine__drain(struct fgd_engine *e)
 		fgd_alwayson__drain(e->alwayson);
 		fgd_alwayson__tick(e->alwayson, fgd_wall_ms());
 	}
-	if (e->offcpu_on) {
-		fgd_alwayson__drain(e->offcpu_on);
+	/* Every sampling ring is drained: off-CPU blocks come after them, bounded. */
+	if (!e->blocks_behind || fgd_now() >= e->blocks_due)
+		drain_blocks(e);
+	if (e->offcpu_on)
 		fgd_alwayson__tick(e->offcpu_on, fgd_wall_ms());
-	}
 	fg_loader__release(e->loader);
 	e->drain_wanted = false;
 }
@@ -453,7 +519,13 @@ void fgd_engine__feed_tracking(struct fgd_engine *e, const struct fg_record *rec
 
 bool fgd_engine__drain_wanted(const struct fgd_engine *e)
 {
-	return e->drain_wanted;
+	/* A ring behind waits for its time: its wakeups say only that it is still full. */
+	return e->drain_wanted || (e->blocks_wanted && !e->blocks_behind);
+}
+
+uint64_t fgd_engine__blocks_due(const struct fgd_engine *e)
+{
+	return e->blocks_behind ? e->blocks_due : UINT64_MAX;
 }
 
 bool fgd_engine__busy(const struct fgd_engine *e)

@@ -90,6 +90,11 @@ void fgd_engine__feed_tracking(struct fgd_engine *e, const struct fg_record *rec
 
 /* Whether a ring or the loader asked for a drain round since the last. */
 bool fgd_engine__drain_wanted(const struct fgd_engine *e);
+/*
+ * When off-CPU blocks left behind by the last round are due
+ * (CLOCK_MONOTONIC ns): the loop holds a round then. UINT64_MAX: none.
+ */
+uint64_t fgd_engine__blocks_due(const struct fgd_engine *e);
 /* Whether any recording samples, or waits to finish: drain rounds come often then. */
 bool fgd_engine__busy(const struct fgd_engine *e);
 

@@ -30,6 +30,12 @@
  */
 #define WAITING_MIN_BYTES (8ULL << 20)
 #define WAITING_MAX_BYTES (64ULL << 20)
+/*
+ * At finish, the most time given to the blocks an off-CPU source's ring
+ * still holds, as to any drain's (fgd-engine.c): the server let a
+ * recording behind catch up first. What is left then is counted as lost.
+ */
+#define FINISH_BLOCKS_NS (10ULL * 1000000ULL)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_recording *, fg_recording__free);
@@ -250,7 +256,7 @@ static int group_frame(struct fg_recording *r, const struct fg_sample *s,
 /* Blocks the off-CPU source lost (the stacks it could not take are not losses). */
 static uint64_t offcpu_lost(const struct fg_offcpu_stats *o)
 {
-	return o->lost_threads + o->lost_ring;
+	return o->lost_threads + o->lost_ring + o->lost_late;
 }
 
 /* Whether counts are µs (off-CPU, wall-clock) rather than samples. */
@@ -315,6 +321,7 @@ static int offcpu_open(struct fg_recording *r, const char **ret_why)
 		.stack_dump = r->opts.call_graph == FG_CALL_GRAPH_DWARF ? r->opts.stack_dump : 0,
 		.pids = r->n_targets ? pids : NULL,
 		.n_pids = r->n_targets,
+		.max_rate = r->opts.off_cpu_rate,
 	};
 	const char *why = NULL;
 	int err;
@@ -483,26 +490,17 @@ void fg_recording__feed(struct fg_recording *r, const struct fg_record *rec)
 		fg_resolver__sample(r->res, rec);
 }
 
-void fg_recording__drain(struct fg_recording *r)
+/*
+ * After a drain: what the tables hold is charged, and checked once a round,
+ * not per sample: past the client's limit, or with no room left in the
+ * daemon's budget (its recordings part, or the total), the tables stop
+ * growing. Known stacks keep counting; new ones are dropped, and counted.
+ */
+static void account_tables(struct fg_recording *r)
 {
 	uint64_t bytes;
 	bool full;
 
-	if (r->state == FINISHED)
-		return;
-	r->wall_offset = fgd_wall_offset_ns();
-	/* First what waited: a binary it needed may have been read since. */
-	fg_resolver__replay(r->res, false);
-	if (r->events)
-		fg_evset__drain(r->events, on_record, r);
-	if (r->offcpu)
-		(void)fg_offcpu__drain(r->offcpu, on_block, r);
-	/*
-	 * Checked once a round, not per sample: past the client's limit, or
-	 * with no room left in the daemon's budget (its recordings part, or
-	 * the total), the tables stop growing. Known stacks keep counting; new
-	 * ones are dropped, and counted.
-	 */
 	bytes = fg_folded__bytes(r->model) + fg_resolver__bytes(r->res) +
 		(r->offcpu ? fg_offcpu__bytes(r->offcpu) : 0) + times_bytes(&r->times) +
 		(r->locs ? fg_loc_profile__bytes(r->locs) : 0);
@@ -522,15 +520,49 @@ void fg_recording__drain(struct fg_recording *r)
 	}
 }
 
+void fg_recording__drain(struct fg_recording *r)
+{
+	if (r->state == FINISHED || !r->events)
+		return;
+	r->wall_offset = fgd_wall_offset_ns();
+	/* First what waited: a binary it needed may have been read since. */
+	fg_resolver__replay(r->res, false);
+	fg_evset__drain(r->events, on_record, r);
+	account_tables(r);
+}
+
+bool fg_recording__drain_blocks(struct fg_recording *r, uint64_t deadline)
+{
+	if (r->state == FINISHED || !r->offcpu)
+		return false;
+	r->wall_offset = fgd_wall_offset_ns();
+	/* A wall-clock recording's waiting samples went again with its events. */
+	if (!r->events)
+		fg_resolver__replay(r->res, false);
+	(void)fg_offcpu__drain(r->offcpu, on_block, r, deadline);
+	account_tables(r);
+	return fg_offcpu__behind(r->offcpu);
+}
+
+bool fg_recording__behind(const struct fg_recording *r)
+{
+	return r->state != FINISHED && r->offcpu && fg_offcpu__behind(r->offcpu);
+}
+
 /* ---- lifecycle ---- */
 
 void fg_recording__stop(struct fg_recording *r)
 {
 	if (r->state != RUNNING)
 		return;
-	/* Off-CPU blocks that end after this are left out as they come (on_block()). */
+	/*
+	 * Off-CPU blocks that end after this are left out as they come
+	 * (on_block()); the program stops, so the ring holds no more than now.
+	 */
 	if (r->events)
 		(void)fg_evset__disable(r->events);
+	if (r->offcpu)
+		fg_offcpu__stop(r->offcpu);
 	r->stopped = fgd_now();
 	r->state = STOPPED;
 }
@@ -609,6 +641,15 @@ const struct fg_stack_quality *fg_recording__stack_quality(const struct fg_recor
 enum fg_call_graph fg_recording__call_graph(const struct fg_recording *r)
 {
 	return r->opts.call_graph;
+}
+
+uint64_t fg_recording__rate_limited(const struct fg_recording *r)
+{
+	struct fg_offcpu_stats o = r->offcpu_stats;
+
+	if (r->offcpu)
+		fg_offcpu__stats(r->offcpu, &o);
+	return o.rate_limited;
 }
 
 uint64_t fg_recording__lost(const struct fg_recording *r)
@@ -822,8 +863,14 @@ int fg_recording__finish(struct fg_recording *r)
 		ro.palette = FG_PALETTE_IO;
 	fg_recording__stop(r);
 	if (r->offcpu) {
-		/* What the ring still holds, what waits for a stack copy, then the source's figures, kept. */
-		(void)fg_offcpu__drain(r->offcpu, on_block, r);
+		/*
+		 * What the ring still holds, within a bound (the server gave a
+		 * recording behind time to catch up: what is left then is counted
+		 * as lost), what waits for a stack copy, then the source's
+		 * figures, kept.
+		 */
+		(void)fg_offcpu__drain(r->offcpu, on_block, r, fgd_now() + FINISH_BLOCKS_NS);
+		(void)fg_offcpu__abandon(r->offcpu);
 		(void)fg_offcpu__flush(r->offcpu, on_block, r);
 		fg_offcpu__stats(r->offcpu, &r->offcpu_stats);
 		r->offcpu = fg_offcpu__free(r->offcpu);
@@ -928,6 +975,9 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 		fg_json_add_int(o, "blocked_us", (int64_t)r->blocked_us);
 		fg_json_add_int(o, "lost_threads", (int64_t)r->offcpu_stats.lost_threads);
 		fg_json_add_int(o, "lost_ring", (int64_t)r->offcpu_stats.lost_ring);
+		fg_json_add_int(o, "lost_late", (int64_t)r->offcpu_stats.lost_late);
+		fg_json_add_int(o, "rate_limit", (int64_t)r->opts.off_cpu_rate);
+		fg_json_add_int(o, "rate_limited", (int64_t)r->offcpu_stats.rate_limited);
 		fg_json_add_int(o, "kernel_stack_failed",
 				(int64_t)r->offcpu_stats.kernel_stack_failed);
 		fg_json_add_int(o, "user_stack_failed", (int64_t)r->offcpu_stats.user_stack_failed);

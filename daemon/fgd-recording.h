@@ -39,6 +39,8 @@ struct fg_recording_opts {
 	uint32_t stack_dump;           /* DWARF: bytes of user stack per sample */
 	size_t ring_pages;
 	uint64_t max_bytes; /* a client's limit on the aggregate; past it, new stacks are dropped */
+	/* off-CPU and wall-clock: blocks a second kept at most (fg_offcpu_opts.max_rate); 0: any */
+	uint64_t off_cpu_rate;
 	const char *hostname; /* borrowed for the call */
 };
 
@@ -71,8 +73,20 @@ int fg_recording__ring_fd(const struct fg_recording *r);
  */
 void fg_recording__feed(struct fg_recording *r, const struct fg_record *rec);
 
-/* Drains what the last snapshot of the events saw into the aggregate. */
+/*
+ * Drains what the last snapshot of the per-CPU events saw into the
+ * aggregate; an off-CPU source's blocks come with fg_recording__drain_blocks().
+ */
 void fg_recording__drain(struct fg_recording *r);
+
+/*
+ * Drains the off-CPU source's blocks (off-CPU and wall-clock recordings)
+ * until deadline (CLOCK_MONOTONIC ns) at most (fg_offcpu__drain()).
+ * Returns whether blocks were left behind for the next round.
+ */
+bool fg_recording__drain_blocks(struct fg_recording *r, uint64_t deadline);
+/* Whether the last drain of its blocks left some behind: a stopped recording waits for them. */
+bool fg_recording__behind(const struct fg_recording *r);
 
 /* Stops sampling. Call one more drain round after it, then finish. */
 void fg_recording__stop(struct fg_recording *r);
@@ -105,6 +119,8 @@ uint64_t fg_recording__samples(const struct fg_recording *r);
 const struct fg_stack_quality *fg_recording__stack_quality(const struct fg_recording *r);
 enum fg_call_graph fg_recording__call_graph(const struct fg_recording *r);
 uint64_t fg_recording__lost(const struct fg_recording *r);
+/* Off-CPU blocks not kept: past the recording's rate (off_cpu_rate). */
+uint64_t fg_recording__rate_limited(const struct fg_recording *r);
 /* CLOCK_MONOTONIC ns when sampling started; and when it stopped (0 while running). */
 uint64_t fg_recording__started(const struct fg_recording *r);
 

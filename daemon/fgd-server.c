@@ -461,9 +461,11 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		o.call_graph = req->call_graph;
 	if (req->stack_dump)
 		o.stack_dump = req->stack_dump;
-	/* Off-CPU: every block. */
+	/* Off-CPU: every block; a non-root user's, up to a rate of their own (OffCpuUserRate=). */
 	if (req->off_cpu)
 		o.frequency = 0;
+	if (c->cred.uid != 0)
+		o.off_cpu_rate = s->conf->off_cpu_user_rate;
 	if (req->all && c->cred.uid != 0) {
 		s->denied++;
 		send_error(c, EPERM,
@@ -916,13 +918,22 @@ static void complete_recording(struct client *c, const char *reason)
 }
 
 /*
- * Stops a recording. Its result is built once the samples that wait for
- * binaries being read have been handled, or FINISH_WAIT_NS later.
+ * Whether a stopped recording still has samples to handle: waiting for
+ * binaries being read, or off-CPU blocks its drains left behind.
+ */
+static bool unsettled(const struct fg_recording *rec)
+{
+	return fg_recording__waiting(rec) > 0 || fg_recording__behind(rec);
+}
+
+/*
+ * Stops a recording. Its result is built once the samples it still has
+ * are handled (unsettled()), or FINISH_WAIT_NS later.
  */
 static void finish_recording(struct client *c, const char *reason)
 {
 	fgd_engine__stop_recording(c->server->engine, c->rec);
-	if (fg_recording__waiting(c->rec) > 0) {
+	if (unsettled(c->rec)) {
 		c->state = FG_SESSION_FINISHING;
 		c->finish_reason = reason;
 		c->finish_by = fgd_now() + FINISH_WAIT_NS;
@@ -997,7 +1008,7 @@ void fgd_server__tick(struct fgd_server *s)
 				   SHORT_TIMEOUT_NS / 1000000000ULL);
 			c->state = FG_SESSION_CLOSING;
 		} else if (c->state == FG_SESSION_FINISHING) {
-			if (fg_recording__waiting(c->rec) == 0 || now >= c->finish_by)
+			if (!unsettled(c->rec) || now >= c->finish_by)
 				complete_recording(c, c->finish_reason);
 		}
 		/* Flushing may free the client; next was taken before. */
@@ -1487,6 +1498,7 @@ int fgd_server__status(const struct fgd_server *s, struct fg_status *st)
 			.elapsed_ms = (now - fg_recording__started(c->rec)) / 1000000,
 			.samples = fg_recording__samples(c->rec),
 			.lost = fg_recording__lost(c->rec),
+			.rate_limited = fg_recording__rate_limited(c->rec),
 		};
 	}
 	st->server = (struct fg_status_server){

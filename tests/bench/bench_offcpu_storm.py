@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""An off-CPU storm against everyone else (issue 28, finding 2), as a benchmark.
+
+A Python program with --threads threads, each sleeping 1 ms in a loop (and
+so blocking on the GIL as often), is recorded with `fgctl record --off-cpu
+-p PID -t --seconds` by an unprivileged user in fgd's socket group (or, with
+--as-root, the whole machine with -a by root), in fgd's default call graph
+(DWARF) with always-on sampling running. Meanwhile root asks `fgctl status`
+every --poll seconds. Each of --runs runs starts a fresh fgd; printed per
+run and as medians and worst over the runs:
+  - status's time to answer as root sees it (fgctl's whole run): median,
+    90th percentile and worst, and how many answers took over 100 ms;
+  - the daemon loop's longest turn (status loop.longest_ms, before the
+    storm and at its end) and its turns over 50 ms during the storm;
+  - always-on's lost samples during the storm;
+  - the recording: blocks kept, and what was dropped and why (its
+    metadata's off_cpu: the user rate limit, blocks not handled in time,
+    the ring), and fgd's CPU time over the storm;
+  - the loop thread's time on a CPU and waiting for one (schedstat).
+The machine's conditions are printed with the figures. Asserts nothing.
+
+  sudo python3 tests/bench/bench_offcpu_storm.py --build build --runs 3
+  sudo python3 tests/bench/bench_offcpu_storm.py --as-root --runs 3
+"""
+
+import argparse
+import contextlib
+import grp
+import json
+import os
+import pwd
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import fgbench
+
+USER = "fgd-bench-offcpu"
+GROUP = "fgd-bench-offcpu"
+
+# The threads start held, so that 2,000 of them start in a second rather than fighting the
+# GIL from the first one on (minutes); all go at once.
+STORM = """
+import sys, threading, time
+go = threading.Event()
+def sleeper():
+    go.wait()
+    while True:
+        time.sleep(0.001)
+for _ in range(int(sys.argv[1])):
+    threading.Thread(target=sleeper, daemon=True).start()
+go.set()
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def storm_user():
+    """An unprivileged user in a group of its own, made for the run and removed after it."""
+    made = []
+    try:
+        try:
+            grp.getgrnam(GROUP)
+        except KeyError:
+            subprocess.run(["groupadd", "--system", GROUP], check=True)
+            made.append("group")
+        try:
+            pwd.getpwnam(USER)
+        except KeyError:
+            subprocess.run(["useradd", "--system", "--no-create-home", "--shell",
+                            "/usr/sbin/nologin", "--gid", GROUP, USER], check=True)
+            made.append("user")
+        yield USER
+    finally:
+        if "user" in made:
+            for _ in range(50):
+                if subprocess.run(["userdel", USER], capture_output=True).returncode != 8:
+                    break
+                time.sleep(0.2)
+        if "group" in made:
+            subprocess.run(["groupdel", GROUP], capture_output=True)
+
+
+def as_user(user, cmd):
+    return ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"] + cmd
+
+
+def schedstat(pid):
+    """The main (loop) thread's time on a CPU, time waiting for one (ns), and turns on one."""
+    with open(f"/proc/{pid}/task/{pid}/schedstat") as f:
+        return tuple(int(x) for x in f.read().split())
+
+
+def ask_status(path):
+    """One status request on a new connection, as fgctl sends it; whether a reply came."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(30)
+        s.connect(path)
+        s.sendall(b'{"fgd": 1, "cmd": "status"}\n')
+        buf = b""
+        while b"\n" not in buf:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                return False
+            buf += chunk
+    return b'"status"' in buf
+
+
+class Poller(threading.Thread):
+    """Root's status every period: with fgctl (`fgctl status --json`, its start included), or
+    (direct) from this process over the socket, fgd's own time to answer; each answer's time."""
+
+    def __init__(self, fgd, period, direct=False):
+        super().__init__(daemon=True)
+        self.fgd, self.period, self.direct = fgd, period, direct
+        self.times, self.failed, self.stop = [], 0, threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            t0 = time.monotonic()
+            if self.direct:
+                ok = ask_status(self.fgd.socket)
+            else:
+                ok = subprocess.run([self.fgd.build.fgctl, "--socket", self.fgd.socket, "status",
+                                     "--json"], capture_output=True).returncode == 0
+            self.times.append(time.monotonic() - t0)
+            self.failed += not ok
+            self.stop.wait(max(0.0, self.period - (time.monotonic() - t0)))
+
+
+def percentiles(times):
+    ms = sorted(t * 1000 for t in times)
+    return {"n": len(ms), "median": statistics.median(ms), "p90": ms[int(0.9 * (len(ms) - 1))],
+            "worst": ms[-1], "over_100": sum(t > 100 for t in ms)}
+
+
+def one_run(args, build, user):
+    """One fresh fgd, one storm, one recording (or, with --no-record, the storm's length
+    without one): the run's figures."""
+    with fgbench.Fgd(build, ["--socket-group", GROUP, "--call-graph", args.call_graph]
+                     + args.fgd_arg) as fgd:
+        os.chmod(fgd.dir, 0o755)  # the user reaches the socket
+        storm_cmd = [sys.executable, "-c", STORM, str(args.threads)]
+        storm = subprocess.Popen(storm_cmd if args.as_root else as_user(user, storm_cmd),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            if storm.stdout.readline().strip() != "ready":
+                sys.exit("bench: the storm did not start")
+            before = fgd.status()
+            cpu0 = fgbench.cpu_seconds(fgd.pid)
+            sched0 = schedstat(fgd.pid)
+            pollers = [Poller(fgd, args.poll), Poller(fgd, args.poll, direct=True)]
+            for p in pollers:
+                p.start()
+            target = ["-a"] if args.as_root else ["-p", str(storm.pid)]
+            rec_cmd = [build.fgctl, "--socket", fgd.socket, "record", "--off-cpu", *target,
+                       "-t", str(args.seconds), "-f", "folded", "-o", "/dev/null", "--json"]
+            t0 = time.monotonic()
+            if args.no_record:
+                time.sleep(args.seconds)
+                rec = subprocess.CompletedProcess(rec_cmd, 0, "{}", "")
+            else:
+                rec = subprocess.run(rec_cmd if args.as_root else as_user(user, rec_cmd),
+                                     capture_output=True, text=True)
+            wall = time.monotonic() - t0
+            for p in pollers:
+                p.stop.set()
+                p.join()
+            cpu = fgbench.cpu_seconds(fgd.pid) - cpu0
+            sched1 = schedstat(fgd.pid)
+            after = fgd.status()
+        finally:
+            storm.kill()
+            storm.wait()
+        if rec.returncode != 0:
+            sys.exit(f"bench: the recording failed ({rec.returncode}): {rec.stderr}")
+        meta = {}
+        with contextlib.suppress(ValueError):
+            meta = json.loads(rec.stdout)
+    ran, waited, slices = (b - a for a, b in zip(sched0, sched1))
+    return {
+        "wall": wall,
+        "fgctl": percentiles(pollers[0].times),
+        "direct": percentiles(pollers[1].times),
+        "status_failed": pollers[0].failed + pollers[1].failed,
+        "loop_before": before["loop"]["longest_ms"],
+        "loop_longest": after["loop"]["longest_ms"],
+        "loop_slow": after["loop"]["slow"] - before["loop"]["slow"],
+        "always_on_lost": after["always_on"]["lost"] - before["always_on"]["lost"],
+        "always_on_taken": after["always_on"]["total_samples"]
+        - before["always_on"]["total_samples"],
+        "blocks": meta.get("samples", 0),
+        "off_cpu": {k: v for k, v in meta.get("off_cpu", {}).items() if isinstance(v, int)},
+        "cpu": cpu,
+        "ran": ran / 1e9,
+        "waited": waited / 1e9,
+        "slices": slices,
+    }
+
+
+def show(i, r):
+    print(f"run {i}: recording {r['wall']:.1f} s; {r['status_failed']} status requests failed")
+    for name, what in (("fgctl", "fgctl status"), ("direct", "status on the socket")):
+        p = r[name]
+        print(f"  {what}: {p['n']} answers, median {p['median']:.0f} ms, p90 {p['p90']:.0f} "
+              f"ms, worst {p['worst']:.0f} ms, {p['over_100']} over 100 ms")
+    print(f"  loop: longest turn {r['loop_longest']} ms (before the storm {r['loop_before']}), "
+          f"{r['loop_slow']} turns over 50 ms in it; always-on lost {r['always_on_lost']} of "
+          f"{r['always_on_taken']}")
+    print(f"  recording: {r['blocks']} blocks; off_cpu: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(r["off_cpu"].items())))
+    print(f"  fgd: {r['cpu']:.2f} s of CPU; loop thread ran {r['ran']:.2f} s, waited "
+          f"{r['waited']:.2f} s for a CPU in {r['slices']} turns on it", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--threads", type=int, default=2000)
+    ap.add_argument("--seconds", type=int, default=8)
+    ap.add_argument("--poll", type=float, default=0.1)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--as-root", action="store_true",
+                    help="root records the whole machine (-a), not the user its storm")
+    ap.add_argument("--no-record", action="store_true",
+                    help="the storm alone, no recording: what it costs everyone by itself")
+    ap.add_argument("--call-graph", choices=("dwarf", "fp"), default="dwarf")
+    ap.add_argument("--fgd-arg", action="append", default=[],
+                    help="another option for fgd (repeat)")
+    args = ap.parse_args()
+    fgbench.need_root()
+    build = fgbench.Build(args.build)
+    m = fgbench.Machine()
+    who = "root, -a" if args.as_root else f"user {USER}, -p"
+    print(f"storm: {args.threads} threads sleeping 1 ms; record --off-cpu ({who}) "
+          f"-t {args.seconds}, {args.call_graph}; status every {args.poll * 1000:.0f} ms; "
+          f"{args.runs} runs", flush=True)
+    runs = []
+    with storm_user() as user:
+        for i in range(args.runs):
+            runs.append(one_run(args, build, user))
+            show(i + 1, runs[-1])
+
+    def worst(k):
+        return max(r[k] for r in runs)
+
+    for name, what in (("fgctl", "fgctl status"), ("direct", "status on the socket")):
+        print(f"over {len(runs)} runs, {what}: median of medians "
+              f"{statistics.median(r[name]['median'] for r in runs):.0f} ms, worst "
+              f"{max(r[name]['worst'] for r in runs):.0f} ms (each run's: "
+              f"{[round(r[name]['worst']) for r in runs]})")
+    print(f"loop's longest turn: median {statistics.median(r['loop_longest'] for r in runs):.0f} "
+          f"ms, worst {worst('loop_longest')} ms (each run's: "
+          f"{[r['loop_longest'] for r in runs]}); always-on lost "
+          f"{[r['always_on_lost'] for r in runs]}; blocks kept {[r['blocks'] for r in runs]}")
+    print(fgbench.conditions(m), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
