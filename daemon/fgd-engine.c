@@ -78,6 +78,7 @@ struct fgd_engine {
 	struct fgd_alwayson *offcpu_on; /* owned; NULL when always-on off-CPU is off */
 	struct fg_recording **recs; /* owned array of borrowed pointers: sampling or finishing */
 	size_t n_recs, cap_recs;
+	struct source_job *jobs; /* off-CPU sources being made on the loader (start_source()) */
 
 	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
 	size_t n_cpu_totals;
@@ -135,6 +136,88 @@ static void unwatch_rings(struct fgd_engine *e, const struct fg_evset *events, i
 		fgd_loop__del_fd(e->loop, ring_fd);
 	for (size_t i = 0; events && i < fg_evset__n(events); i++)
 		fgd_loop__del_fd(e->loop, fg_evset__fd(events, i));
+}
+
+/*
+ * A recording's off-CPU source, made on the loader: loading the program
+ * (the kernel verifies it: 40 to 60 ms of CPU here) and finding __schedule
+ * in /proc/kallsyms (50 ms) held the loop for 85 ms a recording, 0.6 to
+ * 1.7 s among a thread storm's threads. The loop goes on meanwhile, and the
+ * recording begins when its source is attached.
+ */
+struct source_job {
+	struct fg_loader_job job;
+	struct fgd_engine *e;
+	struct source_job *next; /* in e->jobs */
+	/* NULL once the recording went (finished, aborted) before its source came */
+	struct fg_recording *rec;
+	fgd_engine_started_fn started;
+	void *ctx;
+	/* work()'s: copied at submission, its results written there */
+	struct fg_offcpu_opts opts;
+	pid_t pids[FG_PROTO_MAX_PIDS];
+	struct fg_offcpu *source;
+	const char *why;
+	int r;
+};
+
+static void source_work(struct fg_loader_job *job)
+{
+	struct source_job *j = (struct source_job *)job;
+
+	j->r = fg_offcpu__new(&j->opts, &j->source, &j->why);
+}
+
+static int watch_rings(struct fgd_engine *e, const struct fg_evset *events, int ring_fd);
+
+static void source_done(struct fg_loader_job *job, bool cancelled)
+{
+	struct source_job *j = (struct source_job *)job, **p;
+	struct fgd_engine *e = j->e;
+	struct fg_recording *rec = j->rec;
+	int r = cancelled ? -ECANCELED : j->r;
+
+	for (p = &e->jobs; *p; p = &(*p)->next)
+		if (*p == j) {
+			*p = j->next;
+			break;
+		}
+	if (!rec) {
+		fg_offcpu__free(j->source);
+		free(j);
+		return;
+	}
+	if (r >= 0) {
+		r = fg_recording__attach_source(rec, TAKE_PTR(j->source));
+		/* Stopped meanwhile: it ends without its source, as it would have without samples. */
+		if (r == -ECANCELED) {
+			free(j);
+			return;
+		}
+	}
+	if (r >= 0)
+		r = watch_rings(e, NULL, fg_recording__ring_fd(rec));
+	/* The caller aborts the recording on a failure: its rings are unwatched then. */
+	j->started(j->ctx, rec, r, r < 0 ? j->why : NULL);
+	fg_offcpu__free(j->source);
+	free(j);
+}
+
+/* Makes rec's off-CPU source on the loader; started() is called once it is attached, or failed. */
+static int start_source(struct fgd_engine *e, struct fg_recording *rec,
+			fgd_engine_started_fn started, void *ctx)
+{
+	struct source_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return -ENOMEM;
+	*j = (struct source_job){
+		.e = e, .next = e->jobs, .rec = rec, .started = started, .ctx = ctx
+	};
+	fg_recording__source_opts(rec, &j->opts, j->pids);
+	e->jobs = j;
+	fg_loader__submit(e->loader, &j->job, source_work, source_done);
+	return 0;
 }
 
 static const struct fg_resolve_deps *deps(struct fgd_engine *e, struct fg_resolve_deps *ret)
@@ -575,6 +658,10 @@ static void account(struct fgd_engine *e, struct fg_recording *rec)
 /* Takes rec out of the recordings drained: its figures go to the totals, its rings unwatched. */
 static void detach(struct fgd_engine *e, struct fg_recording *rec)
 {
+	/* A source still being made is freed when it comes. */
+	for (struct source_job *j = e->jobs; j; j = j->next)
+		if (j->rec == rec)
+			j->rec = NULL;
 	for (size_t i = 0; i < e->n_recs; i++) {
 		if (e->recs[i] != rec)
 			continue;
@@ -599,7 +686,8 @@ void fgd_engine__recording_defaults(const struct fgd_engine *e, struct fg_record
 }
 
 int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_opts *o,
-				struct fg_recording **ret, pid_t *ret_bad_pid, const char **ret_why)
+				struct fg_recording **ret, pid_t *ret_bad_pid,
+				fgd_engine_started_fn started, void *ctx)
 {
 	struct fg_recording *rec = NULL;
 	struct fg_resolve_deps d;
@@ -612,9 +700,11 @@ int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_
 		return r;
 	/* Modules loaded since: their frames would not be named. */
 	(void)fg_symbolizer__refresh_kernel(e->sym, false);
-	r = fg_recording__new(o, deps(e, &d), &rec, ret_bad_pid, ret_why);
+	r = fg_recording__new(o, deps(e, &d), &rec, ret_bad_pid);
 	if (r >= 0)
 		r = watch_rings(e, fg_recording__events(rec), fg_recording__ring_fd(rec));
+	if (r >= 0 && fg_recording__starting(rec))
+		r = start_source(e, rec, started, ctx);
 	if (r < 0) {
 		if (rec)
 			unwatch_rings(e, fg_recording__events(rec), fg_recording__ring_fd(rec));
@@ -623,7 +713,7 @@ int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_
 	}
 	e->recs[e->n_recs++] = rec;
 	*ret = rec;
-	return 0;
+	return fg_recording__starting(rec) ? 1 : 0;
 }
 
 void fgd_engine__stop_recording(struct fgd_engine *e, struct fg_recording *rec)

@@ -108,17 +108,27 @@ void fgd_engine__tick(struct fgd_engine *e, uint64_t now);
 void fgd_engine__relieve(struct fgd_engine *e, uint64_t now);
 
 /*
+ * An off-CPU or wall-clock recording's source is ready (err 0: the
+ * recording samples from now on), or could not be made (a negative errno,
+ * and why, static, may say why: the caller aborts the recording).
+ */
+typedef void (*fgd_engine_started_fn)(void *ctx, struct fg_recording *rec, int err,
+				      const char *why);
+
+/*
  * Starts a recording with o (fgd_engine__recording_defaults() fills what
  * the engine knows; the caller sets the request's part). For a pid list,
- * -ESRCH with the pid that does not exist in *ret_bad_pid; for off-CPU
- * that cannot work here, *ret_why says why (fg_recording__new()). Caller
- * ends it with fgd_engine__finish_recording() or
+ * -ESRCH with the pid that does not exist in *ret_bad_pid. Returns 0 when
+ * it samples; 1 when its off-CPU source (off-CPU, wall-clock) is being
+ * made off the loop: started(ctx, ...) is called from the loop once it is
+ * attached or failed, unless the recording was finished or aborted before.
+ * Caller ends it with fgd_engine__finish_recording() or
  * fgd_engine__abort_recording().
  */
 void fgd_engine__recording_defaults(const struct fgd_engine *e, struct fg_recording_opts *o);
 int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_opts *o,
 				struct fg_recording **ret, pid_t *ret_bad_pid,
-				const char **ret_why);
+				fgd_engine_started_fn started, void *ctx);
 /* Stops sampling and drains what the rings hold: the recording may still wait for the loader. */
 void fgd_engine__stop_recording(struct fgd_engine *e, struct fg_recording *rec);
 /*

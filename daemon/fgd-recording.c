@@ -114,6 +114,7 @@ struct fg_recording {
 	uint64_t other_threads;              /* samples of threads --tid left out */
 	struct fg_resolver *res; /* owned until finish: samples to stacks of names in model */
 	enum state state;
+	bool starting; /* its off-CPU source is being made (fg_recording__attach_source()) */
 
 	struct target *targets; /* owned */
 	size_t n_targets;
@@ -310,11 +311,17 @@ static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 	return 0;
 }
 
-/* The off-CPU source for the recording's targets (all processes without any). */
-static int offcpu_open(struct fg_recording *r, const char **ret_why)
+bool fg_recording__starting(const struct fg_recording *r)
 {
-	pid_t pids[FG_PROTO_MAX_PIDS];
-	struct fg_offcpu_opts o = {
+	return r->starting;
+}
+
+void fg_recording__source_opts(const struct fg_recording *r, struct fg_offcpu_opts *ret,
+			       pid_t pids[FG_PROTO_MAX_PIDS])
+{
+	for (size_t i = 0; i < r->n_targets; i++)
+		pids[i] = r->targets[i].pid;
+	*ret = (struct fg_offcpu_opts){
 		.min_block_ns =
 			(uint64_t)(r->opts.req.min_block_us ? r->opts.req.min_block_us : 1) * 1000,
 		.user_stacks = true,
@@ -323,15 +330,37 @@ static int offcpu_open(struct fg_recording *r, const char **ret_why)
 		.n_pids = r->n_targets,
 		.max_rate = r->opts.off_cpu_rate,
 	};
-	const char *why = NULL;
-	int err;
+}
 
-	for (size_t i = 0; i < r->n_targets; i++)
-		pids[i] = r->targets[i].pid;
-	err = fg_offcpu__new(&o, &r->offcpu, &why);
-	if (err < 0 && ret_why)
-		*ret_why = why;
-	return err;
+/* The recording's time begins now (again, once a source being made is attached). */
+static void mark_start(struct fg_recording *r)
+{
+	r->started = fgd_now();
+	r->started_wall = fgd_wall_ms();
+	r->wall_offset = fgd_wall_offset_ns();
+}
+
+/* Its sources sample from now on. */
+static int begin(struct fg_recording *r)
+{
+	int err = r->events ? fg_evset__enable(r->events) : 0;
+
+	if (err < 0)
+		return err;
+	account_rings(r);
+	mark_start(r);
+	return 0;
+}
+
+int fg_recording__attach_source(struct fg_recording *r, struct fg_offcpu *source)
+{
+	if (!r->starting || r->state != RUNNING) {
+		fg_offcpu__free(source);
+		return -ECANCELED;
+	}
+	r->offcpu = source;
+	r->starting = false;
+	return begin(r);
 }
 
 /*
@@ -372,7 +401,7 @@ static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 }
 
 int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_resolve_deps *deps,
-		      struct fg_recording **ret, pid_t *ret_bad_pid, const char **ret_why)
+		      struct fg_recording **ret, pid_t *ret_bad_pid)
 {
 	_cleanup_(fg_recording__freep) struct fg_recording *r = NULL;
 	_cleanup_free_ int *cpus = NULL;
@@ -440,19 +469,23 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 				memcpy(r->target_comm, p->comm, sizeof(r->target_comm));
 		}
 	}
-	/* Off-CPU: blocks only; wall-clock: blocks and on-CPU samples; else samples. */
+	/*
+	 * Off-CPU: blocks only; wall-clock: blocks and on-CPU samples; else
+	 * samples. The off-CPU source is made by the caller, off the loop, and
+	 * the recording begins once it is attached: the events wait for it.
+	 */
 	/* --cpu: sampled on those CPUs only (the server checked they are online). */
 	if (opts->req.cpus[0] && fg_cpulist_parse(opts->req.cpus, &cpus, &eo.n_cpus) == 0)
 		eo.cpus = cpus;
-	err = opts->req.off_cpu || opts->req.wall ? offcpu_open(r, ret_why) : 0;
-	if (err >= 0 && !opts->req.off_cpu && (err = fg_evset__open(&eo, &r->events)) >= 0)
-		err = fg_evset__enable(r->events);
+	r->starting = opts->req.off_cpu || opts->req.wall;
+	mark_start(r);
+	err = 0;
+	if (!opts->req.off_cpu)
+		err = fg_evset__open(&eo, &r->events);
+	if (err >= 0 && !r->starting)
+		err = begin(r);
 	if (err < 0)
 		return err;
-	account_rings(r);
-	r->started = fgd_now();
-	r->started_wall = fgd_wall_ms();
-	r->wall_offset = fgd_wall_offset_ns();
 	*ret = TAKE_PTR(r);
 	return 0;
 }
@@ -641,6 +674,11 @@ const struct fg_stack_quality *fg_recording__stack_quality(const struct fg_recor
 enum fg_call_graph fg_recording__call_graph(const struct fg_recording *r)
 {
 	return r->opts.call_graph;
+}
+
+const struct fg_recording_opts *fg_recording__opts(const struct fg_recording *r)
+{
+	return &r->opts;
 }
 
 uint64_t fg_recording__rate_limited(const struct fg_recording *r)

@@ -102,6 +102,7 @@ struct client {
 	size_t chunk_len, chunk_cap;
 
 	struct fg_recording *rec;  /* owned */
+	bool starting;             /* rec's off-CPU source is being made: not "started" yet */
 	struct fgd_snapshot *snap; /* owned: a snapshot's result being streamed */
 	uint64_t deadline;         /* CLOCK_MONOTONIC ns; 0: until stopped */
 	const char *finish_reason; /* static; while finishing */
@@ -440,6 +441,47 @@ static int offline_cpu(const char *list)
 	return -1;
 }
 
+/* A recording samples from now on: its clock, the client's "started", the log. */
+static void begin_recording(struct client *c)
+{
+	const struct fg_recording_opts *o = fg_recording__opts(c->rec);
+	const struct fg_record_request *req = &o->req;
+
+	c->deadline = req->duration_ms ?
+			      fg_recording__started(c->rec) + req->duration_ms * 1000000ULL :
+			      0;
+	c->next_progress = fgd_now() + PROGRESS_INTERVAL_NS;
+	send_started(c, o);
+	if (req->off_cpu || req->wall)
+		log_info("Recording started for uid %u: %s, %s", c->cred.uid,
+			 req->all ? "all processes" : "selected processes",
+			 req->wall ? "wall-clock" : "off-CPU");
+	else
+		log_info("Recording started for uid %u: %s, %u Hz", c->cred.uid,
+			 req->all ? "all processes" : "selected processes", o->frequency);
+}
+
+/* The engine made the off-CPU source of c's recording, or could not. */
+static void recording_started(void *ctx, struct fg_recording *rec, int err, const char *why)
+{
+	struct client *c = ctx;
+	struct fgd_server *s = c->server;
+
+	c->starting = false;
+	if (err >= 0) {
+		begin_recording(c);
+		return;
+	}
+	if (why)
+		send_error(c, -err, "off-CPU recording is unavailable: %s", why);
+	else
+		send_error(c, -err, "could not start sampling: %s", strerror(-err));
+	fgd_engine__abort_recording(s->engine, TAKE_PTR(c->rec));
+	s->n_recordings--;
+	s->recordings_aborted++;
+	become_idle(c);
+}
+
 static void handle_record(struct client *c, const struct fg_record_request *req)
 {
 	struct fgd_server *s = c->server;
@@ -449,7 +491,6 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		.max_bytes = c->cred.uid == 0 ? RECORDING_MAX_BYTES : USER_RECORDING_MAX_BYTES,
 	};
 	struct fgd_engine_stats es;
-	const char *why = NULL;
 	pid_t bad_pid = 0;
 	int r;
 
@@ -539,13 +580,13 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 			return;
 		}
 	}
-	r = fgd_engine__start_recording(s->engine, &o, &c->rec, &bad_pid, &why);
-	if (r == -ESRCH) {
-		send_error(c, ESRCH, "no such process: %d", bad_pid);
+	if ((req->off_cpu || req->wall) && !es.offcpu_available) {
+		send_error(c, EOPNOTSUPP, "off-CPU recording is unavailable: %s", es.offcpu_why);
 		return;
 	}
-	if (r < 0 && why) {
-		send_error(c, -r, "off-CPU recording is unavailable: %s", why);
+	r = fgd_engine__start_recording(s->engine, &o, &c->rec, &bad_pid, recording_started, c);
+	if (r == -ESRCH) {
+		send_error(c, ESRCH, "no such process: %d", bad_pid);
 		return;
 	}
 	if (r < 0) {
@@ -558,19 +599,11 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	s->recordings_started++;
 	c->state = FG_SESSION_RECORDING;
 	c->ended = NULL;
-	c->deadline = req->duration_ms ?
-			      fg_recording__started(c->rec) + req->duration_ms * 1000000ULL :
-			      0;
-	c->next_progress = fgd_now() + PROGRESS_INTERVAL_NS;
 	c->result_bytes = 0;
-	send_started(c, &o);
-	if (req->off_cpu || req->wall)
-		log_info("Recording started for uid %u: %s, %s", c->cred.uid,
-			 req->all ? "all processes" : "selected processes",
-			 req->wall ? "wall-clock" : "off-CPU");
-	else
-		log_info("Recording started for uid %u: %s, %u Hz", c->cred.uid,
-			 req->all ? "all processes" : "selected processes", o.frequency);
+	/* Its off-CPU source is being made: recording_started() begins it. */
+	c->starting = r > 0;
+	if (!c->starting)
+		begin_recording(c);
 }
 
 static void handle_status(struct client *c)
@@ -986,7 +1019,9 @@ void fgd_server__tick(struct fgd_server *s)
 			client_free(c);
 			continue;
 		}
-		if (c->state == FG_SESSION_RECORDING) {
+		if (c->state == FG_SESSION_RECORDING && c->starting) {
+			/* Its clock starts with its source (recording_started()). */
+		} else if (c->state == FG_SESSION_RECORDING) {
 			if (c->deadline && now >= c->deadline)
 				finish_recording(c, "completed");
 			else if (fg_recording__targets_gone(c->rec))
