@@ -26,14 +26,17 @@
 /*
  * Off-CPU blocks are drained after every sampling ring, within this long a
  * round for all the off-CPU sources together (drain_blocks()): a thread
- * storm makes blocks faster than the loop can unwind them (238,000 in 8 s
- * of one Python program), and drained whole they held the loop for 1.7 s.
- * Blocks left behind wait BLOCKS_PAUSE_NS for the next round, while the
- * loop serves clients and the sampling rings: a source behind has at most
- * a third of the loop's time, and the blocks its ring cannot take are
- * lost, counted (lost_ring), as are those left at its end (lost_late).
+ * storm makes blocks faster than the loop can unwind them (1.5 million in
+ * 8 s of one Python program), and drained whole they held the loop for
+ * 1.7 s. Blocks left behind wait BLOCKS_PAUSE_NS for the next round, while
+ * the loop serves clients and the sampling rings: sources behind have at
+ * most a fifth of the loop's time, and the blocks a ring cannot take are
+ * lost to it, counted (lost_ring), as are those left at its end
+ * (lost_late). Short rounds, because among a storm's threads every ms of
+ * CPU in a turn risks tens of ms waiting for a CPU (turns of 100 to 300 ms
+ * held 1 ms of it).
  */
-#define BLOCKS_ROUND_NS (10ULL * 1000000ULL)
+#define BLOCKS_ROUND_NS (5ULL * 1000000ULL)
 #define BLOCKS_PAUSE_NS (20ULL * 1000000ULL)
 
 struct fgd_engine {

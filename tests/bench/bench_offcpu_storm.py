@@ -18,6 +18,9 @@ run and as medians and worst over the runs:
     metadata's off_cpu: the user rate limit, blocks not handled in time,
     the ring), and fgd's CPU time over the storm;
   - the loop thread's time on a CPU and waiting for one (schedstat).
+--renice gives fgd's threads a nice value; --cgroup puts the storm in a CPU
+cgroup of its own, as systemd puts a user's session in a slice: fgd then
+competes with the storm as a whole rather than with each of its threads.
 The machine's conditions are printed with the figures. Asserts nothing.
 
   sudo python3 tests/bench/bench_offcpu_storm.py --build build --runs 3
@@ -145,10 +148,17 @@ def one_run(args, build, user):
     with fgbench.Fgd(build, ["--socket-group", GROUP, "--call-graph", args.call_graph]
                      + args.fgd_arg) as fgd:
         os.chmod(fgd.dir, 0o755)  # the user reaches the socket
+        if args.renice is not None:
+            for tid in os.listdir(f"/proc/{fgd.pid}/task"):
+                os.setpriority(os.PRIO_PROCESS, int(tid), args.renice)
         storm_cmd = [sys.executable, "-c", STORM, str(args.threads)]
         storm = subprocess.Popen(storm_cmd if args.as_root else as_user(user, storm_cmd),
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
+            if args.cgroup:
+                os.makedirs(args.cgroup, exist_ok=True)
+                with open(os.path.join(args.cgroup, "cgroup.procs"), "w") as f:
+                    f.write(str(storm.pid))
             if storm.stdout.readline().strip() != "ready":
                 sys.exit("bench: the storm did not start")
             before = fgd.status()
@@ -177,8 +187,12 @@ def one_run(args, build, user):
         finally:
             storm.kill()
             storm.wait()
+            if args.cgroup:
+                os.rmdir(args.cgroup)
         if rec.returncode != 0:
             sys.exit(f"bench: the recording failed ({rec.returncode}): {rec.stderr}")
+        if os.environ.get("BENCH_DBG"):
+            print("\n".join(l for l in fgd.logs().splitlines() if "DBG" in l))
         meta = {}
         with contextlib.suppress(ValueError):
             meta = json.loads(rec.stdout)
@@ -229,6 +243,10 @@ def main():
                     help="root records the whole machine (-a), not the user its storm")
     ap.add_argument("--no-record", action="store_true",
                     help="the storm alone, no recording: what it costs everyone by itself")
+    ap.add_argument("--cgroup", metavar="DIR",
+                    help="the storm in this CPU cgroup of its own, made and removed (e.g. "
+                    "/sys/fs/cgroup/cpu/storm)")
+    ap.add_argument("--renice", type=int, metavar="NICE", help="fgd's threads at this nice value")
     ap.add_argument("--call-graph", choices=("dwarf", "fp"), default="dwarf")
     ap.add_argument("--fgd-arg", action="append", default=[],
                     help="another option for fgd (repeat)")
