@@ -3,16 +3,20 @@
 """An off-CPU storm against everyone else (issue 28, finding 2), as a benchmark.
 
 A Python program with --threads threads, each sleeping 1 ms in a loop (and
-so blocking on the GIL as often), is recorded with `fgctl record --off-cpu
--p PID -t --seconds` by an unprivileged user in fgd's socket group (or, with
---as-root, the whole machine with -a by root), in fgd's default call graph
-(DWARF) with always-on sampling running. Meanwhile root asks `fgctl status`
-every --poll seconds. Each of --runs runs starts a fresh fgd; printed per
-run and as medians and worst over the runs:
-  - status's time to answer as root sees it (fgctl's whole run): median,
-    90th percentile and worst, and how many answers took over 100 ms;
+so blocking on the GIL as often: tests/programs/fgtest-gilstorm.py), is
+recorded with `fgctl record --off-cpu -p PID -t --seconds` by an
+unprivileged user in fgd's socket group (or, with --as-root, the whole
+machine with -a by root; --no-record: nobody), in fgd's default call graph
+(DWARF) with always-on sampling running. Meanwhile root asks for status
+every --poll seconds, with `fgctl status --json` and on the socket from
+this process. Each of --runs runs starts a fresh fgd; printed per run and
+as medians and worst over the runs:
+  - status's time to answer as root sees it, both ways (fgctl's whole run,
+    its start included, and fgd's answer on the socket): median, 90th
+    percentile and worst, and how many answers took over 100 ms;
   - the daemon loop's longest turn (status loop.longest_ms, before the
-    storm and at its end) and its turns over 50 ms during the storm;
+    storm and at its end), its turns over 50 ms during the storm, and the
+    most CPU one turn took (loop.longest_cpu_ms, where fgd has it);
   - always-on's lost samples during the storm;
   - the recording: blocks kept, and what was dropped and why (its
     metadata's off_cpu: the user rate limit, blocks not handled in time,
@@ -29,11 +33,8 @@ The machine's conditions are printed with the figures. Asserts nothing.
 
 import argparse
 import contextlib
-import grp
 import json
 import os
-import pwd
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,55 +43,14 @@ import time
 
 import fgbench
 
+# The integration tests' user and process helpers.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from fgdtest import Conn, as_user, test_user  # noqa: E402
+
 USER = "fgd-bench-offcpu"
-GROUP = "fgd-bench-offcpu"
-
-# The threads start held, so that 2,000 of them start in a second rather than fighting the
-# GIL from the first one on (minutes); all go at once.
-STORM = """
-import sys, threading, time
-go = threading.Event()
-def sleeper():
-    go.wait()
-    while True:
-        time.sleep(0.001)
-for _ in range(int(sys.argv[1])):
-    threading.Thread(target=sleeper, daemon=True).start()
-go.set()
-print("ready", flush=True)
-sys.stdin.read()
-"""
-
-
-@contextlib.contextmanager
-def storm_user():
-    """An unprivileged user in a group of its own, made for the run and removed after it."""
-    made = []
-    try:
-        try:
-            grp.getgrnam(GROUP)
-        except KeyError:
-            subprocess.run(["groupadd", "--system", GROUP], check=True)
-            made.append("group")
-        try:
-            pwd.getpwnam(USER)
-        except KeyError:
-            subprocess.run(["useradd", "--system", "--no-create-home", "--shell",
-                            "/usr/sbin/nologin", "--gid", GROUP, USER], check=True)
-            made.append("user")
-        yield USER
-    finally:
-        if "user" in made:
-            for _ in range(50):
-                if subprocess.run(["userdel", USER], capture_output=True).returncode != 8:
-                    break
-                time.sleep(0.2)
-        if "group" in made:
-            subprocess.run(["groupdel", GROUP], capture_output=True)
-
-
-def as_user(user, cmd):
-    return ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"] + cmd
+GROUP = "fgd-bench-offcpu-group"
+STORM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs",
+                     "fgtest-gilstorm.py")
 
 
 def schedstat(pid):
@@ -101,17 +61,9 @@ def schedstat(pid):
 
 def ask_status(path):
     """One status request on a new connection, as fgctl sends it; whether a reply came."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(30)
-        s.connect(path)
-        s.sendall(b'{"fgd": 1, "cmd": "status"}\n')
-        buf = b""
-        while b"\n" not in buf:
-            chunk = s.recv(1 << 16)
-            if not chunk:
-                return False
-            buf += chunk
-    return b'"status"' in buf
+    with Conn(path, timeout=30) as c:
+        c.send({"cmd": "status"})
+        return (c.reply("status") or {}).get("type") == "status"
 
 
 class Poller(threading.Thread):
@@ -151,14 +103,19 @@ def one_run(args, build, user):
         if args.renice is not None:
             for tid in os.listdir(f"/proc/{fgd.pid}/task"):
                 os.setpriority(os.PRIO_PROCESS, int(tid), args.renice)
-        storm_cmd = [sys.executable, "-c", STORM, str(args.threads)]
+        storm_cmd = [sys.executable, STORM, str(args.threads)]
+
+        def enter():
+            """In the storm's process before it runs: its threads start in its cgroup."""
+            with open(os.path.join(args.cgroup, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
+
+        if args.cgroup:
+            os.makedirs(args.cgroup, exist_ok=True)
         storm = subprocess.Popen(storm_cmd if args.as_root else as_user(user, storm_cmd),
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                 stdout=subprocess.PIPE, text=True,
+                                 preexec_fn=enter if args.cgroup else None)
         try:
-            if args.cgroup:
-                os.makedirs(args.cgroup, exist_ok=True)
-                with open(os.path.join(args.cgroup, "cgroup.procs"), "w") as f:
-                    f.write(str(storm.pid))
             if storm.stdout.readline().strip() != "ready":
                 sys.exit("bench: the storm did not start")
             before = fgd.status()
@@ -187,6 +144,7 @@ def one_run(args, build, user):
         finally:
             storm.kill()
             storm.wait()
+            storm.stdout.close()
             if args.cgroup:
                 os.rmdir(args.cgroup)
         if rec.returncode != 0:
@@ -205,6 +163,7 @@ def one_run(args, build, user):
         "loop_before": before["loop"]["longest_ms"],
         "loop_longest": after["loop"]["longest_ms"],
         "loop_slow": after["loop"]["slow"] - before["loop"]["slow"],
+        "loop_cpu": after["loop"].get("longest_cpu_ms"),
         "always_on_lost": after["always_on"]["lost"] - before["always_on"]["lost"],
         "always_on_taken": after["always_on"]["total_samples"]
         - before["always_on"]["total_samples"],
@@ -223,9 +182,10 @@ def show(i, r):
         p = r[name]
         print(f"  {what}: {p['n']} answers, median {p['median']:.0f} ms, p90 {p['p90']:.0f} "
               f"ms, worst {p['worst']:.0f} ms, {p['over_100']} over 100 ms")
+    cpu = "" if r["loop_cpu"] is None else f", at most {r['loop_cpu']} ms of CPU in one"
     print(f"  loop: longest turn {r['loop_longest']} ms (before the storm {r['loop_before']}), "
-          f"{r['loop_slow']} turns over 50 ms in it; always-on lost {r['always_on_lost']} of "
-          f"{r['always_on_taken']}")
+          f"{r['loop_slow']} turns over 50 ms in it{cpu}; always-on lost {r['always_on_lost']} "
+          f"of {r['always_on_taken']}")
     print(f"  recording: {r['blocks']} blocks; off_cpu: "
           + ", ".join(f"{k} {v}" for k, v in sorted(r["off_cpu"].items())))
     print(f"  fgd: {r['cpu']:.2f} s of CPU; loop thread ran {r['ran']:.2f} s, waited "
@@ -259,7 +219,7 @@ def main():
           f"-t {args.seconds}, {args.call_graph}; status every {args.poll * 1000:.0f} ms; "
           f"{args.runs} runs", flush=True)
     runs = []
-    with storm_user() as user:
+    with test_user(USER, GROUP) as user:
         for i in range(args.runs):
             runs.append(one_run(args, build, user))
             show(i + 1, runs[-1])

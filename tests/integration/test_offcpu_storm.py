@@ -39,36 +39,20 @@ import contextlib
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-from fgdtest import (Daemon, as_user, check, require_root, run, sanitized, skip, test_user,
-                     wait_for)
+from fgdtest import (Conn, Daemon, as_user, check, ready_process, require_root, run, sanitized,
+                     skip, test_user, wait_for)
 
 USER = "fgd-test-offstorm"
 GROUP = "fgd-test-offstorm-group"
+STORM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs",
+                     "fgtest-gilstorm.py")
 THREADS = 2000
 BOUND_MS = 500 if sanitized() else 100
-
-# The threads start held, so that 2,000 of them start in a second rather than fighting the
-# GIL from the first one on (minutes); all go at once.
-STORM = """
-import sys, threading, time
-go = threading.Event()
-def sleeper():
-    go.wait()
-    while True:
-        time.sleep(0.001)
-for _ in range(int(sys.argv[1])):
-    threading.Thread(target=sleeper, daemon=True).start()
-go.set()
-print("ready", flush=True)
-sys.stdin.read()
-"""
 
 
 def cpu_cgroup_parent():
@@ -89,38 +73,22 @@ def cpu_cgroup_parent():
 
 @contextlib.contextmanager
 def storm(user, parent):
-    """The storm, run by user in a CPU cgroup of its own under parent, once its threads are
-    all started."""
+    """The storm, run by user in a CPU cgroup of its own under parent (entered before it
+    runs: its threads start there), once its threads are all started."""
     cgroup = os.path.join(parent, f"fgd-test-offstorm-{os.getpid()}")
+    procs = os.path.join(cgroup, "cgroup.procs")
+
+    def enter():
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
+
     os.mkdir(cgroup)
-    proc = subprocess.Popen(as_user(user, [sys.executable, "-c", STORM, str(THREADS)]),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
-            f.write(str(proc.pid))
-        line = proc.stdout.readline()
-        check(line.strip() == "ready", f"the storm did not start: {line!r}")
-        yield proc
+        with ready_process(as_user(user, [sys.executable, STORM, str(THREADS)]), "the storm",
+                           preexec_fn=enter) as proc:
+            yield proc
     finally:
-        proc.kill()
-        proc.wait()
-        proc.stdin.close()
-        proc.stdout.close()
         os.rmdir(cgroup)
-
-
-def ask_status(path):
-    """One status request on a new connection, as fgctl sends it: the decoded reply."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(30)
-        s.connect(path)
-        s.sendall(b'{"fgd": 1, "cmd": "status"}\n')
-        buf = b""
-        while b"\n" not in buf:
-            chunk = s.recv(1 << 16)
-            check(chunk, "fgd closed the connection before answering status")
-            buf += chunk
-    return json.loads(buf.split(b"\n", 1)[0])
 
 
 class Poller(threading.Thread):
@@ -143,7 +111,11 @@ class Poller(threading.Thread):
                 if self.fgctl:
                     self.d.fgctl("status", "--json", check_rc=0)
                 else:
-                    st = ask_status(self.d.socket)
+                    # A new connection each time, as fgctl's.
+                    with Conn(self.d.socket, timeout=30) as c:
+                        c.send({"cmd": "status"})
+                        st = c.reply("status")
+                    check(st and st.get("type") == "status", f"no status: {st}")
                     for r in st.get("recordings", []):
                         self.rate_limited = max(self.rate_limited, r.get("rate_limited", 0))
             except Exception as e:  # reported by the test's thread
