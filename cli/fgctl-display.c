@@ -247,10 +247,8 @@ static void show_loop(FILE *f, const struct fg_status *st)
 
 	if (!st->has_loop || !st->has_loader)
 		return;
-	fprintf(f,
-		"  loop:        longest turn %" PRIu64 " ms, %" PRIu64 " over %" PRIu64
-		" ms; at most %" PRIu64 " ms of CPU in one (the rest, waiting for one)\n",
-		loop->longest_ms, loop->slow, loop->slow_ms, loop->longest_cpu_ms);
+	fprintf(f, "  loop:        longest turn %" PRIu64 " ms, %" PRIu64 " over %" PRIu64 " ms\n",
+		loop->longest_ms, loop->slow, loop->slow_ms);
 	fprintf(f,
 		"  loader:      %" PRIu64 " files and names read off the loop (%.1f s), %" PRIu64
 		" queued; longest %" PRIu64 " ms, longest wait %" PRIu64 " ms\n",

@@ -179,8 +179,8 @@ static const struct member jit_members[] = { U64(maps),           U64(maps_read)
 #undef T
 
 #define T struct fg_status_loop
-static const struct member loop_members[] = { U64(iterations), U64(longest_ms),     U64(slow),
-					      U64(slow_ms),    U64(longest_cpu_ms), END };
+static const struct member loop_members[] = { U64(iterations), U64(longest_ms), U64(slow),
+					      U64(slow_ms), END };
 #undef T
 
 #define T struct fg_status_loader

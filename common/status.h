@@ -111,13 +111,9 @@ struct fg_status_memory {
 	struct fg_status_memory_parts parts;
 };
 
-/*
- * "loop": how long the event loop was away from the rings and the clients,
- * and the most CPU one turn took (longest_cpu_ms: a turn far longer waited
- * for a CPU).
- */
+/* "loop": how long the event loop was away from the rings and the clients. */
 struct fg_status_loop {
-	uint64_t iterations, longest_ms, slow, slow_ms, longest_cpu_ms;
+	uint64_t iterations, longest_ms, slow, slow_ms;
 };
 
 /* "loader": the thread that reads files off the loop. */

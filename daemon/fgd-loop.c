@@ -2,28 +2,16 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
-#include <time.h>
 
 #include "fgd-clock.h"
 #include "fgd-loop.h"
 #include "macro.h"
 
 struct fgd_loop {
-	int epoll_fd;      /* owned */
-	uint64_t woke;     /* CLOCK_MONOTONIC ns when the last wait returned */
-	uint64_t woke_cpu; /* the thread's CPU time (ns) then */
+	int epoll_fd;  /* owned */
+	uint64_t woke; /* CLOCK_MONOTONIC ns when the last wait returned */
 	struct fgd_loop_stats stats;
 };
-
-/* The calling thread's CPU time in ns (a system call: once at each end of a turn). */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 int fgd_loop__new(struct fgd_loop **ret)
 {
@@ -87,7 +75,6 @@ int fgd_loop__wait(struct fgd_loop *l, int timeout_ms)
 	int n = epoll_wait(l->epoll_fd, evs, ELEMENTSOF(evs), timeout_ms);
 
 	l->woke = fgd_now();
-	l->woke_cpu = thread_cpu_ns();
 	if (n < 0)
 		return errno == EINTR ? 0 : negative_errno();
 	for (int i = 0; i < n; i++) {
@@ -101,11 +88,10 @@ int fgd_loop__wait(struct fgd_loop *l, int timeout_ms)
 void fgd_loop__turn_done(struct fgd_loop *l)
 {
 	/* Time away from the rings and the clients, whatever the cause: what status shows. */
-	uint64_t busy = fgd_now() - l->woke, cpu = thread_cpu_ns() - l->woke_cpu;
+	uint64_t busy = fgd_now() - l->woke;
 
 	l->stats.iterations++;
 	l->stats.longest_ns = MAX(l->stats.longest_ns, busy);
-	l->stats.longest_cpu_ns = MAX(l->stats.longest_cpu_ns, cpu);
 	l->stats.slow += busy > FGD_SLOW_ITERATION_NS;
 }
 

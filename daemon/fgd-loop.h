@@ -26,12 +26,6 @@ struct fgd_loop_stats {
 	uint64_t iterations;
 	uint64_t slow;       /* iterations longer than FGD_SLOW_ITERATION_NS */
 	uint64_t longest_ns; /* the longest iteration, wall clock */
-	/*
-	 * The most CPU time the loop's thread took in one iteration: what fgd
-	 * did in it. An iteration much longer than this waited for a CPU (a
-	 * thread storm on a small machine); one this long did too much.
-	 */
-	uint64_t longest_cpu_ns;
 };
 
 /*

@@ -171,7 +171,6 @@ int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e,
 			.longest_ms = lp.longest_ns / 1000000,
 			.slow = lp.slow,
 			.slow_ms = FGD_SLOW_ITERATION_NS / 1000000,
-			.longest_cpu_ms = lp.longest_cpu_ns / 1000000,
 		},
 		.has_loader = true,
 		.loader = {

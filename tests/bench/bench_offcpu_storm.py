@@ -15,8 +15,7 @@ as medians and worst over the runs:
     its start included, and fgd's answer on the socket): median, 90th
     percentile and worst, and how many answers took over 100 ms;
   - the daemon loop's longest turn (status loop.longest_ms, before the
-    storm and at its end), its turns over 50 ms during the storm, and the
-    most CPU one turn took (loop.longest_cpu_ms, where fgd has it);
+    storm and at its end) and its turns over 50 ms during the storm;
   - always-on's lost samples during the storm;
   - the recording: blocks kept, and what was dropped and why (its
     metadata's off_cpu: the user rate limit, blocks not handled in time,
@@ -163,7 +162,6 @@ def one_run(args, build, user):
         "loop_before": before["loop"]["longest_ms"],
         "loop_longest": after["loop"]["longest_ms"],
         "loop_slow": after["loop"]["slow"] - before["loop"]["slow"],
-        "loop_cpu": after["loop"].get("longest_cpu_ms"),
         "always_on_lost": after["always_on"]["lost"] - before["always_on"]["lost"],
         "always_on_taken": after["always_on"]["total_samples"]
         - before["always_on"]["total_samples"],
@@ -182,10 +180,9 @@ def show(i, r):
         p = r[name]
         print(f"  {what}: {p['n']} answers, median {p['median']:.0f} ms, p90 {p['p90']:.0f} "
               f"ms, worst {p['worst']:.0f} ms, {p['over_100']} over 100 ms")
-    cpu = "" if r["loop_cpu"] is None else f", at most {r['loop_cpu']} ms of CPU in one"
     print(f"  loop: longest turn {r['loop_longest']} ms (before the storm {r['loop_before']}), "
-          f"{r['loop_slow']} turns over 50 ms in it{cpu}; always-on lost {r['always_on_lost']} "
-          f"of {r['always_on_taken']}")
+          f"{r['loop_slow']} turns over 50 ms in it; always-on lost {r['always_on_lost']} of "
+          f"{r['always_on_taken']}")
     print(f"  recording: {r['blocks']} blocks; off_cpu: "
           + ", ".join(f"{k} {v}" for k, v in sorted(r["off_cpu"].items())))
     print(f"  fgd: {r['cpu']:.2f} s of CPU; loop thread ran {r['ran']:.2f} s, waited "

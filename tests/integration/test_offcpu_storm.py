@@ -180,9 +180,10 @@ def test():
         worst = report("status on the socket", pollers[0].times)
         report("fgctl status (its start included)", pollers[1].times)
         loop = after["loop"]
+        waited = loop["cpu_wait_ms"] - before["loop"]["cpu_wait_ms"]
         print(f"loop: longest turn {loop['longest_ms']} ms, {loop['slow'] - before['loop']['slow']} "
-              f"turns over {loop['slow_ms']} ms during the storm; at most "
-              f"{loop['longest_cpu_ms']} ms of CPU in one")
+              f"turns over {loop['slow_ms']} ms during the storm; it waited {waited} ms for a CPU "
+              f"(real-time priority {loop['realtime_priority']})")
         lost = after_user["always_on"]["lost"] - before["always_on"]["lost"]
         oc = meta["off_cpu"]
         print(f"user's recording: {meta['samples']} blocks in {seconds:.1f} s, "
@@ -195,8 +196,8 @@ def test():
         check(not pollers[0].errors and not pollers[1].errors,
               f"status failed: {pollers[0].errors[:3]} {pollers[1].errors[:3]}")
         check(loop["longest_ms"] < BOUND_MS,
-              f"the loop's longest turn was {loop['longest_ms']} ms (bound {BOUND_MS} ms), with at "
-              f"most {loop['longest_cpu_ms']} ms of CPU in one: the rest was waiting for a CPU")
+              f"the loop's longest turn was {loop['longest_ms']} ms (bound {BOUND_MS} ms); it waited "
+              f"{waited} ms for a CPU during the storm")
         check(worst < BOUND_MS, f"a status took {worst:.0f} ms to answer (bound {BOUND_MS} ms)")
         check(lost == 0, f"always-on lost {lost} samples during the storm")
 
