@@ -247,8 +247,20 @@ static void show_loop(FILE *f, const struct fg_status *st)
 
 	if (!st->has_loop || !st->has_loader)
 		return;
-	fprintf(f, "  loop:        longest turn %" PRIu64 " ms, %" PRIu64 " over %" PRIu64 " ms\n",
-		loop->longest_ms, loop->slow, loop->slow_ms);
+	fprintf(f,
+		"  loop:        longest turn %" PRIu64 " ms (%" PRIu64
+		" ms in the last seconds), %" PRIu64 " over %" PRIu64
+		" ms; %.1f s waiting for a CPU; ",
+		loop->longest_ms, loop->recent_longest_ms, loop->slow, loop->slow_ms,
+		(double)loop->cpu_wait_ms / 1000);
+	if (loop->realtime_priority)
+		fprintf(f, "real-time priority %" PRIu32, loop->realtime_priority);
+	else
+		fprintf(f, "normal priority");
+	if (loop->realtime_demotions)
+		fprintf(f, " (put back %" PRIu64 " times: it ran too long without sleeping)",
+			loop->realtime_demotions);
+	fputc('\n', f);
 	fprintf(f,
 		"  loader:      %" PRIu64 " files and names read off the loop (%.1f s), %" PRIu64
 		" queued; longest %" PRIu64 " ms, longest wait %" PRIu64 " ms\n",

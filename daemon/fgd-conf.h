@@ -32,6 +32,11 @@
 /* OffCpuMinBlockUSec=: as fgctl record --off-cpu's --min-block. */
 #define FGD_DEFAULT_OFF_CPU_MIN_BLOCK_US 1
 #define FGD_MAX_OFF_CPU_MIN_BLOCK_US 10000000
+/*
+ * RealtimePriority=: the loop's SCHED_FIFO priority, the lowest by default:
+ * above every thread at normal priority, below any other real-time one.
+ */
+#define FGD_DEFAULT_REALTIME_PRIORITY 1
 /* systemd's StateDirectory=fgd is always under /var/lib. */
 #define FGD_DEFAULT_STATE_DIRECTORY "/var/lib/fgd"
 /* ReaderGroup='s default, when a group of that name exists (systemd/fgd.sysusers makes it). */
@@ -70,7 +75,8 @@ struct fgd_config {
 	uint64_t memory_max;           /* MemoryMax=, bytes: the whole daemon's memory budget */
 	const char *state_directory;   /* owned; StateDirectory=: the on-disk history */
 	uint64_t history_max;          /* HistoryMax=: bytes of history kept on disk */
-	uint64_t jit_map_max; /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */
+	uint64_t jit_map_max;       /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */
+	uint32_t realtime_priority; /* RealtimePriority=: the loop's SCHED_FIFO one; 0: normal */
 	struct fg_compaction_policy history_policy; /* HistoryTiers=, HistoryKeepSec= */
 };
 
