@@ -584,31 +584,55 @@ static int split_apps(const struct push *p, const struct fg_folded *all, struct 
 	return err;
 }
 
+/* A sink for fg_folded__emit() that appends to an outbuf. */
+static int put_outbuf(void *ctx, const void *buf, size_t len)
+{
+	struct fg_outbuf *b = ctx;
+
+	fg_outbuf_put(b, buf, len);
+	return b->err;
+}
+
 /*
  * An application's profile as folded text without its root frames (the
  * application and its labels name them); a sample without frames is
- * "[unknown]".
+ * "[unknown]". Stacks that differed only in their root frames (two
+ * processes of one comm) are one line: folded text has each stack once.
  */
 static int folded_body(const struct fg_folded *m, size_t roots, struct fg_outbuf *b)
 {
-	for (size_t i = 0; i < fg_folded__n_stacks(m); i++) {
+	_cleanup_(fg_folded__freep) struct fg_folded *body = fg_folded__new();
+	struct fg_outbuf line = {};
+	size_t cursor = 0;
+	int r = body ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r >= 0 && i < fg_folded__n_stacks(m); i++) {
 		struct fg_stack st;
 		size_t first;
 		char count[64];
 
 		fg_folded__stack_by_id(m, (uint32_t)i, &st);
 		first = stack_roots(m, &st, roots);
+		fg_outbuf_reset(&line);
 		if (first == st.n_frames)
-			fg_outbuf_puts(b, "[unknown]");
+			fg_outbuf_puts(&line, "[unknown]");
 		for (size_t k = first; k < st.n_frames; k++) {
 			if (k > first)
-				fg_outbuf_put(b, ";", 1);
-			fg_outbuf_puts(b, fg_folded__name(m, st.frames[k]));
+				fg_outbuf_put(&line, ";", 1);
+			fg_outbuf_puts(&line, fg_folded__name(m, st.frames[k]));
 		}
 		fg_format_count(st.count, count, sizeof(count));
-		fg_outbuf_printf(b, " %s\n", count);
+		fg_outbuf_printf(&line, " %s", count);
+		r = line.err;
+		if (r >= 0)
+			r = fg_folded__add_line(body, line.data, line.used);
 	}
-	return b->err;
+	fg_outbuf_done(&line);
+	if (r >= 0)
+		r = fg_folded__sort(body);
+	if (r >= 0)
+		r = fg_folded__emit(body, &cursor, put_outbuf, b, SIZE_MAX) < 0 ? b->err ?: -EIO : 0;
+	return r < 0 ? r : b->err;
 }
 
 /* Whether a server's refusal may change when the request is tried again. */
