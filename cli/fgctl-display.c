@@ -495,8 +495,8 @@ void fgctl_note_missing(FILE *f, const char *label, struct json_object *meta)
 		fprintf(f, "\n");
 	}
 	if (lost > 0)
-		fprintf(f, "fgctl: warning: %s%sfgd lost %" PRId64 " samples in the slices read\n", l,
-			sep, lost);
+		fprintf(f, "fgctl: warning: %s%sfgd lost %" PRId64 " sample%s in the slices read\n", l,
+			sep, lost, lost > 1 ? "s" : "");
 }
 
 void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta)

@@ -680,8 +680,8 @@ static void missing_text(char *buf, size_t size, const struct missing *m,
 		sep = "; ";
 	}
 	if (res->lost)
-		append(buf, size, "%sfgd lost %" PRIu64 " samples in the slices read", sep,
-		       res->lost);
+		append(buf, size, "%sfgd lost %" PRIu64 " sample%s in the slices read", sep,
+		       res->lost, res->lost > 1 ? "s" : "");
 }
 
 static void no_data(const struct fg_window *w, const struct fg_window_result *res,
