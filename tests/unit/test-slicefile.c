@@ -110,6 +110,32 @@ static uint8_t *as_version(const uint8_t *data, size_t len, uint8_t v)
 	return copy;
 }
 
+TEST(a_version_2_file_written_by_fgd_stays_readable)
+{
+	/* Written by fgd's version 2 writer (the fuzz corpus's), with times. */
+	char path[4096];
+	uint8_t buf[4096];
+	struct fg_slicefile *s;
+	FILE *f;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/history/slice-v2.fgdh", fg_test_data_dir());
+	f = fopen(path, "rbe");
+	ASSERT_TRUE(f);
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	ASSERT_EQ(buf[4], 2);
+	ASSERT_OK(fg_slicefile__parse(buf, len, &s));
+	ASSERT_TRUE(fg_slicefile__n_stacks(s) > 0);
+	ASSERT_TRUE(fg_slicefile__tick_ms(s) > 0);
+	/* Before coverage was kept: its whole span, nothing known lost. */
+	ASSERT_EQ(fg_slicefile__n_coverage(s), 1);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->start_ns, fg_slicefile__start(s));
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->end_ns, fg_slicefile__end(s));
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->lost, 0);
+	fg_slicefile__free(s);
+}
+
 TEST(a_version_2_file_covers_its_span_and_may_not_carry_coverage)
 {
 	static const char *const frames[] = { "main" };
