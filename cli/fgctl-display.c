@@ -464,7 +464,8 @@ static void span_text(char *buf, size_t size, struct json_object *span)
 void fgctl_note_missing(FILE *f, const char *label, struct json_object *meta)
 {
 	struct json_object *gaps = get_obj(meta, "gaps"), *bad = get_obj(meta, "unreadable");
-	int64_t n_gaps = fgctl_get_int(meta, "gap_count"), n_bad = fgctl_get_int(meta, "unreadable_slices"),
+	int64_t n_gaps = fgctl_get_int(meta, "gap_count"),
+		n_bad = fgctl_get_int(meta, "unreadable_slices"),
 		lost = fgctl_get_int(meta, "lost_samples");
 	const char *l = label ? label : "", *sep = label ? ": " : "";
 	char span[96];
@@ -482,7 +483,8 @@ void fgctl_note_missing(FILE *f, const char *label, struct json_object *meta)
 			(double)fgctl_get_int(meta, "gap_ms") / 1000.0);
 	}
 	if (n_bad > 0) {
-		fprintf(f, "fgctl: warning: %s%s%" PRId64 " slice%s of the history could not be read:",
+		fprintf(f,
+			"fgctl: warning: %s%s%" PRId64 " slice%s of the history could not be read:",
 			l, sep, n_bad, n_bad > 1 ? "s" : "");
 		for (size_t i = 0; bad && i < json_object_array_length(bad); i++) {
 			struct json_object *u = json_object_array_get_idx(bad, i);
@@ -495,8 +497,8 @@ void fgctl_note_missing(FILE *f, const char *label, struct json_object *meta)
 		fprintf(f, "\n");
 	}
 	if (lost > 0)
-		fprintf(f, "fgctl: warning: %s%sfgd lost %" PRId64 " sample%s in the slices read\n", l,
-			sep, lost, lost > 1 ? "s" : "");
+		fprintf(f, "fgctl: warning: %s%sfgd lost %" PRId64 " sample%s in the slices read\n",
+			l, sep, lost, lost > 1 ? "s" : "");
 }
 
 void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta)

@@ -165,7 +165,7 @@ struct fg_slicefile_writer {
 	size_t n_times, cap_times;
 	struct fg_slicefile_span *cover; /* owned */
 	size_t n_cover, cap_cover;
-	bool has_cover; /* the file has a coverage section (which may list no stretch) */
+	bool has_cover;   /* the file has a coverage section (which may list no stretch) */
 	struct bytes out; /* the finished file */
 };
 
@@ -429,7 +429,8 @@ int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **r
 	memcpy(w->out.p, MAGIC, 4);
 	store_le(w->out.p + 4, FG_SLICEFILE_VERSION, 2);
 	store_le(w->out.p + 6, HEADER_SIZE, 2);
-	store_le(w->out.p + 8, (w->tick_ms ? FLAG_TIMES : 0) | (w->has_cover ? FLAG_COVERAGE : 0), 4);
+	store_le(w->out.p + 8, (w->tick_ms ? FLAG_TIMES : 0) | (w->has_cover ? FLAG_COVERAGE : 0),
+		 4);
 	store_le(w->out.p + 12, body_len, 4);
 	store_le(w->out.p + 16, w->start, 8);
 	store_le(w->out.p + 24, w->end, 8);
@@ -1064,7 +1065,8 @@ static int merge_coverage(const struct fg_slicefile *const *slices, size_t n, ui
 		if (v[i].start_ns < cur.end_ns ||
 		    (v[i].start_ns == cur.end_ns && cur.lost == 0 && v[i].lost == 0)) {
 			cur.end_ns = MAX(cur.end_ns, v[i].end_ns);
-			cur.lost = cur.lost + v[i].lost < cur.lost ? UINT64_MAX : cur.lost + v[i].lost;
+			cur.lost =
+				cur.lost + v[i].lost < cur.lost ? UINT64_MAX : cur.lost + v[i].lost;
 			continue;
 		}
 		r = fg_slicefile_writer__add_coverage(w, &cur);

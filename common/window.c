@@ -744,7 +744,8 @@ int fg_window__tick(struct fg_window *w, int64_t now_ms)
 		 * samples count. Only a tick too late for that, or the clock set
 		 * back, leaves a gap.
 		 */
-		bool abut = now_ms >= old->end_ms && now_ms - old->end_ms <= (int64_t)w->opts.gap_ms;
+		bool abut =
+			now_ms >= old->end_ms && now_ms - old->end_ms <= (int64_t)w->opts.gap_ms;
 
 		/* Room first: a closed slice is never lost for want of a pointer slot. */
 		if (FG_GROW(w->closed, w->cap_closed, w->n_closed + 1) >= 0) {
@@ -1374,17 +1375,17 @@ int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefil
 	int64_t end = MIN(end_ms, s->end_ms);
 	_cleanup_free_ uint32_t *other_at = NULL;
 	uint32_t next = (uint32_t)s->n_stacks, unattributed_at = UINT32_MAX;
+	struct fg_slicefile_span whole;
 	int err;
 
 	if (s->start_ms < 0 || end < s->start_ms)
 		return -EINVAL;
-	err = fg_slicefile_writer__new((uint64_t)s->start_ms * 1000000, (uint64_t)end * 1000000,
-				       &w);
+	whole = (struct fg_slicefile_span){ (uint64_t)s->start_ms * 1000000,
+					    (uint64_t)end * 1000000, s->lost };
+	err = fg_slicefile_writer__new(whole.start_ns, whole.end_ns, &w);
 	/* The slice was sampled through its span, but for what it lost (a slice of no ms covers none). */
 	if (err >= 0 && end > s->start_ms)
-		err = fg_slicefile_writer__add_coverage(
-			w, &(struct fg_slicefile_span){ (uint64_t)s->start_ms * 1000000,
-							(uint64_t)end * 1000000, s->lost });
+		err = fg_slicefile_writer__add_coverage(w, &whole);
 	for (size_t i = 0; i < s->n_procs && err >= 0; i++) {
 		const struct sproc *p = &s->procs[i];
 		const struct fg_slicefile_process fp = {

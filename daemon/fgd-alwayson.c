@@ -62,9 +62,9 @@ struct fgd_alwayson {
 	size_t cap_ids;
 	uint64_t idle_samples, unknown_process_samples, errors, memo_resets;
 	uint64_t lost_counted; /* of lost_so_far(), what the window's slices were given */
-	uint64_t memo_since; /* fgd_now() when the memo was last dropped (or begun) */
-	uint64_t stored;     /* slices written to the history */
-	int64_t wall_offset; /* fgd_wall_offset_ns() at the last drain: samples' times to Unix */
+	uint64_t memo_since;   /* fgd_now() when the memo was last dropped (or begun) */
+	uint64_t stored;       /* slices written to the history */
+	int64_t wall_offset;   /* fgd_wall_offset_ns() at the last drain: samples' times to Unix */
 	/* The daemon's memory budget (deps; NULL for none), and what its parts hold of ours. */
 	struct fg_budget *budget;
 	uint64_t window_charged, memo_charged, rings_charged;

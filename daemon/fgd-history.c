@@ -40,7 +40,10 @@ static void listing_done(struct listing *l)
 
 /* Groups a later format version keeps from merging, remembered so as not to retry them. */
 #define MAX_BLOCKED 16
-/* Damaged files that could not be renamed (a read-only directory), remembered so as not to read them again. */
+/*
+ * Damaged files that could not be renamed (a read-only directory): remembered,
+ * so as not to read them again.
+ */
 #define MAX_UNMOVED 256
 
 /*
@@ -50,12 +53,9 @@ static void listing_done(struct listing *l)
  * file's: they are left where they are.
  */
 static const char *const aside_suffix[] = {
-	[FG_HISTORY_NOT_SLICE] = "not-slice",
-	[FG_HISTORY_TRUNCATED] = "truncated",
-	[FG_HISTORY_BAD_CHECKSUM] = "bad-checksum",
-	[FG_HISTORY_MALFORMED] = "malformed",
-	[FG_HISTORY_NOT_FILE] = "not-file",
-	[FG_HISTORY_TOO_LARGE] = "too-large",
+	[FG_HISTORY_NOT_SLICE] = "not-slice",       [FG_HISTORY_TRUNCATED] = "truncated",
+	[FG_HISTORY_BAD_CHECKSUM] = "bad-checksum", [FG_HISTORY_MALFORMED] = "malformed",
+	[FG_HISTORY_NOT_FILE] = "not-file",         [FG_HISTORY_TOO_LARGE] = "too-large",
 };
 
 const char *fg_history_damage_name(enum fg_history_damage d)
@@ -511,8 +511,8 @@ static int load(struct fg_history *h, struct entry *e, struct fg_slicefile **ret
 	} else {
 		/* Replaced by a link or a FIFO since it was listed. */
 		why = r == -ELOOP || r == -EINVAL ? FG_HISTORY_NOT_FILE :
-		      r == -EFBIG		    ? FG_HISTORY_TOO_LARGE :
-						      FG_HISTORY_READ_ERROR;
+		      r == -EFBIG                 ? FG_HISTORY_TOO_LARGE :
+						    FG_HISTORY_READ_ERROR;
 	}
 	if (why == FG_HISTORY_LATER_VERSION) {
 		h->stats.future++;
@@ -678,12 +678,14 @@ static int remove_old(struct fg_history *h, const struct listing *l,
 
 	for (size_t i = 0; i < l->n; i++) {
 		const struct entry *e = &l->v[i];
-		bool leftover = i < l->n_slices && f[i].fate == FG_COMPACTION_LEFTOVER;
+		bool slice = i < l->n_slices,
+		     leftover = slice && f[i].fate == FG_COMPACTION_LEFTOVER;
+		bool expired =
+			slice ? f[i].fate == FG_COMPACTION_EXPIRED :
+				p->keep_ns && now_ns >= p->keep_ns && e->end <= now_ns - p->keep_ns;
 		int r;
 
-		if (i < l->n_slices ? !leftover && f[i].fate != FG_COMPACTION_EXPIRED :
-				      !p->keep_ns || now_ns < p->keep_ns ||
-					      e->end > now_ns - p->keep_ns)
+		if (!leftover && !expired)
 			continue;
 		r = remove_file(h, e);
 		if (r < 0) {

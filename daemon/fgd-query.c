@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,10 +115,9 @@ static int window_span(void *ctx, int64_t start, int64_t end)
 /* ns to ms, the span widened to whole ms, so that abutting spans still abut. */
 static struct fg_span span_ms(uint64_t start_ns, uint64_t end_ns)
 {
-	return (struct fg_span){ (int64_t)(start_ns / 1000000), (int64_t)((end_ns + 999999) / 1000000) };
+	return (struct fg_span){ (int64_t)(start_ns / 1000000),
+				 (int64_t)((end_ns + 999999) / 1000000) };
 }
-
-static int on_unreadable(void *ctx, const struct fg_history_unreadable *u);
 
 /*
  * Whether the query takes every process the client may see, and the client
@@ -611,9 +610,9 @@ static void missing_finish(struct missing *m, const struct fgd_alwayson_data *a,
 	if (m->err < 0)
 		return;
 	m->n_known = fg_spans_unite(m->known, m->n_known);
-	m->n_gaps = fg_spans_gaps(m->known, m->n_known, MAX(since, (int64_t)0),
-				  MIN(until, ws.now_ms), GAP_MIN_MS, m->gaps, MISSING_LISTED,
-				  &m->gap_ms);
+	m->n_gaps =
+		fg_spans_gaps(m->known, m->n_known, MAX(since, (int64_t)0), MIN(until, ws.now_ms),
+			      GAP_MIN_MS, m->gaps, MISSING_LISTED, &m->gap_ms);
 }
 
 /* Local time of ms: "HH:MM:SS", ".mmm" when not whole, the date before it when not today's. */
@@ -626,8 +625,9 @@ static void format_ms(char *buf, size_t size, int64_t ms)
 	localtime_r(&t, &tm);
 	localtime_r(&now, &today);
 	n = strftime(buf, size,
-		     tm.tm_yday == today.tm_yday && tm.tm_year == today.tm_year ? "%H:%M:%S" :
-										  "%Y-%m-%d %H:%M:%S",
+		     tm.tm_yday == today.tm_yday && tm.tm_year == today.tm_year ?
+			     "%H:%M:%S" :
+			     "%Y-%m-%d %H:%M:%S",
 		     &tm);
 	if (ms % 1000 && n < size)
 		snprintf(buf + n, size - n, ".%03d", (int)(ms % 1000));
@@ -673,8 +673,9 @@ static void missing_text(char *buf, size_t size, const struct missing *m,
 
 		format_ms(a, sizeof(a), sp.start);
 		format_ms(b, sizeof(b), sp.end);
-		append(buf, size, "%s%" PRIu64 " slice%s of the history could not be read: %s-%s (%s)",
-		       sep, m->n_bad, m->n_bad > 1 ? "s" : "", a, b, fg_history_damage_name(why));
+		append(buf, size,
+		       "%s%" PRIu64 " slice%s of the history could not be read: %s-%s (%s)", sep,
+		       m->n_bad, m->n_bad > 1 ? "s" : "", a, b, fg_history_damage_name(why));
 		if (m->n_bad > 1)
 			append(buf, size, " and %" PRIu64 " more", m->n_bad - 1);
 		sep = "; ";
@@ -752,8 +753,8 @@ static int missing_json(struct json_object *meta, const struct missing *m,
 }
 
 static struct json_object *result_json(const struct fgd_alwayson_data *a,
-				       const struct fg_window_result *res, const struct missing *missing,
-				       const struct fg_view *view)
+				       const struct fg_window_result *res,
+				       const struct missing *missing, const struct fg_view *view)
 {
 	struct json_object *m = json_object_new_object();
 	struct fg_window_stats st;

@@ -700,11 +700,10 @@ TEST(damaged_files_are_named_why_and_set_aside_once)
 	ASSERT_EQ(un.n, 5);
 	for (size_t i = 0; i < 5; i++) {
 		ASSERT_U64_EQ(un.v[i].start_ns, T0 + 10 * i * NS);
-		ASSERT_STREQ(fg_history_damage_name(un.v[i].why),
-			     i == 0 ? "truncated" :
-			     i == 1 ? "bad checksum" :
-			     i == 2 ? "not a slice file" :
-				      "not a regular file");
+		ASSERT_STREQ(fg_history_damage_name(un.v[i].why), i == 0 ? "truncated" :
+								  i == 1 ? "bad checksum" :
+								  i == 2 ? "not a slice file" :
+									   "not a regular file");
 		ASSERT_TRUE(set_aside_as(dir, 10 * i, 10 * i + 10, kinds[i]));
 	}
 	/* The sixth reads; each damaged one was counted once, and is named again, unread. */

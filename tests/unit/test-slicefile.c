@@ -29,8 +29,10 @@ static void build(struct fg_slicefile_writer **ret_w, const uint8_t **data, size
 	ASSERT_EQ(fg_slicefile_writer__add_stack(w, i2, k, 0, 3), -EINVAL);
 	ASSERT_EQ(fg_slicefile_writer__add_stack(w, i2, k, 1, 0), -EINVAL);
 	/* Sampled through most of its span, with a gap, and losses in the second stretch. */
-	ASSERT_OK(fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1000, 1500, 0 }));
-	ASSERT_OK(fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1600, 2000, 7 }));
+	ASSERT_OK(
+		fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1000, 1500, 0 }));
+	ASSERT_OK(
+		fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1600, 2000, 7 }));
 	ASSERT_OK(fg_slicefile_writer__finish(w, data, len));
 	*ret_w = w;
 }
@@ -163,7 +165,8 @@ TEST(a_version_2_file_covers_its_span_and_may_not_carry_coverage)
 	fg_slicefile__free(s);
 	free(v2);
 	/* Version 2 has no coverage flag: a file that says both is damaged. */
-	ASSERT_OK(fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1000000, 2000000 }));
+	ASSERT_OK(fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1000000,
+										    2000000 }));
 	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
 	v2 = as_version(data, len, 2);
 	ASSERT_EQ(fg_slicefile__parse(v2, len, &s), -EBADMSG);
@@ -675,8 +678,10 @@ TEST(a_merge_keeps_its_sources_gaps_and_losses)
 				       d_spans[] = { { 20, 25, 0 } }, e_spans[] = { { 24, 30, 1 } };
 	/* Without a section (as before version 3): its whole span. */
 	struct fg_slicefile *in[] = {
-		covering(0, 10, NULL, 0),    covering(10, 15, b_spans, 1),
-		covering(17, 20, c_spans, 1), covering(20, 25, d_spans, 1),
+		covering(0, 10, NULL, 0),
+		covering(10, 15, b_spans, 1),
+		covering(17, 20, c_spans, 1),
+		covering(20, 25, d_spans, 1),
 		/* Overlapping the one before (a clock set back): united, losses added. */
 		covering(24, 30, e_spans, 1),
 	};

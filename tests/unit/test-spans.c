@@ -4,7 +4,9 @@
 
 TEST(spans_that_overlap_or_abut_are_one)
 {
-	struct fg_span v[] = { { 30, 40 }, { 0, 10 }, { 10, 20 }, { 35, 50 }, { 60, 60 }, { 5, 8 } };
+	struct fg_span v[] = {
+		{ 30, 40 }, { 0, 10 }, { 10, 20 }, { 35, 50 }, { 60, 60 }, { 5, 8 }
+	};
 	size_t n = fg_spans_unite(v, 6);
 
 	ASSERT_EQ(n, 2);
