@@ -717,14 +717,14 @@ static int parse_coverage(struct cursor *c, struct fg_slicefile *s)
 	return 0;
 }
 
-/* A file without a coverage section covers its span, losses unknown. */
+/* A file without a coverage section covers its span, losses unknown (an empty span: nothing). */
 static int whole_span(struct fg_slicefile *s)
 {
 	s->cover = calloc(1, sizeof(*s->cover));
 	if (!s->cover)
 		return -ENOMEM;
 	s->cover[0] = (struct fg_slicefile_span){ s->start, s->end, 0 };
-	s->n_cover = 1;
+	s->n_cover = s->start < s->end;
 	return 0;
 }
 

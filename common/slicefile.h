@@ -163,8 +163,8 @@ const char *fg_slicefile__string(const struct fg_slicefile *s, uint32_t id);
 
 /*
  * The stretches the slice covers, in time order: a file without a coverage
- * section (before version 3) covers its whole span and lost nothing it knew
- * of; a merge of sources that lay outside its span covers none.
+ * section (before version 3) covers its whole span (none if it is empty) and
+ * lost nothing it knew of; a merge of sources that lay outside its span covers none.
  */
 size_t fg_slicefile__n_coverage(const struct fg_slicefile *s);
 /* Stretch i; borrowed until the slice is freed. */
