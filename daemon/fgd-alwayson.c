@@ -27,6 +27,14 @@
 #define HISTORY_MERGES_PER_SLICE 1
 /* The waiting room of samples whose binaries are being read (fgd-resolve.h). */
 #define WAITING_MAX_BYTES (8ULL << 20)
+/*
+ * A slice's end noticed later than this (the loop stalled: a storm starved
+ * fgd, or the machine slept) leaves the time between as a gap in the
+ * history, which queries name, rather than a slice that stretches over it as
+ * if fgd had been sampling. Drain rounds come every second at most, and the
+ * loop's slowest turns under load take a second or two: those abut.
+ */
+#define TICK_GAP_MS 5000
 
 struct fgd_alwayson {
 	struct fgd_alwayson_opts opts; /* its pointers borrowed */
@@ -53,9 +61,10 @@ struct fgd_alwayson {
 	uint32_t *ids;       /* owned: one sample's window name ids */
 	size_t cap_ids;
 	uint64_t idle_samples, unknown_process_samples, errors, memo_resets;
-	uint64_t memo_since; /* fgd_now() when the memo was last dropped (or begun) */
-	uint64_t stored;     /* slices written to the history */
-	int64_t wall_offset; /* fgd_wall_offset_ns() at the last drain: samples' times to Unix */
+	uint64_t lost_counted; /* of lost_so_far(), what the window's slices were given */
+	uint64_t memo_since;   /* fgd_now() when the memo was last dropped (or begun) */
+	uint64_t stored;       /* slices written to the history */
+	int64_t wall_offset;   /* fgd_wall_offset_ns() at the last drain: samples' times to Unix */
 	/* The daemon's memory budget (deps; NULL for none), and what its parts hold of ours. */
 	struct fg_budget *budget;
 	uint64_t window_charged, memo_charged, rings_charged;
@@ -231,6 +240,7 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reso
 		.memory_max = (deps->budget ? fg_budget__share(deps->budget, FG_BUDGET_WINDOW) :
 					      c->memory_max) /
 			      MAX(opts->windows, 1u),
+		.gap_ms = TICK_GAP_MS,
 	};
 	struct fg_evset_opts eo = {
 		.kind = FG_EVSET_SAMPLE,
@@ -340,10 +350,27 @@ static uint64_t charged_bytes(const struct fgd_alwayson *a)
 	return memo_bytes(a) + (a->offcpu ? fg_offcpu__bytes(a->offcpu) : 0);
 }
 
+/*
+ * Samples (off-CPU: blocks) lost so far: those the kernel could not write,
+ * and those this side could not keep.
+ */
+static uint64_t lost_so_far(const struct fgd_alwayson *a)
+{
+	struct fg_offcpu_stats os;
+	struct fg_cpu_counters c;
+
+	if (a->events) {
+		fg_evset__totals(a->events, &c);
+		return c.lost + c.lost_samples + c.malformed + a->errors;
+	}
+	fg_offcpu__stats(a->offcpu, &os);
+	return os.lost_threads + os.lost_ring + a->errors;
+}
+
 void fgd_alwayson__drain(struct fgd_alwayson *a)
 {
 	struct fg_window_stats ws;
-	uint64_t bytes;
+	uint64_t bytes, lost;
 
 	a->wall_offset = fgd_wall_offset_ns();
 	/* First what waited: a binary it needed may have been read since. */
@@ -352,6 +379,11 @@ void fgd_alwayson__drain(struct fgd_alwayson *a)
 		fg_evset__drain(a->events, on_record, a);
 	else
 		(void)fg_offcpu__drain(a->offcpu, on_block, a);
+	/* What this round lost goes with the slice it was drained into: slices carry their losses. */
+	lost = lost_so_far(a);
+	if (lost > a->lost_counted)
+		fg_window__add_lost(a->window, lost - a->lost_counted);
+	a->lost_counted = lost;
 	/*
 	 * Between two drops of the memo its tables may not grow past this, nor
 	 * past what the budget's recordings part has room for: new locations
