@@ -643,7 +643,8 @@ static int folded_body(const struct fg_folded *m, size_t roots, struct fg_outbuf
 	if (r >= 0)
 		r = fg_folded__sort(body);
 	if (r >= 0)
-		r = fg_folded__emit(body, &cursor, put_outbuf, b, SIZE_MAX) < 0 ? b->err ?: -EIO : 0;
+		r = fg_folded__emit(body, &cursor, put_outbuf, b, SIZE_MAX) < 0 ? b->err ?: -EIO :
+										  0;
 	return r < 0 ? r : b->err;
 }
 
