@@ -152,11 +152,10 @@ static int unmoved(const struct fg_history *h, const struct entry *e)
 static void set_aside(struct fg_history *h, struct entry *e, enum fg_history_damage why)
 {
 	char name[NAME_LEN + 1], aside[NAME_LEN + 32];
+	int err;
 
 	format_name(name, e->start, e->end);
 	snprintf(aside, sizeof(aside), "%s.%s", name, aside_suffix[why]);
-	int err;
-
 	e->damage = (int)why;
 	h->stats.corrupt++;
 	if (renameat(h->dir_fd, name, h->dir_fd, aside) == 0) {
