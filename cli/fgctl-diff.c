@@ -392,6 +392,8 @@ static int diff_baseline(struct diff_args *args)
 			scale);
 	fgctl_note_kernel_hidden(stderr, fgctl_get_int(meta_before, "kernel_hidden") ? meta_before :
 										       meta_after);
+	fgctl_note_missing(stderr, "baseline", meta_before);
+	fgctl_note_missing(stderr, "after", meta_after);
 	return compare(args, before, after);
 }
 

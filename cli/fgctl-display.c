@@ -247,8 +247,20 @@ static void show_loop(FILE *f, const struct fg_status *st)
 
 	if (!st->has_loop || !st->has_loader)
 		return;
-	fprintf(f, "  loop:        longest turn %" PRIu64 " ms, %" PRIu64 " over %" PRIu64 " ms\n",
-		loop->longest_ms, loop->slow, loop->slow_ms);
+	fprintf(f,
+		"  loop:        longest turn %" PRIu64 " ms (%" PRIu64
+		" ms in the last seconds), %" PRIu64 " over %" PRIu64
+		" ms; %.1f s waiting for a CPU; ",
+		loop->longest_ms, loop->recent_longest_ms, loop->slow, loop->slow_ms,
+		(double)loop->cpu_wait_ms / 1000);
+	if (loop->realtime_priority)
+		fprintf(f, "real-time priority %" PRIu32, loop->realtime_priority);
+	else
+		fprintf(f, "normal priority");
+	if (loop->realtime_demotions)
+		fprintf(f, " (put back %" PRIu64 " times: it ran too long without sleeping)",
+			loop->realtime_demotions);
+	fputc('\n', f);
 	fprintf(f,
 		"  loader:      %" PRIu64 " files and names read off the loop (%.1f s), %" PRIu64
 		" queued; longest %" PRIu64 " ms, longest wait %" PRIu64 " ms\n",
@@ -453,6 +465,56 @@ void fgctl_note_untimed(FILE *f, struct json_object *meta)
 			"kept them, or past a slice's room for them): those count whole, so the "
 			"answer spans more than asked\n",
 			n);
+}
+
+/* "FROM-UNTIL" of a span object of the metadata (from_ms, until_ms). */
+static void span_text(char *buf, size_t size, struct json_object *span)
+{
+	char a[40], b[40];
+
+	fgctl_format_time(a, sizeof(a), fgctl_get_int(span, "from_ms"), false);
+	fgctl_format_time(b, sizeof(b), fgctl_get_int(span, "until_ms"), false);
+	snprintf(buf, size, "%s-%s", a, b);
+}
+
+void fgctl_note_missing(FILE *f, const char *label, struct json_object *meta)
+{
+	struct json_object *gaps = get_obj(meta, "gaps"), *bad = get_obj(meta, "unreadable");
+	int64_t n_gaps = fgctl_get_int(meta, "gap_count"),
+		n_bad = fgctl_get_int(meta, "unreadable_slices"),
+		lost = fgctl_get_int(meta, "lost_samples");
+	const char *l = label ? label : "", *sep = label ? ": " : "";
+	char span[96];
+
+	/* Warnings, which -q keeps: an answer that lacks part of its period must not pass for whole. */
+	if (n_gaps > 0) {
+		fprintf(f, "fgctl: warning: %s%sno data for", l, sep);
+		for (size_t i = 0; gaps && i < json_object_array_length(gaps); i++) {
+			span_text(span, sizeof(span), json_object_array_get_idx(gaps, i));
+			fprintf(f, "%s %s", i ? "," : "", span);
+		}
+		if (n_gaps > (int64_t)(gaps ? json_object_array_length(gaps) : 0))
+			fprintf(f, " and more");
+		fprintf(f, " (%.1f s): fgd was not sampling or lost samples\n",
+			(double)fgctl_get_int(meta, "gap_ms") / 1000.0);
+	}
+	if (n_bad > 0) {
+		fprintf(f,
+			"fgctl: warning: %s%s%" PRId64 " slice%s of the history could not be read:",
+			l, sep, n_bad, n_bad > 1 ? "s" : "");
+		for (size_t i = 0; bad && i < json_object_array_length(bad); i++) {
+			struct json_object *u = json_object_array_get_idx(bad, i);
+
+			span_text(span, sizeof(span), u);
+			fprintf(f, "%s %s (%s)", i ? "," : "", span, fgctl_get_str(u, "reason"));
+		}
+		if (n_bad > (int64_t)(bad ? json_object_array_length(bad) : 0))
+			fprintf(f, " and more");
+		fprintf(f, "\n");
+	}
+	if (lost > 0)
+		fprintf(f, "fgctl: warning: %s%sfgd lost %" PRId64 " sample%s in the slices read\n",
+			l, sep, lost, lost > 1 ? "s" : "");
 }
 
 void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta)

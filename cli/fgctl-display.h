@@ -35,6 +35,14 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
  * snapshot, a top list or a diff of snapshots.
  */
 void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta);
+
+/*
+ * The warnings (kept by -q) that an always-on answer lacks part of its
+ * period, when its metadata says so: time no slice covers (gaps), slices of
+ * the history that could not be read and why, samples fgd lost. label (may
+ * be NULL) says which answer ("baseline").
+ */
+void fgctl_note_missing(FILE *f, const char *label, struct json_object *meta);
 /*
  * The note for a query whose range cut slices of always-on data that kept
  * no times: they counted whole (meta's untimed_slices).

@@ -419,6 +419,8 @@ static int query_window(const char *socket, struct fg_request *req, struct fg_ti
 			" slices of that period kept no times (written before fgd kept them, or "
 			"past the window's room for them): their samples are not on the map\n",
 			fgctl_get_int(meta, "untimed_slices"));
+	if (r == FGCTL_EXIT_OK)
+		fgctl_note_missing(stderr, NULL, meta);
 	return r;
 }
 

@@ -100,6 +100,8 @@ struct push_stats {
 	uint64_t put_off;  /* periods stopped on a failure, to be tried again after the backoff */
 	uint64_t rejected; /* profiles the server refused for good (4xx): given up */
 	uint64_t gap_ms;   /* time not pushed: older than --catch-up */
+	/* periods fgd has no record of, whole (lost) or in part (sent incomplete) */
+	uint64_t lost_periods, incomplete_periods;
 };
 
 /* When push tries the store again after a failure (common/backoff.h). */
@@ -378,11 +380,14 @@ static bool retry_wait(struct push_retry *r, const char *what)
 
 /*
  * The period's profile from fgd, folded, into *ret (the processes' comm at
- * each stack's root) and its sampling rate. 0; -ENODATA when fgd has no
- * samples for it; -EIO when fgd could not be asked (said why).
+ * each stack's root) and its sampling rate; what fgd said of the period in
+ * *ret_meta (NULL if nothing; caller puts it): with or without samples, the
+ * time fgd has no record of. 0; -ENODATA when fgd has no samples for it;
+ * -EIO when fgd could not be asked (said why).
  */
 static int fetch(struct push *p, int64_t from, int64_t until, struct fg_folded **ret,
-		 uint32_t *ret_rate, char *comment, size_t comment_size)
+		 uint32_t *ret_rate, char *comment, size_t comment_size,
+		 struct json_object **ret_meta)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *model = fg_folded__new();
 	struct fg_request req = p->query;
@@ -439,6 +444,11 @@ static int fetch(struct push *p, int64_t from, int64_t until, struct fg_folded *
 		}
 		type = fgctl_get_str(msg, "type");
 		if (strcmp(type, "error") == 0) {
+			struct json_object *m;
+
+			/* A period without samples may be one fgd has no record of: its meta says. */
+			if (json_object_object_get_ex(msg, "meta", &m))
+				*ret_meta = json_object_get(m);
 			if (strcmp(fgctl_get_str(msg, "error"), "ENODATA") == 0)
 				r = -ENODATA;
 			else
@@ -451,6 +461,8 @@ static int fetch(struct push *p, int64_t from, int64_t until, struct fg_folded *
 			*ret_rate = json_object_object_get_ex(msg, "meta", &m) ?
 					    (uint32_t)fgctl_get_int(m, "frequency") :
 					    0;
+			if (m)
+				*ret_meta = json_object_get(m);
 			/* What pprof readers show beside the profile (go tool pprof -comments). */
 			snprintf(comment, comment_size,
 				 "fgd always-on: %s at %u Hz, %s stacks; %" PRId64
@@ -584,31 +596,56 @@ static int split_apps(const struct push *p, const struct fg_folded *all, struct 
 	return err;
 }
 
+/* A sink for fg_folded__emit() that appends to an outbuf. */
+static int put_outbuf(void *ctx, const void *buf, size_t len)
+{
+	struct fg_outbuf *b = ctx;
+
+	fg_outbuf_put(b, buf, len);
+	return b->err;
+}
+
 /*
  * An application's profile as folded text without its root frames (the
  * application and its labels name them); a sample without frames is
- * "[unknown]".
+ * "[unknown]". Stacks that differed only in their root frames (two
+ * processes of one comm) are one line: folded text has each stack once.
  */
 static int folded_body(const struct fg_folded *m, size_t roots, struct fg_outbuf *b)
 {
-	for (size_t i = 0; i < fg_folded__n_stacks(m); i++) {
+	_cleanup_(fg_folded__freep) struct fg_folded *body = fg_folded__new();
+	struct fg_outbuf line = {};
+	size_t cursor = 0;
+	int r = body ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r >= 0 && i < fg_folded__n_stacks(m); i++) {
 		struct fg_stack st;
 		size_t first;
 		char count[64];
 
 		fg_folded__stack_by_id(m, (uint32_t)i, &st);
 		first = stack_roots(m, &st, roots);
+		fg_outbuf_reset(&line);
 		if (first == st.n_frames)
-			fg_outbuf_puts(b, "[unknown]");
+			fg_outbuf_puts(&line, "[unknown]");
 		for (size_t k = first; k < st.n_frames; k++) {
 			if (k > first)
-				fg_outbuf_put(b, ";", 1);
-			fg_outbuf_puts(b, fg_folded__name(m, st.frames[k]));
+				fg_outbuf_put(&line, ";", 1);
+			fg_outbuf_puts(&line, fg_folded__name(m, st.frames[k]));
 		}
 		fg_format_count(st.count, count, sizeof(count));
-		fg_outbuf_printf(b, " %s\n", count);
+		fg_outbuf_printf(&line, " %s", count);
+		r = line.err;
+		if (r >= 0)
+			r = fg_folded__add_line(body, line.data, line.used);
 	}
-	return b->err;
+	fg_outbuf_done(&line);
+	if (r >= 0)
+		r = fg_folded__sort(body);
+	if (r >= 0)
+		r = fg_folded__emit(body, &cursor, put_outbuf, b, SIZE_MAX) < 0 ? b->err ?: -EIO :
+										  0;
+	return r < 0 ? r : b->err;
 }
 
 /* Whether a server's refusal may change when the request is tried again. */
@@ -737,14 +774,33 @@ static int send_app(struct push *p, const char *app, const struct fg_folded *m, 
 static int push_period(struct push *p, int64_t from, int64_t until)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *all = NULL;
+	_cleanup_(json_object_putp) struct json_object *meta = NULL;
 	struct apps apps = {};
 	uint32_t rate = 0;
 	size_t sent = 0, refused = 0;
-	char a[16], b[16], comment[256] = "";
-	bool stopped = false;
+	char a[16], b[16], comment[256] = "", label[48];
+	bool stopped = false, missing;
 	int r;
 
-	r = fetch(p, from, until, &all, &rate, comment, sizeof(comment));
+	r = fetch(p, from, until, &all, &rate, comment, sizeof(comment), &meta);
+	/*
+	 * Time fgd has no record of (it was not sampling, lost the samples, or a
+	 * slice of the history does not read) is not idle time, and the history
+	 * will not fill it later: the period is reported as lost, said with what
+	 * is missing and counted, and --once fails; never "no samples".
+	 */
+	missing = fgctl_get_int(meta, "gap_count") > 0 ||
+		  fgctl_get_int(meta, "unreadable_slices") > 0;
+	snprintf(label, sizeof(label), "push %s-%s", hms(from, a), hms(until, b));
+	if (r == -ENODATA && missing) {
+		p->st.periods++;
+		p->st.lost_periods++;
+		p->failed = true;
+		fgctl_note_missing(stderr, label, meta);
+		fprintf(stderr, "fgctl: %s: lost: fgd has no samples of it to send\n", label);
+		fg_ingest_cursor_advance(&p->cursor, until);
+		return cursor_save(p);
+	}
 	if (r == -ENODATA) {
 		p->st.periods++;
 		p->st.empty_periods++;
@@ -805,6 +861,12 @@ static int push_period(struct push *p, int64_t from, int64_t until)
 		return r;
 	if (stopped)
 		return -EAGAIN;
+	/* Sent, but not whole: said (lost samples too), counted, and --once fails. */
+	fgctl_note_missing(stderr, label, meta);
+	if (missing) {
+		p->st.incomplete_periods++;
+		p->failed = true;
+	}
 	p->st.periods++;
 	fg_ingest_cursor_advance(&p->cursor, until);
 	return cursor_save(p);
@@ -815,12 +877,13 @@ static void report(const struct push *p)
 	const struct push_stats *s = &p->st;
 
 	fprintf(stderr,
-		"fgctl: push: %" PRIu64 " periods (%" PRIu64 " without samples), %" PRIu64
+		"fgctl: push: %" PRIu64 " periods (%" PRIu64 " without samples, %" PRIu64
+		" lost and %" PRIu64 " incomplete: fgd has no record of them, or of part), %" PRIu64
 		" profiles sent, %" PRIu64 " failed requests, %" PRIu64 " retries, %" PRIu64
 		" periods put off, %" PRIu64 " refused, %.1f s not pushed (older than "
 		"--catch-up)\n",
-		s->periods, s->empty_periods, s->sent, s->failures, s->retries, s->put_off,
-		s->rejected, (double)s->gap_ms / 1000.0);
+		s->periods, s->empty_periods, s->lost_periods, s->incomplete_periods, s->sent,
+		s->failures, s->retries, s->put_off, s->rejected, (double)s->gap_ms / 1000.0);
 }
 
 /*

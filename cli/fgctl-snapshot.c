@@ -241,5 +241,6 @@ int fgctl_verb_snapshot(const struct fgctl_ctx *ctx, int argc, char **argv)
 	/* As after a recording, whatever -q says: the graph is not what root would get. */
 	fgctl_note_kernel_hidden(stderr, meta);
 	fgctl_note_untimed(stderr, meta);
+	fgctl_note_missing(stderr, NULL, meta);
 	return FGCTL_EXIT_OK;
 }

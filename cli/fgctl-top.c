@@ -64,6 +64,7 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 	       fgctl_get_int(meta, "frequency"), fgctl_get_int(meta, "folded_samples"));
 	fgctl_note_kernel_hidden(stderr, meta);
 	fgctl_note_untimed(stderr, meta);
+	fgctl_note_missing(stderr, NULL, meta);
 	if (fgctl_get_int(meta, "dropped_samples") || fgctl_get_int(meta, "dropped_leaf_samples"))
 		fprintf(stderr,
 			"fgctl: too many processes in that period for fgd's top list: %" PRId64

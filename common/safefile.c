@@ -60,16 +60,14 @@ int fg_safefile_create(int dir_fd, const char *name, mode_t mode, char tmp[FG_SA
 
 int fg_safefile_commit(int dir_fd, const char *tmp, const char *name)
 {
-	int r = 0;
+	if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
+		int r = negative_errno();
 
-	if (renameat(dir_fd, tmp, dir_fd, name) < 0)
-		r = negative_errno();
-	/* The rename itself must reach the disk before the file counts as written. */
-	else if (fsync(dir_fd) < 0)
-		return negative_errno();
-	if (r < 0)
 		(void)unlinkat(dir_fd, tmp, 0);
-	return r;
+		return r;
+	}
+	/* The rename itself must reach the disk before the file counts as written. */
+	return fsync(dir_fd) < 0 ? negative_errno() : 0;
 }
 
 int fg_safefile_write(int dir_fd, const char *name, const void *data, size_t len, mode_t mode)

@@ -16,7 +16,14 @@
 #define TRAILER_SIZE 4
 #define NONE_STRING UINT32_MAX
 /* Header flags. */
-#define FLAG_TIMES 1U /* the body ends with the times section */
+#define FLAG_TIMES 1U    /* the body has the times section */
+#define FLAG_COVERAGE 2U /* the body ends with the coverage section (version 3) */
+/* The flags each version may set: one it does not know is a later version's. */
+static const uint32_t version_flags[FG_SLICEFILE_VERSION + 1] = {
+	[1] = 0,
+	[2] = FLAG_TIMES,
+	[3] = FLAG_TIMES | FLAG_COVERAGE,
+};
 
 /* ---- little-endian fields and varints ---- */
 
@@ -156,6 +163,9 @@ struct fg_slicefile_writer {
 	uint32_t tick_ms;    /* 0: no times section */
 	struct wtime *times; /* owned */
 	size_t n_times, cap_times;
+	struct fg_slicefile_span *cover; /* owned */
+	size_t n_cover, cap_cover;
+	bool has_cover;   /* the file has a coverage section (which may list no stretch) */
 	struct bytes out; /* the finished file */
 };
 
@@ -184,6 +194,7 @@ struct fg_slicefile_writer *fg_slicefile_writer__free(struct fg_slicefile_writer
 	free(w->procs.p);
 	free(w->stacks.p);
 	free(w->times);
+	free(w->cover);
 	free(w->out.p);
 	free(w);
 	return NULL;
@@ -265,6 +276,42 @@ int fg_slicefile_writer__add_stack(struct fg_slicefile_writer *w, uint32_t proc,
 void fg_slicefile_writer__set_frequency(struct fg_slicefile_writer *w, uint32_t hz)
 {
 	w->frequency = hz;
+}
+
+int fg_slicefile_writer__add_coverage(struct fg_slicefile_writer *w,
+				      const struct fg_slicefile_span *span)
+{
+	uint64_t after = w->n_cover ? w->cover[w->n_cover - 1].end_ns : w->start;
+
+	if (span->start_ns >= span->end_ns || span->start_ns < after || span->end_ns > w->end)
+		return -EINVAL;
+	if (FG_GROW(w->cover, w->cap_cover, w->n_cover + 1) < 0)
+		return -ENOMEM;
+	w->cover[w->n_cover++] = *span;
+	w->has_cover = true;
+	return 0;
+}
+
+/*
+ * The coverage section: n, then each stretch as (its start after the
+ * previous one's end, or the slice's start; its length; its losses), in ns.
+ */
+static int put_coverage(struct fg_slicefile_writer *w)
+{
+	uint64_t prev = w->start;
+	int r = put_varint(&w->out, w->n_cover);
+
+	for (size_t i = 0; i < w->n_cover && r >= 0; i++) {
+		const struct fg_slicefile_span *c = &w->cover[i];
+
+		r = put_varint(&w->out, c->start_ns - prev);
+		if (r >= 0)
+			r = put_varint(&w->out, c->end_ns - c->start_ns);
+		if (r >= 0)
+			r = put_varint(&w->out, c->lost);
+		prev = c->end_ns;
+	}
+	return r;
 }
 
 int fg_slicefile_writer__set_times(struct fg_slicefile_writer *w, uint32_t tick_ms)
@@ -371,6 +418,8 @@ int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **r
 		r = put(&w->out, w->stacks.p, w->stacks.len);
 	if (r >= 0 && w->tick_ms)
 		r = put_times(w);
+	if (r >= 0 && w->has_cover)
+		r = put_coverage(w);
 	if (r < 0)
 		return r;
 	body_len = w->out.len - HEADER_SIZE;
@@ -380,7 +429,8 @@ int fg_slicefile_writer__finish(struct fg_slicefile_writer *w, const uint8_t **r
 	memcpy(w->out.p, MAGIC, 4);
 	store_le(w->out.p + 4, FG_SLICEFILE_VERSION, 2);
 	store_le(w->out.p + 6, HEADER_SIZE, 2);
-	store_le(w->out.p + 8, w->tick_ms ? FLAG_TIMES : 0, 4);
+	store_le(w->out.p + 8, (w->tick_ms ? FLAG_TIMES : 0) | (w->has_cover ? FLAG_COVERAGE : 0),
+		 4);
 	store_le(w->out.p + 12, body_len, 4);
 	store_le(w->out.p + 16, w->start, 8);
 	store_le(w->out.p + 24, w->end, 8);
@@ -403,6 +453,8 @@ struct fg_slicefile {
 	uint32_t tick_ms;                /* 0: no times */
 	struct fg_slicefile_time *times; /* owned */
 	size_t n_times;
+	struct fg_slicefile_span *cover; /* owned */
+	size_t n_cover;
 	char *arena;          /* owned: every string, NUL-terminated */
 	uint32_t *string_off; /* owned: offsets into arena */
 	size_t n_strings;
@@ -423,6 +475,7 @@ struct fg_slicefile *fg_slicefile__free(struct fg_slicefile *s)
 	free(s->stacks);
 	free(s->frame_ids);
 	free(s->times);
+	free(s->cover);
 	free(s);
 	return NULL;
 }
@@ -630,6 +683,84 @@ static int parse_times(struct cursor *c, struct fg_slicefile *s)
 	return 0;
 }
 
+/* The coverage section: stretches in order, apart, within the slice's span. */
+static int parse_coverage(struct cursor *c, struct fg_slicefile *s)
+{
+	uint64_t n, prev = s->start;
+	int r = get_varint(c, &n);
+
+	if (r < 0)
+		return r;
+	/* Three varints a stretch, of a byte at least. */
+	if (n > (uint64_t)(c->end - c->p) / 3)
+		return -EBADMSG;
+	s->cover = calloc(n ? n : 1, sizeof(*s->cover));
+	if (!s->cover)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct fg_slicefile_span *sp = &s->cover[i];
+		uint64_t after, len;
+
+		r = get_varint(c, &after);
+		if (r >= 0)
+			r = get_varint(c, &len);
+		if (r >= 0)
+			r = get_varint(c, &sp->lost);
+		if (r < 0)
+			return r;
+		if (len == 0 || __builtin_add_overflow(prev, after, &sp->start_ns) ||
+		    __builtin_add_overflow(sp->start_ns, len, &sp->end_ns) || sp->end_ns > s->end)
+			return -EBADMSG;
+		prev = sp->end_ns;
+	}
+	s->n_cover = n;
+	return 0;
+}
+
+/* A file without a coverage section covers its span, losses unknown (an empty span: nothing). */
+static int whole_span(struct fg_slicefile *s)
+{
+	s->cover = calloc(1, sizeof(*s->cover));
+	if (!s->cover)
+		return -ENOMEM;
+	s->cover[0] = (struct fg_slicefile_span){ s->start, s->end, 0 };
+	s->n_cover = s->start < s->end;
+	return 0;
+}
+
+enum fg_slicefile_damage fg_slicefile_diagnose(const void *data, size_t len)
+{
+	const uint8_t *b = data;
+	uint64_t header_size, body_len;
+
+	if (len < 4 || memcmp(b, MAGIC, 4) != 0)
+		return FG_SLICEFILE_NOT_SLICE;
+	if (len < HEADER_SIZE_MIN + TRAILER_SIZE)
+		return FG_SLICEFILE_TRUNCATED;
+	header_size = load_le(b + 6, 2);
+	body_len = load_le(b + 12, 4);
+	if (header_size >= HEADER_SIZE_MIN && header_size + body_len + TRAILER_SIZE > len)
+		return FG_SLICEFILE_TRUNCATED;
+	if (fg_crc32c(0, b, len - TRAILER_SIZE) != (uint32_t)load_le(b + len - TRAILER_SIZE, 4))
+		return FG_SLICEFILE_BAD_CHECKSUM;
+	return FG_SLICEFILE_MALFORMED;
+}
+
+const char *fg_slicefile_damage_name(enum fg_slicefile_damage d)
+{
+	switch (d) {
+	case FG_SLICEFILE_NOT_SLICE:
+		return "not a slice file";
+	case FG_SLICEFILE_TRUNCATED:
+		return "truncated";
+	case FG_SLICEFILE_BAD_CHECKSUM:
+		return "bad checksum";
+	case FG_SLICEFILE_MALFORMED:
+		break;
+	}
+	return "malformed";
+}
+
 int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 {
 	_cleanup_(fg_slicefile__freep) struct fg_slicefile *s = NULL;
@@ -644,11 +775,13 @@ int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 	header_size = load_le(b + 6, 2);
 	body_len = load_le(b + 12, 4);
 	flags = load_le(b + 8, 4);
-	/* Version 1 has no flags; a flag this reader does not know is a later version's. */
-	if (version == 0 || (version == 1 && flags) || (flags & ~(uint64_t)FLAG_TIMES))
+	if (version == 0)
 		return -EBADMSG;
 	if (version > FG_SLICEFILE_VERSION)
 		return -EPROTONOSUPPORT;
+	/* A flag its version does not define is damage (a later version says so by its number). */
+	if (flags & ~(uint64_t)version_flags[version])
+		return -EBADMSG;
 	/* A later minor revision may grow the header; the body follows it. */
 	if (header_size < HEADER_SIZE_MIN || header_size + body_len + TRAILER_SIZE != len)
 		return -EBADMSG;
@@ -669,6 +802,8 @@ int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret)
 		r = parse_stacks(&c, s);
 	if (r >= 0 && (flags & FLAG_TIMES))
 		r = parse_times(&c, s);
+	if (r >= 0)
+		r = flags & FLAG_COVERAGE ? parse_coverage(&c, s) : whole_span(s);
 	if (r < 0)
 		return r;
 	if (c.p != c.end)
@@ -730,6 +865,16 @@ size_t fg_slicefile__n_times(const struct fg_slicefile *s)
 const struct fg_slicefile_time *fg_slicefile__time(const struct fg_slicefile *s, size_t i)
 {
 	return &s->times[i];
+}
+
+size_t fg_slicefile__n_coverage(const struct fg_slicefile *s)
+{
+	return s->n_cover;
+}
+
+const struct fg_slicefile_span *fg_slicefile__coverage(const struct fg_slicefile *s, size_t i)
+{
+	return &s->cover[i];
 }
 
 /* ---- compaction ---- */
@@ -874,6 +1019,62 @@ static bool same_frequency(const struct fg_slicefile *const *slices, size_t n)
 	return true;
 }
 
+static int cmp_span(const void *a, const void *b)
+{
+	const struct fg_slicefile_span *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+
+/*
+ * The sources' stretches, cut to [start, end), into w: overlapping ones (a
+ * clock set back) united with their losses added; abutting ones joined
+ * when neither lost anything, so a loss keeps its own stretch.
+ */
+static int merge_coverage(const struct fg_slicefile *const *slices, size_t n, uint64_t start,
+			  uint64_t end, struct fg_slicefile_writer *w)
+{
+	_cleanup_free_ struct fg_slicefile_span *v = NULL;
+	struct fg_slicefile_span cur;
+	size_t total = 0, k = 0;
+	int r = 0;
+
+	/* Present even when empty: sources outside [start, end) cover none of it. */
+	w->has_cover = true;
+	for (size_t i = 0; i < n; i++)
+		total += slices[i]->n_cover;
+	v = calloc(MAX(total, (size_t)1), sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < slices[i]->n_cover; j++) {
+			struct fg_slicefile_span sp = slices[i]->cover[j];
+
+			sp.start_ns = MAX(sp.start_ns, start);
+			sp.end_ns = MIN(sp.end_ns, end);
+			if (sp.start_ns < sp.end_ns)
+				v[k++] = sp;
+		}
+	if (k == 0)
+		return 0;
+	qsort(v, k, sizeof(*v), cmp_span);
+	cur = v[0];
+	for (size_t i = 1; i < k && r >= 0; i++) {
+		if (v[i].start_ns < cur.end_ns ||
+		    (v[i].start_ns == cur.end_ns && cur.lost == 0 && v[i].lost == 0)) {
+			cur.end_ns = MAX(cur.end_ns, v[i].end_ns);
+			cur.lost =
+				cur.lost + v[i].lost < cur.lost ? UINT64_MAX : cur.lost + v[i].lost;
+			continue;
+		}
+		r = fg_slicefile_writer__add_coverage(w, &cur);
+		cur = v[i];
+	}
+	return r >= 0 ? fg_slicefile_writer__add_coverage(w, &cur) : r;
+}
+
 int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint64_t start_ns,
 		       uint64_t end_ns, struct fg_slicefile_writer **ret)
 {
@@ -921,6 +1122,9 @@ int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint6
 			frames[k] = fg_strpool__str(m.names, key[2 + k]);
 		r = fg_slicefile_writer__add_stack(w, key[0], frames, key[1], m.counts[i]);
 	}
+	/* What the sources covered, and no more: a gap between them stays one. */
+	if (r >= 0)
+		r = merge_coverage(slices, n, start_ns, end_ns, w);
 	/* Each source's times: ticks of one length line up. */
 	if (r >= 0 && timed)
 		r = fg_slicefile_writer__set_times(w, slices[0]->tick_ms);

@@ -13,8 +13,10 @@
  *            u32 sampling frequency (0: unknown; absent from the first
  *            files, whose header is 8 bytes shorter), u32 reserved
  *   body     varint-coded: the string table, the processes, the stacks,
- *            and (version 2, flag 1) the samples' times: tick, (tick delta,
- *            stack, count)...
+ *            (version 2 on, flag 1) the samples' times: tick, (tick delta,
+ *            stack, count)..., and (version 3, flag 2) the coverage: the
+ *            stretches of the span fgd was sampling through, each with the
+ *            samples it lost
  *   trailer  u32 CRC-32C of header and body
  *
  * Everything little-endian. A reader refuses a file whose checksum does not
@@ -32,7 +34,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define FG_SLICEFILE_VERSION 2
+#define FG_SLICEFILE_VERSION 3
 #define FG_SLICEFILE_MAX_DEPTH 1024 /* frames per stack */
 
 /* One process of a slice. Strings may be NULL (unknown). */
@@ -89,6 +91,27 @@ int fg_slicefile_writer__add_time(struct fg_slicefile_writer *w, uint32_t stack,
 void fg_slicefile_writer__set_frequency(struct fg_slicefile_writer *w, uint32_t hz);
 
 /*
+ * A stretch of a slice's span that fgd was sampling through, and the
+ * samples it lost there (the kernel's lost records, and samples fgd could
+ * not keep). Time in a slice's span outside its stretches is a gap: fgd was
+ * not sampling (stopped, or its loop stalled), which is not idle time. A
+ * slice fgd writes covers its span; a merged one its sources' stretches.
+ */
+struct fg_slicefile_span {
+	uint64_t start_ns, end_ns; /* [start, end), within the slice's span */
+	uint64_t lost;
+};
+
+/*
+ * Adds a stretch the slice covers; stretches are added in time order and do
+ * not overlap. A file given none has no coverage section: readers take it
+ * as covering its span, losses unknown, as they take files written before
+ * version 3. 0, -EINVAL (empty, out of the span, out of order) or -ENOMEM.
+ */
+int fg_slicefile_writer__add_coverage(struct fg_slicefile_writer *w,
+				      const struct fg_slicefile_span *span);
+
+/*
  * The file's bytes, borrowed until the writer is freed or written to again.
  * 0, -ENOMEM, or -E2BIG for a body past 4 GiB.
  */
@@ -100,9 +123,22 @@ struct fg_slicefile;
 /*
  * Parses a file's bytes (not kept). Caller frees *ret with fg_slicefile__free().
  * Returns 0; -EBADMSG for a file that is not a slice, is truncated, fails its
- * checksum or is inconsistent; -EPROTONOSUPPORT for a later version; -ENOMEM.
+ * checksum or is inconsistent (fg_slicefile_diagnose() says which);
+ * -EPROTONOSUPPORT for a later version; -ENOMEM.
  */
 int fg_slicefile__parse(const void *data, size_t len, struct fg_slicefile **ret);
+
+/* Why bytes fg_slicefile__parse() refused with -EBADMSG are not a slice. */
+enum fg_slicefile_damage {
+	FG_SLICEFILE_NOT_SLICE,    /* no slice magic: another file, or random bytes */
+	FG_SLICEFILE_TRUNCATED,    /* shorter than its header says */
+	FG_SLICEFILE_BAD_CHECKSUM, /* whole, but its bytes changed: a flipped bit, a torn write */
+	FG_SLICEFILE_MALFORMED,    /* its checksum matches, its contents do not add up */
+};
+/* The first check data fails; for bytes that parse, FG_SLICEFILE_MALFORMED. */
+enum fg_slicefile_damage fg_slicefile_diagnose(const void *data, size_t len);
+/* "not a slice file", "truncated", "bad checksum", "malformed": static strings. */
+const char *fg_slicefile_damage_name(enum fg_slicefile_damage d);
 struct fg_slicefile *fg_slicefile__free(struct fg_slicefile *s);
 
 uint64_t fg_slicefile__start(const struct fg_slicefile *s);
@@ -125,6 +161,15 @@ void fg_slicefile__stack(const struct fg_slicefile *s, size_t i, struct fg_slice
 /* Borrowed until the slice is freed. */
 const char *fg_slicefile__string(const struct fg_slicefile *s, uint32_t id);
 
+/*
+ * The stretches the slice covers, in time order: a file without a coverage
+ * section (before version 3) covers its whole span (none if it is empty) and
+ * lost nothing it knew of; a merge of sources that lay outside its span covers none.
+ */
+size_t fg_slicefile__n_coverage(const struct fg_slicefile *s);
+/* Stretch i; borrowed until the slice is freed. */
+const struct fg_slicefile_span *fg_slicefile__coverage(const struct fg_slicefile *s, size_t i);
+
 /* Samples of a stack in one tick: what a file with times holds, in time order. */
 struct fg_slicefile_time {
 	int64_t time_ms; /* the tick's start, Unix ms */
@@ -145,8 +190,11 @@ const struct fg_slicefile_time *fg_slicefile__time(const struct fg_slicefile *s,
  * same when its process and frames are, and their counts add up. The
  * merged file has its sources' frequency if they all have the same, else
  * none (0): counts taken at different rates are added as they are; and
- * their times if they all have them, at one tick, else none. 0, -ENOMEM or
- * -E2BIG.
+ * their times if they all have them, at one tick, else none. Its coverage
+ * is its sources' stretches, cut to [start_ns, end_ns): overlapping ones
+ * united (their losses added), abutting ones without losses joined, so a
+ * gap between sources stays a gap and a loss keeps its stretch. 0,
+ * -ENOMEM or -E2BIG.
  */
 int fg_slicefile_merge(const struct fg_slicefile *const *slices, size_t n, uint64_t start_ns,
 		       uint64_t end_ns, struct fg_slicefile_writer **ret);

@@ -179,8 +179,11 @@ static const struct member jit_members[] = { U64(maps),           U64(maps_read)
 #undef T
 
 #define T struct fg_status_loop
-static const struct member loop_members[] = { U64(iterations), U64(longest_ms), U64(slow),
-					      U64(slow_ms), END };
+static const struct member loop_members[] = {
+	U64(iterations),        U64(longest_ms),         U64(slow),
+	U64(slow_ms),           U64(recent_longest_ms),  U64(cpu_wait_ms),
+	U32(realtime_priority), U64(realtime_demotions), END
+};
 #undef T
 
 #define T struct fg_status_loader

@@ -114,6 +114,10 @@ struct fg_status_memory {
 /* "loop": how long the event loop was away from the rings and the clients. */
 struct fg_status_loop {
 	uint64_t iterations, longest_ms, slow, slow_ms;
+	uint64_t recent_longest_ms; /* the longest turn of the last 5 to 10 s */
+	uint64_t cpu_wait_ms; /* the loop's thread ready to run, waiting for a CPU, since start */
+	uint32_t realtime_priority;  /* SCHED_FIFO's now; 0: normal priority */
+	uint64_t realtime_demotions; /* times it ran too long without sleeping, and lost it */
 };
 
 /* "loader": the thread that reads files off the loop. */

@@ -54,6 +54,7 @@ struct fg_slice {
 	uint32_t *frames;             /* owned */
 	size_t n_frames, cap_frames;
 	uint64_t samples, folded_samples, unattributed, folded_stacks;
+	uint64_t lost; /* samples the caller lost while it was open */
 	unsigned compactions;
 	bool full; /* compactions used up: new stacks fold directly */
 	uint64_t budget;
@@ -553,6 +554,11 @@ void fg_slice_span(const struct fg_slice *s, int64_t *ret_start, int64_t *ret_en
 	*ret_end = s->end_ms;
 }
 
+uint64_t fg_slice_lost(const struct fg_slice *s)
+{
+	return s->lost;
+}
+
 /* ---- the window ---- */
 
 static int64_t slice_end_for(const struct fg_window *w, int64_t now)
@@ -563,9 +569,10 @@ static int64_t slice_end_for(const struct fg_window *w, int64_t now)
 	return base + len;
 }
 
-static int open_slice(struct fg_window *w, int64_t now)
+/* Opens the slice from start to the end of the slice now_ms is in. */
+static int open_slice(struct fg_window *w, int64_t start, int64_t now)
 {
-	int err = slice_new(now, slice_end_for(w, now), w->slice_budget, &w->open);
+	int err = slice_new(start, slice_end_for(w, now), w->slice_budget, &w->open);
 
 	if (err >= 0) {
 		w->open->times_reserve = MIN(w->slice_budget / 4,
@@ -586,13 +593,15 @@ int fg_window__new(const struct fg_window_opts *opts, int64_t now_ms, struct fg_
 	if (!w)
 		return -ENOMEM;
 	w->opts = *opts;
+	if (!w->opts.gap_ms)
+		w->opts.gap_ms = opts->slice_ms;
 	w->now_ms = now_ms;
 	/* Closed slices in the window, one that may straddle its start, and the open one. */
 	w->max_closed = (opts->window_ms + opts->slice_ms - 1) / opts->slice_ms + 1;
 	w->slice_budget = opts->memory_max / (w->max_closed + 1);
 	/* Nothing is known of the times' needs yet: the first slice reserves them all it may. */
 	w->last_times = w->slice_budget;
-	err = open_slice(w, now_ms);
+	err = open_slice(w, now_ms, now_ms);
 	if (err < 0) {
 		fg_window__free(w);
 		return err;
@@ -696,6 +705,11 @@ int fg_window__add_other(struct fg_window *w, const struct fg_window_proc *proc,
 	return add(w, proc, NULL, 0, count, true, time_ms);
 }
 
+void fg_window__add_lost(struct fg_window *w, uint64_t n)
+{
+	w->open->lost = w->open->lost + n < n ? UINT64_MAX : w->open->lost + n;
+}
+
 void fg_window__set_expire_hook(struct fg_window *w, fg_window_expire_fn fn, void *ctx)
 {
 	w->expire_fn = fn;
@@ -723,6 +737,16 @@ int fg_window__tick(struct fg_window *w, int64_t now_ms)
 	w->now_ms = now_ms;
 	/* Time up, or the clock went back past the slice's start. */
 	if (now_ms >= old->end_ms || now_ms < old->start_ms) {
+		/*
+		 * The next slice takes over where this one ends, so that the ms
+		 * between its end and the tick that noticed it (a drain round) are
+		 * covered, by the next one: not left out of both while their
+		 * samples count. Only a tick too late for that, or the clock set
+		 * back, leaves a gap.
+		 */
+		bool abut =
+			now_ms >= old->end_ms && now_ms - old->end_ms <= (int64_t)w->opts.gap_ms;
+
 		/* Room first: a closed slice is never lost for want of a pointer slot. */
 		if (FG_GROW(w->closed, w->cap_closed, w->n_closed + 1) >= 0) {
 			/* What its times took, for the next one's reserve: all it could, if lost. */
@@ -732,7 +756,7 @@ int fg_window__tick(struct fg_window *w, int64_t now_ms)
 					old->n_times * (sizeof(struct stime) +
 							(old->time_counts ? sizeof(uint32_t) : 0));
 			w->open = NULL;
-			err = open_slice(w, now_ms);
+			err = open_slice(w, abut ? old->end_ms : now_ms, now_ms);
 			if (err < 0) {
 				w->open = old; /* keep adding to the old one; try again next tick */
 			} else {
@@ -893,6 +917,7 @@ static int each_slice(const struct fg_window *w, int64_t since, int64_t until, s
 			hi = MIN(hi, until);
 		}
 		res->covered_ms += MAX(hi - lo, (int64_t)0);
+		res->lost += s->lost;
 		err = fn(ctx, s, cut);
 		if (err < 0)
 			return err;
@@ -1258,6 +1283,7 @@ int fg_window__top(const struct fg_window *w, int64_t since_ms, int64_t until_ms
 void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret)
 {
 	*ret = (struct fg_window_stats){
+		.now_ms = w->now_ms,
 		.memory_max = w->opts.memory_max,
 		.slice_budget = w->slice_budget,
 		.total_samples = w->total_samples,
@@ -1281,6 +1307,23 @@ void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret)
 		ret->folded_samples += s->folded_samples;
 		ret->unattributed += s->unattributed;
 	}
+}
+
+int fg_window__coverage(const struct fg_window *w, fg_window_span_fn fn, void *ctx)
+{
+	for (size_t i = 0; i <= w->n_closed; i++) {
+		const struct fg_slice *s = i < w->n_closed ? w->closed[i] : w->open;
+		int64_t end;
+		int err;
+
+		if (!s)
+			continue;
+		end = s == w->open ? MIN(s->end_ms, MAX(w->now_ms, s->start_ms)) : s->end_ms;
+		err = end > s->start_ms ? fn(ctx, s->start_ms, end) : 0;
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }
 
 const struct fg_slice *fg_window__last_closed(const struct fg_window *w)
@@ -1332,12 +1375,17 @@ int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefil
 	int64_t end = MIN(end_ms, s->end_ms);
 	_cleanup_free_ uint32_t *other_at = NULL;
 	uint32_t next = (uint32_t)s->n_stacks, unattributed_at = UINT32_MAX;
+	struct fg_slicefile_span whole;
 	int err;
 
 	if (s->start_ms < 0 || end < s->start_ms)
 		return -EINVAL;
-	err = fg_slicefile_writer__new((uint64_t)s->start_ms * 1000000, (uint64_t)end * 1000000,
-				       &w);
+	whole = (struct fg_slicefile_span){ (uint64_t)s->start_ms * 1000000,
+					    (uint64_t)end * 1000000, s->lost };
+	err = fg_slicefile_writer__new(whole.start_ns, whole.end_ns, &w);
+	/* The slice was sampled through its span, but for what it lost (a slice of no ms covers none). */
+	if (err >= 0 && end > s->start_ms)
+		err = fg_slicefile_writer__add_coverage(w, &whole);
 	for (size_t i = 0; i < s->n_procs && err >= 0; i++) {
 		const struct sproc *p = &s->procs[i];
 		const struct fg_slicefile_process fp = {

@@ -57,6 +57,14 @@ struct fg_window_opts {
 	uint64_t slice_ms;   /* > 0 */
 	uint64_t window_ms;  /* >= slice_ms */
 	uint64_t memory_max; /* bytes for all slices together */
+	/*
+	 * A tick later than this after the open slice's planned end (the
+	 * caller's loop stalled, the machine slept, the clock jumped ahead)
+	 * leaves the time between as a gap: no slice covers it. A tick within
+	 * it starts the next slice where the last one ended, so that slices
+	 * abut and every ms of a run is covered once. 0: slice_ms.
+	 */
+	uint64_t gap_ms;
 };
 
 /* A process as a slice knows it. */
@@ -90,6 +98,13 @@ int fg_window__intern(struct fg_window *w, const char *name, size_t len, uint32_
  */
 int fg_window__add_other(struct fg_window *w, const struct fg_window_proc *proc, uint64_t count,
 			 int64_t time_ms);
+/*
+ * Counts n samples lost (the kernel's lost records, samples the caller
+ * could not add) in the open slice: its time is covered, but not wholly
+ * sampled, and queries say so.
+ */
+void fg_window__add_lost(struct fg_window *w, uint64_t n);
+
 /* Changes whenever the open slice does: interned ids cached by the caller are then stale. */
 uint64_t fg_window__epoch(const struct fg_window *w);
 
@@ -106,7 +121,10 @@ int fg_window__add(struct fg_window *w, const struct fg_window_proc *proc, const
 /*
  * Closes the open slice once its time is up (slices end on multiples of
  * slice_ms of the Unix epoch) and opens the next, then expires slices that
- * ended before the window. Returns 1 if the open slice changed, else 0.
+ * ended before the window. The next slice starts where the closed one
+ * ended, unless now_ms is more than gap_ms past that (a gap), or before its
+ * start (the clock went back): then it starts at now_ms. Returns 1 if the
+ * open slice changed, else 0.
  */
 int fg_window__tick(struct fg_window *w, int64_t now_ms);
 
@@ -118,6 +136,8 @@ int fg_window__expire(struct fg_window *w);
 
 /* A slice's span, Unix ms: [start, end); the open slice's end is its planned one. */
 void fg_slice_span(const struct fg_slice *s, int64_t *ret_start, int64_t *ret_end);
+/* The samples a slice lost (fg_window__add_lost()). */
+uint64_t fg_slice_lost(const struct fg_slice *s);
 
 /* The newest closed slice (NULL if none), and the open one. Borrowed until the next tick. */
 const struct fg_slice *fg_window__last_closed(const struct fg_window *w);
@@ -128,7 +148,8 @@ struct fg_slicefile_writer;
 /*
  * Slice s as a history slice file (common/slicefile.h), spanning
  * [start, end_ms) (end_ms: the slice's own end, or earlier for the open
- * slice cut short). Each process's "[other]" samples are a stack of that one
+ * slice cut short), covered whole, with its losses. Each process's
+ * "[other]" samples are a stack of that one
  * frame; samples of "[other processes]" a pseudo-process with pid 0 and
  * that comm. Caller finishes and frees *ret. 0 or a negative errno.
  */
@@ -159,6 +180,8 @@ struct fg_window_result {
 	 * unknown one: set by readers of the history, never by the window.
 	 */
 	uint64_t other_rate_samples;
+	/* Samples lost in the slices read (whole: a loss has no time), matched or not. */
+	uint64_t lost;
 };
 
 /*
@@ -216,6 +239,7 @@ int fg_window__top(const struct fg_window *w, int64_t since_ms, int64_t until_ms
 		   struct fg_window_result *ret);
 
 struct fg_window_stats {
+	int64_t now_ms;       /* the latest tick's time: what the open slice covers up to */
 	uint64_t bytes;       /* held by all slices now */
 	uint64_t times_bytes; /* of those, the samples' times */
 	uint64_t untimed;     /* slices held now that kept no times (lost for want of room) */
@@ -236,3 +260,11 @@ struct fg_window_stats {
 };
 
 void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret);
+
+/*
+ * Calls fn with the span of every slice held, oldest first, as far as it
+ * covers (the open slice up to the latest tick): the time the window knows
+ * of. fn's negative return stops it and is returned; else 0.
+ */
+typedef int (*fg_window_span_fn)(void *ctx, int64_t start_ms, int64_t end_ms);
+int fg_window__coverage(const struct fg_window *w, fg_window_span_fn fn, void *ctx);

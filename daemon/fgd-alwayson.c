@@ -29,6 +29,14 @@
 #define WAITING_MAX_BYTES (8ULL << 20)
 /* At a flush (shutdown, reload), the most time given to the blocks in the off-CPU ring. */
 #define FLUSH_BLOCKS_NS (10ULL * 1000000ULL)
+/*
+ * A slice's end noticed later than this (the loop stalled: a storm starved
+ * fgd, or the machine slept) leaves the time between as a gap in the
+ * history, which queries name, rather than a slice that stretches over it as
+ * if fgd had been sampling. Drain rounds come every second at most, and the
+ * loop's slowest turns under load take a second or two: those abut.
+ */
+#define TICK_GAP_MS 5000
 
 struct fgd_alwayson {
 	struct fgd_alwayson_opts opts; /* its pointers borrowed */
@@ -55,9 +63,10 @@ struct fgd_alwayson {
 	uint32_t *ids;       /* owned: one sample's window name ids */
 	size_t cap_ids;
 	uint64_t idle_samples, unknown_process_samples, errors, memo_resets;
-	uint64_t memo_since; /* fgd_now() when the memo was last dropped (or begun) */
-	uint64_t stored;     /* slices written to the history */
-	int64_t wall_offset; /* fgd_wall_offset_ns() at the last drain: samples' times to Unix */
+	uint64_t lost_counted; /* of lost_so_far(), what the window's slices were given */
+	uint64_t memo_since;   /* fgd_now() when the memo was last dropped (or begun) */
+	uint64_t stored;       /* slices written to the history */
+	int64_t wall_offset;   /* fgd_wall_offset_ns() at the last drain: samples' times to Unix */
 	/* The daemon's memory budget (deps; NULL for none), and what its parts hold of ours. */
 	struct fg_budget *budget;
 	uint64_t window_charged, memo_charged, rings_charged;
@@ -233,6 +242,7 @@ int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_reso
 		.memory_max = (deps->budget ? fg_budget__share(deps->budget, FG_BUDGET_WINDOW) :
 					      c->memory_max) /
 			      MAX(opts->windows, 1u),
+		.gap_ms = TICK_GAP_MS,
 	};
 	struct fg_evset_opts eo = {
 		.kind = FG_EVSET_SAMPLE,
@@ -343,16 +353,38 @@ static uint64_t charged_bytes(const struct fgd_alwayson *a)
 }
 
 /*
- * After a drain: between two drops of the memo its tables may not grow
- * past MEMO_MAX_BYTES twice, nor past what the budget's recordings part
- * has room for: new locations wait. The window is charged every round: its
- * open slice grows between ticks.
+ * Samples (off-CPU: blocks) lost so far: those the kernel could not write,
+ * and those this side could not keep.
+ */
+static uint64_t lost_so_far(const struct fgd_alwayson *a)
+{
+	struct fg_offcpu_stats os;
+	struct fg_cpu_counters c;
+
+	if (a->events) {
+		fg_evset__totals(a->events, &c);
+		return c.lost + c.lost_samples + c.malformed + a->errors;
+	}
+	fg_offcpu__stats(a->offcpu, &os);
+	return fg_offcpu_lost(&os) + a->errors;
+}
+
+/*
+ * After a drain: what this round lost goes with the slice it was drained
+ * into (slices carry their losses). Between two drops of the memo its
+ * tables may not grow past MEMO_MAX_BYTES twice, nor past what the
+ * budget's recordings part has room for: new locations wait. The window is
+ * charged every round: its open slice grows between ticks.
  */
 static void account(struct fgd_alwayson *a)
 {
 	struct fg_window_stats ws;
-	uint64_t bytes;
+	uint64_t bytes, lost;
 
+	lost = lost_so_far(a);
+	if (lost > a->lost_counted)
+		fg_window__add_lost(a->window, lost - a->lost_counted);
+	a->lost_counted = lost;
 	bytes = memo_bytes(a);
 	fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, charged_bytes(a));
 	if (!fg_resolver__frozen(a->res)) {
@@ -458,6 +490,7 @@ void fgd_alwayson__flush(struct fgd_alwayson *a)
 		(void)fg_offcpu__drain(a->offcpu, on_block, a, fgd_now() + FLUSH_BLOCKS_NS);
 		(void)fg_offcpu__abandon(a->offcpu);
 		(void)fg_offcpu__flush(a->offcpu, on_block, a);
+		account(a);
 	}
 	/* Samples still waiting for the loader go in with what is known: fgd is stopping. */
 	fg_resolver__replay(a->res, true);
@@ -530,8 +563,7 @@ int fgd_alwayson__status(const struct fgd_alwayson *a, struct fg_status_always_o
 		struct fg_offcpu_stats os;
 
 		fg_offcpu__stats(a->offcpu, &os);
-		c = (struct fg_cpu_counters){ .lost = os.lost_threads + os.lost_ring +
-						      os.lost_late };
+		c = (struct fg_cpu_counters){ .lost = fg_offcpu_lost(&os) };
 	}
 	fg_resolver__stats(a->res, &rs);
 	st = (struct fg_status_always_on){
@@ -622,7 +654,7 @@ int fgd_alwayson__status_off_cpu(const struct fgd_alwayson *a, struct fg_status_
 	ret->min_block_us = a->min_block_us;
 	ret->blocks = os.events;
 	ret->blocked_us = os.blocked_ns / 1000;
-	ret->lost = os.lost_threads + os.lost_ring + os.lost_late;
+	ret->lost = fg_offcpu_lost(&os);
 	ret->stacks_not_taken = os.kernel_stack_failed + os.user_stack_failed;
 	ret->user_dump_failed = os.user_dump_failed;
 	ret->switch_ins_unseen = os.switch_ins_unseen;

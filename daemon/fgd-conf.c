@@ -32,6 +32,7 @@ int fgd_config_init(struct fgd_config *ret)
 		.memory_max = FGD_DEFAULT_MEMORY_MAX,
 		.history_max = 1ULL << 30,
 		.jit_map_max = FG_JIT_DEFAULT_MAX_MAP,
+		.realtime_priority = FGD_DEFAULT_REALTIME_PRIORITY,
 		/* An hour of slices as written, a day of 1 min files, a week of 10 min files. */
 		.history_policy = {
 			.tiers = { { 3600 * NS, 60 * NS }, { 86400 * NS, 600 * NS } },
@@ -249,6 +250,13 @@ static int key_history_max(struct fgd_config *c, const char *value, struct fg_co
 	return 0;
 }
 
+static int key_realtime_priority(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (fg_parse_u32(value, 0, 99, &c->realtime_priority) < 0)
+		return FAIL(err, "RealtimePriority=%s: expected 0 (normal priority) to 99", value);
+	return 0;
+}
+
 static int key_jit_map_max(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
 	if (strcmp(value, "infinity") == 0) {
@@ -341,6 +349,7 @@ static const struct {
 	{ "HistoryTiers", key_history_tiers },
 	{ "HistoryKeepSec", key_history_keep },
 	{ "JitMapMax", key_jit_map_max },
+	{ "RealtimePriority", key_realtime_priority },
 };
 
 struct parse_ctx {

@@ -40,6 +40,11 @@
  */
 #define FGD_DEFAULT_OFF_CPU_USER_RATE 10000
 #define FGD_MAX_OFF_CPU_USER_RATE 10000000
+/*
+ * RealtimePriority=: the loop's SCHED_FIFO priority, the lowest by default:
+ * above every thread at normal priority, below any other real-time one.
+ */
+#define FGD_DEFAULT_REALTIME_PRIORITY 1
 /* systemd's StateDirectory=fgd is always under /var/lib. */
 #define FGD_DEFAULT_STATE_DIRECTORY "/var/lib/fgd"
 /* ReaderGroup='s default, when a group of that name exists (systemd/fgd.sysusers makes it). */
@@ -75,11 +80,12 @@ struct fgd_config {
 	uint32_t window_seconds;       /* WindowSec= */
 	bool off_cpu;                  /* OffCpu=: always-on off-CPU too (BPF) */
 	uint32_t off_cpu_min_block_us; /* OffCpuMinBlockUSec=: shorter blocks are not kept */
-	uint32_t off_cpu_user_rate;  /* OffCpuUserRate=: blocks/s of a non-root recording; 0: any */
-	uint64_t memory_max;         /* MemoryMax=, bytes: the whole daemon's memory budget */
-	const char *state_directory; /* owned; StateDirectory=: the on-disk history */
-	uint64_t history_max;        /* HistoryMax=: bytes of history kept on disk */
-	uint64_t jit_map_max; /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */
+	uint32_t off_cpu_user_rate;    /* OffCpuUserRate=: a user's blocks/s; 0: any */
+	uint64_t memory_max;           /* MemoryMax=, bytes: the whole daemon's memory budget */
+	const char *state_directory;   /* owned; StateDirectory=: the on-disk history */
+	uint64_t history_max;          /* HistoryMax=: bytes of history kept on disk */
+	uint64_t jit_map_max;       /* JitMapMax=: a bigger /tmp/perf-PID.map is refused; 0: none */
+	uint32_t realtime_priority; /* RealtimePriority=: the loop's SCHED_FIFO one; 0: normal */
 	struct fg_compaction_policy history_policy; /* HistoryTiers=, HistoryKeepSec= */
 };
 

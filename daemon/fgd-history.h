@@ -10,8 +10,18 @@
  * Crash safety. A slice is written to a temporary file (".tmp" suffix),
  * fsync'd, renamed into place and the directory fsync'd: after a crash at
  * any moment the directory holds whole slices and, at worst, one temporary
- * file, which the next open removes. A file that fails its checksum anyway
- * (a disk that lied) is skipped by readers and counted, never fatal.
+ * file, which the next open removes.
+ *
+ * Damage. A slice file that does not read (truncated, a bad checksum, not a
+ * slice at all) is set aside once, the first time it is met: renamed to
+ * START-END.fgdh.REASON, logged and counted (corrupt), and never read
+ * again. Anything in the directory with a slice's name that is not a
+ * regular file (a symbolic link, a FIFO, a device) is never opened: its type
+ * is read without following it, and it is set aside the same way. Readers
+ * are told of every unreadable file in their range, set aside or not
+ * (fg_history__read()), so that an answer can say what it is missing and
+ * why; set-aside files go when they age out (HistoryKeepSec=) or the byte
+ * budget needs their room.
  *
  * Failure to write (a full disk, a read-only mount) is returned and counted;
  * the caller goes on sampling.
@@ -21,8 +31,8 @@
  * before its sources are deleted. A crash in between leaves the merged file
  * and some sources, each within the merged file's span: such leftovers are
  * never read, and are deleted by the next open or compaction. A source that
- * fails its checksum is skipped (counted as corrupt) and deleted with the
- * others; a group holding a file of a later format version is left whole.
+ * does not read is set aside as above, the group merged without it; a group
+ * holding a file of a later format version is left whole.
  */
 
 #include <stddef.h>
@@ -38,14 +48,14 @@ struct fg_history_stats {
 	/* of those, slices refused for nesting with a stored file (clock set back) */
 	uint64_t out_of_order;
 	int last_write_error;  /* negative errno of the last failure; 0 if none */
-	uint64_t corrupt;      /* files skipped by readers for a bad checksum or format */
+	uint64_t corrupt;      /* files set aside as damaged or not regular files (each once) */
 	uint64_t future;       /* files skipped for a later format version */
 	uint64_t temp_removed; /* torn temporary files cleaned up at open */
 	uint64_t pruned;       /* files deleted to stay within the byte budget */
 	/* Compaction: */
 	uint64_t merged;          /* merged files written */
 	uint64_t merged_sources;  /* files merged into them, then deleted (damaged ones included) */
-	uint64_t corrupt_dropped; /* of those, damaged files whose samples were lost */
+	uint64_t corrupt_dropped; /* of those, damaged ones (set aside, their samples lost) */
 	uint64_t leftovers;       /* files within another's span (a crashed merge's), deleted */
 	uint64_t expired;         /* files deleted for age (HistoryKeepSec=) */
 	uint64_t compact_errors;  /* merges or deletions that failed; retried later */
@@ -72,16 +82,38 @@ struct fg_history *fg_history__free(struct fg_history *h);
 int fg_history__store(struct fg_history *h, uint64_t start_ns, uint64_t end_ns, const uint8_t *data,
 		      size_t len);
 
+/* Why a file of the history could not be read. */
+enum fg_history_damage {
+	FG_HISTORY_NOT_SLICE,     /* not a slice file: other or random bytes */
+	FG_HISTORY_TRUNCATED,     /* shorter than its header says */
+	FG_HISTORY_BAD_CHECKSUM,  /* its bytes changed */
+	FG_HISTORY_MALFORMED,     /* its checksum matches, its contents do not add up */
+	FG_HISTORY_NOT_FILE,      /* a symbolic link, FIFO, device, socket or directory */
+	FG_HISTORY_TOO_LARGE,     /* larger than any slice fgd writes */
+	FG_HISTORY_LATER_VERSION, /* a later fgd's: left as it is, for that fgd */
+	FG_HISTORY_READ_ERROR,    /* the read failed (EIO...): left as it is, tried again */
+};
+/* "truncated", "bad checksum", "not a regular file", ...: a static string. */
+const char *fg_history_damage_name(enum fg_history_damage d);
+
+/* A file a reader could not read: the span its name gives, and why. */
+struct fg_history_unreadable {
+	uint64_t start_ns, end_ns;
+	enum fg_history_damage why;
+};
+
 /*
  * Calls fn, in time order, for every readable slice that overlaps
- * [from_ns, to_ns), each whole (a coarse file is not cut to the range).
- * Damaged files are skipped and counted, leftovers of a crashed merge
- * skipped. Returns 0, the first negative value fn returned, or a negative
+ * [from_ns, to_ns), each whole (a coarse file is not cut to the range),
+ * and bad (may be NULL) for every file of that range that could not be
+ * read, set aside earlier or now. Leftovers of a crashed merge are skipped.
+ * Returns 0, the first negative value fn or bad returned, or a negative
  * errno from reading the directory.
  */
 typedef int (*fg_history_fn)(void *ctx, const struct fg_slicefile *s);
+typedef int (*fg_history_unreadable_fn)(void *ctx, const struct fg_history_unreadable *u);
 int fg_history__read(struct fg_history *h, uint64_t from_ns, uint64_t to_ns, fg_history_fn fn,
-		     void *ctx);
+		     fg_history_unreadable_fn bad, void *ctx);
 
 /*
  * One step of compaction at now_ns under policy p: deletes leftovers and

@@ -11,6 +11,7 @@
  * watch before it frees it.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct fgd_watch;
@@ -26,7 +27,28 @@ struct fgd_loop_stats {
 	uint64_t iterations;
 	uint64_t slow;       /* iterations longer than FGD_SLOW_ITERATION_NS */
 	uint64_t longest_ns; /* the longest iteration, wall clock */
+	/* The longest within the last FGD_RECENT_NS to 2 * FGD_RECENT_NS: now, not at start-up. */
+	uint64_t recent_longest_ns;
+	/*
+	 * The loop's thread's time ready to run but waiting for a CPU, since
+	 * start (/proc/thread-self/schedstat; 0 if unknown): what a turn took
+	 * beyond its work, on a machine busier than it has CPUs.
+	 */
+	uint64_t cpu_wait_ns;
+	uint32_t realtime_priority;  /* SCHED_FIFO's, now; 0: the loop runs at normal priority */
+	uint64_t realtime_demotions; /* times it ran FGD_REALTIME_MAX_US without sleeping */
 };
+
+/* What "recent" is for recent_longest_ns: whole periods of this. */
+#define FGD_RECENT_NS (5ULL * 1000000000ULL)
+
+/*
+ * At real-time priority, the loop may run this long without sleeping:
+ * past it the kernel says so (RLIMIT_RTTIME's SIGXCPU) and the loop goes
+ * back to normal priority, so that a loop that spins cannot keep a CPU
+ * from everything else. Its turns are bounded far below this.
+ */
+#define FGD_REALTIME_MAX_US (1000ULL * 1000ULL)
 
 /*
  * One turn of the loop that takes longer than this is slow: a status
@@ -65,4 +87,24 @@ int fgd_loop__wait(struct fgd_loop *l, int timeout_ms);
  */
 void fgd_loop__turn_done(struct fgd_loop *l);
 
+/* Call it on the loop's thread: cpu_wait_ns is the calling thread's. */
 void fgd_loop__stats(const struct fgd_loop *l, struct fgd_loop_stats *ret);
+
+/*
+ * Runs the calling thread, the loop's, at real-time priority (SCHED_FIFO,
+ * 1 to 99; reset on fork), or back at normal priority with 0. On a machine
+ * saturated by runnable threads (a storm of them) a thread at normal
+ * priority waits for a CPU for as long as its share among them comes; the
+ * loop's turns are bounded (no source, recording or client holds it long),
+ * so running it first keeps it serving without taking a CPU from anyone
+ * for long. Past FGD_REALTIME_MAX_US without sleeping it is put back to
+ * normal priority, counted (RLIMIT_RTTIME, lowered to that if higher).
+ * Other threads of the process (the loader) keep theirs. 0, or a negative
+ * errno (-EPERM without CAP_SYS_NICE or RLIMIT_RTPRIO).
+ */
+int fgd_loop__set_realtime(struct fgd_loop *l, uint32_t priority);
+/*
+ * Whether the loop was put back to normal priority since the last call,
+ * having run FGD_REALTIME_MAX_US without sleeping (for the caller to log).
+ */
+bool fgd_loop__demoted(struct fgd_loop *l);

@@ -78,6 +78,12 @@ struct fg_offcpu_stats {
 	uint64_t stacks_lost; /* stack ids taken whose stacks could not be read (none expected) */
 };
 
+/* Blocks lost, whatever the cause (those the rate limit did not keep are not losses). */
+static inline uint64_t fg_offcpu_lost(const struct fg_offcpu_stats *s)
+{
+	return s->lost_threads + s->lost_ring + s->lost_late;
+}
+
 /* A block handed over as a sample, as the sample record the resolver takes (fgd-resolve.h). */
 static inline void fg_offcpu_record(const struct fg_sample *s, struct fg_record *ret)
 {

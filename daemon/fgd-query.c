@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "result.h"
 #include "selector.h"
 #include "slicefile.h"
+#include "spans.h"
 #include "timed.h"
 #include "top.h"
 #include "view.h"
@@ -21,6 +23,14 @@
 /* What one top query may hold: processes, and (process, leaf frame) pairs; past them, counted. */
 #define TOP_MAX_PROCESSES (1u << 18)
 #define TOP_MAX_LEAVES (1u << 20)
+/*
+ * Time no slice covers shorter than this is not named a gap: files written
+ * before slices abutted left up to a drain round (a second at most) between
+ * them, and a restart takes longer.
+ */
+#define GAP_MIN_MS 1000
+/* Gaps and unreadable files an answer lists; past them, counted and summed. */
+#define MISSING_LISTED 16
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
@@ -63,6 +73,51 @@ struct match_ctx {
 	const struct fg_selector *sel;
 	const struct fg_view *view; /* the client's */
 };
+
+/*
+ * What an answer is missing of its period, whoever's processes it asks
+ * for: files of the history it could not read, and time no slice covers
+ * (fgd was not running, its loop stalled, or a slice was not written). The
+ * time the slices read cover, and the unreadable files' spans, are
+ * gathered as the query reads; the gaps are what they leave of the period.
+ */
+struct missing {
+	struct fg_span *known; /* owned: covered, or named unreadable */
+	size_t n_known, cap_known;
+	struct fg_history_unreadable bad[MISSING_LISTED];
+	uint64_t n_bad;
+	struct fg_span gaps[MISSING_LISTED];
+	size_t n_gaps;
+	int64_t gap_ms;
+	int err; /* -ENOMEM when a span could not be kept: then no gap is named */
+};
+
+static void missing_done(struct missing *m)
+{
+	free(m->known);
+}
+
+static void missing_span(struct missing *m, int64_t start, int64_t end)
+{
+	if (FG_GROW(m->known, m->cap_known, m->n_known + 1) < 0) {
+		m->err = -ENOMEM;
+		return;
+	}
+	m->known[m->n_known++] = (struct fg_span){ start, end };
+}
+
+static int window_span(void *ctx, int64_t start, int64_t end)
+{
+	missing_span(ctx, start, end);
+	return 0;
+}
+
+/* ns to ms, the span widened to whole ms, so that abutting spans still abut. */
+static struct fg_span span_ms(uint64_t start_ns, uint64_t end_ns)
+{
+	return (struct fg_span){ (int64_t)(start_ns / 1000000),
+				 (int64_t)((end_ns + 999999) / 1000000) };
+}
 
 /*
  * Whether the query takes every process the client may see, and the client
@@ -114,7 +169,25 @@ struct disk_query {
 	size_t cap_wanted;
 	uint64_t *in; /* owned: per stack of a cut file, its samples in the range */
 	size_t cap_in;
+	struct missing *missing; /* borrowed: what the files cover, and those that did not read */
 };
+
+static int on_unreadable(void *ctx, const struct fg_history_unreadable *u)
+{
+	struct disk_query *dq = ctx;
+	struct missing *m = dq->missing;
+	struct fg_span sp = span_ms(u->start_ns, u->end_ns);
+
+	/* Read for the slack around the range: one outside it is not this answer's. */
+	if (sp.start >= dq->until || sp.end <= dq->since)
+		return 0;
+	if (m->n_bad < MISSING_LISTED)
+		m->bad[m->n_bad] = *u;
+	m->n_bad++;
+	/* Said as unreadable, not again as a gap. */
+	missing_span(m, sp.start, sp.end);
+	return 0;
+}
 
 static bool is_other_processes(const struct fg_slicefile_process *p)
 {
@@ -208,6 +281,28 @@ static void stored_extent(const struct fg_slicefile *f, int64_t *ret_lo, int64_t
 	}
 }
 
+/*
+ * What a stored slice covers of [start, end) (its span, cut to the range
+ * where its times allow): the time its stretches hold, as the window counts
+ * its slices' spans, so that a merged file gives the figures its sources
+ * gave; and its losses, where a stretch lies in the range.
+ */
+static void stored_coverage(struct disk_query *dq, const struct fg_slicefile *f, int64_t start,
+			    int64_t end)
+{
+	for (size_t i = 0; i < fg_slicefile__n_coverage(f); i++) {
+		const struct fg_slicefile_span *c = fg_slicefile__coverage(f, i);
+		struct fg_span sp = span_ms(c->start_ns, c->end_ns);
+		/* ms as the span gives them: a file of whole ms covers exactly those. */
+		int64_t lo = MAX((int64_t)(c->start_ns / 1000000), start),
+			hi = MIN((int64_t)(c->end_ns / 1000000), end);
+
+		dq->res.covered_ms += MAX(hi - lo, (int64_t)0);
+		if (sp.start < dq->until && sp.end > dq->since)
+			dq->res.lost += c->lost;
+	}
+}
+
 /* Hands a stored slice's matched stacks to the query, counting them as the window's queries do. */
 static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 {
@@ -230,6 +325,13 @@ static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 	if (MIN(lo, start) >= dq->until || MAX(hi, end) <= dq->since)
 		return 0;
 	cut = lo < dq->since || hi > dq->until;
+	/* Its time is known, whatever the query takes of it: no gap. */
+	for (size_t i = 0; i < fg_slicefile__n_coverage(f); i++) {
+		const struct fg_slicefile_span *c = fg_slicefile__coverage(f, i);
+		struct fg_span sp = span_ms(c->start_ns, c->end_ns);
+
+		missing_span(dq->missing, sp.start, sp.end);
+	}
 
 	err = FG_GROW(dq->wanted, dq->cap_wanted, n_procs + 1);
 	if (err < 0)
@@ -282,7 +384,7 @@ static int read_stored_slice(void *ctx, const struct fg_slicefile *f)
 	if (dq->res.slices++ == 0 || start < dq->res.first_ms)
 		dq->res.first_ms = start;
 	dq->res.last_ms = MAX(dq->res.last_ms, end);
-	dq->res.covered_ms += MAX(end - start, (int64_t)0);
+	stored_coverage(dq, f, start, end);
 	return 0;
 }
 
@@ -304,6 +406,7 @@ static void add_result(struct fg_window_result *res, const struct fg_window_resu
 	res->folded_stacks += part->folded_stacks;
 	res->unattributed += part->unattributed;
 	res->other_rate_samples += part->other_rate_samples;
+	res->lost += part->lost;
 }
 
 /*
@@ -314,9 +417,11 @@ static void add_result(struct fg_window_result *res, const struct fg_window_resu
  */
 static int query_history(const struct fgd_alwayson_data *a, int64_t since, int64_t until,
 			 struct match_ctx *mc, bool match_all, stored_stack_fn fn,
-			 stored_time_fn time_fn, void *ctx, struct fg_window_result *res)
+			 stored_time_fn time_fn, void *ctx, struct missing *missing,
+			 struct fg_window_result *res)
 {
 	struct disk_query dq = { .mc = mc,
+				 .missing = missing,
 				 .match_all = match_all,
 				 .since = since,
 				 .until = until,
@@ -345,7 +450,7 @@ static int query_history(const struct fgd_alwayson_data *a, int64_t since, int64
 	if (to <= from)
 		return 0;
 	r = fg_history__read(a->history, (uint64_t)from * 1000000, (uint64_t)to * 1000000,
-			     read_stored_slice, &dq);
+			     read_stored_slice, on_unreadable, &dq);
 	free(dq.wanted);
 	free(dq.in);
 	if (r < 0)
@@ -490,11 +595,102 @@ static int query_setup(const struct fg_query_request *q, int64_t *since, int64_t
 	return r;
 }
 
+/*
+ * The gaps: what neither the files read nor the window cover of [since,
+ * until), up to the window's latest tick (what is after it is not history
+ * yet). Without room to gather the spans, none is named.
+ */
+static void missing_finish(struct missing *m, const struct fgd_alwayson_data *a, int64_t since,
+			   int64_t until)
+{
+	struct fg_window_stats ws;
+
+	fg_window__stats(a->window, &ws);
+	(void)fg_window__coverage(a->window, window_span, m);
+	if (m->err < 0)
+		return;
+	m->n_known = fg_spans_unite(m->known, m->n_known);
+	m->n_gaps =
+		fg_spans_gaps(m->known, m->n_known, MAX(since, (int64_t)0), MIN(until, ws.now_ms),
+			      GAP_MIN_MS, m->gaps, MISSING_LISTED, &m->gap_ms);
+}
+
+/* Local time of ms: "HH:MM:SS", ".mmm" when not whole, the date before it when not today's. */
+static void format_ms(char *buf, size_t size, int64_t ms)
+{
+	time_t t = (time_t)(ms / 1000), now = time(NULL);
+	struct tm tm, today;
+	size_t n;
+
+	localtime_r(&t, &tm);
+	localtime_r(&now, &today);
+	n = strftime(buf, size,
+		     tm.tm_yday == today.tm_yday && tm.tm_year == today.tm_year ?
+			     "%H:%M:%S" :
+			     "%Y-%m-%d %H:%M:%S",
+		     &tm);
+	if (ms % 1000 && n < size)
+		snprintf(buf + n, size - n, ".%03d", (int)(ms % 1000));
+}
+
+/* Appends to buf (of size, holding a string) as snprintf() would. */
+_printf_(3, 4) static void append(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t n = strnlen(buf, size);
+	va_list ap;
+
+	if (n + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, size - n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * What the answer is missing, in words: the gaps, the files that did not
+ * read and why, the samples lost. Empty when nothing is.
+ */
+static void missing_text(char *buf, size_t size, const struct missing *m,
+			 const struct fg_window_result *res)
+{
+	char a[40], b[40];
+	const char *sep = "";
+
+	buf[0] = '\0';
+	if (m->n_gaps) {
+		format_ms(a, sizeof(a), m->gaps[0].start);
+		format_ms(b, sizeof(b), m->gaps[0].end);
+		append(buf, size, "no data for %s-%s", a, b);
+		if (m->n_gaps > 1)
+			append(buf, size, " and %zu more stretches (%.1f s in all)", m->n_gaps - 1,
+			       (double)m->gap_ms / 1000.0);
+		append(buf, size, ": fgd was not sampling or lost samples");
+		sep = "; ";
+	}
+	if (m->n_bad) {
+		enum fg_history_damage why = m->bad[0].why;
+		struct fg_span sp = span_ms(m->bad[0].start_ns, m->bad[0].end_ns);
+
+		format_ms(a, sizeof(a), sp.start);
+		format_ms(b, sizeof(b), sp.end);
+		append(buf, size,
+		       "%s%" PRIu64 " slice%s of the history could not be read: %s-%s (%s)", sep,
+		       m->n_bad, m->n_bad > 1 ? "s" : "", a, b, fg_history_damage_name(why));
+		if (m->n_bad > 1)
+			append(buf, size, " and %" PRIu64 " more", m->n_bad - 1);
+		sep = "; ";
+	}
+	if (res->lost)
+		append(buf, size, "%sfgd lost %" PRIu64 " sample%s in the slices read", sep,
+		       res->lost, res->lost > 1 ? "s" : "");
+}
+
 static void no_data(const struct fg_window *w, const struct fg_window_result *res,
-		    const struct match_ctx *mc, char *err, size_t size)
+		    const struct match_ctx *mc, const struct missing *m, char *err, size_t size)
 {
 	bool selective = !whole_machine(mc);
 	struct fg_window_stats st;
+	char more[384];
 
 	fg_window__stats(w, &st);
 	if (res->slices == 0)
@@ -510,17 +706,65 @@ static void no_data(const struct fg_window *w, const struct fg_window_result *re
 	else
 		snprintf(err, size, "no samples in that period (%" PRIu64 " slices looked at)",
 			 res->slices);
+	/* Not idle time: what the period is missing, it says. */
+	missing_text(more, sizeof(more), m, res);
+	if (more[0])
+		append(err, size, "; %s", more);
+}
+
+/* The answer's metadata about what it is missing: "lost_samples", the gaps, the unreadable files. */
+static int missing_json(struct json_object *meta, const struct missing *m,
+			const struct fg_window_result *res)
+{
+	struct json_object *gaps = json_object_new_array(), *bad = json_object_new_array();
+
+	if (!gaps || !bad) {
+		json_object_put(gaps);
+		json_object_put(bad);
+		return -ENOMEM;
+	}
+	fg_json_add_int(meta, "lost_samples", (int64_t)res->lost);
+	fg_json_add_int(meta, "gap_count", (int64_t)m->n_gaps);
+	fg_json_add_int(meta, "gap_ms", m->gap_ms);
+	json_object_object_add(meta, "gaps", gaps);
+	for (size_t i = 0; i < MIN(m->n_gaps, (size_t)MISSING_LISTED); i++) {
+		struct json_object *g = json_object_new_object();
+
+		if (!g)
+			return -ENOMEM;
+		fg_json_add_int(g, "from_ms", m->gaps[i].start);
+		fg_json_add_int(g, "until_ms", m->gaps[i].end);
+		json_object_array_add(gaps, g);
+	}
+	fg_json_add_int(meta, "unreadable_slices", (int64_t)m->n_bad);
+	json_object_object_add(meta, "unreadable", bad);
+	for (size_t i = 0; i < MIN(m->n_bad, (uint64_t)MISSING_LISTED); i++) {
+		struct fg_span sp = span_ms(m->bad[i].start_ns, m->bad[i].end_ns);
+		struct json_object *u = json_object_new_object();
+
+		if (!u)
+			return -ENOMEM;
+		fg_json_add_int(u, "from_ms", sp.start);
+		fg_json_add_int(u, "until_ms", sp.end);
+		fg_json_add_str(u, "reason", fg_history_damage_name(m->bad[i].why));
+		json_object_array_add(bad, u);
+	}
+	return 0;
 }
 
 static struct json_object *result_json(const struct fgd_alwayson_data *a,
 				       const struct fg_window_result *res,
-				       const struct fg_view *view)
+				       const struct missing *missing, const struct fg_view *view)
 {
 	struct json_object *m = json_object_new_object();
 	struct fg_window_stats st;
 
 	if (!m)
 		return NULL;
+	if (missing_json(m, missing, res) < 0) {
+		json_object_put(m);
+		return NULL;
+	}
 	fg_window__stats(a->window, &st);
 	fg_json_add_str(m, "source", "always-on");
 	fg_json_add_str(m, "event", a->event);
@@ -571,6 +815,7 @@ static int timed_snapshot(const struct fgd_alwayson_data *a, const struct fg_que
 	struct fg_result_opts ro = { .format = FG_FORMAT_TIMED, .view = *view };
 	struct stored_timed st = { .max_bytes = max_bytes };
 	struct match_ctx mc = { .view = view };
+	_cleanup_(missing_done) struct missing missing = {};
 	struct fg_window_result res, window;
 	int64_t since, until;
 	bool match_all;
@@ -589,7 +834,8 @@ static int timed_snapshot(const struct fgd_alwayson_data *a, const struct fg_que
 	st.out = t;
 	res = (struct fg_window_result){};
 	/* Oldest first: the disk, then memory. */
-	r = query_history(a, since, until, &mc, match_all, NULL, add_stored_time, &st, &res);
+	r = query_history(a, since, until, &mc, match_all, NULL, add_stored_time, &st, &missing,
+			  &res);
 	free(st.ids);
 	free(st.stack);
 	if (r >= 0)
@@ -603,6 +849,7 @@ static int timed_snapshot(const struct fgd_alwayson_data *a, const struct fg_que
 	if (r < 0)
 		return r;
 	add_result(&res, &window);
+	missing_finish(&missing, a, since, until);
 	if (fg_timed__n_samples(t) == 0) {
 		if (res.untimed_slices > 0)
 			snprintf(ret_error, error_size,
@@ -611,12 +858,14 @@ static int timed_snapshot(const struct fgd_alwayson_data *a, const struct fg_que
 				 "window's room for them); snapshot and top still read it",
 				 res.untimed_slices);
 		else
-			no_data(a->window, &res, &mc, ret_error, error_size);
+			no_data(a->window, &res, &mc, &missing, ret_error, error_size);
+		/* The error carries what the period is missing, for clients that act on it. */
+		*ret_meta = result_json(a, &res, &missing, view);
 		return -ENODATA;
 	}
 	/* The period is what the slices cover of the one asked for. */
 	fg_timed__set_period(t, MAX(since, res.first_ms), MIN(until, res.last_ms));
-	meta = result_json(a, &res, view);
+	meta = result_json(a, &res, &missing, view);
 	if (!meta)
 		return -ENOMEM;
 	r = fg_result__new_timed(TAKE_PTR(t), &ro, &s->result);
@@ -669,6 +918,7 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 		.name = q->title[0] ? q->title : subtitle,
 	};
 	struct match_ctx mc = { .view = view };
+	_cleanup_(missing_done) struct missing missing = {};
 	struct fg_window_result res;
 	int64_t since, until;
 	size_t model_bytes;
@@ -697,7 +947,7 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 		struct stored_model sm = { .out = model, .roots = roots, .max_bytes = max_bytes };
 
 		r = query_history(a, since, until, &mc, match_all, add_stored_stack, NULL, &sm,
-				  &res);
+				  &missing, &res);
 		free(sm.stack);
 	}
 	if (r == -ENOBUFS)
@@ -705,11 +955,13 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 			 "its profile alone takes more than %.1f MiB: " NARROW, mib(max_bytes));
 	if (r < 0)
 		return r;
+	missing_finish(&missing, a, since, until);
 	if (res.samples == 0 || fg_folded__n_stacks(model) == 0) {
-		no_data(a->window, &res, &mc, ret_error, error_size);
+		no_data(a->window, &res, &mc, &missing, ret_error, error_size);
+		*ret_meta = result_json(a, &res, &missing, view);
 		return -ENODATA;
 	}
-	meta = result_json(a, &res, view);
+	meta = result_json(a, &res, &missing, view);
 	if (!meta)
 		return -ENOMEM;
 	t = (time_t)(res.first_ms / 1000);
@@ -774,6 +1026,7 @@ int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_requ
 	_cleanup_(json_object_putp) struct json_object *m = NULL;
 	_cleanup_(fg_top__freep) struct fg_top *top = NULL;
 	struct match_ctx mc = { .view = view };
+	_cleanup_(missing_done) struct missing missing = {};
 	struct fg_window_result res = {}, window;
 	const struct fg_top_entry *list;
 	struct json_object *meta, *procs;
@@ -792,7 +1045,7 @@ int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_requ
 	if (r < 0)
 		return r;
 	/* Oldest first, so each process shows the last name it had: the disk, then memory. */
-	r = query_history(a, since, until, &mc, false, top_stored_stack, NULL, top, &res);
+	r = query_history(a, since, until, &mc, false, top_stored_stack, NULL, top, &missing, &res);
 	if (r >= 0)
 		r = fg_window__top(a->window, since, until, match, &mc, top, &window);
 	if (r >= 0)
@@ -800,13 +1053,15 @@ int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_requ
 	if (r < 0)
 		return r;
 	add_result(&res, &window);
+	missing_finish(&missing, a, since, until);
 	if (res.samples == 0) {
-		no_data(a->window, &res, &mc, ret_error, error_size);
+		no_data(a->window, &res, &mc, &missing, ret_error, error_size);
+		*ret = result_json(a, &res, &missing, view);
 		return -ENODATA;
 	}
 	fg_top__stats(top, &ts);
 	m = fg_proto_new_message("top");
-	meta = result_json(a, &res, view);
+	meta = result_json(a, &res, &missing, view);
 	procs = json_object_new_array();
 	if (!m || !meta || !procs) {
 		json_object_put(meta);

@@ -28,7 +28,11 @@ struct fgd_snapshot;
  * refused before it is read whole, and the result once it is laid out.
  * -ENOBUFS past max_bytes, -ENODATA when the window holds no sample for it
  * (for both, *ret_error says more), -EINVAL for a bad selector, -ENOMEM.
- * Caller frees *ret with fgd_snapshot__free() and puts *ret_meta.
+ * Caller frees *ret with fgd_snapshot__free() and puts *ret_meta. The
+ * metadata says what the answer is missing of the period: time no slice
+ * covers (gaps), files of the history that could not be read, samples
+ * lost; on -ENODATA *ret_meta may be set too (else NULL), for the error to
+ * carry, so that a period with no data is told from an idle one.
  */
 int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query_request *q,
 			const struct fg_view *view, uint64_t max_bytes, struct fgd_snapshot **ret,
@@ -39,7 +43,11 @@ struct fgd_snapshot *fgd_snapshot__free(struct fgd_snapshot *s);
 /* Heap bytes the result holds while it streams: its profile and its renderer. */
 size_t fgd_snapshot__bytes(const struct fgd_snapshot *s);
 
-/* The reply of a top query, as a "top" message, for a client of view. Same errors as snapshots. */
+/*
+ * The reply of a top query, as a "top" message, for a client of view. Same
+ * errors as snapshots; on -ENODATA *ret may be set to the period's metadata
+ * for the error to carry (else NULL).
+ */
 int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_request *q,
 		   const struct fg_view *view, struct json_object **ret, char *ret_error,
 		   size_t error_size);

@@ -254,12 +254,6 @@ static int group_frame(struct fg_recording *r, const struct fg_sample *s,
 	return fg_resolve_intern(r->model, cg, NULL, ret);
 }
 
-/* Blocks the off-CPU source lost (the stacks it could not take are not losses). */
-static uint64_t offcpu_lost(const struct fg_offcpu_stats *o)
-{
-	return o->lost_threads + o->lost_ring + o->lost_late;
-}
-
 /* Whether counts are µs (off-CPU, wall-clock) rather than samples. */
 static bool in_us(const struct fg_recording *r)
 {
@@ -698,7 +692,7 @@ uint64_t fg_recording__lost(const struct fg_recording *r)
 
 	if (r->offcpu)
 		fg_offcpu__stats(r->offcpu, &o);
-	lost = offcpu_lost(&o);
+	lost = fg_offcpu_lost(&o);
 	if (r->state == FINISHED)
 		return lost + r->totals.lost + r->totals.lost_samples;
 	if (r->events) {
@@ -948,7 +942,7 @@ int fg_recording__finish(struct fg_recording *r)
 			 "event: %s   duration: %.1f s   blocks: %" PRIu64 " of %u us or more, "
 			 "%.3f s blocked   lost: %" PRIu64,
 			 FG_OFFCPU_EVENT, duration_s(r), st->samples, r->opts.req.min_block_us ?: 1,
-			 (double)r->blocked_us / 1e6, offcpu_lost(&r->offcpu_stats));
+			 (double)r->blocked_us / 1e6, fg_offcpu_lost(&r->offcpu_stats));
 	else if (r->opts.req.wall)
 		snprintf(
 			info[0], sizeof(info[0]),
@@ -956,7 +950,7 @@ int fg_recording__finish(struct fg_recording *r)
 			"   blocks: %" PRIu64 ", %.3f s   lost: %" PRIu64,
 			r->opts.event.name, r->opts.frequency, FG_OFFCPU_EVENT, duration_s(r),
 			st->samples - r->blocks, r->blocks, (double)r->blocked_us / 1e6,
-			r->totals.lost + r->totals.lost_samples + offcpu_lost(&r->offcpu_stats));
+			r->totals.lost + r->totals.lost_samples + fg_offcpu_lost(&r->offcpu_stats));
 	else
 		snprintf(info[0], sizeof(info[0]),
 			 "event: %s   frequency: %u Hz   duration: %.1f s   samples: %" PRIu64

@@ -188,11 +188,14 @@ static void send_json(struct client *c, struct json_object *obj)
 		c->state = FG_SESSION_CLOSING;
 }
 
-static void send_error(struct client *c, int err, const char *fmt, ...) _printf_(3, 4);
-static void send_error(struct client *c, int err, const char *fmt, ...)
+/* An error reply; meta (NULL, or taken) goes with it as its "meta": what a query found missing. */
+static void send_error_meta(struct client *c, int err, struct json_object *meta, const char *fmt,
+			    ...) _printf_(4, 5);
+static void send_error_meta(struct client *c, int err, struct json_object *meta, const char *fmt,
+			    ...)
 {
 	_cleanup_(json_object_putp) struct json_object *m = fg_proto_new_message("error");
-	char msg[512];
+	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -201,9 +204,14 @@ static void send_error(struct client *c, int err, const char *fmt, ...)
 	if (m) {
 		fg_json_add_str(m, "error", fg_errno_name(err) ?: "EIO");
 		fg_json_add_str(m, "message", msg);
+		if (meta)
+			json_object_object_add(m, "meta", TAKE_PTR(meta));
 	}
+	json_object_put(meta);
 	send_json(c, m);
 }
+
+#define send_error(c, err, ...) send_error_meta(c, err, NULL, __VA_ARGS__)
 
 static void update_events(struct client *c)
 {
@@ -667,7 +675,7 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 	struct fg_view view = query_view(c);
 	struct fgd_alwayson_data ao;
 	struct fgd_alwayson *a;
-	char why[512] = "";
+	char why[1024] = "";
 	/* What the daemon's budget has room for now (its results part, and the total), if less. */
 	uint64_t room = fg_budget__room(fgd_engine__budget(c->server->engine), FG_BUDGET_RESULTS);
 	uint64_t limit = MIN(result_budget(c), room);
@@ -699,7 +707,7 @@ static void handle_snapshot(struct client *c, const struct fg_query_request *q)
 		return;
 	}
 	if (r < 0) {
-		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
+		send_error_meta(c, -r, TAKE_PTR(meta), "%s", why[0] ? why : strerror(-r));
 		return;
 	}
 	m = fg_proto_new_message("result");
@@ -724,7 +732,7 @@ static void handle_top(struct client *c, const struct fg_query_request *q)
 	struct fg_view view = query_view(c);
 	struct fgd_alwayson_data ao;
 	struct fgd_alwayson *a;
-	char why[512] = "";
+	char why[1024] = "";
 	int r;
 
 	if (!(a = always_on_for(c, q)))
@@ -732,7 +740,8 @@ static void handle_top(struct client *c, const struct fg_query_request *q)
 	fgd_alwayson__data(a, &ao);
 	r = fgd_query__top(&ao, q, &view, &m, why, sizeof(why));
 	if (r < 0) {
-		send_error(c, -r, "%s", why[0] ? why : strerror(-r));
+		/* On -ENODATA, m is what the period is missing. */
+		send_error_meta(c, -r, TAKE_PTR(m), "%s", why[0] ? why : strerror(-r));
 		return;
 	}
 	send_json(c, m);

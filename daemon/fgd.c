@@ -434,6 +434,29 @@ static int keep_always_on_settings(struct fgd_config *c, const struct fgd_config
 }
 
 /*
+ * The loop's priority, RealtimePriority= (was: what it was before a reload).
+ * Set once the loader's thread exists, which keeps normal priority.
+ */
+static void loop_priority(struct fgd *d, uint32_t was)
+{
+	uint32_t want = d->conf.realtime_priority;
+	int r;
+
+	if (want == was)
+		return;
+	r = fgd_loop__set_realtime(d->loop, want);
+	if (r < 0)
+		log_warning("The loop cannot run at real-time priority %u (RealtimePriority=): %s; "
+			    "on a machine saturated by runnable threads its turns then wait for a "
+			    "CPU, ignoring",
+			    want, strerror(-r));
+	else if (want)
+		log_info("The loop runs at real-time priority %u (SCHED_FIFO), for %llu ms at most "
+			 "without sleeping",
+			 want, (unsigned long long)FGD_REALTIME_MAX_US / 1000);
+}
+
+/*
  * SIGHUP: a new configuration from the file and the command line, swapped
  * in whole. The socket stays as it is; a configuration that does not parse,
  * or that this kernel cannot run, leaves the running one in place.
@@ -488,6 +511,7 @@ static void reload(struct fgd *d)
 	d->conf = next;
 	next = old; /* freed on return, after the hook saw it */
 	log_config_changes(&d->conf, &old);
+	loop_priority(d, old.realtime_priority);
 	if (fgd_engine__reconfigure(d->engine, restart) < 0) {
 		log_warning("Keeping the running always-on settings");
 		if (keep_always_on_settings(&d->conf, &old) < 0)
@@ -573,6 +597,7 @@ static int setup(struct fgd *d)
 	if (r < 0)
 		return log_error("Failed to listen on %s: %s", d->conf.socket_path, strerror(-r)),
 		       r;
+	loop_priority(d, 0);
 	return 0;
 }
 
@@ -687,6 +712,12 @@ static int run(struct fgd *d)
 			(void)sd_notify(false, "WATCHDOG=1");
 			next_watchdog = now + watchdog_ns;
 		}
+		if (fgd_loop__demoted(d->loop))
+			log_warning(
+				"The loop ran %llu ms without sleeping at real-time priority: it "
+				"runs at normal priority from now on (a reload with "
+				"RealtimePriority= sets it again)",
+				(unsigned long long)FGD_REALTIME_MAX_US / 1000);
 		fgd_loop__turn_done(d->loop);
 	}
 	return 0;

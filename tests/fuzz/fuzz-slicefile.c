@@ -3,8 +3,9 @@
  * The bytes are a history slice file, as found on disk after a crash, a
  * full disk or someone's editor. Each input is parsed as is, then again with
  * its checksum made right, so the body parser is reached too. A slice that
- * parses must have every index in range, and merge with itself into a
- * readable slice.
+ * parses must have every index in range, its coverage in order within its
+ * span, and merge with itself into a readable slice; one that does not is
+ * given a reason (fg_slicefile_diagnose()).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,18 @@ static void check(const uint8_t *data, size_t size)
 {
 	struct fg_slicefile *s;
 
-	if (fg_slicefile__parse(data, size, &s) < 0)
+	if (fg_slicefile__parse(data, size, &s) < 0) {
+		(void)fg_slicefile_damage_name(fg_slicefile_diagnose(data, size));
 		return;
+	}
+	for (size_t i = 0; i < fg_slicefile__n_coverage(s); i++) {
+		const struct fg_slicefile_span *c = fg_slicefile__coverage(s, i);
+
+		if (c->start_ns >= c->end_ns || c->start_ns < fg_slicefile__start(s) ||
+		    c->end_ns > fg_slicefile__end(s) ||
+		    (i > 0 && c->start_ns < fg_slicefile__coverage(s, i - 1)->end_ns))
+			abort();
+	}
 	for (size_t i = 0; i < fg_slicefile__n_stacks(s); i++) {
 		struct fg_slicefile_stack st;
 

@@ -63,7 +63,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fgtest-history: %s: %s\n", dir, strerror(-r));
 		return 1;
 	}
-	r = fg_history__read(h, 0, UINT64_MAX, processes ? print_processes : print_slice, NULL);
+	r = fg_history__read(h, 0, UINT64_MAX, processes ? print_processes : print_slice, NULL,
+			     NULL);
 	fg_history__stats(h, &st);
 	fprintf(stderr, "slices %llu corrupt %llu\n", (unsigned long long)slices,
 		(unsigned long long)st.corrupt);

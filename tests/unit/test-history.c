@@ -112,7 +112,7 @@ TEST(stores_and_reads_a_time_range_in_order)
 	store(h, 1);
 	store(h, 2);
 	/* [1500, 3000): the slices starting at 1000 and 2000 overlap it; 3000 does not. */
-	ASSERT_OK(fg_history__read(h, 1500, 3000, on_slice, &seen));
+	ASSERT_OK(fg_history__read(h, 1500, 3000, on_slice, NULL, &seen));
 	ASSERT_EQ(seen.n, 2);
 	ASSERT_U64_EQ(seen.starts[0], 1000);
 	ASSERT_U64_EQ(seen.starts[1], 2000);
@@ -126,7 +126,7 @@ TEST(stores_and_reads_a_time_range_in_order)
 	fg_history__stats(h, &st);
 	ASSERT_EQ(st.files, 3);
 	seen.n = 0;
-	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, on_slice, &seen));
+	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, on_slice, NULL, &seen));
 	ASSERT_EQ(seen.n, 3);
 	fg_history__free(h);
 	remove_dir(dir);
@@ -195,7 +195,7 @@ TEST(a_slice_nesting_with_a_stored_file_is_refused_not_taken_for_a_leftover)
 
 	/* Nothing was taken for a leftover: all three are read after a reopen. */
 	ASSERT_OK(fg_history__open(dir, &h));
-	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, on_slice, &seen));
+	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, on_slice, NULL, &seen));
 	ASSERT_EQ(seen.n, 3);
 	fg_history__stats(h, &st);
 	ASSERT_EQ(st.leftovers, 0);
@@ -231,7 +231,7 @@ TEST(a_damaged_file_is_skipped_and_counted_and_a_torn_one_removed)
 
 	ASSERT_OK(fg_history__open(dir, &h));
 	ASSERT_TRUE(access(path, F_OK) < 0);
-	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, on_slice, &seen));
+	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, on_slice, NULL, &seen));
 	ASSERT_EQ(seen.n, 2);
 	ASSERT_U64_EQ(seen.starts[0], 1000);
 	ASSERT_U64_EQ(seen.starts[1], 3000);
@@ -260,7 +260,7 @@ TEST(prune_keeps_the_newest_within_the_budget)
 	fg_history__stats(h, &st);
 	ASSERT_EQ(st.files, 2);
 	ASSERT_EQ(st.pruned, 3);
-	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, on_slice, &seen));
+	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, on_slice, NULL, &seen));
 	ASSERT_EQ(seen.n, 2);
 	ASSERT_U64_EQ(seen.starts[0], 4000);
 	fg_history__free(h);
@@ -297,7 +297,7 @@ TEST(a_full_disk_is_an_error_not_a_partial_file)
 	/* Nothing half-written is left; the older slice is still there. */
 	snprintf(slices, sizeof(slices), "%s/slices/%020d-%020d.fgdh.tmp", dir, 2000, 3000);
 	ASSERT_TRUE(access(slices, F_OK) < 0);
-	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, on_slice, &seen));
+	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, on_slice, NULL, &seen));
 	ASSERT_EQ(seen.n, 1);
 	fg_history__free(h);
 	ASSERT_OK(umount(dir));
@@ -387,7 +387,7 @@ static int add_totals(void *ctx, const struct fg_slicefile *s)
 static void read_totals(struct fg_history *h, struct totals *ret)
 {
 	*ret = (struct totals){ 0 };
-	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, add_totals, ret));
+	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, add_totals, NULL, ret));
 }
 
 static void assert_same_samples(const struct totals *a, const struct totals *b)
@@ -511,7 +511,7 @@ TEST(compaction_merges_a_minute_once_it_is_an_hour_old_and_keeps_every_sample)
 	assert_same_samples(&before, &after);
 	/* A range inside the minute reads the whole minute: coarse history has coarse edges. */
 	after = (struct totals){ 0 };
-	ASSERT_OK(fg_history__read(h, T0 + 20 * NS, T0 + 30 * NS, add_totals, &after));
+	ASSERT_OK(fg_history__read(h, T0 + 20 * NS, T0 + 30 * NS, add_totals, NULL, &after));
 	ASSERT_EQ(after.files, 1);
 	ASSERT_U64_EQ(after.first_start, T0);
 	ASSERT_U64_EQ(after.last_end, T0 + 60 * NS);
@@ -566,7 +566,37 @@ TEST(leftovers_of_a_crashed_merge_are_read_once_and_deleted)
 	remove_dir(dir);
 }
 
-TEST(a_damaged_source_is_skipped_counted_and_deleted_with_its_group)
+/* Whether the file of [start, end) (s after T0) was set aside for reason. */
+static bool set_aside_as(const char *dir, uint64_t start, uint64_t end, const char *reason)
+{
+	char path[512], aside[600];
+
+	span_path(path, sizeof(path), dir, start, end);
+	snprintf(aside, sizeof(aside), "%s.%s", path, reason);
+	return access(aside, F_OK) == 0 && access(path, F_OK) < 0;
+}
+
+struct unreadable {
+	struct fg_history_unreadable v[8];
+	size_t n;
+	size_t slices; /* read */
+};
+
+static int on_unreadable(void *ctx, const struct fg_history_unreadable *u)
+{
+	struct unreadable *un = ctx;
+
+	ASSERT_TRUE(un->n < 8);
+	un->v[un->n++] = *u;
+	return 0;
+}
+
+static int ignore_slice(void *ctx, const struct fg_slicefile *s)
+{
+	return 0;
+}
+
+TEST(a_damaged_source_is_set_aside_and_its_group_merged_without_it)
 {
 	char dir[] = "/tmp/fgd-test-history.XXXXXX";
 	struct fg_history *h;
@@ -589,11 +619,14 @@ TEST(a_damaged_source_is_skipped_counted_and_deleted_with_its_group)
 	ASSERT_EQ(st.corrupt, 3);
 	ASSERT_EQ(st.corrupt_dropped, 3);
 	ASSERT_EQ(st.merged, 1);
-	ASSERT_EQ(st.merged_sources, 5);
-	ASSERT_EQ(st.files, 1);
+	ASSERT_EQ(st.merged_sources, 2);
+	/* The merged file, and the three set aside: they say what their spans are missing. */
+	ASSERT_EQ(st.files, 4);
 	ASSERT_U64_EQ(st.bytes, dir_bytes(dir));
-	ASSERT_TRUE(exists(dir, 0, 30) && !exists(dir, 10, 20) && !exists(dir, 60, 80) &&
-		    !exists(dir, 60, 70));
+	ASSERT_TRUE(exists(dir, 0, 30) && !exists(dir, 60, 80));
+	ASSERT_TRUE(set_aside_as(dir, 10, 20, "bad-checksum") &&
+		    set_aside_as(dir, 60, 70, "bad-checksum") &&
+		    set_aside_as(dir, 70, 80, "bad-checksum"));
 	/* The readable sources' samples: f0 (1 + 3) and main;common (2). */
 	read_totals(h, &t);
 	ASSERT_EQ(t.n, 2);
@@ -601,6 +634,87 @@ TEST(a_damaged_source_is_skipped_counted_and_deleted_with_its_group)
 	ASSERT_EQ(t.count[0], 4);
 	ASSERT_STREQ(t.stack[1], "main;common");
 	ASSERT_EQ(t.count[1], 2);
+	/* Read again, and after a restart: named, not read, not counted again. */
+	for (int pass = 0; pass < 2; pass++) {
+		struct unreadable un = {};
+
+		ASSERT_OK(fg_history__read(h, T0 + 15 * NS, T0 + 75 * NS, ignore_slice,
+					   on_unreadable, &un));
+		ASSERT_EQ(un.n, 3);
+		ASSERT_U64_EQ(un.v[0].start_ns, T0 + 10 * NS);
+		ASSERT_U64_EQ(un.v[0].end_ns, T0 + 20 * NS);
+		ASSERT_EQ(un.v[0].why, FG_HISTORY_BAD_CHECKSUM);
+		ASSERT_U64_EQ(un.v[2].start_ns, T0 + 70 * NS);
+		fg_history__stats(h, &st);
+		ASSERT_EQ(st.corrupt, pass ? 0 : 3);
+		fg_history__free(h);
+		ASSERT_OK(fg_history__open(dir, &h));
+	}
+	/* Gone when they age out, as slices do. */
+	ASSERT_TRUE(fg_history__compact(h, T0 + 80 * NS + 7 * 24 * 3600 * NS, UINT64_MAX, &minutes,
+					2) >= 0);
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.files, 0);
+	ASSERT_U64_EQ(dir_bytes(dir), 0);
+	fg_history__free(h);
+	remove_dir(dir);
+}
+
+static int count_slice(void *ctx, const struct fg_slicefile *s)
+{
+	((struct unreadable *)ctx)->slices++;
+	return 0;
+}
+
+TEST(damaged_files_are_named_why_and_set_aside_once)
+{
+	static const char *const kinds[] = { "truncated", "bad-checksum", "not-slice", "not-file",
+					     "not-file" };
+	char dir[] = "/tmp/fgd-test-history.XXXXXX", path[512];
+	struct fg_history *h;
+	struct fg_history_stats st;
+	struct unreadable un = {};
+	int fd;
+
+	make_dir(dir);
+	ASSERT_OK(fg_history__open(dir, &h));
+	for (uint64_t i = 0; i < 6; i++)
+		store_at(h, 10 * i, 10 * i + 10, 0, 1, 2);
+	/* Truncated, a flipped bit, random bytes, a FIFO, a link to a file nobody may read. */
+	span_path(path, sizeof(path), dir, 0, 10);
+	ASSERT_OK(truncate(path, 30));
+	flip_byte(dir, 10, 20);
+	span_path(path, sizeof(path), dir, 20, 30);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(write(fd, "\x13\x37random bytes, not a slice", 27), 27);
+	close(fd);
+	span_path(path, sizeof(path), dir, 30, 40);
+	ASSERT_OK(unlink(path));
+	ASSERT_OK(mkfifo(path, 0600));
+	span_path(path, sizeof(path), dir, 40, 50);
+	ASSERT_OK(unlink(path));
+	ASSERT_OK(symlink("/etc/shadow", path));
+	ASSERT_OK(fg_history__read(h, 0, T0 + 50 * NS, count_slice, on_unreadable, &un));
+	ASSERT_EQ(un.slices, 0);
+	ASSERT_EQ(un.n, 5);
+	for (size_t i = 0; i < 5; i++) {
+		ASSERT_U64_EQ(un.v[i].start_ns, T0 + 10 * i * NS);
+		ASSERT_STREQ(fg_history_damage_name(un.v[i].why), i == 0 ? "truncated" :
+								  i == 1 ? "bad checksum" :
+								  i == 2 ? "not a slice file" :
+									   "not a regular file");
+		ASSERT_TRUE(set_aside_as(dir, 10 * i, 10 * i + 10, kinds[i]));
+	}
+	/* The sixth reads; each damaged one was counted once, and is named again, unread. */
+	un.n = 0;
+	ASSERT_OK(fg_history__read(h, 0, UINT64_MAX, count_slice, on_unreadable, &un));
+	fg_history__stats(h, &st);
+	ASSERT_EQ(st.corrupt, 5);
+	ASSERT_EQ(un.n, 5);
+	ASSERT_EQ(un.slices, 1);
+	/* Nothing was opened through the link. */
+	ASSERT_STREQ(fg_history_damage_name(un.v[4].why), "not a regular file");
 	fg_history__free(h);
 	remove_dir(dir);
 }

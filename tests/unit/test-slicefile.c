@@ -28,6 +28,11 @@ static void build(struct fg_slicefile_writer **ret_w, const uint8_t **data, size
 	ASSERT_EQ(fg_slicefile_writer__add_stack(w, 7, k, 1, 3), -EINVAL);
 	ASSERT_EQ(fg_slicefile_writer__add_stack(w, i2, k, 0, 3), -EINVAL);
 	ASSERT_EQ(fg_slicefile_writer__add_stack(w, i2, k, 1, 0), -EINVAL);
+	/* Sampled through most of its span, with a gap, and losses in the second stretch. */
+	ASSERT_OK(
+		fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1000, 1500, 0 }));
+	ASSERT_OK(
+		fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1600, 2000, 7 }));
 	ASSERT_OK(fg_slicefile_writer__finish(w, data, len));
 	*ret_w = w;
 }
@@ -62,7 +67,138 @@ TEST(round_trip)
 	fg_slicefile__stack(s, 2, &st);
 	ASSERT_EQ(st.proc, 1);
 	ASSERT_TRUE(strcmp(fg_slicefile__string(s, st.frames[0]), "do_syscall_64_[k]") == 0);
+	ASSERT_EQ(fg_slicefile__n_coverage(s), 2);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->start_ns, 1000);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->end_ns, 1500);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->lost, 0);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 1)->start_ns, 1600);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 1)->end_ns, 2000);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 1)->lost, 7);
 	fg_slicefile__free(s);
+	fg_slicefile_writer__free(w);
+}
+
+TEST(coverage_must_lie_in_the_span_in_order)
+{
+	struct fg_slicefile_writer *w;
+
+	ASSERT_OK(fg_slicefile_writer__new(1000, 2000, &w));
+	ASSERT_EQ(fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 900, 1500 }),
+		  -EINVAL);
+	ASSERT_EQ(fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1500, 2001 }),
+		  -EINVAL);
+	ASSERT_EQ(fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1500, 1500 }),
+		  -EINVAL);
+	ASSERT_OK(fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1200, 1500 }));
+	/* Overlapping the one before, or before it. */
+	ASSERT_EQ(fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1400, 1600 }),
+		  -EINVAL);
+	ASSERT_OK(fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1500, 2000 }));
+	fg_slicefile_writer__free(w);
+}
+
+/* data with its version set to v and its checksum made right again, in a copy (caller frees). */
+static uint8_t *as_version(const uint8_t *data, size_t len, uint8_t v)
+{
+	uint8_t *copy = malloc(len);
+	uint32_t crc;
+
+	ASSERT_TRUE(copy);
+	memcpy(copy, data, len);
+	copy[4] = v;
+	crc = fg_crc32c(0, copy, len - 4);
+	for (int i = 0; i < 4; i++)
+		copy[len - 4 + i] = (uint8_t)(crc >> (8 * i));
+	return copy;
+}
+
+TEST(a_version_2_file_written_by_fgd_stays_readable)
+{
+	/* Written by fgd's version 2 writer (the fuzz corpus's), with times. */
+	char path[4096];
+	uint8_t buf[4096];
+	struct fg_slicefile *s;
+	FILE *f;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/history/slice-v2.fgdh", fg_test_data_dir());
+	f = fopen(path, "rbe");
+	ASSERT_TRUE(f);
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	ASSERT_EQ(buf[4], 2);
+	ASSERT_OK(fg_slicefile__parse(buf, len, &s));
+	ASSERT_TRUE(fg_slicefile__n_stacks(s) > 0);
+	ASSERT_TRUE(fg_slicefile__tick_ms(s) > 0);
+	/* Before coverage was kept: its whole span, nothing known lost. */
+	ASSERT_EQ(fg_slicefile__n_coverage(s), 1);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->start_ns, fg_slicefile__start(s));
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->end_ns, fg_slicefile__end(s));
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->lost, 0);
+	fg_slicefile__free(s);
+}
+
+TEST(a_version_2_file_covers_its_span_and_may_not_carry_coverage)
+{
+	static const char *const frames[] = { "main" };
+	const struct fg_slicefile_process p = { 1, 2, 0, "burn", NULL, NULL };
+	struct fg_slicefile_writer *w;
+	struct fg_slicefile *s;
+	const uint8_t *data;
+	uint8_t *v2;
+	uint32_t idx;
+	size_t len;
+
+	/* Version 2's bytes are version 3's without the coverage section. */
+	ASSERT_OK(fg_slicefile_writer__new(1000000, 9000000, &w));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p, &idx));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, idx, frames, 1, 1));
+	ASSERT_OK(fg_slicefile_writer__set_times(w, 10));
+	ASSERT_OK(fg_slicefile_writer__add_time(w, 0, 5, 1));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	v2 = as_version(data, len, 2);
+	ASSERT_OK(fg_slicefile__parse(v2, len, &s));
+	ASSERT_EQ(fg_slicefile__n_coverage(s), 1);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->start_ns, 1000000);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->end_ns, 9000000);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->lost, 0);
+	fg_slicefile__free(s);
+	free(v2);
+	/* Version 2 has no coverage flag: a file that says both is damaged. */
+	ASSERT_OK(fg_slicefile_writer__add_coverage(w, &(struct fg_slicefile_span){ 1000000,
+										    2000000 }));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	v2 = as_version(data, len, 2);
+	ASSERT_EQ(fg_slicefile__parse(v2, len, &s), -EBADMSG);
+	ASSERT_EQ(fg_slicefile_diagnose(v2, len), FG_SLICEFILE_MALFORMED);
+	free(v2);
+	fg_slicefile_writer__free(w);
+}
+
+TEST(damage_is_named)
+{
+	struct fg_slicefile_writer *w;
+	const uint8_t *data;
+	uint8_t *copy;
+	size_t len;
+
+	build(&w, &data, &len);
+	copy = malloc(len + 1);
+	ASSERT_TRUE(copy);
+	ASSERT_EQ(fg_slicefile_diagnose(data, 3), FG_SLICEFILE_NOT_SLICE);
+	ASSERT_EQ(fg_slicefile_diagnose("#!/bin/sh\nexit 0\n", 18), FG_SLICEFILE_NOT_SLICE);
+	for (size_t n = 4; n < len; n++)
+		ASSERT_EQ(fg_slicefile_diagnose(data, n), FG_SLICEFILE_TRUNCATED);
+	memcpy(copy, data, len);
+	copy[len / 2] ^= 0x10;
+	ASSERT_EQ(fg_slicefile_diagnose(copy, len), FG_SLICEFILE_BAD_CHECKSUM);
+	memcpy(copy, data, len);
+	copy[len] = 0;
+	ASSERT_EQ(fg_slicefile_diagnose(copy, len + 1), FG_SLICEFILE_BAD_CHECKSUM);
+	ASSERT_TRUE(strcmp(fg_slicefile_damage_name(FG_SLICEFILE_TRUNCATED), "truncated") == 0);
+	ASSERT_TRUE(strcmp(fg_slicefile_damage_name(FG_SLICEFILE_BAD_CHECKSUM), "bad checksum") ==
+		    0);
+	free(copy);
 	fg_slicefile_writer__free(w);
 }
 
@@ -511,4 +647,77 @@ TEST(times_read_back_at_their_ticks_and_merge_with_their_stacks)
 	ASSERT_EQ(fg_slicefile__n_times(s1), 0);
 	fg_slicefile__free(s1);
 	fg_slicefile_writer__free(w);
+}
+
+/* A slice of [start, end) with one sample and the given stretches, parsed back. */
+static struct fg_slicefile *covering(uint64_t start, uint64_t end,
+				     const struct fg_slicefile_span *spans, size_t n)
+{
+	static const char *const frames[] = { "main" };
+	const struct fg_slicefile_process p = { 1, 2, 0, "burn", NULL, NULL };
+	struct fg_slicefile_writer *w;
+	struct fg_slicefile *s;
+	const uint8_t *data;
+	uint32_t idx;
+	size_t len;
+
+	ASSERT_OK(fg_slicefile_writer__new(start, end, &w));
+	ASSERT_OK(fg_slicefile_writer__add_process(w, &p, &idx));
+	ASSERT_OK(fg_slicefile_writer__add_stack(w, idx, frames, 1, 1));
+	for (size_t i = 0; i < n; i++)
+		ASSERT_OK(fg_slicefile_writer__add_coverage(w, &spans[i]));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s));
+	fg_slicefile_writer__free(w);
+	return s;
+}
+
+TEST(a_merge_keeps_its_sources_gaps_and_losses)
+{
+	const struct fg_slicefile_span b_spans[] = { { 10, 15, 0 } }, c_spans[] = { { 17, 20, 2 } },
+				       d_spans[] = { { 20, 25, 0 } }, e_spans[] = { { 24, 30, 1 } };
+	/* Without a section (as before version 3): its whole span. */
+	struct fg_slicefile *in[] = {
+		covering(0, 10, NULL, 0),
+		covering(10, 15, b_spans, 1),
+		covering(17, 20, c_spans, 1),
+		covering(20, 25, d_spans, 1),
+		/* Overlapping the one before (a clock set back): united, losses added. */
+		covering(24, 30, e_spans, 1),
+	};
+	const struct fg_slicefile_span want[] = { { 0, 15, 0 }, { 17, 20, 2 }, { 20, 30, 1 } };
+	struct fg_slicefile_writer *w;
+	struct fg_slicefile *m;
+	const uint8_t *data;
+	size_t len;
+
+	ASSERT_OK(fg_slicefile_merge((const struct fg_slicefile *const *)in, 5, 0, 30, &w));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &m));
+	ASSERT_EQ(fg_slicefile__n_coverage(m), 3);
+	for (size_t i = 0; i < 3; i++) {
+		ASSERT_U64_EQ(fg_slicefile__coverage(m, i)->start_ns, want[i].start_ns);
+		ASSERT_U64_EQ(fg_slicefile__coverage(m, i)->end_ns, want[i].end_ns);
+		ASSERT_U64_EQ(fg_slicefile__coverage(m, i)->lost, want[i].lost);
+	}
+	fg_slicefile__free(m);
+	fg_slicefile_writer__free(w);
+
+	/* Cut to the merged span; sources wholly outside it leave it covering nothing. */
+	ASSERT_OK(fg_slicefile_merge((const struct fg_slicefile *const *)in, 2, 12, 14, &w));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &m));
+	ASSERT_EQ(fg_slicefile__n_coverage(m), 1);
+	ASSERT_U64_EQ(fg_slicefile__coverage(m, 0)->start_ns, 12);
+	ASSERT_U64_EQ(fg_slicefile__coverage(m, 0)->end_ns, 14);
+	fg_slicefile__free(m);
+	fg_slicefile_writer__free(w);
+	ASSERT_OK(fg_slicefile_merge((const struct fg_slicefile *const *)in, 1, 40, 50, &w));
+	ASSERT_OK(fg_slicefile_writer__finish(w, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &m));
+	ASSERT_EQ(fg_slicefile__n_coverage(m), 0);
+	fg_slicefile__free(m);
+	fg_slicefile_writer__free(w);
+	for (size_t i = 0; i < 5; i++)
+		fg_slicefile__free(in[i]);
 }

@@ -46,6 +46,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 	X(jit.budget_skipped) X(jit.size_limited) X(jit.deferred) X(jit.max_map_bytes)     \
 	X(jit.held)                                                                        \
 	X(loop.iterations) X(loop.longest_ms) X(loop.slow) X(loop.slow_ms)                 \
+	X(loop.recent_longest_ms) X(loop.cpu_wait_ms) X(loop.realtime_demotions)           \
 	X(loader.jobs) X(loader.queued) X(loader.busy_ms) X(loader.longest_job_ms)         \
 	X(loader.longest_wait_ms)                                                          \
 	X(memory.budget) X(memory.base) X(memory.charged) X(memory.charged_peak)           \
@@ -85,7 +86,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 #define U32_MEMBERS(X)                                                                     \
 	X(pid) X(default_frequency) X(max_frequency) X(max_stack) X(stack_dump)            \
 	X(always_on.frequency) X(always_on.slice_seconds) X(always_on.window_seconds)      \
-	X(off_cpu.min_block_us) X(off_cpu.window.slice_seconds)
+	X(off_cpu.min_block_us) X(off_cpu.window.slice_seconds) X(loop.realtime_priority)
 
 #define STR_MEMBERS(X)                                                                     \
 	X(version) X(event) X(call_graph) X(socket) X(always_on.call_graph)                \
@@ -265,7 +266,8 @@ static const char captured_reply[] =
 	"\"maps_read\":0,\"bytes\":0,\"reads\":0,\"refused\":0,\"resets\":0,\"budget_skipped\":0,"
 	"\"size_limited\":0,\"deferred\":0,\"max_map_bytes\":268435456,\"held\":0},"
 	"\"loop\":{\"iterations\":107,"
-	"\"longest_ms\":10,\"slow\":0,\"slow_ms\":50},\"loader\":{\"jobs\":58,\"queued\":0,"
+	"\"longest_ms\":10,\"slow\":0,\"slow_ms\":50,\"recent_longest_ms\":4,\"cpu_wait_ms\":3,"
+	"\"realtime_priority\":1,\"realtime_demotions\":0},\"loader\":{\"jobs\":58,\"queued\":0,"
 	"\"busy_ms\":85,\"longest_job_ms\":59,\"longest_wait_ms\":75},"
 	"\"memory\":{\"budget\":100663296,\"base\":1117692,\"charged\":21116994,"
 	"\"charged_peak\":21124584,\"rss\":21692416,\"rss_peak\":21962752,\"pressure\":false,"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "slicefile.h"
 #include "test.h"
 #include "timed.h"
 #include "top.h"
@@ -481,5 +482,99 @@ TEST(times_follow_their_stacks_into_other_when_a_slice_compacts)
 	ASSERT_OK(fg_window__timed(w, T0, T0 + 10000, NULL, NULL, true, t, &res));
 	ASSERT_EQ(fg_timed__n_samples(t), 3000);
 	fg_timed__free(t);
+	fg_window__free(w);
+}
+
+struct spans {
+	int64_t v[16][2];
+	size_t n;
+};
+
+static int on_span(void *ctx, int64_t start, int64_t end)
+{
+	struct spans *s = ctx;
+
+	ASSERT_TRUE(s->n < 16);
+	s->v[s->n][0] = start;
+	s->v[s->n][1] = end;
+	s->n++;
+	return 0;
+}
+
+TEST(slices_abut_unless_a_tick_comes_later_than_the_gap_bound)
+{
+	struct fg_window_opts o = {
+		.slice_ms = 10000, .window_ms = 600000, .memory_max = 16 << 20, .gap_ms = 5000
+	};
+	struct fg_window_proc a = { 100, 1, 1000, "burn", "/usr/bin/burn", "/user.slice" };
+	struct fg_window_result res;
+	struct spans sp = {};
+	struct fg_window *w;
+	struct fg_folded *f;
+	int64_t start, end;
+
+	ASSERT_OK(fg_window__new(&o, T0 + 300, &w));
+	f = fg_folded__new();
+	ASSERT_TRUE(f);
+	/* The tick that notices the end comes a drain round late: the next slice starts at the end. */
+	ASSERT_EQ(fg_window__tick(w, T0 + 10400), 1);
+	fg_slice_span(fg_window__open_slice(w), &start, &end);
+	ASSERT_EQ(start, T0 + 10000);
+	ASSERT_EQ(end, T0 + 20000);
+	/* 4.9 s late, within the bound: still abutting. */
+	ASSERT_EQ(fg_window__tick(w, T0 + 24900), 1);
+	fg_slice_span(fg_window__open_slice(w), &start, &end);
+	ASSERT_EQ(start, T0 + 20000);
+	ASSERT_EQ(end, T0 + 30000);
+	/* Later than that (the loop stalled 35 s): the time between is a gap, and lost samples. */
+	add_at(w, &a, "main;hot", 3, T0 + 29000);
+	fg_window__add_lost(w, 40);
+	ASSERT_EQ(fg_window__tick(w, T0 + 65000), 1);
+	fg_slice_span(fg_window__open_slice(w), &start, &end);
+	ASSERT_EQ(start, T0 + 65000);
+	ASSERT_EQ(end, T0 + 70000);
+	ASSERT_EQ(fg_slice_lost(fg_window__last_closed(w)), 40);
+	fg_window__tick(w, T0 + 66000);
+	ASSERT_OK(fg_window__coverage(w, on_span, &sp));
+	ASSERT_EQ(sp.n, 4);
+	ASSERT_EQ(sp.v[0][0], T0 + 300);
+	ASSERT_EQ(sp.v[0][1], T0 + 10000);
+	ASSERT_EQ(sp.v[1][0], T0 + 10000);
+	ASSERT_EQ(sp.v[2][1], T0 + 30000);
+	/* The open slice, as far as the last tick. */
+	ASSERT_EQ(sp.v[3][0], T0 + 65000);
+	ASSERT_EQ(sp.v[3][1], T0 + 66000);
+	/* A query counts the time the slices cover, and their losses. */
+	ASSERT_OK(fg_window__query(w, T0, T0 + 70000, 0, NULL, NULL, true, f, &res));
+	ASSERT_EQ(res.covered_ms, 29700 + 1000);
+	ASSERT_U64_EQ(res.lost, 40);
+	ASSERT_U64_EQ(res.samples, 3);
+	fg_folded__free(f);
+	fg_window__free(w);
+}
+
+TEST(an_exported_slice_covers_its_span_with_its_losses)
+{
+	struct fg_window_opts o = { .slice_ms = 10000, .window_ms = 60000, .memory_max = 16 << 20 };
+	struct fg_window_proc a = { 100, 1, 1000, "burn", "/usr/bin/burn", "/user.slice" };
+	struct fg_slicefile_writer *fw;
+	struct fg_slicefile *s;
+	const uint8_t *data;
+	struct fg_window *w;
+	size_t len;
+
+	ASSERT_OK(fg_window__new(&o, T0, &w));
+	add_at(w, &a, "main;hot", 2, T0 + 100);
+	fg_window__add_lost(w, 5);
+	fg_window__add_lost(w, 2);
+	ASSERT_OK(fg_slice_export(fg_window__open_slice(w), T0 + 4000, &fw));
+	ASSERT_OK(fg_slicefile_writer__finish(fw, &data, &len));
+	ASSERT_OK(fg_slicefile__parse(data, len, &s));
+	ASSERT_EQ(fg_slicefile__n_coverage(s), 1);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->start_ns, (uint64_t)T0 * 1000000);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->end_ns, (uint64_t)(T0 + 4000) * 1000000);
+	ASSERT_U64_EQ(fg_slicefile__coverage(s, 0)->lost, 7);
+	fg_slicefile__free(s);
+	fg_slicefile_writer__free(fw);
 	fg_window__free(w);
 }
