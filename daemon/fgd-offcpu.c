@@ -496,7 +496,7 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		*ret_why = "out of memory";
 		return -ENOMEM;
 	}
-	/* No id is tagged with side 1's epoch until the first renewal gives it one. */
+	/* Side 0 takes epoch 0's stacks; side 1 holds none until the first renewal gives it one. */
 	o->side[0].holds = true;
 	o->n_cpus = libbpf_num_possible_cpus();
 	if (o->n_cpus <= 0) {

@@ -297,6 +297,7 @@ TEST(example_file_matches_defaults)
 	ASSERT_EQ(c.ring_pages, d.ring_pages);
 	ASSERT_EQ(c.always_on, d.always_on);
 	ASSERT_EQ(c.always_on_frequency, d.always_on_frequency);
+	ASSERT_EQ(c.off_cpu_user_rate, d.off_cpu_user_rate);
 	ASSERT_EQ(c.slice_seconds, d.slice_seconds);
 	ASSERT_EQ(c.window_seconds, d.window_seconds);
 	ASSERT_U64_EQ(c.memory_max, d.memory_max);
