@@ -76,9 +76,11 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 struct fgd_engine *fgd_engine__free(struct fgd_engine *e);
 
 /*
- * One drain round: every source's rings are snapshotted, tracking is read
- * up to now, then every source is drained up to its snapshot into its
- * consumer, and always-on rotates its slices.
+ * One drain round: every sampling source's rings are snapshotted, tracking
+ * is read up to now, then every sampling source is drained up to its
+ * snapshot into its consumer, and always-on rotates its slices. Off-CPU
+ * sources come last, within a few ms for all of them; blocks left behind
+ * wait for the round at fgd_engine__blocks_due().
  */
 void fgd_engine__drain(struct fgd_engine *e);
 /*
