@@ -351,8 +351,12 @@ void fgctl_show_status(FILE *f, const struct fg_status *st)
 
 		fprintf(f,
 			"               uid %" PRIu32 ": %.1f s, %" PRIu64 " samples, %" PRIu64
-			" lost\n",
+			" lost",
 			a->uid, (double)a->elapsed_ms / 1000, a->samples, a->lost);
+		if (a->rate_limited)
+			fprintf(f, ", %" PRIu64 " off-CPU blocks past the user rate",
+				a->rate_limited);
+		fputc('\n', f);
 	}
 	fprintf(f,
 		"  clients:     %" PRIu64 " connected (max %" PRIu64 "), %" PRIu64
@@ -578,10 +582,13 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 		fprintf(f,
 			"fgctl: warning: %" PRId64 " blocks were lost (%" PRId64
 			" with too many threads blocked at once, %" PRId64
-			" with fgd's ring full): the profile is incomplete (a storm of short "
+			" with fgd's ring full, %" PRId64
+			" left in it at the end: fgd takes blocks in bounded rounds, after "
+			"everyone else): the profile is incomplete (a storm of short "
 			"blocks: raise --min-block; with --call-graph dwarf each block carries "
 			"its user stack, and fp fills the ring more slowly)\n",
-			lost, fgctl_get_int(off, "lost_threads"), fgctl_get_int(off, "lost_ring"));
+			lost, fgctl_get_int(off, "lost_threads"), fgctl_get_int(off, "lost_ring"),
+			fgctl_get_int(off, "lost_late"));
 	else if (lost > 0)
 		fprintf(f,
 			"fgctl: warning: the kernel lost %" PRId64
@@ -596,6 +603,13 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			"full (fgd renews them at once)\n",
 			fgctl_get_int(off, "kernel_stack_failed"),
 			fgctl_get_int(off, "user_stack_failed"));
+	if (off && fgctl_get_int(off, "rate_limited") > 0)
+		fprintf(f,
+			"fgctl: note: %" PRId64 " blocks were not kept: past the %" PRId64
+			" a second fgd keeps of a non-root user's recording (OffCpuUserRate= in "
+			"fgd.conf); the rest are a sample of them (raise --min-block to keep the "
+			"longer ones)\n",
+			fgctl_get_int(off, "rate_limited"), fgctl_get_int(off, "rate_limit"));
 	if (off && fgctl_get_int(off, "user_dump_failed") > 0)
 		fprintf(f,
 			"fgctl: note: %" PRId64 " blocks have no user stack: they did not end by "

@@ -326,8 +326,8 @@ static const struct member server_members[] = { U64(clients),
 #undef T
 
 #define T struct fg_status_recording
-static const struct member recording_members[] = { U32(uid), U64(elapsed_ms), U64(samples),
-						   U64(lost), END };
+static const struct member recording_members[] = { U32(uid),  U64(elapsed_ms),   U64(samples),
+						   U64(lost), U64(rate_limited), END };
 #undef T
 
 #define T struct fg_status

@@ -195,6 +195,7 @@ struct fg_status_server {
 struct fg_status_recording {
 	uint32_t uid;
 	uint64_t elapsed_ms, samples, lost;
+	uint64_t rate_limited; /* off-CPU blocks not kept: past a non-root user's rate */
 };
 
 struct fg_status {

@@ -27,6 +27,8 @@
 #define HISTORY_MERGES_PER_SLICE 1
 /* The waiting room of samples whose binaries are being read (fgd-resolve.h). */
 #define WAITING_MAX_BYTES (8ULL << 20)
+/* At a flush (shutdown, reload), the most time given to the blocks in the off-CPU ring. */
+#define FLUSH_BLOCKS_NS (10ULL * 1000000ULL)
 /*
  * A slice's end noticed later than this (the loop stalled: a storm starved
  * fgd, or the machine slept) leaves the time between as a gap in the
@@ -364,32 +366,25 @@ static uint64_t lost_so_far(const struct fgd_alwayson *a)
 		return c.lost + c.lost_samples + c.malformed + a->errors;
 	}
 	fg_offcpu__stats(a->offcpu, &os);
-	return os.lost_threads + os.lost_ring + a->errors;
+	return fg_offcpu_lost(&os) + a->errors;
 }
 
-void fgd_alwayson__drain(struct fgd_alwayson *a)
+/*
+ * After a drain: what this round lost goes with the slice it was drained
+ * into (slices carry their losses). Between two drops of the memo its
+ * tables may not grow past MEMO_MAX_BYTES twice, nor past what the
+ * budget's recordings part has room for: new locations wait. The window is
+ * charged every round: its open slice grows between ticks.
+ */
+static void account(struct fgd_alwayson *a)
 {
 	struct fg_window_stats ws;
 	uint64_t bytes, lost;
 
-	a->wall_offset = fgd_wall_offset_ns();
-	/* First what waited: a binary it needed may have been read since. */
-	fg_resolver__replay(a->res, false);
-	if (a->events)
-		fg_evset__drain(a->events, on_record, a);
-	else
-		(void)fg_offcpu__drain(a->offcpu, on_block, a);
-	/* What this round lost goes with the slice it was drained into: slices carry their losses. */
 	lost = lost_so_far(a);
 	if (lost > a->lost_counted)
 		fg_window__add_lost(a->window, lost - a->lost_counted);
 	a->lost_counted = lost;
-	/*
-	 * Between two drops of the memo its tables may not grow past this, nor
-	 * past what the budget's recordings part has room for: new locations
-	 * wait. The window is charged every round: its open slice grows between
-	 * ticks.
-	 */
 	bytes = memo_bytes(a);
 	fg_budget__account(a->budget, FG_BUDGET_RECORDINGS, &a->memo_charged, charged_bytes(a));
 	if (!fg_resolver__frozen(a->res)) {
@@ -403,6 +398,28 @@ void fgd_alwayson__drain(struct fgd_alwayson *a)
 	fg_window__stats(a->window, &ws);
 	fg_budget__account(a->budget, FG_BUDGET_WINDOW, &a->window_charged, ws.bytes);
 	account_rings(a);
+}
+
+void fgd_alwayson__drain(struct fgd_alwayson *a)
+{
+	if (!a->events)
+		return;
+	a->wall_offset = fgd_wall_offset_ns();
+	/* First what waited: a binary it needed may have been read since. */
+	fg_resolver__replay(a->res, false);
+	fg_evset__drain(a->events, on_record, a);
+	account(a);
+}
+
+bool fgd_alwayson__drain_blocks(struct fgd_alwayson *a, uint64_t deadline)
+{
+	if (!a->offcpu)
+		return false;
+	a->wall_offset = fgd_wall_offset_ns();
+	fg_resolver__replay(a->res, false);
+	(void)fg_offcpu__drain(a->offcpu, on_block, a, deadline);
+	account(a);
+	return fg_offcpu__behind(a->offcpu);
 }
 
 /* Writes slice s, ending at end_ms, to the history. Failures are counted there and logged once. */
@@ -470,8 +487,10 @@ void fgd_alwayson__flush(struct fgd_alwayson *a)
 {
 	/* Off-CPU: the blocks in the ring, and those still waiting for a user stack. */
 	if (a->offcpu) {
-		(void)fg_offcpu__drain(a->offcpu, on_block, a);
+		(void)fg_offcpu__drain(a->offcpu, on_block, a, fgd_now() + FLUSH_BLOCKS_NS);
+		(void)fg_offcpu__abandon(a->offcpu);
 		(void)fg_offcpu__flush(a->offcpu, on_block, a);
+		account(a);
 	}
 	/* Samples still waiting for the loader go in with what is known: fgd is stopping. */
 	fg_resolver__replay(a->res, true);
@@ -544,7 +563,7 @@ int fgd_alwayson__status(const struct fgd_alwayson *a, struct fg_status_always_o
 		struct fg_offcpu_stats os;
 
 		fg_offcpu__stats(a->offcpu, &os);
-		c = (struct fg_cpu_counters){ .lost = os.lost_threads + os.lost_ring };
+		c = (struct fg_cpu_counters){ .lost = fg_offcpu_lost(&os) };
 	}
 	fg_resolver__stats(a->res, &rs);
 	st = (struct fg_status_always_on){
@@ -635,7 +654,7 @@ int fgd_alwayson__status_off_cpu(const struct fgd_alwayson *a, struct fg_status_
 	ret->min_block_us = a->min_block_us;
 	ret->blocks = os.events;
 	ret->blocked_us = os.blocked_ns / 1000;
-	ret->lost = os.lost_threads + os.lost_ring;
+	ret->lost = fg_offcpu_lost(&os);
 	ret->stacks_not_taken = os.kernel_stack_failed + os.user_stack_failed;
 	ret->user_dump_failed = os.user_dump_failed;
 	ret->switch_ins_unseen = os.switch_ins_unseen;

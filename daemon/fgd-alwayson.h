@@ -53,8 +53,13 @@ struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a);
 struct fg_evset *fgd_alwayson__events(struct fgd_alwayson *a);
 /* Off-CPU: the ring's fd, readable when it fills (fg_offcpu__fd()); -1 for sampling. */
 int fgd_alwayson__ring_fd(const struct fgd_alwayson *a);
-/* Drains its rings up to their last snapshot into the window. */
+/* Sampling: drains its rings up to their last snapshot into the window. */
 void fgd_alwayson__drain(struct fgd_alwayson *a);
+/*
+ * Off-CPU: drains the source's blocks until deadline (CLOCK_MONOTONIC ns)
+ * at most (fg_offcpu__drain()). Returns whether some were left behind.
+ */
+bool fgd_alwayson__drain_blocks(struct fgd_alwayson *a, uint64_t deadline);
 /* Rotates slices when their time is up; now_ms is CLOCK_REALTIME. */
 void fgd_alwayson__tick(struct fgd_alwayson *a, int64_t now_ms);
 /* Writes the open slice, cut short now, to the history: at shutdown. */

@@ -28,6 +28,7 @@ int fgd_config_init(struct fgd_config *ret)
 		.slice_seconds = 10,
 		.window_seconds = 900,
 		.off_cpu_min_block_us = FGD_DEFAULT_OFF_CPU_MIN_BLOCK_US,
+		.off_cpu_user_rate = FGD_DEFAULT_OFF_CPU_USER_RATE,
 		.memory_max = FGD_DEFAULT_MEMORY_MAX,
 		.history_max = 1ULL << 30,
 		.jit_map_max = FG_JIT_DEFAULT_MAX_MAP,
@@ -200,6 +201,19 @@ static int key_off_cpu_min_block(struct fgd_config *c, const char *value, struct
 	return 0;
 }
 
+static int key_off_cpu_user_rate(struct fgd_config *c, const char *value, struct fg_conf_error *err)
+{
+	if (strcmp(value, "infinity") == 0) {
+		c->off_cpu_user_rate = 0;
+		return 0;
+	}
+	if (fg_parse_u32(value, 1, FGD_MAX_OFF_CPU_USER_RATE, &c->off_cpu_user_rate) < 0)
+		return FAIL(err,
+			    "OffCpuUserRate=%s: expected blocks a second from 1 to %u, or infinity",
+			    value, FGD_MAX_OFF_CPU_USER_RATE);
+	return 0;
+}
+
 static int key_slice(struct fgd_config *c, const char *value, struct fg_conf_error *err)
 {
 	if (fg_conf_parse_seconds(value, 1, 3600, &c->slice_seconds) < 0)
@@ -326,6 +340,7 @@ static const struct {
 	{ "AlwaysOnFrequency", key_always_on_frequency },
 	{ "OffCpu", key_off_cpu },
 	{ "OffCpuMinBlockUSec", key_off_cpu_min_block },
+	{ "OffCpuUserRate", key_off_cpu_user_rate },
 	{ "SliceSec", key_slice },
 	{ "WindowSec", key_window },
 	{ "MemoryMax", key_memory_max },

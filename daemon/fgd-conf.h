@@ -33,6 +33,14 @@
 #define FGD_DEFAULT_OFF_CPU_MIN_BLOCK_US 1
 #define FGD_MAX_OFF_CPU_MIN_BLOCK_US 10000000
 /*
+ * OffCpuUserRate=: the blocks a second a non-root user's off-CPU (or
+ * wall-clock) recording keeps at most; 0: no limit. The default is the
+ * blocks fgd names in a few hundredths of a CPU second each second (DWARF
+ * mode), as a user's sampling is held to 1000 Hz (docs/PERFORMANCE.md).
+ */
+#define FGD_DEFAULT_OFF_CPU_USER_RATE 10000
+#define FGD_MAX_OFF_CPU_USER_RATE 10000000
+/*
  * RealtimePriority=: the loop's SCHED_FIFO priority, the lowest by default:
  * above every thread at normal priority, below any other real-time one.
  */
@@ -72,6 +80,7 @@ struct fgd_config {
 	uint32_t window_seconds;       /* WindowSec= */
 	bool off_cpu;                  /* OffCpu=: always-on off-CPU too (BPF) */
 	uint32_t off_cpu_min_block_us; /* OffCpuMinBlockUSec=: shorter blocks are not kept */
+	uint32_t off_cpu_user_rate;    /* OffCpuUserRate=: a user's blocks/s; 0: any */
 	uint64_t memory_max;           /* MemoryMax=, bytes: the whole daemon's memory budget */
 	const char *state_directory;   /* owned; StateDirectory=: the on-disk history */
 	uint64_t history_max;          /* HistoryMax=: bytes of history kept on disk */

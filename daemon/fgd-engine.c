@@ -23,6 +23,21 @@
 /* fgd_engine__tick() is called this often; CFI of a binary no sample needed for this long is dropped. */
 #define TICK_NS (1000ULL * 1000000ULL)
 #define UNWIND_IDLE_NS (600ULL * 1000000000ULL)
+/*
+ * Off-CPU blocks are drained after every sampling ring, within this long a
+ * round for all the off-CPU sources together (drain_blocks()): a thread
+ * storm makes blocks faster than the loop can unwind them (1.5 million in
+ * 8 s of one Python program), and drained whole they held the loop for
+ * 1.7 s. Blocks left behind wait BLOCKS_PAUSE_NS for the next round, while
+ * the loop serves clients and the sampling rings: sources behind have at
+ * most a fifth of the loop's time, and the blocks a ring cannot take are
+ * lost to it, counted (lost_ring), as are those left at its end
+ * (lost_late). Short rounds, because among a storm's threads every ms of
+ * CPU in a turn risks tens of ms waiting for a CPU (turns of 100 to 300 ms
+ * held 1 ms of it).
+ */
+#define BLOCKS_ROUND_NS (5ULL * 1000000ULL)
+#define BLOCKS_PAUSE_NS (20ULL * 1000000ULL)
 
 struct fgd_engine {
 	const struct fgd_config *conf; /* borrowed: fgd.c's, swapped whole on reload */
@@ -52,11 +67,21 @@ struct fgd_engine {
 	 */
 	struct fgd_watch ring_watch;
 	bool drain_wanted;
+	/*
+	 * The off-CPU sources' rings wake the loop through this one, so that
+	 * one behind (blocks_behind) waits for blocks_due whatever it says.
+	 */
+	struct fgd_watch blocks_watch;
+	bool blocks_wanted;
+	bool blocks_behind;  /* the last round left blocks in a ring */
+	uint64_t blocks_due; /* CLOCK_MONOTONIC ns: the next round for them when behind */
+	size_t blocks_first; /* where the next round's turn of the off-CPU sources begins */
 
 	struct fgd_alwayson *alwayson;  /* owned; NULL when always-on sampling is off */
 	struct fgd_alwayson *offcpu_on; /* owned; NULL when always-on off-CPU is off */
 	struct fg_recording **recs; /* owned array of borrowed pointers: sampling or finishing */
 	size_t n_recs, cap_recs;
+	struct source_job *jobs; /* off-CPU sources being made on the loader (start_source()) */
 
 	struct fgd_cpu_totals *cpu_totals; /* owned; indexed like the tracker's CPUs */
 	size_t n_cpu_totals;
@@ -72,6 +97,14 @@ static void ring_event(struct fgd_watch *w, uint32_t events)
 	e->drain_wanted = true;
 }
 
+static void blocks_event(struct fgd_watch *w, uint32_t events)
+{
+	struct fgd_engine *e =
+		(struct fgd_engine *)((uint8_t *)w - offsetof(struct fgd_engine, blocks_watch));
+
+	e->blocks_wanted = true;
+}
+
 /* Loads finished: hand their results over, and let the samples that waited for them go on. */
 static void loader_event(struct fgd_watch *w, uint32_t events)
 {
@@ -85,13 +118,14 @@ static void loader_event(struct fgd_watch *w, uint32_t events)
 /*
  * A source's rings: its per-CPU events (NULL: none), and the off-CPU ring's
  * fd (-1: none). That one is edge-triggered: it stays readable while the
- * ring holds anything, and the program asks for a wakeup only when the
- * ring fills (offcpu.bpf.c), which is when a round is wanted sooner.
+ * ring holds anything, and the program asks for a wakeup only as the ring
+ * fills past a quarter (offcpu.bpf.c), which is when a round is wanted
+ * sooner.
  */
 static int watch_rings(struct fgd_engine *e, const struct fg_evset *events, int ring_fd)
 {
 	int r = ring_fd >= 0 ?
-			fgd_loop__add_fd(e->loop, ring_fd, &e->ring_watch, EPOLLIN | EPOLLET) :
+			fgd_loop__add_fd(e->loop, ring_fd, &e->blocks_watch, EPOLLIN | EPOLLET) :
 			0;
 
 	for (size_t i = 0; r >= 0 && events && i < fg_evset__n(events); i++)
@@ -105,6 +139,88 @@ static void unwatch_rings(struct fgd_engine *e, const struct fg_evset *events, i
 		fgd_loop__del_fd(e->loop, ring_fd);
 	for (size_t i = 0; events && i < fg_evset__n(events); i++)
 		fgd_loop__del_fd(e->loop, fg_evset__fd(events, i));
+}
+
+/*
+ * A recording's off-CPU source, made on the loader: loading the program
+ * (the kernel verifies it: 40 to 60 ms of CPU here) and finding __schedule
+ * in /proc/kallsyms (50 ms) held the loop for 85 ms a recording, 0.6 to
+ * 1.7 s among a thread storm's threads. The loop goes on meanwhile, and the
+ * recording begins when its source is attached.
+ */
+struct source_job {
+	struct fg_loader_job job;
+	struct fgd_engine *e;
+	struct source_job *next; /* in e->jobs */
+	/* NULL once the recording went (finished, aborted) before its source came */
+	struct fg_recording *rec;
+	fgd_engine_started_fn started;
+	void *ctx;
+	/* work()'s: copied at submission, its results written there */
+	struct fg_offcpu_opts opts;
+	pid_t pids[FG_PROTO_MAX_PIDS];
+	struct fg_offcpu *source;
+	const char *why;
+	int r;
+};
+
+static void source_work(struct fg_loader_job *job)
+{
+	struct source_job *j = (struct source_job *)job;
+
+	j->r = fg_offcpu__new(&j->opts, &j->source, &j->why);
+}
+
+static int watch_rings(struct fgd_engine *e, const struct fg_evset *events, int ring_fd);
+
+static void source_done(struct fg_loader_job *job, bool cancelled)
+{
+	struct source_job *j = (struct source_job *)job, **p;
+	struct fgd_engine *e = j->e;
+	struct fg_recording *rec = j->rec;
+	int r = cancelled ? -ECANCELED : j->r;
+
+	for (p = &e->jobs; *p; p = &(*p)->next)
+		if (*p == j) {
+			*p = j->next;
+			break;
+		}
+	if (!rec) {
+		fg_offcpu__free(j->source);
+		free(j);
+		return;
+	}
+	if (r >= 0) {
+		r = fg_recording__attach_source(rec, TAKE_PTR(j->source));
+		/* Stopped meanwhile: it ends without its source, as it would have without samples. */
+		if (r == -ECANCELED) {
+			free(j);
+			return;
+		}
+	}
+	if (r >= 0)
+		r = watch_rings(e, NULL, fg_recording__ring_fd(rec));
+	/* The caller aborts the recording on a failure: its rings are unwatched then. */
+	j->started(j->ctx, rec, r, r < 0 ? j->why : NULL);
+	fg_offcpu__free(j->source);
+	free(j);
+}
+
+/* Makes rec's off-CPU source on the loader; started() is called once it is attached, or failed. */
+static int start_source(struct fgd_engine *e, struct fg_recording *rec,
+			fgd_engine_started_fn started, void *ctx)
+{
+	struct source_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return -ENOMEM;
+	*j = (struct source_job){
+		.e = e, .next = e->jobs, .rec = rec, .started = started, .ctx = ctx
+	};
+	fg_recording__source_opts(rec, &j->opts, j->pids);
+	e->jobs = j;
+	fg_loader__submit(e->loader, &j->job, source_work, source_done);
+	return 0;
 }
 
 static const struct fg_resolve_deps *deps(struct fgd_engine *e, struct fg_resolve_deps *ret)
@@ -304,6 +420,7 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 	e->loop = loop;
 	e->started = fgd_now();
 	e->ring_watch = (struct fgd_watch){ .fd = -1, .fn = ring_event };
+	e->blocks_watch = (struct fgd_watch){ .fd = -1, .fn = blocks_event };
 	if (gethostname(e->hostname, sizeof(e->hostname) - 1) < 0)
 		snprintf(e->hostname, sizeof(e->hostname), "localhost");
 
@@ -401,6 +518,40 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 	return 0;
 }
 
+/*
+ * The off-CPU sources' blocks, within BLOCKS_ROUND_NS for all of them: each
+ * in turn gets an even share of what is left (what one did not need goes
+ * to those after it), the first one a different source each round, so
+ * that none is always left the least. A source behind keeps its blocks in
+ * its own ring: no other consumer gives up anything for it.
+ */
+static void drain_blocks(struct fgd_engine *e)
+{
+	size_t n = e->n_recs + 1, left = e->offcpu_on ? 1 : 0;
+	uint64_t end = fgd_now() + BLOCKS_ROUND_NS;
+	bool behind = false;
+
+	for (size_t i = 0; i < e->n_recs; i++)
+		left += fg_recording__ring_fd(e->recs[i]) >= 0;
+	for (size_t k = 0; k < n && left > 0; k++) {
+		size_t i = (e->blocks_first + k) % n;
+		uint64_t now = fgd_now(), share = now < end ? (end - now) / left : 0;
+
+		if (i < e->n_recs && fg_recording__ring_fd(e->recs[i]) >= 0)
+			behind |= fg_recording__drain_blocks(e->recs[i], now + share);
+		else if (i == e->n_recs && e->offcpu_on)
+			behind |= fgd_alwayson__drain_blocks(e->offcpu_on, now + share);
+		else
+			continue;
+		left--;
+	}
+	e->blocks_first++;
+	e->blocks_wanted = false;
+	e->blocks_behind = behind;
+	if (behind)
+		e->blocks_due = fgd_now() + BLOCKS_PAUSE_NS;
+}
+
 static void on_tracking_record(void *ctx, const struct fg_record *rec)
 {
 	struct fgd_engine *e = ctx;
@@ -438,10 +589,11 @@ void fgd_engine__drain(struct fgd_engine *e)
 		fgd_alwayson__drain(e->alwayson);
 		fgd_alwayson__tick(e->alwayson, fgd_wall_ms());
 	}
-	if (e->offcpu_on) {
-		fgd_alwayson__drain(e->offcpu_on);
+	/* Every sampling ring is drained: off-CPU blocks come after them, bounded. */
+	if (!e->blocks_behind || fgd_now() >= e->blocks_due)
+		drain_blocks(e);
+	if (e->offcpu_on)
 		fgd_alwayson__tick(e->offcpu_on, fgd_wall_ms());
-	}
 	fg_loader__release(e->loader);
 	e->drain_wanted = false;
 }
@@ -453,7 +605,13 @@ void fgd_engine__feed_tracking(struct fgd_engine *e, const struct fg_record *rec
 
 bool fgd_engine__drain_wanted(const struct fgd_engine *e)
 {
-	return e->drain_wanted;
+	/* A ring behind waits for its time: its wakeups say only that it is still full. */
+	return e->drain_wanted || (e->blocks_wanted && !e->blocks_behind);
+}
+
+uint64_t fgd_engine__blocks_due(const struct fgd_engine *e)
+{
+	return e->blocks_behind ? e->blocks_due : UINT64_MAX;
 }
 
 bool fgd_engine__busy(const struct fgd_engine *e)
@@ -503,6 +661,10 @@ static void account(struct fgd_engine *e, struct fg_recording *rec)
 /* Takes rec out of the recordings drained: its figures go to the totals, its rings unwatched. */
 static void detach(struct fgd_engine *e, struct fg_recording *rec)
 {
+	/* A source still being made is freed when it comes. */
+	for (struct source_job *j = e->jobs; j; j = j->next)
+		if (j->rec == rec)
+			j->rec = NULL;
 	for (size_t i = 0; i < e->n_recs; i++) {
 		if (e->recs[i] != rec)
 			continue;
@@ -527,7 +689,8 @@ void fgd_engine__recording_defaults(const struct fgd_engine *e, struct fg_record
 }
 
 int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_opts *o,
-				struct fg_recording **ret, pid_t *ret_bad_pid, const char **ret_why)
+				struct fg_recording **ret, pid_t *ret_bad_pid,
+				fgd_engine_started_fn started, void *ctx)
 {
 	struct fg_recording *rec = NULL;
 	struct fg_resolve_deps d;
@@ -540,9 +703,11 @@ int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_
 		return r;
 	/* Modules loaded since: their frames would not be named. */
 	(void)fg_symbolizer__refresh_kernel(e->sym, false);
-	r = fg_recording__new(o, deps(e, &d), &rec, ret_bad_pid, ret_why);
+	r = fg_recording__new(o, deps(e, &d), &rec, ret_bad_pid);
 	if (r >= 0)
 		r = watch_rings(e, fg_recording__events(rec), fg_recording__ring_fd(rec));
+	if (r >= 0 && fg_recording__starting(rec))
+		r = start_source(e, rec, started, ctx);
 	if (r < 0) {
 		if (rec)
 			unwatch_rings(e, fg_recording__events(rec), fg_recording__ring_fd(rec));
@@ -551,7 +716,7 @@ int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_
 	}
 	e->recs[e->n_recs++] = rec;
 	*ret = rec;
-	return 0;
+	return fg_recording__starting(rec) ? 1 : 0;
 }
 
 void fgd_engine__stop_recording(struct fgd_engine *e, struct fg_recording *rec)

@@ -76,9 +76,11 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 struct fgd_engine *fgd_engine__free(struct fgd_engine *e);
 
 /*
- * One drain round: every source's rings are snapshotted, tracking is read
- * up to now, then every source is drained up to its snapshot into its
- * consumer, and always-on rotates its slices.
+ * One drain round: every sampling source's rings are snapshotted, tracking
+ * is read up to now, then every sampling source is drained up to its
+ * snapshot into its consumer, and always-on rotates its slices. Off-CPU
+ * sources come last, within a few ms for all of them; blocks left behind
+ * wait for the round at fgd_engine__blocks_due().
  */
 void fgd_engine__drain(struct fgd_engine *e);
 /*
@@ -90,6 +92,11 @@ void fgd_engine__feed_tracking(struct fgd_engine *e, const struct fg_record *rec
 
 /* Whether a ring or the loader asked for a drain round since the last. */
 bool fgd_engine__drain_wanted(const struct fgd_engine *e);
+/*
+ * When off-CPU blocks left behind by the last round are due
+ * (CLOCK_MONOTONIC ns): the loop holds a round then. UINT64_MAX: none.
+ */
+uint64_t fgd_engine__blocks_due(const struct fgd_engine *e);
 /* Whether any recording samples, or waits to finish: drain rounds come often then. */
 bool fgd_engine__busy(const struct fgd_engine *e);
 
@@ -103,17 +110,27 @@ void fgd_engine__tick(struct fgd_engine *e, uint64_t now);
 void fgd_engine__relieve(struct fgd_engine *e, uint64_t now);
 
 /*
+ * An off-CPU or wall-clock recording's source is ready (err 0: the
+ * recording samples from now on), or could not be made (a negative errno,
+ * and why, static, may say why: the caller aborts the recording).
+ */
+typedef void (*fgd_engine_started_fn)(void *ctx, struct fg_recording *rec, int err,
+				      const char *why);
+
+/*
  * Starts a recording with o (fgd_engine__recording_defaults() fills what
  * the engine knows; the caller sets the request's part). For a pid list,
- * -ESRCH with the pid that does not exist in *ret_bad_pid; for off-CPU
- * that cannot work here, *ret_why says why (fg_recording__new()). Caller
- * ends it with fgd_engine__finish_recording() or
+ * -ESRCH with the pid that does not exist in *ret_bad_pid. Returns 0 when
+ * it samples; 1 when its off-CPU source (off-CPU, wall-clock) is being
+ * made off the loop: started(ctx, ...) is called from the loop once it is
+ * attached or failed, unless the recording was finished or aborted before.
+ * Caller ends it with fgd_engine__finish_recording() or
  * fgd_engine__abort_recording().
  */
 void fgd_engine__recording_defaults(const struct fgd_engine *e, struct fg_recording_opts *o);
 int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_opts *o,
 				struct fg_recording **ret, pid_t *ret_bad_pid,
-				const char **ret_why);
+				fgd_engine_started_fn started, void *ctx);
 /* Stops sampling and drains what the rings hold: the recording may still wait for the loader. */
 void fgd_engine__stop_recording(struct fgd_engine *e, struct fg_recording *rec);
 /*

@@ -29,9 +29,23 @@ int fg_offcpu__fd(const struct fg_offcpu *o)
 	return -EBADF;
 }
 
-int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)
+int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx, uint64_t deadline)
 {
 	return -EOPNOTSUPP;
+}
+
+bool fg_offcpu__behind(const struct fg_offcpu *o)
+{
+	return false;
+}
+
+void fg_offcpu__stop(struct fg_offcpu *o)
+{
+}
+
+uint64_t fg_offcpu__abandon(struct fg_offcpu *o)
+{
+	return 0;
 }
 
 int fg_offcpu__flush(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)

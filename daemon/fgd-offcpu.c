@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "bpfring.h"
 #include "fgd-clock.h"
 #include "fgd-offcpu.h"
 #include "hash.h"
@@ -88,8 +90,14 @@ struct carried_stack {
  * go to it, so an id's stack does not change within an epoch.
  */
 struct stack_side {
-	int fd;                     /* borrowed from skel */
-	uint32_t epoch;             /* the epoch its stacks were taken in */
+	int fd;         /* borrowed from skel */
+	uint32_t epoch; /* the epoch its stacks were taken in */
+	/*
+	 * Whether its map holds that epoch's stacks: not once emptied, when
+	 * the stacks of its epoch that threads away refer to are the carried
+	 * ones, until a renewal gives it the next epoch.
+	 */
+	bool holds;
 	uint64_t began;             /* CLOCK_MONOTONIC ns: when new stacks began to go to it */
 	struct cached_stack *cache; /* owned: FG_OFFCPU_MAX_STACKS entries */
 	uint64_t *pool;             /* owned: the cached stacks' frames */
@@ -98,9 +106,20 @@ struct stack_side {
 };
 
 struct fg_offcpu {
-	struct offcpu_bpf *skel;  /* owned */
-	struct ring_buffer *ring; /* owned */
-	int counters_fd;          /* borrowed from skel */
+	struct offcpu_bpf *skel; /* owned */
+	/*
+	 * The ring to the daemon, read with common/bpfring rather than libbpf's
+	 * ring_buffer, which reads for as long as the program writes: mapped
+	 * here, its consumer page (owned, one page) and its producer page
+	 * followed by its data twice (owned, ring_map_bytes).
+	 */
+	struct fg_bpfring ring;
+	void *consumer_page, *producer_pages;
+	size_t page_size, ring_map_bytes;
+	int ring_fd;        /* borrowed from skel */
+	bool behind;        /* the last drain stopped at its deadline, blocks left */
+	uint64_t lost_late; /* blocks left unread in the ring at the end (fg_offcpu__abandon()) */
+	int counters_fd;    /* borrowed from skel */
 	int n_cpus;
 	/*
 	 * Where __schedule is, [lo, hi): sched_switch is traced inside it, so a
@@ -118,7 +137,14 @@ struct fg_offcpu {
 	/* The stack maps: new stacks go to side[epoch & 1]. */
 	struct stack_side side[2];
 	uint32_t epoch;
-	int emptying;            /* the side to empty at the next drain after renewed; -1: none */
+	int emptying; /* the side to empty at the next drain after renewed; -1: none */
+	/*
+	 * While a map is emptied: what threads away referred to was carried
+	 * over (carry_renewed()), and the map is emptied once the blocks the
+	 * ring held then, up to this producer position, are handled.
+	 */
+	bool carried_over;
+	uint64_t carried_at;
 	uint64_t renewed;        /* CLOCK_MONOTONIC ns of the last switch of maps */
 	uint64_t stack_failures; /* the program's stack counters at the last switch */
 	uint64_t renewals, stacks_lost;
@@ -214,7 +240,10 @@ struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o)
 {
 	if (!o)
 		return NULL;
-	ring_buffer__free(o->ring);
+	if (o->consumer_page)
+		munmap(o->consumer_page, o->page_size);
+	if (o->producer_pages)
+		munmap(o->producer_pages, o->ring_map_bytes);
 	offcpu_bpf__destroy(o->skel);
 	for (size_t i = 0; i < ELEMENTSOF(o->side); i++) {
 		free(o->side[i].cache);
@@ -269,7 +298,7 @@ static struct stack_side *side_of(struct fg_offcpu *o, int32_t id)
 	uint32_t epoch = (uint32_t)id >> FG_OFFCPU_STACK_ID_BITS;
 
 	for (size_t i = 0; i < ELEMENTSOF(o->side); i++)
-		if ((o->side[i].epoch & FG_OFFCPU_EPOCH_MASK) == epoch)
+		if (o->side[i].holds && (o->side[i].epoch & FG_OFFCPU_EPOCH_MASK) == epoch)
 			return &o->side[i];
 	return NULL;
 }
@@ -368,9 +397,9 @@ static size_t append_frames(struct fg_offcpu *o, size_t n, uint64_t marker, cons
 	return n + frames;
 }
 
-static int on_event(void *ctx, void *data, size_t size)
+/* One record of the ring (or a block found pending at the end) to the drain's fn. */
+static void on_event(struct fg_offcpu *o, const void *data, size_t size)
 {
-	struct fg_offcpu *o = ctx;
 	const struct fg_offcpu_event *e = data;
 	char comm[sizeof(e->comm) + 1];
 	struct fg_sample s = {};
@@ -378,12 +407,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	size_t n = 0, frames = 0;
 
 	if (size < sizeof(*e))
-		return 0;
+		return;
 	if (e->has_regs) {
 		const struct fg_offcpu_dwarf_event *d = data;
 
 		if (size < sizeof(*d) + e->dump_size)
-			return 0;
+			return;
 		s.regs_abi = PERF_SAMPLE_REGS_ABI_64;
 		s.regs = (const uint64_t *)d->regs;
 		s.n_regs = FG_OFFCPU_N_REGS;
@@ -405,7 +434,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	o->events++;
 	o->blocked_ns += e->blocked_ns;
 	o->fn(o->ctx, &s, comm);
-	return 0;
 }
 
 /*
@@ -418,6 +446,32 @@ static bool dynptrs(void)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_ringbuf_reserve_dynptr,
 				       NULL) > 0 &&
 	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) > 0;
+}
+
+/*
+ * Maps the ring as the kernel lays it out for a consumer: the consumer
+ * position's page, which fgd writes, then read-only the producer
+ * position's page and the data area twice over, so that a record wrapping
+ * the end reads whole. 0 or a negative errno.
+ */
+static int map_ring(struct fg_offcpu *o)
+{
+	size_t data = bpf_map__max_entries(o->skel->maps.events);
+	void *p;
+
+	o->ring_fd = bpf_map__fd(o->skel->maps.events);
+	o->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	p = mmap(NULL, o->page_size, PROT_READ | PROT_WRITE, MAP_SHARED, o->ring_fd, 0);
+	if (p == MAP_FAILED)
+		return negative_errno();
+	o->consumer_page = p;
+	o->ring_map_bytes = o->page_size + 2 * data;
+	p = mmap(NULL, o->ring_map_bytes, PROT_READ, MAP_SHARED, o->ring_fd, (off_t)o->page_size);
+	if (p == MAP_FAILED)
+		return negative_errno();
+	o->producer_pages = p;
+	return fg_bpfring_init(&o->ring, o->consumer_page, o->producer_pages,
+			       (const uint8_t *)o->producer_pages + o->page_size, data);
 }
 
 int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, const char **ret_why)
@@ -442,8 +496,8 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		*ret_why = "out of memory";
 		return -ENOMEM;
 	}
-	/* No id is tagged with side 1's epoch until the first renewal gives it one. */
-	o->side[1].epoch = FG_OFFCPU_EPOCH_MASK;
+	/* Side 0 takes epoch 0's stacks; side 1 holds none until the first renewal gives it one. */
+	o->side[0].holds = true;
 	o->n_cpus = libbpf_num_possible_cpus();
 	if (o->n_cpus <= 0) {
 		*ret_why = "cannot count the CPUs";
@@ -458,6 +512,13 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 	o->skel->rodata->user_stacks = opts->user_stacks;
 	o->skel->rodata->all_processes = !opts->pids;
 	o->skel->rodata->stack_dump = (uint32_t)MIN(opts->stack_dump, (uint64_t)FG_OFFCPU_MAX_DUMP);
+	if (opts->max_rate) {
+		/* A tenth of a second's blocks a window, or one at a time when that is less than one. */
+		uint64_t per_window = MAX(opts->max_rate / 10, (uint64_t)1);
+
+		o->skel->rodata->rate_blocks = per_window;
+		o->skel->rodata->rate_window_ns = per_window * 1000000000ULL / opts->max_rate;
+	}
 	/* Woken a quarter full: the loop's own rounds drain what comes slower. */
 	o->skel->rodata->wakeup_bytes = (opts->stack_dump ? DWARF_RING_BYTES : RING_BYTES) / 4;
 	if (opts->stack_dump) {
@@ -504,10 +565,10 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 	o->side[1].fd = bpf_map__fd(o->skel->maps.stacks1);
 	o->ustacks_fd = bpf_map__fd(o->skel->maps.ustacks);
 	o->counters_fd = bpf_map__fd(o->skel->maps.counters);
-	o->ring = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_event, o, NULL);
-	if (!o->ring) {
+	r = map_ring(o);
+	if (r < 0) {
 		*ret_why = "cannot map the off-CPU ring buffer";
-		return -errno ?: -ENOMEM;
+		return r;
 	}
 	r = offcpu_bpf__attach(o->skel);
 	if (r < 0) {
@@ -523,7 +584,7 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 
 int fg_offcpu__fd(const struct fg_offcpu *o)
 {
-	return ring_buffer__epoll_fd(o->ring);
+	return o->ring_fd;
 }
 
 /* The sum over CPUs of one of the program's counters; 0 if it cannot be read. */
@@ -645,6 +706,7 @@ static void empty(struct stack_side *side)
 	}
 	memset(side->cache, 0, FG_OFFCPU_MAX_STACKS * sizeof(*side->cache));
 	side->n_pool = side->n_read = 0;
+	side->holds = false;
 }
 
 /* New stacks go to the other map from now on; the one in use is emptied at a later drain. */
@@ -663,6 +725,7 @@ static void renew(struct fg_offcpu *o, uint64_t now)
 		}
 	}
 	side->epoch = epoch;
+	side->holds = true;
 	side->began = now;
 	o->emptying = (int)(o->epoch & 1);
 	o->epoch = epoch;
@@ -673,20 +736,21 @@ static void renew(struct fg_offcpu *o, uint64_t now)
 }
 
 /*
- * Empties the kernel stack map renewed away from, and the user stacks map.
- * Kernel stacks that blocks in the ring refer to are read as they are
- * drained; those that threads still away refer to are carried over first
- * (a thread's entry leaves the starts map only as its block goes into the
- * ring); the ring is drained once more, while the map is whole, for the
- * blocks that ended in between. Carried stacks no thread refers to any more
- * go. The user stacks map is read before it is emptied; past
- * max_user_stacks, the user stacks read are rebuilt the same way, keeping
- * those threads away refer to and those just read from the map.
+ * First step of emptying the kernel stack map renewed away from, and the
+ * user stacks map. Kernel stacks that blocks in the ring refer to are read
+ * as they are drained; those that threads still away refer to are carried
+ * over (a thread's entry leaves the starts map only as its block goes into
+ * the ring). The map is emptied once the blocks the ring holds now, which
+ * ended before that, are handled (finish_renewal()): over several drains
+ * when they are behind, while the map stays whole and carried_old and
+ * users_old stay kept. The user stacks map is read before it is emptied;
+ * past max_user_stacks, the user stacks read are rebuilt the same way,
+ * keeping those threads away refer to and those just read from the map.
  */
-static int empty_renewed(struct fg_offcpu *o)
+static int carry_renewed(struct fg_offcpu *o)
 {
 	bool rebuild = o->users.n > o->max_user_stacks;
-	int r, n;
+	int r;
 
 	o->carried_old = o->carried;
 	o->carried = (struct fg_u32map)FG_U32MAP_INIT;
@@ -698,7 +762,6 @@ static int empty_renewed(struct fg_offcpu *o)
 	r = carry_all(o);
 	if (r >= 0)
 		r = empty_users(o);
-	n = ring_buffer__consume(o->ring);
 	if (r < 0) {
 		/* Out of memory: all is kept as it was, and tried again at the next drain. */
 		for (size_t i = 0; i < o->carried.n; i++)
@@ -723,15 +786,53 @@ static int empty_renewed(struct fg_offcpu *o)
 		}
 		return r;
 	}
+	/* A block that ended after this refers to a carried stack, or to the map in use. */
+	fg_bpfring_read_init(&o->ring);
+	o->carried_at = o->ring.head;
+	o->carried_over = true;
+	return 0;
+}
+
+/* The blocks before the carry are handled: the map renewed away from goes, with what was carried before. */
+static void finish_renewal(struct fg_offcpu *o)
+{
 	carried_done(&o->carried_old);
 	o->carried_old = (struct fg_u32map)FG_U32MAP_INIT;
 	user_cache_done(&o->users_old);
 	empty(&o->side[o->emptying]);
 	o->emptying = -1;
-	return n;
+	o->carried_over = false;
 }
 
-int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)
+/*
+ * Hands fn the blocks the ring holds, up to the producer position seen as
+ * it starts, however fast the program writes more, and stops early once
+ * deadline (CLOCK_MONOTONIC ns) has passed, having handled at least one:
+ * what is left is behind, for the next drain. Returns how many, or
+ * -EBADMSG if the ring could not be walked (skipped to its end).
+ */
+static int consume(struct fg_offcpu *o, uint64_t deadline)
+{
+	const void *data;
+	uint32_t len;
+	int n = 0, r;
+
+	fg_bpfring_read_init(&o->ring);
+	while ((r = fg_bpfring_read(&o->ring, &data, &len)) > 0) {
+		on_event(o, data, len);
+		n++;
+		/* The space goes back to the program as it is read: fewer blocks find the ring full. */
+		if (n % 16 == 0)
+			fg_bpfring_read_done(&o->ring);
+		if (fgd_now() >= deadline)
+			break;
+	}
+	fg_bpfring_read_done(&o->ring);
+	o->behind = r > 0 && fg_bpfring_pending(&o->ring) > 0;
+	return r < 0 ? r : n;
+}
+
+int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx, uint64_t deadline)
 {
 	const struct stack_side *in_use = &o->side[o->epoch & 1];
 	uint64_t now = fgd_now();
@@ -739,16 +840,47 @@ int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx)
 
 	o->fn = fn;
 	o->ctx = ctx;
-	n = ring_buffer__consume(o->ring);
-	if (n >= 0 && o->emptying >= 0 && now - o->renewed >= RENEW_SETTLE_NS)
-		r = empty_renewed(o);
+	n = consume(o, deadline);
+	if (n >= 0 && o->emptying >= 0 && !o->carried_over && now - o->renewed >= RENEW_SETTLE_NS) {
+		r = carry_renewed(o);
+		/* Most often the ring held nothing more than what came meanwhile: a few blocks. */
+		if (r >= 0 && !o->behind && fgd_now() < deadline && (r = consume(o, deadline)) > 0)
+			n += r;
+	}
+	if (o->carried_over && o->ring.tail >= o->carried_at)
+		finish_renewal(o);
 	else if (n >= 0 && o->emptying < 0 &&
 		 (in_use->n_read >= RENEW_AFTER_STACKS || now - in_use->began >= o->renew_ns ||
 		  stack_failures(o) > o->stack_failures))
 		renew(o, now);
 	o->fn = NULL;
 	o->ctx = NULL;
-	return r < 0 ? r : n < 0 ? n : n + r;
+	return r < 0 ? r : n;
+}
+
+bool fg_offcpu__behind(const struct fg_offcpu *o)
+{
+	return o->behind;
+}
+
+void fg_offcpu__stop(struct fg_offcpu *o)
+{
+	offcpu_bpf__detach(o->skel);
+}
+
+uint64_t fg_offcpu__abandon(struct fg_offcpu *o)
+{
+	const void *data;
+	uint32_t len;
+	uint64_t n = 0;
+
+	fg_bpfring_read_init(&o->ring);
+	while (fg_bpfring_read(&o->ring, &data, &len) > 0)
+		n++;
+	fg_bpfring_read_done(&o->ring);
+	o->behind = false;
+	o->lost_late += n;
+	return n;
 }
 
 /* The sum over CPUs of one of the program's counters; 0 if it cannot be read. */
@@ -775,6 +907,8 @@ void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 		.user_stack_failed = counter(o, FG_OFFCPU_DROP_USER_STACK),
 		.switch_ins_unseen = counter(o, FG_OFFCPU_SWITCH_IN_UNSEEN),
 		.user_dump_failed = counter(o, FG_OFFCPU_DROP_USER_DUMP) + o->flushed,
+		.lost_late = o->lost_late,
+		.rate_limited = counter(o, FG_OFFCPU_DROP_RATE),
 		.stack_renewals = o->renewals,
 		.stacks_lost = o->stacks_lost,
 	};

@@ -52,20 +52,37 @@ struct fg_offcpu_opts {
 	 * threads away refer to. 0: 32768.
 	 */
 	size_t max_user_stacks;
+	/*
+	 * Blocks kept a second at most (a non-root user's recording,
+	 * fgd.conf(5) OffCpuUserRate=), counted in a tenth of a second
+	 * (within a block a CPU); those past it are dropped in the kernel
+	 * before anything is copied for them, counted in rate_limited.
+	 * 0: no limit.
+	 */
+	uint64_t max_rate;
 };
 
 struct fg_offcpu_stats {
-	uint64_t events;              /* blocks emitted */
-	uint64_t blocked_ns;          /* their time together */
-	uint64_t lost_threads;        /* blocks lost: too many threads blocked at once */
-	uint64_t lost_ring;           /* blocks lost: the ring to the daemon was full */
+	uint64_t events;       /* blocks emitted */
+	uint64_t blocked_ns;   /* their time together */
+	uint64_t lost_threads; /* blocks lost: too many threads blocked at once */
+	uint64_t lost_ring;    /* blocks lost: the ring to the daemon was full */
+	/* blocks lost: left in the ring at the end, not handled in time (fg_offcpu__abandon()) */
+	uint64_t lost_late;
 	uint64_t kernel_stack_failed; /* blocks without their kernel stack */
 	uint64_t user_stack_failed;   /* blocks without their user stack */
 	uint64_t switch_ins_unseen;   /* blocks measured from run time, their switch-in unseen */
 	uint64_t user_dump_failed;    /* DWARF mode: blocks without their user stack */
+	uint64_t rate_limited;        /* blocks not kept: past opts.max_rate */
 	uint64_t stack_renewals;      /* the stack maps renewed (fg_offcpu__drain()) */
 	uint64_t stacks_lost; /* stack ids taken whose stacks could not be read (none expected) */
 };
+
+/* Blocks lost, whatever the cause (those the rate limit did not keep are not losses). */
+static inline uint64_t fg_offcpu_lost(const struct fg_offcpu_stats *s)
+{
+	return s->lost_threads + s->lost_ring + s->lost_late;
+}
 
 /* A block handed over as a sample, as the sample record the resolver takes (fgd-resolve.h). */
 static inline void fg_offcpu_record(const struct fg_sample *s, struct fg_record *ret)
@@ -97,14 +114,37 @@ struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o);
 int fg_offcpu__fd(const struct fg_offcpu *o);
 
 /*
- * Hands every block waiting to fn. Returns how many, or a negative errno.
+ * Hands fn the blocks waiting in the ring as the call begins (never those
+ * the program writes meanwhile, however fast: the call is bounded by the
+ * ring's size), and stops early once deadline (CLOCK_MONOTONIC ns;
+ * UINT64_MAX: none) has passed, having handled at least one: the rest
+ * waits for the next drain (fg_offcpu__behind()), and while it waits the
+ * ring has that much less room (blocks that find it full are lost,
+ * counted in lost_ring). Returns how many, or a negative errno.
+ *
  * Also renews the program's stack maps, which must be drained from to be
  * emptied: new stacks go to a fresh one when the one in use fills, or has
- * been in use a minute, and the old one is emptied at a drain at least
- * 10 ms later, once the stacks of threads still away are read from it.
- * Drained regularly, the source runs for months with room for new stacks.
+ * been in use a minute, and the old one is emptied at least 10 ms later,
+ * once the stacks of threads still away are read from it and the blocks
+ * the ring held then are handled. Drained regularly, the source runs for
+ * months with room for new stacks.
  */
-int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx);
+int fg_offcpu__drain(struct fg_offcpu *o, fg_offcpu_fn fn, void *ctx, uint64_t deadline);
+/* Whether the last drain stopped at its deadline with blocks left in the ring. */
+bool fg_offcpu__behind(const struct fg_offcpu *o);
+
+/*
+ * Detaches the program: no block ends after this, and the ring holds only
+ * what it held (a stopped recording's last drains have that much to do).
+ * DWARF mode's blocks waiting for a stack copy stay for fg_offcpu__flush().
+ */
+void fg_offcpu__stop(struct fg_offcpu *o);
+
+/*
+ * At the end, once the time for draining is spent: the blocks still in the
+ * ring go unread, counted as lost_late. Returns how many.
+ */
+uint64_t fg_offcpu__abandon(struct fg_offcpu *o);
 
 /*
  * DWARF mode, at the end: hands fn the blocks still waiting in the kernel

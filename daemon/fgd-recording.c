@@ -30,6 +30,12 @@
  */
 #define WAITING_MIN_BYTES (8ULL << 20)
 #define WAITING_MAX_BYTES (64ULL << 20)
+/*
+ * At finish, the most time given to the blocks an off-CPU source's ring
+ * still holds, as to any drain's (fgd-engine.c): the server let a
+ * recording behind catch up first. What is left then is counted as lost.
+ */
+#define FINISH_BLOCKS_NS (10ULL * 1000000ULL)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_recording *, fg_recording__free);
@@ -108,6 +114,7 @@ struct fg_recording {
 	uint64_t other_threads;              /* samples of threads --tid left out */
 	struct fg_resolver *res; /* owned until finish: samples to stacks of names in model */
 	enum state state;
+	bool starting; /* its off-CPU source is being made (fg_recording__attach_source()) */
 
 	struct target *targets; /* owned */
 	size_t n_targets;
@@ -247,12 +254,6 @@ static int group_frame(struct fg_recording *r, const struct fg_sample *s,
 	return fg_resolve_intern(r->model, cg, NULL, ret);
 }
 
-/* Blocks the off-CPU source lost (the stacks it could not take are not losses). */
-static uint64_t offcpu_lost(const struct fg_offcpu_stats *o)
-{
-	return o->lost_threads + o->lost_ring;
-}
-
 /* Whether counts are µs (off-CPU, wall-clock) rather than samples. */
 static bool in_us(const struct fg_recording *r)
 {
@@ -304,27 +305,56 @@ static int add_stack(void *ctx, struct fg_process *proc, const struct fg_sample 
 	return 0;
 }
 
-/* The off-CPU source for the recording's targets (all processes without any). */
-static int offcpu_open(struct fg_recording *r, const char **ret_why)
+bool fg_recording__starting(const struct fg_recording *r)
 {
-	pid_t pids[FG_PROTO_MAX_PIDS];
-	struct fg_offcpu_opts o = {
+	return r->starting;
+}
+
+void fg_recording__source_opts(const struct fg_recording *r, struct fg_offcpu_opts *ret,
+			       pid_t pids[FG_PROTO_MAX_PIDS])
+{
+	for (size_t i = 0; i < r->n_targets; i++)
+		pids[i] = r->targets[i].pid;
+	*ret = (struct fg_offcpu_opts){
 		.min_block_ns =
 			(uint64_t)(r->opts.req.min_block_us ? r->opts.req.min_block_us : 1) * 1000,
 		.user_stacks = true,
 		.stack_dump = r->opts.call_graph == FG_CALL_GRAPH_DWARF ? r->opts.stack_dump : 0,
 		.pids = r->n_targets ? pids : NULL,
 		.n_pids = r->n_targets,
+		.max_rate = r->opts.off_cpu_rate,
 	};
-	const char *why = NULL;
-	int err;
+}
 
-	for (size_t i = 0; i < r->n_targets; i++)
-		pids[i] = r->targets[i].pid;
-	err = fg_offcpu__new(&o, &r->offcpu, &why);
-	if (err < 0 && ret_why)
-		*ret_why = why;
-	return err;
+/* The recording's time begins now (again, once a source being made is attached). */
+static void mark_start(struct fg_recording *r)
+{
+	r->started = fgd_now();
+	r->started_wall = fgd_wall_ms();
+	r->wall_offset = fgd_wall_offset_ns();
+}
+
+/* Its sources sample from now on. */
+static int begin(struct fg_recording *r)
+{
+	int err = r->events ? fg_evset__enable(r->events) : 0;
+
+	if (err < 0)
+		return err;
+	account_rings(r);
+	mark_start(r);
+	return 0;
+}
+
+int fg_recording__attach_source(struct fg_recording *r, struct fg_offcpu *source)
+{
+	if (!r->starting || r->state != RUNNING) {
+		fg_offcpu__free(source);
+		return -ECANCELED;
+	}
+	r->offcpu = source;
+	r->starting = false;
+	return begin(r);
 }
 
 /*
@@ -365,7 +395,7 @@ static void on_block(void *ctx, const struct fg_sample *s, const char *comm)
 }
 
 int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_resolve_deps *deps,
-		      struct fg_recording **ret, pid_t *ret_bad_pid, const char **ret_why)
+		      struct fg_recording **ret, pid_t *ret_bad_pid)
 {
 	_cleanup_(fg_recording__freep) struct fg_recording *r = NULL;
 	_cleanup_free_ int *cpus = NULL;
@@ -433,19 +463,23 @@ int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_reso
 				memcpy(r->target_comm, p->comm, sizeof(r->target_comm));
 		}
 	}
-	/* Off-CPU: blocks only; wall-clock: blocks and on-CPU samples; else samples. */
+	/*
+	 * Off-CPU: blocks only; wall-clock: blocks and on-CPU samples; else
+	 * samples. The off-CPU source is made by the caller, off the loop, and
+	 * the recording begins once it is attached: the events wait for it.
+	 */
 	/* --cpu: sampled on those CPUs only (the server checked they are online). */
 	if (opts->req.cpus[0] && fg_cpulist_parse(opts->req.cpus, &cpus, &eo.n_cpus) == 0)
 		eo.cpus = cpus;
-	err = opts->req.off_cpu || opts->req.wall ? offcpu_open(r, ret_why) : 0;
-	if (err >= 0 && !opts->req.off_cpu && (err = fg_evset__open(&eo, &r->events)) >= 0)
-		err = fg_evset__enable(r->events);
+	r->starting = opts->req.off_cpu || opts->req.wall;
+	mark_start(r);
+	err = 0;
+	if (!opts->req.off_cpu)
+		err = fg_evset__open(&eo, &r->events);
+	if (err >= 0 && !r->starting)
+		err = begin(r);
 	if (err < 0)
 		return err;
-	account_rings(r);
-	r->started = fgd_now();
-	r->started_wall = fgd_wall_ms();
-	r->wall_offset = fgd_wall_offset_ns();
 	*ret = TAKE_PTR(r);
 	return 0;
 }
@@ -483,26 +517,17 @@ void fg_recording__feed(struct fg_recording *r, const struct fg_record *rec)
 		fg_resolver__sample(r->res, rec);
 }
 
-void fg_recording__drain(struct fg_recording *r)
+/*
+ * After a drain: what the tables hold is charged, and checked once a round,
+ * not per sample: past the client's limit, or with no room left in the
+ * daemon's budget (its recordings part, or the total), the tables stop
+ * growing. Known stacks keep counting; new ones are dropped, and counted.
+ */
+static void account_tables(struct fg_recording *r)
 {
 	uint64_t bytes;
 	bool full;
 
-	if (r->state == FINISHED)
-		return;
-	r->wall_offset = fgd_wall_offset_ns();
-	/* First what waited: a binary it needed may have been read since. */
-	fg_resolver__replay(r->res, false);
-	if (r->events)
-		fg_evset__drain(r->events, on_record, r);
-	if (r->offcpu)
-		(void)fg_offcpu__drain(r->offcpu, on_block, r);
-	/*
-	 * Checked once a round, not per sample: past the client's limit, or
-	 * with no room left in the daemon's budget (its recordings part, or
-	 * the total), the tables stop growing. Known stacks keep counting; new
-	 * ones are dropped, and counted.
-	 */
 	bytes = fg_folded__bytes(r->model) + fg_resolver__bytes(r->res) +
 		(r->offcpu ? fg_offcpu__bytes(r->offcpu) : 0) + times_bytes(&r->times) +
 		(r->locs ? fg_loc_profile__bytes(r->locs) : 0);
@@ -522,15 +547,49 @@ void fg_recording__drain(struct fg_recording *r)
 	}
 }
 
+void fg_recording__drain(struct fg_recording *r)
+{
+	if (r->state == FINISHED || !r->events)
+		return;
+	r->wall_offset = fgd_wall_offset_ns();
+	/* First what waited: a binary it needed may have been read since. */
+	fg_resolver__replay(r->res, false);
+	fg_evset__drain(r->events, on_record, r);
+	account_tables(r);
+}
+
+bool fg_recording__drain_blocks(struct fg_recording *r, uint64_t deadline)
+{
+	if (r->state == FINISHED || !r->offcpu)
+		return false;
+	r->wall_offset = fgd_wall_offset_ns();
+	/* A wall-clock recording's waiting samples went again with its events. */
+	if (!r->events)
+		fg_resolver__replay(r->res, false);
+	(void)fg_offcpu__drain(r->offcpu, on_block, r, deadline);
+	account_tables(r);
+	return fg_offcpu__behind(r->offcpu);
+}
+
+bool fg_recording__behind(const struct fg_recording *r)
+{
+	return r->state != FINISHED && r->offcpu && fg_offcpu__behind(r->offcpu);
+}
+
 /* ---- lifecycle ---- */
 
 void fg_recording__stop(struct fg_recording *r)
 {
 	if (r->state != RUNNING)
 		return;
-	/* Off-CPU blocks that end after this are left out as they come (on_block()). */
+	/*
+	 * Off-CPU blocks that end after this are left out as they come
+	 * (on_block()); the program stops, so the ring holds no more than now.
+	 */
 	if (r->events)
 		(void)fg_evset__disable(r->events);
+	if (r->offcpu)
+		fg_offcpu__stop(r->offcpu);
 	r->stopped = fgd_now();
 	r->state = STOPPED;
 }
@@ -611,6 +670,20 @@ enum fg_call_graph fg_recording__call_graph(const struct fg_recording *r)
 	return r->opts.call_graph;
 }
 
+const struct fg_recording_opts *fg_recording__opts(const struct fg_recording *r)
+{
+	return &r->opts;
+}
+
+uint64_t fg_recording__rate_limited(const struct fg_recording *r)
+{
+	struct fg_offcpu_stats o = r->offcpu_stats;
+
+	if (r->offcpu)
+		fg_offcpu__stats(r->offcpu, &o);
+	return o.rate_limited;
+}
+
 uint64_t fg_recording__lost(const struct fg_recording *r)
 {
 	struct fg_offcpu_stats o = r->offcpu_stats;
@@ -619,7 +692,7 @@ uint64_t fg_recording__lost(const struct fg_recording *r)
 
 	if (r->offcpu)
 		fg_offcpu__stats(r->offcpu, &o);
-	lost = offcpu_lost(&o);
+	lost = fg_offcpu_lost(&o);
 	if (r->state == FINISHED)
 		return lost + r->totals.lost + r->totals.lost_samples;
 	if (r->events) {
@@ -822,8 +895,14 @@ int fg_recording__finish(struct fg_recording *r)
 		ro.palette = FG_PALETTE_IO;
 	fg_recording__stop(r);
 	if (r->offcpu) {
-		/* What the ring still holds, what waits for a stack copy, then the source's figures, kept. */
-		(void)fg_offcpu__drain(r->offcpu, on_block, r);
+		/*
+		 * What the ring still holds, within a bound (the server gave a
+		 * recording behind time to catch up: what is left then is counted
+		 * as lost), what waits for a stack copy, then the source's
+		 * figures, kept.
+		 */
+		(void)fg_offcpu__drain(r->offcpu, on_block, r, fgd_now() + FINISH_BLOCKS_NS);
+		(void)fg_offcpu__abandon(r->offcpu);
 		(void)fg_offcpu__flush(r->offcpu, on_block, r);
 		fg_offcpu__stats(r->offcpu, &r->offcpu_stats);
 		r->offcpu = fg_offcpu__free(r->offcpu);
@@ -863,7 +942,7 @@ int fg_recording__finish(struct fg_recording *r)
 			 "event: %s   duration: %.1f s   blocks: %" PRIu64 " of %u us or more, "
 			 "%.3f s blocked   lost: %" PRIu64,
 			 FG_OFFCPU_EVENT, duration_s(r), st->samples, r->opts.req.min_block_us ?: 1,
-			 (double)r->blocked_us / 1e6, offcpu_lost(&r->offcpu_stats));
+			 (double)r->blocked_us / 1e6, fg_offcpu_lost(&r->offcpu_stats));
 	else if (r->opts.req.wall)
 		snprintf(
 			info[0], sizeof(info[0]),
@@ -871,7 +950,7 @@ int fg_recording__finish(struct fg_recording *r)
 			"   blocks: %" PRIu64 ", %.3f s   lost: %" PRIu64,
 			r->opts.event.name, r->opts.frequency, FG_OFFCPU_EVENT, duration_s(r),
 			st->samples - r->blocks, r->blocks, (double)r->blocked_us / 1e6,
-			r->totals.lost + r->totals.lost_samples + offcpu_lost(&r->offcpu_stats));
+			r->totals.lost + r->totals.lost_samples + fg_offcpu_lost(&r->offcpu_stats));
 	else
 		snprintf(info[0], sizeof(info[0]),
 			 "event: %s   frequency: %u Hz   duration: %.1f s   samples: %" PRIu64
@@ -928,6 +1007,9 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 		fg_json_add_int(o, "blocked_us", (int64_t)r->blocked_us);
 		fg_json_add_int(o, "lost_threads", (int64_t)r->offcpu_stats.lost_threads);
 		fg_json_add_int(o, "lost_ring", (int64_t)r->offcpu_stats.lost_ring);
+		fg_json_add_int(o, "lost_late", (int64_t)r->offcpu_stats.lost_late);
+		fg_json_add_int(o, "rate_limit", (int64_t)r->opts.off_cpu_rate);
+		fg_json_add_int(o, "rate_limited", (int64_t)r->offcpu_stats.rate_limited);
 		fg_json_add_int(o, "kernel_stack_failed",
 				(int64_t)r->offcpu_stats.kernel_stack_failed);
 		fg_json_add_int(o, "user_stack_failed", (int64_t)r->offcpu_stats.user_stack_failed);

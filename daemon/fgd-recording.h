@@ -22,6 +22,7 @@
 #include "emit.h"
 #include "fgd-evset.h"
 #include "fgd-loader.h"
+#include "fgd-offcpu.h"
 #include "fgd-proctab.h"
 #include "fgd-resolve.h"
 #include "fgd-symbols.h"
@@ -39,24 +40,47 @@ struct fg_recording_opts {
 	uint32_t stack_dump;           /* DWARF: bytes of user stack per sample */
 	size_t ring_pages;
 	uint64_t max_bytes; /* a client's limit on the aggregate; past it, new stacks are dropped */
+	/* off-CPU and wall-clock: blocks a second kept at most (fg_offcpu_opts.max_rate); 0: any */
+	uint64_t off_cpu_rate;
 	const char *hostname; /* borrowed for the call */
 };
 
 struct fg_recording;
 
 /*
- * Opens and enables the events (on-CPU), or loads the off-CPU program
- * (opts->req.off_cpu). For a pid list, each pid's current process is the
- * target; one that does not exist fails the recording with -ESRCH and its
- * pid stored in *ret_bad_pid. An off-CPU source that cannot work here fails
- * it with *ret_why saying why (static; NULL when there is nothing to add to
- * the errno). deps is copied; what it points to
- * must outlive the recording. With deps->budget, the tables (then the
- * result) are charged to its recordings part, and stop growing as at
- * max_bytes when it has no room. Caller frees *ret with fg_recording__free().
+ * Opens and enables the events (on-CPU). For a pid list, each pid's
+ * current process is the target; one that does not exist fails the
+ * recording with -ESRCH and its pid stored in *ret_bad_pid. deps is copied;
+ * what it points to must outlive the recording. With deps->budget, the
+ * tables (then the result) are charged to its recordings part, and stop
+ * growing as at max_bytes when it has no room. Caller frees *ret with
+ * fg_recording__free().
+ *
+ * An off-CPU or wall-clock recording (opts->req.off_cpu, wall) is made
+ * starting: its off-CPU source is the caller's to make, off the loop (a
+ * program's load and verification take tens of milliseconds of CPU, seconds
+ * on a busy machine), from fg_recording__source_opts(), and to hand over
+ * with fg_recording__attach_source(), when the recording begins (its events
+ * too, for wall-clock).
  */
 int fg_recording__new(const struct fg_recording_opts *opts, const struct fg_resolve_deps *deps,
-		      struct fg_recording **ret, pid_t *ret_bad_pid, const char **ret_why);
+		      struct fg_recording **ret, pid_t *ret_bad_pid);
+
+/* Whether its off-CPU source is still to be attached. */
+bool fg_recording__starting(const struct fg_recording *r);
+/*
+ * What its off-CPU source is made with, in *ret; ret->pids points into
+ * pids, which must live as long as *ret is used.
+ */
+void fg_recording__source_opts(const struct fg_recording *r, struct fg_offcpu_opts *ret,
+			       pid_t pids[FG_PROTO_MAX_PIDS]);
+/*
+ * Hands over its off-CPU source (source: the recording frees it from now
+ * on, whatever this returns) and begins: 0, -ECANCELED if it was stopped
+ * meanwhile or was not starting (the source is freed), or a negative errno
+ * from enabling its events.
+ */
+int fg_recording__attach_source(struct fg_recording *r, struct fg_offcpu *source);
 struct fg_recording *fg_recording__free(struct fg_recording *r);
 
 /* The events, for epoll registration; NULL after finish. Borrowed. */
@@ -71,8 +95,20 @@ int fg_recording__ring_fd(const struct fg_recording *r);
  */
 void fg_recording__feed(struct fg_recording *r, const struct fg_record *rec);
 
-/* Drains what the last snapshot of the events saw into the aggregate. */
+/*
+ * Drains what the last snapshot of the per-CPU events saw into the
+ * aggregate; an off-CPU source's blocks come with fg_recording__drain_blocks().
+ */
 void fg_recording__drain(struct fg_recording *r);
+
+/*
+ * Drains the off-CPU source's blocks (off-CPU and wall-clock recordings)
+ * until deadline (CLOCK_MONOTONIC ns) at most (fg_offcpu__drain()).
+ * Returns whether blocks were left behind for the next round.
+ */
+bool fg_recording__drain_blocks(struct fg_recording *r, uint64_t deadline);
+/* Whether the last drain of its blocks left some behind: a stopped recording waits for them. */
+bool fg_recording__behind(const struct fg_recording *r);
 
 /* Stops sampling. Call one more drain round after it, then finish. */
 void fg_recording__stop(struct fg_recording *r);
@@ -101,10 +137,14 @@ void fg_recording__waits(const struct fg_recording *r, struct fg_recording_waits
 /* True once every target process has exited (never for whole-machine recordings). */
 bool fg_recording__targets_gone(struct fg_recording *r);
 
+/* What it was started with. Borrowed until the recording is freed; hostname is NULL. */
+const struct fg_recording_opts *fg_recording__opts(const struct fg_recording *r);
 uint64_t fg_recording__samples(const struct fg_recording *r);
 const struct fg_stack_quality *fg_recording__stack_quality(const struct fg_recording *r);
 enum fg_call_graph fg_recording__call_graph(const struct fg_recording *r);
 uint64_t fg_recording__lost(const struct fg_recording *r);
+/* Off-CPU blocks not kept: past the recording's rate (off_cpu_rate). */
+uint64_t fg_recording__rate_limited(const struct fg_recording *r);
 /* CLOCK_MONOTONIC ns when sampling started; and when it stopped (0 while running). */
 uint64_t fg_recording__started(const struct fg_recording *r);
 

@@ -102,6 +102,7 @@ struct client {
 	size_t chunk_len, chunk_cap;
 
 	struct fg_recording *rec;  /* owned */
+	bool starting;             /* rec's off-CPU source is being made: not "started" yet */
 	struct fgd_snapshot *snap; /* owned: a snapshot's result being streamed */
 	uint64_t deadline;         /* CLOCK_MONOTONIC ns; 0: until stopped */
 	const char *finish_reason; /* static; while finishing */
@@ -448,6 +449,47 @@ static int offline_cpu(const char *list)
 	return -1;
 }
 
+/* A recording samples from now on: its clock, the client's "started", the log. */
+static void begin_recording(struct client *c)
+{
+	const struct fg_recording_opts *o = fg_recording__opts(c->rec);
+	const struct fg_record_request *req = &o->req;
+
+	c->deadline = req->duration_ms ?
+			      fg_recording__started(c->rec) + req->duration_ms * 1000000ULL :
+			      0;
+	c->next_progress = fgd_now() + PROGRESS_INTERVAL_NS;
+	send_started(c, o);
+	if (req->off_cpu || req->wall)
+		log_info("Recording started for uid %u: %s, %s", c->cred.uid,
+			 req->all ? "all processes" : "selected processes",
+			 req->wall ? "wall-clock" : "off-CPU");
+	else
+		log_info("Recording started for uid %u: %s, %u Hz", c->cred.uid,
+			 req->all ? "all processes" : "selected processes", o->frequency);
+}
+
+/* The engine made the off-CPU source of c's recording, or could not. */
+static void recording_started(void *ctx, struct fg_recording *rec, int err, const char *why)
+{
+	struct client *c = ctx;
+	struct fgd_server *s = c->server;
+
+	c->starting = false;
+	if (err >= 0) {
+		begin_recording(c);
+		return;
+	}
+	if (why)
+		send_error(c, -err, "off-CPU recording is unavailable: %s", why);
+	else
+		send_error(c, -err, "could not start sampling: %s", strerror(-err));
+	fgd_engine__abort_recording(s->engine, TAKE_PTR(c->rec));
+	s->n_recordings--;
+	s->recordings_aborted++;
+	become_idle(c);
+}
+
 static void handle_record(struct client *c, const struct fg_record_request *req)
 {
 	struct fgd_server *s = c->server;
@@ -457,7 +499,6 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		.max_bytes = c->cred.uid == 0 ? RECORDING_MAX_BYTES : USER_RECORDING_MAX_BYTES,
 	};
 	struct fgd_engine_stats es;
-	const char *why = NULL;
 	pid_t bad_pid = 0;
 	int r;
 
@@ -469,9 +510,11 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		o.call_graph = req->call_graph;
 	if (req->stack_dump)
 		o.stack_dump = req->stack_dump;
-	/* Off-CPU: every block. */
+	/* Off-CPU: every block; a non-root user's, up to a rate of their own (OffCpuUserRate=). */
 	if (req->off_cpu)
 		o.frequency = 0;
+	if (c->cred.uid != 0)
+		o.off_cpu_rate = s->conf->off_cpu_user_rate;
 	if (req->all && c->cred.uid != 0) {
 		s->denied++;
 		send_error(c, EPERM,
@@ -545,13 +588,13 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 			return;
 		}
 	}
-	r = fgd_engine__start_recording(s->engine, &o, &c->rec, &bad_pid, &why);
-	if (r == -ESRCH) {
-		send_error(c, ESRCH, "no such process: %d", bad_pid);
+	if ((req->off_cpu || req->wall) && !es.offcpu_available) {
+		send_error(c, EOPNOTSUPP, "off-CPU recording is unavailable: %s", es.offcpu_why);
 		return;
 	}
-	if (r < 0 && why) {
-		send_error(c, -r, "off-CPU recording is unavailable: %s", why);
+	r = fgd_engine__start_recording(s->engine, &o, &c->rec, &bad_pid, recording_started, c);
+	if (r == -ESRCH) {
+		send_error(c, ESRCH, "no such process: %d", bad_pid);
 		return;
 	}
 	if (r < 0) {
@@ -564,19 +607,11 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 	s->recordings_started++;
 	c->state = FG_SESSION_RECORDING;
 	c->ended = NULL;
-	c->deadline = req->duration_ms ?
-			      fg_recording__started(c->rec) + req->duration_ms * 1000000ULL :
-			      0;
-	c->next_progress = fgd_now() + PROGRESS_INTERVAL_NS;
 	c->result_bytes = 0;
-	send_started(c, &o);
-	if (req->off_cpu || req->wall)
-		log_info("Recording started for uid %u: %s, %s", c->cred.uid,
-			 req->all ? "all processes" : "selected processes",
-			 req->wall ? "wall-clock" : "off-CPU");
-	else
-		log_info("Recording started for uid %u: %s, %u Hz", c->cred.uid,
-			 req->all ? "all processes" : "selected processes", o.frequency);
+	/* Its off-CPU source is being made: recording_started() begins it. */
+	c->starting = r > 0;
+	if (!c->starting)
+		begin_recording(c);
 }
 
 static void handle_status(struct client *c)
@@ -925,13 +960,22 @@ static void complete_recording(struct client *c, const char *reason)
 }
 
 /*
- * Stops a recording. Its result is built once the samples that wait for
- * binaries being read have been handled, or FINISH_WAIT_NS later.
+ * Whether a stopped recording still has samples to handle: waiting for
+ * binaries being read, or off-CPU blocks its drains left behind.
+ */
+static bool unsettled(const struct fg_recording *rec)
+{
+	return fg_recording__waiting(rec) > 0 || fg_recording__behind(rec);
+}
+
+/*
+ * Stops a recording. Its result is built once the samples it still has
+ * are handled (unsettled()), or FINISH_WAIT_NS later.
  */
 static void finish_recording(struct client *c, const char *reason)
 {
 	fgd_engine__stop_recording(c->server->engine, c->rec);
-	if (fg_recording__waiting(c->rec) > 0) {
+	if (unsettled(c->rec)) {
 		c->state = FG_SESSION_FINISHING;
 		c->finish_reason = reason;
 		c->finish_by = fgd_now() + FINISH_WAIT_NS;
@@ -984,7 +1028,9 @@ void fgd_server__tick(struct fgd_server *s)
 			client_free(c);
 			continue;
 		}
-		if (c->state == FG_SESSION_RECORDING) {
+		if (c->state == FG_SESSION_RECORDING && c->starting) {
+			/* Its clock starts with its source (recording_started()). */
+		} else if (c->state == FG_SESSION_RECORDING) {
 			if (c->deadline && now >= c->deadline)
 				finish_recording(c, "completed");
 			else if (fg_recording__targets_gone(c->rec))
@@ -1006,7 +1052,7 @@ void fgd_server__tick(struct fgd_server *s)
 				   SHORT_TIMEOUT_NS / 1000000000ULL);
 			c->state = FG_SESSION_CLOSING;
 		} else if (c->state == FG_SESSION_FINISHING) {
-			if (fg_recording__waiting(c->rec) == 0 || now >= c->finish_by)
+			if (!unsettled(c->rec) || now >= c->finish_by)
 				complete_recording(c, c->finish_reason);
 		}
 		/* Flushing may free the client; next was taken before. */
@@ -1496,6 +1542,7 @@ int fgd_server__status(const struct fgd_server *s, struct fg_status *st)
 			.elapsed_ms = (now - fg_recording__started(c->rec)) / 1000000,
 			.samples = fg_recording__samples(c->rec),
 			.lost = fg_recording__lost(c->rec),
+			.rate_limited = fg_recording__rate_limited(c->rec),
 		};
 	}
 	st->server = (struct fg_status_server){

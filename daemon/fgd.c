@@ -394,6 +394,9 @@ static void log_config_changes(const struct fgd_config *c, const struct fgd_conf
 		log_info("Default stack dump: %u bytes (was %u)", c->stack_dump, old->stack_dump);
 	if (c->ring_pages != old->ring_pages)
 		log_info("Ring pages: %zu per CPU (was %zu)", c->ring_pages, old->ring_pages);
+	if (c->off_cpu_user_rate != old->off_cpu_user_rate)
+		log_info("Off-CPU rate of non-root recordings: %u blocks/s (was %u; 0: no limit)",
+			 c->off_cpu_user_rate, old->off_cpu_user_rate);
 	if (c->memory_max != old->memory_max)
 		log_info("Memory budget: %" PRIu64 " bytes (was %" PRIu64 ")", c->memory_max,
 			 old->memory_max);
@@ -674,7 +677,9 @@ static int run(struct fgd *d)
 	}
 	send_status(d, &status, next_round);
 	while (!d->quit) {
-		uint64_t deadline = fgd_server__next_deadline(d->server);
+		/* A recording's end, and off-CPU blocks left behind by the last round. */
+		uint64_t deadline = MIN(fgd_server__next_deadline(d->server),
+					fgd_engine__blocks_due(d->engine));
 		uint64_t now = fgd_now(), due = MIN(MIN(next_round, next_watchdog), deadline);
 		int64_t wait = due > now ? (int64_t)((due - now) / 1000000) + 1 : 0;
 		int r = fgd_loop__wait(d->loop, (int)wait);
@@ -682,7 +687,8 @@ static int run(struct fgd *d)
 		if (r < 0)
 			return log_error("epoll_wait failed: %s", strerror(-r)), r;
 		now = fgd_now();
-		if (fgd_engine__drain_wanted(d->engine) || now >= next_round) {
+		if (fgd_engine__drain_wanted(d->engine) || now >= next_round ||
+		    now >= fgd_engine__blocks_due(d->engine)) {
 			fgd_engine__drain(d->engine);
 			next_round =
 				now + (fgd_engine__busy(d->engine) ? ROUND_BUSY_NS : ROUND_IDLE_NS);

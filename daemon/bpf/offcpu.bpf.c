@@ -45,6 +45,9 @@ const volatile bool user_stacks = true;
 const volatile __u32 stack_dump = 0; /* DWARF mode: user stack bytes per block; 0: off */
 /* The daemon is woken once the ring holds this much; it drains on its own rounds before. */
 const volatile __u64 wakeup_bytes = 1;
+/* At most rate_blocks blocks kept every rate_window_ns (fgd-offcpu.c sets both); 0: no limit. */
+const volatile __u64 rate_blocks = 0;
+const volatile __u64 rate_window_ns = 1000000000;
 
 /* Before 5.14, task_struct's state was called state. */
 struct task_struct___pre_5_14 {
@@ -134,12 +137,51 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/* The rate limit's window, one for all CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_offcpu_rate);
+} rate SEC(".maps");
+
 static void count(__u32 what)
 {
 	__u64 *n = bpf_map_lookup_elem(&counters, &what);
 
 	if (n)
 		(*n)++;
+}
+
+/*
+ * Whether a block that ended at now, long enough to keep, is kept under the
+ * rate limit (counted when it is not): before anything is copied for it,
+ * so a storm of blocks costs its threads and the daemon only what is kept.
+ * Windows of a tenth of a second, counted by all CPUs at once without a
+ * lock: the add is atomic, the read after it and the reset of a window
+ * are not, so two CPUs may each keep or drop a block the other decided
+ * on, a block a CPU a window at most (this needs no BPF atomics with
+ * fetch, which older kernels lack).
+ */
+static __always_inline bool kept(__u64 now)
+{
+	struct fg_offcpu_rate *w;
+	__u32 zero = 0;
+
+	if (!rate_blocks)
+		return true;
+	w = bpf_map_lookup_elem(&rate, &zero);
+	if (!w)
+		return true;
+	if (now - w->start >= rate_window_ns) {
+		w->start = now;
+		w->n = 0;
+	}
+	__sync_fetch_and_add(&w->n, 1);
+	if (w->n <= rate_blocks)
+		return true;
+	count(FG_OFFCPU_DROP_RATE);
+	return false;
 }
 
 /*
@@ -160,11 +202,24 @@ static __always_inline __s32 take_stack(void *ctx, __u64 flags)
 	return (__s32)(((epoch & FG_OFFCPU_EPOCH_MASK) << FG_OFFCPU_STACK_ID_BITS) | id);
 }
 
-/* Each record wakes the daemon only past wakeup_bytes: a wakeup per block would cost more than the block. */
-static __always_inline __u64 wakeup(void)
+/*
+ * Whether a record of size bytes wakes the daemon: when it takes what the
+ * ring holds past a multiple of wakeup_bytes (reserved: the ring counts it
+ * already). A wakeup per block would cost more than the block; and one per
+ * block while the ring stays full past the mark (the daemon behind, taking
+ * its blocks in bounded rounds) woke its loop thousands of times a second
+ * for nothing. Each multiple, not the first alone: two CPUs that fill the
+ * ring past a mark at once may both see it passed, and the next wakes.
+ */
+static __always_inline __u64 wakeup(__u64 size, bool reserved)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP :
-									       BPF_RB_NO_WAKEUP;
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	__u64 after = reserved ? avail : avail + size;
+
+	if (after < size)
+		return BPF_RB_NO_WAKEUP;
+	return after / wakeup_bytes > (after - size) / wakeup_bytes ? BPF_RB_FORCE_WAKEUP :
+								      BPF_RB_NO_WAKEUP;
 }
 
 /*
@@ -247,25 +302,29 @@ static __always_inline void fill(struct fg_offcpu_event *e, struct task_struct *
 /* Emits a block as it is, without a copy of the user stack. */
 static __always_inline void output(const struct fg_offcpu_event *e)
 {
-	if (bpf_ringbuf_output(&events, (void *)e, sizeof(*e), wakeup()))
+	if (bpf_ringbuf_output(&events, (void *)e, sizeof(*e), wakeup(sizeof(*e), false)))
 		count(FG_OFFCPU_DROP_RING);
 }
 
-/* Emits t's block that began at st and ended at time, if it is long enough. */
-static __always_inline void emit(struct task_struct *t, __u32 tid, const struct fg_offcpu_start *st,
-				 __u64 time, __u64 blocked_ns)
+/* Emits t's block that began at st and ended at time, kept (kept_block()). */
+static __always_inline void put(struct task_struct *t, __u32 tid, const struct fg_offcpu_start *st,
+				__u64 time, __u64 blocked_ns)
 {
 	struct fg_offcpu_event *e;
 
-	if (blocked_ns < min_block_ns)
-		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count(FG_OFFCPU_DROP_RING);
 		return;
 	}
 	fill(e, t, tid, st, time, blocked_ns);
-	bpf_ringbuf_submit(e, wakeup());
+	bpf_ringbuf_submit(e, wakeup(sizeof(*e), true));
+}
+
+/* Whether a block of blocked_ns that ended at time is kept: long enough, and within the rate. */
+static __always_inline bool kept_block(__u64 time, __u64 blocked_ns)
+{
+	return blocked_ns >= min_block_ns && kept(time);
 }
 
 /* The user registers t entered the kernel with. */
@@ -328,9 +387,11 @@ static __always_inline void recovered(struct task_struct *t, __u32 tid,
 				      const struct fg_offcpu_start *away, __u64 time,
 				      __u64 blocked_ns)
 {
-	if (stack_dump && away->voluntary && !away->user_stack && blocked_ns >= min_block_ns)
+	if (!kept_block(time, blocked_ns))
+		return;
+	if (stack_dump && away->voluntary && !away->user_stack)
 		count(FG_OFFCPU_DROP_USER_DUMP);
-	emit(t, tid, away, time, blocked_ns);
+	put(t, tid, away, time, blocked_ns);
 }
 
 /* prev is leaving the CPU at now: notes where it stops. */
@@ -400,8 +461,9 @@ int BPF_PROG(fg_offcpu_switch, bool preempt, struct task_struct *prev, struct ta
 		return 0;
 	st = *s;
 	bpf_map_delete_elem(&starts, &tid);
-	if (stack_dump && st.voluntary && now - st.time >= min_block_ns &&
-	    BPF_CORE_READ(next, mm)) {
+	if (!kept_block(now, now - st.time))
+		return 0;
+	if (stack_dump && st.voluntary && BPF_CORE_READ(next, mm)) {
 		struct fg_offcpu_event e;
 
 		/* Its user stack is copied as it leaves its system call. */
@@ -409,7 +471,7 @@ int BPF_PROG(fg_offcpu_switch, bool preempt, struct task_struct *prev, struct ta
 		add_pending(next, tid, &e);
 		return 0;
 	}
-	emit(next, tid, &st, now, now - st.time);
+	put(next, tid, &st, now, now - st.time);
 	return 0;
 }
 
@@ -573,7 +635,7 @@ int BPF_PROG(fg_offcpu_syscall_done, struct pt_regs *regs, long ret)
 	d->e.dump_size = got;
 	if (!got)
 		count(FG_OFFCPU_DROP_USER_DUMP);
-	bpf_ringbuf_submit_dynptr(&ptr, wakeup());
+	bpf_ringbuf_submit_dynptr(&ptr, wakeup(sizeof(*d) + size, true));
 	return 0;
 }
 
@@ -627,7 +689,8 @@ int BPF_PROG(fg_offcpu_syscall_done_slot, struct pt_regs *regs, long ret)
 	if (!got)
 		count(FG_OFFCPU_DROP_USER_DUMP);
 	/* The record is as long as what was copied: a shallow stack leaves room for more. */
-	if (bpf_ringbuf_output(&events, d, sizeof(struct fg_offcpu_dwarf_event) + got, wakeup()))
+	if (bpf_ringbuf_output(&events, d, sizeof(struct fg_offcpu_dwarf_event) + got,
+			       wakeup(sizeof(struct fg_offcpu_dwarf_event) + got, false)))
 		count(FG_OFFCPU_DROP_RING);
 	return 0;
 }

@@ -59,6 +59,8 @@ enum fg_offcpu_counter {
 	 * other stacks first, or was still in it at the end.
 	 */
 	FG_OFFCPU_DROP_USER_DUMP,
+	/* A block not kept: the recording's rate limit (a non-root user's, fgd.conf(5) OffCpuUserRate=) */
+	FG_OFFCPU_DROP_RATE,
 	FG_OFFCPU_N_COUNTERS
 };
 
@@ -101,6 +103,15 @@ struct fg_offcpu_event {
 	char comm[16];
 	__u32 dump_size; /* DWARF mode: bytes of user stack in the record; else 0 */
 	__u32 has_regs;  /* DWARF mode: the record is a struct fg_offcpu_dwarf_event */
+};
+
+/*
+ * The rate limit's window: the blocks kept since start (bpf_ktime_get_ns()),
+ * at most rate_blocks of them until rate_window_ns has passed.
+ */
+struct fg_offcpu_rate {
+	__u64 start;
+	__u64 n;
 };
 
 /* DWARF mode: a block waiting for its thread to leave the system call it blocked in. */

@@ -337,21 +337,29 @@ def as_user(user, cmd):
 
 
 @contextlib.contextmanager
-def workload(name, *args, user=None):
-    """Starts a test program and waits for the "ready" line it prints."""
-    cmd = [program(name)] + [str(a) for a in args]
-    if user:
-        cmd = as_user(user, cmd)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+def ready_process(cmd, what, **popen):
+    """Starts cmd (a list; popen: more of subprocess.Popen's arguments), waits for the "ready"
+    line it prints, and kills it after."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, **popen)
     try:
         line = proc.stdout.readline()
-        check(line.strip() == "ready", f"{name} did not start: {line!r}")
+        check(line.strip() == "ready", f"{what} did not start: {line!r}")
         yield proc
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
         proc.stdout.close()
+
+
+@contextlib.contextmanager
+def workload(name, *args, user=None):
+    """Starts a test program and waits for the "ready" line it prints."""
+    cmd = [program(name)] + [str(a) for a in args]
+    if user:
+        cmd = as_user(user, cmd)
+    with ready_process(cmd, name) as proc:
+        yield proc
 
 
 TEST_USER = "fgd-test-user"

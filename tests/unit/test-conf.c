@@ -46,6 +46,8 @@ TEST(defaults)
 	ASSERT_TRUE(c.always_on);
 	ASSERT_EQ(c.slice_seconds, 10);
 	ASSERT_EQ(c.window_seconds, 900);
+	/* A user's off-CPU recording keeps 10,000 blocks a second at most. */
+	ASSERT_EQ(c.off_cpu_user_rate, 10000);
 	/* The whole daemon's memory budget (common/budget.h). */
 	ASSERT_U64_EQ(c.memory_max, 96ULL << 20);
 	ASSERT_STREQ(c.state_directory, "/var/lib/fgd");
@@ -78,6 +80,7 @@ TEST(every_key)
 			"AlwaysOnFrequency=49\n"
 			"OffCpu=yes\n"
 			"OffCpuMinBlockUSec=250\n"
+			"OffCpuUserRate=2500\n"
 			"SliceSec=1min\n"
 			"WindowSec=2h\n"
 			"MemoryMax=1G\n"
@@ -98,7 +101,11 @@ TEST(every_key)
 	ASSERT_EQ(c.always_on_frequency, 49);
 	ASSERT_TRUE(c.off_cpu);
 	ASSERT_EQ(c.off_cpu_min_block_us, 250);
+	ASSERT_EQ(c.off_cpu_user_rate, 2500);
 	ASSERT_ERR(parse(&c, "OffCpuMinBlockUSec=0\n", &e), -EINVAL);
+	ASSERT_ERR(parse(&c, "OffCpuUserRate=0\n", &e), -EINVAL);
+	ASSERT_ERR(parse(&c, "OffCpuUserRate=10000001\n", &e), -EINVAL);
+	ASSERT_EQ(c.off_cpu_user_rate, 2500);
 	ASSERT_ERR(parse(&c, "OffCpu=maybe\n", &e), -EINVAL);
 	ASSERT_EQ(c.off_cpu_min_block_us, 250);
 	ASSERT_EQ(c.slice_seconds, 60);
@@ -113,6 +120,8 @@ TEST(every_key)
 	ASSERT_U64_EQ(c.history_policy.keep_ns, 30 * 86400 * NS);
 	ASSERT_U64_EQ(c.jit_map_max, 64ULL << 20);
 	ASSERT_OK(parse(&c, "JitMapMax=infinity\n", &e));
+	ASSERT_OK(parse(&c, "OffCpuUserRate=infinity\n", &e));
+	ASSERT_EQ(c.off_cpu_user_rate, 0);
 	ASSERT_U64_EQ(c.jit_map_max, 0);
 	ASSERT_ERR(parse(&c, "JitMapMax=12\n", &e), -EINVAL);
 	ASSERT_U64_EQ(c.jit_map_max, 0);
@@ -288,6 +297,7 @@ TEST(example_file_matches_defaults)
 	ASSERT_EQ(c.ring_pages, d.ring_pages);
 	ASSERT_EQ(c.always_on, d.always_on);
 	ASSERT_EQ(c.always_on_frequency, d.always_on_frequency);
+	ASSERT_EQ(c.off_cpu_user_rate, d.off_cpu_user_rate);
 	ASSERT_EQ(c.slice_seconds, d.slice_seconds);
 	ASSERT_EQ(c.window_seconds, d.window_seconds);
 	ASSERT_U64_EQ(c.memory_max, d.memory_max);

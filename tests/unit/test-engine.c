@@ -133,7 +133,7 @@ TEST(a_made_up_process_is_tracked_and_its_samples_named)
 	recording_opts(e, 0, &o);
 	o.call_graph = FG_CALL_GRAPH_FP;
 	o.frequency = 1;
-	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, NULL, NULL));
+	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, NULL, NULL, NULL));
 
 	/* Born of us, then exec'd into "fakeproc" with this binary mapped at FAKE_BASE. */
 	r = (struct fg_record){ .type = PERF_RECORD_FORK, .sid.time = ++t };
@@ -218,10 +218,10 @@ TEST(a_recording_aborted_leaves_the_engine)
 	start(&conf, &loop, &e);
 	recording_opts(e, FAKE_PID + 1, &o);
 	/* A pid that does not exist is named back. */
-	ASSERT_ERR(fgd_engine__start_recording(e, &o, &rec, &bad, NULL), -ESRCH);
+	ASSERT_ERR(fgd_engine__start_recording(e, &o, &rec, &bad, NULL, NULL), -ESRCH);
 	ASSERT_EQ(bad, FAKE_PID + 1);
 	o.req.pids[0] = getpid();
-	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, &bad, NULL));
+	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, &bad, NULL, NULL));
 	ASSERT_TRUE(fgd_engine__busy(e));
 	fgd_engine__drain(e);
 	/* Its tables are charged to the memory budget's recordings part while it lives. */
@@ -235,7 +235,7 @@ TEST(a_recording_aborted_leaves_the_engine)
 	ASSERT_U64_EQ(es.memory.parts[FG_BUDGET_RECORDINGS].bytes, 0);
 	/* Over the kernel's maximum rate: refused before any event is opened. */
 	o.frequency = es.max_rate + 1;
-	ASSERT_ERR(fgd_engine__start_recording(e, &o, &rec, &bad, NULL), -ERANGE);
+	ASSERT_ERR(fgd_engine__start_recording(e, &o, &rec, &bad, NULL, NULL), -ERANGE);
 	fgd_engine__free(e);
 	fgd_loop__free(loop);
 	fgd_config_done(&conf);
@@ -255,7 +255,7 @@ TEST(a_recording_the_budget_has_no_room_for_stops_growing)
 	/* Something else holds the whole budget: no data part has room. */
 	fg_budget__charge(fgd_engine__budget(e), FG_BUDGET_WINDOW, conf.memory_max);
 	recording_opts(e, getpid(), &o);
-	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, NULL, NULL));
+	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, NULL, NULL, NULL));
 	fgd_engine__drain(e);
 	fgd_engine__stats(e, &es);
 	ASSERT_U64_EQ(es.memory.parts[FG_BUDGET_RECORDINGS].refused, 1);

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,7 +124,7 @@ static bool watch_sleeper(const struct fg_offcpu_opts *opts, bool on_main, struc
 		ASSERT_EQ(pthread_join(t, NULL), 0);
 	}
 	/* Its last wake-up is in the ring once the join returned. */
-	ASSERT_TRUE(fg_offcpu__drain(off, on_block, seen) >= 0);
+	ASSERT_TRUE(fg_offcpu__drain(off, on_block, seen, UINT64_MAX) >= 0);
 	seen->direct = fg_offcpu__copies_direct(off);
 	fg_offcpu__stats(off, st);
 	printf("# %" PRIu64 " blocks; %" PRIu64 " switch-ins unseen (measured from run time); "
@@ -368,12 +369,12 @@ TEST(stacks_survive_the_renewal_of_the_stack_maps)
 	ASSERT_EQ(pthread_create(&sh, NULL, short_sleeper, &rn), 0);
 	/* Drained every 2 ms while they sleep: a renewal, then its emptying 10 ms on, and again. */
 	for (uint64_t end = fgd_now() + 400 * 1000000ULL; fgd_now() < end;) {
-		ASSERT_TRUE(fg_offcpu__drain(off, on_renewal_block, &rn) >= 0);
+		ASSERT_TRUE(fg_offcpu__drain(off, on_renewal_block, &rn, UINT64_MAX) >= 0);
 		nanosleep(&tick, NULL);
 	}
 	ASSERT_EQ(pthread_join(lt, NULL), 0);
 	ASSERT_EQ(pthread_join(sh, NULL), 0);
-	ASSERT_TRUE(fg_offcpu__drain(off, on_renewal_block, &rn) >= 0);
+	ASSERT_TRUE(fg_offcpu__drain(off, on_renewal_block, &rn, UINT64_MAX) >= 0);
 	fg_offcpu__stats(off, &st);
 	fg_offcpu__free(off);
 	printf("# %" PRIu64 " renewals, %" PRIu64 " stacks lost; long sleep %" PRIu64
@@ -422,10 +423,148 @@ TEST(threads_that_exit_are_not_held_as_away)
 		ASSERT_EQ(pthread_join(t[i], NULL), 0);
 	for (size_t i = 0; i < ELEMENTSOF(t); i++)
 		ASSERT_TRUE(!fg_offcpu__away(off, tids[i]));
-	ASSERT_TRUE(fg_offcpu__drain(off, ignore_block, NULL) >= 0);
+	ASSERT_TRUE(fg_offcpu__drain(off, ignore_block, NULL, UINT64_MAX) >= 0);
 	fg_offcpu__stats(off, &st);
 	ASSERT_TRUE(st.events >= ELEMENTSOF(t));
 	fg_offcpu__free(off);
+}
+
+/*
+ * A child process that blocks `blocks` times for ns each, then exits,
+ * followed by a source made with o: the source follows it alone, so the
+ * test's own waits are not its blocks. The child starts once the source is
+ * there (a pipe), and has exited when this returns. NULL, with why, if BPF
+ * cannot work here.
+ */
+static struct fg_offcpu *follow_child(struct fg_offcpu_opts *o, pid_t *child, unsigned blocks,
+				      long ns, const char **ret_why)
+{
+	struct fg_offcpu *off;
+	int go[2], status;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(pipe(go), 0);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		struct timespec ts = { 0, ns };
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (unsigned i = 0; i < blocks; i++)
+			nanosleep(&ts, NULL);
+		_exit(0);
+	}
+	close(go[0]);
+	o->pids = &pid;
+	o->n_pids = 1;
+	off = source_or_why(o, ret_why);
+	o->pids = NULL;
+	ASSERT_EQ(write(go[1], &c, 1), 1);
+	close(go[1]);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	*child = pid;
+	return off;
+}
+
+struct counted {
+	pid_t tid;
+	uint64_t blocks, with_kernel;
+};
+
+static void count_block(void *ctx, const struct fg_sample *s, const char *comm)
+{
+	struct counted *c = ctx;
+	bool kernel = false;
+
+	if ((pid_t)s->sid.tid != c->tid)
+		return;
+	for (uint64_t i = 0; i + 1 < s->nr; i++)
+		kernel |= s->ips[i] == PERF_CONTEXT_KERNEL && s->ips[i + 1] < PERF_CONTEXT_MAX;
+	c->blocks++;
+	c->with_kernel += kernel;
+}
+
+/*
+ * A drain past its deadline handles one block and leaves the rest for the
+ * next, which goes on where it stopped. The renewal of the stack maps due
+ * meanwhile (after a millisecond here) empties the map renewed away from
+ * only once the blocks the ring held when it began are handled: every
+ * block keeps its kernel stack, and the renewal is done with the last.
+ */
+TEST(a_drain_stops_at_its_deadline_and_the_next_goes_on)
+{
+	struct fg_offcpu_opts o = { .min_block_ns = 1000, .renew_ns = 1000000 };
+	struct timespec pause = { 0, 200 * 1000L };
+	const unsigned blocks = 500;
+	struct counted c = {};
+	struct fg_offcpu_stats st;
+	const char *why = NULL;
+	struct fg_offcpu *off = follow_child(&o, &c.tid, blocks, 20 * 1000L, &why);
+	unsigned drains = 0, behind = 0;
+
+	if (!off)
+		SKIP(why);
+	/* All its blocks are in the ring: each drain, already late, takes one. */
+	do {
+		ASSERT_EQ(fg_offcpu__drain(off, count_block, &c, 0), 1);
+		drains++;
+		behind += fg_offcpu__behind(off);
+		nanosleep(&pause, NULL);
+	} while (fg_offcpu__behind(off));
+	fg_offcpu__stats(off, &st);
+	printf("# %u drains, %" PRIu64 " of the thread's blocks, %" PRIu64
+	       " with their kernel stack; %" PRIu64 " renewals, %" PRIu64 " stacks lost\n",
+	       drains, c.blocks, c.with_kernel, st.stack_renewals, st.stacks_lost);
+	ASSERT_TRUE(c.blocks >= blocks);
+	ASSERT_EQ(behind, drains - 1);
+	ASSERT_U64_EQ(st.stack_renewals, 1);
+	ASSERT_U64_EQ(st.stacks_lost, 0);
+	ASSERT_U64_EQ(c.with_kernel, c.blocks);
+	/* Nothing is left: the next drain has nothing, is not behind, and renews again. */
+	ASSERT_EQ(fg_offcpu__drain(off, count_block, &c, 0), 0);
+	ASSERT_TRUE(!fg_offcpu__behind(off));
+	fg_offcpu__stats(off, &st);
+	ASSERT_U64_EQ(st.stack_renewals, 2);
+	fg_offcpu__free(off);
+}
+
+/*
+ * With a rate, blocks past it are not kept, counted; those kept are about
+ * the rate times the time, and nothing is lost.
+ */
+TEST(the_rate_limit_keeps_about_that_many_blocks_a_second)
+{
+	struct fg_offcpu_opts o = { .min_block_ns = 1000, .max_rate = 1000 };
+	const unsigned blocks = 4000;
+	struct counted c = {};
+	struct fg_offcpu_stats st;
+	const char *why = NULL;
+	uint64_t start = fgd_now(), ms;
+	struct fg_offcpu *off = follow_child(&o, &c.tid, blocks, 100 * 1000L, &why);
+
+	if (!off)
+		SKIP(why);
+	ms = (fgd_now() - start) / 1000000;
+	ASSERT_TRUE(fg_offcpu__drain(off, count_block, &c, UINT64_MAX) >= 0);
+	fg_offcpu__stats(off, &st);
+	fg_offcpu__free(off);
+	printf("# %" PRIu64 " blocks kept in %" PRIu64 " ms (%" PRIu64 " of the thread's), %" PRIu64
+	       " past the rate; %" PRIu64 " switch-ins unseen\n",
+	       st.events, ms, c.blocks, st.rate_limited, st.switch_ins_unseen);
+	ASSERT_TRUE(st.rate_limited > 0);
+	/*
+	 * Every block is kept or counted, but for those whose switch-in the
+	 * kernel did not report and whose run since says nothing of them.
+	 */
+	ASSERT_TRUE(st.events + st.rate_limited + st.switch_ins_unseen >= blocks);
+	/* A tenth of a second's worth a window, the last window's whole, a block a CPU a window. */
+	ASSERT_TRUE(st.events <= ms + 100 + (ms / 100 + 1) * 64);
+	ASSERT_TRUE(st.events >= ms / 2);
+	ASSERT_U64_EQ(st.lost_ring + st.lost_threads, 0);
 }
 
 TEST(the_probe_says_why_it_cannot)

@@ -132,9 +132,9 @@ static void fill(struct fg_status *s)
 	s->n_recordings = 2;
 	s->recordings = calloc(s->n_recordings, sizeof(*s->recordings));
 	ASSERT_TRUE(s->recordings);
-	for (size_t r = 0; r < s->n_recordings; r++, v += 3)
-		s->recordings[r] =
-			(struct fg_status_recording){ (uint32_t)(1000 + r), v, v + 1, v + 2 };
+	for (size_t r = 0; r < s->n_recordings; r++, v += 4)
+		s->recordings[r] = (struct fg_status_recording){ (uint32_t)(1000 + r), v, v + 1,
+								 v + 2, v + 3 };
 	s->always_on.history.n_tiers = 2;
 	s->always_on.history.tiers = calloc(2, sizeof(*s->always_on.history.tiers));
 	ASSERT_TRUE(s->always_on.history.tiers);
@@ -178,6 +178,7 @@ static void assert_equal(const struct fg_status *a, const struct fg_status *b)
 		ASSERT_U64_EQ(a->recordings[i].elapsed_ms, b->recordings[i].elapsed_ms);
 		ASSERT_U64_EQ(a->recordings[i].samples, b->recordings[i].samples);
 		ASSERT_U64_EQ(a->recordings[i].lost, b->recordings[i].lost);
+		ASSERT_U64_EQ(a->recordings[i].rate_limited, b->recordings[i].rate_limited);
 	}
 	ASSERT_EQ(a->always_on.history.n_tiers, b->always_on.history.n_tiers);
 	for (size_t i = 0; i < a->always_on.history.n_tiers; i++) {
@@ -304,7 +305,7 @@ static const char captured_reply[] =
 	"\"result_bytes\":134,\"result_max_bytes\":268435456,\"user_result_max_bytes\":16777216,"
 	"\"results_refused\":0,\"recordings_active\":1,\"max_recordings\":8,\"recordings_started\":1,"
 	"\"recordings_completed\":0,\"recordings_aborted\":0},\"recordings\":[{\"uid\":0,"
-	"\"elapsed_ms\":4991,\"samples\":497,\"lost\":0}]}";
+	"\"elapsed_ms\":4991,\"samples\":497,\"lost\":0,\"rate_limited\":0}]}";
 
 TEST(captured_reply_decodes)
 {
