@@ -101,12 +101,17 @@ struct fg_budget_part_stats {
 };
 
 struct fg_budget_stats {
-	uint64_t total;      /* the budget: MemoryMax= */
-	uint64_t base;       /* what the daemon holds outside every part */
-	uint64_t charged;    /* the parts' bytes together */
-	uint64_t peak;       /* the most charged at once */
-	uint64_t rss;        /* the process's resident memory, as last told */
-	uint64_t rss_peak;   /* the most it ever was (the kernel's VmHWM), as last told */
+	uint64_t total;   /* the budget: MemoryMax= */
+	uint64_t base;    /* what the daemon holds outside every part */
+	uint64_t charged; /* the parts' bytes together */
+	uint64_t peak;    /* the most charged at once */
+	uint64_t rss;     /* the process's resident memory, as last told */
+	/*
+	 * The most it ever was, as last told: the kernel's VmHWM, or an RSS
+	 * seen higher (the kernel brings VmHWM up to date only as memory is
+	 * unmapped, not as it is given back otherwise).
+	 */
+	uint64_t rss_peak;
 	uint64_t relieved;   /* fg_budget__relieve() calls that had to evict, ever */
 	uint64_t unrelieved; /* of those, the ones that could not get back within the total */
 	struct fg_budget_part_stats parts[_FG_BUDGET_PART_MAX];

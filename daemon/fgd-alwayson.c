@@ -201,6 +201,8 @@ static int offcpu_open(struct fgd_alwayson *a, const char **ret_why)
 		.min_block_ns = (uint64_t)c->off_cpu_min_block_us * 1000,
 		.user_stacks = true,
 		.stack_dump = c->call_graph == FG_CALL_GRAPH_DWARF ? c->stack_dump : 0,
+		.ring_bytes = fg_offcpu_ring_bytes_for(c->call_graph == FG_CALL_GRAPH_DWARF,
+						       fg_budget__room(a->budget, FG_BUDGET_RINGS)),
 	};
 	const char *why = NULL;
 	int r = fg_offcpu__new(&o, &a->offcpu, &why);

@@ -33,10 +33,6 @@ _Static_assert(offsetof(struct fg_offcpu_dwarf_slot, stack) == sizeof(struct fg_
  * __schedule cannot be found in them: the program's and bpf_trace_run's.
  */
 #define TRACING_FRAMES 2
-/* The ring to the daemon, as the program declares it. */
-#define RING_BYTES (1U << 20)
-/* The ring in DWARF mode, whose records carry a user stack each. */
-#define DWARF_RING_BYTES (16U << 20)
 
 /*
  * Renewal of the stack maps (see fg_offcpu__drain()): new stacks go to a
@@ -477,6 +473,7 @@ static int map_ring(struct fg_offcpu *o)
 int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, const char **ret_why)
 {
 	_cleanup_(fg_offcpu__freep) struct fg_offcpu *o = NULL;
+	size_t ring;
 	int r;
 
 	r = fg_offcpu_probe(ret_why);
@@ -519,8 +516,20 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		o->skel->rodata->rate_blocks = per_window;
 		o->skel->rodata->rate_window_ns = per_window * 1000000000ULL / opts->max_rate;
 	}
+	ring = opts->ring_bytes ? opts->ring_bytes :
+	       opts->stack_dump ? FG_OFFCPU_DWARF_RING_BYTES :
+				  FG_OFFCPU_RING_BYTES;
+	if (ring < (size_t)sysconf(_SC_PAGESIZE) || (ring & (ring - 1))) {
+		*ret_why = "the off-CPU ring's size is not a power of two of a page or more";
+		return -EINVAL;
+	}
+	r = bpf_map__set_max_entries(o->skel->maps.events, (uint32_t)ring);
+	if (r < 0) {
+		*ret_why = "cannot size the off-CPU ring buffer";
+		return r;
+	}
 	/* Woken a quarter full: the loop's own rounds drain what comes slower. */
-	o->skel->rodata->wakeup_bytes = (opts->stack_dump ? DWARF_RING_BYTES : RING_BYTES) / 4;
+	o->skel->rodata->wakeup_bytes = ring / 4;
 	if (opts->stack_dump) {
 		/*
 		 * Records as long as their stack copy, straight into the ring, where
@@ -531,9 +540,7 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		o->direct = !slot;
 		bpf_program__set_autoload(o->skel->progs.fg_offcpu_syscall_done, !slot);
 		bpf_program__set_autoload(o->skel->progs.fg_offcpu_syscall_done_slot, slot);
-		/* Records of up to 32 KiB: room for hundreds at least between two drains. */
-		r = bpf_map__set_max_entries(o->skel->maps.events, DWARF_RING_BYTES);
-		if (r >= 0 && slot)
+		if (slot)
 			r = bpf_map__set_max_entries(o->skel->maps.scratch, (uint32_t)o->n_cpus);
 		if (r < 0) {
 			*ret_why = "cannot size the off-CPU ring buffer";
@@ -911,6 +918,7 @@ void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 		.rate_limited = counter(o, FG_OFFCPU_DROP_RATE),
 		.stack_renewals = o->renewals,
 		.stacks_lost = o->stacks_lost,
+		.ring_bytes = bpf_map__max_entries(o->skel->maps.events),
 	};
 }
 

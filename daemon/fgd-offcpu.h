@@ -60,7 +60,35 @@ struct fg_offcpu_opts {
 	 * 0: no limit.
 	 */
 	uint64_t max_rate;
+	/*
+	 * The ring's data bytes, a power of two from a page up
+	 * (fg_offcpu_ring_bytes_for()); 0: FG_OFFCPU_RING_BYTES, or
+	 * FG_OFFCPU_DWARF_RING_BYTES with stack_dump.
+	 */
+	size_t ring_bytes;
 };
+
+/* The ring to the daemon, as the program declares it. */
+#define FG_OFFCPU_RING_BYTES (1U << 20)
+/* The ring in DWARF mode at most, whose records carry a user stack each. */
+#define FG_OFFCPU_DWARF_RING_BYTES (16U << 20)
+
+/*
+ * A ring's data size out of what the memory budget has room for (its rings
+ * part, fg_budget__room(); UINT64_MAX without a budget): in DWARF mode the
+ * most, halved while the ring as mapped (twice its data: RSS counts both
+ * mappings once written) would take more than half the room, down to
+ * FG_OFFCPU_RING_BYTES; the rest of the room is for what its blocks make
+ * (the recording's tables). Without stack copies, FG_OFFCPU_RING_BYTES.
+ */
+static inline size_t fg_offcpu_ring_bytes_for(bool dwarf, uint64_t room)
+{
+	size_t ring = dwarf ? FG_OFFCPU_DWARF_RING_BYTES : FG_OFFCPU_RING_BYTES;
+
+	while (ring > FG_OFFCPU_RING_BYTES && 2 * (uint64_t)ring > room / 2)
+		ring /= 2;
+	return ring;
+}
 
 struct fg_offcpu_stats {
 	uint64_t events;       /* blocks emitted */
@@ -76,6 +104,7 @@ struct fg_offcpu_stats {
 	uint64_t rate_limited;        /* blocks not kept: past opts.max_rate */
 	uint64_t stack_renewals;      /* the stack maps renewed (fg_offcpu__drain()) */
 	uint64_t stacks_lost; /* stack ids taken whose stacks could not be read (none expected) */
+	uint64_t ring_bytes;  /* the ring's data size (fg_offcpu_opts.ring_bytes) */
 };
 
 /* Blocks lost, whatever the cause (those the rate limit did not keep are not losses). */

@@ -323,6 +323,9 @@ void fg_recording__source_opts(const struct fg_recording *r, struct fg_offcpu_op
 		.pids = r->n_targets ? pids : NULL,
 		.n_pids = r->n_targets,
 		.max_rate = r->opts.off_cpu_rate,
+		/* Its ring as the budget has room for: a storm fills it whole. */
+		.ring_bytes = fg_offcpu_ring_bytes_for(r->opts.call_graph == FG_CALL_GRAPH_DWARF,
+						       fg_budget__room(r->budget, FG_BUDGET_RINGS)),
 	};
 }
 
@@ -1010,6 +1013,7 @@ struct json_object *fg_recording__metadata(struct fg_recording *r)
 		fg_json_add_int(o, "lost_late", (int64_t)r->offcpu_stats.lost_late);
 		fg_json_add_int(o, "rate_limit", (int64_t)r->opts.off_cpu_rate);
 		fg_json_add_int(o, "rate_limited", (int64_t)r->offcpu_stats.rate_limited);
+		fg_json_add_int(o, "ring_bytes", (int64_t)r->offcpu_stats.ring_bytes);
 		fg_json_add_int(o, "kernel_stack_failed",
 				(int64_t)r->offcpu_stats.kernel_stack_failed);
 		fg_json_add_int(o, "user_stack_failed", (int64_t)r->offcpu_stats.user_stack_failed);

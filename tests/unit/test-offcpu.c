@@ -161,6 +161,21 @@ static bool watch_sleeper(const struct fg_offcpu_opts *opts, bool on_main, struc
 	return true;
 }
 
+/* The ring takes what the budget has room for, halved down to the fp ring's size. */
+TEST(the_ring_is_sized_by_the_budget_s_room)
+{
+	const uint64_t mib = 1 << 20;
+
+	ASSERT_EQ(fg_offcpu_ring_bytes_for(true, UINT64_MAX), FG_OFFCPU_DWARF_RING_BYTES);
+	ASSERT_EQ(fg_offcpu_ring_bytes_for(true, 64 * mib), 16 * mib);
+	/* Half the room for the ring, mapped twice: 24 MiB of room takes 4 MiB. */
+	ASSERT_EQ(fg_offcpu_ring_bytes_for(true, 24 * mib), 4 * mib);
+	ASSERT_EQ(fg_offcpu_ring_bytes_for(true, 48 * mib), 8 * mib);
+	ASSERT_EQ(fg_offcpu_ring_bytes_for(true, 0), FG_OFFCPU_RING_BYTES);
+	ASSERT_EQ(fg_offcpu_ring_bytes_for(false, UINT64_MAX), FG_OFFCPU_RING_BYTES);
+	ASSERT_EQ(fg_offcpu_ring_bytes_for(false, 0), FG_OFFCPU_RING_BYTES);
+}
+
 TEST(a_sleeping_thread_blocks_as_long_as_it_sleeps)
 {
 	pid_t me = getpid();
