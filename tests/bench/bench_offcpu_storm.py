@@ -140,6 +140,7 @@ def one_run(args, build, user):
             cpu = fgbench.cpu_seconds(fgd.pid) - cpu0
             sched1 = schedstat(fgd.pid)
             after = fgd.status()
+            hwm = fgbench.status_kib(fgd.pid, "VmHWM") * 1024
         finally:
             storm.kill()
             storm.wait()
@@ -171,6 +172,8 @@ def one_run(args, build, user):
         "ran": ran / 1e9,
         "waited": waited / 1e9,
         "slices": slices,
+        "hwm": hwm,
+        "memory": after["memory"],
     }
 
 
@@ -186,7 +189,13 @@ def show(i, r):
     print(f"  recording: {r['blocks']} blocks; off_cpu: "
           + ", ".join(f"{k} {v}" for k, v in sorted(r["off_cpu"].items())))
     print(f"  fgd: {r['cpu']:.2f} s of CPU; loop thread ran {r['ran']:.2f} s, waited "
-          f"{r['waited']:.2f} s for a CPU in {r['slices']} turns on it", flush=True)
+          f"{r['waited']:.2f} s for a CPU in {r['slices']} turns on it")
+    mem = r["memory"]
+    print(f"  memory: VmHWM {r['hwm'] / 2**20:.1f} MiB against the {mem['budget'] >> 20} MiB "
+          f"budget ({'within' if r['hwm'] <= mem['budget'] else 'OVER'}; status's peak "
+          f"{mem['rss_peak'] / 2**20:.1f}); rings at most {mem['parts']['rings']['peak'] / 2**20:.1f}"
+          f" MiB; now {max(mem['rss'] - mem['charged'] - mem['base'], 0) / 2**20:.1f} MiB "
+          f"resident charged to no part", flush=True)
 
 
 def main():
