@@ -93,11 +93,19 @@ bool fgctl_stop_pending(void)
 	       (sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1);
 }
 
-/* Abandons the transfer when a stop is asked for: a slow server must not hold push. */
+/*
+ * Abandons the transfer when a stop is asked for while the request is still
+ * being sent: a slow server must not hold push. Once the server has the
+ * whole request it may have taken the profile, so its answer is waited for
+ * (--timeout bounds it): abandoned then, push would not know, and would
+ * send the profile again at its next run.
+ */
 static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow)
 {
-	return fgctl_stop_pending();
+	bool sent = ultotal > 0 && ulnow >= ultotal;
+
+	return !sent && fgctl_stop_pending();
 }
 
 /* Keeps the start of the reply's body for the error message; drops the rest. */

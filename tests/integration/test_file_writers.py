@@ -23,54 +23,19 @@ O_EXCL | O_NOFOLLOW: test-history plants a link at a slice's temporary name.)
 """
 
 import contextlib
-import http.server
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 from fgdtest import (FGCTL, FGD, Daemon, as_user, check, require_root, run, sysctl, test_user,
                      wait_for, workload)
+from test_push import Ingest
 
 USER = "fgd-writer-test"
 GROUP = "fgd-writer-group"
 SECRET = b"root's secret\n"
-
-
-class Ingest:
-    """A store that takes every profile: counts the requests."""
-
-    def __init__(self):
-        self.requests = 0
-        ingest = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                ingest.requests += 1
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
 
 
 def make_victim(tmp):
@@ -110,8 +75,8 @@ def planter(user, victim, paths):
 
 
 def push(d, srv, cursor):
-    return d.fgctl("push", "--url", srv.url, "--comm", "^fgtest-burn$", "--every", "1s",
-                   "--delay", "1s", "--last", "3s", "--once", "--cursor", cursor)
+    return d.fgctl("push", "--url", f"http://127.0.0.1:{srv.port}", "--comm", "^fgtest-burn$",
+                   "--every", "1s", "--delay", "1s", "--last", "3s", "--once", "--cursor", cursor)
 
 
 def cursor_in_users_dir(d, srv, tmp, victim):
@@ -121,13 +86,13 @@ def cursor_in_users_dir(d, srv, tmp, victim):
     os.chown(home, *user_ids())
     cursor = os.path.join(home, "cursor")
     with planter(USER, victim, [cursor + ".tmp"]):
-        before = srv.requests
+        srv.take()
         r = push(d, srv, cursor)
     err = r.stderr.decode()
     check(r.returncode != 0, f"push used a cursor in another user's directory: {err}")
     check("refusing the cursor" in err and "owned by another user" in err,
           f"the refusal does not say why: {err!r}")
-    check(srv.requests == before, "push sent profiles before refusing its cursor")
+    check(not srv.take(), "push sent profiles before refusing its cursor")
     check_victim(victim, "cursor in the user's directory")
     print(f"users-dir: refused: {err.strip()}")
 
@@ -142,7 +107,7 @@ def cursor_in_sticky_dir(d, srv, tmp, victim):
         r = push(d, srv, cursor)
         err = r.stderr.decode()
         check(r.returncode == 0, f"push failed in a sticky directory: {err}")
-        check(srv.requests > 0, f"nothing was sent: {err}")
+        check(srv.take(), f"nothing was sent: {err}")
         # Once more with the cursor there: loaded, saved again.
         time.sleep(1.1)
         r = push(d, srv, cursor)
