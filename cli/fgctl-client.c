@@ -10,8 +10,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "fgctl-client.h"
-#include "macro.h"
 
 /* Replies can be larger than requests (status lists every CPU). */
 #define MAX_REPLY_LINE (16 * 1024 * 1024)

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "proto.h"
+#include "proto/proto.h"
 
 /* Exit codes, documented in fgctl(1). */
 enum {

@@ -15,17 +15,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "argsplit.h"
+#include "base/argsplit.h"
+#include "base/macro.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-graphopts.h"
 #include "fgctl-pipeline.h"
 #include "fgctl-query.h"
 #include "fgctl.h"
-#include "folded.h"
-#include "lines.h"
-#include "macro.h"
-#include "transform.h"
+#include "profile/folded.h"
+#include "profile/lines.h"
+#include "profile/transform.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);

@@ -4,9 +4,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "fgctl-display.h"
-#include "macro.h"
-#include "proto.h"
+#include "proto/proto.h"
 
 static bool progress_shown;
 

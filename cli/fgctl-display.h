@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "status.h"
+#include "proto/status.h"
 
-/* The status reply, decoded (common/status.h), as an aligned summary. */
+/* The status reply, decoded (common/proto/status.h), as an aligned summary. */
 void fgctl_show_status(FILE *f, const struct fg_status *status);
 
 /*

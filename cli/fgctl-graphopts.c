@@ -7,11 +7,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cpulist.h"
+#include "base/cpulist.h"
 #include "fgctl-client.h"
 #include "fgctl-graphopts.h"
 #include "fgctl-output.h"
-#include "palette.h"
+#include "render/palette.h"
 
 void fgctl_graph_opts_init(struct fgctl_graph_opts *o)
 {

@@ -14,10 +14,10 @@
 #include <stdbool.h>
 
 #include "fgctl-output.h"
-#include "flame.h"
-#include "perfscript.h"
-#include "proto.h"
-#include "transform.h"
+#include "profile/perfscript.h"
+#include "profile/transform.h"
+#include "proto/proto.h"
+#include "render/flame.h"
 
 enum fgctl_input_format { FGCTL_FROM_FOLDED, FGCTL_FROM_PERF };
 

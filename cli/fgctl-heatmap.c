@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fgctl heatmap: the subsecond-offset heat map of a timed profile
- * (common/timed.h, common/heatmap.h) as an interactive page, JSON or SVG.
+ * (common/profile/timed.h, common/render/heatmap.h) as an interactive page, JSON or SVG.
  * The profile comes from a recording fgd makes now (-p, -a: a record
  * request for the timed format), or from perf script text or a saved timed
  * profile (--from), read here without fgd.
@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/macro.h"
+#include "base/parse.h"
 #include "config.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
@@ -23,13 +25,11 @@
 #include "fgctl-query.h"
 #include "fgctl-record.h"
 #include "fgctl.h"
-#include "heatmap-html.h"
-#include "heatmap.h"
-#include "lines.h"
-#include "macro.h"
-#include "parse.h"
-#include "perfscript.h"
-#include "timed.h"
+#include "profile/lines.h"
+#include "profile/perfscript.h"
+#include "profile/timed.h"
+#include "render/heatmap-html.h"
+#include "render/heatmap.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_heatmap *, fg_heatmap__free);

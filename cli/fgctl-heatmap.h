@@ -8,8 +8,8 @@
 
 #include <stdbool.h>
 
-#include "heatmap-html.h"
-#include "timed.h"
+#include "profile/timed.h"
+#include "render/heatmap-html.h"
 
 enum fgctl_heatmap_format {
 	FGCTL_HEATMAP_HTML,

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/macro.h"
 #include "config.h"
 #include "fgctl-http.h"
-#include "macro.h"
 
 struct fgctl_http {
 	CURL *curl;                 /* owned */

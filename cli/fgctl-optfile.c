@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf.h"
+#include "base/conf.h"
+#include "base/macro.h"
 #include "fgctl-optfile.h"
-#include "macro.h"
 
 struct optfile {
 	const char *path;             /* borrowed */

@@ -4,7 +4,7 @@
 /*
  * A verb's options from a file (fgctl push --config, fgctl(1)): "key =
  * value" lines whose keys are the verb's long options without their "--",
- * with "#" and ";" comments and blank lines (common/conf.h reads it: no
+ * with "#" and ";" comments and blank lines (common/base/conf.h reads it: no
  * sections, no quoting, no continuation). An option that takes no value is
  * given yes or no (no: as if absent). A repeatable option is repeated.
  *

@@ -8,10 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/macro.h"
+#include "base/safefile.h"
 #include "fgctl-client.h"
 #include "fgctl-output.h"
-#include "macro.h"
-#include "safefile.h"
 
 bool fgctl_is_directory(const char *path)
 {

@@ -4,7 +4,7 @@
 /*
  * fgctl's output files: a regular file is written beside the target under a
  * temporary name and renamed over it at the end, so a failed or interrupted
- * run never leaves a half-written file (common/safefile.h: created through
+ * run never leaves a half-written file (common/base/safefile.h: created through
  * the directory's descriptor, never through a link). Through a symlink of
  * the user's own or root's, the file it points to is replaced, keeping its
  * mode; another user's symlink is refused. Anything else (a device such as
@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "proto.h"
-#include "safefile.h"
+#include "base/safefile.h"
+#include "proto/proto.h"
 
 /* Room for a default output name, "fgd-WHAT-YYYYmmdd-HHMMSS[-N].EXT". */
 #define FGCTL_DEFAULT_OUTPUT_MAX 80

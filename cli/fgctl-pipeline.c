@@ -6,18 +6,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "fgctl-client.h"
 #include "fgctl-output.h"
 #include "fgctl-pipeline.h"
-#include "flame-html.h"
-#include "flame.h"
-#include "lines.h"
-#include "macro.h"
-#include "palette.h"
-#include "pprof-model.h"
-#include "speedscope.h"
-#include "timed.h"
-#include "transform.h"
+#include "profile/lines.h"
+#include "profile/pprof-model.h"
+#include "profile/speedscope.h"
+#include "profile/timed.h"
+#include "profile/transform.h"
+#include "render/flame-html.h"
+#include "render/flame.h"
+#include "render/palette.h"
 
 #define MAX_REPORTED_ERRORS 10 /* malformed lines named one by one; the rest counted */
 #define EMIT_BUDGET (1u << 20)

@@ -5,7 +5,7 @@
  * The render pipeline of fgctl render and diff: flamegraph.pl,
  * stackcollapse-perf.pl and difffolded.pl in one. Inputs (folded text or
  * perf script text) are read into a model, the filters applied
- * (common/transform.h), and SVG, HTML or folded text written, as the graph
+ * (common/profile/transform.h), and SVG, HTML or folded text written, as the graph
  * options (fgctl-graphopts.h) say. Malformed input lines are reported by
  * file and line number and skipped, or stop the run with --strict; nothing
  * is dropped silently.
@@ -16,9 +16,9 @@
 
 #include "fgctl-graphopts.h"
 #include "fgctl-query.h"
-#include "folded.h"
-#include "lines.h"
-#include "perfscript.h"
+#include "profile/folded.h"
+#include "profile/lines.h"
+#include "profile/perfscript.h"
 
 /* Longer input lines are refused, not buffered. */
 #define FGCTL_MAX_LINE (64u << 20)
@@ -34,7 +34,7 @@ struct fgctl_reader {
 
 /*
  * One line of folded text into the model of ctx, a struct fgctl_reader: the
- * callback of fg_lines (common/lines.h), for text that arrives in pieces.
+ * callback of fg_lines (common/profile/lines.h), for text that arrives in pieces.
  * A malformed line is named on stderr (the first few) and skipped, or is
  * -EBADMSG with --strict; other errors are the model's.
  */

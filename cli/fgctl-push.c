@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fgctl push: fgd's always-on profiles, period by period, to a
- * Pyroscope-compatible ingest API (common/ingest.h says what is sent and
+ * Pyroscope-compatible ingest API (common/proto/ingest.h says what is sent and
  * how the cursor keeps the place). fgd itself has no network: this is the
  * part that talks to the fleet's store, as the calling user, and nothing
  * it meets there (a server down, slow or refusing) reaches fgd.
  *
  * Each period is one snapshot of fgd's window and history (folded text),
  * split by application (a process group: the stacks under one comm), and
- * one request per application, pprof (encoded here, common/pprof-model.h)
+ * one request per application, pprof (encoded here, common/profile/pprof-model.h)
  * or folded text.
  */
 #include <errno.h>
@@ -24,24 +24,24 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backoff.h"
+#include "base/backoff.h"
+#include "base/macro.h"
+#include "base/parse.h"
+#include "base/safefile.h"
+#include "base/strpool.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-http.h"
 #include "fgctl-optfile.h"
 #include "fgctl-query.h"
 #include "fgctl.h"
-#include "folded.h"
-#include "ingest.h"
-#include "macro.h"
-#include "parse.h"
-#include "pprof-model.h"
-#include "procframe.h"
-#include "proto.h"
-#include "safefile.h"
-#include "strpool.h"
-#include "when.h"
-#include "window.h"
+#include "profile/folded.h"
+#include "profile/pprof-model.h"
+#include "profile/procframe.h"
+#include "proto/ingest.h"
+#include "proto/proto.h"
+#include "proto/when.h"
+#include "storage/window.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
@@ -104,7 +104,7 @@ struct push_stats {
 	uint64_t lost_periods, incomplete_periods;
 };
 
-/* When push tries the store again after a failure (common/backoff.h). */
+/* When push tries the store again after a failure (common/base/backoff.h). */
 struct push_retry {
 	struct fg_backoff schedule;
 	uint64_t seed;     /* the jitter's xorshift64 state, never 0 */
@@ -181,7 +181,7 @@ static int read_secret(const char *path, const char *what, char **ret)
  * The cursor decides what is sent and where push writes as the calling
  * user, often root; so it is read and written only through its directory's
  * descriptor (opened once by cursor_check()), never through a link, and
- * only in a directory nobody else can write (common/safefile.h).
+ * only in a directory nobody else can write (common/base/safefile.h).
  */
 
 static int cursor_load(struct push *p)

@@ -7,13 +7,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/macro.h"
+#include "base/parse.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-query.h"
-#include "macro.h"
-#include "parse.h"
-#include "proto.h"
-#include "when.h"
+#include "proto/proto.h"
+#include "proto/when.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #include "fgctl-client.h"
-#include "proto.h"
+#include "proto/proto.h"
 
 enum {
 	FGCTL_OPT_SINCE = 0x200,

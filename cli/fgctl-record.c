@@ -18,8 +18,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/cpulist.h"
+#include "base/macro.h"
+#include "base/parse.h"
 #include "config.h"
-#include "cpulist.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-output.h"
@@ -27,9 +29,7 @@
 #include "fgctl-query.h"
 #include "fgctl-record.h"
 #include "fgctl.h"
-#include "macro.h"
-#include "parse.h"
-#include "proto.h"
+#include "proto/proto.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "fgctl-client.h"
-#include "proto.h"
+#include "proto/proto.h"
 
 /* -p's list of pids into req; says what is wrong on stderr. 0 or -EINVAL. */
 int fgctl_parse_pids(const char *s, struct fg_record_request *req);

@@ -6,12 +6,12 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "base/macro.h"
 #include "fgctl-client.h"
 #include "fgctl-graphopts.h"
 #include "fgctl-pipeline.h"
 #include "fgctl.h"
-#include "folded.h"
-#include "macro.h"
+#include "profile/folded.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 

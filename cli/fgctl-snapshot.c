@@ -9,14 +9,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/macro.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-output.h"
 #include "fgctl-pipeline.h"
 #include "fgctl-query.h"
 #include "fgctl.h"
-#include "macro.h"
-#include "proto.h"
+#include "proto/proto.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);

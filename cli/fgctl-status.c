@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fgctl status: what fgd is doing, with every counter of lost, dropped or
- * malformed data, decoded with common/status.h and shown by
+ * malformed data, decoded with common/proto/status.h and shown by
  * fgctl-display.c; or the reply itself, with --json.
  */
 #include <errno.h>
@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/macro.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl.h"
-#include "macro.h"
-#include "proto.h"
-#include "status.h"
+#include "proto/proto.h"
+#include "proto/status.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 

@@ -9,14 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/macro.h"
+#include "base/parse.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-query.h"
 #include "fgctl.h"
-#include "macro.h"
-#include "parse.h"
-#include "proto.h"
-#include "utf8.h"
+#include "proto/proto.h"
+#include "render/utf8.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/macro.h"
 #include "config.h"
 #include "fgctl-client.h"
 #include "fgctl.h"
-#include "macro.h"
 
 static const char *arg_socket;
 

@@ -4,12 +4,12 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "base/macro.h"
+#include "base/parse.h"
 #include "config.h"
 #include "fgd-conf.h"
-#include "fgd-jit.h"
-#include "macro.h"
-#include "parse.h"
-#include "proto.h"
+#include "proto/proto.h"
+#include "resolver/fgd-jit.h"
 
 #define NS 1000000000ULL
 /* The longest age, file length or retention of the history: about ten years. */

@@ -12,9 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "compaction.h"
-#include "conf.h"
-#include "proto.h"
+#include "base/conf.h"
+#include "proto/proto.h"
+#include "storage/compaction.h"
 
 #define FGD_DEFAULT_FREQUENCY 99
 #define FGD_DEFAULT_RING_PAGES 128 /* 512 KiB per CPU: about half a second at 999 Hz */
@@ -22,7 +22,7 @@
 /* Always-on sampling: the other issue-5 work measures and may retune this. */
 #define FGD_DEFAULT_ALWAYS_ON_FREQUENCY 19
 /*
- * MemoryMax=: fgd's memory budget, everything it holds (common/budget.h).
+ * MemoryMax=: fgd's memory budget, everything it holds (common/base/budget.h).
  * The default keeps a daemon recording a busy machine at 999 Hz under
  * 96 MiB of RSS (docs/PERFORMANCE.md); below the minimum, its own code,
  * kallsyms, process table and CFI row cache leave no room to name anything.

@@ -8,15 +8,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "budget.h"
-#include "fgd-alwayson.h"
+#include "base/budget.h"
+#include "base/macro.h"
+#include "base/parse.h"
+#include "consumers/fgd-alwayson.h"
 #include "fgd-clock.h"
 #include "fgd-engine.h"
-#include "fgd-jit.h"
 #include "fgd-log.h"
-#include "fgd-offcpu.h"
-#include "macro.h"
-#include "parse.h"
+#include "resolver/fgd-jit.h"
+#include "sources/fgd-offcpu.h"
 
 /* Ended processes stay resolvable this long, for samples read after their exit. */
 #define REAP_GRACE_NS (10ULL * 1000000000ULL)
@@ -51,7 +51,7 @@ struct fgd_engine {
 	int offcpu;             /* fg_offcpu_probe() at start: 0 or why not as a negative errno */
 	const char *offcpu_why; /* static */
 
-	/* owned: MemoryMax=, what every component below charges (common/budget.h) */
+	/* owned: MemoryMax=, what every component below charges (common/base/budget.h) */
 	struct fg_budget *budget;
 	uint64_t tracker_charged; /* the budget's rings part: the tracking events' rings */
 	struct fg_loader *loader; /* owned: reads binaries, CFI and kallsyms off the loop */

@@ -20,16 +20,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "budget.h"
+#include "base/budget.h"
+#include "consumers/fgd-recording.h"
 #include "fgd-conf.h"
-#include "fgd-evset.h"
-#include "fgd-jit.h"
 #include "fgd-loader.h"
 #include "fgd-loop.h"
-#include "fgd-proctab.h"
-#include "fgd-recording.h"
-#include "fgd-symbols.h"
-#include "fgd-unwind.h"
+#include "resolver/fgd-jit.h"
+#include "resolver/fgd-proctab.h"
+#include "resolver/fgd-unwind.h"
+#include "sources/fgd-evset.h"
+#include "symbols/fgd-symbols.h"
 
 struct fgd_alwayson;
 struct fgd_engine;

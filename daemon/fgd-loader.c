@@ -7,9 +7,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "fgd-clock.h"
 #include "fgd-loader.h"
-#include "macro.h"
 
 /* A FIFO of jobs linked through job->next. */
 struct queue {

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <syslog.h>
 
-#include "macro.h"
+#include "base/macro.h"
 
 /* Messages above this syslog priority are dropped (LOG_INFO by default). */
 extern int fg_log_max_level;

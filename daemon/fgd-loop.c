@@ -9,9 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "fgd-clock.h"
 #include "fgd-loop.h"
-#include "macro.h"
 
 struct fgd_loop {
 	int epoll_fd;  /* owned */

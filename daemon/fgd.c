@@ -21,15 +21,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/macro.h"
+#include "base/parse.h"
 #include "config.h"
 #include "fgd-clock.h"
 #include "fgd-conf.h"
 #include "fgd-engine.h"
 #include "fgd-log.h"
 #include "fgd-loop.h"
-#include "fgd-server.h"
-#include "macro.h"
-#include "parse.h"
+#include "server/fgd-server.h"
 
 /*
  * Drain interval while recording. Each round starts on caches the sampled

@@ -5,7 +5,7 @@ set -eu
 
 # liblzma-dev (MiniDebugInfo) and zlib1g-dev (debuglink CRC32) come with libdw-dev; they are
 # named because fgd links them itself (zlib also gzips pprof profiles). libiberty-dev: the C++ and Rust demangler.
-# clang, bpftool and libbpf-dev build the off-CPU BPF program (daemon/bpf/) and its skeleton.
+# clang, bpftool and libbpf-dev build the off-CPU BPF program (daemon/sources/bpf/) and its skeleton.
 # libcurl4-openssl-dev: fgctl push's HTTP client (TLS with OpenSSL).
 build="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev libiberty-dev libbpf-dev clang bpftool libsystemd-dev libjson-c-dev libcurl4-openssl-dev"
 # clang builds the frame-pointer workloads and the libFuzzer targets; chromium drives the

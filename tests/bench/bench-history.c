@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fgd-history.h"
+#include "consumers/fgd-history.h"
 
 struct figures {
 	uint64_t files, bytes, samples, stacks, span_ns;

@@ -29,8 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fgd-dwarf.h"
-#include "macro.h"
+#include "base/macro.h"
+#include "symbols/fgd-dwarf.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_dwarf *, fg_dwarf__free);
 

@@ -24,10 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flame.h"
-#include "folded.h"
-#include "lines.h"
-#include "macro.h"
+#include "base/macro.h"
+#include "profile/folded.h"
+#include "profile/lines.h"
+#include "render/flame.h"
 
 #define MAX_LINE (64u << 20)
 #define EMIT_BUDGET (64u * 1024)

@@ -3,7 +3,7 @@
 """What pprof output costs a recording, against folded text, on the same load.
 
 A recording asked for pprof keeps its stacks twice: as names (its model) and
-as the resolver's code locations (daemon/fgd-pprof), so the profile has
+as the resolver's code locations (daemon/consumers/fgd-pprof), so the profile has
 addresses, mappings and inline lines. This measures, for one whole-machine
 recording at 999 Hz of the same load (two g++ -O2 compile loops: many
 binaries, many distinct stacks) written as folded text and as pprof, one

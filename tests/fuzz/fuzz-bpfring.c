@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpfring.h"
+#include "perf/bpfring.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fgd-demangle.h"
+#include "symbols/fgd-demangle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

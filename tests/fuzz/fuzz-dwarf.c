@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "fgd-dwarf.h"
+#include "symbols/fgd-dwarf.h"
 
 #define MAX_NAMES 8
 

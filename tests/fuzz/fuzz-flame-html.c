@@ -7,9 +7,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "flame-html.h"
-#include "folded.h"
-#include "macro.h"
+#include "base/macro.h"
+#include "profile/folded.h"
+#include "render/flame-html.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "folded.h"
-#include "framename.h"
+#include "profile/folded.h"
+#include "profile/framename.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,7 +32,7 @@ static int collect(void *ctx, const void *buf, size_t len)
 	return 0;
 }
 
-/* Strict UTF-8 (RFC 3629), independent of common/utf8; newline is the only control allowed. */
+/* Strict UTF-8 (RFC 3629), independent of common/render/utf8; newline is the only control allowed. */
 static void check_text(const unsigned char *s, size_t len, bool newlines)
 {
 	for (size_t i = 0; i < len;) {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest.h"
+#include "proto/ingest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kallsyms.h"
+#include "perf/kallsyms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

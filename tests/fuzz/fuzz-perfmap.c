@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfmap.h"
+#include "perf/perfmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

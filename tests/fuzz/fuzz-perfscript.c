@@ -5,9 +5,9 @@
  */
 #include <string.h>
 
-#include "folded.h"
-#include "lines.h"
-#include "perfscript.h"
+#include "profile/folded.h"
+#include "profile/lines.h"
+#include "profile/perfscript.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

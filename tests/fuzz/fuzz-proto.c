@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
-#include "ring.h"
+#include "perf/record.h"
+#include "perf/ring.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "slicefile.h"
+#include "storage/slicefile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,8 +6,8 @@
  */
 #include <stdlib.h>
 
-#include "proto.h"
-#include "status.h"
+#include "proto/proto.h"
+#include "proto/status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

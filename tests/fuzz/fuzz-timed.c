@@ -8,11 +8,11 @@
 #include <errno.h>
 #include <string.h>
 
-#include "folded.h"
-#include "heatmap.h"
-#include "lines.h"
-#include "perfscript.h"
-#include "timed.h"
+#include "profile/folded.h"
+#include "profile/lines.h"
+#include "profile/perfscript.h"
+#include "profile/timed.h"
+#include "render/heatmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "folded.h"
-#include "palette.h"
-#include "transform.h"
+#include "profile/folded.h"
+#include "profile/transform.h"
+#include "render/palette.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "argsplit.h"
-#include "selector.h"
-#include "when.h"
+#include "base/argsplit.h"
+#include "proto/selector.h"
+#include "proto/when.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@ numbers, hover, zoom by clicking the canvas, reset, search through the
 Search button and Ctrl-F, the case toggle, the view restored from the URL,
 table sorting, filtering and row clicks. Every expected number is computed
 here from the fixture. The canvas is inspected through the page's test
-hooks (window.fgFlame, see common/flame-html.c); clicks and hovers are real
+hooks (window.fgFlame, see common/render/flame-html.c); clicks and hovers are real
 pointer events at the coordinates the hooks report.
 
 Last, a generated profile of 200,000 stacks is rendered and loaded, and the

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fgd-history.h"
+#include "consumers/fgd-history.h"
 
 static uint64_t slices;
 

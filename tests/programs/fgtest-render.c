@@ -22,10 +22,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flame-html.h"
-#include "flame.h"
-#include "folded.h"
-#include "macro.h"
+#include "base/macro.h"
+#include "profile/folded.h"
+#include "render/flame-html.h"
+#include "render/flame.h"
 
 #define MAX_INFO 16
 

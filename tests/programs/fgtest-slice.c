@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "slicefile.h"
+#include "storage/slicefile.h"
 
 int main(int argc, char **argv)
 {

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "macro.h"
+#include "base/macro.h"
 #include "test.h"
 
 /* Path of a program in the build's tests/programs; valid for the next 15 calls. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdlib.h>
 
-#include "argsplit.h"
+#include "base/argsplit.h"
 #include "test.h"
 
 /* Splits s and checks the words against want (NULL-terminated). */

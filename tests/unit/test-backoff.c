@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* When a client tries a server again: its schedule and the server's Retry-After (common/backoff.h). */
+/* When a client tries a server again: its schedule and the server's Retry-After (common/base/backoff.h). */
 #include <errno.h>
 #include <string.h>
 
-#include "backoff.h"
+#include "base/backoff.h"
+#include "proto/when.h"
 #include "test.h"
-#include "when.h"
 
 #define DAY_MS (24 * 3600 * 1000LL)
 

@@ -2,7 +2,7 @@
 #include <linux/bpf.h>
 #include <string.h>
 
-#include "bpfring.h"
+#include "perf/bpfring.h"
 #include "test.h"
 
 #define DATA 256 /* small, so records wrap quickly */

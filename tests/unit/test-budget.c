@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
-#include "macro.h"
+#include "base/budget.h"
+#include "base/macro.h"
 #include "test.h"
 
 #define MIB (1ULL << 20)

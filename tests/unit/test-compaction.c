@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compaction.h"
+#include "storage/compaction.h"
 #include "test.h"
 
 #define S 1000000000ULL /* ns */

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "conf.h"
+#include "base/conf.h"
 #include "config.h"
 #include "fgd-conf.h"
 #include "test.h"
@@ -48,7 +48,7 @@ TEST(defaults)
 	ASSERT_EQ(c.window_seconds, 900);
 	/* A user's off-CPU recording keeps 10,000 blocks a second at most. */
 	ASSERT_EQ(c.off_cpu_user_rate, 10000);
-	/* The whole daemon's memory budget (common/budget.h). */
+	/* The whole daemon's memory budget (common/base/budget.h). */
 	ASSERT_U64_EQ(c.memory_max, 96ULL << 20);
 	ASSERT_STREQ(c.state_directory, "/var/lib/fgd");
 	/* An hour of slices, a day of 1 min files, a week of 10 min files. */

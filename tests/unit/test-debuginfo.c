@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "elf-test.h"
-#include "fgd-debuginfo.h"
-#include "fgd-elf.h"
+#include "symbols/fgd-debuginfo.h"
+#include "symbols/fgd-elf.h"
 #include "test.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_elf_syms *, fg_elf_syms__free);

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fgd-demangle.h"
+#include "symbols/fgd-demangle.h"
 #include "test.h"
 
 static const char *demangled(const char *name)

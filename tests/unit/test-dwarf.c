@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "elf-test.h"
-#include "fgd-dwarf.h"
+#include "symbols/fgd-dwarf.h"
 #include "test.h"
 
 /* A function of a symbol table: [lo, hi). */

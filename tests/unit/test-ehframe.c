@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "ehframe.h"
-#include "fgd-cfi.h"
-#include "fgd-elf.h"
-#include "macro.h"
+#include "base/macro.h"
+#include "resolver/fgd-cfi.h"
+#include "symbols/fgd-elf.h"
 #include "test.h"
+#include "unwind/ehframe.h"
 
 /* ---- sections written by hand ---- */
 

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "elf-test.h"
-#include "fgd-elf.h"
-#include "macro.h"
+#include "symbols/fgd-elf.h"
 #include "test.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_elf_syms *, fg_elf_syms__free);

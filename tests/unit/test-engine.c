@@ -18,11 +18,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "fgd-clock.h"
 #include "fgd-conf.h"
 #include "fgd-engine.h"
 #include "fgd-loop.h"
-#include "macro.h"
 #include "test.h"
 
 /* A pid no process has: the engine learns of it from the records alone. */

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "flame-html.h"
-#include "folded.h"
-#include "macro.h"
+#include "base/macro.h"
+#include "profile/folded.h"
 #include "render-test.h"
+#include "render/flame-html.h"
 #include "test.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);

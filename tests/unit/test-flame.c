@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flame.h"
-#include "folded.h"
-#include "macro.h"
+#include "base/macro.h"
+#include "profile/folded.h"
 #include "render-test.h"
+#include "render/flame.h"
 #include "test.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);

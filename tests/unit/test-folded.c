@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "folded.h"
+#include "profile/folded.h"
 #include "test.h"
 
 struct sink {

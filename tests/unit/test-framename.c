@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "framename.h"
+#include "profile/framename.h"
 #include "test.h"
 
 #define R "\xef\xbf\xbd" /* U+FFFD */
 
 /*
- * Strict UTF-8 (RFC 3629), written apart from common/utf8 so the two can
+ * Strict UTF-8 (RFC 3629), written apart from common/render/utf8 so the two can
  * disagree: shortest forms only, no surrogates, nothing past U+10FFFF.
  */
 static bool valid_utf8(const unsigned char *s, size_t len)

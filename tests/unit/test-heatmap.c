@@ -9,10 +9,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "heatmap-html.h"
-#include "heatmap.h"
+#include "profile/timed.h"
 #include "render-test.h"
-#include "timed.h"
+#include "render/heatmap-html.h"
+#include "render/heatmap.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_heatmap *, fg_heatmap__free);

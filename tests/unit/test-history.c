@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fgd-history.h"
+#include "consumers/fgd-history.h"
 #include "test.h"
 
 /* One process, one stack of `frames` frames, each named after its depth and tag. */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdlib.h>
 
-#include "hash.h"
-#include "idxmap.h"
+#include "base/hash.h"
+#include "base/idxmap.h"
+#include "base/u32map.h"
 #include "test.h"
-#include "u32map.h"
 
 /* Entries are plain keys; hash deliberately weak so probe runs collide and wrap. */
 static uint64_t keys[4096];

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What fgctl push sends and how it keeps its place (common/ingest.h). */
+/* What fgctl push sends and how it keeps its place (common/proto/ingest.h). */
 #include <errno.h>
 #include <string.h>
 
-#include "ingest.h"
+#include "proto/ingest.h"
 #include "test.h"
 
 static void app_name(const char *tmpl, const char *comm, const char *cgroup, const char *want)

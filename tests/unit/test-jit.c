@@ -11,12 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "budget.h"
+#include "base/budget.h"
+#include "base/macro.h"
 #include "fgd-clock.h"
-#include "fgd-jit.h"
-#include "fgd-proctab.h"
-#include "fgd-symbols.h"
-#include "macro.h"
+#include "resolver/fgd-jit.h"
+#include "resolver/fgd-proctab.h"
+#include "symbols/fgd-symbols.h"
 #include "test.h"
 
 struct fixture {

@@ -7,8 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kallsyms.h"
-#include "macro.h"
+#include "base/macro.h"
+#include "perf/kallsyms.h"
 #include "test.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_kallsyms *, fg_kallsyms__free);

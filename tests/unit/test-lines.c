@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lines.h"
-#include "macro.h"
+#include "base/macro.h"
+#include "profile/lines.h"
 #include "test.h"
 
 struct seen {

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "fgd-loader.h"
-#include "macro.h"
 #include "test.h"
 
 struct job {

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "fgd-clock.h"
-#include "fgd-offcpu.h"
-#include "macro.h"
+#include "sources/fgd-offcpu.h"
 #include "test.h"
 
 #define SLEEPS 10

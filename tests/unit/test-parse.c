@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdlib.h>
 
-#include "cpulist.h"
-#include "parse.h"
+#include "base/cpulist.h"
+#include "base/parse.h"
 #include "test.h"
 
 TEST(parse_u32_whole_decimal_in_range)

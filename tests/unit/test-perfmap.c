@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "macro.h"
-#include "perfmap.h"
+#include "base/macro.h"
+#include "perf/perfmap.h"
 #include "test.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfmap *, fg_perfmap__free);

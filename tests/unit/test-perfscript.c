@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "folded.h"
-#include "lines.h"
-#include "macro.h"
-#include "perfscript.h"
+#include "base/macro.h"
+#include "profile/folded.h"
+#include "profile/lines.h"
+#include "profile/perfscript.h"
 #include "test.h"
 
 struct sink {

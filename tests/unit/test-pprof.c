@@ -11,9 +11,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "folded.h"
-#include "pprof-model.h"
-#include "pprof.h"
+#include "profile/folded.h"
+#include "profile/pprof-model.h"
+#include "profile/pprof.h"
 #include "test.h"
 
 #define MAX_ITEMS 32

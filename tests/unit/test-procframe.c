@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The process frame split back: "comm", "comm-pid", "comm-pid/tid" (common/procframe.h). */
+/* The process frame split back: "comm", "comm-pid", "comm-pid/tid" (common/profile/procframe.h). */
 #include <string.h>
 
-#include "procframe.h"
+#include "profile/procframe.h"
 #include "test.h"
 
 static void split(const char *frame, bool pid, bool tid, const char *comm, const char *want_pid,

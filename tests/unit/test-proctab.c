@@ -17,12 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "budget.h"
+#include "base/budget.h"
+#include "base/parse.h"
 #include "container-test.h"
 #include "fgd-clock.h"
-#include "fgd-proctab.h"
-#include "fgd-symbols.h"
-#include "parse.h"
+#include "resolver/fgd-proctab.h"
+#include "symbols/fgd-symbols.h"
 #include "test.h"
 
 /* Pids far above any pid_max, so /proc never has them. */

@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "proto/proto.h"
+#include "render/utf8.h"
 #include "test.h"
-#include "utf8.h"
 
 static int decode_line(const char *line, struct fg_request *req, const char **err)
 {

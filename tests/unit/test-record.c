@@ -5,8 +5,8 @@
 
 #include <stdio.h>
 
-#include "record.h"
-#include "ring.h"
+#include "perf/record.h"
+#include "perf/ring.h"
 #include "test.h"
 
 /* Builds records the way the kernel lays them out: u64 slots, 8-byte padding. */

@@ -19,17 +19,17 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "../programs/fgtest-unwind.h"
 #pragma GCC diagnostic pop
-#include "budget.h"
+#include "base/budget.h"
+#include "base/macro.h"
 #include "fgd-clock.h"
 #include "fgd-loader.h"
-#include "fgd-proctab.h"
-#include "fgd-resolve.h"
-#include "fgd-symbols.h"
-#include "fgd-unwind.h"
-#include "folded.h"
-#include "macro.h"
+#include "profile/folded.h"
+#include "resolver/fgd-proctab.h"
+#include "resolver/fgd-resolve.h"
+#include "resolver/fgd-unwind.h"
+#include "symbols/fgd-symbols.h"
 #include "test.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 #define MAX_EMITTED 8
 

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "folded.h"
-#include "result.h"
+#include "profile/folded.h"
+#include "render/result.h"
 #include "test.h"
 
 struct sink {

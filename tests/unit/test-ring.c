@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ring.h"
+#include "perf/ring.h"
 #include "test.h"
 
 #define PAGE 4096

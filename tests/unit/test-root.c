@@ -9,9 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "container-test.h"
-#include "fgd-root.h"
-#include "macro.h"
+#include "symbols/fgd-root.h"
 #include "test.h"
 
 /* A path that exists only inside the child's root. */

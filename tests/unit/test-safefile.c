@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "macro.h"
-#include "safefile.h"
+#include "base/macro.h"
+#include "base/safefile.h"
 #include "test.h"
 
 /* A directory of the test's own, its descriptor and path. */

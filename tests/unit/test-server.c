@@ -15,12 +15,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "fgd-clock.h"
 #include "fgd-conf.h"
 #include "fgd-engine.h"
 #include "fgd-loop.h"
-#include "fgd-server.h"
-#include "macro.h"
+#include "server/fgd-server.h"
 #include "test.h"
 
 struct fixture {

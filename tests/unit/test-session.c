@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "macro.h"
-#include "session.h"
+#include "base/macro.h"
+#include "proto/session.h"
 #include "test.h"
 
 #define N_CMDS (FG_CMD_TOP + 1)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "slicefile.h"
+#include "storage/slicefile.h"
 #include "test.h"
 
 /* A slice of two processes, one without an exe, three stacks sharing frames. */

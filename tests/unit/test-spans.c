@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "spans.h"
+#include "storage/spans.h"
 #include "test.h"
 
 TEST(spans_that_overlap_or_abut_are_one)

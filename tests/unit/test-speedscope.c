@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "folded.h"
-#include "outbuf.h"
-#include "result.h"
-#include "speedscope.h"
+#include "profile/folded.h"
+#include "profile/speedscope.h"
+#include "render/outbuf.h"
+#include "render/result.h"
 #include "test.h"
 
 #define SCHEMA "https://www.speedscope.app/file-format-schema.json"
@@ -416,7 +416,7 @@ TEST(differential_is_refused)
 	fg_folded__free(f);
 }
 
-/* ---- through common/result, as fgd sends it ---- */
+/* ---- through common/render/result, as fgd sends it ---- */
 
 struct sink {
 	char *data;

@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "macro.h"
-#include "proto.h"
-#include "status.h"
+#include "base/macro.h"
+#include "proto/proto.h"
+#include "proto/status.h"
 #include "test.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);

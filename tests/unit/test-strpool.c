@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "strpool.h"
+#include "base/strpool.h"
 #include "test.h"
 
 TEST(interns_once_with_dense_ids)

@@ -11,13 +11,13 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "budget.h"
+#include "base/budget.h"
 #include "elf-test.h"
 #include "fgd-clock.h"
-#include "fgd-elf.h"
 #include "fgd-loader.h"
-#include "fgd-proctab.h"
-#include "fgd-symbols.h"
+#include "resolver/fgd-proctab.h"
+#include "symbols/fgd-elf.h"
+#include "symbols/fgd-symbols.h"
 #include "test.h"
 
 int fgtest_symbols_marker(int x);

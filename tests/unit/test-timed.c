@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lines.h"
-#include "perfscript.h"
+#include "profile/lines.h"
+#include "profile/perfscript.h"
+#include "profile/timed.h"
 #include "render-test.h"
-#include "timed.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
 
+#include "profile/top.h"
 #include "test.h"
-#include "top.h"
 
 /* Root's view: everything as stored. */
 static const struct fg_view root_view = { .uid = 0, .kernel_suffix = true };

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "folded.h"
+#include "profile/folded.h"
+#include "profile/transform.h"
 #include "test.h"
-#include "transform.h"
 
 struct sink {
 	char buf[16384];

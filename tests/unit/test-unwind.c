@@ -10,14 +10,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "budget.h"
+#include "base/budget.h"
+#include "base/macro.h"
 #include "fgd-clock.h"
-#include "fgd-proctab.h"
-#include "fgd-symbols.h"
-#include "fgd-unwind.h"
-#include "macro.h"
+#include "resolver/fgd-proctab.h"
+#include "resolver/fgd-unwind.h"
+#include "symbols/fgd-symbols.h"
 #include "test.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 /* ---- the pure walk, on made-up stacks ---- */
 

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "folded.h"
+#include "profile/folded.h"
+#include "profile/timed.h"
+#include "profile/view.h"
 #include "test.h"
-#include "timed.h"
-#include "view.h"
 
 static struct fg_folded *model_of(const char *text, bool sequence)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "selector.h"
+#include "proto/selector.h"
+#include "proto/when.h"
 #include "test.h"
-#include "when.h"
 
 /* 2024-03-10 12:34:56.000 UTC */
 #define NOW 1710074096000LL

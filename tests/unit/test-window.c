@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "folded.h"
-#include "slicefile.h"
+#include "profile/folded.h"
+#include "profile/timed.h"
+#include "profile/top.h"
+#include "storage/slicefile.h"
+#include "storage/window.h"
 #include "test.h"
-#include "timed.h"
-#include "top.h"
-#include "window.h"
 
 #define T0 1700000000000LL /* a multiple of 10 s */
 

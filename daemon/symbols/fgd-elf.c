@@ -1,0 +1,1895 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <elf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <lzma.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/macro.h"
+#include "symbols/fgd-elf.h"
+#include "unwind/ehframe.h"
+
+/* GNU build-ids are 20 bytes (sha1) or 16 (md5); anything past this is not one. */
+#define MAX_BUILD_ID 64
+/* Real objects have a handful of segments; the cap bounds what a crafted header costs. */
+#define MAX_LOADS 256
+/* A note segment holding a build-id is tiny; do not read megabytes looking for one. */
+#define MAX_NOTE_SIZE (1u << 20)
+#define MAX_SECTIONS (1u << 20)
+/*
+ * MiniDebugInfo (.gnu_debugdata) holds an xz-compressed ELF with only a
+ * symbol table: a few hundred KiB for the biggest libraries. The caps bound
+ * what a crafted section costs to inflate.
+ */
+#define MAX_DEBUGDATA_IN (16u << 20)
+#define MAX_DEBUGDATA_OUT (64u << 20)
+#define MAX_XZ_MEMORY (64u << 20)
+/*
+ * A mapped symbol table's pages are given back every this many symbols read
+ * (a few hundred KiB of it, and their names).
+ */
+#define DROP_EVERY_SYMS 16384
+/*
+ * PLT entries named per object. Programs and libraries import a few
+ * thousand functions, the biggest tens of thousands; the cap bounds what a
+ * crafted PLT section costs to walk and sort.
+ */
+#define MAX_PLT_ENTRIES (1u << 20)
+
+struct load {
+	uint64_t offset, filesz, vaddr;
+	bool exec;
+};
+
+/* [start, end) of ELF addresses */
+struct span {
+	uint64_t start, end;
+};
+
+struct fg_elf_syms {
+	uint64_t entry;  /* e_entry: where the kernel starts a program (0: none) */
+	uint64_t *start; /* owned; sorted, distinct */
+	uint64_t *end;   /* owned; parallel to start, exclusive */
+	uint32_t *name;  /* owned; parallel to start, offsets into names */
+	size_t n;
+	/*
+	 * owned; NULL: none. bucket[b] is how many symbols start below
+	 * start[0] + (b << bucket_shift), so the symbols starting in bucket b
+	 * are [bucket[b], bucket[b + 1]): see build_buckets().
+	 */
+	uint32_t *bucket;
+	size_t n_buckets;
+	unsigned bucket_shift;
+	uint32_t *alias_name; /* owned; names dropped as aliases, for find() */
+	uint32_t *alias_sym;  /* owned; the entry each one aliases */
+	size_t n_aliases;
+	char *names; /* owned arena of NUL-terminated names */
+	size_t names_len;
+	struct load *loads; /* owned */
+	size_t n_loads;
+	/* owned: the entries synthesized for PLT entries, which an adopted debug file's table keeps */
+	uint32_t *plt;
+	size_t n_plt;
+	/* owned; sorted, disjoint: functions of .eh_frame whose start no symbol covers */
+	struct span *unnamed;
+	size_t n_unnamed;
+	uint8_t build_id[MAX_BUILD_ID];
+	size_t build_id_len;
+	char debuglink[FG_ELF_MAX_DEBUGLINK]; /* empty: none */
+	uint32_t debuglink_crc;
+	bool has_dwarf;
+	enum fg_elf_source source;
+};
+
+/*
+ * The sections holding PLT entries, and the loader's slots for them: those
+ * perf and objdump read, and .iplt, where lld puts a static executable's
+ * calls to IFUNCs.
+ */
+enum { PLT, PLT_SEC, PLT_GOT, IPLT, N_PLT_SECTIONS };
+static const char *const plt_section_name[N_PLT_SECTIONS] = { ".plt", ".plt.sec", ".plt.got",
+							      ".iplt" };
+
+/* What the symbol pass needs of each section. */
+struct section {
+	uint64_t addr, end;
+	bool text;
+};
+
+/* A function symbol while loading. */
+struct pending {
+	uint64_t addr, end;
+	uint32_t name; /* offset into the loader's arena */
+	uint32_t name_len;
+	bool sized;
+	bool plt; /* synthesized for a PLT entry: a symbol of the object's own at its address wins */
+	bool ifunc; /* STT_GNU_IFUNC: names the PLT entries that reach it through R_X86_64_IRELATIVE */
+	uint8_t bind_rank; /* global 0, weak 1, local 2: lower wins among aliases */
+	uint8_t underscores;
+};
+
+struct loader {
+	Elf *elf;                       /* borrowed */
+	const struct fg_elf_file *file; /* borrowed: the mapped file elf reads, or NULL */
+	bool debug_file;          /* a separate debug file: its code sections are SHT_NOBITS */
+	bool layout_only;         /* segments and build-id, no symbols */
+	struct section *sections; /* owned */
+	size_t n_sections;
+	Elf_Scn *debugdata;           /* borrowed from elf: .gnu_debugdata, or NULL */
+	Elf_Scn *plt[N_PLT_SECTIONS]; /* borrowed from elf: the PLT sections found, or NULL */
+	struct pending *syms;         /* owned */
+	size_t n_syms, cap_syms;
+	size_t n_plt; /* of syms, how many are synthesized for PLT entries */
+	char *arena;  /* owned */
+	size_t arena_len, arena_cap;
+};
+
+static void loader_done(struct loader *l)
+{
+	free(l->sections);
+	free(l->syms);
+	free(l->arena);
+}
+
+struct fg_elf_syms *fg_elf_syms__free(struct fg_elf_syms *s)
+{
+	if (!s)
+		return NULL;
+	free(s->start);
+	free(s->end);
+	free(s->name);
+	free(s->bucket);
+	free(s->alias_name);
+	free(s->alias_sym);
+	free(s->names);
+	free(s->loads);
+	free(s->plt);
+	free(s->unnamed);
+	free(s);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_elf_syms *, fg_elf_syms__free);
+
+static void elf_endp(Elf **e)
+{
+	if (*e)
+		elf_end(*e);
+}
+
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
+static bool elf_ok;
+
+static void elf_init(void)
+{
+	elf_ok = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+bool fg_elf_ready(void)
+{
+	pthread_once(&elf_once, elf_init);
+	return elf_ok;
+}
+
+/*
+ * libelf keeps its own error codes, which are not part of its ABI, and sets
+ * no errno. What the C library left in errno still tells a failed read or
+ * allocation apart from a damaged file, so callers clear errno before each
+ * libelf call whose failure they convert here.
+ */
+static int elf_error(void)
+{
+	int e = errno;
+
+	(void)elf_errno(); /* consumed, so it does not leak into the next call */
+	return e == ENOMEM || e == EIO ? -e : -EINVAL;
+}
+
+static bool add_overflows(uint64_t a, uint64_t b)
+{
+	return a + b < a;
+}
+
+/* Copies the build-id out of one block of notes; returns 1 if found, else 0. */
+static int build_id_from_notes(Elf_Data *data, struct fg_elf_syms *s)
+{
+	GElf_Nhdr nh;
+	size_t off = 0, next, name_off, desc_off;
+
+	if (!data || !data->d_buf)
+		return 0;
+	/* gelf_getnote checks that name and descriptor lie within the data. */
+	while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const char *name = (const char *)data->d_buf + name_off;
+
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == sizeof(ELF_NOTE_GNU) &&
+		    memcmp(name, ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) == 0 && nh.n_descsz > 0 &&
+		    nh.n_descsz <= MAX_BUILD_ID) {
+			memcpy(s->build_id, (const uint8_t *)data->d_buf + desc_off, nh.n_descsz);
+			s->build_id_len = nh.n_descsz;
+			return 1;
+		}
+		if (next <= off)
+			break;
+		off = next;
+	}
+	return 0;
+}
+
+/* PT_LOAD table and, from PT_NOTE, the build-id. */
+static int read_segments(Elf *elf, const GElf_Ehdr *eh, struct fg_elf_syms *s)
+{
+	size_t phnum;
+
+	errno = 0;
+	if (elf_getphdrnum(elf, &phnum) < 0)
+		return elf_error();
+	/* libelf quietly shortens a table that runs past the end of the file. */
+	if ((eh->e_phnum != PN_XNUM && phnum < eh->e_phnum) || (phnum == 0 && eh->e_phnum != 0))
+		return -EINVAL;
+	if (phnum > MAX_SECTIONS)
+		return -EINVAL;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		errno = 0;
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return elf_error();
+		if (ph.p_type == PT_LOAD && ph.p_filesz > 0) {
+			if (add_overflows(ph.p_offset, ph.p_filesz) ||
+			    add_overflows(ph.p_vaddr, ph.p_filesz))
+				return -EINVAL;
+			if (s->n_loads == MAX_LOADS)
+				return -EINVAL;
+			if (!s->loads) {
+				s->loads = calloc(MIN(phnum, (size_t)MAX_LOADS), sizeof(*s->loads));
+				if (!s->loads)
+					return -ENOMEM;
+			}
+			s->loads[s->n_loads++] = (struct load){
+				.offset = ph.p_offset,
+				.filesz = ph.p_filesz,
+				.vaddr = ph.p_vaddr,
+				.exec = ph.p_flags & PF_X,
+			};
+		} else if (ph.p_type == PT_NOTE && s->build_id_len == 0 && ph.p_filesz > 0 &&
+			   ph.p_filesz <= MAX_NOTE_SIZE) {
+			Elf_Data *d;
+
+			/* Bounds-checked against the file by libelf; a bad note is just skipped. */
+			d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+						 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+			if (d)
+				(void)build_id_from_notes(d, s);
+			else
+				(void)elf_errno();
+		}
+	}
+	return 0;
+}
+
+/*
+ * .gnu_debuglink: a file name, NUL, padding to 4 bytes, then the CRC32 of
+ * the debug file in the object's byte order. The name is only ever looked
+ * up in debug directories, so one that could leave them is refused.
+ */
+static void read_debuglink(Elf *elf, Elf_Scn *scn, struct fg_elf_syms *s)
+{
+	const unsigned char *ident;
+	const uint8_t *p, *crc;
+	Elf_Data *d;
+	size_t len;
+
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf) {
+		(void)elf_errno();
+		return;
+	}
+	p = d->d_buf;
+	len = strnlen((const char *)p, MIN(d->d_size, sizeof(s->debuglink)));
+	if (len == 0 || len >= sizeof(s->debuglink) || len >= d->d_size)
+		return;
+	if (memchr(p, '/', len) || strcmp((const char *)p, ".") == 0 ||
+	    strcmp((const char *)p, "..") == 0)
+		return;
+	if (ALIGN_TO(len + 1, (size_t)4) + 4 > d->d_size)
+		return;
+	ident = (const unsigned char *)elf_getident(elf, NULL);
+	if (!ident)
+		return;
+	crc = p + ALIGN_TO(len + 1, (size_t)4);
+	if (ident[EI_DATA] == ELFDATA2MSB)
+		s->debuglink_crc = (uint32_t)crc[0] << 24 | (uint32_t)crc[1] << 16 |
+				   (uint32_t)crc[2] << 8 | crc[3];
+	else
+		s->debuglink_crc = (uint32_t)crc[3] << 24 | (uint32_t)crc[2] << 16 |
+				   (uint32_t)crc[1] << 8 | crc[0];
+	memcpy(s->debuglink, p, len + 1);
+}
+
+/*
+ * Section table, the symbol tables, and (if the segments had none) the
+ * build-id from SHT_NOTE sections; also the optional sections that lead to
+ * more symbols: .gnu_debuglink, .gnu_debugdata and .debug_info.
+ */
+static int read_sections(struct loader *l, const GElf_Ehdr *eh, struct fg_elf_syms *s,
+			 Elf_Scn **ret_symtab, Elf_Scn **ret_dynsym)
+{
+	Elf_Scn *symtab = NULL, *dynsym = NULL, *scn = NULL;
+	size_t shnum, shstrndx;
+	bool names;
+
+	errno = 0;
+	if (elf_getshdrnum(l->elf, &shnum) < 0)
+		return elf_error();
+	/* Section names only find optional sections: without them, those are just absent. */
+	names = elf_getshdrstrndx(l->elf, &shstrndx) == 0;
+	if (!names)
+		(void)elf_errno();
+	/* libelf reports a section table cut off by the end of the file as no table at all. */
+	if ((shnum == 0 && eh->e_shoff != 0) || shnum < eh->e_shnum)
+		return -EINVAL;
+	if (shnum > MAX_SECTIONS)
+		return -EINVAL;
+	if (shnum > 0) {
+		l->sections = calloc(shnum, sizeof(*l->sections));
+		if (!l->sections)
+			return -ENOMEM;
+	}
+	l->n_sections = shnum;
+
+	while ((scn = elf_nextscn(l->elf, scn))) {
+		size_t idx = elf_ndxscn(scn);
+		GElf_Shdr sh;
+
+		errno = 0;
+		if (!gelf_getshdr(scn, &sh))
+			return elf_error();
+		if (idx >= shnum)
+			return -EINVAL;
+		/* A debug file keeps the section headers of the code it describes, not the code. */
+		if ((sh.sh_flags & SHF_EXECINSTR) && (sh.sh_flags & SHF_ALLOC) &&
+		    (sh.sh_type != SHT_NOBITS || l->debug_file) &&
+		    !add_overflows(sh.sh_addr, sh.sh_size))
+			l->sections[idx] = (struct section){
+				.addr = sh.sh_addr,
+				.end = sh.sh_addr + sh.sh_size,
+				.text = true,
+			};
+		if (sh.sh_type == SHT_SYMTAB && !symtab)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM && !dynsym)
+			dynsym = scn;
+		else if (sh.sh_type == SHT_NOTE && s->build_id_len == 0 &&
+			 sh.sh_size <= MAX_NOTE_SIZE) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+
+			if (d)
+				(void)build_id_from_notes(d, s);
+			else
+				(void)elf_errno();
+		} else if (names && sh.sh_type != SHT_NOBITS) {
+			const char *name = elf_strptr(l->elf, shstrndx, sh.sh_name);
+
+			if (!name)
+				(void)elf_errno();
+			else if (strcmp(name, ".gnu_debuglink") == 0 && !s->debuglink[0])
+				read_debuglink(l->elf, scn, s);
+			else if (strcmp(name, ".gnu_debugdata") == 0 && !l->debugdata)
+				l->debugdata = scn;
+			else if (strcmp(name, ".debug_info") == 0 && sh.sh_size > 0)
+				s->has_dwarf = true;
+			else if (sh.sh_flags & SHF_EXECINSTR)
+				for (size_t k = 0; k < N_PLT_SECTIONS; k++)
+					if (!l->plt[k] && strcmp(name, plt_section_name[k]) == 0)
+						l->plt[k] = scn;
+		}
+	}
+	*ret_symtab = symtab;
+	*ret_dynsym = dynsym;
+	return 0;
+}
+
+/* The SHT_SYMTAB_SHNDX section extending symtab, if any (objects with > 65279 sections). */
+static Elf_Data *find_shndx(Elf *elf, Elf_Scn *symtab)
+{
+	size_t want = elf_ndxscn(symtab);
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB_SHNDX && sh.sh_link == want)
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+static uint8_t bind_rank(unsigned char bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
+/*
+ * Room for one more symbol and name_bytes more of names in the arena
+ * (which may move): 0, -E2BIG past the caps, or -ENOMEM.
+ */
+static int reserve_symbol(struct loader *l, size_t name_bytes)
+{
+	int r;
+
+	if (l->n_syms >= FG_ELF_MAX_SYMS || l->arena_len + name_bytes > UINT32_MAX)
+		return -E2BIG;
+	r = FG_GROW(l->arena, l->arena_cap, l->arena_len + name_bytes);
+	if (r < 0)
+		return r;
+	return FG_GROW(l->syms, l->cap_syms, l->n_syms + 1);
+}
+
+/* Collects the function symbols of one table. Returns how many, or a negative errno. */
+static int read_symbols(struct loader *l, Elf_Scn *scn)
+{
+	Elf_Data *data, *shndx;
+	GElf_Shdr sh;
+	size_t nsyms, symsize, before = l->n_syms;
+	int r;
+
+	errno = 0;
+	if (!gelf_getshdr(scn, &sh))
+		return elf_error();
+	errno = 0;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return elf_error();
+	symsize = gelf_fsize(l->elf, ELF_T_SYM, 1, EV_CURRENT);
+	/* An empty (SHT_NOBITS-like) or unlinked table contributes nothing; dynsym may still. */
+	if (!data->d_buf || symsize == 0 || sh.sh_link == 0 || sh.sh_link >= l->n_sections)
+		return 0;
+	nsyms = data->d_size / symsize;
+	if (nsyms > INT32_MAX)
+		return -E2BIG;
+	shndx = find_shndx(l->elf, scn);
+
+	for (size_t i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		Elf32_Word xndx = 0;
+		const struct section *sec;
+		const char *name;
+		struct pending *p;
+		size_t len, secidx;
+		uint8_t us = 0;
+
+		/* Fails for an entry past a short SHT_SYMTAB_SHNDX: skip that one symbol. */
+		if (!gelf_getsymshndx(data, shndx, (int)i, &sym, &xndx)) {
+			(void)elf_errno();
+			continue;
+		}
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+		    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_name == 0 || sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (sym.st_shndx == SHN_XINDEX)
+			secidx = shndx ? xndx : 0;
+		/* absolute or common: not code in this object */
+		else if (sym.st_shndx >= SHN_LORESERVE)
+			continue;
+		else
+			secidx = sym.st_shndx;
+		if (secidx == 0 || secidx >= l->n_sections)
+			continue;
+		sec = &l->sections[secidx];
+		if (!sec->text || sym.st_value < sec->addr || sym.st_value >= sec->end)
+			continue;
+
+		/* elf_strptr checks the offset and that the string ends inside the table. */
+		name = elf_strptr(l->elf, sh.sh_link, sym.st_name);
+		if (!name) {
+			(void)elf_errno();
+			continue;
+		}
+		/*
+		 * A static symbol table spells symbol versions into the name
+		 * (glibc's "__libc_start_main@@GLIBC_2.34"); the function is the
+		 * part before them, as .dynsym names it. Versions of one function
+		 * then meet as aliases.
+		 */
+		len = strcspn(name, "@");
+		if (len == 0)
+			continue;
+
+		r = reserve_symbol(l, len + 1);
+		if (r < 0)
+			return r;
+		memcpy(l->arena + l->arena_len, name, len);
+		l->arena[l->arena_len + len] = '\0';
+		while (us < len && us < UINT8_MAX && name[us] == '_')
+			us++;
+
+		p = &l->syms[l->n_syms++];
+		*p = (struct pending){
+			.addr = sym.st_value,
+			.name = (uint32_t)l->arena_len,
+			.name_len = (uint32_t)len,
+			.sized = sym.st_size > 0,
+			.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC,
+			.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info)),
+			.underscores = us,
+		};
+		/* Both bounded by the section end, which is above addr, so no overflow. */
+		p->end = sym.st_size > 0 && sym.st_size < sec->end - sym.st_value ?
+				 sym.st_value + sym.st_size :
+				 sec->end;
+		l->arena_len += len + 1;
+		/*
+		 * A mapped file's table and names are read once, in order: the
+		 * pages read so far go back, so they are never all resident at
+		 * once (a big C++ program has tens of MiB of them).
+		 */
+		if (l->file && i % DROP_EVERY_SYMS == 0)
+			fg_elf_file_drop_pages(l->file);
+	}
+	return (int)(l->n_syms - before);
+}
+
+/* Total order: address, then the alias preference documented in fgd-elf.h. */
+static int pending_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct pending *x = a, *y = b;
+	const char *arena = ctx;
+	int c;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->plt != y->plt)
+		return x->plt ? 1 : -1;
+	if (x->sized != y->sized)
+		return x->sized ? -1 : 1;
+	if (x->bind_rank != y->bind_rank)
+		return x->bind_rank < y->bind_rank ? -1 : 1;
+	if (x->underscores != y->underscores)
+		return x->underscores < y->underscores ? -1 : 1;
+	if (x->name_len != y->name_len)
+		return x->name_len < y->name_len ? -1 : 1;
+	c = memcmp(arena + x->name, arena + y->name, x->name_len);
+	if (c != 0)
+		return c;
+	/* The same name twice: the smaller extent, so the choice never depends on table order. */
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/*
+ * A lookup's binary search over a big program's table (cc1plus's has
+ * 29,746 functions) is some 15 dependent reads, most of them cache misses.
+ * Buckets of 2^shift bytes of the table's span, no more of them than
+ * symbols, say which symbols start in each: a lookup searches its bucket,
+ * a symbol or two. They cost 4 bytes a symbol at most; tables too small
+ * to need them, or no memory for them, leave them out and lookups search
+ * the whole table.
+ */
+static void build_buckets(struct fg_elf_syms *s)
+{
+	const uint64_t base = s->start[0], span = s->start[s->n - 1] - base;
+	unsigned shift = 4;
+	size_t nb, i = 0;
+
+	if (s->n < 64 || s->n > UINT32_MAX)
+		return;
+	while ((span >> shift) >= s->n)
+		shift++;
+	/* Buckets 0 to span >> shift, each with a start within span, and the end of the last. */
+	nb = (size_t)(span >> shift) + 2;
+	s->bucket = malloc(nb * sizeof(*s->bucket));
+	if (!s->bucket)
+		return;
+	for (size_t b = 0; b + 1 < nb; b++) {
+		while (i < s->n && s->start[i] - base < (uint64_t)b << shift)
+			i++;
+		s->bucket[b] = (uint32_t)i;
+	}
+	s->bucket[nb - 1] = (uint32_t)s->n;
+	s->n_buckets = nb;
+	s->bucket_shift = shift;
+}
+
+/* Sorts, collapses aliases and fixes the extents of zero-size symbols into s. */
+static int build(struct loader *l, struct fg_elf_syms *s)
+{
+	size_t n = 0, n_aliases = 0, off = 0;
+
+	if (l->n_syms == 0)
+		return 0;
+	qsort_r(l->syms, l->n_syms, sizeof(*l->syms), pending_cmp, l->arena);
+	for (size_t i = 1; i < l->n_syms; i++)
+		n_aliases += l->syms[i].addr == l->syms[i - 1].addr;
+	n = l->n_syms - n_aliases;
+
+	s->start = malloc(n * sizeof(*s->start));
+	s->end = malloc(n * sizeof(*s->end));
+	s->name = malloc(n * sizeof(*s->name));
+	/*
+	 * Every name is kept, aliases included, so the arena is handed over as
+	 * is, cut to its length: no second copy of the names at the peak of the
+	 * load (a big block shrinks in place, with mremap).
+	 */
+	s->names = realloc(l->arena, l->arena_len);
+	if (s->names)
+		l->arena = NULL, l->arena_cap = 0;
+	if (n_aliases > 0) {
+		s->alias_name = malloc(n_aliases * sizeof(*s->alias_name));
+		s->alias_sym = malloc(n_aliases * sizeof(*s->alias_sym));
+		if (!s->alias_name || !s->alias_sym)
+			return -ENOMEM;
+	}
+	if (l->n_plt > 0) {
+		s->plt = malloc(l->n_plt * sizeof(*s->plt));
+		if (!s->plt)
+			return -ENOMEM;
+	}
+	if (!s->start || !s->end || !s->name || !s->names)
+		return -ENOMEM;
+	s->names_len = l->arena_len;
+
+	n = 0;
+	for (size_t i = 0; i < l->n_syms; i++) {
+		const struct pending *p = &l->syms[i];
+
+		if (n > 0 && s->start[n - 1] == p->addr) {
+			s->alias_name[off] = p->name;
+			s->alias_sym[off++] = (uint32_t)(n - 1);
+			continue;
+		}
+		s->start[n] = p->addr;
+		s->end[n] = p->end;
+		s->name[n] = p->name;
+		if (p->plt)
+			s->plt[s->n_plt++] = (uint32_t)n;
+		n++;
+	}
+	/* A zero-size symbol ends at the next one; its end is already its section's end. */
+	for (size_t i = 0, j = 0; i < l->n_syms; i++) {
+		const struct pending *p = &l->syms[i];
+
+		if (i > 0 && l->syms[i - 1].addr == p->addr)
+			continue;
+		if (!p->sized && j + 1 < n)
+			s->end[j] = MIN(s->end[j], s->start[j + 1]);
+		j++;
+	}
+	s->n = n;
+	s->n_aliases = n_aliases;
+	build_buckets(s);
+	return 0;
+}
+
+/* Inflates one xz stream into *ret (caller frees), refusing more than MAX_DEBUGDATA_OUT bytes. */
+static int xz_decode(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	_cleanup_free_ uint8_t *out = NULL;
+	size_t cap = 0;
+	lzma_ret lr;
+	int r = 0;
+
+	if (len == 0 || len > MAX_DEBUGDATA_IN)
+		return -EINVAL;
+	/* The memory limit bounds the dictionary a crafted header can ask for. */
+	lr = lzma_stream_decoder(&strm, MAX_XZ_MEMORY, 0);
+	if (lr != LZMA_OK)
+		return lr == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
+	strm.next_in = in;
+	strm.avail_in = len;
+	for (;;) {
+		if (strm.avail_out == 0) {
+			size_t ncap = cap ? MIN(cap * 2, (size_t)MAX_DEBUGDATA_OUT) :
+					    MIN(len * 4 + 4096, (size_t)MAX_DEBUGDATA_OUT);
+			uint8_t *n;
+
+			if (ncap <= cap) {
+				r = -E2BIG;
+				break;
+			}
+			n = realloc(out, ncap);
+			if (!n) {
+				r = -ENOMEM;
+				break;
+			}
+			out = n;
+			strm.next_out = out + cap;
+			strm.avail_out = ncap - cap;
+			cap = ncap;
+		}
+		lr = lzma_code(&strm, LZMA_FINISH);
+		if (lr == LZMA_STREAM_END)
+			break;
+		if (lr != LZMA_OK) {
+			r = lr == LZMA_MEM_ERROR      ? -ENOMEM :
+			    lr == LZMA_MEMLIMIT_ERROR ? -E2BIG :
+							-EINVAL;
+			break;
+		}
+	}
+	*ret_len = (size_t)strm.total_out;
+	lzma_end(&strm);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(out);
+	return 0;
+}
+
+static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s);
+
+/*
+ * Reads the symbol table of the ELF image an xz stream inflates to into m
+ * (a loader for a debug file). Returns how many function symbols, or a
+ * negative errno.
+ */
+static int collect_xz(const uint8_t *xz, size_t len, struct loader *m)
+{
+	/* Declared before elf so it is freed after elf_end(). */
+	_cleanup_free_ uint8_t *image = NULL;
+	_cleanup_(elf_endp) Elf *elf = NULL;
+	struct fg_elf_syms scratch = {}; /* the image's build-id and links are not ours */
+	size_t image_len = 0;
+	int r;
+
+	r = xz_decode(xz, len, &image, &image_len);
+	if (r < 0)
+		return r;
+	if (image_len == 0)
+		return -ENOEXEC;
+	errno = 0;
+	elf = elf_memory((char *)image, image_len);
+	if (!elf)
+		return elf_error();
+	m->elf = elf;
+	r = collect(elf, m, &scratch);
+	m->elf = NULL;
+	return r < 0 ? r : (int)m->n_syms;
+}
+
+/* Appends m's function symbols to l's. */
+static int merge(struct loader *l, const struct loader *m)
+{
+	int r;
+
+	if (l->n_syms + m->n_syms > FG_ELF_MAX_SYMS)
+		return -E2BIG;
+	if (l->arena_len + m->arena_len > UINT32_MAX)
+		return -E2BIG;
+	r = FG_GROW(l->arena, l->arena_cap, l->arena_len + m->arena_len);
+	if (r < 0)
+		return r;
+	r = FG_GROW(l->syms, l->cap_syms, l->n_syms + m->n_syms);
+	if (r < 0)
+		return r;
+	if (m->arena_len)
+		memcpy(l->arena + l->arena_len, m->arena, m->arena_len);
+	for (size_t i = 0; i < m->n_syms; i++) {
+		l->syms[l->n_syms] = m->syms[i];
+		l->syms[l->n_syms++].name += (uint32_t)l->arena_len;
+	}
+	l->arena_len += m->arena_len;
+	return 0;
+}
+
+/*
+ * MiniDebugInfo: the local functions .dynsym lacks, as the .symtab of an
+ * xz-compressed ELF image in .gnu_debugdata. Returns how many, or a
+ * negative errno.
+ */
+static int read_minidebuginfo(struct loader *l)
+{
+	_cleanup_(loader_done) struct loader m = { .debug_file = true };
+	Elf_Data *d;
+	GElf_Shdr sh;
+	int r;
+
+	if (!gelf_getshdr(l->debugdata, &sh) || sh.sh_size == 0 || sh.sh_size > MAX_DEBUGDATA_IN)
+		return -EINVAL;
+	errno = 0;
+	d = elf_getdata(l->debugdata, NULL);
+	if (!d || !d->d_buf)
+		return elf_error();
+	r = collect_xz(d->d_buf, d->d_size, &m);
+	if (r <= 0)
+		return r;
+	r = merge(l, &m);
+	return r < 0 ? r : (int)m.n_syms;
+}
+
+/* ---- PLT entries ---- */
+
+/* One PLT entry while the relocation of the GOT slot it jumps through is looked for. */
+struct plt_entry {
+	uint64_t addr, slot;
+	uint32_t size;
+	uint32_t name; /* offset into the loader's arena, valid once name_len > 0 */
+	uint32_t name_len;
+	uint8_t section; /* PLT, PLT_SEC, ... */
+};
+
+/*
+ * Appends a synthesized symbol [addr, end) named name[0, len), with "@plt"
+ * after it when plt_suffix is set. name may point into the arena. Returns
+ * the new symbol's name offset in the arena, or -E2BIG or -ENOMEM.
+ */
+static int64_t add_plt_symbol(struct loader *l, uint64_t addr, uint64_t end, const char *name,
+			      size_t len, bool plt_suffix)
+{
+	static const char suffix[] = "@plt";
+	size_t total = len + (plt_suffix ? sizeof(suffix) - 1 : 0), from = SIZE_MAX;
+	uint32_t off = (uint32_t)l->arena_len;
+	int r;
+
+	/* Growing the arena moves it: a name inside it is found again by its offset. */
+	if (l->arena && (uintptr_t)name - (uintptr_t)l->arena < l->arena_len)
+		from = (size_t)((uintptr_t)name - (uintptr_t)l->arena);
+	r = reserve_symbol(l, total + 1);
+	if (r < 0)
+		return r;
+	if (from != SIZE_MAX)
+		name = l->arena + from;
+	memmove(l->arena + off, name, len);
+	if (plt_suffix)
+		memcpy(l->arena + off + len, suffix, sizeof(suffix) - 1);
+	l->arena[off + total] = '\0';
+	l->syms[l->n_syms++] = (struct pending){
+		.addr = addr,
+		.end = end,
+		.name = off,
+		.name_len = (uint32_t)total,
+		.sized = true,
+		.plt = true,
+	};
+	l->n_plt++;
+	l->arena_len += total + 1;
+	return off;
+}
+
+/*
+ * The GOT slot the x86-64 PLT entry at addr jumps through: "jmp
+ * *disp32(%rip)", after an endbr64 and a bnd prefix when present, as
+ * binutils, lld and perf lay them out. False for anything else, such as
+ * PLT0 and the lazy-binding stubs of an IBT .plt (which push and jump).
+ */
+static bool x86_64_plt_slot(const uint8_t *p, size_t len, uint64_t addr, uint64_t *ret_slot)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t n = 0;
+	uint32_t disp;
+
+	if (len >= sizeof(endbr64) && memcmp(p, endbr64, sizeof(endbr64)) == 0)
+		n = sizeof(endbr64);
+	if (n < len && p[n] == 0xf2)
+		n++;
+	if (len < n + 6 || p[n] != 0xff || p[n + 1] != 0x25)
+		return false;
+	/* Code is little-endian whatever the ELF header claims. */
+	disp = (uint32_t)p[n + 2] | (uint32_t)p[n + 3] << 8 | (uint32_t)p[n + 4] << 16 |
+	       (uint32_t)p[n + 5] << 24;
+	/* From the end of the instruction, wrapping as the CPU does. */
+	*ret_slot = addr + n + 6 + (uint64_t)(int64_t)(int32_t)disp;
+	return true;
+}
+
+static int plt_slot_cmp(const void *a, const void *b)
+{
+	const struct plt_entry *x = a, *y = b;
+
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Every entry of the PLT sections that jumps through a GOT slot, into *ret (caller frees). */
+static int plt_entries(struct loader *l, bool class32, struct plt_entry **ret, size_t *ret_n)
+{
+	_cleanup_free_ struct plt_entry *e = NULL;
+	size_t n = 0, cap = 0;
+	int r;
+
+	for (size_t k = 0; k < N_PLT_SECTIONS; k++) {
+		const uint8_t *p;
+		uint64_t entsize, size;
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!l->plt[k] || !gelf_getshdr(l->plt[k], &sh) || sh.sh_type == SHT_NOBITS ||
+		    add_overflows(sh.sh_addr, sh.sh_size))
+			continue;
+		/* As perf reads them: entries of sh_entsize bytes, or else as the alignment says. */
+		entsize = sh.sh_entsize == 8 || sh.sh_entsize == 16 ? sh.sh_entsize :
+			  sh.sh_addralign == 8                      ? 8 :
+								      16;
+		d = elf_getdata(l->plt[k], NULL);
+		if (!d || !d->d_buf || d->d_off != 0) {
+			(void)elf_errno();
+			continue;
+		}
+		p = d->d_buf;
+		size = MIN((uint64_t)d->d_size, sh.sh_size);
+		for (uint64_t off = 0; size >= entsize && off <= size - entsize; off += entsize) {
+			uint64_t slot;
+
+			if (!x86_64_plt_slot(p + off, entsize, sh.sh_addr + off, &slot))
+				continue;
+			if (n == MAX_PLT_ENTRIES)
+				return -E2BIG;
+			r = FG_GROW(e, cap, n + 1);
+			if (r < 0)
+				return r;
+			e[n++] = (struct plt_entry){
+				.addr = sh.sh_addr + off,
+				.slot = class32 ? (uint32_t)slot : slot,
+				.size = (uint32_t)entsize,
+				.section = (uint8_t)k,
+			};
+		}
+	}
+	if (n > 1)
+		qsort(e, n, sizeof(*e), plt_slot_cmp);
+	*ret = TAKE_PTR(e);
+	*ret_n = n;
+	return 0;
+}
+
+/*
+ * The name of an IFUNC among the function symbols at addr (an
+ * R_X86_64_IRELATIVE addend: the resolver, whose address the IFUNC
+ * symbol holds): the alias a lookup there returns, or NULL. The first
+ * n_sorted symbols of l are sorted, and searched.
+ */
+static const char *ifunc_at(const struct loader *l, size_t n_sorted, uint64_t addr)
+{
+	size_t lo = 0, hi = n_sorted;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->syms[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n_sorted && l->syms[i].addr == addr; i++)
+		if (l->syms[i].ifunc)
+			return l->arena + l->syms[lo].name;
+	return NULL;
+}
+
+/* The symbol data a relocation section's sh_link names: .dynsym (.symtab when static), or NULL. */
+static Elf_Data *reloc_symbols(struct loader *l, const GElf_Shdr *rel, GElf_Shdr *ret_sh)
+{
+	Elf_Scn *scn;
+
+	if (rel->sh_link == 0 || rel->sh_link >= l->n_sections)
+		return NULL;
+	scn = elf_getscn(l->elf, rel->sh_link);
+	if (!scn || !gelf_getshdr(scn, ret_sh) ||
+	    (ret_sh->sh_type != SHT_DYNSYM && ret_sh->sh_type != SHT_SYMTAB))
+		return NULL;
+	return elf_getdata(scn, NULL);
+}
+
+/*
+ * Names the entries e[0, n) that jump through the slot of e[0], and are
+ * still unnamed, "<name>@plt". Returns how many, or -E2BIG or -ENOMEM.
+ */
+static int name_slot(struct loader *l, struct plt_entry *e, size_t n, const char *name, size_t len)
+{
+	bool suffix = true;
+	int named = 0;
+
+	for (size_t j = 0; j < n && e[j].slot == e[0].slot; j++) {
+		int64_t off;
+
+		if (e[j].name_len > 0)
+			continue;
+		off = add_plt_symbol(l, e[j].addr, e[j].addr + e[j].size, name, len, suffix);
+		if (off < 0)
+			return (int)off;
+		e[j].name = (uint32_t)off;
+		e[j].name_len = l->syms[l->n_syms - 1].name_len;
+		named++;
+		/* The next one takes the name just made, "@plt" and all, from where it is now. */
+		name = l->arena + off;
+		len = e[j].name_len;
+		suffix = false;
+	}
+	return named;
+}
+
+/* What naming PLT entries from relocations keeps from one section to the next. */
+struct plt_naming {
+	struct plt_entry *e; /* borrowed; sorted by slot */
+	size_t n;
+	size_t unnamed;
+	size_t n_sorted; /* how many of the loader's symbols are sorted, for ifunc_at() */
+	bool sorted;
+};
+
+/* Relocation i of d, an SHT_RELA section's data; false if it cannot be read. */
+static bool rela_at(Elf *elf, Elf_Data *d, size_t i, GElf_Rela *ret)
+{
+	Elf64_Rela r;
+
+	/*
+	 * Read in place when libelf has it as the native structs (.rela.dyn of
+	 * a big C++ library holds hundreds of thousands), bounds checked here.
+	 */
+	if (gelf_getclass(elf) == ELFCLASS64 && d->d_type == ELF_T_RELA) {
+		if (i >= d->d_size / sizeof(r))
+			return false;
+		memcpy(&r, (const uint8_t *)d->d_buf + i * sizeof(r), sizeof(r));
+		*ret = (GElf_Rela){ .r_offset = r.r_offset,
+				    .r_info = r.r_info,
+				    .r_addend = r.r_addend };
+		return true;
+	}
+	if (i > INT32_MAX || !gelf_getrela(d, (int)i, ret))
+		return (void)elf_errno(), false;
+	return true;
+}
+
+/*
+ * Names the entries whose GOT slots the relocations of scn apply to: the
+ * symbol of a JUMP_SLOT or GLOB_DAT relocation, the IFUNC an IRELATIVE one
+ * calls. An entry keeps the first name found.
+ */
+static int name_from_relocs(struct loader *l, Elf_Scn *scn, const GElf_Shdr *sh,
+			    struct plt_naming *pn)
+{
+	size_t relsize = gelf_fsize(l->elf, ELF_T_RELA, 1, EV_CURRENT), nrel;
+	GElf_Shdr symsh = {};
+	Elf_Data *d, *symd;
+	int r;
+
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || relsize == 0) {
+		(void)elf_errno();
+		return 0;
+	}
+	symd = reloc_symbols(l, sh, &symsh);
+	nrel = d->d_size / relsize;
+	for (size_t i = 0; i < nrel && pn->unnamed > 0; i++) {
+		const char *name = NULL;
+		size_t lo = 0, hi = pn->n;
+		uint64_t type, symidx;
+		GElf_Rela rela;
+
+		if (!rela_at(l->elf, d, i, &rela))
+			continue;
+		type = GELF_R_TYPE(rela.r_info);
+		symidx = GELF_R_SYM(rela.r_info);
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
+		    type != R_X86_64_IRELATIVE)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (pn->e[mid].slot < rela.r_offset)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == pn->n || pn->e[lo].slot != rela.r_offset)
+			continue;
+
+		if (symidx != 0 && symd && symidx <= INT32_MAX) {
+			GElf_Sym sym;
+
+			/* gelf_getsym checks the index, elf_strptr the name's offset and end. */
+			if (gelf_getsym(symd, (int)symidx, &sym) && sym.st_name != 0)
+				name = elf_strptr(l->elf, symsh.sh_link, sym.st_name);
+			if (!name)
+				(void)elf_errno();
+		} else if (symidx == 0 && type == R_X86_64_IRELATIVE) {
+			/*
+			 * Sorted once, and only for objects that call their own
+			 * IFUNCs (libc); the entries named after stay behind.
+			 */
+			if (!pn->sorted) {
+				if (l->n_syms > 1)
+					qsort_r(l->syms, l->n_syms, sizeof(*l->syms), pending_cmp,
+						l->arena);
+				pn->n_sorted = l->n_syms;
+				pn->sorted = true;
+			}
+			name = ifunc_at(l, pn->n_sorted, rela.r_addend);
+		}
+		/* A version spelled into the name is not part of it, as in read_symbols(). */
+		if (!name || name[0] == '@' || name[0] == '\0')
+			continue;
+		r = name_slot(l, pn->e + lo, pn->n - lo, name, strcspn(name, "@"));
+		if (r < 0)
+			return r;
+		pn->unnamed -= MIN((size_t)r, pn->unnamed);
+	}
+	return 0;
+}
+
+/*
+ * Names the entries (sorted by slot) from the dynamic relocations of their
+ * GOT slots. Those of the sections that apply to one section (sh_info:
+ * .rela.plt, for .got.plt) first, which name the entries of .plt and
+ * .plt.sec; the rest (.rela.dyn) only if an entry is still unnamed (as one
+ * of .plt.got is): a big library's .rela.dyn is megabytes of relocations of
+ * its data.
+ */
+static int plt_name_entries(struct loader *l, struct plt_entry *e, size_t n)
+{
+	struct plt_naming pn = { .e = e, .n = n, .unnamed = n };
+	int r;
+
+	for (int pass = 0; pass < 2; pass++) {
+		Elf_Scn *scn = NULL;
+
+		while (pn.unnamed > 0 && (scn = elf_nextscn(l->elf, scn))) {
+			GElf_Shdr sh;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+			    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_info != 0) != (pass == 0))
+				continue;
+			r = name_from_relocs(l, scn, &sh, &pn);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* Drops the synthesized symbols from l: a PLT that could not be read whole adds nothing. */
+static void drop_plt_symbols(struct loader *l, size_t arena_len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n_syms; i++)
+		if (!l->syms[i].plt)
+			l->syms[n++] = l->syms[i];
+	l->n_syms = n;
+	l->n_plt = 0;
+	l->arena_len = arena_len;
+}
+
+/*
+ * Synthesizes the symbols of an x86-64 object's PLT entries, each one
+ * entry long: "<name>@plt" for an entry whose GOT slot a dynamic
+ * relocation names, and ".plt" for what of .plt comes before its first
+ * named entry: PLT0, or all of .plt when calls go through .plt.sec and
+ * .plt holds only the lazy-binding stubs (perf's names and extents).
+ * Returns how many, or a negative errno, and then adds none.
+ */
+static int read_plt(struct loader *l, const GElf_Ehdr *eh)
+{
+	_cleanup_free_ struct plt_entry *e = NULL;
+	size_t n = 0, arena_len = l->arena_len;
+	GElf_Shdr sh;
+	int64_t r;
+
+	if (eh->e_machine != EM_X86_64)
+		return 0;
+	r = plt_entries(l, gelf_getclass(l->elf) == ELFCLASS32, &e, &n);
+	if (r >= 0 && n > 0)
+		r = plt_name_entries(l, e, n);
+	if (r >= 0 && l->plt[PLT] && gelf_getshdr(l->plt[PLT], &sh) && sh.sh_type != SHT_NOBITS &&
+	    sh.sh_size > 0 && !add_overflows(sh.sh_addr, sh.sh_size)) {
+		uint64_t first = sh.sh_addr + sh.sh_size;
+
+		for (size_t i = 0; i < n; i++)
+			if (e[i].section == PLT && e[i].name_len > 0)
+				first = MIN(first, e[i].addr);
+		if (first > sh.sh_addr)
+			r = add_plt_symbol(l, sh.sh_addr, first, ".plt", strlen(".plt"), false);
+	}
+	if (r < 0) {
+		drop_plt_symbols(l, arena_len);
+		return (int)r;
+	}
+	return (int)l->n_plt;
+}
+
+/*
+ * Adds the PLT symbols synthesized when from was loaded to l, which reads
+ * from's separate debug file: its code sections, PLT included, are empty.
+ */
+static int keep_plt_symbols(struct loader *l, const struct fg_elf_syms *from)
+{
+	for (size_t i = 0; i < from->n_plt; i++) {
+		size_t k = from->plt[i];
+		const char *name = from->names + from->name[k];
+		int64_t r =
+			add_plt_symbol(l, from->start[k], from->end[k], name, strlen(name), false);
+
+		if (r < 0)
+			return (int)r;
+	}
+	return 0;
+}
+
+/* Everything of one object but the final table: segments, sections, symbols into l. */
+static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s)
+{
+	Elf_Scn *symtab, *dynsym;
+	GElf_Ehdr eh;
+	int r;
+
+	if (elf_kind(elf) != ELF_K_ELF)
+		return -ENOEXEC;
+	errno = 0;
+	if (!gelf_getehdr(elf, &eh))
+		return elf_error();
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
+		return -ENOEXEC;
+
+	/*
+	 * A debug file's program headers describe the object it came from, not
+	 * its own bytes: its build-id is read from its note sections instead.
+	 */
+	if (!l->debug_file) {
+		s->entry = eh.e_entry;
+		r = read_segments(elf, &eh, s);
+		if (r < 0)
+			return r;
+	}
+	r = read_sections(l, &eh, s, &symtab, &dynsym);
+	if (r < 0)
+		return r;
+	/* The unwinder wants only where the segments are, not the names. */
+	if (l->layout_only)
+		symtab = dynsym = NULL;
+	r = 0;
+	if (symtab) {
+		r = read_symbols(l, symtab);
+		if (r < 0)
+			return r;
+	}
+	if (r > 0)
+		s->source = FG_ELF_SYMTAB;
+	/* Stripped objects keep only .dynsym; a .symtab with no function counts as stripped. */
+	if (r == 0 && dynsym) {
+		r = read_symbols(l, dynsym);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			s->source = FG_ELF_DYNSYM;
+	}
+	/* A damaged .gnu_debugdata costs only the names it would have added. */
+	if (s->source != FG_ELF_SYMTAB && l->debugdata && !l->debug_file && !l->layout_only &&
+	    read_minidebuginfo(l) > 0)
+		s->source = FG_ELF_MINIDEBUGINFO;
+	/* A damaged PLT, too, costs only its own names. A debug file has none (SHT_NOBITS). */
+	if (!l->debug_file && !l->layout_only) {
+		(void)read_plt(l, &eh);
+		/* What was read of a mapped file goes back to the page cache before the table is built. */
+		if (l->file)
+			fg_elf_file_drop_pages(l->file);
+	}
+	return 0;
+}
+
+/* Gives back what s->unnamed holds past its n_unnamed spans. */
+static void shrink_unnamed(struct fg_elf_syms *s)
+{
+	struct span *shrunk;
+
+	if (s->n_unnamed == 0) {
+		free(s->unnamed);
+		s->unnamed = NULL;
+		return;
+	}
+	shrunk = realloc(s->unnamed, s->n_unnamed * sizeof(*shrunk));
+	if (shrunk)
+		s->unnamed = shrunk;
+}
+
+/*
+ * Keeps of s->unnamed only the functions whose start s's symbols do not
+ * cover: after a debug file's table is adopted, few or none.
+ */
+static void keep_unnamed(struct fg_elf_syms *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_unnamed; i++)
+		if (fg_elf_syms__lookup(s, s->unnamed[i].start) < 0)
+			s->unnamed[n++] = s->unnamed[i];
+	s->n_unnamed = n;
+	shrink_unnamed(s);
+}
+
+/*
+ * The functions .eh_frame lists (through .eh_frame_hdr's table) that no
+ * symbol of s names, into s->unnamed. An FDE the reader cannot read, or
+ * that overlaps the one before, is left out: its code keeps plain
+ * addresses. Best effort: without the sections, or memory, there are none
+ * (or fewer).
+ */
+static void read_unnamed(Elf *elf, struct fg_elf_syms *s)
+{
+	uint64_t hdr_addr = 0, frame_addr = 0, start, end, prev_end = 0;
+	Elf_Data *hdr = fg_elf_section(elf, ".eh_frame_hdr", &hdr_addr),
+		 *frame = fg_elf_section(elf, ".eh_frame", &frame_addr);
+	struct fg_ehframe ef;
+	size_t cap = 0;
+
+	if (!hdr || !frame ||
+	    fg_ehframe_init(&ef, hdr->d_buf, hdr->d_size, hdr_addr, frame->d_buf, frame->d_size,
+			    frame_addr) < 0)
+		return;
+	for (size_t i = 0; i < ef.fde_count && s->n_unnamed < FG_ELF_MAX_SYMS; i++) {
+		if (fg_ehframe_fde_range(&ef, i, &start, &end) < 0 || end <= start ||
+		    start < prev_end)
+			continue;
+		prev_end = end;
+		if (fg_elf_syms__lookup(s, start) >= 0)
+			continue;
+		if (FG_GROW(s->unnamed, cap, s->n_unnamed + 1) < 0)
+			break;
+		s->unnamed[s->n_unnamed++] = (struct span){ start, end };
+	}
+	shrink_unnamed(s);
+}
+
+/* keep_plt (borrowed, may be NULL): the object whose PLT symbols a debug file's table takes. */
+static int load(Elf *elf, const struct fg_elf_file *file, bool debug_file, bool layout_only,
+		const struct fg_elf_syms *keep_plt, struct fg_elf_syms **ret)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	_cleanup_(loader_done) struct loader l = {
+		.elf = elf,
+		.file = file && file->map ? file : NULL,
+		.debug_file = debug_file,
+		.layout_only = layout_only,
+	};
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	r = collect(elf, &l, s);
+	if (r < 0)
+		return r;
+	if (keep_plt) {
+		r = keep_plt_symbols(&l, keep_plt);
+		if (r < 0)
+			return r;
+	}
+	r = build(&l, s);
+	if (r < 0)
+		return r;
+	/*
+	 * Only for an object without its full symbol table: .symtab (in the
+	 * object, or MiniDebugInfo's) names every function .eh_frame lists, and
+	 * a big program's .eh_frame is megabytes to read for none. A debug
+	 * file's is empty (SHT_NOBITS); the object's own has the functions.
+	 */
+	if (!debug_file && !layout_only &&
+	    (s->source == FG_ELF_DYNSYM || s->source == FG_ELF_NONE)) {
+		read_unnamed(elf, s);
+		if (l.file)
+			fg_elf_file_drop_pages(l.file);
+	}
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+int fg_elf_trust_add(struct fg_elf_trust *t, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return negative_errno();
+	for (size_t i = 0; i < t->n; i++)
+		if (t->dev[i] == (uint64_t)st.st_dev)
+			return 0;
+	if (t->n == FG_ELF_MAX_TRUSTED_FS)
+		return -E2BIG;
+	t->dev[t->n++] = (uint64_t)st.st_dev;
+	return 0;
+}
+
+bool fg_elf_may_map(const struct fg_elf_trust *t, const struct stat *st)
+{
+	if (!t || !S_ISREG(st->st_mode) || st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->dev[i] == (uint64_t)st->st_dev)
+			return true;
+	return false;
+}
+
+/*
+ * The pages of the section header table in an image of size bytes, from
+ * its ELF header: false when the image is too short or the table lies
+ * outside it (libelf refuses such a file anyway).
+ */
+static bool shdr_pages(const uint8_t *image, size_t size, uint64_t *ret_lo, uint64_t *ret_hi)
+{
+	uint64_t off, n, ent, page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (size < EI_NIDENT || memcmp(image, ELFMAG, SELFMAG) != 0)
+		return false;
+	if (image[EI_CLASS] == ELFCLASS64 && size >= sizeof(Elf64_Ehdr)) {
+		Elf64_Ehdr eh;
+
+		memcpy(&eh, image, sizeof(eh));
+		off = eh.e_shoff, n = eh.e_shnum, ent = eh.e_shentsize;
+	} else if (image[EI_CLASS] == ELFCLASS32 && size >= sizeof(Elf32_Ehdr)) {
+		Elf32_Ehdr eh;
+
+		memcpy(&eh, image, sizeof(eh));
+		off = eh.e_shoff, n = eh.e_shnum, ent = eh.e_shentsize;
+	} else {
+		return false;
+	}
+	/* Byte order does not matter for a bound: a foreign one just gives a wide range. */
+	if (off == 0 || off >= size)
+		return false;
+	/* More than 0xff00 sections: the count is in the first header, which is within the page. */
+	if (n == 0 || ent == 0 || n * ent > size - off)
+		n = (size - off) / MAX(ent, (uint64_t)1);
+	*ret_lo = off / page * page;
+	*ret_hi = MIN(ALIGN_TO(off + n * ent, page), ALIGN_TO((uint64_t)size, page));
+	return true;
+}
+
+void fg_elf_file_close(struct fg_elf_file *f)
+{
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->map)
+		munmap(f->map, f->map_size);
+	*f = (struct fg_elf_file){};
+}
+
+/*
+ * A private mapping of the whole file: read-only, but for the section
+ * header table's pages, which libelf writes when a section is inflated or
+ * skipped (they become our own copy, and are never dropped).
+ */
+static int open_mapped(int fd, size_t size, struct fg_elf_file *f)
+{
+	uint64_t lo, hi;
+
+	f->map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (f->map == MAP_FAILED) {
+		f->map = NULL;
+		return negative_errno();
+	}
+	f->map_size = size;
+	if (!shdr_pages(f->map, size, &lo, &hi))
+		return -ENOEXEC;
+	if (mprotect(f->map + lo, hi - lo, PROT_READ | PROT_WRITE) < 0)
+		return negative_errno();
+	f->shdr_lo = lo;
+	f->shdr_hi = hi;
+	errno = 0;
+	f->elf = elf_memory((char *)f->map, size);
+	if (!f->elf)
+		return elf_error();
+	return 0;
+}
+
+int fg_elf_file_open(int fd, bool map, struct fg_elf_file *ret)
+{
+	struct fg_elf_file f = {};
+	struct stat st;
+	int r;
+
+	if (!fg_elf_ready())
+		return -ENOSYS;
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	/* A FIFO or device would block or never end; only regular files are objects. */
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (st.st_size < EI_NIDENT)
+		return -ENOEXEC;
+	if (map && (uint64_t)st.st_size <= SIZE_MAX) {
+		r = open_mapped(fd, (size_t)st.st_size, &f);
+		if (r < 0) {
+			fg_elf_file_close(&f);
+			return r;
+		}
+	} else {
+		errno = 0;
+		f.elf = elf_begin(fd, ELF_C_READ, NULL);
+		if (!f.elf)
+			return elf_error();
+	}
+	if (elf_kind(f.elf) != ELF_K_ELF) {
+		fg_elf_file_close(&f);
+		return -ENOEXEC;
+	}
+	*ret = f;
+	return 0;
+}
+
+void fg_elf_file_forget_fd(struct fg_elf_file *f)
+{
+	if (f->elf && !f->map)
+		(void)elf_cntl(f->elf, ELF_C_FDDONE);
+}
+
+bool fg_elf_file_mapped(const struct fg_elf_file *f, const void *p)
+{
+	return f->map && (const uint8_t *)p >= f->map && (const uint8_t *)p < f->map + f->map_size;
+}
+
+Elf_Data *fg_elf_section(Elf *elf, const char *name, uint64_t *ret_addr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *s;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (s = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(s, name) == 0) {
+			if (ret_addr)
+				*ret_addr = sh.sh_addr;
+			return elf_getdata(scn, NULL);
+		}
+	}
+	return NULL;
+}
+
+int fg_elf_file_keep_sections(struct fg_elf_file *f, bool (*keep)(const char *name))
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int n = 0;
+
+	if (elf_getshdrstrndx(f->elf, &shstrndx) < 0)
+		return (void)elf_errno(), -EINVAL;
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(f->elf, shstrndx, sh.sh_name);
+		if (!name || keep(name))
+			continue;
+		sh.sh_type = SHT_NOBITS;
+		if (!gelf_update_shdr(scn, &sh))
+			return (void)elf_errno(), -EINVAL;
+		n++;
+	}
+	(void)elf_errno();
+	return n;
+}
+
+void fg_elf_file_drop_pages(const struct fg_elf_file *f)
+{
+	if (!f->map)
+		return;
+	if (f->shdr_lo > 0)
+		(void)madvise(f->map, f->shdr_lo, MADV_DONTNEED);
+	if (f->shdr_hi < f->map_size)
+		(void)madvise(f->map + f->shdr_hi, f->map_size - f->shdr_hi, MADV_DONTNEED);
+}
+
+static int begin_fd(int fd, Elf **ret)
+{
+	struct stat st;
+	Elf *elf;
+
+	if (!fg_elf_ready())
+		return -ENOSYS;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	/* A FIFO or device would block or never end; only regular files are objects. */
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	/* ELF_C_READ reads with pread: a file truncated under a mapping would raise SIGBUS. */
+	errno = 0;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return elf_error();
+	*ret = elf;
+	return 0;
+}
+
+int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret)
+{
+	_cleanup_(elf_endp) Elf *elf = NULL;
+	int r = begin_fd(fd, &elf);
+
+	if (r < 0)
+		return r;
+	return load(elf, NULL, false, false, NULL, ret);
+}
+
+int fg_elf_syms__load_file(int fd, bool map, struct fg_elf_syms **ret)
+{
+	_cleanup_(fg_elf_file_close) struct fg_elf_file f = {};
+	int r;
+
+	if (!map)
+		return fg_elf_syms__load_fd(fd, ret);
+	r = fg_elf_file_open(fd, true, &f);
+	if (r < 0)
+		return r;
+	return load(f.elf, &f, false, false, NULL, ret);
+}
+
+int fg_elf_syms__load_layout(Elf *elf, struct fg_elf_syms **ret)
+{
+	if (!fg_elf_ready())
+		return -ENOSYS;
+	return load(elf, NULL, false, true, NULL, ret);
+}
+
+int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **ret)
+{
+	/* Declared before elf so it is freed after elf_end(). */
+	_cleanup_free_ void *copy = NULL;
+	_cleanup_(elf_endp) Elf *elf = NULL;
+
+	if (!fg_elf_ready())
+		return -ENOSYS;
+	if (size == 0)
+		return -ENOEXEC;
+	/* libelf may convert data in place, and must not see the caller's memory change. */
+	copy = malloc(size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, image, size);
+	errno = 0;
+	elf = elf_memory(copy, size);
+	if (!elf)
+		return elf_error();
+	return load(elf, NULL, false, false, NULL, ret);
+}
+
+int fg_elf_syms__load_debugdata_mem(const void *xz, size_t size, struct fg_elf_syms **ret)
+{
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *s = NULL;
+	_cleanup_(loader_done) struct loader m = { .debug_file = true };
+	int r;
+
+	if (!fg_elf_ready())
+		return -ENOSYS;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	r = collect_xz(xz, size, &m);
+	if (r < 0)
+		return r;
+	r = build(&m, s);
+	if (r < 0)
+		return r;
+	s->source = m.n_syms > 0 ? FG_ELF_SYMTAB : FG_ELF_NONE;
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+int fg_elf_syms__adopt_debug_fd(struct fg_elf_syms *s, int fd, bool need_build_id)
+{
+	_cleanup_(elf_endp) Elf *elf = NULL;
+	_cleanup_(fg_elf_syms__freep) struct fg_elf_syms *d = NULL;
+	int r = begin_fd(fd, &elf);
+
+	if (r < 0)
+		return r;
+	r = load(elf, NULL, true, false, s, &d);
+	if (r < 0)
+		return r;
+	/* Never a wrong name: two build-ids that differ mean two different builds. */
+	if ((need_build_id || (s->build_id_len && d->build_id_len)) &&
+	    (s->build_id_len == 0 || d->build_id_len != s->build_id_len ||
+	     memcmp(d->build_id, s->build_id, s->build_id_len) != 0))
+		return -ESTALE;
+	if (d->source != FG_ELF_SYMTAB)
+		return -ENOENT;
+#define SWAP(f)                             \
+	do {                                \
+		__typeof__(s->f) _t = s->f; \
+		s->f = d->f;                \
+		d->f = _t;                  \
+	} while (0)
+	SWAP(start);
+	SWAP(end);
+	SWAP(name);
+	SWAP(n);
+	SWAP(bucket);
+	SWAP(n_buckets);
+	SWAP(bucket_shift);
+	SWAP(alias_name);
+	SWAP(alias_sym);
+	SWAP(n_aliases);
+	SWAP(names);
+	SWAP(names_len);
+	SWAP(plt);
+	SWAP(n_plt);
+#undef SWAP
+	s->source = FG_ELF_DEBUG_FILE;
+	keep_unnamed(s);
+	return (int)MIN(s->n, (size_t)INT32_MAX);
+}
+
+size_t fg_elf_syms__build_id(const struct fg_elf_syms *s, const uint8_t **ret)
+{
+	if (s->build_id_len == 0)
+		return 0;
+	*ret = s->build_id;
+	return s->build_id_len;
+}
+
+uint64_t fg_elf_syms__entry(const struct fg_elf_syms *s)
+{
+	return s->entry;
+}
+
+int fg_elf_syms__offset_to_vaddr(const struct fg_elf_syms *s, uint64_t offset, uint64_t *ret_vaddr)
+{
+	const struct load *best = NULL;
+
+	for (size_t i = 0; i < s->n_loads; i++) {
+		const struct load *l = &s->loads[i];
+
+		if (offset < l->offset || offset - l->offset >= l->filesz)
+			continue;
+		/* Old layouts let the text and data segments share a file page; code wins. */
+		if (!best || (l->exec && !best->exec))
+			best = l;
+	}
+	if (!best)
+		return -ENOENT;
+	*ret_vaddr = offset - best->offset + best->vaddr;
+	return 0;
+}
+
+int64_t fg_elf_syms__lookup(const struct fg_elf_syms *s, uint64_t vaddr)
+{
+	const uint64_t *base = s->start;
+	size_t n = s->n, i;
+
+	if (n == 0 || vaddr < base[0])
+		return -1;
+	if (s->bucket) {
+		uint64_t b = (vaddr - s->start[0]) >> s->bucket_shift;
+
+		if (b + 1 < s->n_buckets) {
+			/* The symbols starting in vaddr's bucket; none at or below it: the one before. */
+			base = s->start + s->bucket[b];
+			n = s->bucket[b + 1] - s->bucket[b];
+			if (n == 0 || vaddr < base[0]) {
+				i = s->bucket[b] - 1; /* b > 0: bucket 0 holds start[0] <= vaddr */
+				return vaddr < s->end[i] ? (int64_t)i : -1;
+			}
+		} else {
+			/* Past the last start: the last symbol. */
+			base = s->start + s->n - 1;
+			n = 1;
+		}
+	}
+	/* Branch-free: the last start at or below vaddr, as in kallsyms.c. */
+	while (n > 1) {
+		size_t half = n / 2;
+
+		base = base[half] <= vaddr ? base + half : base;
+		n -= half;
+	}
+	i = (size_t)(base - s->start);
+	return vaddr < s->end[i] ? (int64_t)i : -1;
+}
+
+const char *fg_elf_syms__name(const struct fg_elf_syms *s, size_t idx)
+{
+	return s->names + s->name[idx];
+}
+
+bool fg_elf_syms__is_plt(const struct fg_elf_syms *s, size_t idx)
+{
+	size_t lo = 0, hi = s->n_plt;
+
+	/* plt[] holds table indexes in ascending order. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->plt[mid] < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n_plt && s->plt[lo] == idx;
+}
+
+uint64_t fg_elf_syms__addr(const struct fg_elf_syms *s, size_t idx)
+{
+	return s->start[idx];
+}
+
+uint64_t fg_elf_syms__size(const struct fg_elf_syms *s, size_t idx)
+{
+	return s->end[idx] - s->start[idx];
+}
+
+uint64_t fg_elf_syms__bytes(const struct fg_elf_syms *s)
+{
+	return sizeof(*s) + s->n * (sizeof(*s->start) + sizeof(*s->end) + sizeof(*s->name)) +
+	       s->n_buckets * sizeof(*s->bucket) +
+	       s->n_aliases * (sizeof(*s->alias_name) + sizeof(*s->alias_sym)) + s->names_len +
+	       s->n_loads * sizeof(*s->loads) + s->n_plt * sizeof(*s->plt) +
+	       s->n_unnamed * sizeof(*s->unnamed);
+}
+
+int64_t fg_elf_syms__unnamed_function(const struct fg_elf_syms *s, uint64_t vaddr,
+				      uint64_t *ret_start)
+{
+	size_t lo = 0, hi = s->n_unnamed;
+
+	/* The last function starting at or before vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->unnamed[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || vaddr >= s->unnamed[lo - 1].end)
+		return -ENOENT;
+	*ret_start = s->unnamed[lo - 1].start;
+	return (int64_t)(lo - 1);
+}
+
+size_t fg_elf_syms__unnamed_count(const struct fg_elf_syms *s)
+{
+	return s->n_unnamed;
+}
+
+size_t fg_elf_syms__count(const struct fg_elf_syms *s)
+{
+	return s->n;
+}
+
+int64_t fg_elf_syms__find(const struct fg_elf_syms *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->names + s->name[i], name) == 0)
+			return (int64_t)i;
+	for (size_t i = 0; i < s->n_aliases; i++)
+		if (strcmp(s->names + s->alias_name[i], name) == 0)
+			return s->alias_sym[i];
+	return -1;
+}
+
+const char *fg_elf_syms__debuglink(const struct fg_elf_syms *s, uint32_t *ret_crc)
+{
+	if (!s->debuglink[0])
+		return NULL;
+	*ret_crc = s->debuglink_crc;
+	return s->debuglink;
+}
+
+bool fg_elf_syms__has_dwarf(const struct fg_elf_syms *s)
+{
+	return s->has_dwarf;
+}
+
+enum fg_elf_source fg_elf_syms__source(const struct fg_elf_syms *s)
+{
+	return s->source;
+}
