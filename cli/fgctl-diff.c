@@ -27,9 +27,6 @@
 #include "profile/lines.h"
 #include "profile/transform.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-
 struct diff_args {
 	struct fgctl_graph_opts graph;
 	/* --baseline: both profiles come from fgd's always-on sampling. */

@@ -31,11 +31,6 @@
 #include "render/heatmap-html.h"
 #include "render/heatmap.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_heatmap *, fg_heatmap__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfscript *, fg_perfscript__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-
 #define MAX_LINE (64u << 20)
 
 static void heatmap_help(void)

@@ -38,8 +38,6 @@ struct fgctl_http *fgctl_http__free(struct fgctl_http *h)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgctl_http *, fgctl_http__free);
-
 /* Adds a header line; false on ENOMEM. */
 static bool add_header(struct fgctl_http *h, const char *name, const char *value)
 {

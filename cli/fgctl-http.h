@@ -7,6 +7,7 @@
  * and timeouts, over one connection kept alive between requests.
  */
 
+#include "base/macro.h"
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -23,6 +24,7 @@ struct fgctl_http;
 /* Caller frees *ret with fgctl_http__free(). 0 or -ENOMEM. The options are copied. */
 int fgctl_http__new(const struct fgctl_http_opts *opts, struct fgctl_http **ret);
 struct fgctl_http *fgctl_http__free(struct fgctl_http *h);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgctl_http *, fgctl_http__free);
 
 /*
  * How a request went. Of the server's headers, only what tells when and

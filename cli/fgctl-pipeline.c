@@ -22,9 +22,6 @@
 #define MAX_REPORTED_ERRORS 10 /* malformed lines named one by one; the rest counted */
 #define EMIT_BUDGET (1u << 20)
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_palette_map *, fg_palette_map__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfscript *, fg_perfscript__free);
-
 static const char *describe_line_error(int r)
 {
 	switch (r) {

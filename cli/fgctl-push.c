@@ -43,10 +43,6 @@
 #include "proto/when.h"
 #include "storage/window.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_strpool *, fg_strpool__free);
-
 enum {
 	ARG_URL = 0x100,
 	ARG_EVERY,

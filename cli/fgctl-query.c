@@ -15,8 +15,6 @@
 #include "proto/proto.h"
 #include "proto/when.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-
 static int64_t now_ms(void)
 {
 	struct timespec ts;

@@ -31,9 +31,6 @@
 #include "fgctl.h"
 #include "proto/proto.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-
 static void record_help(void)
 {
 	printf("Usage: fgctl record (-p PID[,PID...] | -a) [OPTIONS]\n"

@@ -13,8 +13,6 @@
 #include "fgctl.h"
 #include "profile/folded.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-
 static void render_help(void)
 {
 	printf("Usage: fgctl render [OPTIONS] [FILE...]\n"

@@ -18,9 +18,6 @@
 #include "fgctl.h"
 #include "proto/proto.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-
 /* From 0x400: the draw options' codes start at 0x100, the query options' at 0x200. */
 enum { ARG_OFF_CPU = 0x400, ARG_GROUP_BY, ARG_PID_FRAMES, ARG_JSON };
 

@@ -16,8 +16,6 @@
 #include "proto/proto.h"
 #include "proto/status.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-
 int fgctl_verb_status(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option options[] = {

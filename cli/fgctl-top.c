@@ -18,8 +18,6 @@
 #include "proto/proto.h"
 #include "render/utf8.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-
 static int top_once(const char *socket, const struct fg_request *req, bool clear, bool json)
 {
 	_cleanup_(json_object_putp) struct json_object *msg = NULL;

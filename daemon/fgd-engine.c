@@ -402,8 +402,6 @@ struct fgd_engine *fgd_engine__free(struct fgd_engine *e)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgd_engine *, fgd_engine__free);
-
 int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct fgd_engine **ret,
 		    const char **ret_why)
 {

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "base/budget.h"
+#include "base/macro.h"
 #include "consumers/fgd-recording.h"
 #include "fgd-conf.h"
 #include "fgd-loader.h"
@@ -74,6 +75,7 @@ struct fgd_engine_stats {
 int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct fgd_engine **ret,
 		    const char **ret_why);
 struct fgd_engine *fgd_engine__free(struct fgd_engine *e);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgd_engine *, fgd_engine__free);
 
 /*
  * One drain round: every sampling source's rings are snapshotted, tracking

@@ -7,6 +7,7 @@
  * returned by fg_strpool__str() stay valid until the pool is freed.
  */
 
+#include "base/macro.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@ struct fg_strpool;
 /* Caller frees with fg_strpool__free(). NULL on ENOMEM. */
 struct fg_strpool *fg_strpool__new(void);
 struct fg_strpool *fg_strpool__free(struct fg_strpool *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_strpool *, fg_strpool__free);
 
 /*
  * Interns s[0..len). Stores the id in *ret_id. Returns 1 if the string was

@@ -73,8 +73,6 @@ struct fg_kallsyms *fg_kallsyms__free(struct fg_kallsyms *k)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_kallsyms *, fg_kallsyms__free);
-
 static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t';

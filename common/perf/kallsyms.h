@@ -33,6 +33,7 @@
  * accepted and empty lines are ignored.
  */
 
+#include "base/macro.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,6 +51,7 @@ struct fg_kallsyms;
  */
 int fg_kallsyms__parse(const char *text, size_t len, struct fg_kallsyms **ret);
 struct fg_kallsyms *fg_kallsyms__free(struct fg_kallsyms *k);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_kallsyms *, fg_kallsyms__free);
 
 /* Index of the function containing addr, or -1 if none does. */
 int64_t fg_kallsyms__lookup(const struct fg_kallsyms *k, uint64_t addr);

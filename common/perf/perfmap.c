@@ -46,8 +46,6 @@ struct fg_perfmap *fg_perfmap__free(struct fg_perfmap *m)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfmap *, fg_perfmap__free);
-
 int fg_perfmap__new(const struct fg_perfmap_limits *limits, struct fg_perfmap **ret)
 {
 	_cleanup_(fg_perfmap__freep) struct fg_perfmap *m = calloc(1, sizeof(*m));

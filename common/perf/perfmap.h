@@ -34,6 +34,7 @@
  * between appends cost O(log n).
  */
 
+#include "base/macro.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +63,7 @@ struct fg_perfmap;
 /* limits NULL: the defaults above. Caller frees *ret with fg_perfmap__free(). 0 or -ENOMEM. */
 int fg_perfmap__new(const struct fg_perfmap_limits *limits, struct fg_perfmap **ret);
 struct fg_perfmap *fg_perfmap__free(struct fg_perfmap *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfmap *, fg_perfmap__free);
 
 /*
  * Appends the next len bytes of the file. An incomplete last line is kept

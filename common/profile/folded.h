@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/macro.h"
 #include "render/emit.h"
 
 struct fg_folded;
@@ -37,6 +38,7 @@ struct fg_stack {
 /* Caller frees with fg_folded__free(). NULL on ENOMEM. */
 struct fg_folded *fg_folded__new(void);
 struct fg_folded *fg_folded__free(struct fg_folded *f);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
 
 /*
  * Interns a frame name, cleaned as common/profile/framename.h says: every name in a

@@ -104,8 +104,6 @@ static void copy_event(char dst[static 64], const char *s, size_t len)
 	dst[len] = '\0';
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfscript *, fg_perfscript__free);
-
 int fg_perfscript__new_timed(struct fg_timed *out, const struct fg_perfscript_opts *opts,
 			     struct fg_perfscript **ret)
 {

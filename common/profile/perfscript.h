@@ -84,6 +84,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/macro.h"
 #include "profile/folded.h"
 
 struct fg_perfscript_opts {
@@ -126,6 +127,7 @@ struct fg_perfscript;
 int fg_perfscript__new(struct fg_folded *out, const struct fg_perfscript_opts *opts,
 		       struct fg_perfscript **ret);
 struct fg_perfscript *fg_perfscript__free(struct fg_perfscript *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfscript *, fg_perfscript__free);
 
 struct fg_timed;
 

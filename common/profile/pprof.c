@@ -105,8 +105,6 @@ struct fg_pprof *fg_pprof__free(struct fg_pprof *p)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_pprof *, fg_pprof__free);
-
 struct fg_pprof *fg_pprof__new(void)
 {
 	_cleanup_(fg_pprof__freep) struct fg_pprof *p = calloc(1, sizeof(*p));

@@ -18,6 +18,7 @@
  * Pure: no I/O (zlib compresses in memory).
  */
 
+#include "base/macro.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@ struct fg_pprof;
 /* Caller frees with fg_pprof__free(). NULL on ENOMEM. */
 struct fg_pprof *fg_pprof__new(void);
 struct fg_pprof *fg_pprof__free(struct fg_pprof *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_pprof *, fg_pprof__free);
 
 /*
  * Appends a sample type (a value of every sample, in the order added): e.g.

@@ -331,8 +331,6 @@ int fg_timed__range(const struct fg_timed *t, int64_t since, int64_t until, fg_t
 	return 0;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
-
 int fg_timed__filter(const struct fg_timed *t, fg_timed_match_fn match, void *ctx,
 		     struct fg_timed **ret)
 {

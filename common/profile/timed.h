@@ -43,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/macro.h"
 #include "profile/folded.h"
 #include "render/emit.h"
 
@@ -78,6 +79,7 @@ struct fg_timed;
 /* Caller frees *ret with fg_timed__free(). 0 or -ENOMEM. */
 int fg_timed__new(enum fg_timed_unit unit, enum fg_timed_clock clock, struct fg_timed **ret);
 struct fg_timed *fg_timed__free(struct fg_timed *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
 
 /* The stacks: names are interned here for fg_timed__add(). Borrowed until the profile is freed. */
 struct fg_folded *fg_timed__model(struct fg_timed *t);

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/macro.h"
 #include "profile/view.h"
 
 /* A process as a source knows it. */
@@ -70,6 +71,7 @@ struct fg_top;
 int fg_top__new(size_t max_processes, size_t max_leaves, uint32_t default_frequency,
 		const struct fg_view *view, struct fg_top **ret);
 struct fg_top *fg_top__free(struct fg_top *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_top *, fg_top__free);
 
 /*
  * Adds count samples to process p, that ended in the frame leaf[0..leaf_len)

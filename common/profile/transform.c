@@ -12,8 +12,6 @@
 #include "profile/view.h"
 #include "render/palette.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-
 /*
  * What is known about one input name, filled in the first time a stack
  * holds it: the answer for a name never changes, and inputs have far fewer

@@ -8,8 +8,6 @@
 #include "profile/timed.h"
 #include "profile/view.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-
 #define SUFFIX_LEN (sizeof(FG_KERNEL_SUFFIX) - 1)
 
 void fg_view_init(struct fg_view *v, uid_t uid, int paranoid)
@@ -190,8 +188,6 @@ int fg_view_model(const struct fg_view *v, struct fg_folded *in, struct fg_folde
 	*ret = TAKE_PTR(out);
 	return 0;
 }
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
 
 int fg_view_timed(const struct fg_view *v, struct fg_timed *in, struct fg_timed **ret)
 {

@@ -8,8 +8,6 @@
 #include "proto/proto.h"
 #include "render/utf8.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-
 /* ---- incremental reader ---- */
 
 void fg_proto_reader_init(struct fg_proto_reader *r, size_t max_line)

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/json.h"
+
 #define FG_PROTO_VERSION 1
 /* Longest request line the daemon accepts. */
 #define FG_PROTO_MAX_REQUEST 65536

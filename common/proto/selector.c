@@ -28,8 +28,6 @@ struct fg_selector *fg_selector__free(struct fg_selector *s)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_selector *, fg_selector__free);
-
 /*
  * glibc compiles "x+" as "xx*" and "x{n}" as n copies of x, so nested
  * repetition grows the automaton exponentially ("a++++++++++++" takes

@@ -15,6 +15,7 @@
  *   exe:    the executable's full path, or its last component.
  */
 
+#include "base/macro.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -41,6 +42,7 @@ struct fg_selector;
 int fg_selector__new(const struct fg_selector_spec *spec, struct fg_selector **ret,
 		     const char **ret_error);
 struct fg_selector *fg_selector__free(struct fg_selector *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_selector *, fg_selector__free);
 
 /* NULL strings match only selectors that do not look at them. */
 bool fg_selector__match(const struct fg_selector *s, pid_t pid, uid_t uid, const char *comm,

@@ -390,8 +390,6 @@ void fg_status_done(struct fg_status *s)
 
 /* ---- encoding ---- */
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-
 static int encode_members(struct json_object *o, const void *base, const struct member *t);
 
 static struct json_object *encode_object(const void *base, const struct member *t)

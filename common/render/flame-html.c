@@ -182,8 +182,6 @@ struct fg_flame_html *fg_flame_html__free(struct fg_flame_html *h)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame_html *, fg_flame_html__free);
-
 size_t fg_flame_html__n_elided(const struct fg_flame_html *h)
 {
 	return h->n_elided;

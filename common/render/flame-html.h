@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 
+#include "base/macro.h"
 #include "profile/folded.h"
 #include "render/emit.h"
 #include "render/flame.h"
@@ -35,6 +36,7 @@ struct fg_flame_html;
 int fg_flame_html__new(const struct fg_folded *model, const struct fg_flame_opts *opts,
 		       struct fg_flame_html **ret);
 struct fg_flame_html *fg_flame_html__free(struct fg_flame_html *h);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame_html *, fg_flame_html__free);
 
 /* Frames left out of the page as too narrow to ever show (see flame-html.c). */
 size_t fg_flame_html__n_elided(const struct fg_flame_html *h);

@@ -118,8 +118,6 @@ struct fg_flame *fg_flame__free(struct fg_flame *fl)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame *, fg_flame__free);
-
 int fg_flame_opts_normalize(const struct fg_flame_opts *in, bool diff, struct fg_flame_opts *ret)
 {
 	struct fg_flame_opts o, d;

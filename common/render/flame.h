@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "base/macro.h"
 #include "profile/folded.h"
 #include "render/emit.h"
 #include "render/flametree.h"
@@ -66,6 +67,7 @@ struct fg_flame;
 int fg_flame__new(const struct fg_folded *model, const struct fg_flame_opts *opts,
 		  struct fg_flame **ret_flame);
 struct fg_flame *fg_flame__free(struct fg_flame *fl);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame *, fg_flame__free);
 
 /*
  * Checks opts and fills in the defaults for NULL strings, as fg_flame__new()

@@ -92,8 +92,6 @@ struct fg_heatmap *fg_heatmap__free(struct fg_heatmap *h)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_heatmap *, fg_heatmap__free);
-
 int fg_heatmap__new(const struct fg_timed *t, const struct fg_heatmap_opts *opts,
 		    struct fg_heatmap **ret)
 {

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/macro.h"
 #include "profile/timed.h"
 #include "render/emit.h"
 
@@ -78,6 +79,7 @@ struct fg_heatmap {
 int fg_heatmap__new(const struct fg_timed *t, const struct fg_heatmap_opts *opts,
 		    struct fg_heatmap **ret);
 struct fg_heatmap *fg_heatmap__free(struct fg_heatmap *h);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_heatmap *, fg_heatmap__free);
 
 static inline double fg_heatmap__cell(const struct fg_heatmap *h, uint32_t column, uint32_t row)
 {

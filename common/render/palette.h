@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/macro.h"
 #include "render/emit.h"
 
 enum fg_palette {
@@ -88,6 +89,7 @@ struct fg_palette_map;
 /* Caller frees with fg_palette_map__free(). NULL on ENOMEM. */
 struct fg_palette_map *fg_palette_map__new(void);
 struct fg_palette_map *fg_palette_map__free(struct fg_palette_map *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_palette_map *, fg_palette_map__free);
 
 /* True and the colour if name is in the map. */
 bool fg_palette_map__get(const struct fg_palette_map *m, const char *name, size_t len,

@@ -27,8 +27,6 @@ struct fg_result {
 	char **info;            /* owned, NULL-terminated; borrowed by the renderer */
 };
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_result *, fg_result__free);
-
 struct fg_result *fg_result__free(struct fg_result *r)
 {
 	if (!r)

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "base/macro.h"
 #include "profile/folded.h"
 #include "profile/pprof-model.h"
 #include "profile/speedscope.h"
@@ -56,6 +57,7 @@ struct fg_result;
 int fg_result__new(struct fg_folded *model, const struct fg_result_opts *opts,
 		   struct fg_result **ret);
 struct fg_result *fg_result__free(struct fg_result *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_result *, fg_result__free);
 
 struct fg_timed;
 

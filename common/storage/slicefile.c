@@ -480,8 +480,6 @@ struct fg_slicefile *fg_slicefile__free(struct fg_slicefile *s)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_slicefile *, fg_slicefile__free);
-
 static int parse_strings(struct cursor *c, struct fg_slicefile *s)
 {
 	uint64_t n, total = 0;

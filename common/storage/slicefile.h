@@ -29,6 +29,7 @@
  * caller's part).
  */
 
+#include "base/macro.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -140,6 +141,7 @@ enum fg_slicefile_damage fg_slicefile_diagnose(const void *data, size_t len);
 /* "not a slice file", "truncated", "bad checksum", "malformed": static strings. */
 const char *fg_slicefile_damage_name(enum fg_slicefile_damage d);
 struct fg_slicefile *fg_slicefile__free(struct fg_slicefile *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_slicefile *, fg_slicefile__free);
 
 uint64_t fg_slicefile__start(const struct fg_slicefile *s);
 /* The sampling frequency in Hz, or 0 if unknown (files written before it was stored, mixed merges). */

@@ -101,8 +101,6 @@ struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgd_alwayson *, fgd_alwayson__free);
-
 /* The executable: the first file mapping, which is where the kernel maps it. */
 static const char *exe_of(const struct fg_process *p)
 {

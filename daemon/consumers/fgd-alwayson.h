@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/macro.h"
 #include "consumers/fgd-history.h"
 #include "consumers/fgd-recording.h"
 #include "fgd-conf.h"
@@ -48,6 +49,7 @@ struct fgd_alwayson_opts {
 int fgd_alwayson__new(const struct fgd_alwayson_opts *opts, const struct fg_resolve_deps *deps,
 		      struct fgd_alwayson **ret, const char **ret_why);
 struct fgd_alwayson *fgd_alwayson__free(struct fgd_alwayson *a);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgd_alwayson *, fgd_alwayson__free);
 
 /* Its per-CPU events, for the engine's drain round and ring watch; NULL for off-CPU. Borrowed. */
 struct fg_evset *fgd_alwayson__events(struct fgd_alwayson *a);

@@ -32,12 +32,6 @@
 /* Gaps and unreadable files an answer lists; past them, counted and summed. */
 #define MISSING_LISTED 16
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_selector *, fg_selector__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_top *, fg_top__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
-
 struct fgd_snapshot {
 	struct fg_result *result; /* owned */
 };
@@ -50,8 +44,6 @@ struct fgd_snapshot *fgd_snapshot__free(struct fgd_snapshot *s)
 	free(s);
 	return NULL;
 }
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgd_snapshot *, fgd_snapshot__free);
 
 size_t fgd_snapshot__bytes(const struct fgd_snapshot *s)
 {

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "base/macro.h"
 #include "consumers/fgd-alwayson.h"
 #include "profile/view.h"
 #include "proto/proto.h"
@@ -40,6 +41,7 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 /* Streams the result (emit.h): 0 while more remains, 1 when done, or a negative errno. */
 int fgd_snapshot__emit(struct fgd_snapshot *s, fg_write_fn fn, void *ctx, size_t budget);
 struct fgd_snapshot *fgd_snapshot__free(struct fgd_snapshot *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fgd_snapshot *, fgd_snapshot__free);
 /* Heap bytes the result holds while it streams: its profile and its renderer. */
 size_t fgd_snapshot__bytes(const struct fgd_snapshot *s);
 

@@ -37,10 +37,6 @@
  */
 #define FINISH_BLOCKS_NS (10ULL * 1000000ULL)
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_recording *, fg_recording__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
-
 /*
  * Every sample's time, as compact pairs: ms after the recording started and
  * the stack's id in the model, and in µs recordings its weight. 8 bytes a

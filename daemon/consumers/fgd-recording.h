@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/macro.h"
 #include "fgd-loader.h"
 #include "profile/view.h"
 #include "proto/proto.h"
@@ -82,6 +83,7 @@ void fg_recording__source_opts(const struct fg_recording *r, struct fg_offcpu_op
  */
 int fg_recording__attach_source(struct fg_recording *r, struct fg_offcpu *source);
 struct fg_recording *fg_recording__free(struct fg_recording *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_recording *, fg_recording__free);
 
 /* The events, for epoll registration; NULL after finish. Borrowed. */
 struct fg_evset *fg_recording__events(struct fg_recording *r);

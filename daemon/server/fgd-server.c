@@ -79,8 +79,6 @@
 /* Output buffers larger than this are freed once they drain: idle clients hold little. */
 #define OUT_KEEP_BYTES (16 * 1024)
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-
 struct client {
 	struct fgd_watch watch;    /* first: the loop hands us this pointer */
 	struct fgd_server *server; /* borrowed */

@@ -253,8 +253,6 @@ struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_offcpu *, fg_offcpu__free);
-
 /*
  * Finds __schedule's extent in /proc/kallsyms: from its address to the next
  * symbol's. The core kernel's symbols come first, in address order, so the

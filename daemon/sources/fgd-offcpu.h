@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/macro.h"
 #include "perf/record.h"
 
 struct fg_offcpu;
@@ -138,6 +139,7 @@ int fg_offcpu_probe(const char **ret_why);
  */
 int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, const char **ret_why);
 struct fg_offcpu *fg_offcpu__free(struct fg_offcpu *o);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_offcpu *, fg_offcpu__free);
 
 /* The ring buffer's epoll fd: readable when blocks wait. */
 int fg_offcpu__fd(const struct fg_offcpu *o);

@@ -148,8 +148,6 @@ struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_dwarf *, fg_dwarf__free);
-
 /*
  * The part of a .debug_ or .zdebug_ section name libdw knows it by, without
  * a .dwo suffix; NULL for other sections.

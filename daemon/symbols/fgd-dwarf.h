@@ -34,6 +34,7 @@
  * No logging, no global state.
  */
 
+#include "base/macro.h"
 #include <elfutils/libdw.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,6 +58,7 @@ struct fg_dwarf;
  */
 int fg_dwarf__new(int fd, bool map, uint64_t max_heap, struct fg_dwarf **ret);
 struct fg_dwarf *fg_dwarf__free(struct fg_dwarf *d);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_dwarf *, fg_dwarf__free);
 /*
  * The heap it holds: sections copied or inflated, the CU table, the inline
  * indexes of the units looked into (see fg_dwarf__inlines()), and an

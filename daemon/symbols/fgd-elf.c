@@ -156,8 +156,6 @@ struct fg_elf_syms *fg_elf_syms__free(struct fg_elf_syms *s)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_elf_syms *, fg_elf_syms__free);
-
 static void elf_endp(Elf **e)
 {
 	if (*e)

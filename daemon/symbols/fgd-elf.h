@@ -70,6 +70,7 @@
  * (fg_elf_ready()).
  */
 
+#include "base/macro.h"
 #include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -207,6 +208,7 @@ int fg_elf_syms__load_mem(const void *image, size_t size, struct fg_elf_syms **r
  */
 int fg_elf_syms__load_layout(Elf *elf, struct fg_elf_syms **ret);
 struct fg_elf_syms *fg_elf_syms__free(struct fg_elf_syms *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_elf_syms *, fg_elf_syms__free);
 
 /*
  * Replaces s's symbols with the .symtab of the separate debug file fd

@@ -64,8 +64,6 @@ struct fg_root *fg_root__unref(struct fg_root *r)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_roots *, fg_roots__free);
-
 /* The identity of pid's root ("self" for ours); -ESRCH once it is gone. */
 static int read_key(const char *pid, struct root_key *ret)
 {

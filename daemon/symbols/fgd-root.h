@@ -19,6 +19,7 @@
  * no descriptor: it resolves nothing, rather than fall back to the host.
  */
 
+#include "base/macro.h"
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -35,6 +36,7 @@ struct fg_roots_stats {
 int fg_roots__new(struct fg_roots **ret);
 /* Drops the table's references; roots still referenced elsewhere live on. */
 struct fg_roots *fg_roots__free(struct fg_roots *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_roots *, fg_roots__free);
 
 /*
  * The root of process pid. Stores in *ret a new reference (caller drops it

@@ -32,8 +32,6 @@
 #include "base/macro.h"
 #include "symbols/fgd-dwarf.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_dwarf *, fg_dwarf__free);
-
 static double now(void)
 {
 	struct timespec ts;

@@ -32,9 +32,6 @@
 #define MAX_LINE (64u << 20)
 #define EMIT_BUDGET (64u * 1024)
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame *, fg_flame__free);
-
 struct input {
 	struct fg_folded *model; /* borrowed */
 	uint64_t lines, stacks, malformed;

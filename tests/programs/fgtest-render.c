@@ -29,10 +29,6 @@
 
 #define MAX_INFO 16
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame *, fg_flame__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame_html *, fg_flame_html__free);
-
 /* Like fclosep() from macro.h, but leaves stdin open. */
 static void close_inputp(FILE **f)
 {

@@ -17,8 +17,6 @@
 #include "symbols/fgd-elf.h"
 #include "test.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_elf_syms *, fg_elf_syms__free);
-
 static struct fg_elf_syms *load(const char *path)
 {
 	struct fg_elf_syms *s;

@@ -15,8 +15,6 @@
 #include "symbols/fgd-elf.h"
 #include "test.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_elf_syms *, fg_elf_syms__free);
-
 static const char *fixture(const char *name)
 {
 	static char path[4096];

@@ -6,15 +6,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/json.h"
 #include "base/macro.h"
 #include "profile/folded.h"
 #include "render-test.h"
 #include "render/flame-html.h"
 #include "test.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame_html *, fg_flame_html__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
 #define DATA_OPEN "<script type=\"application/json\" id=\"fg-data\">"
 

@@ -10,9 +10,6 @@
 #include "render/flame.h"
 #include "test.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_flame *, fg_flame__free);
-
 static int emit_one(void *renderer, fg_write_fn fn, void *ctx, size_t budget)
 {
 	return fg_flame__emit(renderer, fn, ctx, budget);

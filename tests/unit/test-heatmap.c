@@ -9,14 +9,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "profile/timed.h"
 #include "render-test.h"
 #include "render/heatmap-html.h"
 #include "render/heatmap.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_heatmap *, fg_heatmap__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
 
 static void add(struct fg_timed *t, int64_t time, const char *stack, uint64_t weight)
 {

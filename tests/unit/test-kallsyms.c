@@ -11,8 +11,6 @@
 #include "perf/kallsyms.h"
 #include "test.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_kallsyms *, fg_kallsyms__free);
-
 /* Shaped like a real /proc/kallsyms: aliases at _stext, __pfx_ padding, an _etext, modules. */
 static const char fixture_sorted[] =
 	"ffffffff81000000 T srso_alias_untrain_ret\n"

@@ -6,8 +6,6 @@
 #include "perf/perfmap.h"
 #include "test.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_perfmap *, fg_perfmap__free);
-
 /* As node --perf-basic-prof writes it (v20): no 0x, names with spaces and colons. */
 static const char node_map[] = "3ef0a5a04040 1c0 Builtin:ArgumentsAdaptorTrampoline\n"
 			       "3ef0a5a04200 78 BytecodeHandler:Star0\n"

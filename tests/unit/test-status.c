@@ -7,8 +7,6 @@
 #include "proto/status.h"
 #include "test.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put);
-
 /*
  * Every scalar member, listed here by hand rather than taken from status.c's
  * tables: a member the tables leave out or misname fails the round trip.

@@ -17,9 +17,6 @@
 #include "profile/timed.h"
 #include "render-test.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_timed *, fg_timed__free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct fg_folded *, fg_folded__free);
-
 /* Adds a sample on the stack written as folded text ("a;b;c"). */
 static void add(struct fg_timed *t, int64_t time, const char *stack, uint64_t weight)
 {
