@@ -6,6 +6,7 @@
 
 #include "base/macro.h"
 #include "fgctl-display.h"
+#include "proto/meta.h"
 #include "proto/proto.h"
 
 static bool progress_shown;
@@ -44,13 +45,6 @@ const char *fgctl_get_str(struct json_object *obj, const char *key)
 	return json_object_get_string(v);
 }
 
-static struct json_object *get_obj(struct json_object *obj, const char *key)
-{
-	struct json_object *v;
-
-	return obj && json_object_object_get_ex(obj, key, &v) ? v : NULL;
-}
-
 static void format_duration(char *buf, size_t size, uint64_t ms)
 {
 	uint64_t s = ms / 1000;
@@ -71,36 +65,33 @@ static double pct(double part, double whole)
 	return whole > 0 ? 100.0 * part / whole : 0.0;
 }
 
-/* "N user stacks: X% complete, Y% truncated, Z% failed" of a stack_quality object. */
-static void show_stack_quality(FILE *f, struct json_object *q)
+/* "N user stacks: X% complete, Y% truncated, Z% failed". */
+static void show_stack_quality(FILE *f, const struct fg_status_stack_quality *q)
 {
-	int64_t n = fgctl_get_int(q, "user_stacks");
+	uint64_t n = q->user_stacks;
 
-	fprintf(f, "%" PRId64 " user stacks: %.1f%% complete, %.1f%% truncated, %.1f%% failed", n,
-		pct(fgctl_get_int(q, "complete"), n), pct(fgctl_get_int(q, "truncated"), n),
-		pct(fgctl_get_int(q, "failed"), n));
+	fprintf(f, "%" PRIu64 " user stacks: %.1f%% complete, %.1f%% truncated, %.1f%% failed", n,
+		pct(q->complete, n), pct(q->truncated, n), pct(q->failed, n));
 }
 
 /* What to do about stacks that did not reach their first frame, when they are many. */
-static void show_stack_hint(FILE *f, struct json_object *meta)
+static void show_stack_hint(FILE *f, const struct fg_recording_meta *m)
 {
-	struct json_object *q = get_obj(meta, "stack_quality");
-	int64_t n = fgctl_get_int(q, "user_stacks");
-	bool dwarf = strcmp(fgctl_get_str(meta, "call_graph"), "dwarf") == 0;
+	const struct fg_status_stack_quality *q = &m->stack_quality;
+	uint64_t n = q->user_stacks;
+	bool dwarf = m->call_graph && strcmp(m->call_graph, "dwarf") == 0;
 
 	if (n == 0)
 		return;
-	if (dwarf && pct(fgctl_get_int(q, "truncated"), n) > 5.0 &&
-	    fgctl_get_int(meta, "stack_dump") < FG_PROTO_MAX_STACK_DUMP)
+	if (dwarf && pct(q->truncated, n) > 5.0 && m->stack_dump < FG_PROTO_MAX_STACK_DUMP)
 		fprintf(f,
-			"fgctl: note: %.0f%% of user stacks are deeper than the %" PRId64
+			"fgctl: note: %.0f%% of user stacks are deeper than the %" PRIu32
 			"-byte stack "
 			"dump; record with --stack-dump %d for whole stacks\n",
-			pct(fgctl_get_int(q, "truncated"), n), fgctl_get_int(meta, "stack_dump"),
-			(int)MIN(fgctl_get_int(meta, "stack_dump") * 4,
-				 (int64_t)FG_PROTO_MAX_STACK_DUMP) &
+			pct(q->truncated, n), m->stack_dump,
+			(int)MIN((uint64_t)m->stack_dump * 4, (uint64_t)FG_PROTO_MAX_STACK_DUMP) &
 				~7);
-	else if (!dwarf && pct(fgctl_get_int(q, "failed"), n) > 50.0)
+	else if (!dwarf && pct(q->failed, n) > 50.0)
 		fprintf(f,
 			"fgctl: note: most user stacks stop early: the code has no frame pointers; "
 			"record with --call-graph dwarf\n");
@@ -454,260 +445,305 @@ void fgctl_end_progress(FILE *f)
 	progress_shown = false;
 }
 
-void fgctl_note_untimed(FILE *f, struct json_object *meta)
+/* A reply's metadata that does not decode: said, and nothing else shown of it. */
+static void bad_meta(FILE *f, int r)
 {
-	int64_t n = fgctl_get_int(meta, "untimed_slices");
+	fprintf(f, "fgctl: warning: fgd's metadata could not be read: %s\n", strerror(-r));
+}
 
-	if (n > 0)
+static void note_untimed(FILE *f, const struct fg_snapshot_meta *m)
+{
+	if (m->untimed_slices > 0)
 		fprintf(f,
-			"fgctl: note: the period cuts %" PRId64
+			"fgctl: note: the period cuts %" PRIu64
 			" slices that kept no times of their samples (history written before fgd "
 			"kept them, or past a slice's room for them): those count whole, so the "
 			"answer spans more than asked\n",
-			n);
+			m->untimed_slices);
 }
 
-/* "FROM-UNTIL" of a span object of the metadata (from_ms, until_ms). */
-static void span_text(char *buf, size_t size, struct json_object *span)
+void fgctl_note_untimed(FILE *f, struct json_object *meta)
+{
+	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m = {};
+	int r = meta ? fg_snapshot_meta_from_json(meta, &m) : 0; /* none: all zero */
+
+	if (r < 0)
+		return bad_meta(f, r);
+	note_untimed(f, &m);
+}
+
+/* "FROM-UNTIL" of a span of the metadata. */
+static void span_text(char *buf, size_t size, const struct fg_meta_span *span)
 {
 	char a[40], b[40];
 
-	fgctl_format_time(a, sizeof(a), fgctl_get_int(span, "from_ms"), false);
-	fgctl_format_time(b, sizeof(b), fgctl_get_int(span, "until_ms"), false);
+	fgctl_format_time(a, sizeof(a), span->from_ms, false);
+	fgctl_format_time(b, sizeof(b), span->until_ms, false);
 	snprintf(buf, size, "%s-%s", a, b);
 }
 
-void fgctl_note_missing(FILE *f, const char *label, struct json_object *meta)
+static void note_missing(FILE *f, const char *label, const struct fg_meta_missing *m)
 {
-	struct json_object *gaps = get_obj(meta, "gaps"), *bad = get_obj(meta, "unreadable");
-	int64_t n_gaps = fgctl_get_int(meta, "gap_count"),
-		n_bad = fgctl_get_int(meta, "unreadable_slices"),
-		lost = fgctl_get_int(meta, "lost_samples");
 	const char *l = label ? label : "", *sep = label ? ": " : "";
 	char span[96];
 
 	/* Warnings, which -q keeps: an answer that lacks part of its period must not pass for whole. */
-	if (n_gaps > 0) {
+	if (m->gap_count > 0) {
 		fprintf(f, "fgctl: warning: %s%sno data for", l, sep);
-		for (size_t i = 0; gaps && i < json_object_array_length(gaps); i++) {
-			span_text(span, sizeof(span), json_object_array_get_idx(gaps, i));
+		for (size_t i = 0; i < m->n_gaps; i++) {
+			span_text(span, sizeof(span), &m->gaps[i]);
 			fprintf(f, "%s %s", i ? "," : "", span);
 		}
-		if (n_gaps > (int64_t)(gaps ? json_object_array_length(gaps) : 0))
+		if (m->gap_count > m->n_gaps)
 			fprintf(f, " and more");
 		fprintf(f, " (%.1f s): fgd was not sampling or lost samples\n",
-			(double)fgctl_get_int(meta, "gap_ms") / 1000.0);
+			(double)m->gap_ms / 1000.0);
 	}
-	if (n_bad > 0) {
+	if (m->unreadable_slices > 0) {
 		fprintf(f,
-			"fgctl: warning: %s%s%" PRId64 " slice%s of the history could not be read:",
-			l, sep, n_bad, n_bad > 1 ? "s" : "");
-		for (size_t i = 0; bad && i < json_object_array_length(bad); i++) {
-			struct json_object *u = json_object_array_get_idx(bad, i);
-
-			span_text(span, sizeof(span), u);
-			fprintf(f, "%s %s (%s)", i ? "," : "", span, fgctl_get_str(u, "reason"));
+			"fgctl: warning: %s%s%" PRIu64 " slice%s of the history could not be read:",
+			l, sep, m->unreadable_slices, m->unreadable_slices > 1 ? "s" : "");
+		for (size_t i = 0; i < m->n_unreadable; i++) {
+			span_text(span, sizeof(span), &m->unreadable[i]);
+			fprintf(f, "%s %s (%s)", i ? "," : "", span, str(m->unreadable[i].reason));
 		}
-		if (n_bad > (int64_t)(bad ? json_object_array_length(bad) : 0))
+		if (m->unreadable_slices > m->n_unreadable)
 			fprintf(f, " and more");
 		fprintf(f, "\n");
 	}
-	if (lost > 0)
-		fprintf(f, "fgctl: warning: %s%sfgd lost %" PRId64 " sample%s in the slices read\n",
-			l, sep, lost, lost > 1 ? "s" : "");
+	if (m->lost_samples > 0)
+		fprintf(f, "fgctl: warning: %s%sfgd lost %" PRIu64 " sample%s in the slices read\n",
+			l, sep, m->lost_samples, m->lost_samples > 1 ? "s" : "");
 }
 
-void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta)
+void fgctl_note_missing(FILE *f, const char *label, struct json_object *meta)
+{
+	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m = {};
+	int r = meta ? fg_snapshot_meta_from_json(meta, &m) : 0; /* none: all zero */
+
+	if (r < 0)
+		return bad_meta(f, r);
+	note_missing(f, label, &m.missing);
+}
+
+static void note_kernel_hidden(FILE *f, bool hidden)
 {
 	/* A warning, which -q keeps: the graph is not what root would get. */
-	if (fgctl_get_int(meta, "kernel_hidden"))
+	if (hidden)
 		fprintf(f,
 			"fgctl: warning: kernel frames are collapsed into [kernel] for unprivileged "
 			"users (kernel.perf_event_paranoid >= 2)\n");
 }
 
-void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct json_object *meta,
-			bool quiet)
+void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta)
 {
-	struct json_object *frames = get_obj(meta, "frames"),
-			   *unreadable = get_obj(meta, "unreadable_binaries");
-	struct json_object *exited = get_obj(meta, "exited"), *jit = get_obj(meta, "jit_maps");
-	struct json_object *refused = get_obj(jit, "refused");
-	int64_t samples = fgctl_get_int(meta, "samples"), lost = fgctl_get_int(meta, "lost");
-	int64_t dropped = fgctl_get_int(meta, "dropped"),
-		n_unreadable = fgctl_get_int(meta, "unreadable_count");
-	struct json_object *off = get_obj(meta, "off_cpu");
+	/* Of a recording's metadata or an always-on answer's: kernel_hidden is the same in both. */
+	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m = {};
+	int r = meta ? fg_snapshot_meta_from_json(meta, &m) : 0; /* none: all zero */
 
-	fgctl_end_progress(f);
-	if (!quiet && off && fgctl_get_int(meta, "frequency")) {
-		int64_t blocks = fgctl_get_int(off, "blocks"),
-			freq = fgctl_get_int(meta, "frequency");
+	if (r < 0)
+		return bad_meta(f, r);
+	note_kernel_hidden(f, m.kernel_hidden);
+}
 
+/* The first line: what was written, how many samples or blocks, and lost. */
+static void show_wrote(FILE *f, const char *output, const struct fg_recording_meta *m)
+{
+	const struct fg_meta_off_cpu *off = &m->off_cpu;
+	double seconds = (double)m->duration_ms / 1000;
+
+	if (m->has_off_cpu && m->frequency)
 		fprintf(f,
 			"fgctl: wrote %s: %.3f s of wall-clock time in %.1f s: %" PRId64
-			" on-CPU samples (%s, %" PRId64 " Hz) and %" PRId64
-			" blocks (%.3f s), %" PRId64 " stacks; %" PRId64 " lost\n",
+			" on-CPU samples (%s, %" PRIu32 " Hz) and %" PRIu64
+			" blocks (%.3f s), %" PRIu64 " stacks; %" PRIu64 " lost\n",
 			output,
-			(double)(samples - blocks) / (double)freq +
-				(double)fgctl_get_int(off, "blocked_us") / 1e6,
-			(double)fgctl_get_int(meta, "duration_ms") / 1000, samples - blocks,
-			fgctl_get_str(meta, "event"), freq, blocks,
-			(double)fgctl_get_int(off, "blocked_us") / 1e6,
-			fgctl_get_int(meta, "stacks"), lost);
-	} else if (!quiet && off)
+			(double)(int64_t)(m->samples - off->blocks) / (double)m->frequency +
+				(double)off->blocked_us / 1e6,
+			seconds, (int64_t)(m->samples - off->blocks), str(m->event), m->frequency,
+			off->blocks, (double)off->blocked_us / 1e6, m->stacks, m->lost);
+	else if (m->has_off_cpu)
 		fprintf(f,
-			"fgctl: wrote %s: %" PRId64 " blocks, %.3f s blocked, in %.1f s (%s, "
-			"blocks of %" PRId64 " us or more), %" PRId64 " stacks; %" PRId64 " lost\n",
-			output, samples, (double)fgctl_get_int(off, "blocked_us") / 1e6,
-			(double)fgctl_get_int(meta, "duration_ms") / 1000,
-			fgctl_get_str(meta, "event"), fgctl_get_int(off, "min_block_us"),
-			fgctl_get_int(meta, "stacks"), lost);
-	else if (!quiet)
+			"fgctl: wrote %s: %" PRIu64 " blocks, %.3f s blocked, in %.1f s (%s, "
+			"blocks of %" PRIu32 " us or more), %" PRIu64 " stacks; %" PRIu64 " lost\n",
+			output, m->samples, (double)off->blocked_us / 1e6, seconds, str(m->event),
+			off->min_block_us, m->stacks, m->lost);
+	else
 		fprintf(f,
-			"fgctl: wrote %s: %" PRId64 " samples in %.1f s (%s, %" PRId64
-			" Hz), %" PRId64 " stacks; %" PRId64 " lost, %" PRId64 " throttled\n",
-			output, samples, (double)fgctl_get_int(meta, "duration_ms") / 1000,
-			fgctl_get_str(meta, "event"), fgctl_get_int(meta, "frequency"),
-			fgctl_get_int(meta, "stacks"), lost, fgctl_get_int(meta, "throttled"));
-	if (!quiet &&
-	    (strcmp(reason, "exited") == 0 || (exited && json_object_array_length(exited) > 0))) {
-		for (size_t i = 0; exited && i < json_object_array_length(exited); i++)
-			fprintf(f,
-				"fgctl: note: process %" PRId64
-				" exited during the recording; its samples "
-				"until then are kept\n",
-				json_object_get_int64(json_object_array_get_idx(exited, i)));
-	}
-	if (lost > 0 && off)
+			"fgctl: wrote %s: %" PRIu64 " samples in %.1f s (%s, %" PRIu32
+			" Hz), %" PRIu64 " stacks; %" PRIu64 " lost, %" PRIu64 " throttled\n",
+			output, m->samples, seconds, str(m->event), m->frequency, m->stacks,
+			m->lost, m->throttled);
+}
+
+/* What the off-CPU source lost or left out, and the kernel's losses. */
+static void show_losses(FILE *f, const struct fg_recording_meta *m)
+{
+	const struct fg_meta_off_cpu *off = &m->off_cpu;
+
+	if (m->lost > 0 && m->has_off_cpu)
 		fprintf(f,
-			"fgctl: warning: %" PRId64 " blocks were lost (%" PRId64
-			" with too many threads blocked at once, %" PRId64
-			" with fgd's ring full, %" PRId64
+			"fgctl: warning: %" PRIu64 " blocks were lost (%" PRIu64
+			" with too many threads blocked at once, %" PRIu64
+			" with fgd's ring full, %" PRIu64
 			" left in it at the end: fgd takes blocks in bounded rounds, after "
 			"everyone else): the profile is incomplete (a storm of short "
 			"blocks: raise --min-block; with --call-graph dwarf each block carries "
 			"its user stack, and fp fills the ring more slowly)\n",
-			lost, fgctl_get_int(off, "lost_threads"), fgctl_get_int(off, "lost_ring"),
-			fgctl_get_int(off, "lost_late"));
-	else if (lost > 0)
+			m->lost, off->lost_threads, off->lost_ring, off->lost_late);
+	else if (m->lost > 0)
 		fprintf(f,
-			"fgctl: warning: the kernel lost %" PRId64
+			"fgctl: warning: the kernel lost %" PRIu64
 			" records: the profile is incomplete "
 			"(lower -F, or start fgd with a bigger --ring-pages)\n",
-			lost);
-	if (off &&
-	    fgctl_get_int(off, "kernel_stack_failed") + fgctl_get_int(off, "user_stack_failed") > 0)
+			m->lost);
+	if (off->kernel_stack_failed + off->user_stack_failed > 0)
 		fprintf(f,
-			"fgctl: warning: %" PRId64 " blocks have no kernel stack and %" PRId64
+			"fgctl: warning: %" PRIu64 " blocks have no kernel stack and %" PRIu64
 			" no user stack: the stack could not be read, or the BPF stack maps were "
 			"full (fgd renews them at once)\n",
-			fgctl_get_int(off, "kernel_stack_failed"),
-			fgctl_get_int(off, "user_stack_failed"));
-	if (off && fgctl_get_int(off, "rate_limited") > 0)
+			off->kernel_stack_failed, off->user_stack_failed);
+	if (off->rate_limited > 0)
 		fprintf(f,
-			"fgctl: note: %" PRId64 " blocks were not kept: past the %" PRId64
+			"fgctl: note: %" PRIu64 " blocks were not kept: past the %" PRIu64
 			" a second fgd keeps of a non-root user's recording (OffCpuUserRate= in "
 			"fgd.conf); the rest are a sample of them (raise --min-block to keep the "
 			"longer ones)\n",
-			fgctl_get_int(off, "rate_limited"), fgctl_get_int(off, "rate_limit"));
-	if (off && fgctl_get_int(off, "user_dump_failed") > 0)
+			off->rate_limited, off->rate_limit);
+	if (off->user_dump_failed > 0)
 		fprintf(f,
-			"fgctl: note: %" PRId64 " blocks have no user stack: they did not end by "
+			"fgctl: note: %" PRIu64 " blocks have no user stack: they did not end by "
 			"leaving a system call (page faults, or still blocked at the end), where "
 			"their stack is copied for DWARF unwinding\n",
-			fgctl_get_int(off, "user_dump_failed"));
-	if (dropped > 0)
+			off->user_dump_failed);
+	if (m->dropped > 0)
 		fprintf(f,
-			"fgctl: warning: %" PRId64
+			"fgctl: warning: %" PRIu64
 			" samples were dropped at fgd's limits (too many "
 			"distinct stacks or locations)\n",
-			dropped);
-	if (fgctl_get_int(meta, "since_ms") || fgctl_get_int(meta, "until_ms")) {
-		int64_t since = fgctl_get_int(meta, "since_ms"),
-			until = fgctl_get_int(meta, "until_ms");
+			m->dropped);
+}
 
-		fprintf(f, "fgctl: note: the output holds the samples taken from ");
-		if (since)
-			fprintf(f, "%" PRId64 ".%03" PRId64, since / 1000, since % 1000);
-		else
-			fprintf(f, "the start");
-		fprintf(f, " to ");
-		if (until)
-			fprintf(f, "%" PRId64 ".%03" PRId64, until / 1000, until % 1000);
-		else
-			fprintf(f, "the end");
-		fprintf(f, " (Unix seconds, --since/--until): %" PRId64 " stacks\n",
-			fgctl_get_int(meta, "stacks"));
-		if (fgctl_get_int(meta, "stacks") == 0)
-			fprintf(f, "fgctl: warning: no sample of the recording lies in that range: "
-				   "the output is empty\n");
-	}
-	if (fgctl_get_int(meta, "times_dropped") > 0)
+/* --since/--until: the range the output holds. */
+static void show_range(FILE *f, const struct fg_recording_meta *m)
+{
+	if (!m->since_ms && !m->until_ms)
+		return;
+	fprintf(f, "fgctl: note: the output holds the samples taken from ");
+	if (m->since_ms)
+		fprintf(f, "%" PRId64 ".%03" PRId64, m->since_ms / 1000, m->since_ms % 1000);
+	else
+		fprintf(f, "the start");
+	fprintf(f, " to ");
+	if (m->until_ms)
+		fprintf(f, "%" PRId64 ".%03" PRId64, m->until_ms / 1000, m->until_ms % 1000);
+	else
+		fprintf(f, "the end");
+	fprintf(f, " (Unix seconds, --since/--until): %" PRIu64 " stacks\n", m->stacks);
+	if (m->stacks == 0)
+		fprintf(f, "fgctl: warning: no sample of the recording lies in that range: "
+			   "the output is empty\n");
+}
+
+/* The binaries and JIT maps fgd could not read, by name. */
+static void show_unread(FILE *f, const struct fg_meta_resolve *res)
+{
+	const struct fg_meta_jit_maps *jit = &res->jit_maps;
+
+	if (res->unreadable_count > 0) {
 		fprintf(f,
-			"fgctl: warning: the times of %" PRId64
-			" samples were not kept (the recording reached its memory limit): a heat map "
-			"or a range of the recording leaves them out\n",
-			fgctl_get_int(meta, "times_dropped"));
-	if (fgctl_get_int(meta, "malformed") > 0)
-		fprintf(f, "fgctl: warning: %" PRId64 " malformed records were skipped\n",
-			fgctl_get_int(meta, "malformed"));
-	if (n_unreadable > 0) {
-		fprintf(f,
-			"fgctl: warning: %" PRId64
+			"fgctl: warning: %" PRIu64
 			" binaries could not be read; their frames show as "
 			"module+offset:\n",
-			n_unreadable);
-		for (size_t i = 0; unreadable && i < json_object_array_length(unreadable); i++) {
-			struct json_object *u = json_object_array_get_idx(unreadable, i);
-
-			fprintf(f, "    %s: %s\n", fgctl_get_str(u, "path"),
-				fgctl_get_str(u, "error"));
-		}
+			res->unreadable_count);
+		for (size_t i = 0; i < res->n_unreadable_binaries; i++)
+			fprintf(f, "    %s: %s\n", str(res->unreadable_binaries[i].path),
+				str(res->unreadable_binaries[i].error));
 	}
-	if (fgctl_get_int(jit, "refused_count") > 0) {
+	if (jit->refused_count > 0) {
 		fprintf(f,
-			"fgctl: warning: %" PRId64 " JIT maps were not read; their frames show as "
+			"fgctl: warning: %" PRIu64 " JIT maps were not read; their frames show as "
 			"[unknown]:\n",
-			fgctl_get_int(jit, "refused_count"));
-		for (size_t i = 0; refused && i < json_object_array_length(refused); i++) {
-			struct json_object *u = json_object_array_get_idx(refused, i);
+			jit->refused_count);
+		for (size_t i = 0; i < jit->n_refused; i++) {
+			const struct fg_meta_jit_refusal *u = &jit->refused[i];
 
-			fprintf(f, "    %s: %s", fgctl_get_str(u, "path"),
-				fgctl_get_str(u, "reason"));
-			if (get_obj(u, "error"))
-				fprintf(f, ": %s", fgctl_get_str(u, "error"));
-			if (get_obj(u, "size"))
+			fprintf(f, "    %s: %s", str(u->path), str(u->reason));
+			if (u->error)
+				fprintf(f, ": %s", u->error);
+			if (u->has_size)
 				fprintf(f, " (%.1f MiB, over fgd's JitMapMax=)",
-					(double)fgctl_get_int(u, "size") / (1 << 20));
+					(double)u->size / (1 << 20));
 			fprintf(f, "\n");
 		}
 	}
-	fgctl_note_kernel_hidden(f, meta);
-	if (fgctl_get_int(meta, "degraded") > 0)
+}
+
+static void show_summary(FILE *f, const char *output, const char *reason,
+			 const struct fg_recording_meta *m, bool quiet)
+{
+	const struct fg_meta_resolve *res = &m->resolve;
+
+	fgctl_end_progress(f);
+	if (!quiet)
+		show_wrote(f, output, m);
+	if (!quiet && (strcmp(reason, "exited") == 0 || m->n_exited > 0))
+		for (size_t i = 0; i < m->n_exited; i++)
+			fprintf(f,
+				"fgctl: note: process %" PRId64
+				" exited during the recording; its samples "
+				"until then are kept\n",
+				m->exited[i]);
+	show_losses(f, m);
+	show_range(f, m);
+	if (m->times_dropped > 0)
 		fprintf(f,
-			"fgctl: note: %" PRId64
+			"fgctl: warning: the times of %" PRIu64
+			" samples were not kept (the recording reached its memory limit): a heat map "
+			"or a range of the recording leaves them out\n",
+			m->times_dropped);
+	if (m->malformed > 0)
+		fprintf(f, "fgctl: warning: %" PRIu64 " malformed records were skipped\n",
+			m->malformed);
+	show_unread(f, res);
+	note_kernel_hidden(f, m->kernel_hidden);
+	if (m->degraded > 0)
+		fprintf(f,
+			"fgctl: note: %" PRIu64
 			" samples could not wait any longer for fgd to read the "
 			"binaries they ran in; some of their frames are module+offset, lack inline frames "
 			"or were unwound by frame pointer\n",
-			fgctl_get_int(meta, "degraded"));
-	if (samples == 0)
+			m->degraded);
+	if (m->samples == 0)
 		fprintf(f,
 			"fgctl: warning: no samples were collected: was the target using CPU?\n");
-	else if (!quiet && frames) {
+	else if (!quiet && res->has_frames) {
 		fprintf(f,
-			"fgctl: frames: %" PRId64 " named, %" PRId64 " module+offset, %" PRId64
+			"fgctl: frames: %" PRIu64 " named, %" PRIu64 " module+offset, %" PRIu64
 			" unknown\n",
-			fgctl_get_int(frames, "named"), fgctl_get_int(frames, "module_offset"),
-			fgctl_get_int(frames, "unknown"));
-		fprintf(f, "fgctl: stacks (%s): ", fgctl_get_str(meta, "call_graph"));
-		show_stack_quality(f, get_obj(meta, "stack_quality"));
+			res->frames.named, res->frames.module_offset, res->frames.unknown);
+		fprintf(f, "fgctl: stacks (%s): ", str(m->call_graph));
+		show_stack_quality(f, &m->stack_quality);
 		fprintf(f, "\n");
-		show_stack_hint(f, meta);
+		show_stack_hint(f, m);
 	}
-	if (!quiet && samples > 0 && fgctl_get_int(jit, "maps") > 0)
+	if (!quiet && m->samples > 0 && res->jit_maps.maps > 0)
 		fprintf(f,
-			"fgctl: JIT maps: %" PRId64 " read, %" PRId64 " entries, %" PRId64
-			" malformed lines; %" PRId64 " frames named from them\n",
-			fgctl_get_int(jit, "maps"), fgctl_get_int(jit, "entries"),
-			fgctl_get_int(jit, "malformed"), fgctl_get_int(jit, "frames"));
+			"fgctl: JIT maps: %" PRIu64 " read, %" PRIu64 " entries, %" PRIu64
+			" malformed lines; %" PRIu64 " frames named from them\n",
+			res->jit_maps.maps, res->jit_maps.entries, res->jit_maps.malformed,
+			res->jit_maps.frames);
+}
+
+void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct json_object *meta,
+			bool quiet)
+{
+	_cleanup_(fg_recording_meta_done) struct fg_recording_meta m = {};
+	int r = meta ? fg_recording_meta_from_json(meta, &m) : 0; /* none: all zero */
+
+	if (r < 0) {
+		fgctl_end_progress(f);
+		return bad_meta(f, r);
+	}
+	show_summary(f, output, reason, &m, quiet);
 }

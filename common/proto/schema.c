@@ -250,9 +250,17 @@ static int decode_member(struct json_object *v, void *base, const struct fg_sche
 
 int fg_schema_decode(struct json_object *o, void *base, const struct fg_schema_member *t)
 {
+	/* A member after a gate is there only if the gate was open: it reads as open. */
+	size_t gate = FG_SCHEMA_NO_FLAG;
+
 	for (; t->kind != FG_SCHEMA_END; t++) {
 		struct json_object *v;
 		int r;
+
+		if (t->kind == FG_SCHEMA_GATE) {
+			gate = t->offset;
+			continue;
+		}
 
 		if (t->kind == FG_SCHEMA_INLINE) {
 			r = fg_schema_decode(o, AT(base, t->offset, char), t->sub);
@@ -260,14 +268,16 @@ int fg_schema_decode(struct json_object *o, void *base, const struct fg_schema_m
 				return r;
 			continue;
 		}
-		/* Absent: left zero. The gate only says what is written. */
-		if (t->kind == FG_SCHEMA_GATE || !json_object_object_get_ex(o, t->name, &v))
+		/* Absent: left zero. */
+		if (!json_object_object_get_ex(o, t->name, &v))
 			continue;
 		r = decode_member(v, base, t);
 		if (r < 0)
 			return r;
 		if (t->flag != FG_SCHEMA_NO_FLAG && t->flag != t->offset)
 			*AT(base, t->flag, bool) = true;
+		if (gate != FG_SCHEMA_NO_FLAG)
+			*AT(base, gate, bool) = true;
 	}
 	return 0;
 }

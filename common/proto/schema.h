@@ -53,7 +53,10 @@ enum fg_schema_kind {
 	FG_SCHEMA_I64_ARRAY,
 	/* The members of sub, in the struct at offset, written into this object (not nested). */
 	FG_SCHEMA_INLINE,
-	/* The members after it are written only when the bool at offset is true. */
+	/*
+	 * The members after it are written only when the bool at offset is
+	 * true; the decoder sets it when one of them is there.
+	 */
 	FG_SCHEMA_GATE,
 };
 
@@ -126,3 +129,7 @@ int fg_schema_decode(struct json_object *o, void *base, const struct fg_schema_m
 
 /* Frees the arrays and owned strings of the struct at base. Accepts a zeroed or half-filled one. */
 void fg_schema_release(void *base, const struct fg_schema_member *t);
+
+/* Tables more than one schema holds: status.c's, which recording metadata (meta.c) shares. */
+extern const struct fg_schema_member fg_status_cpu_members[];
+extern const struct fg_schema_member fg_status_stack_quality_members[];

@@ -15,9 +15,9 @@
 _Static_assert(FG_STATUS_MAX_ARRAY == FG_SCHEMA_MAX_ARRAY, "status arrays are schema arrays");
 
 #define T struct fg_status_cpu
-static const struct fg_schema_member cpu_members[] = { M_U32(cpu),       M_U64(samples),
-						       M_U64(lost),      M_U64(throttled),
-						       M_U64(malformed), M_END };
+const struct fg_schema_member fg_status_cpu_members[] = { M_U32(cpu),       M_U64(samples),
+							  M_U64(lost),      M_U64(throttled),
+							  M_U64(malformed), M_END };
 #undef T
 
 #define T struct fg_status_tracking
@@ -86,19 +86,20 @@ static const struct fg_schema_member unwinding_members[] = { M_U64(binaries),
 #undef T
 
 #define T struct fg_status_stack_quality
-static const struct fg_schema_member stack_quality_members[] = { M_U64(user_stacks),
-								 M_U64(complete),
-								 M_U64(truncated),
-								 M_U64(failed),
-								 M_U64(fp_frames),
-								 M_PCT("complete_pct", complete,
-								       user_stacks),
-								 M_END };
+const struct fg_schema_member fg_status_stack_quality_members[] = { M_U64(user_stacks),
+								    M_U64(complete),
+								    M_U64(truncated),
+								    M_U64(failed),
+								    M_U64(fp_frames),
+								    M_PCT("complete_pct", complete,
+									  user_stacks),
+								    M_END };
 #undef T
 
 #define T struct fg_status_stack_modes
 static const struct fg_schema_member stack_modes_members[] = {
-	M_OBJECT(fp, stack_quality_members), M_OBJECT(dwarf, stack_quality_members), M_END
+	M_OBJECT(fp, fg_status_stack_quality_members),
+	M_OBJECT(dwarf, fg_status_stack_quality_members), M_END
 };
 #undef T
 
@@ -280,7 +281,7 @@ static const struct fg_schema_member status_members[] = {
 	M_STR(call_graph),
 	M_U32(stack_dump),
 	M_STR(socket),
-	M_ARRAY(cpus, n_cpus, struct fg_status_cpu, cpu_members),
+	M_ARRAY(cpus, n_cpus, struct fg_status_cpu, fg_status_cpu_members),
 	M_OBJECT(tracking, tracking_members),
 	M_OBJECT(processes, processes_members),
 	M_OBJECT(symbols, symbols_members),

@@ -15,6 +15,7 @@
 #include "profile/timed.h"
 #include "profile/top.h"
 #include "profile/view.h"
+#include "proto/meta.h"
 #include "proto/selector.h"
 #include "render/result.h"
 #include "storage/slicefile.h"
@@ -705,83 +706,76 @@ static void no_data(const struct fg_window *w, const struct fg_window_result *re
 }
 
 /* The answer's metadata about what it is missing: "lost_samples", the gaps, the unreadable files. */
-static int missing_json(struct json_object *meta, const struct missing *m,
-			const struct fg_window_result *res)
+static int missing_meta(const struct missing *m, const struct fg_window_result *res,
+			struct fg_meta_missing *ret)
 {
-	struct json_object *gaps = json_object_new_array(), *bad = json_object_new_array();
-
-	if (!gaps || !bad) {
-		json_object_put(gaps);
-		json_object_put(bad);
+	*ret = (struct fg_meta_missing){
+		.lost_samples = res->lost,
+		.gap_count = m->n_gaps,
+		.gap_ms = m->gap_ms,
+		.unreadable_slices = m->n_bad,
+		.gaps = calloc(MISSING_LISTED, sizeof(*ret->gaps)),
+		.unreadable = calloc(MISSING_LISTED, sizeof(*ret->unreadable)),
+	};
+	if (!ret->gaps || !ret->unreadable)
 		return -ENOMEM;
-	}
-	fg_json_add_int(meta, "lost_samples", (int64_t)res->lost);
-	fg_json_add_int(meta, "gap_count", (int64_t)m->n_gaps);
-	fg_json_add_int(meta, "gap_ms", m->gap_ms);
-	json_object_object_add(meta, "gaps", gaps);
-	for (size_t i = 0; i < MIN(m->n_gaps, (size_t)MISSING_LISTED); i++) {
-		struct json_object *g = json_object_new_object();
-
-		if (!g)
-			return -ENOMEM;
-		fg_json_add_int(g, "from_ms", m->gaps[i].start);
-		fg_json_add_int(g, "until_ms", m->gaps[i].end);
-		json_object_array_add(gaps, g);
-	}
-	fg_json_add_int(meta, "unreadable_slices", (int64_t)m->n_bad);
-	json_object_object_add(meta, "unreadable", bad);
+	for (size_t i = 0; i < MIN(m->n_gaps, (size_t)MISSING_LISTED); i++)
+		ret->gaps[ret->n_gaps++] = (struct fg_meta_span){
+			.from_ms = m->gaps[i].start,
+			.until_ms = m->gaps[i].end,
+		};
 	for (size_t i = 0; i < MIN(m->n_bad, (uint64_t)MISSING_LISTED); i++) {
 		struct fg_span sp = span_ms(m->bad[i].start_ns, m->bad[i].end_ns);
-		struct json_object *u = json_object_new_object();
 
-		if (!u)
-			return -ENOMEM;
-		fg_json_add_int(u, "from_ms", sp.start);
-		fg_json_add_int(u, "until_ms", sp.end);
-		fg_json_add_str(u, "reason", fg_history_damage_name(m->bad[i].why));
-		json_object_array_add(bad, u);
+		ret->unreadable[ret->n_unreadable++] = (struct fg_meta_span){
+			.from_ms = sp.start,
+			.until_ms = sp.end,
+			.reason = fg_history_damage_name(m->bad[i].why),
+		};
 	}
 	return 0;
 }
 
+/* The answer's metadata (proto/meta.h); top (may be NULL) adds what its list dropped. */
 static struct json_object *result_json(const struct fgd_alwayson_data *a,
 				       const struct fg_window_result *res,
-				       const struct missing *missing, const struct fg_view *view)
+				       const struct missing *missing, const struct fg_view *view,
+				       const struct fg_top_stats *top)
 {
-	struct json_object *m = json_object_new_object();
+	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m = {};
 	struct fg_window_stats st;
 
-	if (!m)
+	if (missing_meta(missing, res, &m.missing) < 0)
 		return NULL;
-	if (missing_json(m, missing, res) < 0) {
-		json_object_put(m);
-		return NULL;
-	}
 	fg_window__stats(a->window, &st);
-	fg_json_add_str(m, "source", "always-on");
-	fg_json_add_str(m, "event", a->event);
+	m.source = "always-on";
+	m.event = a->event;
 	/* Off-CPU: "samples" and the figures below count µs blocked. */
-	if (a->off_cpu)
-		fg_json_add_str(m, "unit", "us");
-	fg_json_add_int(m, "frequency", a->frequency);
-	fg_json_add_str(m, "call_graph", fg_call_graph_name(a->call_graph));
-	fg_json_add_int(m, "first_ms", res->first_ms);
-	fg_json_add_int(m, "last_ms", res->last_ms);
-	fg_json_add_int(m, "duration_ms", res->last_ms - res->first_ms);
-	fg_json_add_int(m, "covered_ms", res->covered_ms);
-	fg_json_add_int(m, "slices", (int64_t)res->slices);
-	fg_json_add_int(m, "slice_seconds", a->slice_seconds);
-	fg_json_add_int(m, "processes", (int64_t)res->processes);
-	fg_json_add_int(m, "samples", (int64_t)res->samples);
-	fg_json_add_int(m, "folded_samples", (int64_t)res->folded_samples);
-	fg_json_add_int(m, "folded_stacks", (int64_t)res->folded_stacks);
-	fg_json_add_int(m, "unattributed_samples", (int64_t)res->unattributed);
-	fg_json_add_int(m, "other_rate_samples", (int64_t)res->other_rate_samples);
-	fg_json_add_int(m, "untimed_slices", (int64_t)res->untimed_slices);
-	fg_json_add_int(m, "memory_max", (int64_t)st.memory_max);
-	fg_json_add_int(m, "window_total_folded_samples", (int64_t)st.total_folded_samples);
-	fg_json_add_bool(m, "kernel_hidden", view->hide_kernel);
-	return m;
+	m.unit = a->off_cpu ? "us" : NULL;
+	m.frequency = a->frequency;
+	m.call_graph = fg_call_graph_name(a->call_graph);
+	m.first_ms = res->first_ms;
+	m.last_ms = res->last_ms;
+	m.duration_ms = res->last_ms - res->first_ms;
+	m.covered_ms = res->covered_ms;
+	m.slices = res->slices;
+	m.slice_seconds = a->slice_seconds;
+	m.processes = res->processes;
+	m.samples = res->samples;
+	m.folded_samples = res->folded_samples;
+	m.folded_stacks = res->folded_stacks;
+	m.unattributed_samples = res->unattributed;
+	m.other_rate_samples = res->other_rate_samples;
+	m.untimed_slices = res->untimed_slices;
+	m.memory_max = st.memory_max;
+	m.window_total_folded_samples = st.total_folded_samples;
+	m.kernel_hidden = view->hide_kernel;
+	if (top) {
+		m.has_top = true;
+		m.dropped_samples = top->dropped_samples;
+		m.dropped_leaf_samples = top->dropped_leaf_samples;
+	}
+	return fg_snapshot_meta_to_json(&m);
 }
 
 static double mib(uint64_t bytes)
@@ -852,12 +846,12 @@ static int timed_snapshot(const struct fgd_alwayson_data *a, const struct fg_que
 		else
 			no_data(a->window, &res, &mc, &missing, ret_error, error_size);
 		/* The error carries what the period is missing, for clients that act on it. */
-		*ret_meta = result_json(a, &res, &missing, view);
+		*ret_meta = result_json(a, &res, &missing, view, NULL);
 		return -ENODATA;
 	}
 	/* The period is what the slices cover of the one asked for. */
 	fg_timed__set_period(t, MAX(since, res.first_ms), MIN(until, res.last_ms));
-	meta = result_json(a, &res, &missing, view);
+	meta = result_json(a, &res, &missing, view, NULL);
 	if (!meta)
 		return -ENOMEM;
 	r = fg_result__new_timed(TAKE_PTR(t), &ro, &s->result);
@@ -950,10 +944,10 @@ int fgd_query__snapshot(const struct fgd_alwayson_data *a, const struct fg_query
 	missing_finish(&missing, a, since, until);
 	if (res.samples == 0 || fg_folded__n_stacks(model) == 0) {
 		no_data(a->window, &res, &mc, &missing, ret_error, error_size);
-		*ret_meta = result_json(a, &res, &missing, view);
+		*ret_meta = result_json(a, &res, &missing, view, NULL);
 		return -ENODATA;
 	}
-	meta = result_json(a, &res, &missing, view);
+	meta = result_json(a, &res, &missing, view, NULL);
 	if (!meta)
 		return -ENOMEM;
 	t = (time_t)(res.first_ms / 1000);
@@ -1048,20 +1042,18 @@ int fgd_query__top(const struct fgd_alwayson_data *a, const struct fg_query_requ
 	missing_finish(&missing, a, since, until);
 	if (res.samples == 0) {
 		no_data(a->window, &res, &mc, &missing, ret_error, error_size);
-		*ret = result_json(a, &res, &missing, view);
+		*ret = result_json(a, &res, &missing, view, NULL);
 		return -ENODATA;
 	}
 	fg_top__stats(top, &ts);
 	m = fg_proto_new_message("top");
-	meta = result_json(a, &res, &missing, view);
+	meta = result_json(a, &res, &missing, view, &ts);
 	procs = json_object_new_array();
 	if (!m || !meta || !procs) {
 		json_object_put(meta);
 		json_object_put(procs);
 		return -ENOMEM;
 	}
-	fg_json_add_int(meta, "dropped_samples", (int64_t)ts.dropped_samples);
-	fg_json_add_int(meta, "dropped_leaf_samples", (int64_t)ts.dropped_leaf_samples);
 	json_object_object_add(m, "meta", meta);
 	json_object_object_add(m, "processes", procs);
 	/* Shares of one CPU over the time the slices hold samples for. */

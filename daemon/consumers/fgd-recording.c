@@ -15,6 +15,7 @@
 #include "fgd-clock.h"
 #include "profile/folded.h"
 #include "profile/timed.h"
+#include "proto/meta.h"
 #include "render/result.h"
 #include "sources/fgd-offcpu.h"
 
@@ -124,15 +125,14 @@ struct fg_recording {
 	bool memory_limited;
 	struct fg_resolve_stats resolved; /* the resolver's figures, kept at finish */
 
-	uint64_t started, stopped;       /* CLOCK_MONOTONIC ns */
-	int64_t started_wall;            /* CLOCK_REALTIME ms at started */
-	int64_t wall_offset;             /* fgd_wall_offset_ns() at the last drain */
-	struct fg_cpu_counters totals;   /* of the events, at finish */
-	struct fg_cpu_counters *per_cpu; /* owned: each CPU's, at finish */
-	int *cpu_ids;                    /* owned */
+	uint64_t started, stopped;     /* CLOCK_MONOTONIC ns */
+	int64_t started_wall;          /* CLOCK_REALTIME ms at started */
+	int64_t wall_offset;           /* fgd_wall_offset_ns() at the last drain */
+	struct fg_cpu_counters totals; /* of the events, at finish */
+	struct fg_status_cpu *cpus;    /* owned: each CPU's figures as reported, at finish */
 	size_t n_cpus;
-	/* owned: the resolver's part of the metadata, at finish */
-	struct json_object *resolver_meta;
+	struct fg_meta_resolve
+		resolver_meta; /* owned: the resolver's part of the metadata, at finish */
 
 	struct fg_result *result; /* owned: the output, once finished */
 	struct fg_budget *budget; /* borrowed (deps): NULL for none */
@@ -162,10 +162,9 @@ struct fg_recording *fg_recording__free(struct fg_recording *r)
 	fg_folded__free(r->model);
 	fg_loc_profile__free(r->locs);
 	times_done(&r->times);
-	json_object_put(r->resolver_meta);
+	fg_meta_resolve_done(&r->resolver_meta);
 	free(r->targets);
-	free(r->per_cpu);
-	free(r->cpu_ids);
+	free(r->cpus);
 	free(r);
 	return NULL;
 }
@@ -910,23 +909,20 @@ int fg_recording__finish(struct fg_recording *r)
 		fg_evset__totals(r->events, &r->totals);
 	/* Keep each CPU's figures for the metadata; the events go now. */
 	r->n_cpus = r->events ? fg_evset__n(r->events) : 0;
-	r->per_cpu = calloc(r->n_cpus, sizeof(*r->per_cpu));
-	r->cpu_ids = calloc(r->n_cpus, sizeof(*r->cpu_ids));
-	if (!r->per_cpu || !r->cpu_ids)
+	r->cpus = calloc(r->n_cpus, sizeof(*r->cpus));
+	if (!r->cpus)
 		r->n_cpus = 0;
-	for (size_t i = 0; i < r->n_cpus; i++) {
-		r->per_cpu[i] = *fg_evset__counters(r->events, i);
-		r->cpu_ids[i] = fg_evset__cpu(r->events, i);
-	}
+	for (size_t i = 0; i < r->n_cpus; i++)
+		fg_cpu_counters_status(fg_evset__cpu(r->events, i),
+				       fg_evset__counters(r->events, i), &r->cpus[i]);
 	r->events = fg_evset__free(r->events);
 	account_rings(r);
 	r->state = FINISHED;
 	/* What still waits gets what is known now: the result is due. */
 	fg_recording__settle(r);
 	st = resolved(r);
-	r->resolver_meta = json_object_new_object();
-	if (r->resolver_meta)
-		fg_resolver__metadata(r->res, r->resolver_meta);
+	/* Without it (ENOMEM), the metadata lacks the resolver's lists. */
+	(void)fg_resolver__metadata(r->res, &r->resolver_meta);
 
 	if (r->n_targets == 1)
 		snprintf(subtitle, sizeof(subtitle), "%s: pid %d (%s)", r->hostname,
@@ -984,95 +980,108 @@ int fg_recording__finish(struct fg_recording *r)
 	return err;
 }
 
+/* The off-CPU source's part, for an off-CPU or wall-clock recording. */
+static struct fg_meta_off_cpu off_cpu_meta(const struct fg_recording *r)
+{
+	const struct fg_offcpu_stats *o = &r->offcpu_stats;
+	bool dwarf = r->opts.call_graph == FG_CALL_GRAPH_DWARF;
+
+	return (struct fg_meta_off_cpu){
+		.min_block_us = r->opts.req.min_block_us ?: 1,
+		.blocks = r->blocks,
+		.blocked_us = r->blocked_us,
+		.lost_threads = o->lost_threads,
+		.lost_ring = o->lost_ring,
+		.lost_late = o->lost_late,
+		.rate_limit = r->opts.off_cpu_rate,
+		.rate_limited = o->rate_limited,
+		.ring_bytes = o->ring_bytes,
+		.kernel_stack_failed = o->kernel_stack_failed,
+		.user_stack_failed = o->user_stack_failed,
+		.switch_ins_unseen = o->switch_ins_unseen,
+		.dwarf = dwarf,
+		.stack_dump =
+			dwarf ? MIN(r->opts.stack_dump, (uint64_t)FG_OFFCPU_MAX_DUMP_BYTES) : 0,
+		.user_dump_failed = dwarf ? o->user_dump_failed : 0,
+	};
+}
+
+/* The pids of the targets that exited, into m (owned). */
+static int exited_meta(const struct fg_recording *r, struct fg_recording_meta *m)
+{
+	m->exited = calloc(MAX(r->n_targets, (size_t)1), sizeof(*m->exited));
+	if (!m->exited)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n_targets; i++)
+		if (r->targets[i].exited)
+			m->exited[m->n_exited++] = r->targets[i].pid;
+	return 0;
+}
+
 struct json_object *fg_recording__metadata(struct fg_recording *r)
 {
-	_cleanup_(json_object_putp) struct json_object *m = json_object_new_object();
+	_cleanup_(fg_recording_meta_done) struct fg_recording_meta m = {};
 	const struct fg_resolve_stats *st = resolved(r);
-	struct json_object *exited, *cpus;
 	struct fg_cpu_counters c = r->totals;
+	struct json_object *o;
+	bool ranged_ = ranged(r);
 
-	if (!m)
-		return NULL;
 	if (r->state != FINISHED && r->events)
 		fg_evset__totals(r->events, &c);
 	if (r->offcpu)
 		fg_offcpu__stats(r->offcpu, &r->offcpu_stats);
-	if (r->opts.req.off_cpu || r->opts.req.wall) {
-		struct json_object *o = json_object_new_object();
-
-		json_object_object_add(m, "off_cpu", o);
-		fg_json_add_int(o, "min_block_us", r->opts.req.min_block_us ?: 1);
-		fg_json_add_int(o, "blocks", (int64_t)r->blocks);
-		fg_json_add_int(o, "blocked_us", (int64_t)r->blocked_us);
-		fg_json_add_int(o, "lost_threads", (int64_t)r->offcpu_stats.lost_threads);
-		fg_json_add_int(o, "lost_ring", (int64_t)r->offcpu_stats.lost_ring);
-		fg_json_add_int(o, "lost_late", (int64_t)r->offcpu_stats.lost_late);
-		fg_json_add_int(o, "rate_limit", (int64_t)r->opts.off_cpu_rate);
-		fg_json_add_int(o, "rate_limited", (int64_t)r->offcpu_stats.rate_limited);
-		fg_json_add_int(o, "ring_bytes", (int64_t)r->offcpu_stats.ring_bytes);
-		fg_json_add_int(o, "kernel_stack_failed",
-				(int64_t)r->offcpu_stats.kernel_stack_failed);
-		fg_json_add_int(o, "user_stack_failed", (int64_t)r->offcpu_stats.user_stack_failed);
-		fg_json_add_int(o, "switch_ins_unseen", (int64_t)r->offcpu_stats.switch_ins_unseen);
-		if (r->opts.call_graph == FG_CALL_GRAPH_DWARF) {
-			fg_json_add_int(o, "stack_dump",
-					(int64_t)MIN(r->opts.stack_dump,
-						     (uint64_t)FG_OFFCPU_MAX_DUMP_BYTES));
-			fg_json_add_int(o, "user_dump_failed",
-					(int64_t)r->offcpu_stats.user_dump_failed);
-		}
-		fg_json_add_str(m, "unit", "us");
-	}
-	/* Wall-clock: the on-CPU event, with "wall" and the off-CPU part beside it. */
-	fg_json_add_str(m, "event", r->opts.req.off_cpu ? FG_OFFCPU_EVENT : r->opts.event.name);
-	if (r->opts.req.wall)
-		fg_json_add_bool(m, "wall", true);
-	fg_json_add_int(m, "frequency", r->opts.frequency);
-	fg_json_add_int(m, "duration_ms", (int64_t)(duration_s(r) * 1000));
-	fg_json_add_int(m, "samples", (int64_t)st->samples);
-	fg_json_add_int(m, "samples_seen", (int64_t)c.samples);
-	fg_json_add_int(m, "other_processes", (int64_t)st->filtered);
-	fg_json_add_int(m, "other_threads", (int64_t)r->other_threads);
-	fg_json_add_int(m, "lost", (int64_t)(c.lost + c.lost_samples));
-	fg_json_add_int(m, "throttled", (int64_t)c.throttled);
-	fg_json_add_int(m, "malformed", (int64_t)c.malformed);
-	fg_json_add_int(m, "dropped", (int64_t)st->dropped_full);
-	fg_json_add_int(m, "waited", (int64_t)st->waited);
-	fg_json_add_int(m, "degraded", (int64_t)st->degraded);
-	fg_json_add_int(m, "stacks",
-			(int64_t)(r->result ? fg_result__n_stacks(r->result) :
-				  r->model  ? fg_folded__n_stacks(r->model) :
-					      0));
-	fg_json_add_bool(m, "kernel_hidden", r->opts.view.hide_kernel);
-	fg_json_add_bool(m, "memory_limited", r->memory_limited);
-	fg_json_add_int(m, "times_dropped", (int64_t)r->times.dropped);
-	if (ranged(r)) {
-		fg_json_add_int(m, "since_ms", r->opts.req.since_ms);
-		fg_json_add_int(m, "until_ms", r->opts.req.until_ms);
-	}
-	fg_json_add_str(m, "call_graph", fg_call_graph_name(r->opts.call_graph));
-	if (r->opts.call_graph == FG_CALL_GRAPH_DWARF)
-		fg_json_add_int(m, "stack_dump", r->opts.stack_dump);
-	json_object_object_add(m, "stack_quality", fg_stack_quality_json(&st->quality));
-	fg_json_add_bool(m, "inline", r->opts.req.inline_frames);
-	fg_json_add_bool(m, "demangle", r->opts.req.demangle);
+	m = (struct fg_recording_meta){
+		.has_off_cpu = r->opts.req.off_cpu || r->opts.req.wall,
+		/* Off-CPU and wall-clock: samples count µs. */
+		.unit = r->opts.req.off_cpu || r->opts.req.wall ? "us" : NULL,
+		/* Wall-clock: the on-CPU event, with "wall" and the off-CPU part beside it. */
+		.event = r->opts.req.off_cpu ? FG_OFFCPU_EVENT : r->opts.event.name,
+		.wall = r->opts.req.wall,
+		.frequency = r->opts.frequency,
+		.duration_ms = (uint64_t)(duration_s(r) * 1000),
+		.samples = st->samples,
+		.samples_seen = c.samples,
+		.other_processes = st->filtered,
+		.other_threads = r->other_threads,
+		.lost = c.lost + c.lost_samples,
+		.throttled = c.throttled,
+		.malformed = c.malformed,
+		.dropped = st->dropped_full,
+		.waited = st->waited,
+		.degraded = st->degraded,
+		.stacks = r->result ? fg_result__n_stacks(r->result) :
+			  r->model  ? fg_folded__n_stacks(r->model) :
+				      0,
+		.kernel_hidden = r->opts.view.hide_kernel,
+		.memory_limited = r->memory_limited,
+		.times_dropped = r->times.dropped,
+		.ranged = ranged_,
+		.since_ms = ranged_ ? r->opts.req.since_ms : 0,
+		.until_ms = ranged_ ? r->opts.req.until_ms : 0,
+		.call_graph = fg_call_graph_name(r->opts.call_graph),
+		.has_stack_dump = r->opts.call_graph == FG_CALL_GRAPH_DWARF,
+		.stack_dump = r->opts.call_graph == FG_CALL_GRAPH_DWARF ? r->opts.stack_dump : 0,
+		.inline_frames = r->opts.req.inline_frames,
+		.demangle = r->opts.req.demangle,
+	};
+	if (m.has_off_cpu)
+		m.off_cpu = off_cpu_meta(r);
+	fg_stack_quality_status(&st->quality, &m.stack_quality);
+	if (exited_meta(r, &m) < 0)
+		return NULL;
 	/* Frames, unreadable binaries, JIT maps: the resolver's, live or kept at finish. */
-	if (r->res) {
-		fg_resolver__metadata(r->res, m);
-	} else if (r->resolver_meta) {
-		json_object_object_foreach(r->resolver_meta, key, val)
-			json_object_object_add(m, key, json_object_get(val));
-	}
-	cpus = json_object_new_array();
-	json_object_object_add(m, "cpus", cpus);
-	for (size_t i = 0; i < r->n_cpus; i++)
-		json_object_array_add(cpus, fg_cpu_counters_json(r->cpu_ids[i], &r->per_cpu[i]));
-	exited = json_object_new_array();
-	json_object_object_add(m, "exited", exited);
-	for (size_t i = 0; i < r->n_targets; i++)
-		if (r->targets[i].exited)
-			json_object_array_add(exited, json_object_new_int64(r->targets[i].pid));
-	return TAKE_PTR(m);
+	if (r->res && fg_resolver__metadata(r->res, &m.resolve) < 0)
+		return NULL;
+	if (!r->res)
+		m.resolve = r->resolver_meta;
+	m.cpus = r->cpus;
+	m.n_cpus = r->n_cpus;
+	o = fg_recording_meta_to_json(&m);
+	/* Borrowed from r: not m's to free. */
+	if (!r->res)
+		m.resolve = (struct fg_meta_resolve){};
+	m.cpus = NULL;
+	return o;
 }
 
 int fg_recording__emit(struct fg_recording *r, fg_write_fn fn, void *ctx, size_t budget)

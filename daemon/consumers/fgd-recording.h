@@ -14,7 +14,6 @@
  * emit until done -> free.
  */
 
-#include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -22,7 +21,7 @@
 #include "base/macro.h"
 #include "fgd-loader.h"
 #include "profile/view.h"
-#include "proto/proto.h"
+#include "proto/proto-types.h"
 #include "render/emit.h"
 #include "resolver/fgd-proctab.h"
 #include "resolver/fgd-resolve.h"
@@ -153,7 +152,12 @@ uint64_t fg_recording__started(const struct fg_recording *r);
 /* Closes the events, symbolizes and prepares the output. 0 or a negative errno. */
 int fg_recording__finish(struct fg_recording *r);
 
-/* The recording's metadata (see docs/PROTOCOL.md). Caller puts the reference. */
+struct json_object;
+
+/*
+ * The recording's metadata (docs/PROTOCOL.md; its schema: proto/meta.h).
+ * Caller puts the reference. NULL on ENOMEM.
+ */
 struct json_object *fg_recording__metadata(struct fg_recording *r);
 
 /* Streams the output (see emit.h): 0 while more remains, 1 when done, or an error. */

@@ -12,6 +12,7 @@
 #include "base/macro.h"
 #include "fgd-clock.h"
 #include "profile/view.h"
+#include "proto/meta.h"
 #include "resolver/fgd-jit.h"
 #include "resolver/fgd-resolve.h"
 
@@ -1102,103 +1103,110 @@ void fg_resolver__stats(const struct fg_resolver *r, struct fg_resolve_stats *re
 	memcpy(ret->frames, r->frames, sizeof(ret->frames));
 }
 
-static double share(uint64_t part, uint64_t whole)
+void fg_stack_quality_status(const struct fg_stack_quality *q, struct fg_status_stack_quality *ret)
 {
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+	*ret = (struct fg_status_stack_quality){
+		.user_stacks = q->user_stacks,
+		.complete = q->complete,
+		.truncated = q->truncated,
+		.failed = q->failed,
+		.fp_frames = q->fp_frames,
+	};
 }
 
-struct json_object *fg_stack_quality_json(const struct fg_stack_quality *q)
+/* One JIT map that was not read, and why: its path (and error) copied, for they outlive r. */
+static int jit_refusal(const struct fg_jitmap_info *info, struct fg_meta_jit_refusal *ret)
 {
-	struct json_object *o = json_object_new_object();
-
-	if (!o)
-		return NULL;
-	fg_json_add_int(o, "user_stacks", (int64_t)q->user_stacks);
-	fg_json_add_int(o, "complete", (int64_t)q->complete);
-	fg_json_add_int(o, "truncated", (int64_t)q->truncated);
-	fg_json_add_int(o, "failed", (int64_t)q->failed);
-	fg_json_add_int(o, "fp_frames", (int64_t)q->fp_frames);
-	json_object_object_add(o, "complete_pct",
-			       json_object_new_double(share(q->complete, q->user_stacks)));
-	return o;
+	*ret = (struct fg_meta_jit_refusal){
+		.pid = (uint32_t)info->pid,
+		.path = strdup(info->path),
+	};
+	if (info->state == FG_JIT_REFUSED) {
+		ret->reason = fg_jit_refusal_name(info->refusal);
+		ret->has_uid = info->refusal == FG_JIT_OWNER;
+		ret->uid = ret->has_uid ? info->file_uid : 0;
+		ret->has_size = info->refusal == FG_JIT_TOO_LARGE;
+		ret->size = ret->has_size ? info->file_size : 0;
+	} else {
+		ret->reason = "unreadable";
+		ret->error = strdup(strerror(-info->error));
+		if (!ret->error)
+			return -ENOMEM;
+	}
+	return ret->path ? 0 : -ENOMEM;
 }
 
 /* The JIT maps the resolver looked at: what was read, and what was refused and why. */
-static struct json_object *jit_maps_json(const struct fg_resolver *r)
+static int jit_maps_meta(const struct fg_resolver *r, struct fg_meta_jit_maps *ret)
 {
-	struct json_object *o = json_object_new_object(), *refused = json_object_new_array();
-	uint64_t read = 0, entries = 0, malformed = 0, dropped = 0, n_refused = 0;
-	bool budget = false, size_limited = false;
-
-	json_object_object_add(o, "refused", refused);
+	ret->refused = calloc(MAX(MIN(r->n_jit_maps, (size_t)MAX_JIT_LISTED), (size_t)1),
+			      sizeof(*ret->refused));
+	if (!ret->refused)
+		return -ENOMEM;
 	for (size_t i = 0; i < r->n_jit_maps; i++) {
 		struct fg_jitmap_info info;
-		struct json_object *e;
 
 		fg_jitmap__info(r->jit_maps[i], &info);
-		budget |= info.budget_limited;
-		size_limited |= info.size_limited;
+		ret->budget_limited |= info.budget_limited;
+		ret->size_limited |= info.size_limited;
 		if (info.state == FG_JIT_READING) {
-			read++;
-			entries += info.stats.entries;
-			malformed += info.stats.malformed;
-			dropped += info.stats.dropped;
+			ret->maps++;
+			ret->entries += info.stats.entries;
+			ret->malformed += info.stats.malformed;
+			ret->dropped += info.stats.dropped;
 		}
 		/* A map that exists but could not be read is listed too, with its error. */
 		if (info.state != FG_JIT_REFUSED &&
 		    (info.state != FG_JIT_ABSENT || info.error == 0))
 			continue;
-		if (n_refused++ >= MAX_JIT_LISTED)
+		if (ret->refused_count++ >= MAX_JIT_LISTED)
 			continue;
-		e = json_object_new_object();
-		fg_json_add_int(e, "pid", info.pid);
-		fg_json_add_str(e, "path", info.path);
-		if (info.state == FG_JIT_REFUSED) {
-			fg_json_add_str(e, "reason", fg_jit_refusal_name(info.refusal));
-			if (info.refusal == FG_JIT_OWNER)
-				fg_json_add_int(e, "uid", info.file_uid);
-			if (info.refusal == FG_JIT_TOO_LARGE)
-				fg_json_add_int(e, "size", (int64_t)info.file_size);
-		} else {
-			fg_json_add_str(e, "reason", "unreadable");
-			fg_json_add_str(e, "error", strerror(-info.error));
-		}
-		json_object_array_add(refused, e);
+		if (jit_refusal(&info, &ret->refused[ret->n_refused++]) < 0)
+			return -ENOMEM;
 	}
-	fg_json_add_int(o, "maps", (int64_t)read);
-	fg_json_add_int(o, "entries", (int64_t)entries);
-	fg_json_add_int(o, "malformed", (int64_t)malformed);
-	fg_json_add_int(o, "dropped", (int64_t)dropped);
-	fg_json_add_int(o, "frames", (int64_t)r->frames[FG_FRAME_JIT]);
-	fg_json_add_int(o, "refused_count", (int64_t)n_refused);
-	fg_json_add_bool(o, "budget_limited", budget);
-	fg_json_add_bool(o, "size_limited", size_limited);
-	fg_json_add_bool(o, "truncated", r->jit_maps_truncated);
-	return o;
+	ret->frames = r->frames[FG_FRAME_JIT];
+	ret->truncated = r->jit_maps_truncated;
+	return 0;
 }
 
-void fg_resolver__metadata(const struct fg_resolver *r, struct json_object *meta)
+static int unreadable_meta(const struct fg_resolver *r, struct fg_meta_resolve *ret)
 {
-	struct json_object *frames = json_object_new_object(),
-			   *unreadable = json_object_new_array();
-
-	json_object_object_add(meta, "frames", frames);
-	fg_json_add_int(frames, "named",
-			(int64_t)(r->frames[FG_FRAME_NAMED] + r->frames[FG_FRAME_KERNEL] +
-				  r->frames[FG_FRAME_JIT]));
-	fg_json_add_int(frames, "module_offset", (int64_t)r->frames[FG_FRAME_OFFSET]);
-	fg_json_add_int(frames, "unknown",
-			(int64_t)(r->frames[FG_FRAME_UNKNOWN] +
-				  r->frames[FG_FRAME_KERNEL_UNKNOWN]));
-	fg_json_add_int(frames, "inlined", (int64_t)r->inlined_frames);
-	json_object_object_add(meta, "unreadable_binaries", unreadable);
-	fg_json_add_int(meta, "unreadable_count", (int64_t)r->unreadable_count);
+	ret->unreadable_count = r->unreadable_count;
+	ret->unreadable_binaries =
+		calloc(MAX(r->n_unreadable, (size_t)1), sizeof(*ret->unreadable_binaries));
+	if (!ret->unreadable_binaries)
+		return -ENOMEM;
 	for (size_t i = 0; i < r->n_unreadable; i++) {
-		struct json_object *u = json_object_new_object();
+		struct fg_meta_binary *b = &ret->unreadable_binaries[ret->n_unreadable_binaries++];
 
-		fg_json_add_str(u, "path", fg_dso__path(r->unreadable[i]));
-		fg_json_add_str(u, "error", strerror(-fg_dso__error(r->unreadable[i])));
-		json_object_array_add(unreadable, u);
+		b->path = strdup(fg_dso__path(r->unreadable[i]));
+		b->error = strdup(strerror(-fg_dso__error(r->unreadable[i])));
+		if (!b->path || !b->error)
+			return -ENOMEM;
 	}
-	json_object_object_add(meta, "jit_maps", jit_maps_json(r));
+	return 0;
+}
+
+int fg_resolver__metadata(const struct fg_resolver *r, struct fg_meta_resolve *ret)
+{
+	struct fg_meta_resolve m = {
+		.has_frames = true,
+		.frames = {
+			.named = r->frames[FG_FRAME_NAMED] + r->frames[FG_FRAME_KERNEL] +
+				 r->frames[FG_FRAME_JIT],
+			.module_offset = r->frames[FG_FRAME_OFFSET],
+			.unknown = r->frames[FG_FRAME_UNKNOWN] + r->frames[FG_FRAME_KERNEL_UNKNOWN],
+			.inlined = r->inlined_frames,
+		},
+	};
+	int err = unreadable_meta(r, &m);
+
+	if (err >= 0)
+		err = jit_maps_meta(r, &m.jit_maps);
+	if (err < 0) {
+		fg_meta_resolve_done(&m);
+		return err;
+	}
+	*ret = m;
+	return 0;
 }

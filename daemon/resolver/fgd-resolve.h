@@ -27,14 +27,13 @@
  * synthesized samples (tests/unit/test-resolve.c).
  */
 
-#include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "fgd-loader.h"
 #include "perf/record.h"
 #include "profile/folded.h"
-#include "proto/proto.h"
+#include "proto/proto-types.h"
 #include "resolver/fgd-proctab.h"
 #include "resolver/fgd-unwind.h"
 #include "symbols/fgd-symbols.h"
@@ -140,8 +139,10 @@ struct fg_resolve_location {
 	size_t n_names;        /* >= 1: the function, then each function inlined there */
 };
 
-/* The figures as metadata and status report them. NULL on ENOMEM. */
-struct json_object *fg_stack_quality_json(const struct fg_stack_quality *q);
+struct fg_status_stack_quality;
+
+/* The figures as status and a recording's metadata report them (proto/status.h). */
+void fg_stack_quality_status(const struct fg_stack_quality *q, struct fg_status_stack_quality *ret);
 
 struct fg_resolve_stats {
 	uint64_t samples;      /* emitted */
@@ -219,5 +220,12 @@ int fg_resolver__location(const struct fg_resolver *r, uint32_t idx,
  */
 int fg_resolve_intern(struct fg_folded *names, const char *name, const char *suffix, uint32_t *ret);
 
-/* The metadata's "frames", "jit_maps" and unreadable binaries (docs/PROTOCOL.md), added to meta. */
-void fg_resolver__metadata(const struct fg_resolver *r, struct json_object *meta);
+struct fg_meta_resolve;
+
+/*
+ * The resolver's part of a recording's metadata (proto/meta.h): "frames",
+ * the unreadable binaries and "jit_maps", into *ret, which the caller
+ * releases with fg_meta_resolve_done() (its strings are copies: it outlives
+ * r). Returns 0 or -ENOMEM (*ret is then released).
+ */
+int fg_resolver__metadata(const struct fg_resolver *r, struct fg_meta_resolve *ret);

@@ -54,17 +54,6 @@ static struct fg_status_memory memory(const struct fgd_engine_stats *es)
 	};
 }
 
-static struct fg_status_stack_quality stack_quality(const struct fg_stack_quality *q)
-{
-	return (struct fg_status_stack_quality){
-		.user_stacks = q->user_stacks,
-		.complete = q->complete,
-		.truncated = q->truncated,
-		.failed = q->failed,
-		.fp_frames = q->fp_frames,
-	};
-}
-
 int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e,
 		    const struct fgd_loop *loop, struct fg_status *ret)
 {
@@ -147,10 +136,6 @@ int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e,
 			.bytes = es.unwinding.bytes,
 			.mapped = es.unwinding.mapped,
 		},
-		.stack_quality = {
-			.fp = stack_quality(&es.stack_quality[FG_CALL_GRAPH_FP]),
-			.dwarf = stack_quality(&es.stack_quality[FG_CALL_GRAPH_DWARF]),
-		},
 		.has_jit = true,
 		.jit = {
 			.maps = es.jit.maps,
@@ -194,17 +179,10 @@ int fgd_status_fill(const struct fgd_config *conf, struct fgd_engine *e,
 	if (!st.cpus)
 		return -ENOMEM;
 	st.n_cpus = es.n_cpu_totals;
-	for (size_t i = 0; i < es.n_cpu_totals; i++) {
-		const struct fg_cpu_counters *c = &es.cpu_totals[i].c;
-
-		st.cpus[i] = (struct fg_status_cpu){
-			.cpu = (uint32_t)es.cpu_totals[i].cpu,
-			.samples = c->samples,
-			.lost = c->lost + c->lost_samples,
-			.throttled = c->throttled,
-			.malformed = c->malformed,
-		};
-	}
+	for (size_t i = 0; i < es.n_cpu_totals; i++)
+		fg_cpu_counters_status(es.cpu_totals[i].cpu, &es.cpu_totals[i].c, &st.cpus[i]);
+	fg_stack_quality_status(&es.stack_quality[FG_CALL_GRAPH_FP], &st.stack_quality.fp);
+	fg_stack_quality_status(&es.stack_quality[FG_CALL_GRAPH_DWARF], &st.stack_quality.dwarf);
 	/* Off, always_on says only that (enabled is false); so does off_cpu of its always-on part. */
 	if (alwayson) {
 		r = fgd_alwayson__status(alwayson, &st.always_on);

@@ -14,7 +14,8 @@
 #include "base/cpulist.h"
 #include "base/macro.h"
 #include "perf/ring.h"
-#include "proto/proto.h"
+#include "proto/proto-types.h"
+#include "proto/status.h"
 #include "sources/fgd-evset.h"
 #include "unwind/unwind.h"
 
@@ -434,16 +435,13 @@ void fg_evset__totals(const struct fg_evset *s, struct fg_cpu_counters *ret)
 		fg_cpu_counters_add(ret, &s->events[i].counters);
 }
 
-struct json_object *fg_cpu_counters_json(int cpu, const struct fg_cpu_counters *c)
+void fg_cpu_counters_status(int cpu, const struct fg_cpu_counters *c, struct fg_status_cpu *ret)
 {
-	struct json_object *o = json_object_new_object();
-
-	if (!o)
-		return NULL;
-	fg_json_add_int(o, "cpu", cpu);
-	fg_json_add_int(o, "samples", (int64_t)c->samples);
-	fg_json_add_int(o, "lost", (int64_t)(c->lost + c->lost_samples));
-	fg_json_add_int(o, "throttled", (int64_t)c->throttled);
-	fg_json_add_int(o, "malformed", (int64_t)c->malformed);
-	return o;
+	*ret = (struct fg_status_cpu){
+		.cpu = (uint32_t)cpu,
+		.samples = c->samples,
+		.lost = c->lost + c->lost_samples,
+		.throttled = c->throttled,
+		.malformed = c->malformed,
+	};
 }

@@ -16,10 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <json-c/json.h>
-
 #include "perf/record.h"
-#include "proto/proto.h"
+#include "proto/proto-types.h"
 
 struct fg_event_choice {
 	uint32_t type;
@@ -83,8 +81,10 @@ static inline void fg_cpu_counters_add(struct fg_cpu_counters *dst,
 	dst->malformed += src->malformed;
 }
 
-/* One CPU's figures as status and metadata report them. NULL on ENOMEM. */
-struct json_object *fg_cpu_counters_json(int cpu, const struct fg_cpu_counters *c);
+struct fg_status_cpu;
+
+/* One CPU's figures as status and a recording's metadata report them (proto/status.h). */
+void fg_cpu_counters_status(int cpu, const struct fg_cpu_counters *c, struct fg_status_cpu *ret);
 
 struct fg_evset;
 
