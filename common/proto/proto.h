@@ -8,8 +8,10 @@
  * by exactly N raw bytes of result, so results stream in chunks and are
  * never JSON-escaped or held whole.
  *
- * This module is the only schema shared by the daemon and the CLI: the
- * incremental reader, request encoding and validation, and errno names.
+ * This module holds the framing and the requests shared by the daemon and
+ * the CLI: the incremental reader, request encoding and validation, and
+ * errno names. The replies with a schema are proto/status.h and
+ * proto/meta.h; the requests' types are proto/proto-types.h.
  */
 
 #include <json-c/json.h>

@@ -131,8 +131,8 @@ struct fg_recording {
 	struct fg_cpu_counters totals; /* of the events, at finish */
 	struct fg_status_cpu *cpus;    /* owned: each CPU's figures as reported, at finish */
 	size_t n_cpus;
-	struct fg_meta_resolve
-		resolver_meta; /* owned: the resolver's part of the metadata, at finish */
+	/* owned: the resolver's part of the metadata, at finish */
+	struct fg_meta_resolve resolver_meta;
 
 	struct fg_result *result; /* owned: the output, once finished */
 	struct fg_budget *budget; /* borrowed (deps): NULL for none */
