@@ -19,7 +19,7 @@
 #include "fgd-loader.h"
 #include "resolver/fgd-cfi.h"
 #include "resolver/fgd-unwind.h"
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
 #include "unwind/ehframe.h"
 
 /* How far past an entry point without CFI a pc still counts as the program's first frame. */
@@ -44,7 +44,7 @@
  * freed there too (fg_loader__dispose()).
  */
 struct cfi {
-	struct fg_elf_file file; /* owned: the binary, mapped or read (fgd-elf.h) */
+	struct fg_elf_file file; /* owned: the binary, mapped or read (fgd-elffile.h) */
 	void *image;             /* owned: the copy file.elf reads, for the vDSO */
 	Dwarf_CFI *eh;           /* owned: .eh_frame, what the program itself unwinds with */
 	/*
@@ -361,9 +361,9 @@ static bool keep_debug_frame(const char *name)
 }
 
 /* What one CFI section holds on the heap once libdw has it: nothing if mapped in place. */
-static uint64_t section_heap(const struct cfi *c, Elf_Data *data)
+static uint64_t section_heap(const struct cfi *c, const void *data, size_t size)
 {
-	return data && data->d_buf && !fg_elf_file_mapped(&c->file, data->d_buf) ? data->d_size : 0;
+	return data && !fg_elf_file_mapped(&c->file, data) ? size : 0;
 }
 
 /* Counts where the CFI sections libdw read ended up: in the mapping, or on the heap. */
@@ -375,13 +375,14 @@ static void count_sections(struct cfi *c)
 	if (c->image)
 		return;
 	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-		Elf_Data *data = fg_elf_section(c->file.elf, names[i], NULL);
-		uint64_t heap = section_heap(c, data);
+		size_t size = 0;
+		const void *data = fg_elf_section(c->file.elf, names[i], &size, NULL);
+		uint64_t heap = section_heap(c, data, size);
 
-		if ((i < 2 && !c->eh) || (i == 2 && !c->debug) || !data || !data->d_buf)
+		if ((i < 2 && !c->eh) || (i == 2 && !c->debug) || !data)
 			continue;
 		c->bytes += heap;
-		c->mapped += data->d_size - heap;
+		c->mapped += size - heap;
 	}
 	(void)elf_errno();
 }
@@ -393,12 +394,12 @@ static void count_sections(struct cfi *c)
 static void own_reader(struct cfi *c)
 {
 	uint64_t hdr_addr = 0, frame_addr = 0;
-	Elf_Data *hdr = fg_elf_section(c->file.elf, ".eh_frame_hdr", &hdr_addr),
-		 *frame = fg_elf_section(c->file.elf, ".eh_frame", &frame_addr);
+	size_t hdr_size = 0, frame_size = 0;
+	const void *hdr = fg_elf_section(c->file.elf, ".eh_frame_hdr", &hdr_size, &hdr_addr),
+		   *frame = fg_elf_section(c->file.elf, ".eh_frame", &frame_size, &frame_addr);
 
-	if (hdr && hdr->d_buf && frame && frame->d_buf &&
-	    fg_ehframe_init(&c->own, hdr->d_buf, hdr->d_size, hdr_addr, frame->d_buf, frame->d_size,
-			    frame_addr) == 0)
+	if (hdr && frame &&
+	    fg_ehframe_init(&c->own, hdr, hdr_size, hdr_addr, frame, frame_size, frame_addr) == 0)
 		return;
 	c->own = (struct fg_ehframe){};
 	(void)elf_errno();
@@ -484,7 +485,7 @@ static int load_file(struct cfi *c, const struct fg_dso_source *src)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
-	/* Mapped only if no unprivileged user can truncate it (fgd-elf.h), else read with pread. */
+	/* Mapped only if no unprivileged user can truncate it (fgd-elffile.h), else read with pread. */
 	r = fg_elf_file_open(fd, fg_elf_may_map(&src->trust, &st), &c->file);
 	if (r < 0)
 		return r;
@@ -996,7 +997,7 @@ void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods)
 	for (size_t i = 0; i < u->n_bins; i++) {
 		struct binary *b = &u->bins[i];
 
-		/* The pages row lookups touched go back to the page cache (fgd-elf.h). */
+		/* The pages row lookups touched go back to the page cache (fgd-elffile.h). */
 		if (b->touched && b->cfi) {
 			fg_elf_file_drop_pages(&b->cfi->file);
 			b->touched = false;

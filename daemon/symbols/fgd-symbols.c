@@ -22,7 +22,7 @@
 #include "symbols/fgd-debuginfo.h"
 #include "symbols/fgd-demangle.h"
 #include "symbols/fgd-dwarf.h"
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
 #include "symbols/fgd-root.h"
 #include "symbols/fgd-symbols.h"
 
@@ -129,7 +129,7 @@ struct fg_symbolizer {
 
 /*
  * The system's own directories, whose filesystems the administrator
- * mounted: root-owned files there may be mapped (fgd-elf.h).
+ * mounted: root-owned files there may be mapped (fgd-elffile.h).
  */
 static const char *const trusted_dirs[] = { "/", "/usr", "/opt", DEFAULT_DEBUG_DIR };
 
@@ -731,7 +731,7 @@ static int load_file(struct dso_load *job)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
-	/* Mapped if no unprivileged user can truncate it (fgd-elf.h): nothing of it copied. */
+	/* Mapped if no unprivileged user can truncate it (fgd-elffile.h): nothing of it copied. */
 	r = fg_elf_syms__load_file(fd, fg_elf_may_map(&job->src.trust, &st), &job->syms);
 	if (r < 0)
 		return r;

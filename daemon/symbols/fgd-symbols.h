@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
 
 #define FG_BUILD_ID_MAX 20
 
@@ -181,7 +181,7 @@ struct fg_dso_source {
 	char *open_path;      /* owned; may be NULL: where it was last seen mapped */
 	char *hint;           /* owned; may be NULL: see fg_symbolizer__name_user()'s open_hint */
 	struct fg_root *root; /* owned reference; NULL: the daemon's own */
-	struct fg_elf_trust trust; /* which files may be mapped (fgd-elf.h): the symbolizer's */
+	struct fg_elf_trust trust; /* which files may be mapped (fgd-elffile.h): the symbolizer's */
 };
 
 /* Takes d's source, with hint (may be NULL). Caller releases it with fg_dso_source_done(). */
