@@ -10,8 +10,10 @@
 
 #include "base/budget.h"
 #include "base/macro.h"
+#include "base/safefile.h"
 #include "fgd-clock.h"
 #include "resolver/fgd-jit.h"
+#include "resolver/fgd-process.h"
 
 /* A miss re-reads a map at most this often; an absent map is looked for less often. */
 #define JIT_RETRY_READ_NS (200ULL * 1000000)
@@ -294,7 +296,8 @@ static int open_trusted(struct fg_jit *j, struct fg_jitmap *m, struct stat *ret_
 		refuse(j, m, FG_JIT_NOT_REGULAR);
 		return -EPERM;
 	}
-	if (st.st_uid != 0 && !(m->uid_uniform && st.st_uid == m->uid)) {
+	/* Root's, or the process's own when all its uids agree (common/base/safefile.h). */
+	if (!fg_safefile_owned(&st, m->uid_uniform ? m->uid : 0)) {
 		m->file_uid = st.st_uid;
 		refuse(j, m, FG_JIT_OWNER);
 		return -EPERM;

@@ -483,10 +483,11 @@ static int load_file(struct cfi *c, const struct fg_dso_source *src)
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
 	/* Mapped only if no unprivileged user can truncate it (fgd-elffile.h), else read with pread. */
-	r = fg_elf_file_open(fd, fg_elf_may_map(&src->trust, &st), &c->file);
+	r = fg_elf_may_map_fd(&src->trust, fd, &st);
+	if (r < 0)
+		return r;
+	r = fg_elf_file_open(fd, r > 0, &c->file);
 	if (r < 0)
 		return r;
 	r = cfi_read(c);

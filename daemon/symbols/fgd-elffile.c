@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <lzma.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "symbols/fgd-elffile.h"
 #include "symbols/fgd-plt.h"
 #include "symbols/fgd-symtab.h"
+#include "symbols/fgd-xz.h"
 #include "unwind/ehframe.h"
 
 /* GNU build-ids are 20 bytes (sha1) or 16 (md5); anything past this is not one. */
@@ -32,7 +32,6 @@
  */
 #define MAX_DEBUGDATA_IN (16u << 20)
 #define MAX_DEBUGDATA_OUT (64u << 20)
-#define MAX_XZ_MEMORY (64u << 20)
 /*
  * A mapped symbol table's pages are given back every this many symbols read
  * (a few hundred KiB of it, and their names).
@@ -440,61 +439,6 @@ static int read_symbols(struct loader *l, Elf_Scn *scn)
 	return (int)(l->b.n_syms - before);
 }
 
-/* Inflates one xz stream into *ret (caller frees), refusing more than MAX_DEBUGDATA_OUT bytes. */
-static int xz_decode(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len)
-{
-	lzma_stream strm = LZMA_STREAM_INIT;
-	_cleanup_free_ uint8_t *out = NULL;
-	size_t cap = 0;
-	lzma_ret lr;
-	int r = 0;
-
-	if (len == 0 || len > MAX_DEBUGDATA_IN)
-		return -EINVAL;
-	/* The memory limit bounds the dictionary a crafted header can ask for. */
-	lr = lzma_stream_decoder(&strm, MAX_XZ_MEMORY, 0);
-	if (lr != LZMA_OK)
-		return lr == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
-	strm.next_in = in;
-	strm.avail_in = len;
-	for (;;) {
-		if (strm.avail_out == 0) {
-			size_t ncap = cap ? MIN(cap * 2, (size_t)MAX_DEBUGDATA_OUT) :
-					    MIN(len * 4 + 4096, (size_t)MAX_DEBUGDATA_OUT);
-			uint8_t *n;
-
-			if (ncap <= cap) {
-				r = -E2BIG;
-				break;
-			}
-			n = realloc(out, ncap);
-			if (!n) {
-				r = -ENOMEM;
-				break;
-			}
-			out = n;
-			strm.next_out = out + cap;
-			strm.avail_out = ncap - cap;
-			cap = ncap;
-		}
-		lr = lzma_code(&strm, LZMA_FINISH);
-		if (lr == LZMA_STREAM_END)
-			break;
-		if (lr != LZMA_OK) {
-			r = lr == LZMA_MEM_ERROR      ? -ENOMEM :
-			    lr == LZMA_MEMLIMIT_ERROR ? -E2BIG :
-							-EINVAL;
-			break;
-		}
-	}
-	*ret_len = (size_t)strm.total_out;
-	lzma_end(&strm);
-	if (r < 0)
-		return r;
-	*ret = TAKE_PTR(out);
-	return 0;
-}
-
 static int collect(Elf *elf, struct loader *l, struct fg_elf_syms *s);
 
 /*
@@ -511,7 +455,7 @@ static int collect_xz(const uint8_t *xz, size_t len, struct loader *m)
 	size_t image_len = 0;
 	int r;
 
-	r = xz_decode(xz, len, &image, &image_len);
+	r = fg_xz_decode(xz, len, MAX_DEBUGDATA_IN, MAX_DEBUGDATA_OUT, &image, &image_len);
 	if (r < 0)
 		return r;
 	if (image_len == 0)
@@ -875,6 +819,13 @@ bool fg_elf_may_map(const struct fg_elf_trust *t, const struct stat *st)
 	return false;
 }
 
+int fg_elf_may_map_fd(const struct fg_elf_trust *t, int fd, struct stat *ret_st)
+{
+	if (fstat(fd, ret_st) < 0)
+		return negative_errno();
+	return fg_elf_may_map(t, ret_st);
+}
+
 /*
  * The pages of the section header table in an image of size bytes, from
  * its ELF header: false when the image is too short or the table lies
@@ -1059,6 +1010,52 @@ void fg_elf_file_drop_pages(const struct fg_elf_file *f)
 		(void)madvise(f->map, f->shdr_lo, MADV_DONTNEED);
 	if (f->shdr_hi < f->map_size)
 		(void)madvise(f->map + f->shdr_hi, f->map_size - f->shdr_hi, MADV_DONTNEED);
+}
+
+/* Program headers and note segments read for a build-id alone; real ones are far smaller. */
+#define MAX_ID_PHDRS 256
+#define MAX_ID_NOTE_BYTES (64U << 10)
+
+int fg_elf_read_build_id(int fd, uint8_t *buf, size_t size)
+{
+	Elf *elf;
+	size_t n_phdrs;
+	int r = 0;
+
+	if (!fg_elf_ready())
+		return -ENOSYS;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n_phdrs) < 0 ||
+	    n_phdrs > MAX_ID_PHDRS) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	for (size_t i = 0; i < n_phdrs && r == 0; i++) {
+		GElf_Phdr ph;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+		Elf_Data *data;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+		    ph.p_filesz > MAX_ID_NOTE_BYTES)
+			continue;
+		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		if (!data)
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0 &&
+			    nh.n_descsz > 0 && nh.n_descsz <= size) {
+				memcpy(buf, (const char *)data->d_buf + desc_off, nh.n_descsz);
+				r = (int)nh.n_descsz;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	return r;
 }
 
 static int begin_fd(int fd, Elf **ret)

@@ -116,6 +116,13 @@ struct fg_elf_trust {
 int fg_elf_trust_add(struct fg_elf_trust *t, const char *path);
 /* Whether the file st describes may be mapped under the rule above. */
 bool fg_elf_may_map(const struct fg_elf_trust *t, const struct stat *st);
+/*
+ * The rule applied to an opened binary, as every reader of one (symbols,
+ * DWARF, CFI) asks it: fstat()s fd (borrowed) into *ret_st, then 1 if the
+ * file may be mapped, 0 if it is to be read with pread, or the negative
+ * errno of fstat().
+ */
+int fg_elf_may_map_fd(const struct fg_elf_trust *t, int fd, struct stat *ret_st);
 
 /*
  * An ELF file opened for reading: mapped (private, never written back),
@@ -168,6 +175,15 @@ const void *fg_elf_section(Elf *elf, const char *name, size_t *ret_size, uint64_
  * written, are kept. A no-op for a file read with pread. Any thread.
  */
 void fg_elf_file_drop_pages(const struct fg_elf_file *f);
+
+/*
+ * The GNU build-id note of the ELF file fd (borrowed; a regular file), into
+ * buf[0, size): its length, 0 if it has none, -ENOEXEC, or -ENOSYS. Only
+ * that: no symbols. The file is read with pread (a mapping of a file its
+ * owner truncates raises SIGBUS), and only note segments of a sane size (a
+ * build-id note is 36 bytes), so it is cheap enough for the loop.
+ */
+int fg_elf_read_build_id(int fd, uint8_t *buf, size_t size);
 
 /* Reads from fd (borrowed; not closed). Caller frees *ret with fg_elf_syms__free(). */
 int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret);

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,9 +49,6 @@
 #define MAX_NAME_JOBS 1024
 /* The pages of mapped DWARF that name jobs read are given back at most this often. */
 #define DROP_INTERVAL_NS (1000ULL * 1000000ULL)
-/* Program headers and note segments read for a build-id; real ones are far smaller. */
-#define MAX_PHDRS 256
-#define MAX_NOTE_BYTES (64U << 10)
 
 struct fg_dso {
 	unsigned refs;
@@ -336,54 +331,17 @@ static int open_regular(const struct fg_root *root, const char *path)
 }
 
 /*
- * Reads the GNU build-id note of an ELF file. Returns its length, 0 if none,
- * or -errno. This runs in the loop, for mappings found in /proc: the file is
- * read with pread (a mapping of a file its owner truncates raises SIGBUS),
- * and only note segments of a sane size (a build-id note is 36 bytes).
+ * Reads the GNU build-id note of an ELF file (fg_elf_read_build_id()).
+ * Returns its length, 0 if none, or -errno. This runs in the loop, for
+ * mappings found in /proc.
  */
 static int read_build_id(const struct fg_root *root, const char *path, uint8_t *buf, size_t size)
 {
 	_cleanup_close_ int fd = open_regular(root, path);
-	Elf *elf;
-	size_t n_phdrs;
-	int r = 0;
 
 	if (fd < 0)
 		return fd;
-	if (!fg_elf_ready())
-		return -ENOSYS;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n_phdrs) < 0 ||
-	    n_phdrs > MAX_PHDRS) {
-		elf_end(elf);
-		return -ENOEXEC;
-	}
-	for (size_t i = 0; i < n_phdrs && r == 0; i++) {
-		GElf_Phdr ph;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off;
-		Elf_Data *data;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
-		    ph.p_filesz > MAX_NOTE_BYTES)
-			continue;
-		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
-		if (!data)
-			continue;
-		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0 &&
-			    nh.n_descsz > 0 && nh.n_descsz <= size) {
-				memcpy(buf, (const char *)data->d_buf + desc_off, nh.n_descsz);
-				r = (int)nh.n_descsz;
-				break;
-			}
-		}
-	}
-	elf_end(elf);
-	return r;
+	return fg_elf_read_build_id(fd, buf, size);
 }
 
 static int add_index(struct fg_symbolizer *s, struct fg_dso *d)
@@ -690,7 +648,7 @@ static void load_debug(struct dso_load *job, int fd)
 	_cleanup_close_ int dfd = -1;
 	enum fg_debuginfo_how how;
 	struct stat st;
-	int r;
+	int map, r;
 
 	/*
 	 * A binary with every symbol and its DWARF needs nothing more. The
@@ -712,10 +670,10 @@ static void load_debug(struct dso_load *job, int fd)
 	}
 	if (dfd < 0 && !fg_elf_syms__has_dwarf(job->syms))
 		return;
-	if (fstat(dfd >= 0 ? dfd : fd, &st) < 0)
+	map = fg_elf_may_map_fd(&src->trust, dfd >= 0 ? dfd : fd, &st);
+	if (map < 0)
 		return;
-	r = fg_dwarf__new(dfd >= 0 ? dfd : fd, fg_elf_may_map(&src->trust, &st), job->dwarf_room,
-			  &job->dwarf);
+	r = fg_dwarf__new(dfd >= 0 ? dfd : fd, map > 0, job->dwarf_room, &job->dwarf);
 	job->dwarf_dropped = r == -EFBIG;
 }
 
@@ -729,10 +687,11 @@ static int load_file(struct dso_load *job)
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
 	/* Mapped if no unprivileged user can truncate it (fgd-elffile.h): nothing of it copied. */
-	r = fg_elf_syms__load_file(fd, fg_elf_may_map(&job->src.trust, &st), &job->syms);
+	r = fg_elf_may_map_fd(&job->src.trust, fd, &st);
+	if (r < 0)
+		return r;
+	r = fg_elf_syms__load_file(fd, r > 0, &job->syms);
 	if (r < 0)
 		return r;
 	/*
