@@ -15,6 +15,7 @@
 #include "base/hash.h"
 #include "base/idxmap.h"
 #include "base/macro.h"
+#include "base/procfs.h"
 #include "fgd-clock.h"
 #include "fgd-loader.h"
 #include "resolver/fgd-cfi.h"
@@ -638,10 +639,9 @@ struct hint {
 static void binary_load(struct fg_unwinder *u, struct binary *b, const struct hint *h)
 {
 	struct cfi_load *job = calloc(1, sizeof(*job));
-	char hint[80];
+	char hint[FG_PROC_MAP_FILES_MAX];
 
-	snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, h->pid,
-		 h->map->start, h->map->end);
+	fg_proc_map_files_path(hint, h->pid, h->map->start, h->map->end);
 	if (!job || fg_dso__source(b->dso, hint, &job->src) < 0) {
 		free(job);
 		binary_failed(u, b, -ENOMEM);
