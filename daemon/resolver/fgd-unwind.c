@@ -21,6 +21,7 @@
 #include "resolver/fgd-cfi.h"
 #include "resolver/fgd-unwind.h"
 #include "symbols/fgd-elffile.h"
+#include "symbols/fgd-vdso.h"
 #include "unwind/ehframe.h"
 
 /* How far past an entry point without CFI a pc still counts as the program's first frame. */
