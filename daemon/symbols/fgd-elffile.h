@@ -3,7 +3,7 @@
 
 /*
  * An ELF file, the one object that reads ELF with libelf (no other file of
- * fgd includes <libelf.h> but the DWARF and CFI readers, through libdw):
+ * fgd includes <libelf.h> but the DWARF and CFI readers, libdw's users):
  * opened under the trust rule that decides whether it may be mapped, and
  * read into the function symbols of the object (a table of fgd-symtab.h,
  * with the PLT's names of fgd-plt.h), its build-id and its PT_LOAD layout,
