@@ -10,7 +10,7 @@
 
 #include "base/budget.h"
 #include "base/macro.h"
-#include "base/parse.h"
+#include "base/procfs.h"
 #include "consumers/fgd-alwayson.h"
 #include "fgd-clock.h"
 #include "fgd-engine.h"

@@ -10,8 +10,11 @@
 
 #include "base/budget.h"
 #include "base/macro.h"
+#include "base/safefile.h"
 #include "fgd-clock.h"
 #include "resolver/fgd-jit.h"
+#include "resolver/fgd-process.h"
+#include "resolver/fgd-procfs.h"
 
 /* A miss re-reads a map at most this often; an absent map is looked for less often. */
 #define JIT_RETRY_READ_NS (200ULL * 1000000)
@@ -190,40 +193,18 @@ void fg_jit__release(struct fg_jit *j, struct fg_process *p)
 /* The process's pid in its own namespace and its uid, from /proc/PID/status. */
 static int read_ids(struct fg_jitmap *m)
 {
-	_cleanup_(fclosep) FILE *f = NULL;
-	_cleanup_free_ char *line = NULL;
-	bool have_nspid = false, have_uid = false;
-	unsigned uid[4];
-	size_t cap = 0;
-	char path[64];
+	struct fg_proc_status ps;
+	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", m->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return negative_errno();
-	while (getline(&line, &cap, f) > 0) {
-		if (strncmp(line, "NSpid:", 6) == 0) {
-			/* "NSpid:\t4242\t17": the last field is the innermost namespace's. */
-			char *last = strrchr(line, '\t');
-			char *end;
-			long v = strtol(last ? last + 1 : line + 6, &end, 10);
-
-			if (v > 0 && v <= INT32_MAX && (*end == '\n' || *end == '\0')) {
-				m->nspid = (pid_t)v;
-				have_nspid = true;
-			}
-		} else if (sscanf(line, "Uid: %u %u %u %u", &uid[0], &uid[1], &uid[2], &uid[3]) ==
-			   4) {
-			have_uid = true;
-		}
-	}
-	if (!have_uid)
+	r = fg_procfs_status(m->pid, &ps, NULL);
+	if (r < 0)
+		return r;
+	if (!ps.have_uid)
 		return -EIO;
 	/* Kernels before 4.1 have no NSpid line: no pid namespaces to see through. */
-	if (!have_nspid)
-		m->nspid = m->pid;
-	m->uid = uid[0];
-	m->uid_uniform = uid[1] == uid[0] && uid[2] == uid[0] && uid[3] == uid[0];
+	m->nspid = ps.nspid ? ps.nspid : m->pid;
+	m->uid = ps.uid[0];
+	m->uid_uniform = ps.uid[1] == ps.uid[0] && ps.uid[2] == ps.uid[0] && ps.uid[3] == ps.uid[0];
 	snprintf(m->path, sizeof(m->path), "/proc/%d/root/tmp/perf-%d.map", m->pid, m->nspid);
 	m->ids_known = true;
 	return 0;
@@ -294,7 +275,8 @@ static int open_trusted(struct fg_jit *j, struct fg_jitmap *m, struct stat *ret_
 		refuse(j, m, FG_JIT_NOT_REGULAR);
 		return -EPERM;
 	}
-	if (st.st_uid != 0 && !(m->uid_uniform && st.st_uid == m->uid)) {
+	/* Root's, or the process's own when all its uids agree (common/base/safefile.h). */
+	if (!fg_safefile_owned(&st, m->uid_uniform ? m->uid : 0)) {
 		m->file_uid = st.st_uid;
 		refuse(j, m, FG_JIT_OWNER);
 		return -EPERM;

@@ -43,7 +43,8 @@
 #include <sys/types.h>
 
 #include "perf/perfmap.h"
-#include "resolver/fgd-proctab.h"
+
+struct fg_process;
 
 enum fg_jit_state {
 	FG_JIT_ABSENT,  /* no map file, or not readable yet (see error) */

@@ -14,10 +14,11 @@
 
 #include "base/budget.h"
 #include "base/macro.h"
-#include "base/parse.h"
+#include "base/procfs.h"
 #include "base/u32map.h"
 #include "fgd-clock.h"
 #include "resolver/fgd-jit.h"
+#include "resolver/fgd-procfs.h"
 #include "resolver/fgd-proctab.h"
 
 /* Caps on what the machine can make us hold; what they refuse is counted. */
@@ -367,7 +368,7 @@ static struct fg_dso *map_dso(struct fg_proctab *t, const struct fg_process *p, 
 			      struct fg_root *root)
 {
 	struct fg_dso_key key = *file_key;
-	char open_path[64];
+	char open_path[FG_PROC_MAP_FILES_MAX];
 
 	if (strcmp(path, "[vdso]") == 0)
 		key.kind = FG_DSO_VDSO;
@@ -376,10 +377,12 @@ static struct fg_dso *map_dso(struct fg_proctab *t, const struct fg_process *p, 
 	else
 		key.kind = FG_DSO_FILE;
 	/* map_files reaches the very file mapped, even if it was replaced or unlinked. */
-	snprintf(open_path, sizeof(open_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, p->pid,
-		 start, end);
 	return fg_symbolizer__get_dso(t->sym, &key, path,
-				      key.kind == FG_DSO_FILE ? open_path : NULL, root);
+				      key.kind == FG_DSO_FILE ?
+					      fg_proc_map_files_path(open_path, p->pid, start,
+								     end) :
+					      NULL,
+				      root);
 }
 
 /* root: where path is to be resolved (fg_root__of_proc_maps() for paths from /proc). */
@@ -548,22 +551,15 @@ static void read_threads(struct fg_proctab *t, pid_t pid, uint64_t now)
 /* The process a task id belongs to (its own id for a process), or -errno. */
 static int read_tgid(pid_t tid, pid_t *ret)
 {
-	_cleanup_(fclosep) FILE *f = NULL;
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
-	char path[64];
-	int tgid;
+	struct fg_proc_status ps;
+	int r = fg_procfs_status(tid, &ps, NULL);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : negative_errno();
-	while (getline(&line, &cap, f) > 0)
-		if (sscanf(line, "Tgid: %d", &tgid) == 1) {
-			*ret = tgid;
-			return 0;
-		}
-	return -EIO;
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	if (!ps.tgid)
+		return -EIO;
+	*ret = ps.tgid;
+	return 0;
 }
 
 static struct fg_process *scan_pid(struct fg_proctab *t, pid_t pid)
@@ -792,14 +788,9 @@ const char *fg_proctab__comm(struct fg_proctab *t, pid_t tid, const struct fg_pr
 
 int fg_process_owner(struct fg_process *p, uid_t *ret)
 {
-	_cleanup_(fclosep) FILE *f = NULL;
-	_cleanup_free_ char *line = NULL;
-	unsigned uid[4], gid[4];
-	bool have_uid = false, have_gid = false, have_cap = false, caps = true;
-	unsigned long long cap_eff;
-	size_t cap = 0;
-	char path[64];
-	struct stat st;
+	struct fg_proc_status ps;
+	uid_t file_uid;
+	int r;
 
 	if (p->owner_known) {
 		*ret = p->owner;
@@ -807,29 +798,20 @@ int fg_process_owner(struct fg_process *p, uid_t *ret)
 	}
 	if (p->end_time != FG_TIME_ALIVE)
 		return -ESRCH;
-	snprintf(path, sizeof(path), "/proc/%d/status", p->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : negative_errno();
-	while (getline(&line, &cap, f) > 0) {
-		if (sscanf(line, "Uid: %u %u %u %u", &uid[0], &uid[1], &uid[2], &uid[3]) == 4)
-			have_uid = true;
-		else if (sscanf(line, "Gid: %u %u %u %u", &gid[0], &gid[1], &gid[2], &gid[3]) == 4)
-			have_gid = true;
-		else if (sscanf(line, "CapEff: %llx", &cap_eff) == 1)
-			have_cap = true, caps = cap_eff != 0;
-	}
+	r = fg_procfs_status(p->pid, &ps, &file_uid);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
 	/*
 	 * A non-dumpable process (it changed credentials, or asked) has its
 	 * /proc files owned by root; the /proc/PID directory itself is not.
 	 */
-	if (!have_uid || !have_gid || !have_cap || fstat(fileno(f), &st) < 0)
+	if (!ps.have_uid || !ps.have_gid || !ps.have_cap_eff)
 		return -ESRCH;
-	p->owner = uid[0];
+	p->owner = ps.uid[0];
 	for (int i = 1; i < 4; i++)
-		if (uid[i] != uid[0] || gid[i] != gid[0])
+		if (ps.uid[i] != ps.uid[0] || ps.gid[i] != ps.gid[0])
 			p->owner = 0;
-	if (caps || st.st_uid != uid[0])
+	if (ps.cap_eff != 0 || file_uid != ps.uid[0])
 		p->owner = 0;
 	p->owner_known = true;
 	*ret = p->owner;

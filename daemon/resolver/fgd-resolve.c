@@ -10,6 +10,7 @@
 #include "base/hash.h"
 #include "base/idxmap.h"
 #include "base/macro.h"
+#include "base/procfs.h"
 #include "fgd-clock.h"
 #include "profile/view.h"
 #include "proto/meta.h"
@@ -342,8 +343,7 @@ static void map_files_hint(const struct fg_process *proc, const struct fg_map *m
 {
 	buf[0] = '\0';
 	if (proc && m && dso && fg_dso__may_open(dso))
-		snprintf(buf, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, proc->pid, m->start,
-			 m->end);
+		fg_proc_map_files_path(buf, proc->pid, m->start, m->end);
 }
 
 /* What the symbolizer is asked for: the same for every location of the resolver. */

@@ -15,11 +15,13 @@
 #include "base/hash.h"
 #include "base/idxmap.h"
 #include "base/macro.h"
+#include "base/procfs.h"
 #include "fgd-clock.h"
 #include "fgd-loader.h"
 #include "resolver/fgd-cfi.h"
 #include "resolver/fgd-unwind.h"
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
+#include "symbols/fgd-vdso.h"
 #include "unwind/ehframe.h"
 
 /* How far past an entry point without CFI a pc still counts as the program's first frame. */
@@ -44,7 +46,7 @@
  * freed there too (fg_loader__dispose()).
  */
 struct cfi {
-	struct fg_elf_file file; /* owned: the binary, mapped or read (fgd-elf.h) */
+	struct fg_elf_file file; /* owned: the binary, mapped or read (fgd-elffile.h) */
 	void *image;             /* owned: the copy file.elf reads, for the vDSO */
 	Dwarf_CFI *eh;           /* owned: .eh_frame, what the program itself unwinds with */
 	/*
@@ -361,9 +363,9 @@ static bool keep_debug_frame(const char *name)
 }
 
 /* What one CFI section holds on the heap once libdw has it: nothing if mapped in place. */
-static uint64_t section_heap(const struct cfi *c, Elf_Data *data)
+static uint64_t section_heap(const struct cfi *c, const void *data, size_t size)
 {
-	return data && data->d_buf && !fg_elf_file_mapped(&c->file, data->d_buf) ? data->d_size : 0;
+	return data && !fg_elf_file_mapped(&c->file, data) ? size : 0;
 }
 
 /* Counts where the CFI sections libdw read ended up: in the mapping, or on the heap. */
@@ -375,13 +377,14 @@ static void count_sections(struct cfi *c)
 	if (c->image)
 		return;
 	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-		Elf_Data *data = fg_elf_section(c->file.elf, names[i], NULL);
-		uint64_t heap = section_heap(c, data);
+		size_t size = 0;
+		const void *data = fg_elf_section(c->file.elf, names[i], &size, NULL);
+		uint64_t heap = section_heap(c, data, size);
 
-		if ((i < 2 && !c->eh) || (i == 2 && !c->debug) || !data || !data->d_buf)
+		if ((i < 2 && !c->eh) || (i == 2 && !c->debug) || !data)
 			continue;
 		c->bytes += heap;
-		c->mapped += data->d_size - heap;
+		c->mapped += size - heap;
 	}
 	(void)elf_errno();
 }
@@ -393,12 +396,12 @@ static void count_sections(struct cfi *c)
 static void own_reader(struct cfi *c)
 {
 	uint64_t hdr_addr = 0, frame_addr = 0;
-	Elf_Data *hdr = fg_elf_section(c->file.elf, ".eh_frame_hdr", &hdr_addr),
-		 *frame = fg_elf_section(c->file.elf, ".eh_frame", &frame_addr);
+	size_t hdr_size = 0, frame_size = 0;
+	const void *hdr = fg_elf_section(c->file.elf, ".eh_frame_hdr", &hdr_size, &hdr_addr),
+		   *frame = fg_elf_section(c->file.elf, ".eh_frame", &frame_size, &frame_addr);
 
-	if (hdr && hdr->d_buf && frame && frame->d_buf &&
-	    fg_ehframe_init(&c->own, hdr->d_buf, hdr->d_size, hdr_addr, frame->d_buf, frame->d_size,
-			    frame_addr) == 0)
+	if (hdr && frame &&
+	    fg_ehframe_init(&c->own, hdr, hdr_size, hdr_addr, frame, frame_size, frame_addr) == 0)
 		return;
 	c->own = (struct fg_ehframe){};
 	(void)elf_errno();
@@ -482,10 +485,11 @@ static int load_file(struct cfi *c, const struct fg_dso_source *src)
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	/* Mapped only if no unprivileged user can truncate it (fgd-elf.h), else read with pread. */
-	r = fg_elf_file_open(fd, fg_elf_may_map(&src->trust, &st), &c->file);
+	/* Mapped only if no unprivileged user can truncate it (fgd-elffile.h), else read with pread. */
+	r = fg_elf_may_map_fd(&src->trust, fd, &st);
+	if (r < 0)
+		return r;
+	r = fg_elf_file_open(fd, r > 0, &c->file);
 	if (r < 0)
 		return r;
 	r = cfi_read(c);
@@ -636,10 +640,9 @@ struct hint {
 static void binary_load(struct fg_unwinder *u, struct binary *b, const struct hint *h)
 {
 	struct cfi_load *job = calloc(1, sizeof(*job));
-	char hint[80];
+	char hint[FG_PROC_MAP_FILES_MAX];
 
-	snprintf(hint, sizeof(hint), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, h->pid,
-		 h->map->start, h->map->end);
+	fg_proc_map_files_path(hint, h->pid, h->map->start, h->map->end);
 	if (!job || fg_dso__source(b->dso, hint, &job->src) < 0) {
 		free(job);
 		binary_failed(u, b, -ENOMEM);
@@ -996,7 +999,7 @@ void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods)
 	for (size_t i = 0; i < u->n_bins; i++) {
 		struct binary *b = &u->bins[i];
 
-		/* The pages row lookups touched go back to the page cache (fgd-elf.h). */
+		/* The pages row lookups touched go back to the page cache (fgd-elffile.h). */
 		if (b->touched && b->cfi) {
 			fg_elf_file_drop_pages(&b->cfi->file);
 			b->touched = false;

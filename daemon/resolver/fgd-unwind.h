@@ -61,7 +61,7 @@ struct fg_unwinder_stats {
 	uint64_t rows_uncached; /* rows too complex for the cache, looked up each time */
 	uint64_t rows_none;     /* misses at addresses without CFI (kept: later ones hit) */
 	uint64_t bytes;         /* heap held: CFI sections read, libdw's FDEs, the row cache */
-	uint64_t mapped;        /* CFI sections read in place from mapped binaries (fgd-elf.h) */
+	uint64_t mapped; /* CFI sections read in place from mapped binaries (fgd-elffile.h) */
 };
 
 struct fg_unwinder;

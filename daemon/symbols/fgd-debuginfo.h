@@ -20,14 +20,14 @@
  * (a container), where its debug files are. DEBUG_DIR is a parameter
  * (normally /usr/lib/debug) so tests can build a tree of their own. Files
  * are opened without blocking and only if regular; the debug file is then
- * read by fgd-elf, which treats it as untrusted like any other.
+ * read by fgd-elffile, which treats it as untrusted like any other.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
 #include "symbols/fgd-root.h"
 
 enum fg_debuginfo_how {

@@ -85,7 +85,7 @@ int fg_demangle(const char *name, char *buf, size_t size)
 	int n;
 
 	/*
-	 * A PLT entry (fgd-elf.h): the function demangled, then "@plt", as perf
+	 * A PLT entry (fgd-plt.h): the function demangled, then "@plt", as perf
 	 * writes it. libiberty would take the suffix for a clone's, and drop it.
 	 */
 	if (len <= sizeof(plt) - 1 || len > FG_DEMANGLE_MAX_IN ||

@@ -16,7 +16,7 @@
  * rustc adds to every symbol), and v0 names their crate disambiguators,
  * which is what rustfilt and perf print. GCC's clone suffixes go too
  * (foo.cold, foo.isra.0 are "foo"), as in perf: the split-off cold part of
- * a function is that function. The "@plt" of a PLT entry's name (fgd-elf.h)
+ * a function is that function. The "@plt" of a PLT entry's name (fgd-plt.h)
  * stays, after the demangled name: "_Znwm@plt" is "operator new@plt".
  *
  * Pure: no logging, no state. libiberty bounds its own recursion, names

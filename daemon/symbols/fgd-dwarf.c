@@ -11,7 +11,7 @@
 #include "base/macro.h"
 #include "base/u32map.h"
 #include "symbols/fgd-dwarf.h"
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
 
 /* Deeper inline nesting than this is not real code; it bounds the walk. */
 #define MAX_SCOPES 256

@@ -13,7 +13,7 @@
  * _types. The others (line tables, location lists, macros, .debug_frame:
  * most of a debug file after .debug_info) are hidden from libdw, which
  * would otherwise read and inflate every .debug_* section when it opens a
- * file (fg_elf_file_keep_sections()). Then, as fgd-elf.h explains:
+ * file (fg_elf_file_keep_sections()). Then, as fgd-elffile.h explains:
  *   - a file no unprivileged user can truncate is mapped: libdw reads its
  *     sections in place, the kernel's page cache holds them, and the
  *     pages a lookup touches are given back with fg_dwarf__drop_pages().

@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -19,12 +16,14 @@
 #include "fgd-clock.h"
 #include "fgd-loader.h"
 #include "perf/kallsyms.h"
+#include "symbols/fgd-binid.h"
 #include "symbols/fgd-debuginfo.h"
 #include "symbols/fgd-demangle.h"
 #include "symbols/fgd-dwarf.h"
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
 #include "symbols/fgd-root.h"
 #include "symbols/fgd-symbols.h"
+#include "symbols/fgd-vdso.h"
 
 /* Every binary mapped on a big host fits; past this, frames show as [unknown]. */
 #define MAX_DSOS 65536
@@ -51,19 +50,16 @@
 #define MAX_NAME_JOBS 1024
 /* The pages of mapped DWARF that name jobs read are given back at most this often. */
 #define DROP_INTERVAL_NS (1000ULL * 1000000ULL)
-/* Program headers and note segments read for a build-id; real ones are far smaller. */
-#define MAX_PHDRS 256
-#define MAX_NOTE_BYTES (64U << 10)
 
 struct fg_dso {
 	unsigned refs;
 	uint32_t slot;               /* index in the owner's table */
 	struct fg_symbolizer *owner; /* borrowed; outlives every dso */
 	struct fg_dso_key key;
-	uint64_t serial; /* never reused: names kept by offset stay this binary's */
-	bool in_build_id_index, in_inode_index;
-	char *path;           /* owned */
-	char *open_path;      /* owned; where to read it if not path; may be NULL */
+	uint64_t serial;                 /* never reused: names kept by offset stay this binary's */
+	struct fg_binid_indexed indexed; /* which of the owner's indices hold it */
+	char *path;                      /* owned */
+	char *open_path;                 /* owned; where to read it if not path; may be NULL */
 	struct fg_root *root; /* owned reference: where path means something; NULL: ours */
 	const char *basename; /* borrowed from path */
 	enum fg_dso_state state;
@@ -87,7 +83,7 @@ struct fg_symbolizer {
 	size_t n_dsos, cap_dsos;
 	uint32_t *free_slots; /* owned */
 	size_t n_free, cap_free;
-	struct fg_idxmap by_build_id, by_inode;
+	struct fg_binid_index index; /* the dsos by build-id and by inode */
 	size_t live;
 
 	char *debug_dir; /* owned */
@@ -129,7 +125,7 @@ struct fg_symbolizer {
 
 /*
  * The system's own directories, whose filesystems the administrator
- * mounted: root-owned files there may be mapped (fgd-elf.h).
+ * mounted: root-owned files there may be mapped (fgd-elffile.h).
  */
 static const char *const trusted_dirs[] = { "/", "/usr", "/opt", DEFAULT_DEBUG_DIR };
 
@@ -261,8 +257,7 @@ struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s)
 	fg_symbolizer__set_budget(s, NULL);
 	free(s->dsos);
 	free(s->free_slots);
-	fg_idxmap_done(&s->by_build_id);
-	fg_idxmap_done(&s->by_inode);
+	fg_binid_index_done(&s->index);
 	fg_kallsyms__free(s->kallsyms);
 	free(s->debug_dir);
 	free(s->resolved);
@@ -273,44 +268,18 @@ struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s)
 	return NULL;
 }
 
-static uint64_t build_id_hash(const uint8_t *id, size_t len)
-{
-	return fg_hash_bytes(id, len, 0x6275696c64ULL);
-}
-
-static uint64_t inode_hash(uint64_t dev, uint64_t ino)
-{
-	return fg_hash_combine(fg_hash_mix(dev), ino);
-}
-
-static bool eq_build_id(const void *ctx, uint32_t idx, const void *key)
+/* The key of the dso in slot (fgd-binid.h's callback). */
+static const struct fg_dso_key *slot_key(const void *ctx, uint32_t slot)
 {
 	const struct fg_symbolizer *s = ctx;
-	const struct fg_dso_key *k = key;
-	const struct fg_dso_key *dk = &s->dsos[idx]->key;
 
-	return dk->build_id_len == k->build_id_len &&
-	       memcmp(dk->build_id, k->build_id, k->build_id_len) == 0;
-}
-
-static bool eq_inode(const void *ctx, uint32_t idx, const void *key)
-{
-	const struct fg_symbolizer *s = ctx;
-	const struct fg_dso_key *k = key;
-	const struct fg_dso_key *dk = &s->dsos[idx]->key;
-
-	return dk->dev == k->dev && dk->ino == k->ino;
+	return &s->dsos[slot]->key;
 }
 
 static struct fg_dso *find(struct fg_symbolizer *s, const struct fg_dso_key *k)
 {
-	int64_t i = -1;
+	int64_t i = fg_binid_index_find(&s->index, k, slot_key, s);
 
-	if (k->build_id_len)
-		i = fg_idxmap_find(&s->by_build_id, build_id_hash(k->build_id, k->build_id_len),
-				   eq_build_id, s, k);
-	if (i < 0 && k->ino)
-		i = fg_idxmap_find(&s->by_inode, inode_hash(k->dev, k->ino), eq_inode, s, k);
 	return i >= 0 ? s->dsos[i] : NULL;
 }
 
@@ -336,85 +305,28 @@ static int open_regular(const struct fg_root *root, const char *path)
 }
 
 /*
- * Reads the GNU build-id note of an ELF file. Returns its length, 0 if none,
- * or -errno. This runs in the loop, for mappings found in /proc: the file is
- * read with pread (a mapping of a file its owner truncates raises SIGBUS),
- * and only note segments of a sane size (a build-id note is 36 bytes).
+ * Reads the GNU build-id note of an ELF file (fg_elf_read_build_id()).
+ * Returns its length, 0 if none, or -errno. This runs in the loop, for
+ * mappings found in /proc.
  */
 static int read_build_id(const struct fg_root *root, const char *path, uint8_t *buf, size_t size)
 {
 	_cleanup_close_ int fd = open_regular(root, path);
-	Elf *elf;
-	size_t n_phdrs;
-	int r = 0;
 
 	if (fd < 0)
 		return fd;
-	if (!fg_elf_ready())
-		return -ENOSYS;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n_phdrs) < 0 ||
-	    n_phdrs > MAX_PHDRS) {
-		elf_end(elf);
-		return -ENOEXEC;
-	}
-	for (size_t i = 0; i < n_phdrs && r == 0; i++) {
-		GElf_Phdr ph;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off;
-		Elf_Data *data;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
-		    ph.p_filesz > MAX_NOTE_BYTES)
-			continue;
-		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
-		if (!data)
-			continue;
-		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0 &&
-			    nh.n_descsz > 0 && nh.n_descsz <= size) {
-				memcpy(buf, (const char *)data->d_buf + desc_off, nh.n_descsz);
-				r = (int)nh.n_descsz;
-				break;
-			}
-		}
-	}
-	elf_end(elf);
-	return r;
+	return fg_elf_read_build_id(fd, buf, size);
 }
 
 static int add_index(struct fg_symbolizer *s, struct fg_dso *d)
 {
-	int r;
-
-	if (d->key.build_id_len && !d->in_build_id_index) {
-		r = fg_idxmap_insert(&s->by_build_id,
-				     build_id_hash(d->key.build_id, d->key.build_id_len), d->slot);
-		if (r < 0)
-			return r;
-		d->in_build_id_index = true;
-	}
-	if (d->key.ino && !d->in_inode_index) {
-		r = fg_idxmap_insert(&s->by_inode, inode_hash(d->key.dev, d->key.ino), d->slot);
-		if (r < 0)
-			return r;
-		d->in_inode_index = true;
-	}
-	return 0;
+	return fg_binid_index_add(&s->index, &d->key, d->slot, &d->indexed);
 }
 
 /* Takes d out of the indices and gives its slot back. */
 static void release_slot(struct fg_symbolizer *s, struct fg_dso *d)
 {
-	if (d->in_build_id_index)
-		fg_idxmap_remove(&s->by_build_id,
-				 build_id_hash(d->key.build_id, d->key.build_id_len), d->slot);
-	if (d->in_inode_index)
-		fg_idxmap_remove(&s->by_inode, inode_hash(d->key.dev, d->key.ino), d->slot);
-	d->in_build_id_index = d->in_inode_index = false;
+	fg_binid_index_remove(&s->index, &d->key, d->slot, &d->indexed);
 	s->dsos[d->slot] = NULL;
 	/* free_slots was grown when the slot was handed out, so this always fits. */
 	s->free_slots[s->n_free++] = d->slot;
@@ -572,39 +484,6 @@ enum fg_dso_kind fg_dso__kind(const struct fg_dso *d)
 	return d->key.kind;
 }
 
-int fg_vdso_image(const void **ret, size_t *ret_size)
-{
-	_cleanup_(fclosep) FILE *f = NULL;
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	char line[512];
-
-	if (!base)
-		return -ENOENT;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return negative_errno();
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-
-		if (sscanf(line, "%lx-%lx", &start, &end) == 2 && start == base &&
-		    strstr(line, "[vdso]")) {
-			*ret = (const void *)start;
-			*ret_size = end - start;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-static int load_vdso(struct fg_elf_syms **ret)
-{
-	const void *image;
-	size_t size;
-	int r = fg_vdso_image(&image, &size);
-
-	return r < 0 ? r : fg_elf_syms__load_mem(image, size, ret);
-}
-
 const struct fg_dso_key *fg_dso__key(const struct fg_dso *d)
 {
 	return &d->key;
@@ -652,11 +531,7 @@ int fg_dso_source_open(const struct fg_dso_source *src)
 bool fg_dso_source_is_file(const struct fg_dso_source *src, const uint8_t *id, size_t id_len,
 			   const struct stat *st)
 {
-	const struct fg_dso_key *k = &src->key;
-
-	if (k->build_id_len)
-		return id_len == k->build_id_len && memcmp(id, k->build_id, id_len) == 0;
-	return !k->ino || ((uint64_t)st->st_ino == k->ino && (uint64_t)st->st_dev == k->dev);
+	return fg_binid_is_file(&src->key, id, id_len, st);
 }
 
 /*
@@ -690,7 +565,7 @@ static void load_debug(struct dso_load *job, int fd)
 	_cleanup_close_ int dfd = -1;
 	enum fg_debuginfo_how how;
 	struct stat st;
-	int r;
+	int map, r;
 
 	/*
 	 * A binary with every symbol and its DWARF needs nothing more. The
@@ -712,10 +587,10 @@ static void load_debug(struct dso_load *job, int fd)
 	}
 	if (dfd < 0 && !fg_elf_syms__has_dwarf(job->syms))
 		return;
-	if (fstat(dfd >= 0 ? dfd : fd, &st) < 0)
+	map = fg_elf_may_map_fd(&src->trust, dfd >= 0 ? dfd : fd, &st);
+	if (map < 0)
 		return;
-	r = fg_dwarf__new(dfd >= 0 ? dfd : fd, fg_elf_may_map(&src->trust, &st), job->dwarf_room,
-			  &job->dwarf);
+	r = fg_dwarf__new(dfd >= 0 ? dfd : fd, map > 0, job->dwarf_room, &job->dwarf);
 	job->dwarf_dropped = r == -EFBIG;
 }
 
@@ -729,10 +604,11 @@ static int load_file(struct dso_load *job)
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	/* Mapped if no unprivileged user can truncate it (fgd-elf.h): nothing of it copied. */
-	r = fg_elf_syms__load_file(fd, fg_elf_may_map(&job->src.trust, &st), &job->syms);
+	/* Mapped if no unprivileged user can truncate it (fgd-elffile.h): nothing of it copied. */
+	r = fg_elf_may_map_fd(&job->src.trust, fd, &st);
+	if (r < 0)
+		return r;
+	r = fg_elf_syms__load_file(fd, r > 0, &job->syms);
 	if (r < 0)
 		return r;
 	/*
@@ -771,7 +647,8 @@ static void load_work(struct fg_loader_job *j)
 {
 	struct dso_load *job = (struct dso_load *)j;
 
-	job->error = job->src.key.kind == FG_DSO_VDSO ? load_vdso(&job->syms) : load_file(job);
+	job->error =
+		job->src.key.kind == FG_DSO_VDSO ? fg_vdso_load_syms(&job->syms) : load_file(job);
 	/*
 	 * A symbol table the budget has no room for is not kept: the binary's
 	 * names are module+offset, as for one that cannot be read. (Read again

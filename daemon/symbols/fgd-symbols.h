@@ -30,22 +30,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "symbols/fgd-elf.h"
-
-#define FG_BUILD_ID_MAX 20
-
-enum fg_dso_kind {
-	FG_DSO_FILE, /* an ELF file on disk */
-	FG_DSO_VDSO, /* the kernel's vDSO, read from our own address space */
-	FG_DSO_ANON, /* executable memory with no file: JIT code and the like */
-};
-
-struct fg_dso_key {
-	enum fg_dso_kind kind;
-	uint8_t build_id_len; /* 0: unknown */
-	uint8_t build_id[FG_BUILD_ID_MAX];
-	uint64_t dev, ino; /* ino 0: unknown */
-};
+#include "symbols/fgd-binid.h"
+#include "symbols/fgd-elffile.h"
 
 enum fg_dso_state {
 	FG_DSO_UNLOADED,
@@ -181,7 +167,7 @@ struct fg_dso_source {
 	char *open_path;      /* owned; may be NULL: where it was last seen mapped */
 	char *hint;           /* owned; may be NULL: see fg_symbolizer__name_user()'s open_hint */
 	struct fg_root *root; /* owned reference; NULL: the daemon's own */
-	struct fg_elf_trust trust; /* which files may be mapped (fgd-elf.h): the symbolizer's */
+	struct fg_elf_trust trust; /* which files may be mapped (fgd-elffile.h): the symbolizer's */
 };
 
 /* Takes d's source, with hint (may be NULL). Caller releases it with fg_dso_source_done(). */
@@ -205,12 +191,6 @@ int fg_dso_source_open(const struct fg_dso_source *src);
 bool fg_dso_source_is_file(const struct fg_dso_source *src, const uint8_t *id, size_t id_len,
 			   const struct stat *st);
 enum fg_dso_kind fg_dso__kind(const struct fg_dso *d);
-
-/*
- * The kernel's vDSO as mapped in the daemon itself: every process on the
- * machine maps the same image. 0, or -ENOENT.
- */
-int fg_vdso_image(const void **ret, size_t *ret_size);
 
 enum fg_sym_result {
 	FG_SYM_NAMED,   /* a symbol name */

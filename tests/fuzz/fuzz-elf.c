@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,7 +14,7 @@
 
 #include "elf-test.h"
 #include "symbols/fgd-debuginfo.h"
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
 #include "test.h"
 
 static struct fg_elf_syms *load(const char *path)

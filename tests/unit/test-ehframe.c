@@ -10,7 +10,7 @@
 
 #include "base/macro.h"
 #include "resolver/fgd-cfi.h"
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
 #include "test.h"
 #include "unwind/ehframe.h"
 
@@ -522,7 +522,8 @@ static bool compare_binary(const char *path, struct compared *c)
 {
 	uint64_t hdr_addr = 0, frame_addr = 0;
 	struct fg_ehframe ef;
-	Elf_Data *hdr, *frame;
+	const void *hdr, *frame;
+	size_t hdr_size = 0, frame_size = 0;
 	Dwarf_CFI *cfi;
 	size_t step;
 	Elf *elf;
@@ -535,16 +536,15 @@ static bool compare_binary(const char *path, struct compared *c)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	ASSERT_TRUE(elf);
-	hdr = fg_elf_section(elf, ".eh_frame_hdr", &hdr_addr);
-	frame = fg_elf_section(elf, ".eh_frame", &frame_addr);
+	hdr = fg_elf_section(elf, ".eh_frame_hdr", &hdr_size, &hdr_addr);
+	frame = fg_elf_section(elf, ".eh_frame", &frame_size, &frame_addr);
 	cfi = dwarf_getcfi_elf(elf);
 	if (!hdr || !frame || !cfi) {
 		elf_end(elf);
 		close(fd);
 		return false;
 	}
-	ASSERT_OK(fg_ehframe_init(&ef, hdr->d_buf, hdr->d_size, hdr_addr, frame->d_buf,
-				  frame->d_size, frame_addr));
+	ASSERT_OK(fg_ehframe_init(&ef, hdr, hdr_size, hdr_addr, frame, frame_size, frame_addr));
 	step = MAX(ef.fde_count / MAX_FDES_COMPARED, 1);
 	for (size_t i = 0; i < ef.fde_count; i += step)
 		compare_fde(&ef, cfi, i,

@@ -12,7 +12,7 @@
 
 #include "base/macro.h"
 #include "elf-test.h"
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
 #include "test.h"
 
 static const char *fixture(const char *name)

@@ -3,6 +3,7 @@
 
 #include "base/cpulist.h"
 #include "base/parse.h"
+#include "base/procfs.h"
 #include "test.h"
 
 TEST(parse_u32_whole_decimal_in_range)
@@ -122,4 +123,43 @@ TEST(proc_status_gives_a_line_s_number)
 	/* The last line without its newline. */
 	ASSERT_OK(fg_parse_proc_status("Tgid:\t1", "Tgid", &v));
 	ASSERT_U64_EQ(v, 1);
+}
+
+TEST(proc_status_gives_the_ids_the_resolver_asks_for)
+{
+	static const char text[] = "Name:\tnode\nTgid:\t4242\nNgid:\t0\nPid:\t4243\n"
+				   "Uid:\t1000\t1000\t1000\t1000\nGid:\t100\t100\t100\t0\n"
+				   "NSpid:\t4243\t17\nCapEff:\t000001ffffffffff\n";
+	struct fg_proc_status ps;
+	uint64_t v[4];
+
+	fg_proc_status_parse(text, &ps);
+	ASSERT_EQ(ps.tgid, 4242);
+	ASSERT_EQ(ps.nspid, 17); /* the innermost namespace's */
+	ASSERT_TRUE(ps.have_uid && ps.have_gid && ps.have_cap_eff);
+	ASSERT_EQ(ps.uid[0], 1000);
+	ASSERT_EQ(ps.uid[3], 1000);
+	ASSERT_EQ(ps.gid[3], 0);
+	ASSERT_U64_EQ(ps.cap_eff, 0x1ffffffffffULL);
+	ASSERT_EQ(fg_parse_proc_status_list(text, "Uid", 10, v, 2), 2);
+	ASSERT_ERR(fg_parse_proc_status_list(text, "Name", 10, v, 4), -EINVAL);
+
+	/* No NSpid (before 4.1), a short Uid line, a bad Tgid: unset, never half read. */
+	fg_proc_status_parse("Tgid:\tx\nUid:\t1\t2\n", &ps);
+	ASSERT_EQ(ps.tgid, 0);
+	ASSERT_EQ(ps.nspid, 0);
+	ASSERT_TRUE(!ps.have_uid && !ps.have_gid && !ps.have_cap_eff);
+	fg_proc_status_parse("Uid:\t1\t2\t3\t99999999999\n", &ps);
+	ASSERT_TRUE(!ps.have_uid);
+}
+
+TEST(proc_map_files_path_names_the_mapping)
+{
+	char buf[FG_PROC_MAP_FILES_MAX];
+
+	ASSERT_STREQ(fg_proc_map_files_path(buf, 42, 0x7f0000001000, 0x7f0000002000),
+		     "/proc/42/map_files/7f0000001000-7f0000002000");
+	/* The widest bounds fit. */
+	ASSERT_STREQ(fg_proc_map_files_path(buf, 2147483647, UINT64_MAX - 1, UINT64_MAX),
+		     "/proc/2147483647/map_files/fffffffffffffffe-ffffffffffffffff");
 }

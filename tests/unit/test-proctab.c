@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "base/budget.h"
-#include "base/parse.h"
+#include "base/procfs.h"
 #include "container-test.h"
 #include "fgd-clock.h"
 #include "resolver/fgd-proctab.h"

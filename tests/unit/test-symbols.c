@@ -16,7 +16,7 @@
 #include "fgd-clock.h"
 #include "fgd-loader.h"
 #include "resolver/fgd-proctab.h"
-#include "symbols/fgd-elf.h"
+#include "symbols/fgd-elffile.h"
 #include "symbols/fgd-symbols.h"
 #include "test.h"
 

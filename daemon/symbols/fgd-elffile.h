@@ -2,55 +2,31 @@
 #pragma once
 
 /*
- * The function symbols of one ELF object, read with libelf: .symtab, or
- * .dynsym when the object is stripped. Also the build-id and the PT_LOAD
- * layout, so a file offset taken from a mapping (ip - start + pgoff) turns
- * into the ELF virtual address the symbols use. This one translation gives
- * the right load bias for PIE executables, shared libraries and fixed-address
+ * An ELF file, the one object that reads ELF with libelf (no other file of
+ * fgd includes <libelf.h> but the DWARF and CFI readers, libdw's users):
+ * opened under the trust rule that decides whether it may be mapped, and
+ * read into the function symbols of the object (a table of fgd-symtab.h,
+ * with the PLT's names of fgd-plt.h), its build-id and its PT_LOAD layout,
+ * so a file offset taken from a mapping (ip - start + pgoff) turns into the
+ * ELF virtual address the symbols use. This one translation gives the
+ * right load bias for PIE executables, shared libraries and fixed-address
  * executables alike.
  *
  * Which symbols. STT_FUNC and STT_GNU_IFUNC symbols with a name, defined in
  * an executable (SHF_EXECINSTR) section and starting inside it. .dynsym is
- * read only when .symtab is absent or holds no such symbol.
- *
- * Extents. A sized symbol covers exactly [value, value + size); a zero-size
- * one (hand-written assembly) extends to the next symbol's start. Neither
- * reaches past the end of its section. A lookup returns the symbol with the
- * greatest start <= vaddr, and -1 when vaddr is outside that symbol's extent
- * (a gap, or the tail of a symbol that another one nested inside), so a
- * missing name is preferred to a wrong one.
+ * read only when .symtab is absent or holds no such symbol. How extents
+ * and aliases are chosen is fgd-symtab.h's; how PLT entries are named,
+ * fgd-plt.h's.
  *
  * Names. A symbol version spelled into a .symtab name ("f@@VER_1",
  * "f@VER_0") is dropped: it is "f", as in .dynsym.
- *
- * Aliases. Several names at one address keep one entry, chosen whatever the
- * symbol table order: a sized symbol over a zero-size one, then global over
- * weak over local, then fewer leading underscores, then the shorter name,
- * then byte order. glibc's getpid therefore resolves to "__getpid" (global)
- * rather than "getpid" (weak); fg_elf_syms__find() still finds the dropped
- * names and returns the entry they alias.
- *
- * PLT entries. A call into another object first runs a stub in the
- * caller's PLT; code there is named as perf and objdump name it,
- * "memcmp@plt", over one entry (x86-64 only). Each entry of .plt,
- * .plt.sec (IBT), .plt.got and .iplt that jumps through a GOT slot
- * ("jmp *slot(%rip)") is named after the dynamic relocation of that slot:
- * its symbol (JUMP_SLOT, GLOB_DAT), or for an IRELATIVE one the IFUNC of
- * this object's own that it resolves. What of .plt comes before its first
- * named entry is ".plt": PLT0, or all of .plt when calls go through
- * .plt.sec and .plt holds only the lazy-binding stubs. Reading the jump of
- * every entry, rather than counting entries in relocation order as perf
- * does, leaves an entry of an unexpected layout unnamed, never misnamed.
- * A symbol of the object at the same address wins. The names survive
- * fg_elf_syms__adopt_debug_fd(), whose debug file's PLT is empty, and a
- * damaged PLT costs only them.
  *
  * Hostile input. A user can point the daemon at a crafted file, so every
  * offset, size and index read from it is checked, and the file is read with
  * pread rather than mmap (truncating a mapped file would raise SIGBUS). A
  * file that is not ELF, or an ELF file other than ET_EXEC or ET_DYN, gives
  * -ENOEXEC; a damaged one, or an fd that is not a regular file, -EINVAL;
- * more than FG_ELF_MAX_SYMS function symbols -E2BIG; a failed read or
+ * more than FG_ELF_MAX_SYMS (fgd-symtab.h) function symbols -E2BIG; a failed read or
  * allocation inside libelf -EIO or -ENOMEM. The loaded object keeps no fd
  * and no Elf handle.
  *
@@ -70,15 +46,16 @@
  * (fg_elf_ready()).
  */
 
-#include "base/macro.h"
-#include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
-/* A large C++ binary has about a million functions. */
-#define FG_ELF_MAX_SYMS (UINT32_C(1) << 23)
+#include "base/macro.h"
+
+/* libelf's handle (<libelf.h>), declared here so that includers need not see libelf. */
+typedef struct Elf Elf;
+
 /* Longest .gnu_debuglink file name kept, with its NUL. */
 #define FG_ELF_MAX_DEBUGLINK 256
 
@@ -139,6 +116,13 @@ struct fg_elf_trust {
 int fg_elf_trust_add(struct fg_elf_trust *t, const char *path);
 /* Whether the file st describes may be mapped under the rule above. */
 bool fg_elf_may_map(const struct fg_elf_trust *t, const struct stat *st);
+/*
+ * The rule applied to an opened binary, as every reader of one (symbols,
+ * DWARF, CFI) asks it: fstat()s fd (borrowed) into *ret_st, then 1 if the
+ * file may be mapped, 0 if it is to be read with pread, or the negative
+ * errno of fstat().
+ */
+int fg_elf_may_map_fd(const struct fg_elf_trust *t, int fd, struct stat *ret_st);
 
 /*
  * An ELF file opened for reading: mapped (private, never written back),
@@ -178,11 +162,11 @@ bool fg_elf_file_mapped(const struct fg_elf_file *f, const void *p);
  */
 int fg_elf_file_keep_sections(struct fg_elf_file *f, bool (*keep)(const char *name));
 /*
- * The data of elf's section called name (libelf's: borrowed from elf), or
- * NULL if it has none with contents; its address (sh_addr) goes in
- * *ret_addr if that is not NULL.
+ * The contents of elf's section called name (libelf's: borrowed from elf),
+ * or NULL if it has none with contents; its size goes in *ret_size, its
+ * address (sh_addr) in *ret_addr if that is not NULL.
  */
-Elf_Data *fg_elf_section(Elf *elf, const char *name, uint64_t *ret_addr);
+const void *fg_elf_section(Elf *elf, const char *name, size_t *ret_size, uint64_t *ret_addr);
 /*
  * Gives the pages of f's mapping this process touched back to the page
  * cache (madvise(MADV_DONTNEED)): its RSS drops, and the next access
@@ -191,6 +175,15 @@ Elf_Data *fg_elf_section(Elf *elf, const char *name, uint64_t *ret_addr);
  * written, are kept. A no-op for a file read with pread. Any thread.
  */
 void fg_elf_file_drop_pages(const struct fg_elf_file *f);
+
+/*
+ * The GNU build-id note of the ELF file fd (borrowed; a regular file), into
+ * buf[0, size): its length, 0 if it has none, -ENOEXEC, or -ENOSYS. Only
+ * that: no symbols. The file is read with pread (a mapping of a file its
+ * owner truncates raises SIGBUS), and only note segments of a sane size (a
+ * build-id note is 36 bytes), so it is cheap enough for the loop.
+ */
+int fg_elf_read_build_id(int fd, uint8_t *buf, size_t size);
 
 /* Reads from fd (borrowed; not closed). Caller frees *ret with fg_elf_syms__free(). */
 int fg_elf_syms__load_fd(int fd, struct fg_elf_syms **ret);
