@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "symbols/fgd-binid.h"
 #include "symbols/fgd-debuginfo.h"
 #include "symbols/fgd-demangle.h"
+#include "symbols/fgd-dsosource.h"
 #include "symbols/fgd-dwarf.h"
 #include "symbols/fgd-elffile.h"
 #include "symbols/fgd-root.h"
@@ -284,34 +284,13 @@ static struct fg_dso *find(struct fg_symbolizer *s, const struct fg_dso_key *k)
 }
 
 /*
- * Opens path, as seen from root (NULL: ours), for reading if it is a regular
- * file. Never blocks: paths come from other users' processes, and a FIFO or a
- * device there must not stall the daemon. Returns the fd or a negative errno
- * (-EINVAL: not a regular file).
- */
-static int open_regular(const struct fg_root *root, const char *path)
-{
-	_cleanup_close_ int fd =
-		fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0)
-		return negative_errno();
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	return TAKE_FD(fd);
-}
-
-/*
  * Reads the GNU build-id note of an ELF file (fg_elf_read_build_id()).
  * Returns its length, 0 if none, or -errno. This runs in the loop, for
  * mappings found in /proc.
  */
 static int read_build_id(const struct fg_root *root, const char *path, uint8_t *buf, size_t size)
 {
-	_cleanup_close_ int fd = open_regular(root, path);
+	_cleanup_close_ int fd = fg_dso_open_regular(root, path);
 
 	if (fd < 0)
 		return fd;
@@ -503,35 +482,6 @@ int fg_dso__source(const struct fg_dso *d, const char *hint, struct fg_dso_sourc
 	src.root = fg_root__ref(d->root);
 	*ret = src;
 	return 0;
-}
-
-void fg_dso_source_done(struct fg_dso_source *src)
-{
-	free(src->path);
-	free(src->open_path);
-	free(src->hint);
-	fg_root__unref(src->root);
-	*src = (struct fg_dso_source){};
-}
-
-int fg_dso_source_open(const struct fg_dso_source *src)
-{
-	const char *tries[] = { src->hint, src->open_path, src->path };
-	int fd = -ENOENT;
-
-	if (src->key.kind != FG_DSO_FILE)
-		return -ENOENT;
-	/* The /proc paths are the daemon's; the mapped path is the process's, under its root. */
-	for (size_t i = 0; i < ELEMENTSOF(tries) && fd < 0; i++)
-		if (tries[i])
-			fd = open_regular(tries[i] == src->path ? src->root : NULL, tries[i]);
-	return fd;
-}
-
-bool fg_dso_source_is_file(const struct fg_dso_source *src, const uint8_t *id, size_t id_len,
-			   const struct stat *st)
-{
-	return fg_binid_is_file(&src->key, id, id_len, st);
 }
 
 /*
