@@ -9,9 +9,7 @@
 
 #include "base/budget.h"
 #include "base/hash.h"
-#include "base/idxmap.h"
 #include "base/macro.h"
-#include "base/strpool.h"
 #include "fgd-clock.h"
 #include "fgd-loader.h"
 #include "perf/kallsyms.h"
@@ -21,6 +19,7 @@
 #include "symbols/fgd-dsosource.h"
 #include "symbols/fgd-dwarf.h"
 #include "symbols/fgd-elffile.h"
+#include "symbols/fgd-namecache.h"
 #include "symbols/fgd-root.h"
 #include "symbols/fgd-symbols.h"
 #include "symbols/fgd-vdso.h"
@@ -37,11 +36,6 @@
  */
 #define MAX_DWARF_BYTES (UINT64_C(2) << 30)
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
-/*
- * Addresses named on the loader's thread, kept: past this (or the budget's
- * share for them, if smaller), the table starts again.
- */
-#define RESOLVED_MAX_BYTES (32ULL << 20)
 /*
  * Addresses being named on the loader's thread at once: each job carries
  * its answer's buffer (8 KiB), and a process with ever new addresses would
@@ -95,17 +89,13 @@ struct fg_symbolizer {
 	uint64_t dwarf_bytes;      /* the dsos' DWARF, as charged */
 	uint64_t dwarf_mapped;     /* their debug sections read in place */
 	uint64_t syms_bytes;       /* the dsos' symbol tables and kallsyms, as charged */
-	uint64_t names_charged, kallsyms_charged;
+	uint64_t kallsyms_charged;
 	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
 	uint64_t next_dso_serial;
 
 	/* Addresses named on the loader's thread (see fg_symbolizer__frames()). */
-	struct resolved *resolved; /* owned */
-	size_t n_resolved, cap_resolved;
-	struct fg_idxmap resolved_index;
-	struct fg_strpool *resolved_names; /* owned; NULL until the first */
-	uint64_t resolved_since;           /* CLOCK_MONOTONIC ns of the table's last start */
-	size_t name_jobs;                  /* submitted, not done yet */
+	struct fg_name_cache *names; /* owned */
+	size_t name_jobs;            /* submitted, not done yet */
 	/*
 	 * Binaries whose mapped DWARF name jobs read since their pages were
 	 * last given back (fg_dwarf__drop_pages()): owned references.
@@ -136,7 +126,8 @@ int fg_symbolizer__new(struct fg_symbolizer **ret)
 	if (!s)
 		return -ENOMEM;
 	s->debug_dir = strdup(DEFAULT_DEBUG_DIR);
-	if (!s->debug_dir) {
+	if (!s->debug_dir || fg_name_cache__new(&s->names) < 0) {
+		free(s->debug_dir);
 		free(s);
 		return -ENOMEM;
 	}
@@ -154,17 +145,15 @@ void fg_symbolizer__set_trust(struct fg_symbolizer *s, const struct fg_elf_trust
 
 static uint64_t evict_dwarf(void *ctx, uint64_t want, uint64_t now, uint64_t idle);
 static uint64_t evict_syms(void *ctx, uint64_t want, uint64_t now, uint64_t idle);
-static uint64_t evict_names(void *ctx, uint64_t want, uint64_t now, uint64_t idle);
 
 void fg_symbolizer__set_budget(struct fg_symbolizer *s, struct fg_budget *budget)
 {
 	fg_budget__set_evictor(s->budget, FG_BUDGET_DWARF, NULL, NULL);
 	fg_budget__set_evictor(s->budget, FG_BUDGET_SYMBOLS, NULL, NULL);
-	fg_budget__set_evictor(s->budget, FG_BUDGET_NAMES, NULL, NULL);
 	s->budget = budget;
 	fg_budget__set_evictor(budget, FG_BUDGET_DWARF, evict_dwarf, s);
 	fg_budget__set_evictor(budget, FG_BUDGET_SYMBOLS, evict_syms, s);
-	fg_budget__set_evictor(budget, FG_BUDGET_NAMES, evict_names, s);
+	fg_name_cache__set_budget(s->names, budget);
 }
 
 void fg_symbolizer__set_loader(struct fg_symbolizer *s, struct fg_loader *loader)
@@ -253,16 +242,14 @@ struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s)
 		if (s->dsos[i])
 			dso_free(s->dsos[i]);
 	fg_budget__account(s->budget, FG_BUDGET_SYMBOLS, &s->kallsyms_charged, 0);
-	fg_budget__account(s->budget, FG_BUDGET_NAMES, &s->names_charged, 0);
+	/* The kept names' too. */
 	fg_symbolizer__set_budget(s, NULL);
 	free(s->dsos);
 	free(s->free_slots);
 	fg_binid_index_done(&s->index);
 	fg_kallsyms__free(s->kallsyms);
 	free(s->debug_dir);
-	free(s->resolved);
-	fg_idxmap_done(&s->resolved_index);
-	fg_strpool__free(s->resolved_names);
+	fg_name_cache__free(s->names);
 	free(s->touched);
 	free(s);
 	return NULL;
@@ -982,56 +969,7 @@ static uint64_t evict_syms(void *ctx, uint64_t want, uint64_t now, uint64_t idle
 	return i;
 }
 
-static void resolved_reset(struct fg_symbolizer *s);
-
-/*
- * Last, the kept names: started again, unless they were less than idle ago
- * (the table has no clock of its own uses: its age stands for it). Jobs
- * still running put their answers in the new table.
- */
-static uint64_t evict_names(void *ctx, uint64_t want, uint64_t now, uint64_t idle)
-{
-	struct fg_symbolizer *s = ctx;
-	size_t n = s->n_resolved;
-
-	if (n == 0 || s->resolved_since + idle > now)
-		return 0;
-	resolved_reset(s);
-	return n;
-}
-
-/* ---- names found off the loop, and kept for every recording ---- */
-
-/*
- * A DWARF walk for inline frames costs what the compilation unit makes it
- * (a crafted one: seconds), and so may demangling, so an address that needs
- * either is named on the loader's thread. The answer is kept here, by
- * binary and offset, for every recording and the always-on sampler alike;
- * past RESOLVED_MAX_BYTES the table starts again empty.
- */
-struct resolved {
-	uint64_t dso_serial;
-	uint64_t offset;
-	uint8_t flags;
-	bool pending;   /* a name job runs for it */
-	uint8_t result; /* enum fg_sym_result */
-	uint8_t n;
-	uint32_t names[FG_SYM_MAX_FRAMES]; /* ids in resolved_names */
-};
-
-/*
- * What an answer is kept under: with inline frames, the offset (each
- * address has its own chain); without, the symbol's address with
- * RESOLVED_BY_SYMBOL in flags, since every address in a function then has
- * the one name, and garbage frame-pointer chains would bring a new offset
- * (a new job) per sample.
- */
-struct resolved_key {
-	uint64_t dso_serial, offset;
-	uint8_t flags;
-};
-
-#define RESOLVED_BY_SYMBOL (1u << 7)
+/* ---- names found off the loop (kept in fgd-namecache.h for every recording) ---- */
 
 struct name_job {
 	struct fg_loader_job job;
@@ -1043,91 +981,10 @@ struct name_job {
 	 */
 	const struct fg_elf_syms *syms;
 	struct fg_dwarf *dwarf;
-	struct resolved_key key;
+	struct fg_name_key key;
 	uint64_t offset; /* the address asked for, which key may not hold */
 	struct fg_sym_frames out;
 };
-
-static uint64_t resolved_hash(const struct resolved_key *k)
-{
-	return fg_hash_combine(fg_hash_combine(fg_hash_mix(k->dso_serial), k->offset), k->flags);
-}
-
-static bool resolved_eq(const void *ctx, uint32_t idx, const void *key)
-{
-	const struct resolved *e = &((const struct fg_symbolizer *)ctx)->resolved[idx];
-	const struct resolved_key *k = key;
-
-	return e->dso_serial == k->dso_serial && e->offset == k->offset && e->flags == k->flags;
-}
-
-static uint64_t resolved_bytes(const struct fg_symbolizer *s)
-{
-	return s->cap_resolved * sizeof(*s->resolved) + fg_idxmap_bytes(&s->resolved_index) +
-	       (s->resolved_names ? fg_strpool__bytes(s->resolved_names) : 0);
-}
-
-static void account_names(struct fg_symbolizer *s)
-{
-	fg_budget__account(s->budget, FG_BUDGET_NAMES, &s->names_charged, resolved_bytes(s));
-}
-
-/* Empties the table. Jobs still running put their answers in the new one. */
-static void resolved_reset(struct fg_symbolizer *s)
-{
-	free(s->resolved);
-	s->resolved = NULL;
-	s->n_resolved = s->cap_resolved = 0;
-	fg_idxmap_done(&s->resolved_index);
-	s->resolved_names = fg_strpool__free(s->resolved_names);
-	s->stats.resolved_resets++;
-	s->resolved_since = fgd_now();
-	account_names(s);
-}
-
-static struct resolved *resolved_find(struct fg_symbolizer *s, const struct resolved_key *k)
-{
-	int64_t i = fg_idxmap_find(&s->resolved_index, resolved_hash(k), resolved_eq, s, k);
-
-	return i >= 0 ? &s->resolved[i] : NULL;
-}
-
-static struct resolved *resolved_add(struct fg_symbolizer *s, const struct resolved_key *k)
-{
-	struct resolved *e;
-
-	if (resolved_bytes(s) >
-	    MIN(RESOLVED_MAX_BYTES, fg_budget__share(s->budget, FG_BUDGET_NAMES)))
-		resolved_reset(s);
-	if (!s->resolved_names && !(s->resolved_names = fg_strpool__new()))
-		return NULL;
-	if (FG_GROW(s->resolved, s->cap_resolved, s->n_resolved + 1) < 0 ||
-	    fg_idxmap_insert(&s->resolved_index, resolved_hash(k), (uint32_t)s->n_resolved) < 0)
-		return NULL;
-	e = &s->resolved[s->n_resolved++];
-	*e = (struct resolved){ .dso_serial = k->dso_serial,
-				.offset = k->offset,
-				.flags = k->flags };
-	account_names(s);
-	return e;
-}
-
-/* Keeps a job's answer. False on ENOMEM (the entry then stays pending-free and is asked again). */
-static bool resolved_fill(struct fg_symbolizer *s, struct resolved *e,
-			  const struct fg_sym_frames *f)
-{
-	for (size_t i = 0; i < f->n; i++) {
-		uint32_t id;
-
-		if (fg_strpool__intern(s->resolved_names, f->names[i], strlen(f->names[i]), &id) <
-		    0)
-			return false;
-		e->names[i] = id;
-	}
-	e->n = (uint8_t)f->n;
-	e->result = (uint8_t)f->result;
-	return true;
-}
 
 /* Gives back the pages of mapped DWARF that name jobs read, on the loader's thread. */
 struct drop_job {
@@ -1188,25 +1045,24 @@ static void name_work(struct fg_loader_job *j)
 {
 	struct name_job *job = (struct name_job *)j;
 
-	frames_of(job->dso, job->syms, job->dwarf, job->offset,
-		  job->key.flags & ~RESOLVED_BY_SYMBOL, &job->out);
+	frames_of(job->dso, job->syms, job->dwarf, job->offset, job->key.flags & ~FG_NAME_BY_SYMBOL,
+		  &job->out);
 }
 
 static void name_done(struct fg_loader_job *j, bool cancelled)
 {
 	struct name_job *job = (struct name_job *)j;
 	struct fg_symbolizer *s = job->dso->owner;
-	struct resolved *e = resolved_find(s, &job->key);
+	struct fg_name_entry *e = fg_name_cache__find(s->names, &job->key);
 
 	s->name_jobs--;
 	/* A reset while the job ran took its entry away: the answer still counts. */
 	if (!e && !cancelled)
-		e = resolved_add(s, &job->key);
+		e = fg_name_cache__add(s->names, &job->key);
 	if (e) {
 		e->pending = false;
-		if (cancelled || !resolved_fill(s, e, &job->out))
+		if (cancelled || !fg_name_cache__fill(s->names, e, &job->out))
 			e->n = 0; /* nothing known: asked again */
-		account_names(s);
 	}
 	/* The walk may have built the DWARF's CU table: its bytes grew. */
 	if (job->dso->dwarf && job->dso->dwarf == job->dwarf)
@@ -1230,7 +1086,7 @@ static void name_done(struct fg_loader_job *j, bool cancelled)
  * loader's thread; if so, *ret_key is what the answer is kept under.
  */
 static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags,
-		   struct resolved_key *ret_key)
+		   struct fg_name_key *ret_key)
 {
 	uint64_t vaddr;
 	int64_t idx;
@@ -1247,15 +1103,15 @@ static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags,
 	 * every unit: 10 ms for libc's, whose PLT is called all the time).
 	 */
 	if ((flags & FG_SYM_INLINE) && d->dwarf && !fg_elf_syms__is_plt(d->syms, (size_t)idx)) {
-		*ret_key = (struct resolved_key){ d->serial, offset, (uint8_t)flags };
+		*ret_key = (struct fg_name_key){ d->serial, offset, (uint8_t)flags };
 		return true;
 	}
 	name = fg_elf_syms__name(d->syms, (size_t)idx);
 	/* Itanium C++ and Rust v0 names: what libiberty would work on. */
 	if (!(flags & FG_SYM_DEMANGLE) || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return false;
-	*ret_key = (struct resolved_key){ d->serial, fg_elf_syms__addr(d->syms, (size_t)idx),
-					  (uint8_t)(flags | RESOLVED_BY_SYMBOL) };
+	*ret_key = (struct fg_name_key){ d->serial, fg_elf_syms__addr(d->syms, (size_t)idx),
+					 (uint8_t)(flags | FG_NAME_BY_SYMBOL) };
 	return true;
 }
 
@@ -1290,9 +1146,9 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 			  const char *open_hint, unsigned flags, struct fg_sym_frames *ret)
 {
 	bool nowait = flags & FG_SYM_NOWAIT;
-	struct resolved_key k;
+	struct fg_name_key k;
 	struct name_job *job;
-	struct resolved *e;
+	struct fg_name_entry *e;
 	int r;
 
 	if (!d || d->key.kind == FG_DSO_ANON) {
@@ -1333,7 +1189,7 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 		frames_now(d, offset, flags, ret);
 		return 0;
 	}
-	e = resolved_find(s, &k);
+	e = fg_name_cache__find(s->names, &k);
 	if (e && e->pending && nowait) {
 		/* The symbol table's name, as it is: no DWARF, no demangling here. */
 		frames_now(d, offset, 0, ret);
@@ -1342,11 +1198,7 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 	if (e && e->pending)
 		return -EINPROGRESS;
 	if (e && e->n > 0) {
-		*ret = (struct fg_sym_frames){ .n = e->n,
-					       .result = e->result,
-					       .inlined = e->n - 1u };
-		for (size_t i = 0; i < e->n; i++)
-			ret->names[i] = fg_strpool__str(s->resolved_names, e->names[i]);
+		fg_name_cache__frames(s->names, e, ret);
 		s->stats.resolved_hits++;
 		return 0;
 	}
@@ -1358,7 +1210,7 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 		frames_now(d, offset, 0, ret);
 		return 1;
 	}
-	if (!e && !(e = resolved_add(s, &k)))
+	if (!e && !(e = fg_name_cache__add(s->names, &k)))
 		return -ENOMEM;
 	job = calloc(1, sizeof(*job));
 	if (!job)
@@ -1494,10 +1346,14 @@ int fg_symbolizer__refresh_kernel(struct fg_symbolizer *s, bool force)
 
 void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_symbolizer_stats *ret)
 {
+	struct fg_name_cache_stats names;
+
+	fg_name_cache__stats(s->names, &names);
 	*ret = s->stats;
 	ret->dwarf_bytes = s->dwarf_bytes;
 	ret->dwarf_mapped = s->dwarf_mapped;
 	ret->symbols_bytes = s->syms_bytes;
-	ret->resolved = s->n_resolved;
-	ret->resolved_bytes = resolved_bytes(s);
+	ret->resolved = names.names;
+	ret->resolved_bytes = names.bytes;
+	ret->resolved_resets = names.resets;
 }
