@@ -8,17 +8,16 @@
 #include <time.h>
 
 #include "base/budget.h"
-#include "base/hash.h"
 #include "base/macro.h"
 #include "fgd-clock.h"
 #include "fgd-loader.h"
-#include "perf/kallsyms.h"
 #include "symbols/fgd-binid.h"
 #include "symbols/fgd-debuginfo.h"
 #include "symbols/fgd-demangle.h"
 #include "symbols/fgd-dsosource.h"
 #include "symbols/fgd-dwarf.h"
 #include "symbols/fgd-elffile.h"
+#include "symbols/fgd-kernelsyms.h"
 #include "symbols/fgd-namecache.h"
 #include "symbols/fgd-root.h"
 #include "symbols/fgd-symbols.h"
@@ -28,8 +27,6 @@
 #define MAX_DSOS 65536
 /* A binary that failed to load for a reason that may pass is retried this often at most. */
 #define DSO_RETRY_NS (5ULL * 1000000000ULL)
-/* Kernel reloads forced by unresolved addresses are at most this frequent. */
-#define KALLSYMS_MIN_INTERVAL_NS (10ULL * 1000000000ULL)
 /*
  * DWARF on the heap (see fgd-dwarf.h), without a budget: past this total,
  * binaries get no inline frames. With one, its share of the budget.
@@ -80,17 +77,13 @@ struct fg_symbolizer {
 	struct fg_binid_index index; /* the dsos by build-id and by inode */
 	size_t live;
 
-	char *debug_dir; /* owned */
-	/* the kernel's build-id in hex ("": unknown), once kernel_build_id_read */
-	char kernel_build_id[2 * 64 + 1];
-	bool kernel_build_id_read;
+	char *debug_dir;           /* owned */
 	struct fg_elf_trust trust; /* which files may be mapped */
 	struct fg_budget *budget;  /* borrowed; NULL: none */
 	uint64_t dwarf_bytes;      /* the dsos' DWARF, as charged */
 	uint64_t dwarf_mapped;     /* their debug sections read in place */
-	uint64_t syms_bytes;       /* the dsos' symbol tables and kallsyms, as charged */
-	uint64_t kallsyms_charged;
-	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
+	uint64_t syms_bytes;       /* the dsos' symbol tables, as charged */
+	struct fg_loader *loader;  /* borrowed; NULL: loads happen in the caller */
 	uint64_t next_dso_serial;
 
 	/* Addresses named on the loader's thread (see fg_symbolizer__frames()). */
@@ -104,11 +97,7 @@ struct fg_symbolizer {
 	size_t n_touched, cap_touched;
 	uint64_t dropped_at; /* CLOCK_MONOTONIC ns of the last drop_touched() */
 
-	struct fg_kallsyms *kallsyms; /* owned */
-	uint64_t modules_hash;
-	uint64_t kallsyms_loaded_at; /* CLOCK_MONOTONIC ns of the last read started; 0 = never */
-	bool kallsyms_loading;       /* a read is on the loader's thread */
-	int kallsyms_error;          /* of the last read */
+	struct fg_kernel_syms *kernel; /* owned */
 
 	struct fg_symbolizer_stats stats;
 };
@@ -126,7 +115,9 @@ int fg_symbolizer__new(struct fg_symbolizer **ret)
 	if (!s)
 		return -ENOMEM;
 	s->debug_dir = strdup(DEFAULT_DEBUG_DIR);
-	if (!s->debug_dir || fg_name_cache__new(&s->names) < 0) {
+	if (!s->debug_dir || fg_name_cache__new(&s->names) < 0 ||
+	    fg_kernel_syms__new(&s->kernel) < 0) {
+		fg_name_cache__free(s->names);
 		free(s->debug_dir);
 		free(s);
 		return -ENOMEM;
@@ -154,11 +145,13 @@ void fg_symbolizer__set_budget(struct fg_symbolizer *s, struct fg_budget *budget
 	fg_budget__set_evictor(budget, FG_BUDGET_DWARF, evict_dwarf, s);
 	fg_budget__set_evictor(budget, FG_BUDGET_SYMBOLS, evict_syms, s);
 	fg_name_cache__set_budget(s->names, budget);
+	fg_kernel_syms__set_budget(s->kernel, budget);
 }
 
 void fg_symbolizer__set_loader(struct fg_symbolizer *s, struct fg_loader *loader)
 {
 	s->loader = loader;
+	fg_kernel_syms__set_loader(s->kernel, loader);
 }
 
 int fg_symbolizer__set_debug_dir(struct fg_symbolizer *s, const char *dir)
@@ -181,11 +174,6 @@ static void dispose_syms(void *p)
 static void dispose_dwarf(void *p)
 {
 	fg_dwarf__free(p);
-}
-
-static void dispose_kallsyms(void *p)
-{
-	fg_kallsyms__free(p);
 }
 
 /* Brings the budget and the totals up to date with what d's DWARF holds now (0 without). */
@@ -241,13 +229,12 @@ struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s)
 	for (size_t i = 0; i < s->n_dsos; i++)
 		if (s->dsos[i])
 			dso_free(s->dsos[i]);
-	fg_budget__account(s->budget, FG_BUDGET_SYMBOLS, &s->kallsyms_charged, 0);
-	/* The kept names' too. */
+	/* The kept names' and the kernel's too. */
 	fg_symbolizer__set_budget(s, NULL);
 	free(s->dsos);
 	free(s->free_slots);
 	fg_binid_index_done(&s->index);
-	fg_kallsyms__free(s->kallsyms);
+	fg_kernel_syms__free(s->kernel);
 	free(s->debug_dir);
 	fg_name_cache__free(s->names);
 	free(s->touched);
@@ -1234,126 +1221,34 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 
 const char *fg_symbolizer__name_kernel(struct fg_symbolizer *s, uint64_t addr)
 {
-	int64_t idx;
-
-	if (!s->kallsyms)
-		return NULL;
-	idx = fg_kallsyms__lookup(s->kallsyms, addr);
-	return idx >= 0 ? fg_kallsyms__name(s->kallsyms, (size_t)idx) : NULL;
-}
-
-/*
- * Reads a whole /proc or /sys file (they give no size); *ret is caller-freed.
- * The bound is far above any real one (kallsyms is some 10 MiB).
- */
-static int read_proc_file(const char *path, char **ret, size_t *ret_len)
-{
-	return fg_read_file(path, 1ULL << 30, ret, ret_len);
+	return fg_kernel_syms__name(s->kernel, addr);
 }
 
 const char *fg_symbolizer__kernel_build_id(struct fg_symbolizer *s)
 {
-	_cleanup_free_ char *notes = NULL;
-	const uint8_t *id;
-	size_t len, id_len;
-
-	if (s->kernel_build_id_read)
-		return s->kernel_build_id;
-	s->kernel_build_id_read = true;
-	if (read_proc_file("/sys/kernel/notes", &notes, &len) < 0 ||
-	    fg_kernel_build_id((const uint8_t *)notes, len, &id, &id_len) < 0)
-		return s->kernel_build_id;
-	for (size_t i = 0; i < id_len; i++)
-		snprintf(s->kernel_build_id + 2 * i, 3, "%02x", id[i]);
-	return s->kernel_build_id;
-}
-
-static uint64_t modules_hash(void)
-{
-	_cleanup_free_ char *text = NULL;
-	size_t len;
-
-	/* Kernels without module support have no /proc/modules: hash as empty. */
-	if (read_proc_file("/proc/modules", &text, &len) < 0)
-		return 0;
-	return fg_hash_bytes(text, len, 1);
-}
-
-/* One read of /proc/kallsyms, parsed on the loader's thread (about 100 ms for 120,000 lines). */
-struct kallsyms_load {
-	struct fg_loader_job job;
-	struct fg_symbolizer *s; /* borrowed: only done() touches it; the loader is freed first */
-	struct fg_kallsyms *k;   /* owned until installed */
-	int error;
-};
-
-static void kallsyms_work(struct fg_loader_job *j)
-{
-	struct kallsyms_load *job = (struct kallsyms_load *)j;
-	_cleanup_free_ char *text = NULL;
-	size_t len;
-
-	job->error = read_proc_file("/proc/kallsyms", &text, &len);
-	if (job->error >= 0)
-		job->error = fg_kallsyms__parse(text, len, &job->k);
-}
-
-static void kallsyms_done(struct fg_loader_job *j, bool cancelled)
-{
-	struct kallsyms_load *job = (struct kallsyms_load *)j;
-	struct fg_symbolizer *s = job->s;
-
-	s->kallsyms_loading = false;
-	s->kallsyms_error = cancelled ? -ECANCELED : job->error;
-	if (!cancelled && job->error >= 0) {
-		fg_loader__dispose(s->loader, dispose_kallsyms, s->kallsyms);
-		s->kallsyms = TAKE_PTR(job->k);
-		s->syms_bytes -= s->kallsyms_charged;
-		fg_budget__account(s->budget, FG_BUDGET_SYMBOLS, &s->kallsyms_charged,
-				   fg_kallsyms__bytes(s->kallsyms));
-		s->syms_bytes += s->kallsyms_charged;
-		s->stats.kallsyms = fg_kallsyms__count(s->kallsyms);
-		s->stats.kallsyms_loads++;
-		s->stats.kernel_restricted = fg_kallsyms__restricted(s->kallsyms);
-	}
-	free(job);
+	return fg_kernel_syms__build_id(s->kernel);
 }
 
 int fg_symbolizer__refresh_kernel(struct fg_symbolizer *s, bool force)
 {
-	struct kallsyms_load *job;
-	uint64_t now = fgd_now(), mh;
-
-	if (s->kallsyms_loading)
-		return -EINPROGRESS;
-	mh = modules_hash();
-	if (s->kallsyms && mh == s->modules_hash &&
-	    (!force || now - s->kallsyms_loaded_at < KALLSYMS_MIN_INTERVAL_NS))
-		return 0;
-	job = calloc(1, sizeof(*job));
-	if (!job)
-		return -ENOMEM;
-	job->s = s;
-	/* Tried now, whatever comes of it: a failing read is not retried on every sample. */
-	s->modules_hash = mh;
-	s->kallsyms_loaded_at = now;
-	s->kallsyms_loading = true;
-	fg_loader__submit(s->loader, &job->job, kallsyms_work, kallsyms_done);
-	if (s->kallsyms_loading)
-		return -EINPROGRESS;
-	return s->kallsyms_error < 0 ? s->kallsyms_error : 1;
+	return fg_kernel_syms__refresh(s->kernel, force);
 }
 
 void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_symbolizer_stats *ret)
 {
+	struct fg_kernel_syms_stats kernel;
 	struct fg_name_cache_stats names;
 
 	fg_name_cache__stats(s->names, &names);
+	fg_kernel_syms__stats(s->kernel, &kernel);
 	*ret = s->stats;
 	ret->dwarf_bytes = s->dwarf_bytes;
 	ret->dwarf_mapped = s->dwarf_mapped;
-	ret->symbols_bytes = s->syms_bytes;
+	ret->symbols_bytes = s->syms_bytes + kernel.bytes;
 	ret->resolved = names.names;
 	ret->resolved_bytes = names.bytes;
 	ret->resolved_resets = names.resets;
+	ret->kallsyms = kernel.symbols;
+	ret->kallsyms_loads = kernel.loads;
+	ret->kernel_restricted = kernel.restricted;
 }
