@@ -20,6 +20,7 @@
 #include "fgd-loader.h"
 #include "resolver/fgd-cfi.h"
 #include "resolver/fgd-unwind.h"
+#include "symbols/fgd-dsosource.h"
 #include "symbols/fgd-elffile.h"
 #include "symbols/fgd-vdso.h"
 #include "unwind/ehframe.h"

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,18 +8,17 @@
 #include <time.h>
 
 #include "base/budget.h"
-#include "base/hash.h"
-#include "base/idxmap.h"
 #include "base/macro.h"
-#include "base/strpool.h"
 #include "fgd-clock.h"
 #include "fgd-loader.h"
-#include "perf/kallsyms.h"
 #include "symbols/fgd-binid.h"
 #include "symbols/fgd-debuginfo.h"
 #include "symbols/fgd-demangle.h"
+#include "symbols/fgd-dsosource.h"
 #include "symbols/fgd-dwarf.h"
 #include "symbols/fgd-elffile.h"
+#include "symbols/fgd-kernelsyms.h"
+#include "symbols/fgd-namecache.h"
 #include "symbols/fgd-root.h"
 #include "symbols/fgd-symbols.h"
 #include "symbols/fgd-vdso.h"
@@ -29,19 +27,12 @@
 #define MAX_DSOS 65536
 /* A binary that failed to load for a reason that may pass is retried this often at most. */
 #define DSO_RETRY_NS (5ULL * 1000000000ULL)
-/* Kernel reloads forced by unresolved addresses are at most this frequent. */
-#define KALLSYMS_MIN_INTERVAL_NS (10ULL * 1000000000ULL)
 /*
  * DWARF on the heap (see fgd-dwarf.h), without a budget: past this total,
  * binaries get no inline frames. With one, its share of the budget.
  */
 #define MAX_DWARF_BYTES (UINT64_C(2) << 30)
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
-/*
- * Addresses named on the loader's thread, kept: past this (or the budget's
- * share for them, if smaller), the table starts again.
- */
-#define RESOLVED_MAX_BYTES (32ULL << 20)
 /*
  * Addresses being named on the loader's thread at once: each job carries
  * its answer's buffer (8 KiB), and a process with ever new addresses would
@@ -86,26 +77,18 @@ struct fg_symbolizer {
 	struct fg_binid_index index; /* the dsos by build-id and by inode */
 	size_t live;
 
-	char *debug_dir; /* owned */
-	/* the kernel's build-id in hex ("": unknown), once kernel_build_id_read */
-	char kernel_build_id[2 * 64 + 1];
-	bool kernel_build_id_read;
+	char *debug_dir;           /* owned */
 	struct fg_elf_trust trust; /* which files may be mapped */
 	struct fg_budget *budget;  /* borrowed; NULL: none */
 	uint64_t dwarf_bytes;      /* the dsos' DWARF, as charged */
 	uint64_t dwarf_mapped;     /* their debug sections read in place */
-	uint64_t syms_bytes;       /* the dsos' symbol tables and kallsyms, as charged */
-	uint64_t names_charged, kallsyms_charged;
-	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
+	uint64_t syms_bytes;       /* the dsos' symbol tables, as charged */
+	struct fg_loader *loader;  /* borrowed; NULL: loads happen in the caller */
 	uint64_t next_dso_serial;
 
 	/* Addresses named on the loader's thread (see fg_symbolizer__frames()). */
-	struct resolved *resolved; /* owned */
-	size_t n_resolved, cap_resolved;
-	struct fg_idxmap resolved_index;
-	struct fg_strpool *resolved_names; /* owned; NULL until the first */
-	uint64_t resolved_since;           /* CLOCK_MONOTONIC ns of the table's last start */
-	size_t name_jobs;                  /* submitted, not done yet */
+	struct fg_name_cache *names; /* owned */
+	size_t name_jobs;            /* submitted, not done yet */
 	/*
 	 * Binaries whose mapped DWARF name jobs read since their pages were
 	 * last given back (fg_dwarf__drop_pages()): owned references.
@@ -114,11 +97,7 @@ struct fg_symbolizer {
 	size_t n_touched, cap_touched;
 	uint64_t dropped_at; /* CLOCK_MONOTONIC ns of the last drop_touched() */
 
-	struct fg_kallsyms *kallsyms; /* owned */
-	uint64_t modules_hash;
-	uint64_t kallsyms_loaded_at; /* CLOCK_MONOTONIC ns of the last read started; 0 = never */
-	bool kallsyms_loading;       /* a read is on the loader's thread */
-	int kallsyms_error;          /* of the last read */
+	struct fg_kernel_syms *kernel; /* owned */
 
 	struct fg_symbolizer_stats stats;
 };
@@ -136,7 +115,10 @@ int fg_symbolizer__new(struct fg_symbolizer **ret)
 	if (!s)
 		return -ENOMEM;
 	s->debug_dir = strdup(DEFAULT_DEBUG_DIR);
-	if (!s->debug_dir) {
+	if (!s->debug_dir || fg_name_cache__new(&s->names) < 0 ||
+	    fg_kernel_syms__new(&s->kernel) < 0) {
+		fg_name_cache__free(s->names);
+		free(s->debug_dir);
 		free(s);
 		return -ENOMEM;
 	}
@@ -154,22 +136,22 @@ void fg_symbolizer__set_trust(struct fg_symbolizer *s, const struct fg_elf_trust
 
 static uint64_t evict_dwarf(void *ctx, uint64_t want, uint64_t now, uint64_t idle);
 static uint64_t evict_syms(void *ctx, uint64_t want, uint64_t now, uint64_t idle);
-static uint64_t evict_names(void *ctx, uint64_t want, uint64_t now, uint64_t idle);
 
 void fg_symbolizer__set_budget(struct fg_symbolizer *s, struct fg_budget *budget)
 {
 	fg_budget__set_evictor(s->budget, FG_BUDGET_DWARF, NULL, NULL);
 	fg_budget__set_evictor(s->budget, FG_BUDGET_SYMBOLS, NULL, NULL);
-	fg_budget__set_evictor(s->budget, FG_BUDGET_NAMES, NULL, NULL);
 	s->budget = budget;
 	fg_budget__set_evictor(budget, FG_BUDGET_DWARF, evict_dwarf, s);
 	fg_budget__set_evictor(budget, FG_BUDGET_SYMBOLS, evict_syms, s);
-	fg_budget__set_evictor(budget, FG_BUDGET_NAMES, evict_names, s);
+	fg_name_cache__set_budget(s->names, budget);
+	fg_kernel_syms__set_budget(s->kernel, budget);
 }
 
 void fg_symbolizer__set_loader(struct fg_symbolizer *s, struct fg_loader *loader)
 {
 	s->loader = loader;
+	fg_kernel_syms__set_loader(s->kernel, loader);
 }
 
 int fg_symbolizer__set_debug_dir(struct fg_symbolizer *s, const char *dir)
@@ -192,11 +174,6 @@ static void dispose_syms(void *p)
 static void dispose_dwarf(void *p)
 {
 	fg_dwarf__free(p);
-}
-
-static void dispose_kallsyms(void *p)
-{
-	fg_kallsyms__free(p);
 }
 
 /* Brings the budget and the totals up to date with what d's DWARF holds now (0 without). */
@@ -252,17 +229,14 @@ struct fg_symbolizer *fg_symbolizer__free(struct fg_symbolizer *s)
 	for (size_t i = 0; i < s->n_dsos; i++)
 		if (s->dsos[i])
 			dso_free(s->dsos[i]);
-	fg_budget__account(s->budget, FG_BUDGET_SYMBOLS, &s->kallsyms_charged, 0);
-	fg_budget__account(s->budget, FG_BUDGET_NAMES, &s->names_charged, 0);
+	/* The kept names' and the kernel's too. */
 	fg_symbolizer__set_budget(s, NULL);
 	free(s->dsos);
 	free(s->free_slots);
 	fg_binid_index_done(&s->index);
-	fg_kallsyms__free(s->kallsyms);
+	fg_kernel_syms__free(s->kernel);
 	free(s->debug_dir);
-	free(s->resolved);
-	fg_idxmap_done(&s->resolved_index);
-	fg_strpool__free(s->resolved_names);
+	fg_name_cache__free(s->names);
 	free(s->touched);
 	free(s);
 	return NULL;
@@ -284,34 +258,13 @@ static struct fg_dso *find(struct fg_symbolizer *s, const struct fg_dso_key *k)
 }
 
 /*
- * Opens path, as seen from root (NULL: ours), for reading if it is a regular
- * file. Never blocks: paths come from other users' processes, and a FIFO or a
- * device there must not stall the daemon. Returns the fd or a negative errno
- * (-EINVAL: not a regular file).
- */
-static int open_regular(const struct fg_root *root, const char *path)
-{
-	_cleanup_close_ int fd =
-		fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0)
-		return negative_errno();
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	return TAKE_FD(fd);
-}
-
-/*
  * Reads the GNU build-id note of an ELF file (fg_elf_read_build_id()).
  * Returns its length, 0 if none, or -errno. This runs in the loop, for
  * mappings found in /proc.
  */
 static int read_build_id(const struct fg_root *root, const char *path, uint8_t *buf, size_t size)
 {
-	_cleanup_close_ int fd = open_regular(root, path);
+	_cleanup_close_ int fd = fg_dso_open_regular(root, path);
 
 	if (fd < 0)
 		return fd;
@@ -503,35 +456,6 @@ int fg_dso__source(const struct fg_dso *d, const char *hint, struct fg_dso_sourc
 	src.root = fg_root__ref(d->root);
 	*ret = src;
 	return 0;
-}
-
-void fg_dso_source_done(struct fg_dso_source *src)
-{
-	free(src->path);
-	free(src->open_path);
-	free(src->hint);
-	fg_root__unref(src->root);
-	*src = (struct fg_dso_source){};
-}
-
-int fg_dso_source_open(const struct fg_dso_source *src)
-{
-	const char *tries[] = { src->hint, src->open_path, src->path };
-	int fd = -ENOENT;
-
-	if (src->key.kind != FG_DSO_FILE)
-		return -ENOENT;
-	/* The /proc paths are the daemon's; the mapped path is the process's, under its root. */
-	for (size_t i = 0; i < ELEMENTSOF(tries) && fd < 0; i++)
-		if (tries[i])
-			fd = open_regular(tries[i] == src->path ? src->root : NULL, tries[i]);
-	return fd;
-}
-
-bool fg_dso_source_is_file(const struct fg_dso_source *src, const uint8_t *id, size_t id_len,
-			   const struct stat *st)
-{
-	return fg_binid_is_file(&src->key, id, id_len, st);
 }
 
 /*
@@ -1032,56 +956,7 @@ static uint64_t evict_syms(void *ctx, uint64_t want, uint64_t now, uint64_t idle
 	return i;
 }
 
-static void resolved_reset(struct fg_symbolizer *s);
-
-/*
- * Last, the kept names: started again, unless they were less than idle ago
- * (the table has no clock of its own uses: its age stands for it). Jobs
- * still running put their answers in the new table.
- */
-static uint64_t evict_names(void *ctx, uint64_t want, uint64_t now, uint64_t idle)
-{
-	struct fg_symbolizer *s = ctx;
-	size_t n = s->n_resolved;
-
-	if (n == 0 || s->resolved_since + idle > now)
-		return 0;
-	resolved_reset(s);
-	return n;
-}
-
-/* ---- names found off the loop, and kept for every recording ---- */
-
-/*
- * A DWARF walk for inline frames costs what the compilation unit makes it
- * (a crafted one: seconds), and so may demangling, so an address that needs
- * either is named on the loader's thread. The answer is kept here, by
- * binary and offset, for every recording and the always-on sampler alike;
- * past RESOLVED_MAX_BYTES the table starts again empty.
- */
-struct resolved {
-	uint64_t dso_serial;
-	uint64_t offset;
-	uint8_t flags;
-	bool pending;   /* a name job runs for it */
-	uint8_t result; /* enum fg_sym_result */
-	uint8_t n;
-	uint32_t names[FG_SYM_MAX_FRAMES]; /* ids in resolved_names */
-};
-
-/*
- * What an answer is kept under: with inline frames, the offset (each
- * address has its own chain); without, the symbol's address with
- * RESOLVED_BY_SYMBOL in flags, since every address in a function then has
- * the one name, and garbage frame-pointer chains would bring a new offset
- * (a new job) per sample.
- */
-struct resolved_key {
-	uint64_t dso_serial, offset;
-	uint8_t flags;
-};
-
-#define RESOLVED_BY_SYMBOL (1u << 7)
+/* ---- names found off the loop (kept in fgd-namecache.h for every recording) ---- */
 
 struct name_job {
 	struct fg_loader_job job;
@@ -1093,91 +968,10 @@ struct name_job {
 	 */
 	const struct fg_elf_syms *syms;
 	struct fg_dwarf *dwarf;
-	struct resolved_key key;
+	struct fg_name_key key;
 	uint64_t offset; /* the address asked for, which key may not hold */
 	struct fg_sym_frames out;
 };
-
-static uint64_t resolved_hash(const struct resolved_key *k)
-{
-	return fg_hash_combine(fg_hash_combine(fg_hash_mix(k->dso_serial), k->offset), k->flags);
-}
-
-static bool resolved_eq(const void *ctx, uint32_t idx, const void *key)
-{
-	const struct resolved *e = &((const struct fg_symbolizer *)ctx)->resolved[idx];
-	const struct resolved_key *k = key;
-
-	return e->dso_serial == k->dso_serial && e->offset == k->offset && e->flags == k->flags;
-}
-
-static uint64_t resolved_bytes(const struct fg_symbolizer *s)
-{
-	return s->cap_resolved * sizeof(*s->resolved) + fg_idxmap_bytes(&s->resolved_index) +
-	       (s->resolved_names ? fg_strpool__bytes(s->resolved_names) : 0);
-}
-
-static void account_names(struct fg_symbolizer *s)
-{
-	fg_budget__account(s->budget, FG_BUDGET_NAMES, &s->names_charged, resolved_bytes(s));
-}
-
-/* Empties the table. Jobs still running put their answers in the new one. */
-static void resolved_reset(struct fg_symbolizer *s)
-{
-	free(s->resolved);
-	s->resolved = NULL;
-	s->n_resolved = s->cap_resolved = 0;
-	fg_idxmap_done(&s->resolved_index);
-	s->resolved_names = fg_strpool__free(s->resolved_names);
-	s->stats.resolved_resets++;
-	s->resolved_since = fgd_now();
-	account_names(s);
-}
-
-static struct resolved *resolved_find(struct fg_symbolizer *s, const struct resolved_key *k)
-{
-	int64_t i = fg_idxmap_find(&s->resolved_index, resolved_hash(k), resolved_eq, s, k);
-
-	return i >= 0 ? &s->resolved[i] : NULL;
-}
-
-static struct resolved *resolved_add(struct fg_symbolizer *s, const struct resolved_key *k)
-{
-	struct resolved *e;
-
-	if (resolved_bytes(s) >
-	    MIN(RESOLVED_MAX_BYTES, fg_budget__share(s->budget, FG_BUDGET_NAMES)))
-		resolved_reset(s);
-	if (!s->resolved_names && !(s->resolved_names = fg_strpool__new()))
-		return NULL;
-	if (FG_GROW(s->resolved, s->cap_resolved, s->n_resolved + 1) < 0 ||
-	    fg_idxmap_insert(&s->resolved_index, resolved_hash(k), (uint32_t)s->n_resolved) < 0)
-		return NULL;
-	e = &s->resolved[s->n_resolved++];
-	*e = (struct resolved){ .dso_serial = k->dso_serial,
-				.offset = k->offset,
-				.flags = k->flags };
-	account_names(s);
-	return e;
-}
-
-/* Keeps a job's answer. False on ENOMEM (the entry then stays pending-free and is asked again). */
-static bool resolved_fill(struct fg_symbolizer *s, struct resolved *e,
-			  const struct fg_sym_frames *f)
-{
-	for (size_t i = 0; i < f->n; i++) {
-		uint32_t id;
-
-		if (fg_strpool__intern(s->resolved_names, f->names[i], strlen(f->names[i]), &id) <
-		    0)
-			return false;
-		e->names[i] = id;
-	}
-	e->n = (uint8_t)f->n;
-	e->result = (uint8_t)f->result;
-	return true;
-}
 
 /* Gives back the pages of mapped DWARF that name jobs read, on the loader's thread. */
 struct drop_job {
@@ -1238,25 +1032,24 @@ static void name_work(struct fg_loader_job *j)
 {
 	struct name_job *job = (struct name_job *)j;
 
-	frames_of(job->dso, job->syms, job->dwarf, job->offset,
-		  job->key.flags & ~RESOLVED_BY_SYMBOL, &job->out);
+	frames_of(job->dso, job->syms, job->dwarf, job->offset, job->key.flags & ~FG_NAME_BY_SYMBOL,
+		  &job->out);
 }
 
 static void name_done(struct fg_loader_job *j, bool cancelled)
 {
 	struct name_job *job = (struct name_job *)j;
 	struct fg_symbolizer *s = job->dso->owner;
-	struct resolved *e = resolved_find(s, &job->key);
+	struct fg_name_entry *e = fg_name_cache__find(s->names, &job->key);
 
 	s->name_jobs--;
 	/* A reset while the job ran took its entry away: the answer still counts. */
 	if (!e && !cancelled)
-		e = resolved_add(s, &job->key);
+		e = fg_name_cache__add(s->names, &job->key);
 	if (e) {
 		e->pending = false;
-		if (cancelled || !resolved_fill(s, e, &job->out))
+		if (cancelled || !fg_name_cache__fill(s->names, e, &job->out))
 			e->n = 0; /* nothing known: asked again */
-		account_names(s);
 	}
 	/* The walk may have built the DWARF's CU table: its bytes grew. */
 	if (job->dso->dwarf && job->dso->dwarf == job->dwarf)
@@ -1280,7 +1073,7 @@ static void name_done(struct fg_loader_job *j, bool cancelled)
  * loader's thread; if so, *ret_key is what the answer is kept under.
  */
 static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags,
-		   struct resolved_key *ret_key)
+		   struct fg_name_key *ret_key)
 {
 	uint64_t vaddr;
 	int64_t idx;
@@ -1297,15 +1090,15 @@ static bool costly(const struct fg_dso *d, uint64_t offset, unsigned flags,
 	 * every unit: 10 ms for libc's, whose PLT is called all the time).
 	 */
 	if ((flags & FG_SYM_INLINE) && d->dwarf && !fg_elf_syms__is_plt(d->syms, (size_t)idx)) {
-		*ret_key = (struct resolved_key){ d->serial, offset, (uint8_t)flags };
+		*ret_key = (struct fg_name_key){ d->serial, offset, (uint8_t)flags };
 		return true;
 	}
 	name = fg_elf_syms__name(d->syms, (size_t)idx);
 	/* Itanium C++ and Rust v0 names: what libiberty would work on. */
 	if (!(flags & FG_SYM_DEMANGLE) || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return false;
-	*ret_key = (struct resolved_key){ d->serial, fg_elf_syms__addr(d->syms, (size_t)idx),
-					  (uint8_t)(flags | RESOLVED_BY_SYMBOL) };
+	*ret_key = (struct fg_name_key){ d->serial, fg_elf_syms__addr(d->syms, (size_t)idx),
+					 (uint8_t)(flags | FG_NAME_BY_SYMBOL) };
 	return true;
 }
 
@@ -1340,9 +1133,9 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 			  const char *open_hint, unsigned flags, struct fg_sym_frames *ret)
 {
 	bool nowait = flags & FG_SYM_NOWAIT;
-	struct resolved_key k;
+	struct fg_name_key k;
 	struct name_job *job;
-	struct resolved *e;
+	struct fg_name_entry *e;
 	int r;
 
 	if (!d || d->key.kind == FG_DSO_ANON) {
@@ -1383,7 +1176,7 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 		frames_now(d, offset, flags, ret);
 		return 0;
 	}
-	e = resolved_find(s, &k);
+	e = fg_name_cache__find(s->names, &k);
 	if (e && e->pending && nowait) {
 		/* The symbol table's name, as it is: no DWARF, no demangling here. */
 		frames_now(d, offset, 0, ret);
@@ -1392,11 +1185,7 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 	if (e && e->pending)
 		return -EINPROGRESS;
 	if (e && e->n > 0) {
-		*ret = (struct fg_sym_frames){ .n = e->n,
-					       .result = e->result,
-					       .inlined = e->n - 1u };
-		for (size_t i = 0; i < e->n; i++)
-			ret->names[i] = fg_strpool__str(s->resolved_names, e->names[i]);
+		fg_name_cache__frames(s->names, e, ret);
 		s->stats.resolved_hits++;
 		return 0;
 	}
@@ -1408,7 +1197,7 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 		frames_now(d, offset, 0, ret);
 		return 1;
 	}
-	if (!e && !(e = resolved_add(s, &k)))
+	if (!e && !(e = fg_name_cache__add(s->names, &k)))
 		return -ENOMEM;
 	job = calloc(1, sizeof(*job));
 	if (!job)
@@ -1432,122 +1221,34 @@ int fg_symbolizer__frames(struct fg_symbolizer *s, struct fg_dso *d, uint64_t of
 
 const char *fg_symbolizer__name_kernel(struct fg_symbolizer *s, uint64_t addr)
 {
-	int64_t idx;
-
-	if (!s->kallsyms)
-		return NULL;
-	idx = fg_kallsyms__lookup(s->kallsyms, addr);
-	return idx >= 0 ? fg_kallsyms__name(s->kallsyms, (size_t)idx) : NULL;
-}
-
-/*
- * Reads a whole /proc or /sys file (they give no size); *ret is caller-freed.
- * The bound is far above any real one (kallsyms is some 10 MiB).
- */
-static int read_proc_file(const char *path, char **ret, size_t *ret_len)
-{
-	return fg_read_file(path, 1ULL << 30, ret, ret_len);
+	return fg_kernel_syms__name(s->kernel, addr);
 }
 
 const char *fg_symbolizer__kernel_build_id(struct fg_symbolizer *s)
 {
-	_cleanup_free_ char *notes = NULL;
-	const uint8_t *id;
-	size_t len, id_len;
-
-	if (s->kernel_build_id_read)
-		return s->kernel_build_id;
-	s->kernel_build_id_read = true;
-	if (read_proc_file("/sys/kernel/notes", &notes, &len) < 0 ||
-	    fg_kernel_build_id((const uint8_t *)notes, len, &id, &id_len) < 0)
-		return s->kernel_build_id;
-	for (size_t i = 0; i < id_len; i++)
-		snprintf(s->kernel_build_id + 2 * i, 3, "%02x", id[i]);
-	return s->kernel_build_id;
-}
-
-static uint64_t modules_hash(void)
-{
-	_cleanup_free_ char *text = NULL;
-	size_t len;
-
-	/* Kernels without module support have no /proc/modules: hash as empty. */
-	if (read_proc_file("/proc/modules", &text, &len) < 0)
-		return 0;
-	return fg_hash_bytes(text, len, 1);
-}
-
-/* One read of /proc/kallsyms, parsed on the loader's thread (about 100 ms for 120,000 lines). */
-struct kallsyms_load {
-	struct fg_loader_job job;
-	struct fg_symbolizer *s; /* borrowed: only done() touches it; the loader is freed first */
-	struct fg_kallsyms *k;   /* owned until installed */
-	int error;
-};
-
-static void kallsyms_work(struct fg_loader_job *j)
-{
-	struct kallsyms_load *job = (struct kallsyms_load *)j;
-	_cleanup_free_ char *text = NULL;
-	size_t len;
-
-	job->error = read_proc_file("/proc/kallsyms", &text, &len);
-	if (job->error >= 0)
-		job->error = fg_kallsyms__parse(text, len, &job->k);
-}
-
-static void kallsyms_done(struct fg_loader_job *j, bool cancelled)
-{
-	struct kallsyms_load *job = (struct kallsyms_load *)j;
-	struct fg_symbolizer *s = job->s;
-
-	s->kallsyms_loading = false;
-	s->kallsyms_error = cancelled ? -ECANCELED : job->error;
-	if (!cancelled && job->error >= 0) {
-		fg_loader__dispose(s->loader, dispose_kallsyms, s->kallsyms);
-		s->kallsyms = TAKE_PTR(job->k);
-		s->syms_bytes -= s->kallsyms_charged;
-		fg_budget__account(s->budget, FG_BUDGET_SYMBOLS, &s->kallsyms_charged,
-				   fg_kallsyms__bytes(s->kallsyms));
-		s->syms_bytes += s->kallsyms_charged;
-		s->stats.kallsyms = fg_kallsyms__count(s->kallsyms);
-		s->stats.kallsyms_loads++;
-		s->stats.kernel_restricted = fg_kallsyms__restricted(s->kallsyms);
-	}
-	free(job);
+	return fg_kernel_syms__build_id(s->kernel);
 }
 
 int fg_symbolizer__refresh_kernel(struct fg_symbolizer *s, bool force)
 {
-	struct kallsyms_load *job;
-	uint64_t now = fgd_now(), mh;
-
-	if (s->kallsyms_loading)
-		return -EINPROGRESS;
-	mh = modules_hash();
-	if (s->kallsyms && mh == s->modules_hash &&
-	    (!force || now - s->kallsyms_loaded_at < KALLSYMS_MIN_INTERVAL_NS))
-		return 0;
-	job = calloc(1, sizeof(*job));
-	if (!job)
-		return -ENOMEM;
-	job->s = s;
-	/* Tried now, whatever comes of it: a failing read is not retried on every sample. */
-	s->modules_hash = mh;
-	s->kallsyms_loaded_at = now;
-	s->kallsyms_loading = true;
-	fg_loader__submit(s->loader, &job->job, kallsyms_work, kallsyms_done);
-	if (s->kallsyms_loading)
-		return -EINPROGRESS;
-	return s->kallsyms_error < 0 ? s->kallsyms_error : 1;
+	return fg_kernel_syms__refresh(s->kernel, force);
 }
 
 void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_symbolizer_stats *ret)
 {
+	struct fg_kernel_syms_stats kernel;
+	struct fg_name_cache_stats names;
+
+	fg_name_cache__stats(s->names, &names);
+	fg_kernel_syms__stats(s->kernel, &kernel);
 	*ret = s->stats;
 	ret->dwarf_bytes = s->dwarf_bytes;
 	ret->dwarf_mapped = s->dwarf_mapped;
-	ret->symbols_bytes = s->syms_bytes;
-	ret->resolved = s->n_resolved;
-	ret->resolved_bytes = resolved_bytes(s);
+	ret->symbols_bytes = s->syms_bytes + kernel.bytes;
+	ret->resolved = names.names;
+	ret->resolved_bytes = names.bytes;
+	ret->resolved_resets = names.resets;
+	ret->kallsyms = kernel.symbols;
+	ret->kallsyms_loads = kernel.loads;
+	ret->kernel_restricted = kernel.restricted;
 }

@@ -156,40 +156,13 @@ struct fg_dwarf *fg_dso__dwarf(struct fg_dso *d);
 /* Borrowed until the dso is freed. */
 const struct fg_dso_key *fg_dso__key(const struct fg_dso *d);
 
-/*
- * Where a dso's file may be read, copied so that another thread can open it
- * while the loop goes on changing the dso (fg_symbolizer__get_dso() updates
- * where it was last seen mapped).
- */
-struct fg_dso_source {
-	struct fg_dso_key key;
-	char *path;           /* owned: the mapped path, resolved under root */
-	char *open_path;      /* owned; may be NULL: where it was last seen mapped */
-	char *hint;           /* owned; may be NULL: see fg_symbolizer__name_user()'s open_hint */
-	struct fg_root *root; /* owned reference; NULL: the daemon's own */
-	struct fg_elf_trust trust; /* which files may be mapped (fgd-elffile.h): the symbolizer's */
-};
+struct fg_dso_source;
 
-/* Takes d's source, with hint (may be NULL). Caller releases it with fg_dso_source_done(). */
+/*
+ * Takes d's source, with hint (may be NULL): where its file may be read
+ * (fgd-dsosource.h). Caller releases it with fg_dso_source_done().
+ */
 int fg_dso__source(const struct fg_dso *d, const char *hint, struct fg_dso_source *ret);
-/* On the loop's thread, as it drops a reference to the root. */
-void fg_dso_source_done(struct fg_dso_source *src);
-
-/*
- * Opens the file: through the hint if given, else where it was last seen
- * mapped, else its path. Only regular files, never blocking. Returns an fd
- * the caller closes, or a negative errno (-ENOENT for a dso that is not a
- * file). The caller checks that the file is the one mapped. Any thread.
- */
-int fg_dso_source_open(const struct fg_dso_source *src);
-
-/*
- * True if an opened file (its build-id, which may be empty, and its stat)
- * is the one the dso was mapped from. Never a wrong name: a package upgrade
- * replaces the file at a path under the running process. Any thread.
- */
-bool fg_dso_source_is_file(const struct fg_dso_source *src, const uint8_t *id, size_t id_len,
-			   const struct stat *st);
 enum fg_dso_kind fg_dso__kind(const struct fg_dso *d);
 
 enum fg_sym_result {
