@@ -47,7 +47,7 @@ struct fgd_engine {
 
 	struct fg_event_choice event;
 	uint32_t max_stack;
-	uint32_t max_rate;
+	uint32_t max_frequency;
 	int offcpu;             /* fg_offcpu_probe() at start: 0 or why not as a negative errno */
 	const char *offcpu_why; /* static */
 
@@ -255,11 +255,11 @@ static int alwayson_start(struct fgd_engine *e, bool off_cpu, struct fgd_alwayso
 	const char *why = NULL;
 	int r;
 
-	if (!off_cpu && c->always_on_frequency > e->max_rate)
+	if (!off_cpu && c->always_on_frequency > e->max_frequency)
 		return log_error(
 			       "Always-on frequency %u Hz is above kernel.perf_event_max_sample_rate "
 			       "(%u)",
-			       c->always_on_frequency, e->max_rate),
+			       c->always_on_frequency, e->max_frequency),
 		       -EINVAL;
 	r = fgd_alwayson__new(&o, deps(e, &d), &a, &why);
 	if (r >= 0)
@@ -408,7 +408,7 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 	_cleanup_(fgd_engine__freep) struct fgd_engine *e = calloc(1, sizeof(*e));
 	struct fg_evset_opts track = { .kind = FG_EVSET_TRACK,
 				       .ring_pages = conf->track_ring_pages };
-	struct fg_symbolizer_stats ss;
+	struct fg_status_symbols ss;
 	int r;
 
 #define FAIL(why, err) (*ret_why = (why), (err))
@@ -429,8 +429,8 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 			"with perf events)",
 			r);
 	e->max_stack = fg_sampler_max_stack();
-	e->max_rate = fg_sampler_max_rate();
-	if (conf->default_frequency > e->max_rate)
+	e->max_frequency = fg_sampler_max_rate();
+	if (conf->default_frequency > e->max_frequency)
 		return FAIL("the default frequency is above kernel.perf_event_max_sample_rate",
 			    -EINVAL);
 	log_info("Sampling event: %s%s", e->event.name,
@@ -694,7 +694,7 @@ int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_
 	struct fg_resolve_deps d;
 	int r;
 
-	if (!o->req.off_cpu && o->frequency > e->max_rate)
+	if (!o->req.off_cpu && o->frequency > e->max_frequency)
 		return -ERANGE;
 	r = FG_GROW(e->recs, e->cap_recs, e->n_recs + 1);
 	if (r < 0)
@@ -778,7 +778,7 @@ void fgd_engine__stats(struct fgd_engine *e, struct fgd_engine_stats *ret)
 	*ret = (struct fgd_engine_stats){
 		.event = e->event,
 		.max_stack = e->max_stack,
-		.max_rate = e->max_rate,
+		.max_frequency = e->max_frequency,
 		.started = e->started,
 		.cpu_totals = e->cpu_totals,
 		.n_cpu_totals = e->n_cpu_totals,
@@ -842,7 +842,7 @@ int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on)
 	if (c->always_on) {
 		r = alwayson_start(e, false, &next);
 		if (r < 0) {
-			fg_budget__set_total(e->budget, bs.total);
+			fg_budget__set_total(e->budget, bs.budget);
 			return r;
 		}
 	}

@@ -44,17 +44,17 @@ struct fgd_cpu_totals {
 /* The engine's figures, for status; pointers are borrowed until the next call into the engine. */
 struct fgd_engine_stats {
 	struct fg_event_choice event;
-	uint32_t max_stack, max_rate;
+	uint32_t max_stack, max_frequency;
 	uint64_t started;                        /* CLOCK_MONOTONIC ns */
 	const struct fgd_cpu_totals *cpu_totals; /* of every recording, finished or not */
 	size_t n_cpu_totals;
 	/* by enum fg_call_graph, running recordings included */
 	struct fg_stack_quality stack_quality[3];
 	struct fg_cpu_counters tracking;
-	struct fg_proctab_stats processes;
-	struct fg_symbolizer_stats symbols;
-	struct fg_unwinder_stats unwinding;
-	struct fg_jit_stats jit;
+	struct fg_status_processes processes;
+	struct fg_status_symbols symbols;
+	struct fg_status_unwinding unwinding;
+	struct fg_status_jit jit;
 	struct fg_loader_stats loader;
 	struct fg_budget_stats memory; /* MemoryMax=: each part's bytes, the total, the RSS */
 	bool memory_pressure;          /* more is charged than the budget allows now */

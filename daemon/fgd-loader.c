@@ -85,7 +85,7 @@ static void *worker(void *arg)
 
 		pthread_mutex_lock(&l->lock);
 		l->stats.busy_ns += took;
-		l->stats.longest_ns = MAX(l->stats.longest_ns, took);
+		l->stats.longest_job_ns = MAX(l->stats.longest_job_ns, took);
 		/*
 		 * Onto a queue already waiting, the loop has been told and takes this
 		 * job with the others (fg_loader__complete() takes the whole queue):
@@ -234,7 +234,7 @@ unsigned fg_loader__complete(struct fg_loader *l)
 	}
 	if (n > 0) {
 		pthread_mutex_lock(&l->lock);
-		l->stats.completed += n;
+		l->stats.jobs += n;
 		l->stats.queued -= n;
 		l->stats.longest_wait_ns = MAX(l->stats.longest_wait_ns, longest_wait);
 		pthread_mutex_unlock(&l->lock);

@@ -48,10 +48,10 @@ struct fg_loader_job {
 };
 
 struct fg_loader_stats {
-	uint64_t submitted, completed;
+	uint64_t submitted, jobs;
 	uint64_t queued;          /* waiting or running now */
 	uint64_t busy_ns;         /* time spent in work(), summed */
-	uint64_t longest_ns;      /* the longest work() so far */
+	uint64_t longest_job_ns;  /* the longest work() so far */
 	uint64_t longest_wait_ns; /* the longest from submission to done(), so far */
 	uint64_t signals;         /* times the caller signalled the worker that jobs wait */
 };

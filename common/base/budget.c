@@ -119,7 +119,7 @@ void fg_budget__charge(struct fg_budget *b, enum fg_budget_part p, uint64_t byte
 	ps->bytes += bytes;
 	ps->peak = MAX(ps->peak, ps->bytes);
 	b->charged += bytes;
-	b->stats.peak = MAX(b->stats.peak, b->charged);
+	b->stats.charged_peak = MAX(b->stats.charged_peak, b->charged);
 	if (fg_budget_part_is_cache(p))
 		b->caches += bytes;
 }
@@ -263,7 +263,7 @@ uint64_t fg_budget__relieve(struct fg_budget *b, uint64_t now_ns)
 void fg_budget__stats(const struct fg_budget *b, struct fg_budget_stats *ret)
 {
 	*ret = b->stats;
-	ret->total = b->total;
+	ret->budget = b->total;
 	ret->base = b->base;
 	ret->charged = b->charged;
 	ret->rss = b->rss;

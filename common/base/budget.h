@@ -101,10 +101,10 @@ struct fg_budget_part_stats {
 };
 
 struct fg_budget_stats {
-	uint64_t total;   /* the budget: MemoryMax= */
+	uint64_t budget;  /* MemoryMax= */
 	uint64_t base;    /* what the daemon holds outside every part */
 	uint64_t charged; /* the parts' bytes together */
-	uint64_t peak;    /* the most charged at once */
+	uint64_t charged_peak; /* the most charged at once */
 	uint64_t rss;     /* the process's resident memory, as last told */
 	/*
 	 * The most it ever was, as last told: the kernel's VmHWM, or an RSS

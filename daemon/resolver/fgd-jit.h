@@ -85,7 +85,7 @@ struct fg_jitmap_info {
 	struct fg_perfmap_stats stats; /* of the map as now read (zero while absent or refused) */
 };
 
-struct fg_jit_stats {
+struct fg_status_jit {
 	uint64_t maps;    /* map states held now */
 	uint64_t reading; /* of which trusted and read */
 	uint64_t bytes;   /* memory of all parsed maps */
@@ -144,7 +144,7 @@ void fg_jitmap__info(const struct fg_jitmap *m, struct fg_jitmap_info *ret);
 /* Called when p's generation is freed: drops the parsed map and p's reference. */
 void fg_jit__release(struct fg_jit *j, struct fg_process *p);
 
-void fg_jit__stats(const struct fg_jit *j, struct fg_jit_stats *ret);
+void fg_jit__stats(const struct fg_jit *j, struct fg_status_jit *ret);
 
 /* "symlink", "not_regular", "owner", "too_large"; NULL for FG_JIT_TRUSTED. */
 const char *fg_jit_refusal_name(enum fg_jit_refusal r);

@@ -30,7 +30,7 @@
 #include "symbols/fgd-root.h"
 #include "symbols/fgd-symbols.h"
 
-struct fg_proctab_stats {
+struct fg_status_processes {
 	uint64_t processes;   /* current generations */
 	uint64_t generations; /* current and ended, not yet reaped */
 	uint64_t threads;
@@ -118,7 +118,7 @@ int fg_proctab__born(struct fg_proctab *t, struct fg_process *p, uint64_t *ret);
 /* Frees generations and thread names that ended before now - grace_ns. */
 void fg_proctab__reap(struct fg_proctab *t, uint64_t now, uint64_t grace_ns);
 
-void fg_proctab__stats(const struct fg_proctab *t, struct fg_proctab_stats *ret);
+void fg_proctab__stats(const struct fg_proctab *t, struct fg_status_processes *ret);
 
 /* Inserts a mapping, trimming or splitting what it overlaps (exported for tests). */
 int fg_process_add_map(struct fg_process *p, uint64_t start, uint64_t end, uint64_t pgoff,

@@ -50,10 +50,10 @@
  */
 #define FG_UNWIND_MAX_SCANNED (16ULL << 20)
 
-struct fg_unwinder_stats {
+struct fg_status_unwinding {
 	uint64_t binaries;        /* holding CFI now */
 	uint64_t binaries_loaded; /* ever */
-	uint64_t binaries_failed; /* without usable CFI (unreadable, stripped of it), ever */
+	uint64_t binaries_without_cfi; /* without usable CFI (unreadable, stripped of it), ever */
 	uint64_t binaries_evicted;
 	uint64_t row_hits, row_misses;
 	uint64_t
@@ -110,4 +110,4 @@ int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
  */
 void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods);
 
-void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_unwinder_stats *ret);
+void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_status_unwinding *ret);

@@ -45,14 +45,14 @@ struct fg_loader;
 struct fg_root;
 struct fg_symbolizer;
 
-struct fg_symbolizer_stats {
+struct fg_status_symbols {
 	uint64_t dsos;               /* in the cache now */
-	uint64_t dsos_loaded;        /* symbol tables parsed, ever */
-	uint64_t dsos_failed;        /* binaries that could not be read, ever */
-	uint64_t dsos_dropped;       /* refused because the cache was full */
-	uint64_t dsos_debug_file;    /* with a separate debug file found, ever */
-	uint64_t dsos_minidebuginfo; /* with symbols from .gnu_debugdata, ever */
-	uint64_t dsos_dwarf;         /* with DWARF read (inline frames), ever */
+	uint64_t binaries_loaded;        /* symbol tables parsed, ever */
+	uint64_t binaries_unreadable;        /* binaries that could not be read, ever */
+	uint64_t binaries_dropped;       /* refused because the cache was full */
+	uint64_t binaries_debug_file;    /* with a separate debug file found, ever */
+	uint64_t binaries_minidebuginfo; /* with symbols from .gnu_debugdata, ever */
+	uint64_t binaries_dwarf;         /* with DWARF read (inline frames), ever */
 	uint64_t dwarf_dropped;      /* DWARF not read: more than the budget had room for */
 	/* DWARF held on the heap now: sections read or inflated, libdw's tables */
 	uint64_t dwarf_bytes;
@@ -72,7 +72,7 @@ struct fg_symbolizer_stats {
 	/* times the table was emptied at its limit, or under memory pressure */
 	uint64_t resolved_resets;
 	uint64_t kallsyms; /* kernel symbols */
-	uint64_t kallsyms_loads;
+	uint64_t kernel_reloads;
 	bool kernel_restricted; /* kptr_restrict hides kernel addresses */
 };
 
@@ -298,4 +298,4 @@ bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned f
  */
 int fg_symbolizer__refresh_kernel(struct fg_symbolizer *s, bool force);
 
-void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_symbolizer_stats *ret);
+void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_status_symbols *ret);

@@ -102,13 +102,13 @@ TEST(charges_releases_and_peaks)
 	ASSERT_U64_EQ(held, 10 * MIB);
 	fg_budget__account(b, FG_BUDGET_RECORDINGS, &held, 4 * MIB);
 	fg_budget__stats(b, &st);
-	ASSERT_U64_EQ(st.total, 96 * MIB);
+	ASSERT_U64_EQ(st.budget, 96 * MIB);
 	ASSERT_U64_EQ(st.parts[FG_BUDGET_WINDOW].bytes, 2 * MIB);
 	ASSERT_U64_EQ(st.parts[FG_BUDGET_WINDOW].peak, 3 * MIB);
 	ASSERT_U64_EQ(st.parts[FG_BUDGET_RECORDINGS].bytes, 4 * MIB);
 	ASSERT_U64_EQ(st.parts[FG_BUDGET_RECORDINGS].peak, 10 * MIB);
 	ASSERT_U64_EQ(st.charged, 11 * MIB);
-	ASSERT_U64_EQ(st.peak, 17 * MIB);
+	ASSERT_U64_EQ(st.charged_peak, 17 * MIB);
 	/* Releasing more than held is clamped: the part never goes below zero. */
 	fg_budget__release(b, FG_BUDGET_WINDOW, 100 * MIB);
 	fg_budget__stats(b, &st);

@@ -234,7 +234,7 @@ TEST(a_recording_aborted_leaves_the_engine)
 	ASSERT_EQ(es.recordings, 0);
 	ASSERT_U64_EQ(es.memory.parts[FG_BUDGET_RECORDINGS].bytes, 0);
 	/* Over the kernel's maximum rate: refused before any event is opened. */
-	o.frequency = es.max_rate + 1;
+	o.frequency = es.max_frequency + 1;
 	ASSERT_ERR(fgd_engine__start_recording(e, &o, &rec, &bad, NULL, NULL), -ERANGE);
 	fgd_engine__free(e);
 	fgd_loop__free(loop);

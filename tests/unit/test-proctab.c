@@ -233,7 +233,7 @@ TEST(mappings_overlap_split_and_replace)
 TEST(reap_frees_ended_generations_after_grace)
 {
 	struct fixture f;
-	struct fg_proctab_stats st;
+	struct fg_status_processes st;
 
 	setup(&f);
 	comm_rec(&f, P1, P1, "short", true, 100);
@@ -241,7 +241,7 @@ TEST(reap_frees_ended_generations_after_grace)
 	fg_proctab__reap(f.t, 1000, 500); /* ended at 200 < 1000 - 500 */
 	fg_proctab__stats(f.t, &st);
 	ASSERT_EQ(st.generations, 0);
-	ASSERT_EQ(st.processes, 0);
+	ASSERT_EQ(st.alive, 0);
 	ASSERT_TRUE(fg_proctab__current(f.t, P1) == NULL);
 	teardown(&f);
 }
@@ -250,7 +250,7 @@ TEST(unknown_pid_becomes_a_tombstone)
 {
 	struct fixture f;
 	struct fg_process *p;
-	struct fg_proctab_stats st;
+	struct fg_status_processes st;
 
 	setup(&f);
 	p = fg_proctab__find(f.t, P3, 5);
@@ -259,7 +259,7 @@ TEST(unknown_pid_becomes_a_tombstone)
 	ASSERT_TRUE(p->end_time != FG_TIME_ALIVE);
 	ASSERT_TRUE(fg_proctab__find(f.t, P3, 6) == p); /* no second /proc read */
 	fg_proctab__stats(f.t, &st);
-	ASSERT_EQ(st.processes, 0);
+	ASSERT_EQ(st.alive, 0);
 	teardown(&f);
 }
 
@@ -410,7 +410,7 @@ static void *blocked_thread(void *arg)
 TEST(get_live_refuses_threads_and_leaves_nothing_for_bogus_pids)
 {
 	struct fixture f;
-	struct fg_proctab_stats st;
+	struct fg_status_processes st;
 	struct fg_process *p = NULL;
 	pthread_t th;
 	pid_t tgid = 0;
@@ -541,7 +541,7 @@ TEST(container_binary_resolves_in_its_root_after_the_container_is_gone)
 {
 	char dir[] = "/tmp/fgd-test-ctr.XXXXXX", path[128], buf[256];
 	int quit_fd, status;
-	struct fg_proctab_stats st;
+	struct fg_status_processes st;
 	enum fg_sym_result res;
 	struct fixture f;
 	struct fg_record r = { .type = PERF_RECORD_MMAP2 };
@@ -596,7 +596,7 @@ TEST(container_binary_resolves_in_its_root_after_the_container_is_gone)
 TEST(the_table_is_charged_to_the_budget_and_stops_at_its_share)
 {
 	struct fixture f;
-	struct fg_proctab_stats st;
+	struct fg_status_processes st;
 	struct fg_budget_stats bs;
 	struct fg_budget *b;
 	uint64_t time = 100, gens;

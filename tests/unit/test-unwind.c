@@ -522,7 +522,7 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 	}
 	/* A warm second walk gives the same frames, from the row cache. */
 	{
-		struct fg_unwinder_stats before, after;
+		struct fg_status_unwinding before, after;
 		struct fg_unwind_result again;
 		uint64_t pcs2[32];
 
@@ -582,7 +582,7 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 	}
 	/* The budget holds what the unwinder says; under pressure its CFI goes, and comes back. */
 	{
-		struct fg_unwinder_stats before, after;
+		struct fg_status_unwinding before, after;
 		struct fg_budget_stats bs;
 		struct fg_unwind_result again;
 		uint64_t pcs2[32];
