@@ -356,7 +356,7 @@ static uint64_t rings_resident(void)
  */
 static void budget_ready(struct fgd_engine *e)
 {
-	struct fg_budget_stats st;
+	struct fg_status_memory st;
 	uint64_t rss, peak, others;
 
 	resident(&rss, &peak);
@@ -365,7 +365,7 @@ static void budget_ready(struct fgd_engine *e)
 	 * The rings part is charged whole, and its resident pages are only some
 	 * of that (a perf ring's unread ones are not): both are left out.
 	 */
-	others = st.charged - st.parts[FG_BUDGET_RINGS].bytes + rings_resident();
+	others = st.charged - st.by_part[FG_BUDGET_RINGS].bytes + rings_resident();
 	if (RSS_IS_FGDS)
 		fg_budget__set_base(e->budget, rss > others ? rss - others : 0);
 	fg_budget__set_rss(e->budget, rss, peak);
@@ -819,7 +819,7 @@ int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on)
 {
 	const struct fgd_config *c = e->conf;
 	struct fgd_alwayson *next = NULL;
-	struct fg_budget_stats bs;
+	struct fg_status_memory bs;
 	int r;
 
 	/* Maps already refused stay refused; the limit applies from their next read. */

@@ -56,7 +56,7 @@ struct fgd_engine_stats {
 	struct fg_status_unwinding unwinding;
 	struct fg_status_jit jit;
 	struct fg_loader_stats loader;
-	struct fg_budget_stats memory; /* MemoryMax=: each part's bytes, the total, the RSS */
+	struct fg_status_memory memory; /* MemoryMax=: each part's bytes, the total, the RSS */
 	bool memory_pressure;          /* more is charged than the budget allows now */
 	bool offcpu_available;         /* fg_offcpu_probe() at start */
 	const char *offcpu_why;        /* static: why not, when not */

@@ -64,7 +64,7 @@ struct fg_budget {
 	uint64_t charged; /* every part's bytes */
 	uint64_t caches;  /* the cache parts' bytes */
 	struct evictor evictors[_FG_BUDGET_PART_MAX];
-	struct fg_budget_stats stats;
+	struct fg_status_memory stats;
 };
 
 int fg_budget__new(uint64_t total, struct fg_budget **ret)
@@ -111,11 +111,11 @@ const char *fg_budget_part_name(enum fg_budget_part p)
 
 void fg_budget__charge(struct fg_budget *b, enum fg_budget_part p, uint64_t bytes)
 {
-	struct fg_budget_part_stats *ps;
+	struct fg_status_memory_part *ps;
 
 	if (!b || bytes == 0)
 		return;
-	ps = &b->stats.parts[p];
+	ps = &b->stats.by_part[p];
 	ps->bytes += bytes;
 	ps->peak = MAX(ps->peak, ps->bytes);
 	b->charged += bytes;
@@ -126,11 +126,11 @@ void fg_budget__charge(struct fg_budget *b, enum fg_budget_part p, uint64_t byte
 
 void fg_budget__release(struct fg_budget *b, enum fg_budget_part p, uint64_t bytes)
 {
-	struct fg_budget_part_stats *ps;
+	struct fg_status_memory_part *ps;
 
 	if (!b)
 		return;
-	ps = &b->stats.parts[p];
+	ps = &b->stats.by_part[p];
 	bytes = MIN(bytes, ps->bytes);
 	ps->bytes -= bytes;
 	b->charged -= bytes;
@@ -161,7 +161,7 @@ uint64_t fg_budget__room(const struct fg_budget *b, enum fg_budget_part p)
 	if (!b)
 		return UINT64_MAX;
 	share = fg_budget__share(b, p);
-	held = b->stats.parts[p].bytes;
+	held = b->stats.by_part[p].bytes;
 	used = b->base + b->charged;
 	/*
 	 * A cache may push out any cache, its own part's older entries too: the
@@ -183,7 +183,7 @@ uint64_t fg_budget__room(const struct fg_budget *b, enum fg_budget_part p)
 void fg_budget__refused(struct fg_budget *b, enum fg_budget_part p)
 {
 	if (b)
-		b->stats.parts[p].refused++;
+		b->stats.by_part[p].refused++;
 }
 
 void fg_budget__set_evictor(struct fg_budget *b, enum fg_budget_part p, fg_budget_evict_fn fn,
@@ -196,7 +196,7 @@ void fg_budget__set_evictor(struct fg_budget *b, enum fg_budget_part p, fg_budge
 /* What cache part p holds above its share; 0 when within it. */
 static uint64_t part_excess(const struct fg_budget *b, enum fg_budget_part p)
 {
-	uint64_t share = fg_budget__share(b, p), held = b->stats.parts[p].bytes;
+	uint64_t share = fg_budget__share(b, p), held = b->stats.by_part[p].bytes;
 
 	return held > share ? held - (share - share / SLACK_DEN) : 0;
 }
@@ -206,7 +206,7 @@ bool fg_budget__over(const struct fg_budget *b)
 	if (!b)
 		return false;
 	for (enum fg_budget_part p = FG_BUDGET_FIRST_CACHE; p < _FG_BUDGET_PART_MAX; p++)
-		if (b->stats.parts[p].bytes > fg_budget__share(b, p))
+		if (b->stats.by_part[p].bytes > fg_budget__share(b, p))
 			return true;
 	return b->base + b->charged > b->total;
 }
@@ -223,7 +223,7 @@ static uint64_t excess(const struct fg_budget *b)
 static void evict(struct fg_budget *b, enum fg_budget_part p, uint64_t now_ns, uint64_t idle_ns)
 {
 	struct evictor *e = &b->evictors[p];
-	struct fg_budget_part_stats *ps = &b->stats.parts[p];
+	struct fg_status_memory_part *ps = &b->stats.by_part[p];
 	uint64_t want = MAX(excess(b), part_excess(b, p)), before = ps->bytes, n;
 
 	if (!e->fn || want == 0 || ps->bytes == 0)
@@ -260,7 +260,7 @@ uint64_t fg_budget__relieve(struct fg_budget *b, uint64_t now_ns)
 	return before > b->charged ? before - b->charged : 0;
 }
 
-void fg_budget__stats(const struct fg_budget *b, struct fg_budget_stats *ret)
+void fg_budget__stats(const struct fg_budget *b, struct fg_status_memory *ret)
 {
 	*ret = b->stats;
 	ret->budget = b->total;
@@ -268,5 +268,5 @@ void fg_budget__stats(const struct fg_budget *b, struct fg_budget_stats *ret)
 	ret->charged = b->charged;
 	ret->rss = b->rss;
 	for (enum fg_budget_part p = 0; p < _FG_BUDGET_PART_MAX; p++)
-		ret->parts[p].share = fg_budget__share(b, p);
+		ret->by_part[p].share = fg_budget__share(b, p);
 }

@@ -91,7 +91,7 @@ enum fg_budget_part {
  */
 typedef uint64_t (*fg_budget_evict_fn)(void *ctx, uint64_t want, uint64_t now_ns, uint64_t idle_ns);
 
-struct fg_budget_part_stats {
+struct fg_status_memory_part {
 	uint64_t bytes;         /* charged now */
 	uint64_t peak;          /* the most it held at once */
 	uint64_t share;         /* the most it may hold */
@@ -100,7 +100,7 @@ struct fg_budget_part_stats {
 	uint64_t refused;       /* growths refused, ever: fg_budget__refused() */
 };
 
-struct fg_budget_stats {
+struct fg_status_memory {
 	uint64_t budget;  /* MemoryMax= */
 	uint64_t base;    /* what the daemon holds outside every part */
 	uint64_t charged; /* the parts' bytes together */
@@ -114,7 +114,7 @@ struct fg_budget_stats {
 	uint64_t rss_peak;
 	uint64_t relieved;   /* fg_budget__relieve() calls that had to evict, ever */
 	uint64_t unrelieved; /* of those, the ones that could not get back within the total */
-	struct fg_budget_part_stats parts[_FG_BUDGET_PART_MAX];
+	struct fg_status_memory_part parts[_FG_BUDGET_PART_MAX];
 };
 
 struct fg_budget;
@@ -187,4 +187,4 @@ bool fg_budget__over(const struct fg_budget *b);
  */
 uint64_t fg_budget__relieve(struct fg_budget *b, uint64_t now_ns);
 
-void fg_budget__stats(const struct fg_budget *b, struct fg_budget_stats *ret);
+void fg_budget__stats(const struct fg_budget *b, struct fg_status_memory *ret);

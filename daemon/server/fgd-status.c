@@ -9,10 +9,10 @@
 #include "fgd-clock.h"
 #include "server/fgd-status.h"
 
-static struct fg_status_memory_part memory_part(const struct fg_budget_stats *b,
+static struct fg_status_memory_part memory_part(const struct fg_status_memory *b,
 						enum fg_budget_part p)
 {
-	const struct fg_budget_part_stats *s = &b->parts[p];
+	const struct fg_status_memory_part *s = &b->parts[p];
 
 	return (struct fg_status_memory_part){
 		.bytes = s->bytes,
@@ -26,7 +26,7 @@ static struct fg_status_memory_part memory_part(const struct fg_budget_stats *b,
 
 static struct fg_status_memory memory(const struct fgd_engine_stats *es)
 {
-	const struct fg_budget_stats *b = &es->memory;
+	const struct fg_status_memory *b = &es->memory;
 
 	return (struct fg_status_memory){
 		.budget = b->total,

@@ -226,13 +226,13 @@ TEST(a_recording_aborted_leaves_the_engine)
 	fgd_engine__drain(e);
 	/* Its tables are charged to the memory budget's recordings part while it lives. */
 	fgd_engine__stats(e, &es);
-	ASSERT_TRUE(es.memory.parts[FG_BUDGET_RECORDINGS].bytes > 0);
+	ASSERT_TRUE(es.memory.by_part[FG_BUDGET_RECORDINGS].bytes > 0);
 	ASSERT_U64_EQ(es.memory.total, conf.memory_max);
 	fgd_engine__abort_recording(e, rec);
 	ASSERT_TRUE(!fgd_engine__busy(e));
 	fgd_engine__stats(e, &es);
 	ASSERT_EQ(es.recordings, 0);
-	ASSERT_U64_EQ(es.memory.parts[FG_BUDGET_RECORDINGS].bytes, 0);
+	ASSERT_U64_EQ(es.memory.by_part[FG_BUDGET_RECORDINGS].bytes, 0);
 	/* Over the kernel's maximum rate: refused before any event is opened. */
 	o.frequency = es.max_frequency + 1;
 	ASSERT_ERR(fgd_engine__start_recording(e, &o, &rec, &bad, NULL, NULL), -ERANGE);
@@ -258,7 +258,7 @@ TEST(a_recording_the_budget_has_no_room_for_stops_growing)
 	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, NULL, NULL, NULL));
 	fgd_engine__drain(e);
 	fgd_engine__stats(e, &es);
-	ASSERT_U64_EQ(es.memory.parts[FG_BUDGET_RECORDINGS].refused, 1);
+	ASSERT_U64_EQ(es.memory.by_part[FG_BUDGET_RECORDINGS].refused, 1);
 	ASSERT_TRUE(es.memory_pressure);
 	/* Its tables stopped growing, as at its own limit, and its metadata says so. */
 	fgd_engine__stop_recording(e, rec);

@@ -321,7 +321,7 @@ TEST(reads_are_bounded_by_the_read_budget)
 TEST(maps_are_charged_to_the_budget_and_stop_without_room)
 {
 	struct fixture f = {};
-	struct fg_budget_stats bs;
+	struct fg_status_memory bs;
 	struct fg_status_jit st;
 	struct fg_budget *b;
 
@@ -333,7 +333,7 @@ TEST(maps_are_charged_to_the_budget_and_stop_without_room)
 	fg_jit__stats(f.jit, &st);
 	fg_budget__stats(b, &bs);
 	ASSERT_TRUE(st.bytes > 0);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_JIT].bytes, st.bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_JIT].bytes, st.bytes);
 	/* The whole budget spent elsewhere: what the map gains is not read, and that is counted. */
 	fg_budget__set_base(b, 32ULL << 20);
 	write_file(f.path, "2000 10 second\n", "a");
@@ -347,9 +347,9 @@ TEST(maps_are_charged_to_the_budget_and_stop_without_room)
 	fg_jit__stats(f.jit, &st);
 	fg_budget__stats(b, &bs);
 	ASSERT_TRUE(st.budget_skipped > 0);
-	ASSERT_TRUE(bs.parts[FG_BUDGET_JIT].refused > 0);
+	ASSERT_TRUE(bs.by_part[FG_BUDGET_JIT].refused > 0);
 	teardown(&f);
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_JIT].bytes, 0);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_JIT].bytes, 0);
 	fg_budget__free(b);
 }

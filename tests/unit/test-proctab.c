@@ -597,7 +597,7 @@ TEST(the_table_is_charged_to_the_budget_and_stops_at_its_share)
 {
 	struct fixture f;
 	struct fg_status_processes st;
-	struct fg_budget_stats bs;
+	struct fg_status_memory bs;
 	struct fg_budget *b;
 	uint64_t time = 100, gens;
 
@@ -616,7 +616,7 @@ TEST(the_table_is_charged_to_the_budget_and_stops_at_its_share)
 	gens = st.generations;
 	ASSERT_TRUE(gens >= 100);
 	ASSERT_TRUE(st.bytes > 100 * sizeof(struct fg_process));
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_PROCESSES].bytes, st.bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_PROCESSES].bytes, st.bytes);
 	/* Given back as they are reaped. */
 	for (uint32_t i = 0; i < 50; i++)
 		exit_rec(&f, P1 + i, P1 + i, time++);
@@ -624,7 +624,7 @@ TEST(the_table_is_charged_to_the_budget_and_stops_at_its_share)
 	fg_proctab__stats(f.t, &st);
 	fg_budget__stats(b, &bs);
 	ASSERT_EQ(st.generations, gens - 50);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_PROCESSES].bytes, st.bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_PROCESSES].bytes, st.bytes);
 
 	/* No room: the share is spent (a budget this small), so new processes are dropped, counted. */
 	fg_budget__set_total(b, 8 * st.bytes);
@@ -634,9 +634,9 @@ TEST(the_table_is_charged_to_the_budget_and_stops_at_its_share)
 	fg_budget__stats(b, &bs);
 	ASSERT_EQ(st.generations, gens - 50);
 	ASSERT_EQ(st.dropped_processes, 1);
-	ASSERT_EQ(bs.parts[FG_BUDGET_PROCESSES].refused, 1);
+	ASSERT_EQ(bs.by_part[FG_BUDGET_PROCESSES].refused, 1);
 	teardown(&f);
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_PROCESSES].bytes, 0);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_PROCESSES].bytes, 0);
 	fg_budget__free(b);
 }

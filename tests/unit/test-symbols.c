@@ -856,7 +856,7 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	char dir[] = "/tmp/fg-test-symbols-XXXXXX", libc[PATH_MAX], libc_debug[PATH_MAX];
 	struct fg_symbolizer *sym;
 	struct fg_status_symbols st;
-	struct fg_budget_stats bs;
+	struct fg_status_memory bs;
 	struct fg_budget *b;
 	struct fg_dso *a, *big;
 	uint64_t libc_bytes, total;
@@ -881,8 +881,8 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	/* Every byte held is charged: the symbol tables, the DWARF, the names kept (none here). */
 	fg_symbolizer__stats(sym, &st);
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_DWARF].bytes, st.dwarf_bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_DWARF].bytes, st.dwarf_bytes);
 	ASSERT_TRUE(st.dwarf_bytes > 0 && st.symbols_bytes > libc_bytes);
 	ASSERT_TRUE(libc_bytes > 4 * st.dwarf_bytes);
 
@@ -899,7 +899,7 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	ASSERT_U64_EQ(fg_budget__relieve(b, fgd_now()), 0);
 	fg_budget__stats(b, &bs);
 	ASSERT_EQ(bs.unrelieved, 1);
-	ASSERT_EQ(bs.parts[FG_BUDGET_DWARF].evicted + bs.parts[FG_BUDGET_SYMBOLS].evicted, 0);
+	ASSERT_EQ(bs.by_part[FG_BUDGET_DWARF].evicted + bs.by_part[FG_BUDGET_SYMBOLS].evicted, 0);
 	/* Two minutes on, both binaries are cold. */
 	ASSERT_TRUE(fg_budget__relieve(b, fgd_now() + 120ULL * 1000000000ULL) > 0);
 	ASSERT_TRUE(!fg_budget__over(b));
@@ -910,10 +910,10 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	ASSERT_EQ(fg_dso__state(a), FG_DSO_LOADED);
 	ASSERT_TRUE(fg_dso__dwarf(a) == NULL);
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_DWARF].bytes, 0);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
-	ASSERT_EQ(bs.parts[FG_BUDGET_DWARF].evicted, 1);
-	ASSERT_EQ(bs.parts[FG_BUDGET_SYMBOLS].evicted, 1);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_DWARF].bytes, 0);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
+	ASSERT_EQ(bs.by_part[FG_BUDGET_DWARF].evicted, 1);
+	ASSERT_EQ(bs.by_part[FG_BUDGET_SYMBOLS].evicted, 1);
 
 	/* No room to read the DWARF again: the symbol table names it, without inline frames. */
 	fg_budget__set_base(b, total);
@@ -934,8 +934,8 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	ASSERT_EQ(fg_dso__state(big), FG_DSO_LOADED);
 	fg_symbolizer__stats(sym, &st);
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_DWARF].bytes, st.dwarf_bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_DWARF].bytes, st.dwarf_bytes);
 
 	fg_dso__unref(a);
 	fg_dso__unref(big);
@@ -952,7 +952,7 @@ TEST(a_symbol_table_larger_than_the_budget_is_refused)
 	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
 	struct fg_symbolizer *sym = isolated(dir);
 	struct fg_status_symbols st;
-	struct fg_budget_stats bs;
+	struct fg_status_memory bs;
 	struct fg_budget *b;
 	struct fg_dso *d;
 	char self[4096];
@@ -971,8 +971,8 @@ TEST(a_symbol_table_larger_than_the_budget_is_refused)
 	fg_symbolizer__stats(sym, &st);
 	ASSERT_EQ(st.symbols_refused, 1);
 	fg_budget__stats(b, &bs);
-	ASSERT_EQ(bs.parts[FG_BUDGET_SYMBOLS].refused, 1);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, 0);
+	ASSERT_EQ(bs.by_part[FG_BUDGET_SYMBOLS].refused, 1);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_SYMBOLS].bytes, 0);
 	fg_dso__unref(d);
 	fg_symbolizer__free(sym);
 	fg_budget__free(b);
