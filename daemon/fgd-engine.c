@@ -15,6 +15,7 @@
 #include "fgd-clock.h"
 #include "fgd-engine.h"
 #include "fgd-log.h"
+#include "proto/status-types.h"
 #include "resolver/fgd-jit.h"
 #include "sources/fgd-offcpu.h"
 
@@ -771,35 +772,63 @@ bool fgd_engine__has_history(const struct fgd_engine *e)
 	return e->alwayson && fgd_alwayson__has_history(e->alwayson);
 }
 
-void fgd_engine__stats(struct fgd_engine *e, struct fgd_engine_stats *ret)
+void fgd_engine__stats(const struct fgd_engine *e, struct fgd_engine_stats *ret)
 {
-	/* What status shows is what the process holds as it answers, not at the last tick. */
-	tell_resident(e);
 	*ret = (struct fgd_engine_stats){
 		.event = e->event,
-		.max_stack = e->max_stack,
 		.max_frequency = e->max_frequency,
-		.started = e->started,
 		.cpu_totals = e->cpu_totals,
 		.n_cpu_totals = e->n_cpu_totals,
+		.offcpu_available = e->offcpu >= 0,
+		.offcpu_why = e->offcpu < 0 ? e->offcpu_why : NULL,
 		.recordings = e->n_recs,
 	};
+}
+
+int fgd_engine__status(struct fgd_engine *e, struct fg_status *st)
+{
+	struct fg_stack_quality q[ELEMENTSOF(e->stack_totals)];
+	struct fg_cpu_counters tracking;
+
+	st->cpus = calloc(MAX(e->n_cpu_totals, (size_t)1), sizeof(*st->cpus));
+	if (!st->cpus)
+		return -ENOMEM;
+	st->n_cpus = e->n_cpu_totals;
+	for (size_t i = 0; i < e->n_cpu_totals; i++)
+		fg_cpu_counters_status(e->cpu_totals[i].cpu, &e->cpu_totals[i].c, &st->cpus[i]);
+	st->uptime_ms = (fgd_now() - e->started) / 1000000;
+	st->event = e->event.name;
+	st->max_frequency = e->max_frequency;
+	st->max_stack = e->max_stack;
 	/* Every recording's stack figures, finished or not yet, by mode. */
-	for (size_t g = 0; g < ELEMENTSOF(ret->stack_quality); g++)
-		ret->stack_quality[g] = e->stack_totals[g];
+	memcpy(q, e->stack_totals, sizeof(q));
 	for (size_t i = 0; i < e->n_recs; i++)
-		fg_stack_quality_add(&ret->stack_quality[fg_recording__call_graph(e->recs[i])],
+		fg_stack_quality_add(&q[fg_recording__call_graph(e->recs[i])],
 				     fg_recording__stack_quality(e->recs[i]));
-	fg_evset__totals(e->tracker, &ret->tracking);
-	fg_proctab__stats(e->procs, &ret->processes);
-	fg_symbolizer__stats(e->sym, &ret->symbols);
-	fg_unwinder__stats(e->unwinder, &ret->unwinding);
-	fg_jit__stats(fg_proctab__jit(e->procs), &ret->jit);
-	fg_loader__stats(e->loader, &ret->loader);
-	fg_budget__stats(e->budget, &ret->memory);
-	ret->memory_pressure = fg_budget__over(e->budget);
-	ret->offcpu_available = e->offcpu >= 0;
-	ret->offcpu_why = e->offcpu < 0 ? e->offcpu_why : NULL;
+	fg_stack_quality_status(&q[FG_CALL_GRAPH_FP], &st->stack_quality.fp);
+	fg_stack_quality_status(&q[FG_CALL_GRAPH_DWARF], &st->stack_quality.dwarf);
+	fg_evset__totals(e->tracker, &tracking);
+	st->tracking = (struct fg_status_tracking){
+		.records = tracking.records,
+		.lost = tracking.lost + tracking.lost_samples,
+		.malformed = tracking.malformed,
+	};
+	st->has_off_cpu = true;
+	st->off_cpu.available = e->offcpu >= 0;
+	st->off_cpu.why = e->offcpu < 0 ? e->offcpu_why : NULL;
+
+	fg_proctab__stats(e->procs, &st->processes);
+	fg_symbolizer__stats(e->sym, &st->symbols);
+	fg_unwinder__stats(e->unwinder, &st->unwinding);
+	st->has_jit = true;
+	fg_jit__stats(fg_proctab__jit(e->procs), &st->jit);
+	st->has_loader = true;
+	fg_loader__status(e->loader, &st->loader);
+	/* What status shows is what the process holds as it answers, not at the last tick. */
+	tell_resident(e);
+	st->has_memory = true;
+	fg_budget__stats(e->budget, &st->memory);
+	return 0;
 }
 
 void fgd_engine__live_counters(const struct fgd_engine *e, struct fg_cpu_counters *sum)

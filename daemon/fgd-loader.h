@@ -98,6 +98,9 @@ uint64_t fg_loader__submitted(const struct fg_loader *l);
 uint64_t fg_loader__completed(const struct fg_loader *l);
 
 void fg_loader__stats(const struct fg_loader *l, struct fg_loader_stats *ret);
+struct fg_status_loader;
+/* The loader's part of status ("loader"): its figures in the reply's units (ms). */
+void fg_loader__status(const struct fg_loader *l, struct fg_status_loader *ret);
 
 /*
  * Destroys p with fn(p) on the worker (at once without a loader; and at

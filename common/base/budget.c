@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "base/budget.h"
@@ -25,6 +26,28 @@
  *     (a crafted one, or a browser's debug file) may push every other out;
  *   - kept names: an eighth (what was 32 MiB at most).
  */
+/* Status's parts by name are by_part[] by enum: the same parts, in the same order. */
+_Static_assert(FG_STATUS_MEMORY_PARTS == _FG_BUDGET_PART_MAX, "a part missing from status");
+_Static_assert(sizeof(struct fg_status_memory_parts) ==
+		       sizeof(struct fg_status_memory_part[FG_STATUS_MEMORY_PARTS]),
+	       "status's parts are not an array");
+#define PART_AT(member, p)                                                 \
+	_Static_assert(offsetof(struct fg_status_memory_parts, member) ==  \
+			       (p) * sizeof(struct fg_status_memory_part), \
+		       #member " out of place")
+PART_AT(window, FG_BUDGET_WINDOW);
+PART_AT(recordings, FG_BUDGET_RECORDINGS);
+PART_AT(waiting, FG_BUDGET_WAITING);
+PART_AT(results, FG_BUDGET_RESULTS);
+PART_AT(processes, FG_BUDGET_PROCESSES);
+PART_AT(jit, FG_BUDGET_JIT);
+PART_AT(rings, FG_BUDGET_RINGS);
+PART_AT(dwarf, FG_BUDGET_DWARF);
+PART_AT(cfi, FG_BUDGET_CFI);
+PART_AT(symbols, FG_BUDGET_SYMBOLS);
+PART_AT(names, FG_BUDGET_NAMES);
+#undef PART_AT
+
 static const struct {
 	const char *name;
 	uint8_t num, den;
@@ -267,6 +290,7 @@ void fg_budget__stats(const struct fg_budget *b, struct fg_status_memory *ret)
 	ret->base = b->base;
 	ret->charged = b->charged;
 	ret->rss = b->rss;
+	ret->pressure = fg_budget__over(b);
 	for (enum fg_budget_part p = 0; p < _FG_BUDGET_PART_MAX; p++)
 		ret->by_part[p].share = fg_budget__share(b, p);
 }

@@ -516,6 +516,7 @@ void fg_jitmap__info(const struct fg_jitmap *m, struct fg_jitmap_info *ret)
 void fg_jit__stats(const struct fg_jit *j, struct fg_status_jit *ret)
 {
 	*ret = j->stats;
+	ret->max_map_bytes = j->max_map_bytes;
 }
 
 const char *fg_jit_refusal_name(enum fg_jit_refusal r)

@@ -94,7 +94,7 @@ struct fg_symbolizer {
 	struct fg_budget *budget;  /* borrowed; NULL: none */
 	uint64_t dwarf_bytes;      /* the dsos' DWARF, as charged */
 	uint64_t dwarf_mapped;     /* their debug sections read in place */
-	uint64_t symbols_bytes;       /* the dsos' symbol tables and kallsyms, as charged */
+	uint64_t symbols_bytes;    /* the dsos' symbol tables and kallsyms, as charged */
 	uint64_t names_charged, kallsyms_charged;
 	struct fg_loader *loader; /* borrowed; NULL: loads happen in the caller */
 	uint64_t next_dso_serial;
