@@ -15,6 +15,7 @@
 #include "fgd-clock.h"
 #include "fgd-engine.h"
 #include "fgd-log.h"
+#include "proto/status-types.h"
 #include "resolver/fgd-jit.h"
 #include "sources/fgd-offcpu.h"
 
@@ -47,7 +48,7 @@ struct fgd_engine {
 
 	struct fg_event_choice event;
 	uint32_t max_stack;
-	uint32_t max_rate;
+	uint32_t max_frequency;
 	int offcpu;             /* fg_offcpu_probe() at start: 0 or why not as a negative errno */
 	const char *offcpu_why; /* static */
 
@@ -255,11 +256,11 @@ static int alwayson_start(struct fgd_engine *e, bool off_cpu, struct fgd_alwayso
 	const char *why = NULL;
 	int r;
 
-	if (!off_cpu && c->always_on_frequency > e->max_rate)
+	if (!off_cpu && c->always_on_frequency > e->max_frequency)
 		return log_error(
 			       "Always-on frequency %u Hz is above kernel.perf_event_max_sample_rate "
 			       "(%u)",
-			       c->always_on_frequency, e->max_rate),
+			       c->always_on_frequency, e->max_frequency),
 		       -EINVAL;
 	r = fgd_alwayson__new(&o, deps(e, &d), &a, &why);
 	if (r >= 0)
@@ -356,7 +357,7 @@ static uint64_t rings_resident(void)
  */
 static void budget_ready(struct fgd_engine *e)
 {
-	struct fg_budget_stats st;
+	struct fg_status_memory st;
 	uint64_t rss, peak, others;
 
 	resident(&rss, &peak);
@@ -365,7 +366,7 @@ static void budget_ready(struct fgd_engine *e)
 	 * The rings part is charged whole, and its resident pages are only some
 	 * of that (a perf ring's unread ones are not): both are left out.
 	 */
-	others = st.charged - st.parts[FG_BUDGET_RINGS].bytes + rings_resident();
+	others = st.charged - st.by_part[FG_BUDGET_RINGS].bytes + rings_resident();
 	if (RSS_IS_FGDS)
 		fg_budget__set_base(e->budget, rss > others ? rss - others : 0);
 	fg_budget__set_rss(e->budget, rss, peak);
@@ -408,7 +409,7 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 	_cleanup_(fgd_engine__freep) struct fgd_engine *e = calloc(1, sizeof(*e));
 	struct fg_evset_opts track = { .kind = FG_EVSET_TRACK,
 				       .ring_pages = conf->track_ring_pages };
-	struct fg_symbolizer_stats ss;
+	struct fg_status_symbols ss;
 	int r;
 
 #define FAIL(why, err) (*ret_why = (why), (err))
@@ -429,8 +430,8 @@ int fgd_engine__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 			"with perf events)",
 			r);
 	e->max_stack = fg_sampler_max_stack();
-	e->max_rate = fg_sampler_max_rate();
-	if (conf->default_frequency > e->max_rate)
+	e->max_frequency = fg_sampler_max_rate();
+	if (conf->default_frequency > e->max_frequency)
 		return FAIL("the default frequency is above kernel.perf_event_max_sample_rate",
 			    -EINVAL);
 	log_info("Sampling event: %s%s", e->event.name,
@@ -694,7 +695,7 @@ int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_
 	struct fg_resolve_deps d;
 	int r;
 
-	if (!o->req.off_cpu && o->frequency > e->max_rate)
+	if (!o->req.off_cpu && o->frequency > e->max_frequency)
 		return -ERANGE;
 	r = FG_GROW(e->recs, e->cap_recs, e->n_recs + 1);
 	if (r < 0)
@@ -771,35 +772,63 @@ bool fgd_engine__has_history(const struct fgd_engine *e)
 	return e->alwayson && fgd_alwayson__has_history(e->alwayson);
 }
 
-void fgd_engine__stats(struct fgd_engine *e, struct fgd_engine_stats *ret)
+void fgd_engine__stats(const struct fgd_engine *e, struct fgd_engine_stats *ret)
 {
-	/* What status shows is what the process holds as it answers, not at the last tick. */
-	tell_resident(e);
 	*ret = (struct fgd_engine_stats){
 		.event = e->event,
-		.max_stack = e->max_stack,
-		.max_rate = e->max_rate,
-		.started = e->started,
+		.max_frequency = e->max_frequency,
 		.cpu_totals = e->cpu_totals,
 		.n_cpu_totals = e->n_cpu_totals,
+		.offcpu_available = e->offcpu >= 0,
+		.offcpu_why = e->offcpu < 0 ? e->offcpu_why : NULL,
 		.recordings = e->n_recs,
 	};
+}
+
+int fgd_engine__status(struct fgd_engine *e, struct fg_status *st)
+{
+	struct fg_stack_quality q[ELEMENTSOF(e->stack_totals)];
+	struct fg_cpu_counters tracking;
+
+	st->cpus = calloc(MAX(e->n_cpu_totals, (size_t)1), sizeof(*st->cpus));
+	if (!st->cpus)
+		return -ENOMEM;
+	st->n_cpus = e->n_cpu_totals;
+	for (size_t i = 0; i < e->n_cpu_totals; i++)
+		fg_cpu_counters_status(e->cpu_totals[i].cpu, &e->cpu_totals[i].c, &st->cpus[i]);
+	st->uptime_ms = (fgd_now() - e->started) / 1000000;
+	st->event = e->event.name;
+	st->max_frequency = e->max_frequency;
+	st->max_stack = e->max_stack;
 	/* Every recording's stack figures, finished or not yet, by mode. */
-	for (size_t g = 0; g < ELEMENTSOF(ret->stack_quality); g++)
-		ret->stack_quality[g] = e->stack_totals[g];
+	memcpy(q, e->stack_totals, sizeof(q));
 	for (size_t i = 0; i < e->n_recs; i++)
-		fg_stack_quality_add(&ret->stack_quality[fg_recording__call_graph(e->recs[i])],
+		fg_stack_quality_add(&q[fg_recording__call_graph(e->recs[i])],
 				     fg_recording__stack_quality(e->recs[i]));
-	fg_evset__totals(e->tracker, &ret->tracking);
-	fg_proctab__stats(e->procs, &ret->processes);
-	fg_symbolizer__stats(e->sym, &ret->symbols);
-	fg_unwinder__stats(e->unwinder, &ret->unwinding);
-	fg_jit__stats(fg_proctab__jit(e->procs), &ret->jit);
-	fg_loader__stats(e->loader, &ret->loader);
-	fg_budget__stats(e->budget, &ret->memory);
-	ret->memory_pressure = fg_budget__over(e->budget);
-	ret->offcpu_available = e->offcpu >= 0;
-	ret->offcpu_why = e->offcpu < 0 ? e->offcpu_why : NULL;
+	fg_stack_quality_status(&q[FG_CALL_GRAPH_FP], &st->stack_quality.fp);
+	fg_stack_quality_status(&q[FG_CALL_GRAPH_DWARF], &st->stack_quality.dwarf);
+	fg_evset__totals(e->tracker, &tracking);
+	st->tracking = (struct fg_status_tracking){
+		.records = tracking.records,
+		.lost = tracking.lost + tracking.lost_samples,
+		.malformed = tracking.malformed,
+	};
+	st->has_off_cpu = true;
+	st->off_cpu.available = e->offcpu >= 0;
+	st->off_cpu.why = e->offcpu < 0 ? e->offcpu_why : NULL;
+
+	fg_proctab__stats(e->procs, &st->processes);
+	fg_symbolizer__stats(e->sym, &st->symbols);
+	fg_unwinder__stats(e->unwinder, &st->unwinding);
+	st->has_jit = true;
+	fg_jit__stats(fg_proctab__jit(e->procs), &st->jit);
+	st->has_loader = true;
+	fg_loader__status(e->loader, &st->loader);
+	/* What status shows is what the process holds as it answers, not at the last tick. */
+	tell_resident(e);
+	st->has_memory = true;
+	fg_budget__stats(e->budget, &st->memory);
+	return 0;
 }
 
 void fgd_engine__live_counters(const struct fgd_engine *e, struct fg_cpu_counters *sum)
@@ -819,7 +848,7 @@ int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on)
 {
 	const struct fgd_config *c = e->conf;
 	struct fgd_alwayson *next = NULL;
-	struct fg_budget_stats bs;
+	struct fg_status_memory bs;
 	int r;
 
 	/* Maps already refused stay refused; the limit applies from their next read. */
@@ -842,7 +871,7 @@ int fgd_engine__reconfigure(struct fgd_engine *e, bool restart_always_on)
 	if (c->always_on) {
 		r = alwayson_start(e, false, &next);
 		if (r < 0) {
-			fg_budget__set_total(e->budget, bs.total);
+			fg_budget__set_total(e->budget, bs.budget);
 			return r;
 		}
 	}

@@ -41,26 +41,19 @@ struct fgd_cpu_totals {
 	struct fg_cpu_counters c;
 };
 
-/* The engine's figures, for status; pointers are borrowed until the next call into the engine. */
+/*
+ * What fgd.c and the server ask of the engine outside status (which
+ * fgd_engine__status() fills); pointers are borrowed until the next call
+ * into the engine.
+ */
 struct fgd_engine_stats {
 	struct fg_event_choice event;
-	uint32_t max_stack, max_rate;
-	uint64_t started;                        /* CLOCK_MONOTONIC ns */
+	uint32_t max_frequency;                  /* kernel.perf_event_max_sample_rate */
 	const struct fgd_cpu_totals *cpu_totals; /* of every recording, finished or not */
 	size_t n_cpu_totals;
-	/* by enum fg_call_graph, running recordings included */
-	struct fg_stack_quality stack_quality[3];
-	struct fg_cpu_counters tracking;
-	struct fg_proctab_stats processes;
-	struct fg_symbolizer_stats symbols;
-	struct fg_unwinder_stats unwinding;
-	struct fg_jit_stats jit;
-	struct fg_loader_stats loader;
-	struct fg_budget_stats memory; /* MemoryMax=: each part's bytes, the total, the RSS */
-	bool memory_pressure;          /* more is charged than the budget allows now */
-	bool offcpu_available;         /* fg_offcpu_probe() at start */
-	const char *offcpu_why;        /* static: why not, when not */
-	size_t recordings;             /* sampling or finishing now */
+	bool offcpu_available;  /* fg_offcpu_probe() at start */
+	const char *offcpu_why; /* static: why not, when not */
+	size_t recordings;      /* sampling or finishing now */
 };
 
 /*
@@ -157,7 +150,18 @@ struct fg_budget *fgd_engine__budget(struct fgd_engine *e);
 /* The host's name, for titles. Borrowed. */
 const char *fgd_engine__hostname(const struct fgd_engine *e);
 
-void fgd_engine__stats(struct fgd_engine *e, struct fgd_engine_stats *ret);
+void fgd_engine__stats(const struct fgd_engine *e, struct fgd_engine_stats *ret);
+struct fg_status;
+/*
+ * The engine's part of status: its own figures (the sampling event and
+ * limits, uptime, the per-CPU and stack totals of every recording,
+ * tracking, whether off-CPU can work) and each component's it owns, which
+ * fills its own part (processes, symbols, unwinding, jit, loader, memory,
+ * with the RSS as it answers). The rest of *st is left as it was. Strings
+ * are borrowed until the next call into the engine; cpus is allocated,
+ * freed with fg_status_done(). 0, or -ENOMEM.
+ */
+int fgd_engine__status(struct fgd_engine *e, struct fg_status *st);
 /* Adds the counters of the recordings sampling now to *sum (the totals have the ended ones). */
 void fgd_engine__live_counters(const struct fgd_engine *e, struct fg_cpu_counters *sum);
 

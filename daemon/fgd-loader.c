@@ -10,6 +10,7 @@
 #include "base/macro.h"
 #include "fgd-clock.h"
 #include "fgd-loader.h"
+#include "proto/status-types.h"
 
 /* A FIFO of jobs linked through job->next. */
 struct queue {
@@ -85,7 +86,7 @@ static void *worker(void *arg)
 
 		pthread_mutex_lock(&l->lock);
 		l->stats.busy_ns += took;
-		l->stats.longest_ns = MAX(l->stats.longest_ns, took);
+		l->stats.longest_job_ns = MAX(l->stats.longest_job_ns, took);
 		/*
 		 * Onto a queue already waiting, the loop has been told and takes this
 		 * job with the others (fg_loader__complete() takes the whole queue):
@@ -234,7 +235,7 @@ unsigned fg_loader__complete(struct fg_loader *l)
 	}
 	if (n > 0) {
 		pthread_mutex_lock(&l->lock);
-		l->stats.completed += n;
+		l->stats.jobs += n;
 		l->stats.queued -= n;
 		l->stats.longest_wait_ns = MAX(l->stats.longest_wait_ns, longest_wait);
 		pthread_mutex_unlock(&l->lock);
@@ -323,4 +324,18 @@ void fg_loader__stats(const struct fg_loader *l, struct fg_loader_stats *ret)
 	pthread_mutex_lock((pthread_mutex_t *)&l->lock);
 	*ret = l->stats;
 	pthread_mutex_unlock((pthread_mutex_t *)&l->lock);
+}
+
+void fg_loader__status(const struct fg_loader *l, struct fg_status_loader *ret)
+{
+	struct fg_loader_stats st;
+
+	fg_loader__stats(l, &st);
+	*ret = (struct fg_status_loader){
+		.jobs = st.jobs,
+		.queued = st.queued,
+		.busy_ms = st.busy_ns / 1000000,
+		.longest_job_ms = st.longest_job_ns / 1000000,
+		.longest_wait_ms = st.longest_wait_ns / 1000000,
+	};
 }

@@ -48,10 +48,10 @@ struct fg_loader_job {
 };
 
 struct fg_loader_stats {
-	uint64_t submitted, completed;
+	uint64_t submitted, jobs;
 	uint64_t queued;          /* waiting or running now */
 	uint64_t busy_ns;         /* time spent in work(), summed */
-	uint64_t longest_ns;      /* the longest work() so far */
+	uint64_t longest_job_ns;  /* the longest work() so far */
 	uint64_t longest_wait_ns; /* the longest from submission to done(), so far */
 	uint64_t signals;         /* times the caller signalled the worker that jobs wait */
 };
@@ -98,6 +98,9 @@ uint64_t fg_loader__submitted(const struct fg_loader *l);
 uint64_t fg_loader__completed(const struct fg_loader *l);
 
 void fg_loader__stats(const struct fg_loader *l, struct fg_loader_stats *ret);
+struct fg_status_loader;
+/* The loader's part of status ("loader"): its figures in the reply's units (ms). */
+void fg_loader__status(const struct fg_loader *l, struct fg_status_loader *ret);
 
 /*
  * Destroys p with fn(p) on the worker (at once without a loader; and at

@@ -12,6 +12,7 @@
 #include "base/macro.h"
 #include "fgd-clock.h"
 #include "fgd-loop.h"
+#include "proto/status-types.h"
 
 struct fgd_loop {
 	int epoll_fd;  /* owned */
@@ -155,6 +156,23 @@ void fgd_loop__stats(const struct fgd_loop *l, struct fgd_loop_stats *ret)
 							   0;
 	ret->cpu_wait_ns = cpu_wait_ns();
 	ret->realtime_priority = realtime_tid ? l->stats.realtime_priority : 0;
+}
+
+void fgd_loop__status(const struct fgd_loop *l, struct fg_status_loop *ret)
+{
+	struct fgd_loop_stats st;
+
+	fgd_loop__stats(l, &st);
+	*ret = (struct fg_status_loop){
+		.iterations = st.iterations,
+		.longest_ms = st.longest_ns / 1000000,
+		.recent_longest_ms = st.recent_longest_ns / 1000000,
+		.cpu_wait_ms = st.cpu_wait_ns / 1000000,
+		.realtime_priority = st.realtime_priority,
+		.realtime_demotions = st.realtime_demotions,
+		.slow = st.slow,
+		.slow_ms = FGD_SLOW_ITERATION_NS / 1000000,
+	};
 }
 
 int fgd_loop__set_realtime(struct fgd_loop *l, uint32_t priority)

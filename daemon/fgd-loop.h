@@ -89,6 +89,9 @@ void fgd_loop__turn_done(struct fgd_loop *l);
 
 /* Call it on the loop's thread: cpu_wait_ns is the calling thread's. */
 void fgd_loop__stats(const struct fgd_loop *l, struct fgd_loop_stats *ret);
+struct fg_status_loop;
+/* The loop's part of status ("loop"): its figures in the reply's units (ms); on its thread too. */
+void fgd_loop__status(const struct fgd_loop *l, struct fg_status_loop *ret);
 
 /*
  * Runs the calling thread, the loop's, at real-time priority (SCHED_FIFO,

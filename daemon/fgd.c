@@ -477,11 +477,11 @@ static void reload(struct fgd *d)
 		goto done;
 	}
 	fgd_engine__stats(d->engine, &es);
-	if (next.default_frequency > es.max_rate) {
+	if (next.default_frequency > es.max_frequency) {
 		log_error(
 			"Frequency=%u is above kernel.perf_event_max_sample_rate (%u), keeping the "
 			"running configuration",
-			next.default_frequency, es.max_rate);
+			next.default_frequency, es.max_frequency);
 		goto done;
 	}
 	if (!streq_ptr(next.socket_path, d->conf.socket_path)) {

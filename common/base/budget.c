@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "base/budget.h"
@@ -25,6 +26,28 @@
  *     (a crafted one, or a browser's debug file) may push every other out;
  *   - kept names: an eighth (what was 32 MiB at most).
  */
+/* Status's parts by name are by_part[] by enum: the same parts, in the same order. */
+_Static_assert(FG_STATUS_MEMORY_PARTS == _FG_BUDGET_PART_MAX, "a part missing from status");
+_Static_assert(sizeof(struct fg_status_memory_parts) ==
+		       sizeof(struct fg_status_memory_part[FG_STATUS_MEMORY_PARTS]),
+	       "status's parts are not an array");
+#define PART_AT(member, p)                                                 \
+	_Static_assert(offsetof(struct fg_status_memory_parts, member) ==  \
+			       (p) * sizeof(struct fg_status_memory_part), \
+		       #member " out of place")
+PART_AT(window, FG_BUDGET_WINDOW);
+PART_AT(recordings, FG_BUDGET_RECORDINGS);
+PART_AT(waiting, FG_BUDGET_WAITING);
+PART_AT(results, FG_BUDGET_RESULTS);
+PART_AT(processes, FG_BUDGET_PROCESSES);
+PART_AT(jit, FG_BUDGET_JIT);
+PART_AT(rings, FG_BUDGET_RINGS);
+PART_AT(dwarf, FG_BUDGET_DWARF);
+PART_AT(cfi, FG_BUDGET_CFI);
+PART_AT(symbols, FG_BUDGET_SYMBOLS);
+PART_AT(names, FG_BUDGET_NAMES);
+#undef PART_AT
+
 static const struct {
 	const char *name;
 	uint8_t num, den;
@@ -64,7 +87,7 @@ struct fg_budget {
 	uint64_t charged; /* every part's bytes */
 	uint64_t caches;  /* the cache parts' bytes */
 	struct evictor evictors[_FG_BUDGET_PART_MAX];
-	struct fg_budget_stats stats;
+	struct fg_status_memory stats;
 };
 
 int fg_budget__new(uint64_t total, struct fg_budget **ret)
@@ -111,26 +134,26 @@ const char *fg_budget_part_name(enum fg_budget_part p)
 
 void fg_budget__charge(struct fg_budget *b, enum fg_budget_part p, uint64_t bytes)
 {
-	struct fg_budget_part_stats *ps;
+	struct fg_status_memory_part *ps;
 
 	if (!b || bytes == 0)
 		return;
-	ps = &b->stats.parts[p];
+	ps = &b->stats.by_part[p];
 	ps->bytes += bytes;
 	ps->peak = MAX(ps->peak, ps->bytes);
 	b->charged += bytes;
-	b->stats.peak = MAX(b->stats.peak, b->charged);
+	b->stats.charged_peak = MAX(b->stats.charged_peak, b->charged);
 	if (fg_budget_part_is_cache(p))
 		b->caches += bytes;
 }
 
 void fg_budget__release(struct fg_budget *b, enum fg_budget_part p, uint64_t bytes)
 {
-	struct fg_budget_part_stats *ps;
+	struct fg_status_memory_part *ps;
 
 	if (!b)
 		return;
-	ps = &b->stats.parts[p];
+	ps = &b->stats.by_part[p];
 	bytes = MIN(bytes, ps->bytes);
 	ps->bytes -= bytes;
 	b->charged -= bytes;
@@ -161,7 +184,7 @@ uint64_t fg_budget__room(const struct fg_budget *b, enum fg_budget_part p)
 	if (!b)
 		return UINT64_MAX;
 	share = fg_budget__share(b, p);
-	held = b->stats.parts[p].bytes;
+	held = b->stats.by_part[p].bytes;
 	used = b->base + b->charged;
 	/*
 	 * A cache may push out any cache, its own part's older entries too: the
@@ -183,7 +206,7 @@ uint64_t fg_budget__room(const struct fg_budget *b, enum fg_budget_part p)
 void fg_budget__refused(struct fg_budget *b, enum fg_budget_part p)
 {
 	if (b)
-		b->stats.parts[p].refused++;
+		b->stats.by_part[p].refused++;
 }
 
 void fg_budget__set_evictor(struct fg_budget *b, enum fg_budget_part p, fg_budget_evict_fn fn,
@@ -196,7 +219,7 @@ void fg_budget__set_evictor(struct fg_budget *b, enum fg_budget_part p, fg_budge
 /* What cache part p holds above its share; 0 when within it. */
 static uint64_t part_excess(const struct fg_budget *b, enum fg_budget_part p)
 {
-	uint64_t share = fg_budget__share(b, p), held = b->stats.parts[p].bytes;
+	uint64_t share = fg_budget__share(b, p), held = b->stats.by_part[p].bytes;
 
 	return held > share ? held - (share - share / SLACK_DEN) : 0;
 }
@@ -206,7 +229,7 @@ bool fg_budget__over(const struct fg_budget *b)
 	if (!b)
 		return false;
 	for (enum fg_budget_part p = FG_BUDGET_FIRST_CACHE; p < _FG_BUDGET_PART_MAX; p++)
-		if (b->stats.parts[p].bytes > fg_budget__share(b, p))
+		if (b->stats.by_part[p].bytes > fg_budget__share(b, p))
 			return true;
 	return b->base + b->charged > b->total;
 }
@@ -223,7 +246,7 @@ static uint64_t excess(const struct fg_budget *b)
 static void evict(struct fg_budget *b, enum fg_budget_part p, uint64_t now_ns, uint64_t idle_ns)
 {
 	struct evictor *e = &b->evictors[p];
-	struct fg_budget_part_stats *ps = &b->stats.parts[p];
+	struct fg_status_memory_part *ps = &b->stats.by_part[p];
 	uint64_t want = MAX(excess(b), part_excess(b, p)), before = ps->bytes, n;
 
 	if (!e->fn || want == 0 || ps->bytes == 0)
@@ -260,13 +283,14 @@ uint64_t fg_budget__relieve(struct fg_budget *b, uint64_t now_ns)
 	return before > b->charged ? before - b->charged : 0;
 }
 
-void fg_budget__stats(const struct fg_budget *b, struct fg_budget_stats *ret)
+void fg_budget__stats(const struct fg_budget *b, struct fg_status_memory *ret)
 {
 	*ret = b->stats;
-	ret->total = b->total;
+	ret->budget = b->total;
 	ret->base = b->base;
 	ret->charged = b->charged;
 	ret->rss = b->rss;
+	ret->pressure = fg_budget__over(b);
 	for (enum fg_budget_part p = 0; p < _FG_BUDGET_PART_MAX; p++)
-		ret->parts[p].share = fg_budget__share(b, p);
+		ret->by_part[p].share = fg_budget__share(b, p);
 }

@@ -53,6 +53,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/status-types.h"
+
 enum fg_budget_part {
 	/* Data. */
 	FG_BUDGET_WINDOW,     /* the always-on window's slices */
@@ -90,32 +92,6 @@ enum fg_budget_part {
  * fg_budget__relieve().
  */
 typedef uint64_t (*fg_budget_evict_fn)(void *ctx, uint64_t want, uint64_t now_ns, uint64_t idle_ns);
-
-struct fg_budget_part_stats {
-	uint64_t bytes;         /* charged now */
-	uint64_t peak;          /* the most it held at once */
-	uint64_t share;         /* the most it may hold */
-	uint64_t evicted;       /* entries its evictor gave up under pressure, ever */
-	uint64_t evicted_bytes; /* what they held */
-	uint64_t refused;       /* growths refused, ever: fg_budget__refused() */
-};
-
-struct fg_budget_stats {
-	uint64_t total;   /* the budget: MemoryMax= */
-	uint64_t base;    /* what the daemon holds outside every part */
-	uint64_t charged; /* the parts' bytes together */
-	uint64_t peak;    /* the most charged at once */
-	uint64_t rss;     /* the process's resident memory, as last told */
-	/*
-	 * The most it ever was, as last told: the kernel's VmHWM, or an RSS
-	 * seen higher (the kernel brings VmHWM up to date only as memory is
-	 * unmapped, not as it is given back otherwise).
-	 */
-	uint64_t rss_peak;
-	uint64_t relieved;   /* fg_budget__relieve() calls that had to evict, ever */
-	uint64_t unrelieved; /* of those, the ones that could not get back within the total */
-	struct fg_budget_part_stats parts[_FG_BUDGET_PART_MAX];
-};
 
 struct fg_budget;
 
@@ -187,4 +163,9 @@ bool fg_budget__over(const struct fg_budget *b);
  */
 uint64_t fg_budget__relieve(struct fg_budget *b, uint64_t now_ns);
 
-void fg_budget__stats(const struct fg_budget *b, struct fg_budget_stats *ret);
+/*
+ * The budget's part of status ("memory"): its figures, kept in that struct,
+ * with the shares and whether it is over now. Parts are by_part[] by enum
+ * fg_budget_part, and parts by name.
+ */
+void fg_budget__stats(const struct fg_budget *b, struct fg_status_memory *ret);

@@ -79,7 +79,7 @@ struct fg_jit {
 	uint64_t refilled;        /* CLOCK_MONOTONIC ns of the last refill */
 	struct fg_budget *budget; /* borrowed; NULL: none */
 	uint64_t charged;         /* what the budget's JIT part holds of ours */
-	struct fg_jit_stats stats;
+	struct fg_status_jit stats;
 };
 
 int fg_jit__new(struct fg_jit **ret)
@@ -184,7 +184,7 @@ void fg_jit__release(struct fg_jit *j, struct fg_process *p)
 		return;
 	drop_parsed(j, m);
 	if (m->state == FG_JIT_READING)
-		j->stats.reading--;
+		j->stats.maps_read--;
 	m->released = true;
 	j->stats.maps--;
 	p->jit = fg_jitmap__unref(m);
@@ -214,7 +214,7 @@ static void refuse(struct fg_jit *j, struct fg_jitmap *m, enum fg_jit_refusal wh
 {
 	drop_parsed(j, m);
 	if (m->state == FG_JIT_READING)
-		j->stats.reading--;
+		j->stats.maps_read--;
 	m->state = FG_JIT_REFUSED;
 	m->refusal = why;
 	j->stats.refused++;
@@ -432,7 +432,7 @@ static enum refresh_result refresh(struct fg_jit *j, struct fg_jitmap *m)
 		m->ino = st.st_ino;
 	}
 	if (m->state != FG_JIT_READING)
-		j->stats.reading++;
+		j->stats.maps_read++;
 	m->state = FG_JIT_READING;
 	return read_new(j, m, fd, size);
 }
@@ -513,9 +513,10 @@ void fg_jitmap__info(const struct fg_jitmap *m, struct fg_jitmap_info *ret)
 		ret->stats = m->final_stats;
 }
 
-void fg_jit__stats(const struct fg_jit *j, struct fg_jit_stats *ret)
+void fg_jit__stats(const struct fg_jit *j, struct fg_status_jit *ret)
 {
 	*ret = j->stats;
+	ret->max_map_bytes = j->max_map_bytes;
 }
 
 const char *fg_jit_refusal_name(enum fg_jit_refusal r)

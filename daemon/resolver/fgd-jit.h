@@ -43,6 +43,7 @@
 #include <sys/types.h>
 
 #include "perf/perfmap.h"
+#include "proto/status-types.h"
 
 struct fg_process;
 
@@ -83,19 +84,6 @@ struct fg_jitmap_info {
 	bool budget_limited; /* a read was skipped: all maps together are at their budget */
 	bool size_limited;   /* grew past the per-map limit while read: read up to it only */
 	struct fg_perfmap_stats stats; /* of the map as now read (zero while absent or refused) */
-};
-
-struct fg_jit_stats {
-	uint64_t maps;    /* map states held now */
-	uint64_t reading; /* of which trusted and read */
-	uint64_t bytes;   /* memory of all parsed maps */
-	uint64_t reads;   /* reads of new bytes, ever */
-	uint64_t refused; /* maps refused by the trust rules, ever */
-	uint64_t resets;  /* maps read again from the start (shrunk, replaced, rewritten), ever */
-	uint64_t budget_skipped; /* reads skipped at the memory budget, ever */
-	uint64_t size_limited;   /* maps that grew past the per-map limit while read, ever */
-	uint64_t deferred;       /* refreshes put off because the read budget was spent, ever */
-	uint64_t held; /* misses answered by the last look, not a new one (the rate limit), ever */
 };
 
 /* Caller frees *ret with fg_jit__free(), after every generation released its map. */
@@ -144,7 +132,8 @@ void fg_jitmap__info(const struct fg_jitmap *m, struct fg_jitmap_info *ret);
 /* Called when p's generation is freed: drops the parsed map and p's reference. */
 void fg_jit__release(struct fg_jit *j, struct fg_process *p);
 
-void fg_jit__stats(const struct fg_jit *j, struct fg_jit_stats *ret);
+/* The JIT maps' part of status ("jit"), the per-map limit included. */
+void fg_jit__stats(const struct fg_jit *j, struct fg_status_jit *ret);
 
 /* "symlink", "not_regular", "owner", "too_large"; NULL for FG_JIT_TRUSTED. */
 const char *fg_jit_refusal_name(enum fg_jit_refusal r);

@@ -48,7 +48,7 @@ struct fg_proctab {
 	struct fg_budget *budget; /* borrowed; NULL: none */
 	uint64_t bytes;   /* generations, their maps and cgroups, threads (the indexes on top) */
 	uint64_t charged; /* what the budget's processes part holds of ours */
-	struct fg_proctab_stats stats;
+	struct fg_status_processes stats;
 };
 
 /* One generation's heap: itself, its maps' array, its cgroup path. */
@@ -249,11 +249,11 @@ static struct fg_process *new_generation(struct fg_proctab *t, pid_t pid, uint64
 	}
 	if (before && before->end_time > time) {
 		if (before->end_time == FG_TIME_ALIVE && !after)
-			t->stats.processes--; /* it stops being current */
+			t->stats.alive--; /* it stops being current */
 		before->end_time = time;
 	}
 	if (!after)
-		t->stats.processes++;
+		t->stats.alive++;
 	t->stats.generations++;
 	t->bytes += sizeof(*p);
 	account(t);
@@ -696,7 +696,7 @@ static void handle_exit(struct fg_proctab *t, const struct fg_task *task)
 	p = gen_at(t, (pid_t)task->pid, task->time);
 	if (p && p->end_time == FG_TIME_ALIVE) {
 		p->end_time = task->time;
-		t->stats.processes--;
+		t->stats.alive--;
 	}
 }
 
@@ -746,7 +746,7 @@ struct fg_process *fg_proctab__find(struct fg_proctab *t, pid_t pid, uint64_t ti
 				snprintf(p->comm, sizeof(p->comm), ":%d", pid);
 				p->root = fg_roots__unknown(t->roots);
 				p->end_time = fgd_now();
-				t->stats.processes--;
+				t->stats.alive--;
 			}
 		}
 		return p;
@@ -899,7 +899,7 @@ void fg_proctab__reap(struct fg_proctab *t, uint64_t now, uint64_t grace_ns)
 	account(t);
 }
 
-void fg_proctab__stats(const struct fg_proctab *t, struct fg_proctab_stats *ret)
+void fg_proctab__stats(const struct fg_proctab *t, struct fg_status_processes *ret)
 {
 	struct fg_roots_stats rs;
 

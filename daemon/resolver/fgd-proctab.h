@@ -26,24 +26,10 @@
 #include <sys/types.h>
 
 #include "perf/record.h"
+#include "proto/status-types.h"
 #include "resolver/fgd-process.h"
 #include "symbols/fgd-root.h"
 #include "symbols/fgd-symbols.h"
-
-struct fg_proctab_stats {
-	uint64_t processes;   /* current generations */
-	uint64_t generations; /* current and ended, not yet reaped */
-	uint64_t threads;
-	uint64_t maps;
-	uint64_t proc_reads;        /* processes read from /proc */
-	uint64_t dropped_processes; /* refused at the cap */
-	uint64_t dropped_threads;
-	uint64_t dropped_maps;
-	uint64_t roots;         /* foreign roots (containers, chroots) held */
-	uint64_t roots_dropped; /* refused at their cap: those processes resolve nothing by path */
-	uint64_t roots_unknown; /* processes gone before their root could be read */
-	uint64_t bytes;         /* the table's heap: generations, maps, cgroups, threads, indexes */
-};
 
 struct fg_proctab;
 struct fg_jit;
@@ -118,7 +104,8 @@ int fg_proctab__born(struct fg_proctab *t, struct fg_process *p, uint64_t *ret);
 /* Frees generations and thread names that ended before now - grace_ns. */
 void fg_proctab__reap(struct fg_proctab *t, uint64_t now, uint64_t grace_ns);
 
-void fg_proctab__stats(const struct fg_proctab *t, struct fg_proctab_stats *ret);
+/* The table's part of status ("processes"), its roots' (fgd-root.h) included. */
+void fg_proctab__stats(const struct fg_proctab *t, struct fg_status_processes *ret);
 
 /* Inserts a mapping, trimming or splitting what it overlaps (exported for tests). */
 int fg_process_add_map(struct fg_process *p, uint64_t start, uint64_t end, uint64_t pgoff,

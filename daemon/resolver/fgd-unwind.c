@@ -146,7 +146,7 @@ struct fg_unwinder {
 	struct fg_budget *budget; /* borrowed; NULL: none */
 	uint64_t charged;         /* what the budget's CFI part holds of ours */
 	uint64_t now; /* CLOCK_MONOTONIC ns of the walk under way: one clock read a sample */
-	struct fg_unwinder_stats stats;
+	struct fg_status_unwinding stats;
 };
 
 /* What one walk needs: the unwinder and the sampled process. */
@@ -590,7 +590,7 @@ static struct binary *find_binary(struct fg_unwinder *u, const struct fg_dso *ds
 static void binary_failed(struct fg_unwinder *u, struct binary *b, int err)
 {
 	/* Each binary counts once, however often it is retried. */
-	u->stats.binaries_failed += b->error == 0;
+	u->stats.binaries_without_cfi += b->error == 0;
 	b->error = err;
 	b->failed_at = fgd_now();
 }
@@ -1012,7 +1012,7 @@ void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods)
 	}
 }
 
-void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_unwinder_stats *ret)
+void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_status_unwinding *ret)
 {
 	*ret = u->stats;
 	ret->bytes += ROW_CACHE_BYTES;

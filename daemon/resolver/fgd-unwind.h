@@ -36,6 +36,7 @@
 
 #include "fgd-loader.h"
 #include "perf/record.h"
+#include "proto/status-types.h"
 #include "resolver/fgd-proctab.h"
 #include "unwind/unwind.h"
 
@@ -49,20 +50,6 @@
  * Real ones are a few MiB at most: linkers write .eh_frame_hdr.
  */
 #define FG_UNWIND_MAX_SCANNED (16ULL << 20)
-
-struct fg_unwinder_stats {
-	uint64_t binaries;        /* holding CFI now */
-	uint64_t binaries_loaded; /* ever */
-	uint64_t binaries_failed; /* without usable CFI (unreadable, stripped of it), ever */
-	uint64_t binaries_evicted;
-	uint64_t row_hits, row_misses;
-	uint64_t
-		rows_libdw; /* misses our .eh_frame reader left to libdw (common/unwind/ehframe.h) */
-	uint64_t rows_uncached; /* rows too complex for the cache, looked up each time */
-	uint64_t rows_none;     /* misses at addresses without CFI (kept: later ones hit) */
-	uint64_t bytes;         /* heap held: CFI sections read, libdw's FDEs, the row cache */
-	uint64_t mapped; /* CFI sections read in place from mapped binaries (fgd-elffile.h) */
-};
 
 struct fg_unwinder;
 
@@ -110,4 +97,5 @@ int fg_unwinder__unwind(struct fg_unwinder *u, const struct fg_process *proc,
  */
 void fg_unwinder__trim(struct fg_unwinder *u, uint64_t idle_periods);
 
-void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_unwinder_stats *ret);
+/* The unwinder's part of status ("unwinding"). */
+void fg_unwinder__stats(const struct fg_unwinder *u, struct fg_status_unwinding *ret);

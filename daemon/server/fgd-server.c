@@ -561,11 +561,11 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 		return;
 	}
 	fgd_engine__stats(s->engine, &es);
-	if (!req->off_cpu && o.frequency > es.max_rate) {
+	if (!req->off_cpu && o.frequency > es.max_frequency) {
 		send_error(c, EINVAL,
 			   "frequency %u Hz is above the kernel's limit "
 			   "(kernel.perf_event_max_sample_rate = %u)",
-			   o.frequency, es.max_rate);
+			   o.frequency, es.max_frequency);
 		return;
 	}
 	if (s->n_recordings >= MAX_RECORDINGS ||

@@ -12,10 +12,11 @@
 #include "proto/status.h"
 
 /*
- * Fills *ret from the engine and every component it owns (the process
- * table, symbols, unwinding, JIT maps, the loader, tracking, the per-CPU
- * and stack totals of every recording, always-on sampling through
- * fgd_alwayson__status()), the loop and the configuration conf. The
+ * Fills *ret from the configuration conf, the engine and every component it
+ * owns (fgd_engine__status(): the process table, symbols, unwinding, JIT
+ * maps, the loader, the budget, tracking, the per-CPU and stack totals of
+ * every recording), the loop, and always-on sampling
+ * (fgd_alwayson__status()): each fills its own part. The
  * server adds its own part (fgd_server__status()). Strings in *ret are
  * borrowed from those for the call that encodes them; caller releases *ret
  * with fg_status_done(). 0, or -ENOMEM with *ret untouched.

@@ -9,6 +9,7 @@
 #include "fgd-clock.h"
 #include "fgd-loader.h"
 #include "perf/kallsyms.h"
+#include "proto/status-types.h"
 #include "symbols/fgd-kernelsyms.h"
 
 /* Kernel reloads forced by unresolved addresses are at most this frequent. */
@@ -20,7 +21,7 @@ struct fg_kernel_syms {
 	uint64_t kallsyms_loaded_at; /* CLOCK_MONOTONIC ns of the last read started; 0 = never */
 	bool kallsyms_loading;       /* a read is on the loader's thread */
 	int kallsyms_error;          /* of the last read */
-	uint64_t kallsyms_loads;
+	uint64_t kernel_reloads;
 	/* the kernel's build-id in hex ("": unknown), once kernel_build_id_read */
 	char kernel_build_id[2 * 64 + 1];
 	bool kernel_build_id_read;
@@ -150,7 +151,7 @@ static void kallsyms_done(struct fg_loader_job *j, bool cancelled)
 		k->kallsyms = TAKE_PTR(job->k);
 		fg_budget__account(k->budget, FG_BUDGET_SYMBOLS, &k->kallsyms_charged,
 				   kallsyms_bytes(k));
-		k->kallsyms_loads++;
+		k->kernel_reloads++;
 	}
 	free(job);
 }
@@ -180,12 +181,10 @@ int fg_kernel_syms__refresh(struct fg_kernel_syms *k, bool force)
 	return k->kallsyms_error < 0 ? k->kallsyms_error : 1;
 }
 
-void fg_kernel_syms__stats(const struct fg_kernel_syms *k, struct fg_kernel_syms_stats *ret)
+void fg_kernel_syms__stats(const struct fg_kernel_syms *k, struct fg_status_symbols *ret)
 {
-	*ret = (struct fg_kernel_syms_stats){
-		.symbols = k->kallsyms ? fg_kallsyms__count(k->kallsyms) : 0,
-		.loads = k->kallsyms_loads,
-		.bytes = k->kallsyms_charged,
-		.restricted = k->kallsyms ? fg_kallsyms__restricted(k->kallsyms) : false,
-	};
+	ret->kernel_symbols = k->kallsyms ? fg_kallsyms__count(k->kallsyms) : 0;
+	ret->kernel_reloads = k->kernel_reloads;
+	ret->kernel_restricted = k->kallsyms ? fg_kallsyms__restricted(k->kallsyms) : false;
+	ret->symbols_bytes += k->kallsyms_charged;
 }

@@ -17,13 +17,7 @@
 struct fg_budget;
 struct fg_kernel_syms;
 struct fg_loader;
-
-struct fg_kernel_syms_stats {
-	uint64_t symbols; /* in the table now */
-	uint64_t loads;   /* tables read, ever */
-	uint64_t bytes;   /* the table's, as charged */
-	bool restricted;  /* kptr_restrict hides kernel addresses */
-};
+struct fg_status_symbols;
 
 /* Caller frees with fg_kernel_syms__free(), after the loader. 0 or -ENOMEM. */
 int fg_kernel_syms__new(struct fg_kernel_syms **ret);
@@ -52,4 +46,9 @@ const char *fg_kernel_syms__build_id(struct fg_kernel_syms *k);
  */
 int fg_kernel_syms__refresh(struct fg_kernel_syms *k, bool force);
 
-void fg_kernel_syms__stats(const struct fg_kernel_syms *k, struct fg_kernel_syms_stats *ret);
+/*
+ * Fills the kernel's part of the symbols' status: kernel_symbols,
+ * kernel_reloads, kernel_restricted; adds the table's bytes, as charged, to
+ * symbols_bytes.
+ */
+void fg_kernel_syms__stats(const struct fg_kernel_syms *k, struct fg_status_symbols *ret);

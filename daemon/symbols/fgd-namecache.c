@@ -9,6 +9,7 @@
 #include "base/macro.h"
 #include "base/strpool.h"
 #include "fgd-clock.h"
+#include "proto/status-types.h"
 #include "symbols/fgd-namecache.h"
 
 /*
@@ -167,9 +168,9 @@ void fg_name_cache__frames(const struct fg_name_cache *c, const struct fg_name_e
 		ret->names[i] = fg_strpool__str(c->resolved_names, e->names[i]);
 }
 
-void fg_name_cache__stats(const struct fg_name_cache *c, struct fg_name_cache_stats *ret)
+void fg_name_cache__stats(const struct fg_name_cache *c, struct fg_status_symbols *ret)
 {
-	*ret = (struct fg_name_cache_stats){ .names = c->n_resolved,
-					     .bytes = resolved_bytes(c),
-					     .resets = c->resets };
+	ret->resolved = c->n_resolved;
+	ret->resolved_bytes = resolved_bytes(c);
+	ret->resolved_resets = c->resets;
 }

@@ -46,12 +46,6 @@ struct fg_name_entry {
 	uint32_t names[FG_SYM_MAX_FRAMES]; /* ids in the cache's names */
 };
 
-struct fg_name_cache_stats {
-	uint64_t names;  /* addresses kept now */
-	uint64_t bytes;  /* what they take */
-	uint64_t resets; /* times the table was emptied at its limit, or under pressure */
-};
-
 /* Caller frees with fg_name_cache__free(). 0 or -ENOMEM. */
 int fg_name_cache__new(struct fg_name_cache **ret);
 struct fg_name_cache *fg_name_cache__free(struct fg_name_cache *c);
@@ -88,4 +82,9 @@ bool fg_name_cache__fill(struct fg_name_cache *c, struct fg_name_entry *e,
 void fg_name_cache__frames(const struct fg_name_cache *c, const struct fg_name_entry *e,
 			   struct fg_sym_frames *ret);
 
-void fg_name_cache__stats(const struct fg_name_cache *c, struct fg_name_cache_stats *ret);
+/*
+ * Fills the cache's part of the symbols' status: resolved (addresses kept
+ * now), resolved_bytes (what they take), resolved_resets (times the table
+ * was emptied at its limit, or under pressure).
+ */
+void fg_name_cache__stats(const struct fg_name_cache *c, struct fg_status_symbols *ret);

@@ -56,7 +56,7 @@ struct fg_dso {
 	enum fg_dso_state state;
 	int error;
 	uint64_t failed_at;       /* CLOCK_MONOTONIC ns of the last failed load */
-	bool failed_once;         /* counted in dsos_failed */
+	bool failed_once;         /* counted in binaries_unreadable */
 	struct fg_elf_syms *syms; /* owned once loaded */
 	struct fg_dwarf *dwarf;   /* owned once loaded; NULL: no DWARF */
 	bool dwarf_touched;       /* in the owner's touched list */
@@ -82,7 +82,7 @@ struct fg_symbolizer {
 	struct fg_budget *budget;  /* borrowed; NULL: none */
 	uint64_t dwarf_bytes;      /* the dsos' DWARF, as charged */
 	uint64_t dwarf_mapped;     /* their debug sections read in place */
-	uint64_t syms_bytes;       /* the dsos' symbol tables, as charged */
+	uint64_t symbols_bytes;    /* the dsos' symbol tables, as charged */
 	struct fg_loader *loader;  /* borrowed; NULL: loads happen in the caller */
 	uint64_t next_dso_serial;
 
@@ -99,7 +99,7 @@ struct fg_symbolizer {
 
 	struct fg_kernel_syms *kernel; /* owned */
 
-	struct fg_symbolizer_stats stats;
+	struct fg_status_symbols stats;
 };
 
 /*
@@ -192,7 +192,7 @@ static void account_syms(struct fg_symbolizer *s, struct fg_dso *d)
 
 	fg_budget__account(s->budget, FG_BUDGET_SYMBOLS, &d->syms_charged,
 			   d->syms ? fg_elf_syms__bytes(d->syms) : 0);
-	s->syms_bytes = s->syms_bytes - before + d->syms_charged;
+	s->symbols_bytes = s->symbols_bytes - before + d->syms_charged;
 }
 
 /* Gives d's DWARF back to the loader, which built it, and its bytes to the budget. */
@@ -293,7 +293,7 @@ static struct fg_dso *create(struct fg_symbolizer *s, const struct fg_dso_key *k
 	size_t len;
 
 	if (s->live >= MAX_DSOS) {
-		s->stats.dsos_dropped++;
+		s->stats.binaries_dropped++;
 		return NULL;
 	}
 	d = calloc(1, sizeof(*d));
@@ -333,7 +333,7 @@ static struct fg_dso *create(struct fg_symbolizer *s, const struct fg_dso_key *k
 		goto fail;
 	}
 	s->live++;
-	s->stats.dsos = s->live;
+	s->stats.binaries = s->live;
 	return d;
 fail:
 	dso_free(d);
@@ -402,7 +402,7 @@ struct fg_dso *fg_dso__unref(struct fg_dso *d)
 		return NULL;
 	release_slot(d->owner, d);
 	d->owner->live--;
-	d->owner->stats.dsos = d->owner->live;
+	d->owner->stats.binaries = d->owner->live;
 	dso_free(d);
 	return NULL;
 }
@@ -629,7 +629,7 @@ static void load_done(struct fg_loader_job *j, bool cancelled)
 	} else if (job->error < 0) {
 		/* Count each binary once, however often it is retried. */
 		if (!d->failed_once)
-			s->stats.dsos_failed++;
+			s->stats.binaries_unreadable++;
 		d->failed_once = true;
 		d->state = FG_DSO_FAILED;
 		d->error = job->error;
@@ -642,9 +642,9 @@ static void load_done(struct fg_loader_job *j, bool cancelled)
 		d->syms = TAKE_PTR(job->syms);
 		account_syms(s, d);
 		if (job->debug_file)
-			s->stats.dsos_debug_file++;
+			s->stats.binaries_debug_file++;
 		if (fg_elf_syms__source(d->syms) == FG_ELF_MINIDEBUGINFO)
-			s->stats.dsos_minidebuginfo++;
+			s->stats.binaries_minidebuginfo++;
 		/* Without a budget, other loads may have used the room this one saw. */
 		if (job->dwarf && !s->budget &&
 		    s->dwarf_bytes + fg_dwarf__bytes(job->dwarf) > MAX_DWARF_BYTES) {
@@ -653,7 +653,7 @@ static void load_done(struct fg_loader_job *j, bool cancelled)
 		}
 		if (job->dwarf) {
 			set_dwarf(s, d, TAKE_PTR(job->dwarf));
-			s->stats.dsos_dwarf++;
+			s->stats.binaries_dwarf++;
 		}
 		d->dwarf_evicted = false;
 		s->stats.dwarf_dropped += job->dwarf_dropped;
@@ -661,7 +661,7 @@ static void load_done(struct fg_loader_job *j, bool cancelled)
 			fg_budget__refused(s->budget, FG_BUDGET_DWARF);
 		d->state = FG_DSO_LOADED;
 		d->error = 0;
-		s->stats.dsos_loaded++;
+		s->stats.binaries_loaded++;
 	}
 	/* Nothing is left here: work() frees what it does not hand over, and the rest is taken. */
 	fg_dso_source_done(&job->src);
@@ -1234,21 +1234,12 @@ int fg_symbolizer__refresh_kernel(struct fg_symbolizer *s, bool force)
 	return fg_kernel_syms__refresh(s->kernel, force);
 }
 
-void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_symbolizer_stats *ret)
+void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_status_symbols *ret)
 {
-	struct fg_kernel_syms_stats kernel;
-	struct fg_name_cache_stats names;
-
-	fg_name_cache__stats(s->names, &names);
-	fg_kernel_syms__stats(s->kernel, &kernel);
 	*ret = s->stats;
 	ret->dwarf_bytes = s->dwarf_bytes;
 	ret->dwarf_mapped = s->dwarf_mapped;
-	ret->symbols_bytes = s->syms_bytes + kernel.bytes;
-	ret->resolved = names.names;
-	ret->resolved_bytes = names.bytes;
-	ret->resolved_resets = names.resets;
-	ret->kallsyms = kernel.symbols;
-	ret->kallsyms_loads = kernel.loads;
-	ret->kernel_restricted = kernel.restricted;
+	ret->symbols_bytes = s->symbols_bytes;
+	fg_name_cache__stats(s->names, ret);
+	fg_kernel_syms__stats(s->kernel, ret);
 }

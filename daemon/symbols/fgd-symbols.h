@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "proto/status-types.h"
 #include "symbols/fgd-binid.h"
 #include "symbols/fgd-elffile.h"
 
@@ -44,37 +45,6 @@ struct fg_dso;
 struct fg_loader;
 struct fg_root;
 struct fg_symbolizer;
-
-struct fg_symbolizer_stats {
-	uint64_t dsos;               /* in the cache now */
-	uint64_t dsos_loaded;        /* symbol tables parsed, ever */
-	uint64_t dsos_failed;        /* binaries that could not be read, ever */
-	uint64_t dsos_dropped;       /* refused because the cache was full */
-	uint64_t dsos_debug_file;    /* with a separate debug file found, ever */
-	uint64_t dsos_minidebuginfo; /* with symbols from .gnu_debugdata, ever */
-	uint64_t dsos_dwarf;         /* with DWARF read (inline frames), ever */
-	uint64_t dwarf_dropped;      /* DWARF not read: more than the budget had room for */
-	/* DWARF held on the heap now: sections read or inflated, libdw's tables */
-	uint64_t dwarf_bytes;
-	uint64_t dwarf_mapped;  /* debug sections read in place from mapped files (fgd-dwarf.h) */
-	uint64_t dwarf_evicted; /* binaries' DWARF given up under memory pressure, ever */
-	uint64_t dwarf_reread;  /* evicted DWARF read again, ever */
-	/* addresses named without inline frames: their DWARF was evicted */
-	uint64_t inline_skipped;
-	uint64_t symbols_bytes;   /* symbol tables held now, kallsyms included */
-	uint64_t symbols_evicted; /* binaries' symbol tables given up under memory pressure, ever */
-	uint64_t symbols_refused; /* symbol tables read but larger than the budget had room for */
-	uint64_t resolved;        /* addresses named on the loader's thread, kept now */
-	uint64_t resolved_bytes;  /* what they take */
-	uint64_t resolved_jobs;   /* addresses sent to the loader's thread, ever */
-	uint64_t resolved_hits;   /* names found kept, ever */
-	uint64_t resolved_waits;  /* lookups that waited for room on the loader, ever */
-	/* times the table was emptied at its limit, or under memory pressure */
-	uint64_t resolved_resets;
-	uint64_t kallsyms; /* kernel symbols */
-	uint64_t kallsyms_loads;
-	bool kernel_restricted; /* kptr_restrict hides kernel addresses */
-};
 
 int fg_symbolizer__new(struct fg_symbolizer **ret);
 /* Free the loader first: its jobs hold references to dsos. */
@@ -271,4 +241,5 @@ bool fg_symbolizer__function(const struct fg_dso *d, uint64_t offset, unsigned f
  */
 int fg_symbolizer__refresh_kernel(struct fg_symbolizer *s, bool force);
 
-void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_symbolizer_stats *ret);
+/* The symbolizer's part of status ("symbols"): its counters, and what it holds now. */
+void fg_symbolizer__stats(const struct fg_symbolizer *s, struct fg_status_symbols *ret);

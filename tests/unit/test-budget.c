@@ -90,7 +90,7 @@ static void setup(struct cache *c, uint64_t total)
 TEST(charges_releases_and_peaks)
 {
 	struct fg_budget *b;
-	struct fg_budget_stats st;
+	struct fg_status_memory st;
 	uint64_t held = 0;
 
 	ASSERT_OK(fg_budget__new(96 * MIB, &b));
@@ -102,22 +102,22 @@ TEST(charges_releases_and_peaks)
 	ASSERT_U64_EQ(held, 10 * MIB);
 	fg_budget__account(b, FG_BUDGET_RECORDINGS, &held, 4 * MIB);
 	fg_budget__stats(b, &st);
-	ASSERT_U64_EQ(st.total, 96 * MIB);
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_WINDOW].bytes, 2 * MIB);
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_WINDOW].peak, 3 * MIB);
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_RECORDINGS].bytes, 4 * MIB);
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_RECORDINGS].peak, 10 * MIB);
+	ASSERT_U64_EQ(st.budget, 96 * MIB);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_WINDOW].bytes, 2 * MIB);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_WINDOW].peak, 3 * MIB);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_RECORDINGS].bytes, 4 * MIB);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_RECORDINGS].peak, 10 * MIB);
 	ASSERT_U64_EQ(st.charged, 11 * MIB);
-	ASSERT_U64_EQ(st.peak, 17 * MIB);
+	ASSERT_U64_EQ(st.charged_peak, 17 * MIB);
 	/* Releasing more than held is clamped: the part never goes below zero. */
 	fg_budget__release(b, FG_BUDGET_WINDOW, 100 * MIB);
 	fg_budget__stats(b, &st);
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_WINDOW].bytes, 0);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_WINDOW].bytes, 0);
 	ASSERT_U64_EQ(st.charged, 9 * MIB);
 	/* The shares, as documented: a third for the window, half for DWARF, an eighth for JIT. */
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_WINDOW].share, 32 * MIB);
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_DWARF].share, 48 * MIB);
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_JIT].share, 12 * MIB);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_WINDOW].share, 32 * MIB);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_DWARF].share, 48 * MIB);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_JIT].share, 12 * MIB);
 	ASSERT_STREQ(fg_budget_part_name(FG_BUDGET_NAMES), "names");
 	fg_budget__free(b);
 }
@@ -164,11 +164,11 @@ TEST(room_of_data_and_caches)
 	ASSERT_U64_EQ(fg_budget__room(b, FG_BUDGET_RECORDINGS), 0);
 	fg_budget__refused(b, FG_BUDGET_RECORDINGS);
 	{
-		struct fg_budget_stats st;
+		struct fg_status_memory st;
 
 		fg_budget__stats(b, &st);
-		ASSERT_EQ(st.parts[FG_BUDGET_RECORDINGS].refused, 1);
-		ASSERT_EQ(st.parts[FG_BUDGET_RESULTS].refused, 0);
+		ASSERT_EQ(st.by_part[FG_BUDGET_RECORDINGS].refused, 1);
+		ASSERT_EQ(st.by_part[FG_BUDGET_RESULTS].refused, 0);
 	}
 	/* A smaller total applies at once. */
 	fg_budget__set_total(b, 40 * MIB);
@@ -191,7 +191,7 @@ TEST(nothing_evicted_within_the_budget)
 
 TEST(eviction_order_cold_first_dwarf_cfi_symbols_then_names)
 {
-	struct fg_budget_stats st;
+	struct fg_status_memory st;
 	struct cache c;
 	uint64_t now = 1000 * SEC;
 	size_t sym_cold, dwarf_warm, cfi_cold, dwarf_cold, names, dwarf_hot, sym_warm;
@@ -237,12 +237,12 @@ TEST(eviction_order_cold_first_dwarf_cfi_symbols_then_names)
 	fg_budget__stats(c.b, &st);
 	ASSERT_EQ(st.relieved, 3);
 	ASSERT_EQ(st.unrelieved, 1);
-	ASSERT_EQ(st.parts[FG_BUDGET_DWARF].evicted, 2);
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_DWARF].evicted_bytes, 16 * MIB);
-	ASSERT_EQ(st.parts[FG_BUDGET_CFI].evicted, 1);
-	ASSERT_EQ(st.parts[FG_BUDGET_SYMBOLS].evicted, 2);
-	ASSERT_EQ(st.parts[FG_BUDGET_NAMES].evicted, 1);
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_DWARF].bytes, 8 * MIB);
+	ASSERT_EQ(st.by_part[FG_BUDGET_DWARF].evicted, 2);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_DWARF].evicted_bytes, 16 * MIB);
+	ASSERT_EQ(st.by_part[FG_BUDGET_CFI].evicted, 1);
+	ASSERT_EQ(st.by_part[FG_BUDGET_SYMBOLS].evicted, 2);
+	ASSERT_EQ(st.by_part[FG_BUDGET_NAMES].evicted, 1);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_DWARF].bytes, 8 * MIB);
 	/* Tried again at once: not before a second has passed, nothing is looked at. */
 	ASSERT_U64_EQ(fg_budget__relieve(c.b, now + SEC / 2), 0);
 	fg_budget__stats(c.b, &st);
@@ -267,7 +267,7 @@ TEST(base_counts_against_the_total)
 	/* The kernel's peak: a burst between two looks (98) is in it. */
 	fg_budget__set_rss(c.b, 60 * MIB, 98 * MIB);
 	{
-		struct fg_budget_stats st;
+		struct fg_status_memory st;
 
 		fg_budget__stats(c.b, &st);
 		ASSERT_U64_EQ(st.base, 48 * MIB);
@@ -282,7 +282,7 @@ TEST(rings_are_charged_whole_and_the_caches_give_way)
 {
 	struct cache c;
 	uint64_t held = 0;
-	struct fg_budget_stats st;
+	struct fg_status_memory st;
 
 	setup(&c, 64 * MIB);
 	add(&c, FG_BUDGET_DWARF, 30 * MIB, 0);
@@ -293,13 +293,13 @@ TEST(rings_are_charged_whole_and_the_caches_give_way)
 	ASSERT_U64_EQ(fg_budget__relieve(c.b, 3600 * SEC), 30 * MIB);
 	ASSERT_TRUE(!fg_budget__over(c.b));
 	fg_budget__stats(c.b, &st);
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_RINGS].bytes, 40 * MIB);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_RINGS].bytes, 40 * MIB);
 	ASSERT_STREQ(fg_budget_part_name(FG_BUDGET_RINGS), "rings");
 	/* Data parts count them as taken. */
 	ASSERT_TRUE(fg_budget__room(c.b, FG_BUDGET_WINDOW) <= 24 * MIB);
 	fg_budget__account(c.b, FG_BUDGET_RINGS, &held, 0);
 	fg_budget__stats(c.b, &st);
-	ASSERT_U64_EQ(st.parts[FG_BUDGET_RINGS].bytes, 0);
+	ASSERT_U64_EQ(st.by_part[FG_BUDGET_RINGS].bytes, 0);
 	fg_budget__free(c.b);
 }
 

@@ -23,6 +23,7 @@
 #include "fgd-conf.h"
 #include "fgd-engine.h"
 #include "fgd-loop.h"
+#include "proto/status-types.h"
 #include "test.h"
 
 /* A pid no process has: the engine learns of it from the records alone. */
@@ -114,6 +115,7 @@ TEST(a_made_up_process_is_tracked_and_its_samples_named)
 	struct fg_recording *rec = NULL;
 	struct fg_recording_opts o = {};
 	struct fgd_engine_stats es;
+	struct fg_status status = {};
 	struct sink *out = calloc(1, sizeof(*out));
 	char exe[4096];
 	struct stat st;
@@ -197,7 +199,9 @@ TEST(a_made_up_process_is_tracked_and_its_samples_named)
 	/* The recording's figures went to the engine's totals as it left. */
 	fgd_engine__stats(e, &es);
 	ASSERT_EQ(es.recordings, 0);
-	ASSERT_TRUE(es.processes.generations >= 1);
+	ASSERT_OK(fgd_engine__status(e, &status));
+	ASSERT_TRUE(status.processes.generations >= 1);
+	fg_status_done(&status);
 	fg_recording__free(rec);
 	fgd_engine__free(e);
 	fgd_loop__free(loop);
@@ -213,6 +217,7 @@ TEST(a_recording_aborted_leaves_the_engine)
 	struct fg_recording *rec = NULL;
 	struct fg_recording_opts o = {};
 	struct fgd_engine_stats es;
+	struct fg_status status = {};
 	pid_t bad = 0;
 
 	start(&conf, &loop, &e);
@@ -225,16 +230,21 @@ TEST(a_recording_aborted_leaves_the_engine)
 	ASSERT_TRUE(fgd_engine__busy(e));
 	fgd_engine__drain(e);
 	/* Its tables are charged to the memory budget's recordings part while it lives. */
-	fgd_engine__stats(e, &es);
-	ASSERT_TRUE(es.memory.parts[FG_BUDGET_RECORDINGS].bytes > 0);
-	ASSERT_U64_EQ(es.memory.total, conf.memory_max);
+	ASSERT_OK(fgd_engine__status(e, &status));
+	ASSERT_TRUE(status.memory.by_part[FG_BUDGET_RECORDINGS].bytes > 0);
+	ASSERT_U64_EQ(status.memory.parts.recordings.bytes,
+		      status.memory.by_part[FG_BUDGET_RECORDINGS].bytes);
+	ASSERT_U64_EQ(status.memory.budget, conf.memory_max);
+	fg_status_done(&status);
 	fgd_engine__abort_recording(e, rec);
 	ASSERT_TRUE(!fgd_engine__busy(e));
 	fgd_engine__stats(e, &es);
 	ASSERT_EQ(es.recordings, 0);
-	ASSERT_U64_EQ(es.memory.parts[FG_BUDGET_RECORDINGS].bytes, 0);
+	ASSERT_OK(fgd_engine__status(e, &status));
+	ASSERT_U64_EQ(status.memory.by_part[FG_BUDGET_RECORDINGS].bytes, 0);
+	fg_status_done(&status);
 	/* Over the kernel's maximum rate: refused before any event is opened. */
-	o.frequency = es.max_rate + 1;
+	o.frequency = es.max_frequency + 1;
 	ASSERT_ERR(fgd_engine__start_recording(e, &o, &rec, &bad, NULL, NULL), -ERANGE);
 	fgd_engine__free(e);
 	fgd_loop__free(loop);
@@ -248,7 +258,7 @@ TEST(a_recording_the_budget_has_no_room_for_stops_growing)
 	struct fgd_engine *e = NULL;
 	struct fg_recording *rec = NULL;
 	struct fg_recording_opts o = {};
-	struct fgd_engine_stats es;
+	struct fg_status status = {};
 	struct json_object *meta, *v;
 
 	start(&conf, &loop, &e);
@@ -257,9 +267,10 @@ TEST(a_recording_the_budget_has_no_room_for_stops_growing)
 	recording_opts(e, getpid(), &o);
 	ASSERT_OK(fgd_engine__start_recording(e, &o, &rec, NULL, NULL, NULL));
 	fgd_engine__drain(e);
-	fgd_engine__stats(e, &es);
-	ASSERT_U64_EQ(es.memory.parts[FG_BUDGET_RECORDINGS].refused, 1);
-	ASSERT_TRUE(es.memory_pressure);
+	ASSERT_OK(fgd_engine__status(e, &status));
+	ASSERT_U64_EQ(status.memory.by_part[FG_BUDGET_RECORDINGS].refused, 1);
+	ASSERT_TRUE(status.memory.pressure);
+	fg_status_done(&status);
 	/* Its tables stopped growing, as at its own limit, and its metadata says so. */
 	fgd_engine__stop_recording(e, rec);
 	ASSERT_OK(fgd_engine__finish_recording(e, rec));

@@ -99,7 +99,7 @@ TEST(absent_then_appended)
 {
 	struct fixture f = {};
 	struct fg_jit_frame fr;
-	struct fg_jit_stats st;
+	struct fg_status_jit st;
 	char want[64];
 
 	setup(&f);
@@ -122,7 +122,7 @@ TEST(absent_then_appended)
 		  strlen("1000 10 first\n2000 10 second\n0x3000 0x10 third with spaces\n"));
 	fg_jit__stats(f.jit, &st);
 	ASSERT_EQ(st.maps, 1);
-	ASSERT_EQ(st.reading, 1);
+	ASSERT_EQ(st.maps_read, 1);
 	ASSERT_EQ(st.resets, 0);
 	/* Read in steps, not from the start each time. */
 	ASSERT_TRUE(st.reads >= 2);
@@ -141,7 +141,7 @@ TEST(map_written_before_a_recording_names_its_samples)
 {
 	struct fixture f = {};
 	struct fg_jit_frame fr;
-	struct fg_jit_stats st;
+	struct fg_status_jit st;
 	uint64_t started;
 
 	setup(&f);
@@ -170,7 +170,7 @@ TEST(rewritten_map_is_read_anew)
 {
 	struct fixture f = {};
 	struct fg_jit_frame a, x;
-	struct fg_jit_stats st;
+	struct fg_status_jit st;
 
 	setup(&f);
 	write_file(f.path, "0x1000 0x10 old name\n", "w");
@@ -221,7 +221,7 @@ TEST(reference_outlives_generation)
 	struct fixture f = {};
 	struct fg_jitmap *held;
 	struct fg_jitmap_info i;
-	struct fg_jit_stats st;
+	struct fg_status_jit st;
 
 	setup(&f);
 	write_file(f.path, "1000 10 f\n2000 10 g\nbogus line\n", "w");
@@ -236,7 +236,7 @@ TEST(reference_outlives_generation)
 	ASSERT_EQ(i.stats.malformed, 1);
 	fg_jit__stats(f.jit, &st);
 	ASSERT_EQ(st.maps, 0);
-	ASSERT_EQ(st.reading, 0);
+	ASSERT_EQ(st.maps_read, 0);
 	ASSERT_EQ(st.bytes, 0);
 	ASSERT_TRUE(fg_jitmap__unref(held) == NULL);
 	teardown(&f);
@@ -246,7 +246,7 @@ TEST(map_over_the_size_limit_is_refused)
 {
 	struct fixture f = {};
 	struct fg_jit_frame fr;
-	struct fg_jit_stats st;
+	struct fg_status_jit st;
 	struct fg_jitmap_info i;
 	FILE *fp;
 
@@ -292,7 +292,7 @@ TEST(reads_are_bounded_by_the_read_budget)
 {
 	struct fixture f = {};
 	struct fg_jit_frame fr;
-	struct fg_jit_stats st;
+	struct fg_status_jit st;
 	double t0;
 	int misses = 0;
 
@@ -321,8 +321,8 @@ TEST(reads_are_bounded_by_the_read_budget)
 TEST(maps_are_charged_to_the_budget_and_stop_without_room)
 {
 	struct fixture f = {};
-	struct fg_budget_stats bs;
-	struct fg_jit_stats st;
+	struct fg_status_memory bs;
+	struct fg_status_jit st;
 	struct fg_budget *b;
 
 	ASSERT_OK(fg_budget__new(32ULL << 20, &b));
@@ -333,7 +333,7 @@ TEST(maps_are_charged_to_the_budget_and_stop_without_room)
 	fg_jit__stats(f.jit, &st);
 	fg_budget__stats(b, &bs);
 	ASSERT_TRUE(st.bytes > 0);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_JIT].bytes, st.bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_JIT].bytes, st.bytes);
 	/* The whole budget spent elsewhere: what the map gains is not read, and that is counted. */
 	fg_budget__set_base(b, 32ULL << 20);
 	write_file(f.path, "2000 10 second\n", "a");
@@ -347,9 +347,9 @@ TEST(maps_are_charged_to_the_budget_and_stop_without_room)
 	fg_jit__stats(f.jit, &st);
 	fg_budget__stats(b, &bs);
 	ASSERT_TRUE(st.budget_skipped > 0);
-	ASSERT_TRUE(bs.parts[FG_BUDGET_JIT].refused > 0);
+	ASSERT_TRUE(bs.by_part[FG_BUDGET_JIT].refused > 0);
 	teardown(&f);
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_JIT].bytes, 0);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_JIT].bytes, 0);
 	fg_budget__free(b);
 }

@@ -81,7 +81,7 @@ TEST(jobs_run_elsewhere_in_order_and_complete_here)
 	}
 	fg_loader__stats(l, &st);
 	ASSERT_EQ(st.submitted, 8);
-	ASSERT_EQ(st.completed, 8);
+	ASSERT_EQ(st.jobs, 8);
 	ASSERT_EQ(st.queued, 0);
 	fg_loader__free(l);
 }

@@ -4,6 +4,7 @@
 
 #include "base/budget.h"
 #include "base/macro.h"
+#include "proto/status-types.h"
 #include "symbols/fgd-namecache.h"
 #include "test.h"
 
@@ -23,10 +24,10 @@ static void answer(struct fg_sym_frames *f, const char *name, size_t n)
 
 static uint64_t names_charged(struct fg_budget *b)
 {
-	struct fg_budget_stats st;
+	struct fg_status_memory st;
 
 	fg_budget__stats(b, &st);
-	return st.parts[FG_BUDGET_NAMES].bytes;
+	return st.by_part[FG_BUDGET_NAMES].bytes;
 }
 
 TEST(an_answer_is_kept_under_its_key)
@@ -35,7 +36,7 @@ TEST(an_answer_is_kept_under_its_key)
 	struct fg_name_key other = { .dso_serial = 1,
 				     .offset = 0x1234,
 				     .flags = 1 | FG_NAME_BY_SYMBOL };
-	struct fg_name_cache_stats st;
+	struct fg_status_symbols st = {};
 	struct fg_sym_frames f, got;
 	struct fg_name_cache *c;
 	struct fg_name_entry *e;
@@ -60,16 +61,16 @@ TEST(an_answer_is_kept_under_its_key)
 	/* Kept by symbol is another answer than kept by offset. */
 	ASSERT_TRUE(!fg_name_cache__find(c, &other));
 	fg_name_cache__stats(c, &st);
-	ASSERT_EQ(st.names, 1);
-	ASSERT_TRUE(st.bytes > 0);
-	ASSERT_EQ(st.resets, 0);
+	ASSERT_EQ(st.resolved, 1);
+	ASSERT_TRUE(st.resolved_bytes > 0);
+	ASSERT_EQ(st.resolved_resets, 0);
 	fg_name_cache__free(c);
 }
 
 TEST(the_table_starts_again_past_the_budgets_share)
 {
 	struct fg_name_key first = { .dso_serial = 7, .offset = 0 };
-	struct fg_name_cache_stats st;
+	struct fg_status_symbols st = {};
 	struct fg_name_cache *c;
 	struct fg_budget *b;
 	struct fg_sym_frames f;
@@ -90,13 +91,13 @@ TEST(the_table_starts_again_past_the_budgets_share)
 		ASSERT_TRUE(fg_name_cache__fill(c, e, &f));
 		fg_name_cache__stats(c, &st);
 		/* Charged as it grows. */
-		ASSERT_U64_EQ(names_charged(b), st.bytes);
-		if (st.resets > 0)
+		ASSERT_U64_EQ(names_charged(b), st.resolved_bytes);
+		if (st.resolved_resets > 0)
 			break;
 		ASSERT_TRUE(i < 100000);
 	}
-	ASSERT_EQ(st.resets, 1);
-	ASSERT_EQ(st.names, 1);
+	ASSERT_EQ(st.resolved_resets, 1);
+	ASSERT_EQ(st.resolved, 1);
 	ASSERT_TRUE(!fg_name_cache__find(c, &first));
 	ASSERT_TRUE(fg_name_cache__find(c, &(struct fg_name_key){ .dso_serial = 7, .offset = i }));
 	/* Freed, the names give their bytes back. */
@@ -108,7 +109,7 @@ TEST(the_table_starts_again_past_the_budgets_share)
 TEST(pressure_starts_the_names_again)
 {
 	struct fg_name_key k = { .dso_serial = 3, .offset = 0x40 };
-	struct fg_name_cache_stats st;
+	struct fg_status_symbols st = {};
 	struct fg_name_cache *c;
 	struct fg_budget *b;
 	struct fg_sym_frames f;
@@ -123,9 +124,9 @@ TEST(pressure_starts_the_names_again)
 	fg_budget__set_base(b, 64ULL << 20);
 	fg_budget__relieve(b, 1000 * SEC);
 	fg_name_cache__stats(c, &st);
-	ASSERT_EQ(st.names, 0);
-	ASSERT_EQ(st.resets, 1);
-	ASSERT_U64_EQ(names_charged(b), st.bytes);
+	ASSERT_EQ(st.resolved, 0);
+	ASSERT_EQ(st.resolved_resets, 1);
+	ASSERT_U64_EQ(names_charged(b), st.resolved_bytes);
 	ASSERT_TRUE(!fg_name_cache__find(c, &k));
 	/* Left without a budget, the names give their charge back to the old one. */
 	ASSERT_TRUE(fg_name_cache__fill(c, fg_name_cache__add(c, &k), &f));

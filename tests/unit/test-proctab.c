@@ -233,7 +233,7 @@ TEST(mappings_overlap_split_and_replace)
 TEST(reap_frees_ended_generations_after_grace)
 {
 	struct fixture f;
-	struct fg_proctab_stats st;
+	struct fg_status_processes st;
 
 	setup(&f);
 	comm_rec(&f, P1, P1, "short", true, 100);
@@ -241,7 +241,7 @@ TEST(reap_frees_ended_generations_after_grace)
 	fg_proctab__reap(f.t, 1000, 500); /* ended at 200 < 1000 - 500 */
 	fg_proctab__stats(f.t, &st);
 	ASSERT_EQ(st.generations, 0);
-	ASSERT_EQ(st.processes, 0);
+	ASSERT_EQ(st.alive, 0);
 	ASSERT_TRUE(fg_proctab__current(f.t, P1) == NULL);
 	teardown(&f);
 }
@@ -250,7 +250,7 @@ TEST(unknown_pid_becomes_a_tombstone)
 {
 	struct fixture f;
 	struct fg_process *p;
-	struct fg_proctab_stats st;
+	struct fg_status_processes st;
 
 	setup(&f);
 	p = fg_proctab__find(f.t, P3, 5);
@@ -259,7 +259,7 @@ TEST(unknown_pid_becomes_a_tombstone)
 	ASSERT_TRUE(p->end_time != FG_TIME_ALIVE);
 	ASSERT_TRUE(fg_proctab__find(f.t, P3, 6) == p); /* no second /proc read */
 	fg_proctab__stats(f.t, &st);
-	ASSERT_EQ(st.processes, 0);
+	ASSERT_EQ(st.alive, 0);
 	teardown(&f);
 }
 
@@ -410,7 +410,7 @@ static void *blocked_thread(void *arg)
 TEST(get_live_refuses_threads_and_leaves_nothing_for_bogus_pids)
 {
 	struct fixture f;
-	struct fg_proctab_stats st;
+	struct fg_status_processes st;
 	struct fg_process *p = NULL;
 	pthread_t th;
 	pid_t tgid = 0;
@@ -541,7 +541,7 @@ TEST(container_binary_resolves_in_its_root_after_the_container_is_gone)
 {
 	char dir[] = "/tmp/fgd-test-ctr.XXXXXX", path[128], buf[256];
 	int quit_fd, status;
-	struct fg_proctab_stats st;
+	struct fg_status_processes st;
 	enum fg_sym_result res;
 	struct fixture f;
 	struct fg_record r = { .type = PERF_RECORD_MMAP2 };
@@ -596,8 +596,8 @@ TEST(container_binary_resolves_in_its_root_after_the_container_is_gone)
 TEST(the_table_is_charged_to_the_budget_and_stops_at_its_share)
 {
 	struct fixture f;
-	struct fg_proctab_stats st;
-	struct fg_budget_stats bs;
+	struct fg_status_processes st;
+	struct fg_status_memory bs;
 	struct fg_budget *b;
 	uint64_t time = 100, gens;
 
@@ -616,7 +616,7 @@ TEST(the_table_is_charged_to_the_budget_and_stops_at_its_share)
 	gens = st.generations;
 	ASSERT_TRUE(gens >= 100);
 	ASSERT_TRUE(st.bytes > 100 * sizeof(struct fg_process));
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_PROCESSES].bytes, st.bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_PROCESSES].bytes, st.bytes);
 	/* Given back as they are reaped. */
 	for (uint32_t i = 0; i < 50; i++)
 		exit_rec(&f, P1 + i, P1 + i, time++);
@@ -624,7 +624,7 @@ TEST(the_table_is_charged_to_the_budget_and_stops_at_its_share)
 	fg_proctab__stats(f.t, &st);
 	fg_budget__stats(b, &bs);
 	ASSERT_EQ(st.generations, gens - 50);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_PROCESSES].bytes, st.bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_PROCESSES].bytes, st.bytes);
 
 	/* No room: the share is spent (a budget this small), so new processes are dropped, counted. */
 	fg_budget__set_total(b, 8 * st.bytes);
@@ -634,9 +634,9 @@ TEST(the_table_is_charged_to_the_budget_and_stops_at_its_share)
 	fg_budget__stats(b, &bs);
 	ASSERT_EQ(st.generations, gens - 50);
 	ASSERT_EQ(st.dropped_processes, 1);
-	ASSERT_EQ(bs.parts[FG_BUDGET_PROCESSES].refused, 1);
+	ASSERT_EQ(bs.by_part[FG_BUDGET_PROCESSES].refused, 1);
 	teardown(&f);
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_PROCESSES].bytes, 0);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_PROCESSES].bytes, 0);
 	fg_budget__free(b);
 }

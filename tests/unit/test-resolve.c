@@ -454,20 +454,20 @@ TEST(the_waiting_room_is_charged_to_the_budget_and_given_back)
 	struct fixture f;
 	uint64_t ips[] = { PERF_CONTEXT_USER, inside(resolve_leaf), inside(resolve_caller) };
 	struct fg_budget *b;
-	struct fg_budget_stats bs;
+	struct fg_status_memory bs;
 
 	ASSERT_OK(fg_budget__new(32 << 20, &b));
 	setup_budget(&f, FG_CALL_GRAPH_FP, true, b);
 	feed(&f, ips, ELEMENTSOF(ips));
 	ASSERT_EQ(f.n_emitted, 0);
 	fg_budget__stats(b, &bs);
-	ASSERT_TRUE(bs.parts[FG_BUDGET_WAITING].bytes > 0);
+	ASSERT_TRUE(bs.by_part[FG_BUDGET_WAITING].bytes > 0);
 	wait_for_loads(&f);
 	ASSERT_EQ(f.n_emitted, 1);
 	/* An empty room gives its memory back. */
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_WAITING].bytes, 0);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_WAITING].refused, 0);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_WAITING].bytes, 0);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_WAITING].refused, 0);
 	teardown(&f);
 	fg_budget__free(b);
 }
@@ -478,7 +478,7 @@ TEST(a_sample_the_budget_has_no_room_for_does_not_wait)
 	uint64_t ips[] = { PERF_CONTEXT_USER, inside(resolve_leaf), inside(resolve_caller) };
 	struct fg_resolve_stats st;
 	struct fg_budget *b;
-	struct fg_budget_stats bs;
+	struct fg_status_memory bs;
 
 	ASSERT_OK(fg_budget__new(32 << 20, &b));
 	/* The window holds the whole total: no data part has room left. */
@@ -492,8 +492,8 @@ TEST(a_sample_the_budget_has_no_room_for_does_not_wait)
 	ASSERT_EQ(st.degraded, 1);
 	ASSERT_EQ(st.waiting, 0);
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_WAITING].bytes, 0);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_WAITING].refused, 1);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_WAITING].bytes, 0);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_WAITING].refused, 1);
 	drain_loader(&f);
 	teardown(&f);
 	fg_budget__release(b, FG_BUDGET_WINDOW, 32 << 20);

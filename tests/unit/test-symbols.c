@@ -79,7 +79,7 @@ TEST(one_entry_per_binary_by_build_id_or_inode)
 	struct fg_symbolizer *sym;
 	struct fg_dso *by_id, *again, *by_inode;
 	struct fg_dso_key key, ikey = { .kind = FG_DSO_FILE };
-	struct fg_symbolizer_stats st;
+	struct fg_status_symbols st;
 	char path[4096];
 	struct stat s;
 
@@ -95,12 +95,12 @@ TEST(one_entry_per_binary_by_build_id_or_inode)
 	by_inode = fg_symbolizer__get_dso(sym, &ikey, path, NULL, NULL);
 	ASSERT_TRUE(by_inode == by_id);
 	fg_symbolizer__stats(sym, &st);
-	ASSERT_EQ(st.dsos, 1);
+	ASSERT_EQ(st.binaries, 1);
 	fg_dso__unref(by_inode);
 	fg_dso__unref(again);
 	fg_dso__unref(by_id);
 	fg_symbolizer__stats(sym, &st);
-	ASSERT_EQ(st.dsos, 0);
+	ASSERT_EQ(st.binaries, 0);
 	fg_symbolizer__free(sym);
 }
 
@@ -135,7 +135,7 @@ TEST(unreadable_and_anonymous_code)
 	struct fg_dso *f, *a;
 	enum fg_sym_result res;
 	char buf[256];
-	struct fg_symbolizer_stats st;
+	struct fg_status_symbols st;
 
 	ASSERT_OK(fg_symbolizer__new(&sym));
 	f = fg_symbolizer__get_dso(sym, &fkey, "/nonexistent/libgone.so (deleted)", NULL, NULL);
@@ -160,7 +160,7 @@ TEST(unreadable_and_anonymous_code)
 	ASSERT_STREQ(fg_symbolizer__name_user(sym, NULL, 0x10, NULL, buf, sizeof(buf), &res),
 		     "[unknown]");
 	fg_symbolizer__stats(sym, &st);
-	ASSERT_EQ(st.dsos_failed, 1);
+	ASSERT_EQ(st.binaries_unreadable, 1);
 	fg_dso__unref(f);
 	fg_dso__unref(a);
 	fg_symbolizer__free(sym);
@@ -286,7 +286,7 @@ TEST(vdso_symbols)
 TEST(kernel_symbols_from_kallsyms)
 {
 	struct fg_symbolizer *sym;
-	struct fg_symbolizer_stats st;
+	struct fg_status_symbols st;
 	char line[512];
 	uint64_t addr = 0;
 	FILE *f = fopen("/proc/kallsyms", "re");
@@ -312,7 +312,7 @@ TEST(kernel_symbols_from_kallsyms)
 	ASSERT_STREQ(fg_symbolizer__name_kernel(sym, addr + 8), "schedule");
 	ASSERT_TRUE(fg_symbolizer__name_kernel(sym, 0x1000) == NULL);
 	fg_symbolizer__stats(sym, &st);
-	ASSERT_TRUE(st.kallsyms > 1000);
+	ASSERT_TRUE(st.kernel_symbols > 1000);
 	fg_symbolizer__free(sym);
 }
 
@@ -384,7 +384,7 @@ TEST(inline_frames_from_the_binary_dwarf)
 	for (int read = 0; read <= 1; read++) {
 		char dir[] = "/tmp/fg-test-symbols-XXXXXX";
 		struct fg_symbolizer *sym = isolated(dir);
-		struct fg_symbolizer_stats st;
+		struct fg_status_symbols st;
 		struct fg_elf_trust none = {};
 		struct fg_dso *d;
 
@@ -401,8 +401,8 @@ TEST(inline_frames_from_the_binary_dwarf)
 		ASSERT_STREQ(frames_at(sym, d, outer, ALL), "fgtest_outer");
 		ASSERT_TRUE(fg_dso__dwarf(d) != NULL);
 		fg_symbolizer__stats(sym, &st);
-		ASSERT_EQ(st.dsos_dwarf, 1);
-		ASSERT_EQ(st.dsos_debug_file, 0);
+		ASSERT_EQ(st.binaries_dwarf, 1);
+		ASSERT_EQ(st.binaries_debug_file, 0);
 		/*
 		 * Never the whole file: read, the debug sections inline frames need
 		 * (no code, no line tables); mapped, only libdw's own tables.
@@ -424,14 +424,14 @@ TEST(stripped_binary_with_debuglink)
 	uint64_t mark = symbol_value(program_path("fgtest-inline"), "fgtest_inline_mark");
 	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
 	struct fg_symbolizer *sym = isolated(dir);
-	struct fg_symbolizer_stats st;
+	struct fg_status_symbols st;
 	struct fg_dso *d = file_dso(sym, path);
 
 	/* fgtest_outer is in no table of the stripped binary: the names come from the debug file. */
 	ASSERT_STREQ(frames_at(sym, d, mark, ALL), INLINE_CHAIN);
 	fg_symbolizer__stats(sym, &st);
-	ASSERT_EQ(st.dsos_debug_file, 1);
-	ASSERT_EQ(st.dsos_dwarf, 1);
+	ASSERT_EQ(st.binaries_debug_file, 1);
+	ASSERT_EQ(st.binaries_dwarf, 1);
 	fg_dso__unref(d);
 	fg_symbolizer__free(sym);
 	remove_tree(dir);
@@ -560,7 +560,7 @@ TEST(minidebuginfo_names_local_functions)
 	uint64_t mark = symbol_value(program_path("fgtest-inline"), "fgtest_inline_mark");
 	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
 	struct fg_symbolizer *sym;
-	struct fg_symbolizer_stats st;
+	struct fg_status_symbols st;
 	struct fg_dso *d;
 
 	if (!program_exists("fgtest-inline-minidebuginfo"))
@@ -570,8 +570,8 @@ TEST(minidebuginfo_names_local_functions)
 	/* Names only: MiniDebugInfo has no DWARF, so no inline frames. */
 	ASSERT_STREQ(frames_at(sym, d, mark, ALL), "fgtest_outer");
 	fg_symbolizer__stats(sym, &st);
-	ASSERT_EQ(st.dsos_minidebuginfo, 1);
-	ASSERT_EQ(st.dsos_dwarf, 0);
+	ASSERT_EQ(st.binaries_minidebuginfo, 1);
+	ASSERT_EQ(st.binaries_dwarf, 0);
 	fg_dso__unref(d);
 	fg_symbolizer__free(sym);
 	remove_tree(dir);
@@ -649,7 +649,7 @@ static void with_loader_done(struct with_loader *w)
 TEST(a_function_is_demangled_once_an_address_inlined_each)
 {
 	const char *path = program_path("fgtest-cxx");
-	struct fg_symbolizer_stats st;
+	struct fg_status_symbols st;
 	struct with_loader w;
 	struct fg_sym_frames fr;
 	uint64_t add, hits;
@@ -735,7 +735,7 @@ TEST(plt_entries_take_no_dwarf_lookup)
 {
 	const char *path = program_path("fgtest-inline");
 	uint64_t at, mark, function;
-	struct fg_symbolizer_stats st;
+	struct fg_status_symbols st;
 	struct fg_sym_frames fr;
 	struct plt_layout pl;
 	struct with_loader w;
@@ -855,8 +855,8 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	uint64_t mark = symbol_value(inl, "fgtest_inline_mark"), getpid_at;
 	char dir[] = "/tmp/fg-test-symbols-XXXXXX", libc[PATH_MAX], libc_debug[PATH_MAX];
 	struct fg_symbolizer *sym;
-	struct fg_symbolizer_stats st;
-	struct fg_budget_stats bs;
+	struct fg_status_symbols st;
+	struct fg_status_memory bs;
 	struct fg_budget *b;
 	struct fg_dso *a, *big;
 	uint64_t libc_bytes, total;
@@ -881,8 +881,8 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	/* Every byte held is charged: the symbol tables, the DWARF, the names kept (none here). */
 	fg_symbolizer__stats(sym, &st);
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_DWARF].bytes, st.dwarf_bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_DWARF].bytes, st.dwarf_bytes);
 	ASSERT_TRUE(st.dwarf_bytes > 0 && st.symbols_bytes > libc_bytes);
 	ASSERT_TRUE(libc_bytes > 4 * st.dwarf_bytes);
 
@@ -899,7 +899,7 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	ASSERT_U64_EQ(fg_budget__relieve(b, fgd_now()), 0);
 	fg_budget__stats(b, &bs);
 	ASSERT_EQ(bs.unrelieved, 1);
-	ASSERT_EQ(bs.parts[FG_BUDGET_DWARF].evicted + bs.parts[FG_BUDGET_SYMBOLS].evicted, 0);
+	ASSERT_EQ(bs.by_part[FG_BUDGET_DWARF].evicted + bs.by_part[FG_BUDGET_SYMBOLS].evicted, 0);
 	/* Two minutes on, both binaries are cold. */
 	ASSERT_TRUE(fg_budget__relieve(b, fgd_now() + 120ULL * 1000000000ULL) > 0);
 	ASSERT_TRUE(!fg_budget__over(b));
@@ -910,10 +910,10 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	ASSERT_EQ(fg_dso__state(a), FG_DSO_LOADED);
 	ASSERT_TRUE(fg_dso__dwarf(a) == NULL);
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_DWARF].bytes, 0);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
-	ASSERT_EQ(bs.parts[FG_BUDGET_DWARF].evicted, 1);
-	ASSERT_EQ(bs.parts[FG_BUDGET_SYMBOLS].evicted, 1);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_DWARF].bytes, 0);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
+	ASSERT_EQ(bs.by_part[FG_BUDGET_DWARF].evicted, 1);
+	ASSERT_EQ(bs.by_part[FG_BUDGET_SYMBOLS].evicted, 1);
 
 	/* No room to read the DWARF again: the symbol table names it, without inline frames. */
 	fg_budget__set_base(b, total);
@@ -934,8 +934,8 @@ TEST(memory_pressure_evicts_dwarf_then_symbols_least_recently_used_first)
 	ASSERT_EQ(fg_dso__state(big), FG_DSO_LOADED);
 	fg_symbolizer__stats(sym, &st);
 	fg_budget__stats(b, &bs);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_DWARF].bytes, st.dwarf_bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_SYMBOLS].bytes, st.symbols_bytes);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_DWARF].bytes, st.dwarf_bytes);
 
 	fg_dso__unref(a);
 	fg_dso__unref(big);
@@ -951,8 +951,8 @@ TEST(a_symbol_table_larger_than_the_budget_is_refused)
 {
 	char dir[] = "/tmp/fg-test-symbols-XXXXXX";
 	struct fg_symbolizer *sym = isolated(dir);
-	struct fg_symbolizer_stats st;
-	struct fg_budget_stats bs;
+	struct fg_status_symbols st;
+	struct fg_status_memory bs;
 	struct fg_budget *b;
 	struct fg_dso *d;
 	char self[4096];
@@ -971,8 +971,8 @@ TEST(a_symbol_table_larger_than_the_budget_is_refused)
 	fg_symbolizer__stats(sym, &st);
 	ASSERT_EQ(st.symbols_refused, 1);
 	fg_budget__stats(b, &bs);
-	ASSERT_EQ(bs.parts[FG_BUDGET_SYMBOLS].refused, 1);
-	ASSERT_U64_EQ(bs.parts[FG_BUDGET_SYMBOLS].bytes, 0);
+	ASSERT_EQ(bs.by_part[FG_BUDGET_SYMBOLS].refused, 1);
+	ASSERT_U64_EQ(bs.by_part[FG_BUDGET_SYMBOLS].bytes, 0);
 	fg_dso__unref(d);
 	fg_symbolizer__free(sym);
 	fg_budget__free(b);

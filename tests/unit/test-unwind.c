@@ -522,7 +522,7 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 	}
 	/* A warm second walk gives the same frames, from the row cache. */
 	{
-		struct fg_unwinder_stats before, after;
+		struct fg_status_unwinding before, after;
 		struct fg_unwind_result again;
 		uint64_t pcs2[32];
 
@@ -582,14 +582,14 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 	}
 	/* The budget holds what the unwinder says; under pressure its CFI goes, and comes back. */
 	{
-		struct fg_unwinder_stats before, after;
-		struct fg_budget_stats bs;
+		struct fg_status_unwinding before, after;
+		struct fg_status_memory bs;
 		struct fg_unwind_result again;
 		uint64_t pcs2[32];
 
 		fg_unwinder__stats(u, &before);
 		fg_budget__stats(budget, &bs);
-		ASSERT_U64_EQ(bs.parts[FG_BUDGET_CFI].bytes, before.bytes);
+		ASSERT_U64_EQ(bs.by_part[FG_BUDGET_CFI].bytes, before.bytes);
 		ASSERT_TRUE(before.binaries > 0);
 		fg_budget__set_base(budget, 1ULL << 30);
 		ASSERT_TRUE(fg_budget__relieve(budget, fgd_now() + 120ULL * 1000000000ULL) > 0);
@@ -597,8 +597,8 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 		ASSERT_EQ(after.binaries, 0);
 		ASSERT_EQ(after.binaries_evicted, before.binaries_evicted + before.binaries);
 		fg_budget__stats(budget, &bs);
-		ASSERT_U64_EQ(bs.parts[FG_BUDGET_CFI].bytes, after.bytes);
-		ASSERT_EQ(bs.parts[FG_BUDGET_CFI].evicted, before.binaries);
+		ASSERT_U64_EQ(bs.by_part[FG_BUDGET_CFI].bytes, after.bytes);
+		ASSERT_EQ(bs.by_part[FG_BUDGET_CFI].evicted, before.binaries);
 		fg_budget__set_base(budget, 0);
 		ASSERT_OK(fg_unwinder__unwind(u, p, &s, 0, pcs2, ELEMENTSOF(pcs2), &again));
 		ASSERT_EQ(again.n, ret->res.n);
@@ -606,7 +606,7 @@ static void unwind_child(struct child *c, uint64_t dump_size, struct unwound *re
 	}
 	fg_unwinder__free(u);
 	{
-		struct fg_budget_stats bs;
+		struct fg_status_memory bs;
 
 		fg_budget__stats(budget, &bs);
 		ASSERT_U64_EQ(bs.charged, 0);
