@@ -51,36 +51,12 @@ static bool is_look_option(int c)
 	       c != FGCTL_GRAPH_OPT_REVERSE;
 }
 
-int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE *err)
+/* How the graph is drawn: flamegraph.pl's options. */
+static int look_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE *err)
 {
 	double v;
 
-	if (is_look_option(c) && !o->look_option)
-		o->look_option = c;
 	switch (c) {
-	case 'o':
-		o->output = arg;
-		return 1;
-	case 'f':
-		if (fg_format_from_name(arg, &o->to) < 0 || o->to == FG_FORMAT_TIMED)
-			return bad_value("format", arg, "svg, html, folded, pprof or speedscope",
-					 err);
-		o->to_given = true;
-		return 1;
-	case 'q':
-		o->quiet = true;
-		return 1;
-	case FGCTL_GRAPH_OPT_FROM:
-		if (strcmp(arg, "folded") == 0)
-			o->from = FGCTL_FROM_FOLDED;
-		else if (strcmp(arg, "perf") == 0)
-			o->from = FGCTL_FROM_PERF;
-		else
-			return bad_value("--from", arg, "folded or perf", err);
-		return 1;
-	case FGCTL_GRAPH_OPT_STRICT:
-		o->strict = true;
-		return 1;
 	case FGCTL_GRAPH_OPT_TITLE:
 		o->flame.title = arg;
 		return 1;
@@ -155,9 +131,6 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE 
 	case FGCTL_GRAPH_OPT_CP_FILE:
 		o->cp_file = arg;
 		return 1;
-	case FGCTL_GRAPH_OPT_REVERSE:
-		o->transform.reverse = true;
-		return 1;
 	case FGCTL_GRAPH_OPT_INVERTED:
 		o->flame.inverted = true;
 		return 1;
@@ -173,6 +146,17 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE 
 	case FGCTL_GRAPH_OPT_TOTAL:
 		if (parse_number(arg, strlen(arg), 0, 1e300, &o->flame.total) < 0)
 			return bad_value("--total", arg, "a count", err);
+		return 1;
+	}
+	return 0;
+}
+
+/* What of the profile is drawn: the filters, in the order they apply. */
+static int filter_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE *err)
+{
+	switch (c) {
+	case FGCTL_GRAPH_OPT_REVERSE:
+		o->transform.reverse = true;
 		return 1;
 	case FGCTL_GRAPH_OPT_INCLUDE:
 		o->transform.include = arg;
@@ -192,6 +176,34 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE 
 	case FGCTL_GRAPH_OPT_STACKCOLLAPSE_NAMES:
 		o->transform.stackcollapse_names = true;
 		return 1;
+	case 'u':
+		o->transform.user_only = true;
+		return 1;
+	case 'k':
+		o->transform.kernel_only = true;
+		return 1;
+	case FGCTL_GRAPH_OPT_NO_IDLE:
+		o->transform.no_idle = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* How input files are read: --from, and stackcollapse-perf.pl's options. */
+static int input_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE *err)
+{
+	switch (c) {
+	case FGCTL_GRAPH_OPT_FROM:
+		if (strcmp(arg, "folded") == 0)
+			o->from = FGCTL_FROM_FOLDED;
+		else if (strcmp(arg, "perf") == 0)
+			o->from = FGCTL_FROM_PERF;
+		else
+			return bad_value("--from", arg, "folded or perf", err);
+		return 1;
+	case FGCTL_GRAPH_OPT_STRICT:
+		o->strict = true;
+		return 1;
 	case FGCTL_GRAPH_OPT_CPU: {
 		int *cpus = NULL;
 		size_t n = 0;
@@ -206,15 +218,6 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE 
 		o->perf.n_cpus = n;
 		return 1;
 	}
-	case 'u':
-		o->transform.user_only = true;
-		return 1;
-	case 'k':
-		o->transform.kernel_only = true;
-		return 1;
-	case FGCTL_GRAPH_OPT_NO_IDLE:
-		o->transform.no_idle = true;
-		return 1;
 	case FGCTL_GRAPH_OPT_PID:
 		o->perf.pid = true;
 		return 1;
@@ -242,6 +245,29 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE 
 	case FGCTL_GRAPH_OPT_COUNT_SAMPLES:
 		o->perf.count_samples = true;
 		return 1;
+	}
+	return 0;
+}
+
+int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE *err)
+{
+	int r;
+
+	if (is_look_option(c) && !o->look_option)
+		o->look_option = c;
+	switch (c) {
+	case 'o':
+		o->output = arg;
+		return 1;
+	case 'f':
+		if (fg_format_from_name(arg, &o->to) < 0 || o->to == FG_FORMAT_TIMED)
+			return bad_value("format", arg, "svg, html, folded, pprof or speedscope",
+					 err);
+		o->to_given = true;
+		return 1;
+	case 'q':
+		o->quiet = true;
+		return 1;
 	case 'n':
 		o->normalize = true;
 		return 1;
@@ -249,7 +275,12 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE 
 		o->normalize = false;
 		return 1;
 	}
-	return 0;
+	r = look_option(c, arg, o, err);
+	if (r == 0)
+		r = filter_option(c, arg, o, err);
+	if (r == 0)
+		r = input_option(c, arg, o, err);
+	return r;
 }
 
 int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what, FILE *err)
