@@ -118,10 +118,11 @@ TEST(record_socket_defaults_to_the_context)
 
 TEST(record_command_after_the_options)
 {
+	/* Here, not in EXPECT's block: a.command points into it. */
+	char **argv = ARGV("record", "-o", "a.svg", "--", "sleep", "1");
 	struct fgctl_record_args a;
 
-	EXPECT(FGCTL_EXIT_OK, "",
-	       record(ARGV("record", "-o", "a.svg", "--", "sleep", "1"), &a, err));
+	EXPECT(FGCTL_EXIT_OK, "", record(argv, &a, err));
 	ASSERT_STREQ(a.command[0], "sleep");
 	ASSERT_STREQ(a.command[1], "1");
 	EXPECT(FGCTL_EXIT_USAGE,
@@ -265,14 +266,13 @@ TEST(top_and_status_options)
 
 TEST(render_options)
 {
+	/* Here, not in EXPECT's block: a.co.operands points into it. */
+	char **argv = ARGV("render", "in.folded", "--from", "perf", "--cpu", "0-1", "--minwidth",
+			   "0.5%", "--reverse");
 	struct fgctl_render_args a;
 
 	/* Options may follow the files. */
-	EXPECT(FGCTL_EXIT_OK, "",
-	       fgctl_render_parse(&ctx, 9,
-				  ARGV("render", "in.folded", "--from", "perf", "--cpu", "0-1",
-				       "--minwidth", "0.5%", "--reverse"),
-				  &a, err));
+	EXPECT(FGCTL_EXIT_OK, "", fgctl_render_parse(&ctx, 9, argv, &a, err));
 	ASSERT_EQ(a.co.n_operands, 1);
 	ASSERT_STREQ(a.co.operands[0], "in.folded");
 	ASSERT_EQ(a.graph.from, FGCTL_FROM_PERF);
