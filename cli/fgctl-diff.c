@@ -18,64 +18,57 @@
 #include "base/argsplit.h"
 #include "base/macro.h"
 #include "fgctl-client.h"
+#include "fgctl-diff.h"
 #include "fgctl-display.h"
 #include "fgctl-graphopts.h"
 #include "fgctl-pipeline.h"
 #include "fgctl-query.h"
+#include "fgctl-verb.h"
 #include "fgctl.h"
 #include "profile/folded.h"
 #include "profile/lines.h"
 #include "profile/transform.h"
 
-struct diff_args {
-	struct fgctl_graph_opts graph;
-	/* --baseline: both profiles come from fgd's always-on sampling. */
-	const char *baseline; /* borrowed from argv: the baseline's query options; NULL: files */
-	struct fg_query_request after; /* the after query's selectors */
-	struct fgctl_period after_period;
-	const char *socket; /* borrowed */
-	char **inputs;      /* borrowed from argv */
-	size_t n_inputs;
-};
-
-static void diff_help(void)
+void fgctl_diff_help(FILE *out)
 {
-	printf("Usage: fgctl diff [OPTIONS] BEFORE AFTER\n"
-	       "       fgctl diff --baseline 'QUERY' [PERIOD] [SELECTORS] [OPTIONS]\n"
-	       "\n"
-	       "Draws a differential flame graph of two profiles: widths from AFTER (from\n"
-	       "BEFORE with --negate), each frame red where its own samples grew and blue\n"
-	       "where they shrank; tooltips give both counts and the change. The BEFORE\n"
-	       "counts are first scaled to AFTER's total, so colours show changes in share\n"
-	       "(the default, also with --baseline, whose two periods usually differ in\n"
-	       "length).\n"
-	       "  fgctl diff before.folded after.folded -o diff.svg\n"
-	       "\n"
-	       "  -n, --normalize          scale BEFORE to AFTER's total (the default)\n"
-	       "      --no-normalize       compare raw counts, not shares\n"
-	       "\n"
-	       "Two periods of fgd's always-on sampling (from memory, and from the history\n"
-	       "on disk for older times), instead of files:\n"
-	       "  fgctl diff --baseline '--since -1h --until -55m' --last 5m -o what-changed.svg\n"
-	       "\n"
-	       "      --baseline QUERY     the before profile: a period of its own (--last, or\n"
-	       "                           --since [--until]) and selectors, as for fgctl\n"
-	       "                           snapshot, in one word. It is split like a shell\n"
-	       "                           would: blanks separate options, '...' and \"...\"\n"
-	       "                           quote, a backslash escapes; nothing else is special\n"
-	       "  PERIOD, SELECTORS        the after profile: --last SPAN (default 5m), or\n"
-	       "                           --since TIME [--until TIME]; -p PID, --comm REGEX,\n"
-	       "                           --uid UID, --cgroup PATH, --exe PATH. Selectors\n"
-	       "                           given here apply to the baseline too, unless it\n"
-	       "                           gives the same selector itself\n"
-	       "  -s, --socket PATH        fgd's socket\n"
-	       "The graph's subtitle and the lines under it give both periods. With --baseline,\n"
-	       "-p is the process selector and the input options (--from, --pid, ...) do not\n"
-	       "apply. A differential graph is svg, html or folded ('before after' counts):\n"
-	       "pprof and speedscope have no differential form, and it has no one time order\n"
-	       "to chart (--flamechart).\n"
-	       "\n");
-	fputs(fgctl_graph_help, stdout);
+	fputs("Usage: fgctl diff [OPTIONS] BEFORE AFTER\n"
+	      "       fgctl diff --baseline 'QUERY' [PERIOD] [SELECTORS] [OPTIONS]\n"
+	      "\n"
+	      "Draws a differential flame graph of two profiles: widths from AFTER (from\n"
+	      "BEFORE with --negate), each frame red where its own samples grew and blue\n"
+	      "where they shrank; tooltips give both counts and the change. The BEFORE\n"
+	      "counts are first scaled to AFTER's total, so colours show changes in share\n"
+	      "(the default, also with --baseline, whose two periods usually differ in\n"
+	      "length).\n"
+	      "  fgctl diff before.folded after.folded -o diff.svg\n"
+	      "\n"
+	      "  -n, --normalize          scale BEFORE to AFTER's total (the default)\n"
+	      "      --no-normalize       compare raw counts, not shares\n"
+	      "\n"
+	      "Two periods of fgd's always-on sampling (from memory, and from the history\n"
+	      "on disk for older times), instead of files:\n"
+	      "  fgctl diff --baseline '--since -1h --until -55m' --last 5m -o what-changed.svg\n"
+	      "\n"
+	      "      --baseline QUERY     the before profile: a period of its own (--last, or\n"
+	      "                           --since [--until]) and selectors, as for fgctl\n"
+	      "                           snapshot, in one word. It is split like a shell\n"
+	      "                           would: blanks separate options, '...' and \"...\"\n"
+	      "                           quote, a backslash escapes; nothing else is special\n"
+	      "  PERIOD, SELECTORS        the after profile: --last SPAN (default 5m), or\n"
+	      "                           --since TIME [--until TIME]; -p PID, --comm REGEX,\n"
+	      "                           --uid UID, --cgroup PATH, --exe PATH. Selectors\n"
+	      "                           given here apply to the baseline too, unless it\n"
+	      "                           gives the same selector itself\n",
+	      out);
+	fputs(fgctl_help_socket_short, out);
+	fputs("The graph's subtitle and the lines under it give both periods. With --baseline,\n"
+	      "-p is the process selector and the input options (--from, --pid, ...) do not\n"
+	      "apply. A differential graph is svg, html or folded ('before after' counts):\n"
+	      "pprof and speedscope have no differential form, and it has no one time order\n"
+	      "to chart (--flamechart).\n"
+	      "\n",
+	      out);
+	fputs(fgctl_graph_help, out);
 }
 
 /* Whether argv asks for diff --baseline, which changes the options (-p takes a pid). */
@@ -105,57 +98,61 @@ static const struct option baseline_options[] = {
 	{},
 };
 
-/*
- * Parses argv into args; with from_fgd, as diff --baseline (-p is the
- * after query's pid). Returns -1 to go on, or an exit code.
- */
-static int parse_options(int argc, char **argv, struct diff_args *args, bool from_fgd)
+static int diff_option(void *args, int c, const char *arg, FILE *err)
 {
-	int c, r;
+	struct fgctl_diff_args *a = args;
+	int r;
 
-	fgctl_graph_opts_init(&args->graph);
-	args->after =
-		(struct fg_query_request){ .uid = -1, .limit = 20, .format = FG_FORMAT_FOLDED };
-	/* 0, not 1: glibc then re-reads the option string, so options may follow the files. */
-	optind = 0;
-	while ((c = getopt_long(argc, argv, from_fgd ? "o:f:qhnukp:s:" : "o:f:qhnuk",
-				from_fgd ? baseline_options : file_options, NULL)) >= 0) {
-		if (from_fgd) {
-			r = fgctl_query_option(c, optarg, &args->after, &args->after_period);
-			if (r < 0)
-				return FGCTL_EXIT_USAGE;
-			if (r > 0)
-				continue;
-		}
-		r = fgctl_graph_option(c, optarg, &args->graph);
-		if (r < 0)
-			return FGCTL_EXIT_USAGE;
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 'h':
-			diff_help();
-			return FGCTL_EXIT_OK;
-		case FGCTL_GRAPH_OPT_BASELINE:
-			if (!from_fgd) {
-				/* An abbreviation: the options were read as a diff of files. */
-				fprintf(stderr, "fgctl: spell --baseline out in full\n");
-				return FGCTL_EXIT_USAGE;
-			}
-			args->baseline = optarg;
-			break;
-		case 's':
-			args->socket = optarg;
-			break;
-		default:
-			fprintf(stderr, "Try 'fgctl %s --help'.\n", argv[0]);
-			return FGCTL_EXIT_USAGE;
-		}
+	if (a->from_fgd) {
+		r = fgctl_query_option(c, arg, &a->after, &a->after_period, err);
+		if (r != 0)
+			return r;
 	}
-	args->inputs = argv + optind;
-	args->n_inputs = (size_t)(argc - optind);
-	r = fgctl_graph_opts_check(&args->graph, "diff");
-	return r != FGCTL_EXIT_OK ? r : -1;
+	r = fgctl_graph_option(c, arg, &a->graph, err);
+	if (r != 0 || c != FGCTL_GRAPH_OPT_BASELINE)
+		return r;
+	if (!a->from_fgd) {
+		/* An abbreviation: the options were read as a diff of files. */
+		fprintf(err, "fgctl: spell --baseline out in full\n");
+		return -1;
+	}
+	a->baseline = arg;
+	return 1;
+}
+
+int fgctl_diff_parse(const struct fgctl_ctx *ctx, int argc, char **argv, struct fgctl_diff_args *a,
+		     FILE *err)
+{
+	int r;
+
+	*a = (struct fgctl_diff_args){
+		.after = { .uid = -1, .limit = 20, .format = FG_FORMAT_FOLDED },
+		.from_fgd = baseline_given(argc, argv),
+	};
+	fgctl_graph_opts_init(&a->graph);
+	/* Options may follow the files (fgctl_getopt_reset()). */
+	r = fgctl_parse_options(ctx, argc, argv, a->from_fgd ? "o:f:qhnukp:s:" : "o:f:qhnuk",
+				a->from_fgd ? baseline_options : file_options, diff_option, a,
+				&a->co, err);
+	if (r != FGCTL_EXIT_OK || a->co.help)
+		return r;
+	a->socket = a->co.socket;
+	a->inputs = a->co.operands;
+	a->n_inputs = (size_t)a->co.n_operands;
+	return FGCTL_EXIT_OK;
+}
+
+int fgctl_diff_check(struct fgctl_diff_args *a, FILE *err)
+{
+	int r = fgctl_graph_opts_check(&a->graph, "diff", err);
+
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	if (a->graph.flame.flamechart) {
+		fprintf(err, "fgctl: a flame chart cannot be differential\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	return FGCTL_EXIT_OK;
 }
 
 /* ---- diff --baseline: both profiles from fgd ---- */
@@ -187,9 +184,9 @@ static int parse_baseline(const char *text, struct fg_query_request *q)
 	/* getopt's own messages then read "fgctl diff --baseline: unrecognized option ...". */
 	argv[0] = (char *)"fgctl diff --baseline";
 	memcpy(argv + 1, words, n * sizeof(*argv));
-	optind = 0;
+	fgctl_getopt_reset();
 	while ((c = getopt_long((int)n + 1, argv, "+p:", options, NULL)) >= 0) {
-		r = fgctl_query_option(c, optarg, q, &period);
+		r = fgctl_query_option(c, optarg, q, &period, stderr);
 		if (r < 0)
 			return FGCTL_EXIT_USAGE;
 		if (r == 0) {
@@ -211,7 +208,7 @@ static int parse_baseline(const char *text, struct fg_query_request *q)
 		return FGCTL_EXIT_USAGE;
 	}
 	/* Here, while the period's strings (borrowed from words) live. */
-	return fgctl_query_range(q, &period, NULL) < 0 ? FGCTL_EXIT_USAGE : 0;
+	return fgctl_query_range(q, &period, NULL, stderr) < 0 ? FGCTL_EXIT_USAGE : 0;
 }
 
 /* Selectors given outside --baseline apply to both profiles, unless the baseline sets the same one. */
@@ -230,7 +227,7 @@ static void inherit_selectors(struct fg_query_request *before, const struct fg_q
 }
 
 /* Fetches one side's profile, named label in messages. Returns 0 or an exit code. */
-static int fetch_profile(const struct diff_args *args, const char *label,
+static int fetch_profile(const struct fgctl_diff_args *args, const char *label,
 			 const struct fg_query_request *q, struct fg_folded *model,
 			 struct json_object **ret_meta)
 {
@@ -292,7 +289,7 @@ static void describe_selectors(const struct fg_query_request *q, char *buf, size
 }
 
 /* Compares before with after and writes the differential profile. Returns the exit code. */
-static int compare(const struct diff_args *args, const struct fg_folded *before,
+static int compare(const struct fgctl_diff_args *args, const struct fg_folded *before,
 		   const struct fg_folded *after)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *diff = NULL;
@@ -308,7 +305,7 @@ static int compare(const struct diff_args *args, const struct fg_folded *before,
 /* Room for a line naming a query: its options as given, or five selectors. */
 #define DESCRIPTION_MAX 8192
 
-static int diff_baseline(struct diff_args *args)
+static int diff_baseline(struct fgctl_diff_args *args)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *before = NULL, *after = NULL;
 	_cleanup_(json_object_putp) struct json_object *meta_before = NULL, *meta_after = NULL;
@@ -336,7 +333,7 @@ static int diff_baseline(struct diff_args *args)
 	if (r != 0)
 		return r;
 	inherit_selectors(&bq, &aq);
-	if (fgctl_query_range(&aq, &args->after_period, "5m") < 0)
+	if (fgctl_query_range(&aq, &args->after_period, "5m", stderr) < 0)
 		return FGCTL_EXIT_USAGE;
 	before = fg_folded__new();
 	after = fg_folded__new();
@@ -397,18 +394,20 @@ static int diff_baseline(struct diff_args *args)
 int fgctl_verb_diff(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *before = NULL, *after = NULL;
-	bool from_fgd = baseline_given(argc, argv);
-	struct diff_args args = { .socket = ctx->socket };
+	struct fgctl_diff_args args;
 	int r;
 
-	r = parse_options(argc, argv, &args, from_fgd);
-	if (r >= 0)
+	r = fgctl_diff_parse(ctx, argc, argv, &args, stderr);
+	if (r != FGCTL_EXIT_OK)
 		return r;
-	if (args.graph.flame.flamechart) {
-		fprintf(stderr, "fgctl: a flame chart cannot be differential\n");
-		return FGCTL_EXIT_USAGE;
+	if (args.co.help) {
+		fgctl_diff_help(stdout);
+		return FGCTL_EXIT_OK;
 	}
-	if (from_fgd)
+	r = fgctl_diff_check(&args, stderr);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	if (args.from_fgd)
 		return diff_baseline(&args);
 	if (args.n_inputs != 2) {
 		fprintf(stderr, "fgctl: diff takes two profiles, BEFORE and AFTER. Try 'fgctl diff "

@@ -24,9 +24,9 @@ void fgctl_graph_opts_init(struct fgctl_graph_opts *o)
 	fg_flame_opts_init(&o->flame);
 }
 
-static int bad_value(const char *opt, const char *value, const char *want)
+static int bad_value(const char *opt, const char *value, const char *want, FILE *err)
 {
-	fprintf(stderr, "fgctl: invalid %s '%s': expected %s\n", opt, value, want);
+	fprintf(err, "fgctl: invalid %s '%s': expected %s\n", opt, value, want);
 	return -1;
 }
 
@@ -51,35 +51,12 @@ static bool is_look_option(int c)
 	       c != FGCTL_GRAPH_OPT_REVERSE;
 }
 
-int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
+/* How the graph is drawn: flamegraph.pl's options. */
+static int look_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE *err)
 {
 	double v;
 
-	if (is_look_option(c) && !o->look_option)
-		o->look_option = c;
 	switch (c) {
-	case 'o':
-		o->output = arg;
-		return 1;
-	case 'f':
-		if (fg_format_from_name(arg, &o->to) < 0 || o->to == FG_FORMAT_TIMED)
-			return bad_value("format", arg, "svg, html, folded, pprof or speedscope");
-		o->to_given = true;
-		return 1;
-	case 'q':
-		o->quiet = true;
-		return 1;
-	case FGCTL_GRAPH_OPT_FROM:
-		if (strcmp(arg, "folded") == 0)
-			o->from = FGCTL_FROM_FOLDED;
-		else if (strcmp(arg, "perf") == 0)
-			o->from = FGCTL_FROM_PERF;
-		else
-			return bad_value("--from", arg, "folded or perf");
-		return 1;
-	case FGCTL_GRAPH_OPT_STRICT:
-		o->strict = true;
-		return 1;
 	case FGCTL_GRAPH_OPT_TITLE:
 		o->flame.title = arg;
 		return 1;
@@ -88,12 +65,14 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 		return 1;
 	case FGCTL_GRAPH_OPT_WIDTH:
 		if (parse_number(arg, strlen(arg), 21, 1000000, &v) < 0 || v != floor(v))
-			return bad_value("--width", arg, "a whole number of pixels, 21 to 1000000");
+			return bad_value("--width", arg, "a whole number of pixels, 21 to 1000000",
+					 err);
 		o->flame.width = (unsigned)v;
 		return 1;
 	case FGCTL_GRAPH_OPT_HEIGHT:
 		if (parse_number(arg, strlen(arg), 1, 1000, &v) < 0 || v != floor(v))
-			return bad_value("--height", arg, "a whole number of pixels, 1 to 1000");
+			return bad_value("--height", arg, "a whole number of pixels, 1 to 1000",
+					 err);
 		o->flame.frame_height = (unsigned)v;
 		return 1;
 	case FGCTL_GRAPH_OPT_FONTTYPE:
@@ -101,11 +80,11 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 		return 1;
 	case FGCTL_GRAPH_OPT_FONTSIZE:
 		if (parse_number(arg, strlen(arg), 0.1, 1000, &o->flame.font_size) < 0)
-			return bad_value("--fontsize", arg, "a size from 0.1 to 1000");
+			return bad_value("--fontsize", arg, "a size from 0.1 to 1000", err);
 		return 1;
 	case FGCTL_GRAPH_OPT_FONTWIDTH:
 		if (parse_number(arg, strlen(arg), 0.01, 10, &o->flame.font_width) < 0)
-			return bad_value("--fontwidth", arg, "a ratio from 0.01 to 10");
+			return bad_value("--fontwidth", arg, "a ratio from 0.01 to 10", err);
 		return 1;
 	case FGCTL_GRAPH_OPT_MINWIDTH: {
 		size_t len = strlen(arg);
@@ -113,7 +92,8 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 
 		/* The number before a final '%', which makes it a percentage of the total. */
 		if (parse_number(arg, len - pct, 0, pct ? 100 : 1e6, &o->flame.min_width) < 0)
-			return bad_value("--minwidth", arg, "pixels (0.1) or a percentage (0.5%)");
+			return bad_value("--minwidth", arg, "pixels (0.1) or a percentage (0.5%)",
+					 err);
 		o->flame.min_width_pct = pct;
 		return 1;
 	}
@@ -126,14 +106,15 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 		return 1;
 	case FGCTL_GRAPH_OPT_COLORS:
 		if (fg_palette_from_string(arg, &o->flame.palette) < 0)
-			return bad_value("--colors", arg, fg_palette_names);
+			return bad_value("--colors", arg, fg_palette_names, err);
 		o->palette_given = true;
 		return 1;
 	case FGCTL_GRAPH_OPT_BGCOLORS: {
 		char top[8], bottom[8];
 
 		if (fg_bgcolors_parse(arg, top, bottom) < 0)
-			return bad_value("--bgcolors", arg, "yellow, blue, green, grey or #rrggbb");
+			return bad_value("--bgcolors", arg, "yellow, blue, green, grey or #rrggbb",
+					 err);
 		o->flame.bgcolors = arg;
 		return 1;
 	}
@@ -150,9 +131,6 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 	case FGCTL_GRAPH_OPT_CP_FILE:
 		o->cp_file = arg;
 		return 1;
-	case FGCTL_GRAPH_OPT_REVERSE:
-		o->transform.reverse = true;
-		return 1;
 	case FGCTL_GRAPH_OPT_INVERTED:
 		o->flame.inverted = true;
 		return 1;
@@ -167,7 +145,18 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 		return 1;
 	case FGCTL_GRAPH_OPT_TOTAL:
 		if (parse_number(arg, strlen(arg), 0, 1e300, &o->flame.total) < 0)
-			return bad_value("--total", arg, "a count");
+			return bad_value("--total", arg, "a count", err);
+		return 1;
+	}
+	return 0;
+}
+
+/* What of the profile is drawn: the filters, in the order they apply. */
+static int filter_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE *err)
+{
+	switch (c) {
+	case FGCTL_GRAPH_OPT_REVERSE:
+		o->transform.reverse = true;
 		return 1;
 	case FGCTL_GRAPH_OPT_INCLUDE:
 		o->transform.include = arg;
@@ -187,20 +176,6 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 	case FGCTL_GRAPH_OPT_STACKCOLLAPSE_NAMES:
 		o->transform.stackcollapse_names = true;
 		return 1;
-	case FGCTL_GRAPH_OPT_CPU: {
-		int *cpus = NULL;
-		size_t n = 0;
-
-		if (fg_cpulist_parse(arg, &cpus, &n) < 0 || n == 0 || n > FGCTL_MAX_CPUS) {
-			free(cpus);
-			return bad_value("--cpu", arg, "a CPU list such as 0-3,8");
-		}
-		memcpy(o->cpus, cpus, n * sizeof(*cpus));
-		free(cpus);
-		o->perf.cpus = o->cpus;
-		o->perf.n_cpus = n;
-		return 1;
-	}
 	case 'u':
 		o->transform.user_only = true;
 		return 1;
@@ -210,6 +185,39 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 	case FGCTL_GRAPH_OPT_NO_IDLE:
 		o->transform.no_idle = true;
 		return 1;
+	}
+	return 0;
+}
+
+/* How input files are read: --from, and stackcollapse-perf.pl's options. */
+static int input_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE *err)
+{
+	switch (c) {
+	case FGCTL_GRAPH_OPT_FROM:
+		if (strcmp(arg, "folded") == 0)
+			o->from = FGCTL_FROM_FOLDED;
+		else if (strcmp(arg, "perf") == 0)
+			o->from = FGCTL_FROM_PERF;
+		else
+			return bad_value("--from", arg, "folded or perf", err);
+		return 1;
+	case FGCTL_GRAPH_OPT_STRICT:
+		o->strict = true;
+		return 1;
+	case FGCTL_GRAPH_OPT_CPU: {
+		int *cpus = NULL;
+		size_t n = 0;
+
+		if (fg_cpulist_parse(arg, &cpus, &n) < 0 || n == 0 || n > FGCTL_MAX_CPUS) {
+			free(cpus);
+			return bad_value("--cpu", arg, "a CPU list such as 0-3,8", err);
+		}
+		memcpy(o->cpus, cpus, n * sizeof(*cpus));
+		free(cpus);
+		o->perf.cpus = o->cpus;
+		o->perf.n_cpus = n;
+		return 1;
+	}
 	case FGCTL_GRAPH_OPT_PID:
 		o->perf.pid = true;
 		return 1;
@@ -237,6 +245,29 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 	case FGCTL_GRAPH_OPT_COUNT_SAMPLES:
 		o->perf.count_samples = true;
 		return 1;
+	}
+	return 0;
+}
+
+int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE *err)
+{
+	int r;
+
+	if (is_look_option(c) && !o->look_option)
+		o->look_option = c;
+	switch (c) {
+	case 'o':
+		o->output = arg;
+		return 1;
+	case 'f':
+		if (fg_format_from_name(arg, &o->to) < 0 || o->to == FG_FORMAT_TIMED)
+			return bad_value("format", arg, "svg, html, folded, pprof or speedscope",
+					 err);
+		o->to_given = true;
+		return 1;
+	case 'q':
+		o->quiet = true;
+		return 1;
 	case 'n':
 		o->normalize = true;
 		return 1;
@@ -244,19 +275,23 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o)
 		o->normalize = false;
 		return 1;
 	}
-	return 0;
+	r = look_option(c, arg, o, err);
+	if (r == 0)
+		r = filter_option(c, arg, o, err);
+	if (r == 0)
+		r = input_option(c, arg, o, err);
+	return r;
 }
 
-int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what)
+int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what, FILE *err)
 {
 	if (o->perf.n_cpus && o->from != FGCTL_FROM_PERF) {
-		fprintf(stderr, "fgctl: --cpu picks perf script samples by their CPU: give --from "
-				"perf\n");
+		fprintf(err, "fgctl: --cpu picks perf script samples by their CPU: give --from "
+			     "perf\n");
 		return FGCTL_EXIT_USAGE;
 	}
 	if (o->transform.user_only && o->transform.kernel_only) {
-		fprintf(stderr,
-			"fgctl: -u (--user-only) and -k (--kernel-only) exclude each other\n");
+		fprintf(err, "fgctl: -u (--user-only) and -k (--kernel-only) exclude each other\n");
 		return FGCTL_EXIT_USAGE;
 	}
 	if (!o->output && isatty(STDOUT_FILENO)) {
@@ -267,21 +302,21 @@ int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what)
 	if (!o->output)
 		o->output = "-";
 	if (strcmp(o->output, "-") != 0 && fgctl_is_directory(o->output)) {
-		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", o->output);
+		fprintf(err, "fgctl: cannot write %s: it is a directory\n", o->output);
 		return FGCTL_EXIT_OUTPUT;
 	}
 	if (!o->to_given && strcmp(o->output, "-") != 0 &&
 	    (fgctl_format_for_path(o->output, &o->to) < 0 || o->to == FG_FORMAT_TIMED)) {
-		fprintf(stderr,
+		fprintf(err,
 			"fgctl: cannot tell the format from '%s': name it .svg, .html, .folded, "
 			".txt, .pb.gz or .speedscope.json, or give --format\n",
 			o->output);
 		return FGCTL_EXIT_USAGE;
 	}
-	return fgctl_graph_check_look(o, o->to);
+	return fgctl_graph_check_look(o, o->to, err);
 }
 
-int fgctl_graph_check_look(const struct fgctl_graph_opts *o, enum fg_format to)
+int fgctl_graph_check_look(const struct fgctl_graph_opts *o, enum fg_format to, FILE *err)
 {
 	static const struct option names[] = { FGCTL_DRAW_OPTIONS, {} };
 	const char *name = "?";
@@ -293,7 +328,7 @@ int fgctl_graph_check_look(const struct fgctl_graph_opts *o, enum fg_format to)
 			name = names[i].name;
 			break;
 		}
-	fprintf(stderr,
+	fprintf(err,
 		"fgctl: --%s is how a graph is drawn, and folded text is not drawn: draw a graph "
 		"(.svg or .html) or leave it out\n",
 		name);

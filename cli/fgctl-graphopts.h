@@ -12,6 +12,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "fgctl-output.h"
 #include "profile/perfscript.h"
@@ -164,9 +165,9 @@ void fgctl_graph_opts_init(struct fgctl_graph_opts *o);
  * Applies option c (a getopt_long code of the tables above) with value arg
  * to o. Returns 1 if c is one of them, 0 if not (the verb's own, 'h' and
  * FGCTL_GRAPH_OPT_BASELINE among them), -1 for a bad value (said why on
- * stderr).
+ * err).
  */
-int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o);
+int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o, FILE *err);
 
 /*
  * Once every option is read: where the output goes (stdout, "-", when no
@@ -175,13 +176,13 @@ int fgctl_graph_option(int c, const char *arg, struct fgctl_graph_opts *o);
  * unless --format was given. Returns FGCTL_EXIT_OK, or the exit code
  * having said what is wrong.
  */
-int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what);
+int fgctl_graph_opts_check(struct fgctl_graph_opts *o, const char *what, FILE *err);
 /*
  * FGCTL_EXIT_OK, or FGCTL_EXIT_USAGE (said why) when o has an option that
  * only changes how a graph is drawn (--inverted, --width, ...) and the
  * output, in format to, is folded text, which is not drawn.
  */
-int fgctl_graph_check_look(const struct fgctl_graph_opts *o, enum fg_format to);
+int fgctl_graph_check_look(const struct fgctl_graph_opts *o, enum fg_format to, FILE *err);
 
 /* Their help text: input, output, filters and graph, for render's and diff's --help. */
 extern const char fgctl_graph_help[];

@@ -24,6 +24,7 @@
 #include "fgctl-output.h"
 #include "fgctl-query.h"
 #include "fgctl-record.h"
+#include "fgctl-verb.h"
 #include "fgctl.h"
 #include "profile/lines.h"
 #include "profile/perfscript.h"
@@ -33,72 +34,63 @@
 
 #define MAX_LINE (64u << 20)
 
-static void heatmap_help(void)
+void fgctl_heatmap_help(FILE *out)
 {
-	printf("Usage: fgctl heatmap (-p PID[,PID...] | -a) [-t SECONDS] [OPTIONS]\n"
-	       "       fgctl heatmap (--last SPAN | --since TIME [--until TIME]) [SELECTORS] [OPTIONS]\n"
-	       "       fgctl heatmap --from perf|timed [OPTIONS] [FILE...]\n"
-	       "\n"
-	       "Draws the subsecond-offset heat map of a profile: one column per second, one\n"
-	       "row per bucket of the offset within the second, each cell the samples taken\n"
-	       "then. Bursts, gaps and periodic work stand out; in the HTML page, select a\n"
-	       "range of cells to get the flame graph of exactly that range. Columns are\n"
-	       "wall-clock seconds: a burst at the same offset of every second is a band.\n"
-	       "\n"
-	       "  fgctl heatmap -a -t 30 -o all.html\n"
-	       "  fgctl heatmap --last 5m --comm '^nginx' -o nginx.html\n"
-	       "  fgctl heatmap -p 1234 -t 10 --off-cpu -o waits.html\n"
-	       "  perf record -F 99 -a -g -- sleep 30; perf script | fgctl heatmap --from perf -o x.html\n"
-	       "\n"
-	       "  -p, --pid PIDS           record these processes (all their threads) now\n"
-	       "  -a, --all                record the whole machine now (root only)\n"
-	       "  -t, --time SECONDS       how long (default: until Ctrl-C or the processes exit)\n"
-	       "  -F, --frequency HZ       samples per second per CPU (default: fgd's)\n"
-	       "      --call-graph MODE    dwarf or fp, as fgctl record\n"
-	       "      --off-cpu            where threads wait: each block's time spread over the\n"
-	       "                           cells it lasted through, in microseconds (BPF)\n"
-	       "      --wall               on-CPU and off-CPU time together, in microseconds\n"
-	       "      --min-block US       with --off-cpu or --wall: leave out shorter blocks\n"
-	       "      --tid-frames         root frames 'comm-PID/TID'\n"
-	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n"
-	       "\n"
-	       "From fgd's always-on sampling instead (memory, then the history on disk;\n"
-	       "--off-cpu: always-on off-CPU):\n",
-	       FG_DEFAULT_SOCKET);
-	fputs(fgctl_query_period_help, stdout);
-	fputs(fgctl_query_selector_help, stdout);
-	printf("\n"
-	       "  -o, --output FILE        where to write ('-' for stdout); the format follows\n"
-	       "                           the extension: .html, .json, .svg, or .timed\n"
-	       "  -f, --format FORMAT      html, json, svg or timed, whatever the extension\n"
-	       "      --from FORMAT        the input: 'perf' (perf script output, with its\n"
-	       "                           times) or 'timed' (a profile saved with -f timed)\n"
-	       "      --bucket-ms N        the rows: each N ms of a second (1 to 1000; default 20)\n"
-	       "      --scale SCALE        colours by count ('linear', the default) or by rank\n"
-	       "                           among the cells ('rank'); the page has a toggle\n"
-	       "      --comm REGEX         only processes whose name (the stacks' root frame)\n"
-	       "                           matches this POSIX extended regex\n"
-	       "      --title TEXT         the title\n"
-	       "      --subtitle TEXT      a line under it\n"
-	       "      --pid-frames         root frames 'comm-PID' (recorded or from perf), so\n"
-	       "                           that processes are told apart\n"
-	       "  -q, --quiet              no summary\n"
-	       "\n"
-	       "JSON: {\"start\": seconds of the first column (Unix, or perf's clock with\n"
-	       "--from perf), \"bucket_ms\", \"rows\", \"columns\": [[count per bucket, bucket 0\n"
-	       "at offset 0], one array per second], \"total\", \"max\", \"clock\", \"unit\"}.\n");
+	fputs("Usage: fgctl heatmap (-p PID[,PID...] | -a) [-t SECONDS] [OPTIONS]\n"
+	      "       fgctl heatmap (--last SPAN | --since TIME [--until TIME]) [SELECTORS] [OPTIONS]\n"
+	      "       fgctl heatmap --from perf|timed [OPTIONS] [FILE...]\n"
+	      "\n"
+	      "Draws the subsecond-offset heat map of a profile: one column per second, one\n"
+	      "row per bucket of the offset within the second, each cell the samples taken\n"
+	      "then. Bursts, gaps and periodic work stand out; in the HTML page, select a\n"
+	      "range of cells to get the flame graph of exactly that range. Columns are\n"
+	      "wall-clock seconds: a burst at the same offset of every second is a band.\n"
+	      "\n"
+	      "  fgctl heatmap -a -t 30 -o all.html\n"
+	      "  fgctl heatmap --last 5m --comm '^nginx' -o nginx.html\n"
+	      "  fgctl heatmap -p 1234 -t 10 --off-cpu -o waits.html\n"
+	      "  perf record -F 99 -a -g -- sleep 30; perf script | fgctl heatmap --from perf -o x.html\n"
+	      "\n"
+	      "  -p, --pid PIDS           record these processes (all their threads) now\n"
+	      "  -a, --all                record the whole machine now (root only)\n"
+	      "  -t, --time SECONDS       how long (default: until Ctrl-C or the processes exit)\n"
+	      "  -F, --frequency HZ       samples per second per CPU (default: fgd's)\n"
+	      "      --call-graph MODE    dwarf or fp, as fgctl record\n"
+	      "      --off-cpu            where threads wait: each block's time spread over the\n"
+	      "                           cells it lasted through, in microseconds (BPF)\n"
+	      "      --wall               on-CPU and off-CPU time together, in microseconds\n"
+	      "      --min-block US       with --off-cpu or --wall: leave out shorter blocks\n"
+	      "      --tid-frames         root frames 'comm-PID/TID'\n",
+	      out);
+	fputs(fgctl_help_socket, out);
+	fputs("\n"
+	      "From fgd's always-on sampling instead (memory, then the history on disk;\n"
+	      "--off-cpu: always-on off-CPU):\n",
+	      out);
+	fputs(fgctl_query_period_help, out);
+	fputs(fgctl_query_selector_help, out);
+	fputs("\n"
+	      "  -o, --output FILE        where to write ('-' for stdout); the format follows\n"
+	      "                           the extension: .html, .json, .svg, or .timed\n"
+	      "  -f, --format FORMAT      html, json, svg or timed, whatever the extension\n"
+	      "      --from FORMAT        the input: 'perf' (perf script output, with its\n"
+	      "                           times) or 'timed' (a profile saved with -f timed)\n"
+	      "      --bucket-ms N        the rows: each N ms of a second (1 to 1000; default 20)\n"
+	      "      --scale SCALE        colours by count ('linear', the default) or by rank\n"
+	      "                           among the cells ('rank'); the page has a toggle\n"
+	      "      --comm REGEX         only processes whose name (the stacks' root frame)\n"
+	      "                           matches this POSIX extended regex\n"
+	      "      --title TEXT         the title\n"
+	      "      --subtitle TEXT      a line under it\n"
+	      "      --pid-frames         root frames 'comm-PID' (recorded or from perf), so\n"
+	      "                           that processes are told apart\n"
+	      "  -q, --quiet              no summary\n"
+	      "\n"
+	      "JSON: {\"start\": seconds of the first column (Unix, or perf's clock with\n"
+	      "--from perf), \"bucket_ms\", \"rows\", \"columns\": [[count per bucket, bucket 0\n"
+	      "at offset 0], one array per second], \"total\", \"max\", \"clock\", \"unit\"}.\n",
+	      out);
 }
-
-/* The heat map options and where it goes. */
-struct heatmap_args {
-	struct fg_heatmap_html_opts html;
-	enum fgctl_heatmap_format to;
-	bool to_given, quiet;
-	const char *output;
-	const char *comm; /* borrowed from argv */
-	regex_t comm_re;
-	bool has_re;
-};
 
 int fgctl_heatmap_format_for_path(const char *path, enum fgctl_heatmap_format *ret)
 {
@@ -123,7 +115,7 @@ int fgctl_heatmap_format_for_path(const char *path, enum fgctl_heatmap_format *r
 	return -EINVAL;
 }
 
-int fgctl_heatmap_format_arg(const char *arg, enum fgctl_heatmap_format *ret)
+int fgctl_heatmap_format_arg(const char *arg, enum fgctl_heatmap_format *ret, FILE *err)
 {
 	static const char *const names[] = {
 		[FGCTL_HEATMAP_HTML] = "html",
@@ -137,7 +129,7 @@ int fgctl_heatmap_format_arg(const char *arg, enum fgctl_heatmap_format *ret)
 			*ret = (enum fgctl_heatmap_format)i;
 			return 0;
 		}
-	fprintf(stderr, "fgctl: unknown format '%s': expected html, json, svg or timed\n", arg);
+	fprintf(err, "fgctl: unknown format '%s': expected html, json, svg or timed\n", arg);
 	return -EINVAL;
 }
 
@@ -451,243 +443,278 @@ static int record_live(const char *socket, struct fg_request *req, bool quiet,
 	return r;
 }
 
-int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
-{
-	enum {
-		ARG_FROM = 0x100,
-		ARG_BUCKET,
-		ARG_SCALE,
-		ARG_COMM,
-		ARG_TITLE,
-		ARG_SUBTITLE,
-	};
-	/* fgctl-query.h's codes, from 0x200, for the always-on source. */
-	static const struct option options[] = {
-		FGCTL_RECORD_OPTIONS,
-		{ "last", required_argument, NULL, FGCTL_OPT_LAST },
-		{ "since", required_argument, NULL, FGCTL_OPT_SINCE },
-		{ "until", required_argument, NULL, FGCTL_OPT_UNTIL },
-		{ "uid", required_argument, NULL, FGCTL_OPT_UID },
-		{ "cgroup", required_argument, NULL, FGCTL_OPT_CGROUP },
-		{ "exe", required_argument, NULL, FGCTL_OPT_EXE },
-		{ "socket", required_argument, NULL, 's' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "from", required_argument, NULL, ARG_FROM },
-		{ "bucket-ms", required_argument, NULL, ARG_BUCKET },
-		{ "scale", required_argument, NULL, ARG_SCALE },
-		{ "comm", required_argument, NULL, ARG_COMM },
-		{ "title", required_argument, NULL, ARG_TITLE },
-		{ "subtitle", required_argument, NULL, ARG_SUBTITLE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
-	struct fg_perfscript_opts popts = { .count_samples = true };
-	struct fg_request req = { .cmd = FG_CMD_RECORD, .query = { .uid = -1, .limit = 20 } };
-	struct heatmap_args a = { .output = NULL };
-	char default_output[FGCTL_DEFAULT_OUTPUT_MAX];
-	const char *from = NULL, *socket = ctx->socket;
-	struct fgctl_period period = {};
-	bool window;
-	int c, r;
+enum {
+	ARG_FROM = 0x100,
+	ARG_BUCKET,
+	ARG_SCALE,
+	ARG_COMM,
+	ARG_TITLE,
+	ARG_SUBTITLE,
+};
 
-	fg_record_request_init(&req.record);
-	fg_flame_opts_init(&a.html.flame);
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "p:at:F:s:o:f:qh", options, NULL)) >= 0) {
-		r = fgctl_record_option(c, optarg, &req.record);
-		if (r < 0)
-			return FGCTL_EXIT_USAGE;
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 's':
-			socket = optarg;
-			break;
-		case 'o':
-			a.output = optarg;
-			break;
-		case 'f':
-			if (fgctl_heatmap_format_arg(optarg, &a.to) < 0)
-				return FGCTL_EXIT_USAGE;
-			a.to_given = true;
-			break;
-		case ARG_FROM:
-			from = optarg;
-			break;
-		case ARG_BUCKET:
-			if (fg_parse_u32(optarg, 1, 1000, &a.html.heatmap.bucket_ms) < 0) {
-				fprintf(stderr,
-					"fgctl: invalid --bucket-ms '%s': expected 1 to 1000\n",
-					optarg);
-				return FGCTL_EXIT_USAGE;
-			}
-			break;
-		case ARG_SCALE:
-			if (strcmp(optarg, "linear") == 0) {
-				a.html.heatmap.scale = FG_HEATMAP_LINEAR;
-			} else if (strcmp(optarg, "rank") == 0) {
-				a.html.heatmap.scale = FG_HEATMAP_RANK;
-			} else {
-				fprintf(stderr,
-					"fgctl: unknown scale '%s': expected linear or rank\n",
-					optarg);
-				return FGCTL_EXIT_USAGE;
-			}
-			break;
-		case ARG_COMM:
-			a.comm = optarg;
-			break;
-		case ARG_TITLE:
-			a.html.heatmap.title = optarg;
-			break;
-		case ARG_SUBTITLE:
-			a.html.heatmap.subtitle = optarg;
-			break;
-		case 'q':
-			a.quiet = true;
-			break;
-		case 'h':
-			heatmap_help();
-			return FGCTL_EXIT_OK;
-		default:
-			r = fgctl_query_option(c, optarg, &req.query, &period);
-			if (r > 0)
-				break;
-			if (r == 0)
-				fprintf(stderr, "Try 'fgctl heatmap --help'.\n");
-			return FGCTL_EXIT_USAGE;
+/* fgctl-query.h's codes, from 0x200, for the always-on source. */
+static const struct option heatmap_options[] = {
+	FGCTL_RECORD_OPTIONS,
+	{ "last", required_argument, NULL, FGCTL_OPT_LAST },
+	{ "since", required_argument, NULL, FGCTL_OPT_SINCE },
+	{ "until", required_argument, NULL, FGCTL_OPT_UNTIL },
+	{ "uid", required_argument, NULL, FGCTL_OPT_UID },
+	{ "cgroup", required_argument, NULL, FGCTL_OPT_CGROUP },
+	{ "exe", required_argument, NULL, FGCTL_OPT_EXE },
+	{ "socket", required_argument, NULL, 's' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "from", required_argument, NULL, ARG_FROM },
+	{ "bucket-ms", required_argument, NULL, ARG_BUCKET },
+	{ "scale", required_argument, NULL, ARG_SCALE },
+	{ "comm", required_argument, NULL, ARG_COMM },
+	{ "title", required_argument, NULL, ARG_TITLE },
+	{ "subtitle", required_argument, NULL, ARG_SUBTITLE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+static int heatmap_option(void *args, int c, const char *arg, FILE *err)
+{
+	struct fgctl_heatmap_args *a = args;
+	int r;
+
+	r = fgctl_record_option(c, arg, &a->req.record, err);
+	if (r != 0)
+		return r;
+	switch (c) {
+	case 'f':
+		if (fgctl_heatmap_format_arg(arg, &a->to, err) < 0)
+			return -1;
+		a->to_given = true;
+		return 1;
+	case ARG_FROM:
+		a->from = arg;
+		return 1;
+	case ARG_BUCKET:
+		if (fg_parse_u32(arg, 1, 1000, &a->html.heatmap.bucket_ms) < 0) {
+			fprintf(err, "fgctl: invalid --bucket-ms '%s': expected 1 to 1000\n", arg);
+			return -1;
 		}
-	}
-	/* --pid-frames names perf script's processes as it names a recording's. */
-	popts.pid = req.record.with_pid;
-	/* A period names always-on sampling; -p and --comm then select in it. */
-	window = period.last || period.since || period.until;
-	if (window) {
-		if (from || req.record.all || req.record.n_pids > 1) {
-			fprintf(stderr, "fgctl: --last, --since and --until read fgd's always-on "
-					"sampling: not with --from, -a or several -p\n");
-			return FGCTL_EXIT_USAGE;
+		return 1;
+	case ARG_SCALE:
+		if (strcmp(arg, "linear") == 0) {
+			a->html.heatmap.scale = FG_HEATMAP_LINEAR;
+		} else if (strcmp(arg, "rank") == 0) {
+			a->html.heatmap.scale = FG_HEATMAP_RANK;
+		} else {
+			fprintf(err, "fgctl: unknown scale '%s': expected linear or rank\n", arg);
+			return -1;
 		}
-		if (req.record.wall || req.record.duration_ms || req.record.frequency) {
-			fprintf(stderr,
-				"fgctl: -t, -F and --wall are for recording now, not with a "
-				"period of always-on sampling\n");
+		return 1;
+	case ARG_COMM:
+		a->comm = arg;
+		return 1;
+	case ARG_TITLE:
+		a->html.heatmap.title = arg;
+		return 1;
+	case ARG_SUBTITLE:
+		a->html.heatmap.subtitle = arg;
+		return 1;
+	case 's':
+	case 'o':
+	case 'q':
+	case 'h':
+		return 0;
+	}
+	return fgctl_query_option(c, arg, &a->req.query, &a->period, err);
+}
+
+int fgctl_heatmap_parse(const struct fgctl_ctx *ctx, int argc, char **argv,
+			struct fgctl_heatmap_args *a, FILE *err)
+{
+	*a = (struct fgctl_heatmap_args){
+		.req = { .cmd = FG_CMD_RECORD, .query = { .uid = -1, .limit = 20 } },
+	};
+	fg_record_request_init(&a->req.record);
+	fg_flame_opts_init(&a->html.flame);
+	return fgctl_parse_options(ctx, argc, argv, "p:at:F:s:o:f:qh", heatmap_options,
+				   heatmap_option, a, &a->co, err);
+}
+
+/* A period names always-on sampling; -p and --comm then select in it. */
+static int check_window(struct fgctl_heatmap_args *a, FILE *err)
+{
+	struct fg_record_request *rec = &a->req.record;
+
+	if (a->from || rec->all || rec->n_pids > 1) {
+		fprintf(err,
+			"fgctl: --last, --since and --until read fgd's always-on sampling: not "
+			"with --from, -a or several -p\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (rec->wall || rec->duration_ms || rec->frequency) {
+		fprintf(err, "fgctl: -t, -F and --wall are for recording now, not with a period of "
+			     "always-on sampling\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	a->req.query.pid = rec->n_pids ? rec->pids[0] : 0;
+	rec->n_pids = 0;
+	if (a->comm) {
+		if (fgctl_query_option(FGCTL_OPT_COMM, a->comm, &a->req.query, &a->period, err) < 0)
 			return FGCTL_EXIT_USAGE;
-		}
-		req.query.pid = req.record.n_pids ? req.record.pids[0] : 0;
-		req.record.n_pids = 0;
-		if (a.comm) {
-			if (fgctl_query_option(FGCTL_OPT_COMM, a.comm, &req.query, &period) < 0)
-				return FGCTL_EXIT_USAGE;
-			a.comm = NULL;
-		}
-		req.query.off_cpu = req.record.off_cpu;
-		if (fgctl_query_range(&req.query, &period, "5m") < 0)
-			return FGCTL_EXIT_USAGE;
-		req.cmd = FG_CMD_SNAPSHOT;
-	} else if (req.query.uid != -1 || req.query.cgroup[0] || req.query.exe[0]) {
-		fprintf(stderr,
-			"fgctl: --uid, --cgroup and --exe select in always-on sampling: give "
-			"a period (--last, --since)\n");
-		return FGCTL_EXIT_USAGE;
+		a->comm = NULL;
 	}
-	if (from && (req.record.all || req.record.n_pids > 0)) {
-		fprintf(stderr, "fgctl: --from reads a profile; -p and -a record one: not both\n");
+	a->req.query.off_cpu = rec->off_cpu;
+	if (fgctl_query_range(&a->req.query, &a->period, "5m", err) < 0)
 		return FGCTL_EXIT_USAGE;
-	}
-	if (req.record.all && req.record.n_pids > 0) {
-		fprintf(stderr,
-			"fgctl: -p and -a exclude each other: record the processes, or all\n");
-		return FGCTL_EXIT_USAGE;
-	}
-	if (!from && !window && !req.record.all && req.record.n_pids == 0) {
-		fprintf(stderr,
-			"fgctl: say what to draw: -p PID or -a to record now, --last 5m for "
-			"fgd's always-on sampling, or --from perf or --from timed to read a "
-			"profile\n");
-		return FGCTL_EXIT_USAGE;
-	}
-	if (!from && optind < argc) {
-		fprintf(stderr, "fgctl: unexpected argument '%s' (files are read with --from)\n",
-			argv[optind]);
-		return FGCTL_EXIT_USAGE;
-	}
-	if (req.record.off_cpu && req.record.wall) {
-		fprintf(stderr, "fgctl: --off-cpu and --wall exclude each other\n");
-		return FGCTL_EXIT_USAGE;
-	}
-	if (!a.output && isatty(STDOUT_FILENO) && !a.to_given) {
+	a->req.cmd = FG_CMD_SNAPSHOT;
+	return FGCTL_EXIT_OK;
+}
+
+/* Where the heat map goes, and in what format. */
+static int check_output(struct fgctl_heatmap_args *a, FILE *err)
+{
+	a->output = a->co.output;
+	if (!a->output && isatty(STDOUT_FILENO) && !a->to_given) {
 		/* Nobody named it, and a page is not for the terminal: a file here, named. */
-		fgctl_default_output("heatmap", FG_FORMAT_HTML, default_output);
-		a.output = default_output;
+		fgctl_default_output("heatmap", FG_FORMAT_HTML, a->default_output);
+		a->output = a->default_output;
 	}
-	if (!a.output) {
+	if (!a->output) {
 		if (isatty(STDOUT_FILENO)) {
-			fprintf(stderr,
-				"fgctl: say where to write: -o FILE.html (or .json, .svg)\n");
+			fprintf(err, "fgctl: say where to write: -o FILE.html (or .json, .svg)\n");
 			return FGCTL_EXIT_USAGE;
 		}
-		a.output = "-";
+		a->output = "-";
 	}
-	if (!a.to_given && fgctl_heatmap_format_for_path(a.output, &a.to) < 0) {
-		if (strcmp(a.output, "-") != 0) {
-			fprintf(stderr,
+	if (!a->to_given && fgctl_heatmap_format_for_path(a->output, &a->to) < 0) {
+		if (strcmp(a->output, "-") != 0) {
+			fprintf(err,
 				"fgctl: cannot tell the format from '%s': name it .html, .json, .svg "
 				"or .timed, or give -f\n",
-				a.output);
+				a->output);
 			return FGCTL_EXIT_USAGE;
 		}
-		a.to = FGCTL_HEATMAP_JSON;
+		a->to = FGCTL_HEATMAP_JSON;
 	}
-	if (strcmp(a.output, "-") != 0 && fgctl_is_directory(a.output)) {
-		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", a.output);
+	if (strcmp(a->output, "-") != 0 && fgctl_is_directory(a->output)) {
+		fprintf(err, "fgctl: cannot write %s: it is a directory\n", a->output);
 		return FGCTL_EXIT_OUTPUT;
 	}
-	if (a.comm) {
-		r = regcomp(&a.comm_re, a.comm, REG_EXTENDED | REG_NOSUB);
-		if (r != 0) {
-			fprintf(stderr, "fgctl: invalid --comm regular expression '%s'\n", a.comm);
+	return FGCTL_EXIT_OK;
+}
+
+int fgctl_heatmap_check(struct fgctl_heatmap_args *a, FILE *err)
+{
+	struct fg_record_request *rec = &a->req.record;
+	int r;
+
+	a->window = a->period.last || a->period.since || a->period.until;
+	if (a->window) {
+		r = check_window(a, err);
+		if (r != FGCTL_EXIT_OK)
+			return r;
+	} else if (a->req.query.uid != -1 || a->req.query.cgroup[0] || a->req.query.exe[0]) {
+		fprintf(err,
+			"fgctl: --uid, --cgroup and --exe select in always-on sampling: give a "
+			"period (--last, --since)\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (a->from && (rec->all || rec->n_pids > 0)) {
+		fprintf(err, "fgctl: --from reads a profile; -p and -a record one: not both\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (rec->all && rec->n_pids > 0) {
+		fprintf(err, "fgctl: -p and -a exclude each other: record the processes, or all\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (!a->from && !a->window && !rec->all && rec->n_pids == 0) {
+		fprintf(err, "fgctl: say what to draw: -p PID or -a to record now, --last 5m for "
+			     "fgd's always-on sampling, or --from perf or --from timed to read a "
+			     "profile\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	if (!a->from && a->co.n_operands > 0) {
+		fprintf(err, "fgctl: unexpected argument '%s' (files are read with --from)\n",
+			a->co.operands[0]);
+		return FGCTL_EXIT_USAGE;
+	}
+	if (rec->off_cpu && rec->wall) {
+		fprintf(err, "fgctl: --off-cpu and --wall exclude each other\n");
+		return FGCTL_EXIT_USAGE;
+	}
+	r = check_output(a, err);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	if (a->comm) {
+		if (regcomp(&a->comm_re, a->comm, REG_EXTENDED | REG_NOSUB) != 0) {
+			fprintf(err, "fgctl: invalid --comm regular expression '%s'\n", a->comm);
 			return FGCTL_EXIT_USAGE;
 		}
-		a.has_re = true;
+		a->has_re = true;
 	}
-	if (req.record.off_cpu || req.record.wall) {
-		a.html.flame.count_name = "us";
-		if (req.record.off_cpu)
-			a.html.flame.palette = FG_PALETTE_IO;
+	if (rec->off_cpu || rec->wall) {
+		a->html.flame.count_name = "us";
+		if (rec->off_cpu)
+			a->html.flame.palette = FG_PALETTE_IO;
 	}
-	if (from)
-		r = read_offline(from, argv + optind, (size_t)(argc - optind), &popts, &t);
-	else if (window)
-		r = query_window(socket, &req, &t);
+	return FGCTL_EXIT_OK;
+}
+
+void fgctl_heatmap_args_done(struct fgctl_heatmap_args *a)
+{
+	if (a->has_re)
+		regfree(&a->comm_re);
+	a->has_re = false;
+}
+
+/* Reads, queries or records the profile a asks for, checked, and writes its heat map. */
+static int heatmap_run(struct fgctl_heatmap_args *a)
+{
+	_cleanup_(fg_timed__freep) struct fg_timed *t = NULL;
+	/* --pid-frames names perf script's processes as it names a recording's. */
+	struct fg_perfscript_opts popts = { .count_samples = true, .pid = a->req.record.with_pid };
+	int r;
+
+	if (a->from)
+		r = read_offline(a->from, a->co.operands, (size_t)a->co.n_operands, &popts, &t);
+	else if (a->window)
+		r = query_window(a->co.socket, &a->req, &t);
 	else
-		r = record_live(socket, &req, a.quiet, &t);
+		r = record_live(a->co.socket, &a->req, a->co.quiet, &t);
 	if (r != 0)
-		goto out;
-	if (a.has_re) {
+		return r;
+	if (a->has_re) {
 		struct fg_timed *kept = NULL;
 
-		r = fg_timed__filter(t, comm_matches, &a.comm_re, &kept);
+		r = fg_timed__filter(t, comm_matches, &a->comm_re, &kept);
 		if (r < 0) {
 			fprintf(stderr, "fgctl: %s\n", strerror(-r));
-			r = FGCTL_EXIT_FAILURE;
-			goto out;
+			return FGCTL_EXIT_FAILURE;
 		}
 		fg_timed__free(t);
 		t = kept;
 	}
 	if (fg_timed__n_samples(t) == 0) {
 		fprintf(stderr, "fgctl: no samples%s\n",
-			from ? " with a time in the input" : " were recorded");
-		r = FGCTL_EXIT_INPUT;
-		goto out;
+			a->from ? " with a time in the input" : " were recorded");
+		return FGCTL_EXIT_INPUT;
 	}
-	r = fgctl_heatmap_write(t, &a.html, a.to, a.output, a.quiet);
-out:
-	if (a.has_re)
-		regfree(&a.comm_re);
+	return fgctl_heatmap_write(t, &a->html, a->to, a->output, a->co.quiet);
+}
+
+int fgctl_verb_heatmap(const struct fgctl_ctx *ctx, int argc, char **argv)
+{
+	struct fgctl_heatmap_args a;
+	int r;
+
+	r = fgctl_heatmap_parse(ctx, argc, argv, &a, stderr);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	if (a.co.help) {
+		fgctl_heatmap_help(stdout);
+		return FGCTL_EXIT_OK;
+	}
+	r = fgctl_heatmap_check(&a, stderr);
+	if (r == FGCTL_EXIT_OK)
+		r = heatmap_run(&a);
+	fgctl_heatmap_args_done(&a);
 	return r;
 }

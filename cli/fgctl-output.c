@@ -192,46 +192,44 @@ int fgctl_format_for_path(const char *path, enum fg_format *ret)
 	return 0;
 }
 
-int fgctl_format_arg(const char *arg, enum fg_format *ret)
+int fgctl_format_arg(const char *arg, enum fg_format *ret, FILE *err)
 {
 	if (fg_format_from_name(arg, ret) >= 0)
 		return FGCTL_EXIT_OK;
-	fprintf(stderr,
+	fprintf(err,
 		"fgctl: unknown format '%s': expected svg, html, folded, timed, pprof or "
 		"speedscope\n",
 		arg);
 	return FGCTL_EXIT_USAGE;
 }
 
-int fgctl_group_by_arg(const char *arg, enum fg_group_by *ret)
+int fgctl_group_by_arg(const char *arg, enum fg_group_by *ret, FILE *err)
 {
 	if (fg_group_by_from_name(arg, ret) >= 0)
 		return FGCTL_EXIT_OK;
-	fprintf(stderr, "fgctl: unknown grouping '%s': expected cgroup, cgroup-name or process\n",
+	fprintf(err, "fgctl: unknown grouping '%s': expected cgroup, cgroup-name or process\n",
 		arg);
 	return FGCTL_EXIT_USAGE;
 }
 
-int fgctl_frames_arg(int c, enum fg_frames_side *ret)
+int fgctl_frames_arg(int c, enum fg_frames_side *ret, FILE *err)
 {
 	enum fg_frames_side side = c == 'u' ? FG_FRAMES_USER : FG_FRAMES_KERNEL;
 
 	if (*ret != FG_FRAMES_ALL && *ret != side) {
-		fprintf(stderr,
-			"fgctl: -u (--user-only) and -k (--kernel-only) exclude each other\n");
+		fprintf(err, "fgctl: -u (--user-only) and -k (--kernel-only) exclude each other\n");
 		return FGCTL_EXIT_USAGE;
 	}
 	*ret = side;
 	return FGCTL_EXIT_OK;
 }
 
-int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE])
+int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE], FILE *err)
 {
 	size_t len = strlen(arg);
 
 	if (len >= FG_PROTO_MAX_TITLE) {
-		fprintf(stderr, "fgctl: title too long (at most %d bytes)\n",
-			FG_PROTO_MAX_TITLE - 1);
+		fprintf(err, "fgctl: title too long (at most %d bytes)\n", FG_PROTO_MAX_TITLE - 1);
 		return FGCTL_EXIT_USAGE;
 	}
 	memcpy(title, arg, len + 1);
@@ -275,7 +273,7 @@ void fgctl_default_output(const char *what, enum fg_format format, char *buf)
 }
 
 int fgctl_output_target(struct fgctl_output *o, const char *what, bool format_given,
-			enum fg_format *format)
+			enum fg_format *format, FILE *err)
 {
 	if (!o->path && isatty(STDOUT_FILENO)) {
 		fgctl_default_output(what, format_given ? *format : FG_FORMAT_SVG, o->default_path);
@@ -287,12 +285,12 @@ int fgctl_output_target(struct fgctl_output *o, const char *what, bool format_gi
 	if (!o->path)
 		o->path = "-";
 	if (strcmp(o->path, "-") != 0 && fgctl_is_directory(o->path)) {
-		fprintf(stderr, "fgctl: cannot write %s: it is a directory\n", o->path);
+		fprintf(err, "fgctl: cannot write %s: it is a directory\n", o->path);
 		return FGCTL_EXIT_OUTPUT;
 	}
 	if (!format_given && strcmp(o->path, "-") != 0 &&
 	    fgctl_format_for_path(o->path, format) < 0) {
-		fprintf(stderr,
+		fprintf(err,
 			"fgctl: cannot tell the format from '%s': name it .svg, .html, .folded, "
 			".txt, .pb.gz or .speedscope.json, or give --format\n",
 			o->path);

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "base/safefile.h"
 #include "proto/proto.h"
@@ -42,7 +43,7 @@ int fgctl_output_close(struct fgctl_output *o, bool commit);
 /*
  * Opens an input file to read ("-": stdin, a descriptor of its own), its
  * name for messages in *ret_name ("<stdin>" or path). The descriptor, or a
- * negative errno having said why on stderr.
+ * negative errno having said why on err.
  */
 int fgctl_input_open(const char *path, const char **ret_name);
 
@@ -54,14 +55,14 @@ int fgctl_format_for_path(const char *path, enum fg_format *ret);
 
 /*
  * The -f, --group-by and --title arguments of record and snapshot: say what is wrong
- * on stderr and return FGCTL_EXIT_USAGE, or FGCTL_EXIT_OK. title is
+ * on err and return FGCTL_EXIT_USAGE, or FGCTL_EXIT_OK. title is
  * FG_PROTO_MAX_TITLE bytes.
  */
-int fgctl_format_arg(const char *arg, enum fg_format *ret);
-int fgctl_group_by_arg(const char *arg, enum fg_group_by *ret);
+int fgctl_format_arg(const char *arg, enum fg_format *ret, FILE *err);
+int fgctl_group_by_arg(const char *arg, enum fg_group_by *ret, FILE *err);
 /* -u ('u') or -k ('k') into *ret: an error when the other was given already. */
-int fgctl_frames_arg(int c, enum fg_frames_side *ret);
-int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE]);
+int fgctl_frames_arg(int c, enum fg_frames_side *ret, FILE *err);
+int fgctl_title_arg(const char *arg, char title[FG_PROTO_MAX_TITLE], FILE *err);
 
 /*
  * A name for an output nobody named, in the current directory:
@@ -76,8 +77,8 @@ void fgctl_default_output(const char *what, enum fg_format format, char *buf);
  * default name): stdout ("-") when no -o was given and stdout is not a
  * terminal; on a terminal, a default name (fgctl_default_output(), SVG
  * unless format_given); the format from the file's extension unless
- * format_given. Says what is wrong on stderr and returns the fgctl exit
+ * format_given. Says what is wrong on err and returns the fgctl exit
  * code for it, or FGCTL_EXIT_OK.
  */
 int fgctl_output_target(struct fgctl_output *o, const char *what, bool format_given,
-			enum fg_format *format);
+			enum fg_format *format, FILE *err);

@@ -518,7 +518,7 @@ void fgctl_draw_init(struct fgctl_draw *d)
 	d->graph.quiet = true;
 }
 
-int fgctl_draw_option(struct fgctl_draw *d, int c, const char *arg, char *title)
+int fgctl_draw_option(struct fgctl_draw *d, int c, const char *arg, char *title, FILE *err)
 {
 	static const struct option draw[] = { FGCTL_DRAW_OPTIONS, {} };
 	bool known = false;
@@ -528,28 +528,28 @@ int fgctl_draw_option(struct fgctl_draw *d, int c, const char *arg, char *title)
 		known = draw[i].val == c;
 	if (!known)
 		return 0;
-	if (c == FGCTL_GRAPH_OPT_TITLE && fgctl_title_arg(arg, title) != FGCTL_EXIT_OK)
+	if (c == FGCTL_GRAPH_OPT_TITLE && fgctl_title_arg(arg, title, err) != FGCTL_EXIT_OK)
 		return -1;
-	r = fgctl_graph_option(c, arg, &d->graph);
+	r = fgctl_graph_option(c, arg, &d->graph, err);
 	if (r > 0 && c != FGCTL_GRAPH_OPT_TITLE)
 		d->here = true;
 	return r;
 }
 
 int fgctl_draw_prepare(struct fgctl_draw *d, const struct fgctl_output *out,
-		       enum fg_format *request_format, bool us, bool blocked)
+		       enum fg_format *request_format, bool us, bool blocked, FILE *err)
 {
 	int r;
 
 	/* --title too: fgd's graphs take it, folded text has no place for it. */
-	r = fgctl_graph_check_look(&d->graph, *request_format);
+	r = fgctl_graph_check_look(&d->graph, *request_format, err);
 	if (r != FGCTL_EXIT_OK || !d->here)
 		return r;
 	/* Folded text takes the filters and names as render writes it. */
 	if (*request_format != FG_FORMAT_SVG && *request_format != FG_FORMAT_HTML &&
 	    *request_format != FG_FORMAT_FOLDED) {
-		fprintf(stderr, "fgctl: graph options draw a graph or filter folded stacks: write "
-				".svg, .html or .folded\n");
+		fprintf(err, "fgctl: graph options draw a graph or filter folded stacks: write "
+			     ".svg, .html or .folded\n");
 		return FGCTL_EXIT_USAGE;
 	}
 	d->graph.output = out->path;

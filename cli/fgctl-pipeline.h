@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "fgctl-graphopts.h"
 #include "fgctl-query.h"
@@ -106,7 +107,7 @@ void fgctl_draw_init(struct fgctl_draw *d);
  * title, of FG_PROTO_MAX_TITLE bytes, for fgd), 0 if not, -1 for a bad
  * value (said why).
  */
-int fgctl_draw_option(struct fgctl_draw *d, int c, const char *arg, char *title);
+int fgctl_draw_option(struct fgctl_draw *d, int c, const char *arg, char *title, FILE *err);
 /*
  * Once the output is settled (its path and format): when drawing here,
  * checks the format is a graph's and asks fgd for folded stacks instead
@@ -114,4 +115,4 @@ int fgctl_draw_option(struct fgctl_draw *d, int c, const char *arg, char *title)
  * time in the off-CPU palette, as fgd draws them. Returns the exit code.
  */
 int fgctl_draw_prepare(struct fgctl_draw *d, const struct fgctl_output *out,
-		       enum fg_format *request_format, bool us, bool blocked);
+		       enum fg_format *request_format, bool us, bool blocked, FILE *err);

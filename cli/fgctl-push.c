@@ -33,6 +33,7 @@
 #include "fgctl-display.h"
 #include "fgctl-http.h"
 #include "fgctl-optfile.h"
+#include "fgctl-push-opts.h"
 #include "fgctl-query.h"
 #include "fgctl.h"
 #include "profile/folded.h"
@@ -43,28 +44,6 @@
 #include "proto/when.h"
 #include "storage/window.h"
 
-enum {
-	ARG_URL = 0x100,
-	ARG_EVERY,
-	ARG_ONCE,
-	ARG_DELAY,
-	ARG_CATCH_UP,
-	ARG_CURSOR,
-	ARG_NAME,
-	ARG_LABEL,
-	ARG_FORMAT,
-	ARG_CA_FILE,
-	ARG_TOKEN_FILE,
-	ARG_BASIC_AUTH_FILE,
-	ARG_TENANT,
-	ARG_CONNECT_TIMEOUT,
-	ARG_TIMEOUT,
-	ARG_RETRIES,
-	ARG_CONFIG,
-};
-
-/* Secrets and tenants are short; a file larger than this is not one. */
-#define SECRET_MAX 4096
 /*
  * After a failure push waits 1 s, then 2 s, 4 s... up to a minute, each
  * drawn in its upper half: a store back from an outage is not met by every
@@ -74,18 +53,6 @@ enum {
 #define BACKOFF_MAX_MS 60000
 /* A server's Retry-After is waited for up to this: a longer one is a mistake, or hostile. */
 #define RETRY_AFTER_MAX_MS 300000
-
-struct push_opts {
-	const char *url;         /* borrowed from argv */
-	const char *name;        /* the application template; borrowed */
-	const char *cursor_path; /* borrowed; NULL: the cursor lives in memory */
-	struct fg_ingest_label labels[FG_INGEST_MAX_LABELS];
-	size_t n_labels;
-	enum fg_ingest_format format;
-	struct fg_ingest_plan plan;
-	uint32_t retries;
-	bool once, quiet;
-};
 
 /* What a push did: reported at the end, and for each period unless quiet. */
 struct push_stats {
@@ -108,7 +75,7 @@ struct push_retry {
 };
 
 struct push {
-	struct push_opts o;
+	struct fgctl_push_opts o;
 	const char *socket;             /* borrowed */
 	struct fg_request query;        /* the snapshot request: selectors, folded */
 	struct fgctl_http *http;        /* owned */
@@ -138,37 +105,6 @@ static const char *hms(int64_t ms, char buf[16])
 	if (!localtime_r(&t, &tm) || !strftime(buf, 16, "%H:%M:%S", &tm))
 		snprintf(buf, 16, "?");
 	return buf;
-}
-
-/* A secret or id from a file: its first line, which must not be empty. 0 or an exit code. */
-static int read_secret(const char *path, const char *what, char **ret)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	char buf[SECRET_MAX + 1];
-	ssize_t n;
-	size_t len;
-
-	if (fd < 0) {
-		fprintf(stderr, "fgctl: cannot read the %s file %s: %m\n", what, path);
-		return FGCTL_EXIT_INPUT;
-	}
-	n = read(fd, buf, SECRET_MAX + 1);
-	if (n < 0 || n > SECRET_MAX) {
-		fprintf(stderr, "fgctl: cannot read the %s file %s: %s\n", what, path,
-			n < 0 ? strerror(errno) : "larger than 4 KiB");
-		return FGCTL_EXIT_INPUT;
-	}
-	/* Its first line, with or without a newline after it (secret mounts often have none). */
-	buf[n] = '\0';
-	len = strcspn(buf, "\r\n");
-	buf[len] = '\0';
-	if (len == 0) {
-		fprintf(stderr, "fgctl: the %s file %s is empty\n", what, path);
-		return FGCTL_EXIT_INPUT;
-	}
-	*ret = strdup(buf);
-	explicit_bzero(buf, sizeof(buf));
-	return *ret ? FGCTL_EXIT_OK : FGCTL_EXIT_FAILURE;
 }
 
 /* ---- the cursor file ---- */
@@ -964,371 +900,38 @@ static int run(struct push *p)
 	}
 }
 
-static const char help[] =
-	"Usage: fgctl push [--config FILE] --url URL [--every SPAN] [--once] [--last SPAN]\n"
-	"                  [--name TEMPLATE] [--label KEY=VALUE]... [SELECTORS]\n"
-	"\nSends fgd's always-on profiles, period by period, to a Pyroscope-compatible\n"
-	"server (POST URL/ingest): one profile per application and period. fgd itself\n"
-	"stays off the network; the cursor file keeps the place, so no period is sent\n"
-	"twice and an outage is caught up from the window and the history.\n\n"
-	"      --url URL            the server, e.g. http://pyroscope:4040\n"
-	"      --every SPAN         the period (default 15s); without --once, push runs\n"
-	"                           until interrupted (SIGTERM ends it with success)\n"
-	"      --once               push the periods due now, then exit: non-zero if any\n"
-	"                           failed, was refused or was too old to catch up\n"
-	"      --last SPAN          without a cursor, start this far back (default: one\n"
-	"                           period)\n"
-	"      --delay SPAN         push a period this long after its end, for samples\n"
-	"                           that come late (default 10s)\n"
-	"      --catch-up SPAN      after an outage, catch up at most this far back; older\n"
-	"                           periods are reported as not pushed (default 1h)\n"
-	"      --cursor FILE        where push keeps its place (default: in memory only)\n"
-	"      --name TEMPLATE      the application: {comm} (default), {unit} (the systemd\n"
-	"                           unit of its cgroup), {cgroup} (the whole path)\n"
-	"      --label KEY=VALUE    a label of every profile, beside host=HOSTNAME\n"
-	"      --format FORMAT      pprof (default) or folded\n"
-	"      --ca-file FILE       trust this CA for https (default: the system's)\n"
-	"      --token-file FILE    send 'Authorization: Bearer TOKEN', the token read\n"
-	"                           from FILE\n"
-	"      --basic-auth-file FILE  basic auth, 'user:password' read from FILE\n"
-	"      --tenant ID          send 'X-Scope-OrgID: ID'\n"
-	"      --connect-timeout SPAN  (default 5s)\n"
-	"      --timeout SPAN       a request's whole time (default 30s)\n"
-	"      --retries N          tries again after a reply that may change (408, 429,\n"
-	"                           5xx), with backoff from 1 s (default 3); no answer,\n"
-	"                           a redirect or the last retry puts the period off\n"
-	"  -q, --quiet              no line per period; failures and the last line, what\n"
-	"                           was done, are still written\n"
-	"      --config FILE        options from FILE first, a 'key = value' line each: the\n"
-	"                           long options without '--' (label may repeat; once and\n"
-	"                           quiet take yes or no); the command line wins\n";
-
-#define SHORT_OPTIONS "p:qs:h"
-static const struct option options[] = {
-	FGCTL_QUERY_VERB_OPTIONS,
-	{ "url", required_argument, NULL, ARG_URL },
-	{ "every", required_argument, NULL, ARG_EVERY },
-	{ "once", no_argument, NULL, ARG_ONCE },
-	{ "delay", required_argument, NULL, ARG_DELAY },
-	{ "catch-up", required_argument, NULL, ARG_CATCH_UP },
-	{ "cursor", required_argument, NULL, ARG_CURSOR },
-	{ "name", required_argument, NULL, ARG_NAME },
-	{ "label", required_argument, NULL, ARG_LABEL },
-	{ "format", required_argument, NULL, ARG_FORMAT },
-	{ "ca-file", required_argument, NULL, ARG_CA_FILE },
-	{ "token-file", required_argument, NULL, ARG_TOKEN_FILE },
-	{ "basic-auth-file", required_argument, NULL, ARG_BASIC_AUTH_FILE },
-	{ "tenant", required_argument, NULL, ARG_TENANT },
-	{ "connect-timeout", required_argument, NULL, ARG_CONNECT_TIMEOUT },
-	{ "timeout", required_argument, NULL, ARG_TIMEOUT },
-	{ "retries", required_argument, NULL, ARG_RETRIES },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "config", required_argument, NULL, ARG_CONFIG },
-	{},
-};
-
-/* What an option file (--config) may not say: no file within a file, no help. */
-static const char *const config_refused[] = { "config", "help", NULL };
-
-static int span_arg(const char *opt, const char *arg, int64_t min_ms, int64_t *ret)
-{
-	uint64_t ms;
-
-	if (fg_parse_span(arg, &ms) < 0 || ms < (uint64_t)min_ms ||
-	    ms > (uint64_t)INT32_MAX * 1000) {
-		fprintf(stderr, "fgctl: invalid %s '%s': a span such as 15s, 1m or 1h\n", opt, arg);
-		return -EINVAL;
-	}
-	*ret = (int64_t)ms;
-	return 0;
-}
-
-/*
- * --label KEY=VALUE: a key given again takes the new value, so that a
- * command line's label wins over the option file's. 0 or -EINVAL (said).
- */
-static int add_label(struct push_opts *o, const char *arg)
-{
-	struct fg_ingest_label l;
-	const char *why;
-	size_t i;
-
-	if (fg_ingest_label_parse(arg, &l, &why) < 0) {
-		fprintf(stderr, "fgctl: invalid --label '%s': %s\n", arg, why);
-		return -EINVAL;
-	}
-	for (i = 0; i < o->n_labels && strcmp(o->labels[i].key, l.key) != 0; i++)
-		;
-	if (i == FG_INGEST_MAX_LABELS) {
-		fprintf(stderr, "fgctl: at most %d --label\n", FG_INGEST_MAX_LABELS);
-		return -EINVAL;
-	}
-	o->labels[i] = l;
-	o->n_labels = MAX(o->n_labels, i + 1);
-	return 0;
-}
-
-static int parse_args(struct push *p, int argc, char **argv, char **token, char **basic,
-		      const char **tenant, struct fgctl_http_opts *http)
-{
-	const char *token_path = NULL, *basic_path = NULL;
-	struct fgctl_period period = {};
-	int64_t ms;
-	const char *why;
-	int c, r;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, SHORT_OPTIONS, options, NULL)) >= 0) {
-		r = fgctl_query_option(c, optarg, &p->query.query, &period);
-		if (r < 0)
-			return FGCTL_EXIT_USAGE;
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 's':
-			p->socket = optarg;
-			break;
-		case ARG_URL:
-			if (strncmp(optarg, "http://", 7) != 0 &&
-			    strncmp(optarg, "https://", 8) != 0) {
-				fprintf(stderr, "fgctl: invalid --url '%s': http:// or https://\n",
-					optarg);
-				return FGCTL_EXIT_USAGE;
-			}
-			p->o.url = optarg;
-			break;
-		case ARG_EVERY:
-			if (span_arg("--every", optarg, 1000, &p->o.plan.every_ms) < 0)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case ARG_ONCE:
-			p->o.once = true;
-			break;
-		case ARG_DELAY:
-			if (span_arg("--delay", optarg, 0, &p->o.plan.delay_ms) < 0)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case ARG_CATCH_UP:
-			if (span_arg("--catch-up", optarg, 1000, &p->o.plan.max_ms) < 0)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case ARG_CURSOR:
-			p->o.cursor_path = optarg;
-			break;
-		case ARG_NAME:
-			if (fg_ingest_template_check(optarg, &why) < 0) {
-				fprintf(stderr, "fgctl: invalid --name '%s': %s\n", optarg, why);
-				return FGCTL_EXIT_USAGE;
-			}
-			p->o.name = optarg;
-			/* The snapshots then carry each process's cgroup as a frame above it. */
-			p->query.query.group_by =
-				strstr(optarg, "{unit}") || strstr(optarg, "{cgroup}") ?
-					FG_GROUP_CGROUP :
-					FG_GROUP_PROCESS;
-			break;
-		case ARG_LABEL:
-			if (add_label(&p->o, optarg) < 0)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case ARG_FORMAT:
-			if (strcmp(optarg, "pprof") == 0) {
-				p->o.format = FG_INGEST_PPROF;
-			} else if (strcmp(optarg, "folded") == 0) {
-				p->o.format = FG_INGEST_FOLDED;
-			} else {
-				fprintf(stderr, "fgctl: invalid --format '%s': pprof or folded\n",
-					optarg);
-				return FGCTL_EXIT_USAGE;
-			}
-			break;
-		case ARG_CA_FILE:
-			http->ca_file = optarg;
-			break;
-		/* Read once the last one is known: a command line's wins over the option file's. */
-		case ARG_TOKEN_FILE:
-			token_path = optarg;
-			break;
-		case ARG_BASIC_AUTH_FILE:
-			basic_path = optarg;
-			break;
-		case ARG_TENANT:
-			if (!*optarg || strpbrk(optarg, "\r\n")) {
-				fprintf(stderr, "fgctl: invalid --tenant\n");
-				return FGCTL_EXIT_USAGE;
-			}
-			*tenant = optarg;
-			break;
-		case ARG_CONNECT_TIMEOUT:
-			if (span_arg("--connect-timeout", optarg, 1, &ms) < 0)
-				return FGCTL_EXIT_USAGE;
-			http->connect_timeout_ms = (long)ms;
-			break;
-		case ARG_TIMEOUT:
-			if (span_arg("--timeout", optarg, 1, &ms) < 0)
-				return FGCTL_EXIT_USAGE;
-			http->timeout_ms = (long)ms;
-			break;
-		case ARG_RETRIES:
-			if (fg_parse_u32(optarg, 0, 100, &p->o.retries) < 0) {
-				fprintf(stderr, "fgctl: invalid --retries '%s': 0 to 100\n",
-					optarg);
-				return FGCTL_EXIT_USAGE;
-			}
-			break;
-		case 'q':
-			p->o.quiet = true;
-			break;
-		case ARG_CONFIG: /* read before: fgctl_verb_push() */
-			break;
-		case 'h':
-			printf("%s%s", help, fgctl_query_selector_help);
-			return -1;
-		default:
-			fprintf(stderr, "Try 'fgctl push --help'.\n");
-			return FGCTL_EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "fgctl: unexpected argument '%s'\n", argv[optind]);
-		return FGCTL_EXIT_USAGE;
-	}
-	if (!p->o.url) {
-		fprintf(stderr, "fgctl: push needs --url\n");
-		return FGCTL_EXIT_USAGE;
-	}
-	if (period.since || period.until) {
-		fprintf(stderr, "fgctl: push cuts its own periods: --since and --until do not "
-				"apply (--last says where to start)\n");
-		return FGCTL_EXIT_USAGE;
-	}
-	/* Said now, not as a failed send retried with backoff. */
-	if (http->ca_file && access(http->ca_file, R_OK) < 0) {
-		fprintf(stderr, "fgctl: cannot read --ca-file %s: %m\n", http->ca_file);
-		return FGCTL_EXIT_INPUT;
-	}
-	if (token_path) {
-		r = read_secret(token_path, "token", token);
-		if (r != FGCTL_EXIT_OK)
-			return r;
-	}
-	if (basic_path) {
-		r = read_secret(basic_path, "basic auth", basic);
-		if (r != FGCTL_EXIT_OK)
-			return r;
-		if (!strchr(*basic, ':')) {
-			fprintf(stderr, "fgctl: the basic auth file %s holds no user:password\n",
-				basic_path);
-			return FGCTL_EXIT_INPUT;
-		}
-	}
-	if (*token && *basic) {
-		fprintf(stderr, "fgctl: --token-file and --basic-auth-file exclude each other\n");
-		return FGCTL_EXIT_USAGE;
-	}
-	p->o.plan.first_ms = p->o.plan.every_ms;
-	if (period.last && span_arg("--last", period.last, 1000, &p->o.plan.first_ms) < 0)
-		return FGCTL_EXIT_USAGE;
-	return FGCTL_EXIT_OK;
-}
-
-/* The --config FILE of argv, or NULL; the last one if given more than once. */
-static const char *config_arg(int argc, char **argv)
-{
-	const char *path = NULL;
-	int c, saved = opterr;
-
-	/* The same table, so "--comm --config" is a --comm; the real pass says what is wrong. */
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, SHORT_OPTIONS, options, NULL)) >= 0)
-		if (c == ARG_CONFIG)
-			path = optarg;
-	opterr = saved;
-	optind = 0;
-	return path;
-}
-
-/*
- * argv with the words of the option file given with --config in front of
- * its options (fgctl-optfile.h): *ret_argv is argv itself without one, else
- * a new array that borrows argv's strings (caller frees it and
- * *ret_words, the file's, with fgctl_optfile_free()). An exit code.
- */
-static int with_config(int argc, char **argv, int *ret_argc, char ***ret_argv, char ***ret_words)
-{
-	const char *path = config_arg(argc, argv);
-	char **words = NULL, **all;
-	size_t n;
-
-	*ret_argc = argc;
-	*ret_argv = argv;
-	*ret_words = NULL;
-	if (!path)
-		return FGCTL_EXIT_OK;
-	if (fgctl_optfile_read(path, options, config_refused, &words, &n) < 0)
-		return FGCTL_EXIT_USAGE;
-	all = calloc((size_t)argc + n + 1, sizeof(*all));
-	if (!all) {
-		fgctl_optfile_free(words);
-		return FGCTL_EXIT_FAILURE;
-	}
-	all[0] = argv[0];
-	memcpy(all + 1, words, n * sizeof(*all));
-	memcpy(all + 1 + n, argv + 1, (size_t)(argc - 1) * sizeof(*all));
-	*ret_argc = argc + (int)n;
-	*ret_argv = all;
-	*ret_words = words;
-	return FGCTL_EXIT_OK;
-}
-
 int fgctl_verb_push(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
-	struct push p = {
-		.o = {
-			.name = "{comm}",
-			.format = FG_INGEST_PPROF,
-			.plan = { .every_ms = 15000, .delay_ms = 10000, .max_ms = 3600000 },
-			.retries = 3,
-		},
-		.socket = ctx->socket,
-		.cursor_dir_fd = -1,
-		/* Folded, each process frame "comm-pid": the pid is a label of each sample. */
-		.query = { .cmd = FG_CMD_SNAPSHOT,
-			   .query = { .uid = -1,
-				      .limit = 20,
-				      .format = FG_FORMAT_FOLDED,
-				      .with_pid = true } },
-	};
-	struct fgctl_http_opts http = { .connect_timeout_ms = 5000, .timeout_ms = 30000 };
-	_cleanup_free_ char *token = NULL, *basic = NULL;
+	_cleanup_(fgctl_push_args_done) struct fgctl_push_args a = {};
+	struct push p = { .cursor_dir_fd = -1 };
 	char **all_argv, **words;
-	const char *tenant = NULL;
 	sigset_t mask;
 	int all_argc;
 	int r;
 
-	r = with_config(argc, argv, &all_argc, &all_argv, &words);
+	r = fgctl_push_with_config(argc, argv, &all_argc, &all_argv, &words);
 	if (r != FGCTL_EXIT_OK)
 		return r;
-	r = parse_args(&p, all_argc, all_argv, &token, &basic, &tenant, &http);
-	if (r < 0) {
-		r = FGCTL_EXIT_OK; /* --help */
+	r = fgctl_push_parse(ctx, all_argc, all_argv, &a, stderr);
+	if (r == FGCTL_EXIT_OK && a.co.help) {
+		fgctl_push_help(stdout);
 		goto out;
 	}
+	if (r == FGCTL_EXIT_OK)
+		r = fgctl_push_check(&a, stderr);
 	if (r != FGCTL_EXIT_OK)
 		goto out;
+	p.o = a.o;
+	p.socket = a.co.socket;
+	p.query = a.query;
 	if (gethostname(p.host, sizeof(p.host) - 1) < 0 || !p.host[0])
 		snprintf(p.host, sizeof(p.host), "unknown");
-	http.token = token;
-	http.basic_auth = basic;
-	http.tenant = tenant;
 	r = cursor_check(&p);
 	if (r == FGCTL_EXIT_OK)
 		r = cursor_load(&p);
 	if (r != FGCTL_EXIT_OK)
 		goto out;
-	if (fgctl_http__new(&http, &p.http) < 0) {
+	if (fgctl_http__new(&a.http, &p.http) < 0) {
 		r = FGCTL_EXIT_FAILURE;
 		goto out;
 	}
@@ -1343,10 +946,6 @@ int fgctl_verb_push(const struct fgctl_ctx *ctx, int argc, char **argv)
 	/* What was done, always: the one line a service's log needs at its stop. */
 	report(&p);
 out:
-	if (token)
-		explicit_bzero(token, strlen(token));
-	if (basic)
-		explicit_bzero(basic, strlen(basic));
 	fgctl_http__free(p.http);
 	fg_ingest_cursor_done(&p.cursor);
 	safe_close(p.cursor_dir_fd);

@@ -53,7 +53,7 @@ const char fgctl_query_help_tail[] =
 	"are in fgd's reader group (fgd(8), ACCESS CONTROL).\n";
 
 int fgctl_query_option(int c, const char *arg, struct fg_query_request *q,
-		       struct fgctl_period *period)
+		       struct fgctl_period *period, FILE *err)
 {
 	uint32_t v;
 
@@ -69,14 +69,14 @@ int fgctl_query_option(int c, const char *arg, struct fg_query_request *q,
 		return 1;
 	case 'p':
 		if (fg_parse_u32(arg, 1, INT_MAX, &v) < 0) {
-			fprintf(stderr, "fgctl: invalid pid '%s'\n", arg);
+			fprintf(err, "fgctl: invalid pid '%s'\n", arg);
 			return -1;
 		}
 		q->pid = (pid_t)v;
 		return 1;
 	case FGCTL_OPT_UID:
 		if (fg_parse_u32(arg, 0, UINT32_MAX - 1, &v) < 0) {
-			fprintf(stderr, "fgctl: invalid uid '%s'\n", arg);
+			fprintf(err, "fgctl: invalid uid '%s'\n", arg);
 			return -1;
 		}
 		q->uid = v;
@@ -89,7 +89,7 @@ int fgctl_query_option(int c, const char *arg, struct fg_query_request *q,
 						    q->exe;
 
 		if (strlen(arg) > FG_PROTO_MAX_SELECTOR) {
-			fprintf(stderr, "fgctl: selector too long (at most %d bytes)\n",
+			fprintf(err, "fgctl: selector too long (at most %d bytes)\n",
 				FG_PROTO_MAX_SELECTOR);
 			return -1;
 		}
@@ -100,10 +100,10 @@ int fgctl_query_option(int c, const char *arg, struct fg_query_request *q,
 	return 0;
 }
 
-int fgctl_time_arg(const char *arg, int64_t *ret_ms)
+int fgctl_time_arg(const char *arg, int64_t *ret_ms, FILE *err)
 {
 	if (fg_parse_time(arg, now_ms(), utc_offset(), ret_ms) < 0) {
-		fprintf(stderr,
+		fprintf(err,
 			"fgctl: invalid time '%s': expected HH:MM[:SS[.fff]], ISO 8601, -10m, now, "
 			"or Unix seconds (1764205200.250)\n",
 			arg);
@@ -113,7 +113,7 @@ int fgctl_time_arg(const char *arg, int64_t *ret_ms)
 }
 
 int fgctl_query_range(struct fg_query_request *q, const struct fgctl_period *period,
-		      const char *last_default)
+		      const char *last_default, FILE *err)
 {
 	const char *since = period->since, *until = period->until;
 	const char *last = period->last ? period->last : last_default;
@@ -121,22 +121,21 @@ int fgctl_query_range(struct fg_query_request *q, const struct fgctl_period *per
 	uint64_t span;
 
 	if (period->last && since) {
-		fprintf(stderr, "fgctl: give --last or --since, not both\n");
+		fprintf(err, "fgctl: give --last or --since, not both\n");
 		return -EINVAL;
 	}
 	if (until) {
-		if (fgctl_time_arg(until, &t) < 0)
+		if (fgctl_time_arg(until, &t, err) < 0)
 			return -EINVAL;
 		q->until_ms = t;
 	}
 	if (since) {
-		if (fgctl_time_arg(since, &t) < 0)
+		if (fgctl_time_arg(since, &t, err) < 0)
 			return -EINVAL;
 		q->since_ms = t;
 	} else {
 		if (fg_parse_span(last, &span) < 0) {
-			fprintf(stderr, "fgctl: invalid span '%s': expected e.g. 30s, 5m, 1h\n",
-				last);
+			fprintf(err, "fgctl: invalid span '%s': expected e.g. 30s, 5m, 1h\n", last);
 			return -EINVAL;
 		}
 		q->since_ms = (q->until_ms ? q->until_ms : now) - (int64_t)span;
@@ -144,7 +143,7 @@ int fgctl_query_range(struct fg_query_request *q, const struct fgctl_period *per
 	if (q->since_ms < 0)
 		q->since_ms = 0;
 	if (q->until_ms && q->until_ms <= q->since_ms) {
-		fprintf(stderr, "fgctl: the period ends before it starts\n");
+		fprintf(err, "fgctl: the period ends before it starts\n");
 		return -EINVAL;
 	}
 	return 0;

@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "fgctl-client.h"
 #include "proto/proto.h"
@@ -62,20 +63,20 @@ struct fgctl_period {
 /*
  * Applies option c with value arg to q (selectors) or period. Returns 1 if
  * c is one of the options above, 0 if not, -1 for a bad value (said why on
- * stderr).
+ * err).
  */
 int fgctl_query_option(int c, const char *arg, struct fg_query_request *q,
-		       struct fgctl_period *period);
+		       struct fgctl_period *period, FILE *err);
 
-/* A time as --since and --until take it (when.h), in Unix ms; says why not on stderr. 0 or -EINVAL. */
-int fgctl_time_arg(const char *arg, int64_t *ret_ms);
+/* A time as --since and --until take it (when.h), in Unix ms; says why not on err. 0 or -EINVAL. */
+int fgctl_time_arg(const char *arg, int64_t *ret_ms, FILE *err);
 
 /*
  * Turns the period into q's range, relative times from now; last_default
  * when neither --last nor --since was given. 0, or -EINVAL (said why).
  */
 int fgctl_query_range(struct fg_query_request *q, const struct fgctl_period *period,
-		      const char *last_default);
+		      const char *last_default, FILE *err);
 
 /*
  * Connects to socket and sends req. Returns 0 with *ret_conn open (the

@@ -28,93 +28,94 @@
 #include "fgctl-pipeline.h"
 #include "fgctl-query.h"
 #include "fgctl-record.h"
+#include "fgctl-verb.h"
 #include "fgctl.h"
 #include "proto/proto.h"
 
-static void record_help(void)
+void fgctl_record_help(FILE *out)
 {
-	printf("Usage: fgctl record (-p PID[,PID...] | -a) [OPTIONS]\n"
-	       "       fgctl record [OPTIONS] -- CMD [ARGS...]\n"
-	       "\n"
-	       "Samples the given processes (all their threads) or the whole machine and\n"
-	       "writes folded stacks or an interactive flame graph. With -- CMD, fgctl runs\n"
-	       "the command with your own privileges and records it and the processes it\n"
-	       "starts until it exits (or -t); fgctl exits with the command's status. Its\n"
-	       "output goes to stderr when the profile (-o -) or --json is on stdout.\n"
-	       "\n"
-	       "  -p, --pid PIDS           processes to record, comma-separated\n"
-	       "  -a, --all                the whole machine (root only)\n"
-	       "  -t, --time SECONDS       how long (default: until Ctrl-C or the processes exit);\n"
-	       "                           fractions and s/m/h suffixes work: 0.5, 30s, 5m\n"
-	       "  -F, --frequency HZ       samples per second per CPU (default: fgd's, 99)\n"
-	       "  -o, --output FILE        where to write; '-' for stdout (without -o: stdout,\n"
-	       "                           or fgd-record-TIME.svg here on a terminal). The\n"
-	       "                           format follows the extension: .svg, .html,\n"
-	       "                           .folded/.txt for folded stacks, .timed, .pb.gz for\n"
-	       "                           pprof (Go's pprof, Pyroscope, Parca: process frames\n"
-	       "                           become labels), or .speedscope.json for speedscope\n"
-	       "                           (a profile per process). SVGs need no CDATA: they\n"
-	       "                           stay interactive inlined in a page or a blog post\n"
-	       "  -f, --format FORMAT      svg, html, folded, timed, pprof or speedscope,\n"
-	       "                           whatever the extension\n"
-	       "      --title TEXT         flame graph title\n"
-	       "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid)\n"
-	       "      --tid-frames         root frame 'comm-PID/TID' (stackcollapse-perf.pl --tid)\n"
-	       "      --no-kernel-suffix   no '_[k]' on kernel frames\n"
-	       "      --no-inline          no frames for inlined functions (by default each\n"
-	       "                           function inlined at a sampled address is a frame of\n"
-	       "                           its own, when the binary has debug info)\n"
-	       "      --no-demangle        C++ and Rust names as the symbol table spells them\n"
-	       "      --call-graph MODE    how user stacks are walked: dwarf (unwind a copy of\n"
-	       "                           the stack with DWARF CFI: complete stacks without\n"
-	       "                           frame pointers) or fp (frame pointers; cheaper).\n"
-	       "                           Default: fgd's, dwarf unless configured otherwise\n"
-	       "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a\n"
-	       "                           multiple of 8 up to 65528 (default: fgd's, 32768);\n"
-	       "                           stacks cut by it or by the depth limit start with a\n"
-	       "                           [truncated] frame\n"
-	       "      --subtitle, --width, --height, --colors, --inverted, --reverse,\n"
-	       "      --flamechart, --minwidth, --no-idle, --include, --exclude, --focus, ...\n"
-	       "                           render's graph options (fgctl render --help): with\n"
-	       "                           any but --title, fgctl draws the graph from fgd's\n"
-	       "                           folded stacks (or writes them filtered, to .folded)\n"
-	       "      --stackcollapse-names names cut at the first '(' as stackcollapse-perf.pl\n"
-	       "                           cuts them (Java signatures; render --help)\n"
-	       "      --tid TIDS           only these threads, comma-separated (their processes\n"
-	       "                           are recorded; their other threads are counted)\n"
-	       "      --cpu LIST           sample these CPUs only, e.g. 0-3,8 (others are not\n"
-	       "                           sampled at all)\n"
-	       "  -u, --user-only          only user frames (kernel frames dropped)\n"
-	       "  -k, --kernel-only        only kernel frames, under the process frame\n"
-	       "      --json               the summary as JSON on stdout (the profile goes to -o\n"
-	       "                           FILE): the recording's figures, as --metadata writes\n"
-	       "      --metadata FILE      also write the recording's figures as JSON: samples,\n"
-	       "                           losses, frames named, stack quality (docs/PROTOCOL.md)\n"
-	       "      --group-by WHAT      a root frame above the process name: 'cgroup' (its\n"
-	       "                           cgroup v2 path, e.g. /system.slice/nginx.service, which\n"
-	       "                           tells containers apart), 'cgroup-name' (the path's last\n"
-	       "                           component), or 'process' (none, the default)\n"
-	       "      --no-jit-suffix      no '_[j]' on JIT frames (named from /tmp/perf-PID.map)\n"
-	       "      --off-cpu            where threads wait instead of where they run: time\n"
-	       "                           blocked by stack, in microseconds, from sched_switch\n"
-	       "                           (BPF); user stacks as --call-graph says (dwarf: copied\n"
-	       "                           as the thread leaves the system call it blocked in)\n"
-	       "      --wall               wall-clock time: on-CPU samples (each 1/F s) and\n"
-	       "                           off-CPU blocks together, in microseconds; each\n"
-	       "                           thread's total comes close to the duration\n"
-	       "      --min-block US       with --off-cpu or --wall: leave out blocks shorter\n"
-	       "                           than this (default 1)\n"
-	       "      --since TIME, --until TIME\n"
-	       "                           keep only the samples taken in this range, to the\n"
-	       "                           millisecond (times as fgctl snapshot takes them:\n"
-	       "                           12:00:01.250, 1764205200.250, -5s); the recording runs\n"
-	       "                           as -t says\n"
-	       "  -q, --quiet              no progress or summary, only warnings and errors\n"
-	       "  -s, --socket PATH        fgd's socket (default $FGD_SOCKET or %s)\n",
-	       FG_DEFAULT_SOCKET);
+	fputs("Usage: fgctl record (-p PID[,PID...] | -a) [OPTIONS]\n"
+	      "       fgctl record [OPTIONS] -- CMD [ARGS...]\n"
+	      "\n"
+	      "Samples the given processes (all their threads) or the whole machine and\n"
+	      "writes folded stacks or an interactive flame graph. With -- CMD, fgctl runs\n"
+	      "the command with your own privileges and records it and the processes it\n"
+	      "starts until it exits (or -t); fgctl exits with the command's status. Its\n"
+	      "output goes to stderr when the profile (-o -) or --json is on stdout.\n"
+	      "\n"
+	      "  -p, --pid PIDS           processes to record, comma-separated\n"
+	      "  -a, --all                the whole machine (root only)\n"
+	      "  -t, --time SECONDS       how long (default: until Ctrl-C or the processes exit);\n"
+	      "                           fractions and s/m/h suffixes work: 0.5, 30s, 5m\n"
+	      "  -F, --frequency HZ       samples per second per CPU (default: fgd's, 99)\n"
+	      "  -o, --output FILE        where to write; '-' for stdout (without -o: stdout,\n"
+	      "                           or fgd-record-TIME.svg here on a terminal). The\n"
+	      "                           format follows the extension: .svg, .html,\n"
+	      "                           .folded/.txt for folded stacks, .timed, .pb.gz for\n"
+	      "                           pprof (Go's pprof, Pyroscope, Parca: process frames\n"
+	      "                           become labels), or .speedscope.json for speedscope\n"
+	      "                           (a profile per process). SVGs need no CDATA: they\n"
+	      "                           stay interactive inlined in a page or a blog post\n"
+	      "  -f, --format FORMAT      svg, html, folded, timed, pprof or speedscope,\n"
+	      "                           whatever the extension\n"
+	      "      --title TEXT         flame graph title\n"
+	      "      --pid-frames         root frame 'comm-PID' (stackcollapse-perf.pl --pid)\n"
+	      "      --tid-frames         root frame 'comm-PID/TID' (stackcollapse-perf.pl --tid)\n"
+	      "      --no-kernel-suffix   no '_[k]' on kernel frames\n"
+	      "      --no-inline          no frames for inlined functions (by default each\n"
+	      "                           function inlined at a sampled address is a frame of\n"
+	      "                           its own, when the binary has debug info)\n"
+	      "      --no-demangle        C++ and Rust names as the symbol table spells them\n"
+	      "      --call-graph MODE    how user stacks are walked: dwarf (unwind a copy of\n"
+	      "                           the stack with DWARF CFI: complete stacks without\n"
+	      "                           frame pointers) or fp (frame pointers; cheaper).\n"
+	      "                           Default: fgd's, dwarf unless configured otherwise\n"
+	      "      --stack-dump BYTES   user stack copied per sample in dwarf mode, a\n"
+	      "                           multiple of 8 up to 65528 (default: fgd's, 32768);\n"
+	      "                           stacks cut by it or by the depth limit start with a\n"
+	      "                           [truncated] frame\n"
+	      "      --subtitle, --width, --height, --colors, --inverted, --reverse,\n"
+	      "      --flamechart, --minwidth, --no-idle, --include, --exclude, --focus, ...\n"
+	      "                           render's graph options (fgctl render --help): with\n"
+	      "                           any but --title, fgctl draws the graph from fgd's\n"
+	      "                           folded stacks (or writes them filtered, to .folded)\n"
+	      "      --stackcollapse-names names cut at the first '(' as stackcollapse-perf.pl\n"
+	      "                           cuts them (Java signatures; render --help)\n"
+	      "      --tid TIDS           only these threads, comma-separated (their processes\n"
+	      "                           are recorded; their other threads are counted)\n"
+	      "      --cpu LIST           sample these CPUs only, e.g. 0-3,8 (others are not\n"
+	      "                           sampled at all)\n"
+	      "  -u, --user-only          only user frames (kernel frames dropped)\n"
+	      "  -k, --kernel-only        only kernel frames, under the process frame\n"
+	      "      --json               the summary as JSON on stdout (the profile goes to -o\n"
+	      "                           FILE): the recording's figures, as --metadata writes\n"
+	      "      --metadata FILE      also write the recording's figures as JSON: samples,\n"
+	      "                           losses, frames named, stack quality (docs/PROTOCOL.md)\n"
+	      "      --group-by WHAT      a root frame above the process name: 'cgroup' (its\n"
+	      "                           cgroup v2 path, e.g. /system.slice/nginx.service, which\n"
+	      "                           tells containers apart), 'cgroup-name' (the path's last\n"
+	      "                           component), or 'process' (none, the default)\n"
+	      "      --no-jit-suffix      no '_[j]' on JIT frames (named from /tmp/perf-PID.map)\n"
+	      "      --off-cpu            where threads wait instead of where they run: time\n"
+	      "                           blocked by stack, in microseconds, from sched_switch\n"
+	      "                           (BPF); user stacks as --call-graph says (dwarf: copied\n"
+	      "                           as the thread leaves the system call it blocked in)\n"
+	      "      --wall               wall-clock time: on-CPU samples (each 1/F s) and\n"
+	      "                           off-CPU blocks together, in microseconds; each\n"
+	      "                           thread's total comes close to the duration\n"
+	      "      --min-block US       with --off-cpu or --wall: leave out blocks shorter\n"
+	      "                           than this (default 1)\n"
+	      "      --since TIME, --until TIME\n"
+	      "                           keep only the samples taken in this range, to the\n"
+	      "                           millisecond (times as fgctl snapshot takes them:\n"
+	      "                           12:00:01.250, 1764205200.250, -5s); the recording runs\n"
+	      "                           as -t says\n"
+	      "  -q, --quiet              no progress or summary, only warnings and errors\n",
+	      out);
+	fputs(fgctl_help_socket, out);
 }
 
-int fgctl_parse_pids(const char *s, struct fg_record_request *req)
+int fgctl_parse_pids(const char *s, struct fg_record_request *req, FILE *err)
 {
 	_cleanup_free_ char *copy = strdup(s);
 	char *save = NULL;
@@ -125,17 +126,17 @@ int fgctl_parse_pids(const char *s, struct fg_record_request *req)
 		uint32_t v;
 
 		if (fg_parse_u32(tok, 1, INT_MAX, &v) < 0) {
-			fprintf(stderr, "fgctl: invalid pid '%s'\n", tok);
+			fprintf(err, "fgctl: invalid pid '%s'\n", tok);
 			return -EINVAL;
 		}
 		if (req->n_pids == FG_PROTO_MAX_PIDS) {
-			fprintf(stderr, "fgctl: too many pids (at most %d)\n", FG_PROTO_MAX_PIDS);
+			fprintf(err, "fgctl: too many pids (at most %d)\n", FG_PROTO_MAX_PIDS);
 			return -EINVAL;
 		}
 		req->pids[req->n_pids++] = (pid_t)v;
 	}
 	if (req->n_pids == 0) {
-		fprintf(stderr, "fgctl: -p needs at least one pid\n");
+		fprintf(err, "fgctl: -p needs at least one pid\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -159,7 +160,7 @@ static int thread_process(pid_t tid, pid_t *ret)
  * --tid TIDS: each thread, and its process among the pids (fgd records
  * processes, then keeps only these threads' samples). 0 or -EINVAL, said.
  */
-static int parse_tids(const char *s, struct fg_record_request *req)
+static int parse_tids(const char *s, struct fg_record_request *req, FILE *err)
 {
 	_cleanup_free_ char *copy = strdup(s);
 	char *save = NULL;
@@ -172,15 +173,15 @@ static int parse_tids(const char *s, struct fg_record_request *req)
 		bool known = false;
 
 		if (fg_parse_u32(tok, 1, INT_MAX, &v) < 0) {
-			fprintf(stderr, "fgctl: invalid tid '%s'\n", tok);
+			fprintf(err, "fgctl: invalid tid '%s'\n", tok);
 			return -EINVAL;
 		}
 		if (thread_process((pid_t)v, &pid) < 0) {
-			fprintf(stderr, "fgctl: no such thread: %u\n", v);
+			fprintf(err, "fgctl: no such thread: %u\n", v);
 			return -EINVAL;
 		}
 		if (req->n_tids == FG_PROTO_MAX_PIDS) {
-			fprintf(stderr, "fgctl: too many tids (at most %d)\n", FG_PROTO_MAX_PIDS);
+			fprintf(err, "fgctl: too many tids (at most %d)\n", FG_PROTO_MAX_PIDS);
 			return -EINVAL;
 		}
 		req->tids[req->n_tids++] = (pid_t)v;
@@ -192,7 +193,7 @@ static int parse_tids(const char *s, struct fg_record_request *req)
 	return 0;
 }
 
-int fgctl_parse_duration(const char *s, uint64_t *ret_ms)
+int fgctl_parse_duration(const char *s, uint64_t *ret_ms, FILE *err)
 {
 	char *end;
 	double v, mult = 1000;
@@ -212,7 +213,7 @@ int fgctl_parse_duration(const char *s, uint64_t *ret_ms)
 	*ret_ms = (uint64_t)(v * mult);
 	return 0;
 bad:
-	fprintf(stderr, "fgctl: invalid duration '%s': expected seconds, e.g. 30, 0.5, 30s or 5m\n",
+	fprintf(err, "fgctl: invalid duration '%s': expected seconds, e.g. 30, 0.5, 30s or 5m\n",
 		s);
 	return -EINVAL;
 }
@@ -445,27 +446,27 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 	return FGCTL_EXIT_OK;
 }
 
-int fgctl_record_option(int c, const char *arg, struct fg_record_request *req)
+int fgctl_record_option(int c, const char *arg, struct fg_record_request *req, FILE *err)
 {
 	switch (c) {
 	case 'p':
-		return fgctl_parse_pids(arg, req) < 0 ? -1 : 1;
+		return fgctl_parse_pids(arg, req, err) < 0 ? -1 : 1;
 	case 'a':
 		req->all = true;
 		return 1;
 	case 't':
-		return fgctl_parse_duration(arg, &req->duration_ms) < 0 ? -1 : 1;
+		return fgctl_parse_duration(arg, &req->duration_ms, err) < 0 ? -1 : 1;
 	case 'F':
 		if (fg_parse_u32(arg, 1, FG_PROTO_MAX_FREQUENCY, &req->frequency) < 0) {
-			fprintf(stderr, "fgctl: invalid frequency '%s': expected 1 to %d Hz\n", arg,
+			fprintf(err, "fgctl: invalid frequency '%s': expected 1 to %d Hz\n", arg,
 				FG_PROTO_MAX_FREQUENCY);
 			return -1;
 		}
 		return 1;
 	case FGCTL_REC_OPT_CALL_GRAPH:
 		if (fg_call_graph_from_name(arg, &req->call_graph) < 0) {
-			fprintf(stderr,
-				"fgctl: unknown call graph mode '%s': expected fp or dwarf\n", arg);
+			fprintf(err, "fgctl: unknown call graph mode '%s': expected fp or dwarf\n",
+				arg);
 			return -1;
 		}
 		return 1;
@@ -477,7 +478,7 @@ int fgctl_record_option(int c, const char *arg, struct fg_record_request *req)
 		return 1;
 	case FGCTL_REC_OPT_MIN_BLOCK:
 		if (fg_parse_u32(arg, 1, FG_PROTO_MAX_MIN_BLOCK_US, &req->min_block_us) < 0) {
-			fprintf(stderr,
+			fprintf(err,
 				"fgctl: invalid --min-block '%s': expected 1 to %d microseconds\n",
 				arg, FG_PROTO_MAX_MIN_BLOCK_US);
 			return -1;
@@ -589,221 +590,234 @@ static int command_status(struct fgctl_launched *cmd, int r, bool quiet)
 	return r != FGCTL_EXIT_OK ? r : code;
 }
 
-int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
+/* From 0x400: the draw options' codes start at 0x100, the record options' at 0x300. */
+enum {
+	ARG_NO_KSUFFIX = 0x400,
+	ARG_NO_JSUFFIX,
+	ARG_STACK_DUMP,
+	ARG_METADATA,
+	ARG_GROUP_BY,
+	ARG_NO_INLINE,
+	ARG_NO_DEMANGLE,
+	ARG_SINCE,
+	ARG_UNTIL,
+	ARG_CPU,
+	ARG_TID,
+};
+
+static const struct option record_options[] = {
+	FGCTL_RECORD_OPTIONS,
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	FGCTL_DRAW_OPTIONS,
+	{ "no-kernel-suffix", no_argument, NULL, ARG_NO_KSUFFIX },
+	{ "no-inline", no_argument, NULL, ARG_NO_INLINE },
+	{ "no-demangle", no_argument, NULL, ARG_NO_DEMANGLE },
+	{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
+	{ "metadata", required_argument, NULL, ARG_METADATA },
+	{ "json", no_argument, NULL, FGCTL_OPT_JSON },
+	{ "cpu", required_argument, NULL, ARG_CPU },
+	{ "tid", required_argument, NULL, ARG_TID },
+	{ "user-only", no_argument, NULL, 'u' },
+	{ "kernel-only", no_argument, NULL, 'k' },
+	{ "group-by", required_argument, NULL, ARG_GROUP_BY },
+	{ "no-jit-suffix", no_argument, NULL, ARG_NO_JSUFFIX },
+	{ "since", required_argument, NULL, ARG_SINCE },
+	{ "until", required_argument, NULL, ARG_UNTIL },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "socket", required_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+/* --cpu LIST: kept as text for fgd, checked here. */
+static int cpu_arg(const char *arg, struct fg_record_request *req, FILE *err)
 {
-	/* From 0x400: the draw options' codes start at 0x100, the record options' at 0x300. */
-	enum {
-		ARG_NO_KSUFFIX = 0x400,
-		ARG_NO_JSUFFIX,
-		ARG_STACK_DUMP,
-		ARG_METADATA,
-		ARG_GROUP_BY,
-		ARG_NO_INLINE,
-		ARG_NO_DEMANGLE,
-		ARG_SINCE,
-		ARG_UNTIL,
-		ARG_JSON,
-		ARG_CPU,
-		ARG_TID,
-	};
-	static const struct option options[] = {
-		FGCTL_RECORD_OPTIONS,
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		FGCTL_DRAW_OPTIONS,
-		{ "no-kernel-suffix", no_argument, NULL, ARG_NO_KSUFFIX },
-		{ "no-inline", no_argument, NULL, ARG_NO_INLINE },
-		{ "no-demangle", no_argument, NULL, ARG_NO_DEMANGLE },
-		{ "stack-dump", required_argument, NULL, ARG_STACK_DUMP },
-		{ "metadata", required_argument, NULL, ARG_METADATA },
-		{ "json", no_argument, NULL, ARG_JSON },
-		{ "cpu", required_argument, NULL, ARG_CPU },
-		{ "tid", required_argument, NULL, ARG_TID },
-		{ "user-only", no_argument, NULL, 'u' },
-		{ "kernel-only", no_argument, NULL, 'k' },
-		{ "group-by", required_argument, NULL, ARG_GROUP_BY },
-		{ "no-jit-suffix", no_argument, NULL, ARG_NO_JSUFFIX },
-		{ "since", required_argument, NULL, ARG_SINCE },
-		{ "until", required_argument, NULL, ARG_UNTIL },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	struct fg_request req = { .cmd = FG_CMD_RECORD };
-	struct fgctl_output out = { .fd = -1 };
-	_cleanup_(json_object_putp) struct json_object *msg = NULL;
-	struct fgctl_conn conn;
-	bool quiet = false, format_given = false, json = false;
-	const char *meta_path = NULL, *socket = ctx->socket;
-	struct fgctl_draw draw;
-	char **command = NULL; /* borrowed from argv: -- CMD ARGS */
-	struct fgctl_launched cmd = { .release_fd = -1, .exec_fd = -1 };
-	int c, r;
+	_cleanup_free_ int *cpus = NULL;
+	size_t n;
 
-	fg_record_request_init(&req.record);
-	fgctl_draw_init(&draw);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:at:F:o:f:qs:huk", options, NULL)) >= 0) {
-		r = fgctl_record_option(c, optarg, &req.record);
-		if (r == 0)
-			r = fgctl_draw_option(&draw, c, optarg, req.record.title);
-		if (r < 0)
-			return FGCTL_EXIT_USAGE;
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 'o':
-			out.path = optarg;
-			break;
-		case 'f':
-			if (fgctl_format_arg(optarg, &req.record.format) != FGCTL_EXIT_OK)
-				return FGCTL_EXIT_USAGE;
-			format_given = true;
-			break;
-		case ARG_NO_KSUFFIX:
-			req.record.kernel_suffix = false;
-			break;
-		case ARG_NO_INLINE:
-			req.record.inline_frames = false;
-			break;
-		case ARG_NO_DEMANGLE:
-			req.record.demangle = false;
-			break;
-		case ARG_METADATA:
-			meta_path = optarg;
-			break;
-		case ARG_JSON:
-			json = true;
-			break;
-		case ARG_TID:
-			if (parse_tids(optarg, &req.record) < 0)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case ARG_CPU: {
-			_cleanup_free_ int *cpus = NULL;
-			size_t n;
-
-			if (strlen(optarg) >= sizeof(req.record.cpus) ||
-			    fg_cpulist_parse(optarg, &cpus, &n) < 0 || n == 0) {
-				fprintf(stderr,
-					"fgctl: invalid --cpu '%s': a CPU list such as 0-3,8\n",
-					optarg);
-				return FGCTL_EXIT_USAGE;
-			}
-			snprintf(req.record.cpus, sizeof(req.record.cpus), "%s", optarg);
-			break;
-		}
-		case 'u':
-		case 'k':
-			if (fgctl_frames_arg(c, &req.record.frames) != FGCTL_EXIT_OK)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case ARG_STACK_DUMP:
-			if (fg_parse_u32(optarg, 8, FG_PROTO_MAX_STACK_DUMP,
-					 &req.record.stack_dump) < 0 ||
-			    fg_stack_dump_check(req.record.stack_dump) < 0) {
-				fprintf(stderr,
-					"fgctl: invalid stack dump size '%s': expected a multiple of 8 "
-					"from 8 to %d bytes\n",
-					optarg, FG_PROTO_MAX_STACK_DUMP);
-				return FGCTL_EXIT_USAGE;
-			}
-			break;
-		case ARG_GROUP_BY:
-			if (fgctl_group_by_arg(optarg, &req.record.group_by) != FGCTL_EXIT_OK)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case ARG_NO_JSUFFIX:
-			req.record.jit_suffix = false;
-			break;
-		case ARG_SINCE:
-		case ARG_UNTIL:
-			if (fgctl_time_arg(optarg, c == ARG_SINCE ? &req.record.since_ms :
-								    &req.record.until_ms) < 0)
-				return FGCTL_EXIT_USAGE;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 's':
-			socket = optarg;
-			break;
-		case 'h':
-			record_help();
-			return FGCTL_EXIT_OK;
-		default:
-			fprintf(stderr, "Try 'fgctl record --help'.\n");
-			return FGCTL_EXIT_USAGE;
-		}
+	if (strlen(arg) >= sizeof(req->cpus) || fg_cpulist_parse(arg, &cpus, &n) < 0 || n == 0) {
+		fprintf(err, "fgctl: invalid --cpu '%s': a CPU list such as 0-3,8\n", arg);
+		return -1;
 	}
+	snprintf(req->cpus, sizeof(req->cpus), "%s", arg);
+	return 1;
+}
+
+static int stack_dump_arg(const char *arg, struct fg_record_request *req, FILE *err)
+{
+	if (fg_parse_u32(arg, 8, FG_PROTO_MAX_STACK_DUMP, &req->stack_dump) < 0 ||
+	    fg_stack_dump_check(req->stack_dump) < 0) {
+		fprintf(err,
+			"fgctl: invalid stack dump size '%s': expected a multiple of 8 from 8 to %d "
+			"bytes\n",
+			arg, FG_PROTO_MAX_STACK_DUMP);
+		return -1;
+	}
+	return 1;
+}
+
+/* record's own options, beyond the recording's, the drawing's and the common ones. */
+static int record_option(void *args, int c, const char *arg, FILE *err)
+{
+	struct fgctl_record_args *a = args;
+	struct fg_record_request *req = &a->req.record;
+	int r;
+
+	r = fgctl_record_option(c, arg, req, err);
+	if (r == 0)
+		r = fgctl_draw_option(&a->draw, c, arg, req->title, err);
+	if (r != 0)
+		return r;
+	switch (c) {
+	case ARG_NO_KSUFFIX:
+		req->kernel_suffix = false;
+		return 1;
+	case ARG_NO_INLINE:
+		req->inline_frames = false;
+		return 1;
+	case ARG_NO_DEMANGLE:
+		req->demangle = false;
+		return 1;
+	case ARG_METADATA:
+		a->meta_path = arg;
+		return 1;
+	case ARG_TID:
+		return parse_tids(arg, req, err) < 0 ? -1 : 1;
+	case ARG_CPU:
+		return cpu_arg(arg, req, err);
+	case 'u':
+	case 'k':
+		return fgctl_frames_arg(c, &req->frames, err) != FGCTL_EXIT_OK ? -1 : 1;
+	case ARG_STACK_DUMP:
+		return stack_dump_arg(arg, req, err);
+	case ARG_GROUP_BY:
+		return fgctl_group_by_arg(arg, &req->group_by, err) != FGCTL_EXIT_OK ? -1 : 1;
+	case ARG_NO_JSUFFIX:
+		req->jit_suffix = false;
+		return 1;
+	case ARG_SINCE:
+	case ARG_UNTIL:
+		return fgctl_time_arg(arg, c == ARG_SINCE ? &req->since_ms : &req->until_ms, err) <
+				       0 ?
+			       -1 :
+			       1;
+	}
+	return 0;
+}
+
+int fgctl_record_parse(const struct fgctl_ctx *ctx, int argc, char **argv,
+		       struct fgctl_record_args *a, FILE *err)
+{
+	int r;
+
+	*a = (struct fgctl_record_args){ .req = { .cmd = FG_CMD_RECORD } };
+	fg_record_request_init(&a->req.record);
+	fgctl_draw_init(&a->draw);
+	r = fgctl_parse_options(ctx, argc, argv, "p:at:F:o:f:qs:huk", record_options, record_option,
+				a, &a->co, err);
+	if (r != FGCTL_EXIT_OK || a->co.help)
+		return r;
+	if (a->co.format_given)
+		a->req.record.format = a->co.format;
 	/* What follows the options is a command to run and record: fgctl record -- CMD ARGS. */
-	if (optind < argc) {
-		command = argv + optind;
-		if (req.record.all || req.record.n_pids > 0) {
-			fprintf(stderr, "fgctl: a command to run excludes -p and -a: it is what is "
-					"recorded\n");
-			return FGCTL_EXIT_USAGE;
-		}
-	}
-	if (req.record.until_ms && req.record.until_ms <= req.record.since_ms) {
-		fprintf(stderr, "fgctl: the range ends before it starts\n");
+	if (a->co.n_operands > 0)
+		a->command = a->co.operands;
+	return FGCTL_EXIT_OK;
+}
+
+int fgctl_record_check(struct fgctl_record_args *a, FILE *err)
+{
+	struct fg_record_request *req = &a->req.record;
+	int r;
+
+	if (a->command && (req->all || req->n_pids > 0)) {
+		fprintf(err,
+			"fgctl: a command to run excludes -p and -a: it is what is recorded\n");
 		return FGCTL_EXIT_USAGE;
 	}
-	if (req.record.all && req.record.n_pids > 0) {
-		fprintf(stderr,
-			"fgctl: -p and -a exclude each other: record the processes, or all\n");
+	if (req->until_ms && req->until_ms <= req->since_ms) {
+		fprintf(err, "fgctl: the range ends before it starts\n");
 		return FGCTL_EXIT_USAGE;
 	}
-	if (!req.record.all && req.record.n_pids == 0 && !command) {
-		fprintf(stderr, "fgctl: say what to record: -p PID[,PID...], -a for the whole "
-				"machine, or -- CMD ARGS to run a command\n");
+	if (req->all && req->n_pids > 0) {
+		fprintf(err, "fgctl: -p and -a exclude each other: record the processes, or all\n");
 		return FGCTL_EXIT_USAGE;
 	}
-	r = fgctl_output_target(&out, "record", format_given, &req.record.format);
-	if (r != FGCTL_EXIT_OK)
-		return r;
-	if (json && strcmp(out.path, "-") == 0) {
-		fprintf(stderr, "fgctl: --json writes the summary to stdout: give -o FILE for the "
-				"profile\n");
+	if (!req->all && req->n_pids == 0 && !a->command) {
+		fprintf(err, "fgctl: say what to record: -p PID[,PID...], -a for the whole "
+			     "machine, or -- CMD ARGS to run a command\n");
 		return FGCTL_EXIT_USAGE;
 	}
-	r = fgctl_draw_prepare(&draw, &out, &req.record.format,
-			       req.record.off_cpu || req.record.wall, req.record.off_cpu);
-	if (r != FGCTL_EXIT_OK)
-		return r;
+	a->out = (struct fgctl_output){ .path = a->co.output, .fd = -1 };
+	r = fgctl_output_target(&a->out, "record", a->co.format_given, &req->format, err);
+	if (r == FGCTL_EXIT_OK)
+		r = fgctl_check_json_output(&a->co, a->out.path, err);
+	if (r == FGCTL_EXIT_OK)
+		r = fgctl_draw_prepare(&a->draw, &a->out, &req->format, req->off_cpu || req->wall,
+				       req->off_cpu, err);
+	return r;
+}
+
+/* Runs the recording a asks for, checked: connects, records, writes. */
+static int record_run(struct fgctl_record_args *a)
+{
+	_cleanup_(json_object_putp) struct json_object *msg = NULL;
+	struct fgctl_launched cmd = { .release_fd = -1, .exec_fd = -1 };
+	struct fg_request *req = &a->req;
+	struct fgctl_output *out = &a->out;
+	struct fgctl_conn conn;
+	int r;
 
 	/* Fail on an unwritable output now, not after a 30 s recording. */
-	if (fgctl_output_open(&out) < 0)
+	if (fgctl_output_open(out) < 0)
 		return FGCTL_EXIT_OUTPUT;
 	/* Drawn here, the graph is written at the end by the pipeline: this was only a check. */
-	if (draw.here)
-		fgctl_output_close(&out, false);
-	if (command) {
+	if (a->draw.here)
+		fgctl_output_close(out, false);
+	if (a->command) {
 		/* Started now, it waits to exec until the recording runs (release()). */
-		r = launch(command, json || strcmp(out.path, "-") == 0, &cmd);
+		r = launch(a->command, a->co.json || strcmp(out->path, "-") == 0, &cmd);
 		if (r != FGCTL_EXIT_OK) {
-			fgctl_output_close(&out, false);
+			fgctl_output_close(out, false);
 			return r;
 		}
-		req.record.pids[0] = cmd.pid;
-		req.record.n_pids = 1;
-		req.record.children = true;
+		req->record.pids[0] = cmd.pid;
+		req->record.n_pids = 1;
+		req->record.children = true;
 	}
-	r = fgctl_connect(socket, &conn);
+	r = fgctl_connect(a->co.socket, &conn);
 	if (r < 0) {
-		fgctl_output_close(&out, false);
+		fgctl_output_close(out, false);
 		r = -r;
 	} else {
-		msg = fg_proto_encode_request(&req);
+		msg = fg_proto_encode_request(req);
 		r = msg ? fgctl_send(&conn, msg) : -ENOMEM;
 		if (r < 0)
 			r = fgctl_send_failed(&conn, r);
 		else
-			r = record_session(&conn, &req, &out, &draw, meta_path, quiet, json,
-					   command ? &cmd : NULL);
-		fgctl_output_close(&out, false); /* no-op after a successful commit */
+			r = record_session(&conn, req, out, &a->draw, a->meta_path, a->co.quiet,
+					   a->co.json, a->command ? &cmd : NULL);
+		fgctl_output_close(out, false); /* no-op after a successful commit */
 		fgctl_disconnect(&conn);
 	}
-	return command ? command_status(&cmd, r, quiet) : r;
+	return a->command ? command_status(&cmd, r, a->co.quiet) : r;
+}
+
+int fgctl_verb_record(const struct fgctl_ctx *ctx, int argc, char **argv)
+{
+	struct fgctl_record_args a;
+	int r;
+
+	r = fgctl_record_parse(ctx, argc, argv, &a, stderr);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	if (a.co.help) {
+		fgctl_record_help(stdout);
+		return FGCTL_EXIT_OK;
+	}
+	r = fgctl_record_check(&a, stderr);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	return record_run(&a);
 }

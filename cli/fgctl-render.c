@@ -10,66 +10,76 @@
 #include "fgctl-client.h"
 #include "fgctl-graphopts.h"
 #include "fgctl-pipeline.h"
+#include "fgctl-render.h"
+#include "fgctl-verb.h"
 #include "fgctl.h"
 #include "profile/folded.h"
 
-static void render_help(void)
+void fgctl_render_help(FILE *out)
 {
-	printf("Usage: fgctl render [OPTIONS] [FILE...]\n"
-	       "\n"
-	       "Draws a flame graph from folded stacks or perf script output, without fgd.\n"
-	       "Reads the FILEs, or standard input. Examples:\n"
-	       "  fgctl render in.folded -o out.svg\n"
-	       "  perf script | fgctl render --from perf -o out.svg\n"
-	       "  perf script | fgctl render --from perf --all -f folded > out.folded\n"
-	       "\n");
-	fputs(fgctl_graph_help, stdout);
+	fputs("Usage: fgctl render [OPTIONS] [FILE...]\n"
+	      "\n"
+	      "Draws a flame graph from folded stacks or perf script output, without fgd.\n"
+	      "Reads the FILEs, or standard input. Examples:\n"
+	      "  fgctl render in.folded -o out.svg\n"
+	      "  perf script | fgctl render --from perf -o out.svg\n"
+	      "  perf script | fgctl render --from perf --all -f folded > out.folded\n"
+	      "\n",
+	      out);
+	fputs(fgctl_graph_help, out);
+}
+
+static const struct option render_options[] = {
+	FGCTL_GRAPH_OPTIONS,
+	FGCTL_INPUT_OPTIONS,
+	/* Here only to say it is diff's. */
+	{ "baseline", required_argument, NULL, FGCTL_GRAPH_OPT_BASELINE },
+	{},
+};
+
+static int render_option(void *args, int c, const char *arg, FILE *err)
+{
+	struct fgctl_render_args *a = args;
+
+	if (c == FGCTL_GRAPH_OPT_BASELINE) {
+		fprintf(err, "fgctl: --baseline is an option of fgctl diff\n");
+		return -1;
+	}
+	return fgctl_graph_option(c, arg, &a->graph, err);
+}
+
+int fgctl_render_parse(const struct fgctl_ctx *ctx, int argc, char **argv,
+		       struct fgctl_render_args *a, FILE *err)
+{
+	fgctl_graph_opts_init(&a->graph);
+	/* Options may follow the files (fgctl_getopt_reset()). */
+	return fgctl_parse_options(ctx, argc, argv, "o:f:qhuk", render_options, render_option, a,
+				   &a->co, err);
 }
 
 int fgctl_verb_render(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
-	static const struct option options[] = {
-		FGCTL_GRAPH_OPTIONS,
-		FGCTL_INPUT_OPTIONS,
-		/* Here only to say it is diff's. */
-		{ "baseline", required_argument, NULL, FGCTL_GRAPH_OPT_BASELINE },
-		{},
-	};
 	_cleanup_(fg_folded__freep) struct fg_folded *model = NULL;
-	struct fgctl_graph_opts opts;
-	int c, r;
+	struct fgctl_render_args a;
+	int r;
 
-	fgctl_graph_opts_init(&opts);
-	/* 0, not 1: glibc then re-reads the option string, so options may follow the files. */
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:f:qhuk", options, NULL)) >= 0) {
-		r = fgctl_graph_option(c, optarg, &opts);
-		if (r < 0)
-			return FGCTL_EXIT_USAGE;
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 'h':
-			render_help();
-			return FGCTL_EXIT_OK;
-		case FGCTL_GRAPH_OPT_BASELINE:
-			fprintf(stderr, "fgctl: --baseline is an option of fgctl diff\n");
-			return FGCTL_EXIT_USAGE;
-		default:
-			fprintf(stderr, "Try 'fgctl %s --help'.\n", argv[0]);
-			return FGCTL_EXIT_USAGE;
-		}
+	r = fgctl_render_parse(ctx, argc, argv, &a, stderr);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	if (a.co.help) {
+		fgctl_render_help(stdout);
+		return FGCTL_EXIT_OK;
 	}
-	r = fgctl_graph_opts_check(&opts, "render");
+	r = fgctl_graph_opts_check(&a.graph, "render", stderr);
 	if (r != FGCTL_EXIT_OK)
 		return r;
 	model = fg_folded__new();
 	if (!model)
 		return FGCTL_EXIT_FAILURE;
-	if (opts.flame.flamechart)
+	if (a.graph.flame.flamechart)
 		fg_folded__set_sequence(model);
-	r = fgctl_pipeline_read(&opts, argv + optind, (size_t)(argc - optind), model);
+	r = fgctl_pipeline_read(&a.graph, a.co.operands, (size_t)a.co.n_operands, model);
 	if (r != 0)
 		return r;
-	return fgctl_pipeline_write(&opts, &model);
+	return fgctl_pipeline_write(&a.graph, &model);
 }

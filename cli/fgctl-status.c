@@ -12,50 +12,56 @@
 #include "base/macro.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
+#include "fgctl-status.h"
+#include "fgctl-verb.h"
 #include "fgctl.h"
 #include "proto/proto.h"
 #include "proto/status.h"
 
+static const struct option status_options[] = {
+	{ "json", no_argument, NULL, FGCTL_OPT_JSON },
+	{ "socket", required_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+void fgctl_status_help(FILE *out)
+{
+	fputs("Usage: fgctl status [--json]\n\n"
+	      "Shows what fgd is doing: the sampling event, recordings, clients, and every\n"
+	      "counter of lost, dropped or malformed data.\n\n"
+	      "      --json               the status as JSON on stdout: the reply fgd\n"
+	      "                           sends, whose members docs/PROTOCOL.md describes\n",
+	      out);
+}
+
+/* status has no options of its own: --json, -s and --help are the common ones. */
+int fgctl_status_parse(const struct fgctl_ctx *ctx, int argc, char **argv, struct fgctl_common *co,
+		       FILE *err)
+{
+	return fgctl_parse_options(ctx, argc, argv, "js:h", status_options, NULL, NULL, co, err);
+}
+
 int fgctl_verb_status(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	_cleanup_(json_object_putp) struct json_object *req = NULL, *reply = NULL;
 	/* Declared after reply: its strings point into reply, so it goes first. */
 	_cleanup_(fg_status_done) struct fg_status st = {};
+	struct fgctl_common co;
 	struct fgctl_conn conn;
 	enum fgctl_event ev;
-	const char *data, *socket = ctx->socket;
-	bool json = false;
+	const char *data;
 	size_t len;
-	int c, r;
+	int r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "js:h", options, NULL)) >= 0) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 's':
-			socket = optarg;
-			break;
-		case 'h':
-			printf("Usage: fgctl status [--json]\n\n"
-			       "Shows what fgd is doing: the sampling event, recordings, clients, and every\n"
-			       "counter of lost, dropped or malformed data.\n\n"
-			       "      --json               the status as JSON on stdout: the reply fgd\n"
-			       "                           sends, whose members docs/PROTOCOL.md describes\n");
-			return FGCTL_EXIT_OK;
-		default:
-			fprintf(stderr, "Try 'fgctl status --help'.\n");
-			return FGCTL_EXIT_USAGE;
-		}
+	r = fgctl_status_parse(ctx, argc, argv, &co, stderr);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	if (co.help) {
+		fgctl_status_help(stdout);
+		return FGCTL_EXIT_OK;
 	}
-	r = fgctl_connect(socket, &conn);
+	r = fgctl_connect(co.socket, &conn);
 	if (r < 0)
 		return -r;
 	req = fg_proto_new_request("status");
@@ -77,7 +83,7 @@ int fgctl_verb_status(const struct fgctl_ctx *ctx, int argc, char **argv)
 		return fgctl_exit_code_for(fgctl_get_str(reply, "error"));
 	}
 	/* As fgd sent it, members this fgctl does not know included: for scripts. */
-	if (json) {
+	if (co.json) {
 		printf("%s\n", json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PRETTY));
 		return FGCTL_EXIT_OK;
 	}

@@ -14,6 +14,8 @@
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-query.h"
+#include "fgctl-top.h"
+#include "fgctl-verb.h"
 #include "fgctl.h"
 #include "proto/proto.h"
 #include "render/utf8.h"
@@ -96,91 +98,104 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 	return FGCTL_EXIT_OK;
 }
 
+static const struct option top_options[] = {
+	FGCTL_QUERY_VERB_OPTIONS,
+	{ "lines", required_argument, NULL, 'n' },
+	{ "watch", no_argument, NULL, 'w' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "json", no_argument, NULL, FGCTL_OPT_JSON },
+	{},
+};
+
+void fgctl_top_help(FILE *out)
+{
+	fprintf(out,
+		"Usage: fgctl top [--last SPAN | --since TIME [--until TIME]] [-n N]\n"
+		"                 [-w [-i SECONDS]] [SELECTORS]\n"
+		"\nProcesses by CPU share over a period (default: the last 60 s) of fgd's\n"
+		"always-on sampling, from memory and, for older times, from the history on\n"
+		"disk; each with the frame most of its samples ended in. A process is one\n"
+		"row however many slices it spans.\n\n"
+		"  -n, --lines N            processes shown (default 20)\n"
+		"  -w, --watch              refresh like top until interrupted\n"
+		"  -i, --interval SECONDS   refresh interval with -w (default 2)\n"
+		"      --json               fgd's answer as JSON (a line per refresh with -w)\n%s%s%s",
+		fgctl_query_period_help, fgctl_query_selector_help, fgctl_query_help_tail);
+}
+
+static int top_option(void *args, int c, const char *arg, FILE *err)
+{
+	struct fgctl_top_args *a = args;
+	uint32_t v;
+	int r;
+
+	r = fgctl_query_option(c, arg, &a->req.query, &a->period, err);
+	if (r != 0)
+		return r;
+	switch (c) {
+	case 'n':
+		if (fg_parse_u32(arg, 1, FG_PROTO_MAX_TOP, &v) < 0) {
+			fprintf(err, "fgctl: invalid count '%s': 1 to %d\n", arg, FG_PROTO_MAX_TOP);
+			return -1;
+		}
+		a->req.query.limit = v;
+		return 1;
+	case 'w':
+		a->watch = true;
+		return 1;
+	case 'i':
+		if (fg_parse_u32(arg, 1, 3600, &a->interval) < 0) {
+			fprintf(err, "fgctl: invalid interval '%s'\n", arg);
+			return -1;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+int fgctl_top_parse(const struct fgctl_ctx *ctx, int argc, char **argv, struct fgctl_top_args *a,
+		    FILE *err)
+{
+	int r;
+
+	*a = (struct fgctl_top_args){
+		.req = { .cmd = FG_CMD_TOP, .query = { .uid = -1, .limit = 20 } },
+		.interval = 2,
+	};
+	r = fgctl_parse_options(ctx, argc, argv, "p:n:wi:s:h", top_options, top_option, a, &a->co,
+				err);
+	if (r != FGCTL_EXIT_OK || a->co.help)
+		return r;
+	return fgctl_no_operands(&a->co, err);
+}
+
 int fgctl_verb_top(const struct fgctl_ctx *ctx, int argc, char **argv)
 {
-	static const struct option options[] = {
-		FGCTL_QUERY_VERB_OPTIONS,
-		{ "lines", required_argument, NULL, 'n' },
-		{ "watch", no_argument, NULL, 'w' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
-		{},
-	};
-	struct fg_request req = { .cmd = FG_CMD_TOP, .query = { .uid = -1, .limit = 20 } };
-	struct fgctl_period period = {};
-	const char *socket = ctx->socket;
-	uint32_t interval = 2, v;
-	bool watch = false, json = false;
-	int c, r;
+	struct fgctl_top_args a;
+	int r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:n:wi:s:h", options, NULL)) >= 0) {
-		r = fgctl_query_option(c, optarg, &req.query, &period);
-		if (r < 0)
-			return FGCTL_EXIT_USAGE;
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 's':
-			socket = optarg;
-			break;
-		case 'n':
-			if (fg_parse_u32(optarg, 1, FG_PROTO_MAX_TOP, &v) < 0) {
-				fprintf(stderr, "fgctl: invalid count '%s': 1 to %d\n", optarg,
-					FG_PROTO_MAX_TOP);
-				return FGCTL_EXIT_USAGE;
-			}
-			req.query.limit = v;
-			break;
-		case 'w':
-			watch = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'i':
-			if (fg_parse_u32(optarg, 1, 3600, &interval) < 0) {
-				fprintf(stderr, "fgctl: invalid interval '%s'\n", optarg);
-				return FGCTL_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			printf("Usage: fgctl top [--last SPAN | --since TIME [--until TIME]] [-n N]\n"
-			       "                 [-w [-i SECONDS]] [SELECTORS]\n"
-			       "\nProcesses by CPU share over a period (default: the last 60 s) of fgd's\n"
-			       "always-on sampling, from memory and, for older times, from the history on\n"
-			       "disk; each with the frame most of its samples ended in. A process is one\n"
-			       "row however many slices it spans.\n\n"
-			       "  -n, --lines N            processes shown (default 20)\n"
-			       "  -w, --watch              refresh like top until interrupted\n"
-			       "  -i, --interval SECONDS   refresh interval with -w (default 2)\n"
-			       "      --json               fgd's answer as JSON (a line per refresh with -w)\n%s%s%s",
-			       fgctl_query_period_help, fgctl_query_selector_help,
-			       fgctl_query_help_tail);
-			return FGCTL_EXIT_OK;
-		default:
-			fprintf(stderr, "Try 'fgctl top --help'.\n");
-			return FGCTL_EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "fgctl: unexpected argument '%s'\n", argv[optind]);
-		return FGCTL_EXIT_USAGE;
+	r = fgctl_top_parse(ctx, argc, argv, &a, stderr);
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	if (a.co.help) {
+		fgctl_top_help(stdout);
+		return FGCTL_EXIT_OK;
 	}
 	for (;;) {
-		struct fg_request now = req;
+		struct fg_request now = a.req;
 
 		/* Relative times are relative to each refresh. */
-		if (fgctl_query_range(&now.query, &period, "60s") < 0)
+		if (fgctl_query_range(&now.query, &a.period, "60s", stderr) < 0)
 			return FGCTL_EXIT_USAGE;
 		/* --watch --json: one JSON line a refresh, never a cleared screen. */
-		r = top_once(socket, &now, watch && (json || isatty(STDOUT_FILENO)), json);
+		r = top_once(a.co.socket, &now, a.watch && (a.co.json || isatty(STDOUT_FILENO)),
+			     a.co.json);
 		/* Watching ends with Ctrl-C (or SIGTERM), as top does: not an error. */
-		if (watch && r == FGCTL_EXIT_INTERRUPTED)
+		if (a.watch && r == FGCTL_EXIT_INTERRUPTED)
 			return FGCTL_EXIT_OK;
-		if (!watch || r != FGCTL_EXIT_OK)
+		if (!a.watch || r != FGCTL_EXIT_OK)
 			return r;
-		if (fgctl_wait_for_signal((int64_t)interval * 1000))
+		if (fgctl_wait_for_signal((int64_t)a.interval * 1000))
 			return FGCTL_EXIT_OK;
 	}
 }

@@ -4,7 +4,9 @@
 /*
  * fgctl's verbs: one function each, with one signature, in a file of its
  * own (cli/fgctl-VERB.c); fgctl.c holds main, the global options and the
- * table that lists the verbs with their one-line help.
+ * table that lists the verbs with their one-line help. Each verb has one
+ * shape (fgctl-verb.h): it parses argv into a struct of its options
+ * (fgctl_VERB_parse(), declared in fgctl-VERB.h), checks them, then runs.
  */
 
 /* What main settles before a verb runs. */
