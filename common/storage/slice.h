@@ -31,6 +31,7 @@
 #include "base/idxmap.h"
 #include "storage/window.h"
 
+/* A process as a slice holds it: names as the slice's name ids. */
 struct fg_slice_proc {
 	pid_t pid;
 	uid_t uid;
@@ -41,6 +42,7 @@ struct fg_slice_proc {
 	uint64_t folded_stacks;
 };
 
+/* A stack of a process: frames[off..off + n) of the slice, root first. */
 struct fg_slice_stack {
 	uint32_t proc;
 	uint32_t off; /* into frames */
@@ -51,8 +53,8 @@ struct fg_slice_stack {
 /* A sample's time in a slice, and what it was counted in. */
 struct fg_slice_time {
 	int32_t at; /* ms after the slice's start; below 0: taken before it, added after */
-	uint32_t
-		ref; /* a stack's index, FG_SLICE_REF_OTHER | a process's index, or FG_SLICE_REF_UNATTRIBUTED */
+	/* a stack's index, FG_SLICE_REF_OTHER | a process's index, or FG_SLICE_REF_UNATTRIBUTED */
+	uint32_t ref;
 };
 #define FG_SLICE_REF_OTHER 0x80000000U
 #define FG_SLICE_REF_UNATTRIBUTED UINT32_MAX
