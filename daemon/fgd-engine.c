@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/budget.h"
+#include "base/cpulist.h"
 #include "base/macro.h"
 #include "base/procfs.h"
 #include "consumers/fgd-alwayson.h"
@@ -39,6 +41,12 @@
  */
 #define BLOCKS_ROUND_NS (5ULL * 1000000ULL)
 #define BLOCKS_PAUSE_NS (20ULL * 1000000ULL)
+/* Sampling is system-wide whatever the target: what a non-root user may ask for is capped. */
+#define USER_MAX_FREQUENCY 1000
+#define DWARF_MAX_RING_PAGES 1024 /* 4 MiB per CPU */
+/* Memory one recording's tables may use: a non-root user's share is smaller. */
+#define RECORDING_MAX_BYTES (512ULL << 20)
+#define USER_RECORDING_MAX_BYTES (64ULL << 20)
 
 struct fgd_engine {
 	const struct fgd_config *conf; /* borrowed: fgd.c's, swapped whole on reload */
@@ -685,6 +693,151 @@ void fgd_engine__recording_defaults(const struct fgd_engine *e, struct fg_record
 	o->stack_dump = c->stack_dump;
 	o->ring_pages = c->ring_pages;
 	o->hostname = e->hostname;
+}
+
+_printf_(3, 4) static int refuse(struct fgd_engine_refusal *ret, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ret->why, sizeof(ret->why), fmt, ap);
+	va_end(ap);
+	return -err;
+}
+
+/* Whether uid may record the processes req names: each must exist, and be uid's unless root. */
+static int check_pids(struct fgd_engine *e, const struct fg_record_request *req, uid_t uid,
+		      struct fgd_engine_refusal *ret)
+{
+	for (size_t i = 0; i < req->n_pids; i++) {
+		struct fg_process *p;
+		pid_t tgid = 0;
+		uid_t owner;
+		int r;
+
+		r = fg_proctab__get_live(e->procs, req->pids[i], &p, &tgid);
+		if (r < 0 && tgid > 0)
+			return refuse(ret, ESRCH,
+				      "%d is a thread of process %d: record the process with -p %d",
+				      req->pids[i], tgid, tgid);
+		if (r < 0)
+			return refuse(ret, ESRCH, "no such process: %d", req->pids[i]);
+		if (uid == 0)
+			continue;
+		r = fg_process_owner(p, &owner);
+		if (r < 0)
+			return refuse(ret, ESRCH, "no such process: %d", req->pids[i]);
+		if (owner != uid) {
+			ret->denied = true;
+			return refuse(
+				ret, EPERM,
+				"process %d belongs to another user or runs with privileges "
+				"(setuid, setgid, capabilities): you may record only your own "
+				"processes",
+				req->pids[i]);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Stack dumps make samples large: enough ring for about a quarter of a
+ * second of samples at the requested rate (rings are drained every 250 ms,
+ * and sooner when half full), within a cap per CPU.
+ */
+static size_t dwarf_ring_pages(size_t pages, uint32_t frequency, uint32_t stack_dump)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t want = (uint64_t)frequency * (stack_dump + 1024) / 4;
+
+	while (pages * (uint64_t)page < want && pages < DWARF_MAX_RING_PAGES)
+		pages *= 2;
+	return pages;
+}
+
+int fgd_engine__recording_opts(struct fgd_engine *e, const struct fg_record_request *req, uid_t uid,
+			       const struct fg_view *view, struct fg_recording_opts *ret,
+			       struct fgd_engine_refusal *ret_why)
+{
+	struct fg_recording_opts o = {
+		.req = *req,
+		.view = *view,
+		.max_bytes = uid == 0 ? RECORDING_MAX_BYTES : USER_RECORDING_MAX_BYTES,
+	};
+	int r;
+
+	*ret_why = (struct fgd_engine_refusal){};
+	/* What the daemon uses unless the request chooses. */
+	fgd_engine__recording_defaults(e, &o);
+	if (req->frequency)
+		o.frequency = req->frequency;
+	if (req->call_graph != FG_CALL_GRAPH_DEFAULT)
+		o.call_graph = req->call_graph;
+	if (req->stack_dump)
+		o.stack_dump = req->stack_dump;
+	/* Off-CPU: every block; a non-root user's, up to a rate of their own (OffCpuUserRate=). */
+	if (req->off_cpu)
+		o.frequency = 0;
+	if (uid != 0)
+		o.off_cpu_rate = e->conf->off_cpu_user_rate;
+	if (req->all && uid != 0) {
+		ret_why->denied = true;
+		return refuse(ret_why, EPERM,
+			      "recording the whole machine (-a) needs root; "
+			      "record your own processes with -p");
+	}
+	r = check_pids(e, req, uid, ret_why);
+	if (r < 0)
+		return r;
+	if (!req->off_cpu && uid != 0 && o.frequency > USER_MAX_FREQUENCY)
+		return refuse(ret_why, EINVAL,
+			      "frequency %u Hz is above the %d Hz allowed to non-root users",
+			      o.frequency, USER_MAX_FREQUENCY);
+	if (!req->off_cpu && o.frequency > e->max_frequency)
+		return refuse(ret_why, EINVAL,
+			      "frequency %u Hz is above the kernel's limit "
+			      "(kernel.perf_event_max_sample_rate = %u)",
+			      o.frequency, e->max_frequency);
+	if (o.call_graph == FG_CALL_GRAPH_DWARF)
+		o.ring_pages = dwarf_ring_pages(o.ring_pages, o.frequency, o.stack_dump);
+	*ret = o;
+	return 0;
+}
+
+/* The first CPU of list (valid: the request was checked) that is not online, or -1. */
+static int offline_cpu(const char *list)
+{
+	_cleanup_free_ int *want = NULL, *online = NULL;
+	size_t n_want, n_online;
+
+	if (fg_cpulist_parse(list, &want, &n_want) < 0 ||
+	    fg_evset_online_cpus(&online, &n_online) < 0)
+		return -1; /* the evset's open says what is wrong then */
+	for (size_t i = 0; i < n_want; i++) {
+		bool found = false;
+
+		for (size_t k = 0; k < n_online && !found; k++)
+			found = online[k] == want[i];
+		if (!found)
+			return want[i];
+	}
+	return -1;
+}
+
+int fgd_engine__can_record(const struct fgd_engine *e, const struct fg_recording_opts *o,
+			   struct fgd_engine_refusal *ret_why)
+{
+	*ret_why = (struct fgd_engine_refusal){};
+	if (o->req.cpus[0]) {
+		int bad = offline_cpu(o->req.cpus);
+
+		if (bad >= 0)
+			return refuse(ret_why, EINVAL, "cpu %d is not online", bad);
+	}
+	if ((o->req.off_cpu || o->req.wall) && e->offcpu < 0)
+		return refuse(ret_why, EOPNOTSUPP, "off-CPU recording is unavailable: %s",
+			      e->offcpu_why);
+	return 0;
 }
 
 int fgd_engine__start_recording(struct fgd_engine *e, const struct fg_recording_opts *o,

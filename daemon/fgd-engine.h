@@ -112,9 +112,36 @@ void fgd_engine__relieve(struct fgd_engine *e, uint64_t now);
 typedef void (*fgd_engine_started_fn)(void *ctx, struct fg_recording *rec, int err,
 				      const char *why);
 
+/* Why the engine will not record as a client asked: the client's message. */
+struct fgd_engine_refusal {
+	bool denied;    /* for want of permission: the server counts these */
+	char why[1024]; /* the message, as the client gets it */
+};
+
 /*
- * Starts a recording with o (fgd_engine__recording_defaults() fills what
- * the engine knows; the caller sets the request's part). For a pid list,
+ * The options of the recording req asks for, by a client of uid who sees
+ * what view says (borrowed for the call; common/profile/view.h): the
+ * daemon's defaults where req does not choose, the DWARF ring sized for
+ * the rate, and what a non-root user may ask (the machine only as root,
+ * only their own processes, a capped rate, a smaller share of memory,
+ * OffCpuUserRate=). 0 with *ret set, or a negative errno (EPERM, ESRCH,
+ * EINVAL) with why it was refused in *ret_why.
+ */
+int fgd_engine__recording_opts(struct fgd_engine *e, const struct fg_record_request *req, uid_t uid,
+			       const struct fg_view *view, struct fg_recording_opts *ret,
+			       struct fgd_engine_refusal *ret_why);
+/*
+ * Whether the engine can record with o now: its CPUs are online, and
+ * off-CPU recording is available when it asks for it. 0, or a negative
+ * errno (EINVAL, EOPNOTSUPP) with why not in *ret_why.
+ */
+int fgd_engine__can_record(const struct fgd_engine *e, const struct fg_recording_opts *o,
+			   struct fgd_engine_refusal *ret_why);
+
+/*
+ * Starts a recording with o (fgd_engine__recording_opts(), or
+ * fgd_engine__recording_defaults() filling what the engine knows and the
+ * caller setting the request's part). For a pid list,
  * -ESRCH with the pid that does not exist in *ret_bad_pid. Returns 0 when
  * it samples; 1 when its off-CPU source (off-CPU, wall-clock) is being
  * made off the loop: started(ctx, ...) is called from the loop once it is

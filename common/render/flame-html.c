@@ -90,7 +90,7 @@
 #include "base/strpool.h"
 #include "render/flame-html-js.h"
 #include "render/flame-html.h"
-#include "render/flame-view-js.h"
+#include "render/flame-view.h"
 #include "render/flametree.h"
 #include "render/outbuf.h"
 
@@ -578,15 +578,6 @@ static const char style[] =
 	"#layout { display: flex; flex-wrap: wrap; align-items: flex-start; gap: 12px; }\n"
 	/* opts.width wide (its inline style), or the window's width where narrower. */
 	"#graph { flex: none; max-width: 100%; }\n"
-	"#controls, #status { display: flex; justify-content: space-between; align-items: center;"
-	" min-height: 22px; }\n"
-	"#controls button { font: inherit; cursor: pointer; }\n"
-	"#ignorecase { opacity: 0.4; }\n"
-	"#ignorecase.show, #ignorecase:hover { opacity: 1; }\n"
-	"#search.show { font-weight: bold; }\n"
-	"#flame { display: block; cursor: pointer; }\n"
-	"#details { white-space: pre; overflow: hidden; text-overflow: ellipsis; }\n"
-	"#matched { white-space: pre; margin-left: 12px; }\n"
 	"#nosamples { text-align: center; }\n"
 	"#functions { flex: 1 1 420px; min-width: 420px; max-height: 95vh; overflow: auto; }\n"
 	"#filter { width: 100%; box-sizing: border-box; font: inherit; margin-bottom: 4px; }\n"
@@ -623,6 +614,7 @@ static void emit_head(struct fg_flame_html *h)
 	put_html_str(h, o->title);
 	fg_outbuf_puts(&h->out, "</title>\n<style>\n");
 	fg_outbuf_put(&h->out, style, sizeof(style) - 1);
+	fg_flame_view_put_style(&h->out);
 	fg_outbuf_puts(
 		&h->out,
 		"</style>\n</head>\n<body>\n"
@@ -647,26 +639,19 @@ static void emit_head(struct fg_flame_html *h)
 	}
 	fg_outbuf_printf(&h->out, "<div id=\"layout\">\n<div id=\"graph\" style=\"width: %upx\">\n",
 			 o->width);
-	fg_outbuf_puts(
-		&h->out,
-		"<div id=\"controls\"><span><button id=\"unzoom\" type=\"button\" hidden>"
-		"Reset Zoom</button></span><span><button id=\"search\" type=\"button\">Search"
-		"</button> <button id=\"ignorecase\" type=\"button\" aria-pressed=\"false\""
-		" title=\"Ignore case (Ctrl-I)\">ic</button></span></div>\n");
+	fg_flame_view_put_controls(&h->out);
 	if (h->tree.n == 0)
 		fg_outbuf_puts(&h->out, "<p id=\"nosamples\">No samples</p>\n");
-	fg_outbuf_puts(
-		&h->out,
-		"<canvas id=\"flame\"></canvas>\n"
-		"<div id=\"status\"><span id=\"details\"> </span><span id=\"matched\"> </span></div>\n"
-		"</div>\n"
-		"<div id=\"functions\">\n"
-		"<input id=\"filter\" type=\"search\" placeholder=\"Filter functions\""
-		" aria-label=\"Filter functions\" autocomplete=\"off\">\n"
-		"<table id=\"table\"><thead><tr></tr></thead><tbody></tbody></table>\n"
-		"<div id=\"tablenote\"></div>\n"
-		"</div>\n</div>\n"
-		"<script type=\"application/json\" id=\"fg-data\">\n");
+	fg_flame_view_put_canvas(&h->out);
+	fg_outbuf_puts(&h->out,
+		       "</div>\n"
+		       "<div id=\"functions\">\n"
+		       "<input id=\"filter\" type=\"search\" placeholder=\"Filter functions\""
+		       " aria-label=\"Filter functions\" autocomplete=\"off\">\n"
+		       "<table id=\"table\"><thead><tr></tr></thead><tbody></tbody></table>\n"
+		       "<div id=\"tablenote\"></div>\n"
+		       "</div>\n</div>\n"
+		       "<script type=\"application/json\" id=\"fg-data\">\n");
 	fg_outbuf_puts(&h->out, "{\"meta\":{\"title\":");
 	put_json_str(h, o->title);
 	fg_outbuf_puts(&h->out, ",\"countName\":");
@@ -777,7 +762,7 @@ static void emit_tail(struct fg_flame_html *h)
 {
 	fg_outbuf_puts(&h->out, "}\n</script>\n<script>\n");
 	/* The graph's object, then the page that uses it: one element. */
-	fg_outbuf_put(&h->out, flame_view_js, sizeof(flame_view_js) - 1);
+	fg_flame_view_put_script(&h->out);
 	fg_outbuf_put(&h->out, flame_html_js, sizeof(flame_html_js) - 1);
 	fg_outbuf_puts(&h->out, "</script>\n</body>\n</html>\n");
 }

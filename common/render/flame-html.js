@@ -20,14 +20,7 @@ var tableNote = document.getElementById("tablenote");
 var filterEl = document.getElementById("filter");
 document.body.style.fontFamily = M.fontType;
 
-var view = FgFlameView({
-	canvas: document.getElementById("flame"),
-	details: document.getElementById("details"),
-	matched: document.getElementById("matched"),
-	unzoom: document.getElementById("unzoom"),
-	search: document.getElementById("search"),
-	ignorecase: document.getElementById("ignorecase"),
-}, M, {
+var view = FgFlameView(FgFlameView.elements(), M, {
 	onchange: updateUrl,
 	onsearch: function () { selectRow(-1); },
 });

@@ -6,12 +6,14 @@
  * verbatim at build time before the page's script; it must never contain a
  * closing script tag or a comment opener, which embed.py checks.
  *
- *   var view = FgFlameView(els, meta, hooks);
+ *   var view = FgFlameView(FgFlameView.elements(), meta, hooks);
  *   view.setData(d);   // and again for another graph
  *
  * els: the page's elements: canvas, details, matched, unzoom, search,
- * ignorecase. meta: how frames are drawn: width, frameHeight, fontSize,
- * fontType, fontWidth, inverted, bgTop, bgBottom, countName, nameType.
+ * ignorecase; FgFlameView.elements() finds those of the markup
+ * flame-view.c writes. meta: how frames are drawn: width, frameHeight,
+ * fontSize, fontType, fontWidth, inverted, bgTop, bgBottom, countName,
+ * nameType.
  * The graph is meta.width px wide, or as wide as the canvas's parent where
  * that is narrower, and follows the parent's width as the window resizes.
  * hooks (optional): onchange() after the zoom or search changed by the
@@ -489,6 +491,24 @@ return {
 	},
 };
 }
+
+/*
+ * The view's elements in the markup both pages write (flame-view.c): the
+ * graph's canvas, its controls and its status line, for FgFlameView()'s els.
+ */
+FgFlameView.elements = function () {
+	function byId(id) {
+		return document.getElementById(id);
+	}
+	return {
+		canvas: byId("flame"),
+		details: byId("details"),
+		matched: byId("matched"),
+		unzoom: byId("unzoom"),
+		search: byId("search"),
+		ignorecase: byId("ignorecase"),
+	};
+};
 
 /* The page's URL parameters, or null where the viewer cannot say. */
 FgFlameView.urlParams = function () {

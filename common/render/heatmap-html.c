@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/macro.h"
-#include "render/flame-view-js.h"
+#include "render/flame-view.h"
 #include "render/heatmap-html-js.h"
 #include "render/heatmap-html.h"
 #include "render/outbuf.h"
@@ -25,15 +25,6 @@ static const char style[] =
 	"#heatmap { display: block; cursor: crosshair; }\n"
 	"#cell, #range { white-space: pre; min-height: 16px; }\n"
 	"#range { font-weight: bold; }\n"
-	"#controls, #status { display: flex; justify-content: space-between; align-items: center;"
-	" min-height: 22px; }\n"
-	"#controls button { font: inherit; cursor: pointer; }\n"
-	"#ignorecase { opacity: 0.4; }\n"
-	"#ignorecase.show, #ignorecase:hover { opacity: 1; }\n"
-	"#search.show { font-weight: bold; }\n"
-	"#flame { display: block; cursor: pointer; }\n"
-	"#details { white-space: pre; overflow: hidden; text-overflow: ellipsis; }\n"
-	"#matched { white-space: pre; margin-left: 12px; }\n"
 	"#hint { color: rgb(110,110,110); }\n";
 
 static void put_str(struct fg_outbuf *o, const char *s)
@@ -59,6 +50,7 @@ static void emit_head(struct fg_outbuf *o, const struct fg_heatmap_html_opts *op
 	put_markup(o, title);
 	fg_outbuf_puts(o, "</title>\n<style>\n");
 	fg_outbuf_put(o, style, sizeof(style) - 1);
+	fg_flame_view_put_style(o);
 	fg_outbuf_puts(o, "</style>\n</head>\n<body>\n<h1 id=\"title\">");
 	put_markup(o, title);
 	fg_outbuf_puts(o, "</h1>\n");
@@ -83,15 +75,10 @@ static void emit_head(struct fg_outbuf *o, const struct fg_heatmap_html_opts *op
 		   "<div id=\"mapbox\"><canvas id=\"heatmap\"></canvas></div>\n"
 		   "<div id=\"cell\"> </div>\n<div id=\"range\"> </div>\n");
 	fg_outbuf_printf(o, "<div id=\"graph\" style=\"width: %upx\">\n", f->width);
-	fg_outbuf_puts(
-		o,
-		"<div id=\"controls\"><span><button id=\"unzoom\" type=\"button\" hidden>"
-		"Reset Zoom</button></span><span><button id=\"search\" type=\"button\">Search"
-		"</button> <button id=\"ignorecase\" type=\"button\" aria-pressed=\"false\""
-		" title=\"Ignore case (Ctrl-I)\">ic</button></span></div>\n"
-		"<canvas id=\"flame\"></canvas>\n"
-		"<div id=\"status\"><span id=\"details\"> </span><span id=\"matched\"> </span></div>\n"
-		"</div>\n<script type=\"application/json\" id=\"fg-data\">\n{\"meta\":{\"title\":");
+	fg_flame_view_put_controls(o);
+	fg_flame_view_put_canvas(o);
+	fg_outbuf_puts(o, "</div>\n<script type=\"application/json\" id=\"fg-data\">\n"
+			  "{\"meta\":{\"title\":");
 	put_str(o, title);
 	fg_outbuf_puts(o, ",\"subtitle\":");
 	put_str(o, opts->heatmap.subtitle ? opts->heatmap.subtitle : "");
@@ -207,7 +194,7 @@ int fg_heatmap_html(const struct fg_timed *t, const struct fg_heatmap_html_opts 
 	}
 	fg_outbuf_puts(&o, "}\n</script>\n<script>\n");
 	/* The flame graph's object, then the page that uses it: one element. */
-	fg_outbuf_put(&o, flame_view_js, sizeof(flame_view_js) - 1);
+	fg_flame_view_put_script(&o);
 	fg_outbuf_put(&o, heatmap_html_js, sizeof(heatmap_html_js) - 1);
 	fg_outbuf_puts(&o, "</script>\n</body>\n</html>\n");
 	if (r >= 0)

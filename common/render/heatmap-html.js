@@ -63,14 +63,7 @@ var scaleEl = document.getElementById("scale"), isolateEl = document.getElementB
 var diffEl = document.getElementById("diff"), clearEl = document.getElementById("clear");
 document.body.style.fontFamily = F.fontType;
 
-var view = FgFlameView({
-	canvas: document.getElementById("flame"),
-	details: document.getElementById("details"),
-	matched: document.getElementById("matched"),
-	unzoom: document.getElementById("unzoom"),
-	search: document.getElementById("search"),
-	ignorecase: document.getElementById("ignorecase"),
-}, F, { onchange: updateUrl });
+var view = FgFlameView(FgFlameView.elements(), F, { onchange: updateUrl });
 
 var isolate = -1;       /* the root name id shown alone, or -1 */
 var scale = M.scale;    /* "linear" or "rank" */

@@ -6,11 +6,11 @@
  * slices (10 s by default), kept for a rolling window (15 min), within a
  * hard memory ceiling.
  *
- * A slice is self-contained: its own frame names, processes and stacks, so
- * it outlives the binaries it names, is freed whole when it expires, and is
- * the unit an on-disk history will store. Closed slices leave the window
- * through one function, fg_window__expire(), which calls the expire hook
- * first (the history's way in).
+ * A slice (common/storage/slice.h) is self-contained: its own frame names,
+ * processes and stacks, so it outlives the binaries it names, is freed
+ * whole when it expires, and is the unit an on-disk history will store.
+ * Closed slices leave the window through one function, fg_window__expire(),
+ * which calls the expire hook first (the history's way in).
  *
  * Memory: the ceiling is split evenly between the slices the window can
  * hold (window / slice, plus the open one), so no slice may take more than
@@ -134,26 +134,9 @@ void fg_window__set_expire_hook(struct fg_window *w, fg_window_expire_fn fn, voi
 /* Makes the oldest closed slice leave the window now. 1 if one left, 0 if none is closed. */
 int fg_window__expire(struct fg_window *w);
 
-/* A slice's span, Unix ms: [start, end); the open slice's end is its planned one. */
-void fg_slice_span(const struct fg_slice *s, int64_t *ret_start, int64_t *ret_end);
-/* The samples a slice lost (fg_window__add_lost()). */
-uint64_t fg_slice_lost(const struct fg_slice *s);
-
 /* The newest closed slice (NULL if none), and the open one. Borrowed until the next tick. */
 const struct fg_slice *fg_window__last_closed(const struct fg_window *w);
 const struct fg_slice *fg_window__open_slice(const struct fg_window *w);
-
-struct fg_slicefile_writer;
-
-/*
- * Slice s as a history slice file (common/storage/slicefile.h), spanning
- * [start, end_ms) (end_ms: the slice's own end, or earlier for the open
- * slice cut short), covered whole, with its losses. Each process's
- * "[other]" samples are a stack of that one
- * frame; samples of "[other processes]" a pseudo-process with pid 0 and
- * that comm. Caller finishes and frees *ret. 0 or a negative errno.
- */
-int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefile_writer **ret);
 
 /* Returns true for processes a query covers; p is borrowed for the call. */
 typedef bool (*fg_window_match_fn)(void *ctx, const struct fg_window_proc *p);

@@ -14,6 +14,7 @@
 #include "fgd-log.h"
 #include "profile/folded.h"
 #include "sources/fgd-offcpu.h"
+#include "storage/slice.h"
 #include "storage/slicefile.h"
 
 /*

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <stdarg.h>
@@ -10,12 +8,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "base/budget.h"
-#include "base/cpulist.h"
 #include "base/macro.h"
 #include "config.h"
 #include "consumers/fgd-alwayson.h"
@@ -27,7 +22,9 @@
 #include "proto/proto.h"
 #include "proto/session.h"
 #include "resolver/fgd-jit.h"
+#include "server/fgd-outq.h"
 #include "server/fgd-server.h"
+#include "server/fgd-socket.h"
 #include "server/fgd-status.h"
 #include "sources/fgd-evset.h"
 #include "sources/fgd-offcpu.h"
@@ -47,11 +44,6 @@
 #define SHORT_TIMEOUT_NS (10ULL * 1000000000ULL)
 #define MAX_RECORDINGS 8
 #define MAX_RECORDINGS_PER_USER 2
-#define USER_MAX_FREQUENCY 1000
-#define DWARF_MAX_RING_PAGES 1024 /* 4 MiB per CPU */
-/* Memory one recording's tables may use: a non-root user's share is smaller. */
-#define RECORDING_MAX_BYTES (512ULL << 20)
-#define USER_RECORDING_MAX_BYTES (64ULL << 20)
 #define IDLE_TIMEOUT_NS (60ULL * 1000000000ULL)
 /* A client that stops reading its result loses it, and its recording slot. */
 #define STALL_TIMEOUT_NS (60ULL * 1000000000ULL)
@@ -63,7 +55,7 @@
 /*
  * What one client's result may hold in fgd while it streams: the profile, the
  * renderer's layout and the output buffers. A non-root user's 8 connections
- * then hold no more than their 2 recordings may (USER_RECORDING_MAX_BYTES).
+ * then hold no more than their 2 recordings may (64 MiB each: fgd-engine.c).
  * A snapshot over it is refused (ENOBUFS), never cut short.
  */
 #define RESULT_MAX_BYTES (256ULL << 20)
@@ -94,9 +86,8 @@ struct client {
 
 	struct fg_proto_reader in;
 	bool read_eof;
-	char *out; /* owned queue of bytes to send */
-	size_t out_start, out_len, out_cap;
-	char *chunk; /* owned: one emitted chunk of result */
+	struct fgd_outq out; /* owned: bytes to send */
+	char *chunk;         /* owned: one emitted chunk of result */
 	size_t chunk_len, chunk_cap;
 
 	struct fg_recording *rec;  /* owned */
@@ -148,7 +139,7 @@ static void complete_recording(struct client *c, const char *reason);
 /* What a client's result holds (the snapshot, its output buffers), charged to the budget's results part. */
 static uint64_t client_result_bytes(const struct client *c)
 {
-	return (c->snap ? fgd_snapshot__bytes(c->snap) : 0) + c->out_cap + c->chunk_cap;
+	return (c->snap ? fgd_snapshot__bytes(c->snap) : 0) + c->out.cap + c->chunk_cap;
 }
 
 static void account_result(struct client *c)
@@ -161,20 +152,9 @@ static void account_result(struct client *c)
 
 static int out_append(struct client *c, const void *p, size_t n)
 {
-	int r;
-
-	if (c->out_len == 0)
+	if (c->out.len == 0)
 		c->stall_since = fgd_now();
-	if (c->out_start > 0 && c->out_start + c->out_len + n > c->out_cap) {
-		memmove(c->out, c->out + c->out_start, c->out_len);
-		c->out_start = 0;
-	}
-	r = FG_GROW(c->out, c->out_cap, c->out_start + c->out_len + n);
-	if (r < 0)
-		return r;
-	memcpy(c->out + c->out_start + c->out_len, p, n);
-	c->out_len += n;
-	return 0;
+	return fgd_outq_append(&c->out, p, n);
 }
 
 static void send_json(struct client *c, struct json_object *obj)
@@ -220,9 +200,9 @@ static void update_events(struct client *c)
 	 * streaming connection's next requests wait in the socket until its result
 	 * has ended, so that their replies follow it in order.
 	 */
-	if (!c->read_eof && fg_session_reads(c->state) && c->out_len < OUT_HIGH_WATER)
+	if (!c->read_eof && fg_session_reads(c->state) && c->out.len < OUT_HIGH_WATER)
 		ev |= EPOLLIN;
-	if (c->out_len > 0)
+	if (c->out.len > 0)
 		ev |= EPOLLOUT;
 	/* EPOLLHUP and EPOLLERR are always reported. */
 	if (ev != c->epoll_events && fgd_loop__mod(c->server->loop, &c->watch, ev) == 0)
@@ -278,7 +258,7 @@ static void end_result(struct client *c)
 /* Produces result chunks while the peer keeps up: the result is never all queued at once. */
 static void pump(struct client *c)
 {
-	while (c->state == FG_SESSION_STREAMING && c->out_len < OUT_HIGH_WATER) {
+	while (c->state == FG_SESSION_STREAMING && c->out.len < OUT_HIGH_WATER) {
 		_cleanup_(json_object_putp) struct json_object *m = NULL;
 		int r;
 
@@ -311,30 +291,17 @@ static void pump(struct client *c)
 
 static void client_flush(struct client *c)
 {
-	while (c->out_len > 0) {
-		ssize_t n = send(c->watch.fd, c->out + c->out_start, c->out_len,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+	long sent = fgd_outq_send(&c->out, c->watch.fd);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				break;
-			/* The peer is gone (EPIPE, ECONNRESET): release everything it held. */
-			client_free(c);
-			return;
-		}
-		c->out_start += (size_t)n;
-		c->out_len -= (size_t)n;
+	if (sent < 0) {
+		/* The peer is gone (EPIPE, ECONNRESET): release everything it held. */
+		client_free(c);
+		return;
+	}
+	if (sent > 0)
 		c->stall_since = fgd_now();
-		if (c->out_len == 0)
-			c->out_start = 0;
-	}
-	if (c->out_len == 0 && c->out_cap > OUT_KEEP_BYTES && c->state != FG_SESSION_STREAMING) {
-		free(c->out);
-		c->out = NULL;
-		c->out_cap = 0;
-	}
+	if (c->state != FG_SESSION_STREAMING)
+		fgd_outq_trim(&c->out, OUT_KEEP_BYTES);
 	/*
 	 * Refill: requests waiting for room, or result chunks; the rest waits for
 	 * EPOLLOUT. A result that just ended lets the requests behind it be read.
@@ -344,7 +311,7 @@ static void client_flush(struct client *c)
 		pump(c);
 		process_input(c);
 	}
-	if (c->state == FG_SESSION_CLOSING && c->out_len == 0) {
+	if (c->state == FG_SESSION_CLOSING && c->out.len == 0) {
 		client_free(c);
 		return;
 	}
@@ -412,41 +379,6 @@ static void send_started(struct client *c, const struct fg_recording_opts *o)
 	send_json(c, m);
 }
 
-/*
- * Stack dumps make samples large: enough ring for about a quarter of a
- * second of samples at the requested rate (rings are drained every 250 ms,
- * and sooner when half full), within a cap per CPU.
- */
-static size_t dwarf_ring_pages(size_t pages, uint32_t frequency, uint32_t stack_dump)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	uint64_t want = (uint64_t)frequency * (stack_dump + 1024) / 4;
-
-	while (pages * (uint64_t)page < want && pages < DWARF_MAX_RING_PAGES)
-		pages *= 2;
-	return pages;
-}
-
-/* The first CPU of list (valid: the request was checked) that is not online, or -1. */
-static int offline_cpu(const char *list)
-{
-	_cleanup_free_ int *want = NULL, *online = NULL;
-	size_t n_want, n_online;
-
-	if (fg_cpulist_parse(list, &want, &n_want) < 0 ||
-	    fg_evset_online_cpus(&online, &n_online) < 0)
-		return -1; /* the evset's open says what is wrong then */
-	for (size_t i = 0; i < n_want; i++) {
-		bool found = false;
-
-		for (size_t k = 0; k < n_online && !found; k++)
-			found = online[k] == want[i];
-		if (!found)
-			return want[i];
-	}
-	return -1;
-}
-
 /* A recording samples from now on: its clock, the client's "started", the log. */
 static void begin_recording(struct client *c)
 {
@@ -488,84 +420,27 @@ static void recording_started(void *ctx, struct fg_recording *rec, int err, cons
 	become_idle(c);
 }
 
+/* The engine refused a recording as asked: the client hears why, and denials count. */
+static void send_refusal(struct client *c, int err, const struct fgd_engine_refusal *why)
+{
+	if (why->denied)
+		c->server->denied++;
+	send_error(c, -err, "%s", why->why);
+}
+
 static void handle_record(struct client *c, const struct fg_record_request *req)
 {
 	struct fgd_server *s = c->server;
-	struct fg_recording_opts o = {
-		.req = *req,
-		.view = client_view(c),
-		.max_bytes = c->cred.uid == 0 ? RECORDING_MAX_BYTES : USER_RECORDING_MAX_BYTES,
-	};
-	struct fgd_engine_stats es;
+	struct fg_view view = client_view(c);
+	struct fgd_engine_refusal why;
+	struct fg_recording_opts o;
 	pid_t bad_pid = 0;
 	int r;
 
-	/* What the daemon uses unless the request chooses. */
-	fgd_engine__recording_defaults(s->engine, &o);
-	if (req->frequency)
-		o.frequency = req->frequency;
-	if (req->call_graph != FG_CALL_GRAPH_DEFAULT)
-		o.call_graph = req->call_graph;
-	if (req->stack_dump)
-		o.stack_dump = req->stack_dump;
-	/* Off-CPU: every block; a non-root user's, up to a rate of their own (OffCpuUserRate=). */
-	if (req->off_cpu)
-		o.frequency = 0;
-	if (c->cred.uid != 0)
-		o.off_cpu_rate = s->conf->off_cpu_user_rate;
-	if (req->all && c->cred.uid != 0) {
-		s->denied++;
-		send_error(c, EPERM,
-			   "recording the whole machine (-a) needs root; "
-			   "record your own processes with -p");
-		return;
-	}
-	for (size_t i = 0; i < req->n_pids; i++) {
-		struct fg_process *p;
-		pid_t tgid = 0;
-		uid_t owner;
-
-		r = fg_proctab__get_live(fgd_engine__procs(s->engine), req->pids[i], &p, &tgid);
-		if (r < 0 && tgid > 0) {
-			send_error(c, ESRCH,
-				   "%d is a thread of process %d: record the process with -p %d",
-				   req->pids[i], tgid, tgid);
-			return;
-		}
-		if (r < 0) {
-			send_error(c, ESRCH, "no such process: %d", req->pids[i]);
-			return;
-		}
-		if (c->cred.uid == 0)
-			continue;
-		r = fg_process_owner(p, &owner);
-		if (r < 0) {
-			send_error(c, ESRCH, "no such process: %d", req->pids[i]);
-			return;
-		}
-		if (owner != c->cred.uid) {
-			s->denied++;
-			send_error(c, EPERM,
-				   "process %d belongs to another user or runs with privileges "
-				   "(setuid, setgid, capabilities): you may record only your own "
-				   "processes",
-				   req->pids[i]);
-			return;
-		}
-	}
-	/* Sampling is system-wide whatever the target: what a user may ask for is capped. */
-	if (!req->off_cpu && c->cred.uid != 0 && o.frequency > USER_MAX_FREQUENCY) {
-		send_error(c, EINVAL,
-			   "frequency %u Hz is above the %d Hz allowed to non-root users",
-			   o.frequency, USER_MAX_FREQUENCY);
-		return;
-	}
-	fgd_engine__stats(s->engine, &es);
-	if (!req->off_cpu && o.frequency > es.max_frequency) {
-		send_error(c, EINVAL,
-			   "frequency %u Hz is above the kernel's limit "
-			   "(kernel.perf_event_max_sample_rate = %u)",
-			   o.frequency, es.max_frequency);
+	/* The engine works out what the request gets, and whether the client may have it. */
+	r = fgd_engine__recording_opts(s->engine, req, c->cred.uid, &view, &o, &why);
+	if (r < 0) {
+		send_refusal(c, r, &why);
 		return;
 	}
 	if (s->n_recordings >= MAX_RECORDINGS ||
@@ -576,18 +451,9 @@ static void handle_record(struct client *c, const struct fg_record_request *req)
 			MAX_RECORDINGS, MAX_RECORDINGS_PER_USER);
 		return;
 	}
-	if (o.call_graph == FG_CALL_GRAPH_DWARF)
-		o.ring_pages = dwarf_ring_pages(o.ring_pages, o.frequency, o.stack_dump);
-	if (req->cpus[0]) {
-		int bad = offline_cpu(req->cpus);
-
-		if (bad >= 0) {
-			send_error(c, EINVAL, "cpu %d is not online", bad);
-			return;
-		}
-	}
-	if ((req->off_cpu || req->wall) && !es.offcpu_available) {
-		send_error(c, EOPNOTSUPP, "off-CPU recording is unavailable: %s", es.offcpu_why);
+	r = fgd_engine__can_record(s->engine, &o, &why);
+	if (r < 0) {
+		send_refusal(c, r, &why);
 		return;
 	}
 	r = fgd_engine__start_recording(s->engine, &o, &c->rec, &bad_pid, recording_started, c);
@@ -850,7 +716,7 @@ static void process_input(struct client *c)
 {
 	bool drained = false;
 
-	while (fg_session_reads(c->state) && c->out_len < OUT_HIGH_WATER) {
+	while (fg_session_reads(c->state) && c->out.len < OUT_HIGH_WATER) {
 		struct fg_proto_item it;
 		int r = fg_proto_reader_next(&c->in, &it);
 
@@ -1020,7 +886,7 @@ void fgd_server__tick(struct fgd_server *s)
 		uint64_t timeout = c->short_slot ? SHORT_TIMEOUT_NS : STALL_TIMEOUT_NS;
 
 		next = c->next;
-		if (c->out_len > 0 && now - c->stall_since > timeout) {
+		if (c->out.len > 0 && now - c->stall_since > timeout) {
 			log_warning("Client (uid %u) stopped reading for %llu s, dropping it",
 				    c->cred.uid, (unsigned long long)(timeout / 1000000000ULL));
 			client_free(c);
@@ -1035,11 +901,11 @@ void fgd_server__tick(struct fgd_server *s)
 				finish_recording(c, "exited");
 			else if (now >= c->next_progress) {
 				/* Progress is news, not history: none queues behind unread output. */
-				if (c->out_len == 0)
+				if (c->out.len == 0)
 					send_progress(c, now);
 				c->next_progress = now + PROGRESS_INTERVAL_NS;
 			}
-		} else if (c->state == FG_SESSION_IDLE && c->out_len == 0 &&
+		} else if (c->state == FG_SESSION_IDLE && c->out.len == 0 &&
 			   now - c->last_active > IDLE_TIMEOUT_NS) {
 			send_error(c, ETIMEDOUT, "closing this connection: no request for %llu s",
 				   IDLE_TIMEOUT_NS / 1000000000ULL);
@@ -1089,13 +955,13 @@ static bool client_release(struct client *c)
 		s->n_short--;
 	else
 		s->n_clients--;
-	held = c->snap || c->out_cap + c->chunk_cap > OUT_KEEP_BYTES;
+	held = c->snap || c->out.cap + c->chunk_cap > OUT_KEEP_BYTES;
 	c->snap = fgd_snapshot__free(c->snap);
 	fg_proto_reader_done(&c->in);
-	free(c->out);
+	fgd_outq_done(&c->out);
 	free(c->chunk);
-	c->out = c->chunk = NULL;
-	c->out_len = c->out_cap = c->chunk_cap = 0;
+	c->chunk = NULL;
+	c->chunk_cap = 0;
 	account_result(c); /* all given back */
 	return held;
 }
@@ -1140,19 +1006,6 @@ static void client_evict(struct client *c)
 	c->watch.fn = ignore_event;
 	c->next = s->evicted;
 	s->evicted = c;
-}
-
-static void reject(int fd, const char *why)
-{
-	char line[256];
-	int n = snprintf(
-		line, sizeof(line),
-		"{\"fgd\":%d,\"type\":\"error\",\"error\":\"EUSERS\",\"message\":\"%s\"}\n",
-		FG_PROTO_VERSION, why);
-
-	/* Best effort on a fresh socket: its buffer has room for one line. */
-	(void)!send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-	close(fd);
 }
 
 /*
@@ -1201,7 +1054,7 @@ static struct client *eviction_victim(struct fgd_server *s, uid_t uid, bool shor
 
 	for (struct client *c = s->clients; c; c = c->next) {
 		bool idle = (c->state == FG_SESSION_IDLE || c->state == FG_SESSION_SHORT) &&
-			    c->out_len == 0;
+			    c->out.len == 0;
 
 		if (c->short_slot != short_slot || !idle ||
 		    (victim && c->last_active >= victim->last_active))
@@ -1242,38 +1095,6 @@ static int admit(struct fgd_server *s, uid_t uid, bool *ret_short, const char **
 	return 0;
 }
 
-/*
- * Whether the peer on fd is in group gid: its gid, or one of the
- * supplementary groups it had when it connected (SO_PEERGROUPS). These are
- * the kernel's, as SO_PEERCRED's uid is: no user database is asked from the
- * loop, and a process that dropped the group is not in it. 1, 0, or a
- * negative errno.
- */
-static int peer_in_group(int fd, const struct ucred *cred, gid_t gid)
-{
-	_cleanup_free_ gid_t *many = NULL;
-	gid_t few[64], *groups = few;
-	socklen_t len = sizeof(few);
-
-	if (cred->gid == gid)
-		return 1;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
-		if (errno != ERANGE)
-			return negative_errno();
-		/* len is now what the list needs: NGROUPS_MAX gids at most. */
-		many = malloc(len);
-		if (!many)
-			return -ENOMEM;
-		groups = many;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
-			return negative_errno();
-	}
-	for (size_t i = 0; i < len / sizeof(gid_t); i++)
-		if (groups[i] == gid)
-			return 1;
-	return 0;
-}
-
 /* Whether a new connection gets the reader role (fgd(8), "ACCESS CONTROL"): decided once. */
 static bool is_reader(const struct fgd_server *s, int fd, const struct ucred *cred)
 {
@@ -1282,7 +1103,7 @@ static bool is_reader(const struct fgd_server *s, int fd, const struct ucred *cr
 	/* Root sees everything already. */
 	if (!s->conf->reader_group || cred->uid == 0)
 		return false;
-	r = peer_in_group(fd, cred, s->conf->reader_gid);
+	r = fgd_socket_peer_in_group(fd, cred, s->conf->reader_gid);
 	if (r < 0) {
 		log_warning("Failed to read the groups of a client (uid %u): %s, serving it "
 			    "without the reader role",
@@ -1322,7 +1143,7 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 		}
 		if (admit(s, cred.uid, &short_slot, &why) < 0) {
 			s->rejected_clients++;
-			reject(fd, why);
+			fgd_socket_reject(fd, why);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
@@ -1358,107 +1179,6 @@ static void accept_event(struct fgd_watch *w, uint32_t events)
 	}
 }
 
-/* ---- the socket ---- */
-
-static int socket_in_use(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return negative_errno();
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-}
-
-static int bind_socket(const char *path, const char *group, int *ret_fd)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_close_ int fd = -1;
-	size_t len = strlen(path);
-	struct stat st;
-	mode_t old;
-	int r;
-
-	if (len >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, path, len + 1);
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return -EEXIST; /* never delete something that is not a socket */
-		if (socket_in_use(path) > 0)
-			return -EADDRINUSE;
-		if (unlink(path) < 0)
-			return negative_errno();
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return negative_errno();
-	/* Born 0600: nobody can connect before the group is set. */
-	old = umask(0177);
-	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (r < 0)
-		return negative_errno();
-	if (group) {
-		struct group *g = getgrnam(group);
-
-		if (!g) {
-			unlink(path);
-			return -ENOENT;
-		}
-		/* Never through a link: one swapped in after bind() would have its target changed. */
-		if (fchownat(AT_FDCWD, path, (uid_t)-1, g->gr_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    fchmodat(AT_FDCWD, path, 0660, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = negative_errno();
-			unlink(path);
-			return r;
-		}
-	}
-	if (listen(fd, 64) < 0) {
-		r = negative_errno();
-		unlink(path);
-		return r;
-	}
-	*ret_fd = TAKE_FD(fd);
-	return 0;
-}
-
-/* The path a passed socket is bound to; caller frees *ret_path with free(). */
-static int adopt_socket(int fd, char **ret_path)
-{
-	struct sockaddr_un sa = { 0 };
-	socklen_t len = sizeof(sa);
-	size_t n;
-	char *p;
-
-	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
-		return negative_errno();
-	if (len <= offsetof(struct sockaddr_un, sun_path) || sa.sun_family != AF_UNIX)
-		return -EINVAL;
-	n = len - offsetof(struct sockaddr_un, sun_path);
-	if (sa.sun_path[0] == '\0') { /* abstract: shown as @name, as ss(8) does */
-		p = malloc(n + 1);
-		if (!p)
-			return -ENOMEM;
-		p[0] = '@';
-		memcpy(p + 1, sa.sun_path + 1, n - 1);
-		p[n] = '\0';
-	} else {
-		p = strndup(sa.sun_path, n);
-		if (!p)
-			return -ENOMEM;
-	}
-	/* systemd hands sockets over blocking and inheritable. */
-	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
-		free(p);
-		return negative_errno();
-	}
-	*ret_path = p;
-	return 0;
-}
-
 int fgd_server__new(const struct fgd_config *conf, struct fgd_loop *loop, struct fgd_engine *engine,
 		    int listen_fd, struct fgd_server **ret)
 {
@@ -1473,10 +1193,10 @@ int fgd_server__new(const struct fgd_config *conf, struct fgd_loop *loop, struct
 	s->listen_watch.fd = -1;
 	if (listen_fd >= 0) {
 		s->passed = true;
-		r = adopt_socket(listen_fd, &s->path);
+		r = fgd_socket_adopt(listen_fd, &s->path);
 	} else {
 		s->path = strdup(conf->socket_path);
-		r = s->path ? bind_socket(s->path, conf->socket_group, &fd) : -ENOMEM;
+		r = s->path ? fgd_socket_bind(s->path, conf->socket_group, &fd) : -ENOMEM;
 	}
 	if (r < 0) {
 		free(s->path);

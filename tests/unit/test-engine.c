@@ -251,6 +251,90 @@ TEST(a_recording_aborted_leaves_the_engine)
 	fgd_config_done(&conf);
 }
 
+TEST(a_request_gets_the_defaults_and_what_its_user_may_ask)
+{
+	struct fgd_config conf;
+	struct fgd_loop *loop = NULL;
+	struct fgd_engine *e = NULL;
+	struct fgd_engine_refusal why;
+	struct fg_recording_opts o;
+	struct fg_record_request req;
+	struct fg_view root, user;
+
+	start(&conf, &loop, &e);
+	fg_view_init(&root, 0, 0);
+	fg_view_init(&user, 1000, 2);
+
+	/* Root, the whole machine, nothing chosen: the daemon's defaults. */
+	fg_record_request_init(&req);
+	req.all = true;
+	ASSERT_OK(fgd_engine__recording_opts(e, &req, 0, &root, &o, &why));
+	ASSERT_EQ(o.frequency, conf.default_frequency);
+	ASSERT_EQ(o.call_graph, conf.call_graph);
+	/* Only DWARF stack dumps size the ring for the rate. */
+	ASSERT_TRUE(o.call_graph == FG_CALL_GRAPH_DWARF ? o.ring_pages >= conf.ring_pages :
+							  o.ring_pages == conf.ring_pages);
+	ASSERT_U64_EQ(o.max_bytes, 512ULL << 20);
+	ASSERT_EQ(o.off_cpu_rate, 0);
+	ASSERT_TRUE(o.req.all);
+
+	/* The machine needs root: a denial, counted as one by the server. */
+	ASSERT_ERR(fgd_engine__recording_opts(e, &req, 1000, &user, &o, &why), -EPERM);
+	ASSERT_TRUE(why.denied);
+	ASSERT_TRUE(strstr(why.why, "needs root") != NULL);
+
+	/* A process of root's. */
+	fg_record_request_init(&req);
+	req.n_pids = 1;
+	req.pids[0] = getpid();
+	ASSERT_OK(fgd_engine__recording_opts(e, &req, 0, &root, &o, &why));
+	/* Another user's process (the test runs as root) is refused to a user, and counted. */
+	ASSERT_ERR(fgd_engine__recording_opts(e, &req, 1000, &user, &o, &why), -EPERM);
+	ASSERT_TRUE(why.denied);
+	ASSERT_TRUE(strstr(why.why, "you may record only your own processes") != NULL);
+	req.pids[0] = FAKE_PID + 1;
+	ASSERT_ERR(fgd_engine__recording_opts(e, &req, 0, &root, &o, &why), -ESRCH);
+	ASSERT_TRUE(!why.denied);
+	ASSERT_STREQ(why.why, "no such process: 4000001");
+	req.pids[0] = getpid();
+	req.frequency = UINT32_MAX;
+	ASSERT_ERR(fgd_engine__recording_opts(e, &req, 0, &root, &o, &why), -EINVAL);
+	ASSERT_TRUE(strstr(why.why, "kernel.perf_event_max_sample_rate") != NULL);
+
+	/*
+	 * A user's (no process named: the protocol's check asks for one): a
+	 * smaller memory share, OffCpuUserRate=, and a capped rate.
+	 */
+	fg_record_request_init(&req);
+	ASSERT_OK(fgd_engine__recording_opts(e, &req, 1000, &user, &o, &why));
+	ASSERT_U64_EQ(o.max_bytes, 64ULL << 20);
+	ASSERT_EQ(o.off_cpu_rate, conf.off_cpu_user_rate);
+	req.frequency = 1001;
+	ASSERT_ERR(fgd_engine__recording_opts(e, &req, 1000, &user, &o, &why), -EINVAL);
+	ASSERT_STREQ(why.why, "frequency 1001 Hz is above the 1000 Hz allowed to non-root users");
+	ASSERT_TRUE(!why.denied);
+	req.n_pids = 1;
+	req.pids[0] = getpid();
+
+	/* DWARF: the ring grows with the rate, within its cap. */
+	req.frequency = 999;
+	req.call_graph = FG_CALL_GRAPH_DWARF;
+	ASSERT_OK(fgd_engine__recording_opts(e, &req, 0, &root, &o, &why));
+	ASSERT_EQ(o.frequency, 999);
+	ASSERT_TRUE(o.ring_pages > conf.ring_pages && o.ring_pages <= 1024);
+
+	/* A CPU that is not online is refused before anything is opened. */
+	snprintf(o.req.cpus, sizeof(o.req.cpus), "%d", 4095);
+	ASSERT_ERR(fgd_engine__can_record(e, &o, &why), -EINVAL);
+	ASSERT_STREQ(why.why, "cpu 4095 is not online");
+	o.req.cpus[0] = '\0';
+	ASSERT_OK(fgd_engine__can_record(e, &o, &why));
+
+	fgd_engine__free(e);
+	fgd_loop__free(loop);
+	fgd_config_done(&conf);
+}
+
 TEST(a_recording_the_budget_has_no_room_for_stops_growing)
 {
 	struct fgd_config conf;

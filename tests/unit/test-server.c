@@ -20,6 +20,7 @@
 #include "fgd-conf.h"
 #include "fgd-engine.h"
 #include "fgd-loop.h"
+#include "server/fgd-outq.h"
 #include "server/fgd-server.h"
 #include "test.h"
 
@@ -138,6 +139,56 @@ static const char *str(struct json_object *m, const char *key)
 	struct json_object *v;
 
 	return json_object_object_get_ex(m, key, &v) ? json_object_get_string(v) : "";
+}
+
+TEST(an_output_queue_sends_what_the_socket_takes_and_keeps_the_rest)
+{
+	struct fgd_outq q = {};
+	char big[1 << 16], got[1 << 16];
+	int sv[2], sndbuf = 4096;
+	size_t read = 0;
+	long sent, total = 0;
+
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	ASSERT_EQ(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 7);
+	ASSERT_OK(fgd_outq_append(&q, big, sizeof(big)));
+	/* A full socket takes part: the rest waits, in order. */
+	sent = fgd_outq_send(&q, sv[0]);
+	ASSERT_TRUE(sent > 0 && (size_t)sent < sizeof(big));
+	ASSERT_EQ(q.len, sizeof(big) - (size_t)sent);
+	total = sent;
+	while (q.len > 0) {
+		ssize_t n = recv(sv[1], got + read, sizeof(got) - read, MSG_DONTWAIT);
+
+		if (n > 0)
+			read += (size_t)n;
+		sent = fgd_outq_send(&q, sv[0]);
+		ASSERT_TRUE(sent >= 0);
+		total += sent;
+	}
+	ASSERT_EQ(total, (long)sizeof(big));
+	ASSERT_EQ(q.start, 0);
+	while (read < sizeof(big)) {
+		ssize_t n = recv(sv[1], got + read, sizeof(got) - read, 0);
+
+		ASSERT_TRUE(n > 0);
+		read += (size_t)n;
+	}
+	ASSERT_EQ(memcmp(big, got, sizeof(big)), 0);
+	/* Drained: a big buffer is given back, a small one kept. */
+	fgd_outq_trim(&q, sizeof(big) * 2);
+	ASSERT_TRUE(q.buf != NULL);
+	fgd_outq_trim(&q, 16);
+	ASSERT_TRUE(q.buf == NULL && q.cap == 0);
+	/* The peer gone: an error, and what waits stays. */
+	ASSERT_OK(fgd_outq_append(&q, "x", 1));
+	close(sv[1]);
+	ASSERT_TRUE(fgd_outq_send(&q, sv[0]) < 0);
+	ASSERT_EQ(q.len, 1);
+	fgd_outq_done(&q);
+	close(sv[0]);
 }
 
 TEST(status_is_answered_with_every_part)

@@ -6,6 +6,7 @@
 #include "profile/folded.h"
 #include "profile/timed.h"
 #include "profile/top.h"
+#include "storage/slice.h"
 #include "storage/slicefile.h"
 #include "storage/window.h"
 #include "test.h"
