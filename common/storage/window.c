@@ -21,8 +21,9 @@ struct fg_window {
 	uint64_t epoch;
 	fg_window_expire_fn expire_fn;
 	void *expire_ctx;
-	uint64_t total_samples, total_folded_samples, total_folded_stacks, total_unattributed;
-	uint64_t compactions, expired;
+	uint64_t total_samples, total_folded_samples, total_folded_stacks,
+		total_unattributed_samples;
+	uint64_t compactions, expired_slices;
 	uint64_t last_times; /* the bytes of times the last slice closed held (or would have) */
 };
 
@@ -117,7 +118,7 @@ static int add(struct fg_window *w, const struct fg_window_proc *proc, const uin
 	w->total_samples += s->samples - samples;
 	w->total_folded_samples += s->folded_samples - folded_samples;
 	w->total_folded_stacks += s->folded_stacks - folded_stacks;
-	w->total_unattributed += s->unattributed - unattributed;
+	w->total_unattributed_samples += s->unattributed - unattributed;
 	w->compactions += s->compactions - compactions;
 	return err;
 }
@@ -157,7 +158,7 @@ int fg_window__expire(struct fg_window *w)
 	fg_slice__free(w->closed[0]);
 	memmove(w->closed, w->closed + 1, (w->n_closed - 1) * sizeof(*w->closed));
 	w->n_closed--;
-	w->expired++;
+	w->expired_slices++;
 	return 1;
 }
 
@@ -723,9 +724,9 @@ void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret)
 		.total_samples = w->total_samples,
 		.total_folded_samples = w->total_folded_samples,
 		.total_folded_stacks = w->total_folded_stacks,
-		.total_unattributed = w->total_unattributed,
+		.total_unattributed_samples = w->total_unattributed_samples,
 		.compactions = w->compactions,
-		.expired = w->expired,
+		.expired_slices = w->expired_slices,
 	};
 	for (size_t i = 0; i <= w->n_closed; i++) {
 		const struct fg_slice *s = i < w->n_closed ? w->closed[i] : w->open;
@@ -736,10 +737,10 @@ void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret)
 			ret->oldest_ms = s->start_ms;
 		ret->bytes += fg_slice__bytes(s);
 		ret->times_bytes += fg_slice__times_bytes(s);
-		ret->untimed += s->times_lost;
+		ret->untimed_slices += s->times_lost;
 		ret->samples += s->samples;
 		ret->folded_samples += s->folded_samples;
-		ret->unattributed += s->unattributed;
+		ret->unattributed_samples += s->unattributed;
 	}
 }
 

@@ -222,24 +222,24 @@ int fg_window__top(const struct fg_window *w, int64_t since_ms, int64_t until_ms
 		   struct fg_window_result *ret);
 
 struct fg_window_stats {
-	int64_t now_ms;       /* the latest tick's time: what the open slice covers up to */
-	uint64_t bytes;       /* held by all slices now */
-	uint64_t times_bytes; /* of those, the samples' times */
-	uint64_t untimed;     /* slices held now that kept no times (lost for want of room) */
+	int64_t now_ms;          /* the latest tick's time: what the open slice covers up to */
+	uint64_t bytes;          /* held by all slices now */
+	uint64_t times_bytes;    /* of those, the samples' times */
+	uint64_t untimed_slices; /* slices held now that kept no times (lost for want of room) */
 	uint64_t memory_max;
-	uint64_t slice_budget;   /* each slice's share */
-	uint64_t slices;         /* closed ones held, plus the open one */
-	int64_t oldest_ms;       /* start of the oldest slice held */
-	uint64_t samples;        /* held now */
-	uint64_t folded_samples; /* held now, in "[other]" frames */
-	uint64_t unattributed;   /* held now, in "[other processes]" */
+	uint64_t slice_budget;         /* each slice's share */
+	uint64_t slices;               /* closed ones held, plus the open one */
+	int64_t oldest_ms;             /* start of the oldest slice held */
+	uint64_t samples;              /* held now */
+	uint64_t folded_samples;       /* held now, in "[other]" frames */
+	uint64_t unattributed_samples; /* held now, in "[other processes]" */
 	/* Since the window was created: */
 	uint64_t total_samples;
 	uint64_t total_folded_samples;
 	uint64_t total_folded_stacks;
-	uint64_t total_unattributed;
+	uint64_t total_unattributed_samples;
 	uint64_t compactions;
-	uint64_t expired;
+	uint64_t expired_slices;
 };
 
 void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret);

@@ -577,18 +577,18 @@ int fgd_alwayson__status(const struct fgd_alwayson *a, struct fg_status_always_o
 		.slice_budget = ws.slice_budget,
 		.bytes = ws.bytes,
 		.times_bytes = ws.times_bytes,
-		.untimed_slices = ws.untimed,
+		.untimed_slices = ws.untimed_slices,
 		.slices = ws.slices,
 		.oldest_ms = ws.oldest_ms,
 		.samples = ws.samples,
 		.folded_samples = ws.folded_samples,
-		.unattributed_samples = ws.unattributed,
+		.unattributed_samples = ws.unattributed_samples,
 		.total_samples = ws.total_samples,
 		.total_folded_samples = ws.total_folded_samples,
 		.total_folded_stacks = ws.total_folded_stacks,
-		.total_unattributed_samples = ws.total_unattributed,
+		.total_unattributed_samples = ws.total_unattributed_samples,
 		.compactions = ws.compactions,
-		.expired_slices = ws.expired,
+		.expired_slices = ws.expired_slices,
 		.idle_samples = a->idle_samples,
 		.unknown_process_samples = a->unknown_process_samples,
 		.errors = a->errors,
@@ -653,7 +653,7 @@ int fgd_alwayson__status_off_cpu(const struct fgd_alwayson *a, struct fg_status_
 		return r;
 	ret->always_on = true;
 	ret->min_block_us = a->min_block_us;
-	ret->blocks = os.events;
+	ret->blocks = os.blocks;
 	ret->blocked_us = os.blocked_ns / 1000;
 	ret->lost = fg_offcpu_lost(&os);
 	ret->stacks_not_taken = os.kernel_stack_failed + os.user_stack_failed;

@@ -127,7 +127,7 @@ struct fg_offcpu {
 	uint64_t schedule_lo, schedule_hi;
 	fg_offcpu_fn fn; /* while draining */
 	void *ctx;
-	uint64_t events, blocked_ns;
+	uint64_t blocks, blocked_ns;
 	uint64_t flushed; /* DWARF mode: blocks found pending at a flush */
 	bool direct;      /* DWARF mode: stacks copied straight into the ring */
 	/* The stack maps: new stacks go to side[epoch & 1]. */
@@ -425,7 +425,7 @@ static void on_event(struct fg_offcpu *o, const void *data, size_t size)
 	s.period = e->blocked_ns / 1000 ? e->blocked_ns / 1000 : 1;
 	s.nr = n;
 	s.ips = o->chain;
-	o->events++;
+	o->blocks++;
 	o->blocked_ns += e->blocked_ns;
 	o->fn(o->ctx, &s, comm);
 }
@@ -904,7 +904,7 @@ static uint64_t counter(const struct fg_offcpu *o, enum fg_offcpu_counter what)
 void fg_offcpu__stats(const struct fg_offcpu *o, struct fg_offcpu_stats *ret)
 {
 	*ret = (struct fg_offcpu_stats){
-		.events = o->events,
+		.blocks = o->blocks,
 		.blocked_ns = o->blocked_ns,
 		.lost_threads = counter(o, FG_OFFCPU_DROP_THREADS),
 		.lost_ring = counter(o, FG_OFFCPU_DROP_RING),

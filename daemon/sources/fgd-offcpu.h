@@ -92,7 +92,7 @@ static inline size_t fg_offcpu_ring_bytes_for(bool dwarf, uint64_t room)
 }
 
 struct fg_offcpu_stats {
-	uint64_t events;       /* blocks emitted */
+	uint64_t blocks;       /* emitted */
 	uint64_t blocked_ns;   /* their time together */
 	uint64_t lost_threads; /* blocks lost: too many threads blocked at once */
 	uint64_t lost_ring;    /* blocks lost: the ring to the daemon was full */

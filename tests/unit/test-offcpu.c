@@ -130,7 +130,7 @@ static bool watch_sleeper(const struct fg_offcpu_opts *opts, bool on_main, struc
 	printf("# %" PRIu64 " blocks; %" PRIu64 " switch-ins unseen (measured from run time); "
 	       "stacks not taken: %" PRIu64 " kernel, %" PRIu64 " user; %" PRIu64
 	       " without a user stack copy\n",
-	       st->events, st->switch_ins_unseen, st->kernel_stack_failed, st->user_stack_failed,
+	       st->blocks, st->switch_ins_unseen, st->kernel_stack_failed, st->user_stack_failed,
 	       st->user_dump_failed);
 	fg_offcpu__free(off);
 
@@ -156,7 +156,7 @@ static bool watch_sleeper(const struct fg_offcpu_opts *opts, bool on_main, struc
 	if (seen->sleeps_named < SLEEPS)
 		printf("# a sleep came as \"%s\"\n", seen->other_comm);
 	ASSERT_TRUE(seen->sleeps_named >= SLEEPS);
-	ASSERT_TRUE(st->events >= seen->blocks);
+	ASSERT_TRUE(st->blocks >= seen->blocks);
 	ASSERT_U64_EQ(st->lost_threads + st->lost_ring, 0);
 	return true;
 }
@@ -440,7 +440,7 @@ TEST(threads_that_exit_are_not_held_as_away)
 		ASSERT_TRUE(!fg_offcpu__away(off, tids[i]));
 	ASSERT_TRUE(fg_offcpu__drain(off, ignore_block, NULL, UINT64_MAX) >= 0);
 	fg_offcpu__stats(off, &st);
-	ASSERT_TRUE(st.events >= ELEMENTSOF(t));
+	ASSERT_TRUE(st.blocks >= ELEMENTSOF(t));
 	fg_offcpu__free(off);
 }
 
@@ -569,16 +569,16 @@ TEST(the_rate_limit_keeps_about_that_many_blocks_a_second)
 	fg_offcpu__free(off);
 	printf("# %" PRIu64 " blocks kept in %" PRIu64 " ms (%" PRIu64 " of the thread's), %" PRIu64
 	       " past the rate; %" PRIu64 " switch-ins unseen\n",
-	       st.events, ms, c.blocks, st.rate_limited, st.switch_ins_unseen);
+	       st.blocks, ms, c.blocks, st.rate_limited, st.switch_ins_unseen);
 	ASSERT_TRUE(st.rate_limited > 0);
 	/*
 	 * Every block is kept or counted, but for those whose switch-in the
 	 * kernel did not report and whose run since says nothing of them.
 	 */
-	ASSERT_TRUE(st.events + st.rate_limited + st.switch_ins_unseen >= blocks);
+	ASSERT_TRUE(st.blocks + st.rate_limited + st.switch_ins_unseen >= blocks);
 	/* A tenth of a second's worth a window, the last window's whole, a block a CPU a window. */
-	ASSERT_TRUE(st.events <= ms + 100 + (ms / 100 + 1) * 64);
-	ASSERT_TRUE(st.events >= ms / 2);
+	ASSERT_TRUE(st.blocks <= ms + 100 + (ms / 100 + 1) * 64);
+	ASSERT_TRUE(st.blocks >= ms / 2);
 	ASSERT_U64_EQ(st.lost_ring + st.lost_threads, 0);
 }
 

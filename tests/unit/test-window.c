@@ -149,7 +149,7 @@ TEST(slices_aggregate_rotate_and_expire)
 	/* 40 s later the first slice (ended T0+10s) is out of the 30 s window. */
 	ASSERT_EQ(fg_window__tick(w, T0 + 41000), 1);
 	fg_window__stats(w, &st);
-	ASSERT_EQ(st.expired, 1);
+	ASSERT_EQ(st.expired_slices, 1);
 	ASSERT_EQ(st.slices, 2);
 	ASSERT_EQ(st.samples, 10);
 	ASSERT_EQ(st.total_samples, 17);
@@ -262,12 +262,12 @@ TEST(ceiling_holds_under_a_process_storm)
 	}
 	fg_window__stats(w, &st);
 	ASSERT_TRUE(st.bytes <= o.memory_max);
-	ASSERT_TRUE(st.unattributed > 0);
+	ASSERT_TRUE(st.unattributed_samples > 0);
 	f = fg_folded__new();
 	ASSERT_OK(fg_window__query(w, T0, T0 + 10000, FG_WINDOW_ROOTS_COMM, NULL, NULL, true, f,
 				   &res));
 	ASSERT_EQ((uint64_t)fg_folded__total(f), 100000);
-	ASSERT_EQ(res.unattributed, st.unattributed);
+	ASSERT_EQ(res.unattributed, st.unattributed_samples);
 	fg_folded__free(f);
 	fg_window__free(w);
 }
@@ -420,14 +420,14 @@ TEST(ceiling_holds_when_a_count_comes_to_a_full_time_table)
 	while (st.times_bytes <= st.slice_budget / 3) {
 		add_at(w, &a, "main;idle", 1, T0 + (int64_t)(samples++ % 10000));
 		fg_window__stats(w, &st);
-		ASSERT_EQ(st.untimed, 0);
+		ASSERT_EQ(st.untimed_slices, 0);
 	}
 	add_at(w, &a, "main;idle", 2, T0 + 1);
 	samples += 2;
 	fg_window__stats(w, &st);
 	ASSERT_TRUE(st.bytes <= st.slice_budget);
 	ASSERT_TRUE(st.times_bytes <= st.slice_budget / 2);
-	ASSERT_EQ(st.untimed, 1);
+	ASSERT_EQ(st.untimed_slices, 1);
 	ASSERT_EQ(st.times_bytes, 0);
 	/* Every sample still counts: a range takes the slice whole, and says so. */
 	f = fg_folded__new();
