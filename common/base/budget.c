@@ -5,6 +5,7 @@
 
 #include "base/budget.h"
 #include "base/macro.h"
+#include "proto/status-types.h"
 
 /*
  * What each part may hold, as a fraction of the total. Ceilings, not

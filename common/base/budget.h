@@ -53,7 +53,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto/status-types.h"
+struct fg_status_memory;
 
 enum fg_budget_part {
 	/* Data. */

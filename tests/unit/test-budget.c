@@ -4,6 +4,7 @@
 
 #include "base/budget.h"
 #include "base/macro.h"
+#include "proto/status-types.h"
 #include "test.h"
 
 #define MIB (1ULL << 20)
