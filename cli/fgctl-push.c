@@ -24,7 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/backoff.h"
 #include "base/macro.h"
 #include "base/parse.h"
 #include "base/safefile.h"
@@ -39,6 +38,7 @@
 #include "profile/folded.h"
 #include "profile/pprof-model.h"
 #include "profile/procframe.h"
+#include "proto/backoff.h"
 #include "proto/ingest.h"
 #include "proto/proto.h"
 #include "proto/when.h"
@@ -67,7 +67,7 @@ struct push_stats {
 	uint64_t lost_periods, incomplete_periods;
 };
 
-/* When push tries the store again after a failure (common/base/backoff.h). */
+/* When push tries the store again after a failure (common/proto/backoff.h). */
 struct push_retry {
 	struct fg_backoff schedule;
 	uint64_t seed;     /* the jitter's xorshift64 state, never 0 */

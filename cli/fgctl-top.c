@@ -11,6 +11,7 @@
 
 #include "base/macro.h"
 #include "base/parse.h"
+#include "base/utf8.h"
 #include "fgctl-client.h"
 #include "fgctl-display.h"
 #include "fgctl-query.h"
@@ -18,7 +19,6 @@
 #include "fgctl-verb.h"
 #include "fgctl.h"
 #include "proto/proto.h"
-#include "render/utf8.h"
 
 static int top_once(const char *socket, const struct fg_request *req, bool clear, bool json)
 {

@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/emit.h"
 #include "base/macro.h"
-#include "render/emit.h"
 
 struct fg_folded;
 

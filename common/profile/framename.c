@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "base/macro.h"
+#include "base/utf8.h"
 #include "profile/framename.h"
-#include "render/utf8.h"
 
 /* Bytes that stand for themselves: printable ASCII but ';'. */
 static bool plain(unsigned char c)

@@ -18,7 +18,7 @@
  *     U+FFFE, U+FFFF become U+FFFD;
  *   - ';', which separates frames, becomes ':'.
  *
- * This is common/render/utf8's decoding, the one the SVG and HTML renderers use,
+ * This is common/base/utf8's decoding, the one the SVG and HTML renderers use,
  * so a name reads the same in folded text and in a graph. A clean name is
  * its own clean form. The empty name stays empty.
  *

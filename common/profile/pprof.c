@@ -5,9 +5,9 @@
 #include <zlib.h>
 
 #include "base/macro.h"
+#include "base/outbuf.h"
 #include "base/strpool.h"
 #include "profile/pprof.h"
-#include "render/outbuf.h"
 
 /* profile.proto's field numbers. */
 enum {

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "base/macro.h"
+#include "base/outbuf.h"
 #include "profile/procframe.h"
 #include "profile/speedscope.h"
-#include "render/outbuf.h"
 
 #define NO_FRAME UINT32_MAX
 #define SCHEMA "https://www.speedscope.app/file-format-schema.json"

@@ -43,9 +43,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/emit.h"
 #include "base/macro.h"
 #include "profile/folded.h"
-#include "render/emit.h"
 
 enum fg_timed_clock {
 	FG_TIMED_CLOCK_UNIX, /* ms since the Unix epoch */

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "render/outbuf.h"
+#include "base/outbuf.h"
 
 /* Labels (--label k=v) a push may add to host=, and the longest key and value. */
 #define FG_INGEST_MAX_LABELS 16

@@ -5,8 +5,8 @@
 
 #include "base/cpulist.h"
 #include "base/macro.h"
+#include "base/utf8.h"
 #include "proto/proto.h"
-#include "render/utf8.h"
 
 /* ---- incremental reader ---- */
 

@@ -87,12 +87,12 @@
 #include <string.h>
 
 #include "base/macro.h"
+#include "base/outbuf.h"
 #include "base/strpool.h"
 #include "render/flame-html-js.h"
 #include "render/flame-html.h"
 #include "render/flame-view.h"
 #include "render/flametree.h"
-#include "render/outbuf.h"
 
 #define HTML_DETAIL 100.0
 #define HTML_MAX_FRAMES 200000u

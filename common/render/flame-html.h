@@ -17,9 +17,9 @@
 
 #include <stddef.h>
 
+#include "base/emit.h"
 #include "base/macro.h"
 #include "profile/folded.h"
-#include "render/emit.h"
 #include "render/flame.h"
 
 struct fg_flame_html;

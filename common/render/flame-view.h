@@ -16,7 +16,7 @@
  * canvas.
  */
 
-#include "render/outbuf.h"
+#include "base/outbuf.h"
 
 /* The view's rules, inside the page's <style>, after the page's own (no selector is shared). */
 void fg_flame_view_put_style(struct fg_outbuf *o);

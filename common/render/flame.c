@@ -50,11 +50,11 @@
 
 #include "base/hash.h"
 #include "base/macro.h"
+#include "base/outbuf.h"
+#include "base/utf8.h"
 #include "render/flame-svg-js.h"
 #include "render/flame.h"
 #include "render/flametree.h"
-#include "render/outbuf.h"
-#include "render/utf8.h"
 
 #define XPAD 10.0
 #define FONT_WIDTH 0.59 /* average glyph width per px of font size, as flamegraph.pl */

@@ -13,9 +13,9 @@
 
 #include <stddef.h>
 
+#include "base/emit.h"
 #include "base/macro.h"
 #include "profile/folded.h"
-#include "render/emit.h"
 #include "render/flametree.h"
 #include "render/palette.h"
 

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "base/macro.h"
+#include "base/outbuf.h"
 #include "render/flame-view.h"
 #include "render/heatmap-html-js.h"
 #include "render/heatmap-html.h"
-#include "render/outbuf.h"
 #include "render/palette.h"
 
 #define CHUNK 65536

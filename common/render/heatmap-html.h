@@ -39,8 +39,8 @@
  * Pure.
  */
 
+#include "base/emit.h"
 #include "profile/timed.h"
-#include "render/emit.h"
 #include "render/flame.h"
 #include "render/heatmap.h"
 

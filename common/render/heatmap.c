@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "base/macro.h"
+#include "base/outbuf.h"
 #include "render/heatmap.h"
-#include "render/outbuf.h"
 
 #define DEFAULT_BUCKET_MS 20
 

@@ -29,9 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/emit.h"
 #include "base/macro.h"
 #include "profile/timed.h"
-#include "render/emit.h"
 
 /* The most columns (seconds) a heat map has: a day and more. */
 #define FG_HEATMAP_MAX_COLUMNS 100000

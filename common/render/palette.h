@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/emit.h"
 #include "base/macro.h"
-#include "render/emit.h"
 
 enum fg_palette {
 	FG_PALETTE_HOT, /* the default */

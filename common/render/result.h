@@ -14,13 +14,13 @@
 
 #include <stddef.h>
 
+#include "base/emit.h"
 #include "base/macro.h"
 #include "profile/folded.h"
 #include "profile/pprof-model.h"
 #include "profile/speedscope.h"
 #include "profile/view.h"
-#include "proto/proto.h"
-#include "render/emit.h"
+#include "proto/proto-types.h"
 #include "render/palette.h"
 
 struct fg_result_opts {

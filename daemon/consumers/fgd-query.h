@@ -12,11 +12,11 @@
 
 #include <json-c/json.h>
 
+#include "base/emit.h"
 #include "base/macro.h"
 #include "consumers/fgd-alwayson.h"
 #include "profile/view.h"
 #include "proto/proto.h"
-#include "render/emit.h"
 
 struct fgd_snapshot;
 

@@ -18,11 +18,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/emit.h"
 #include "base/macro.h"
 #include "fgd-loader.h"
 #include "profile/view.h"
 #include "proto/proto-types.h"
-#include "render/emit.h"
 #include "resolver/fgd-proctab.h"
 #include "resolver/fgd-resolve.h"
 #include "resolver/fgd-unwind.h"

@@ -32,7 +32,7 @@ static int collect(void *ctx, const void *buf, size_t len)
 	return 0;
 }
 
-/* Strict UTF-8 (RFC 3629), independent of common/render/utf8; newline is the only control allowed. */
+/* Strict UTF-8 (RFC 3629), independent of common/base/utf8; newline is the only control allowed. */
 static void check_text(const unsigned char *s, size_t len, bool newlines)
 {
 	for (size_t i = 0; i < len;) {

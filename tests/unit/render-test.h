@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/emit.h"
 #include "base/macro.h"
 #include "profile/folded.h"
-#include "render/emit.h"
 #include "test.h"
 
 struct membuf {

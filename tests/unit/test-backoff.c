@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* When a client tries a server again: its schedule and the server's Retry-After (common/base/backoff.h). */
+/* When a client tries a server again: its schedule and the server's Retry-After (common/proto/backoff.h). */
 #include <errno.h>
 #include <string.h>
 
-#include "base/backoff.h"
+#include "proto/backoff.h"
 #include "proto/when.h"
 #include "test.h"
 

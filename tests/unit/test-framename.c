@@ -9,7 +9,7 @@
 #define R "\xef\xbf\xbd" /* U+FFFD */
 
 /*
- * Strict UTF-8 (RFC 3629), written apart from common/render/utf8 so the two can
+ * Strict UTF-8 (RFC 3629), written apart from common/base/utf8 so the two can
  * disagree: shortest forms only, no surrogates, nothing past U+10FFFF.
  */
 static bool valid_utf8(const unsigned char *s, size_t len)

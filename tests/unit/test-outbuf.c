@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/outbuf.h"
+#include "base/outbuf.h"
 #include "test.h"
 
 /* fg_outbuf_put_fixed() must write exactly what printf writes. */

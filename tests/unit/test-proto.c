@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "proto/proto.h"
-#include "render/utf8.h"
 #include "test.h"
 
 static int decode_line(const char *line, struct fg_request *req, const char **err)

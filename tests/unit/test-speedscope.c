@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/outbuf.h"
 #include "profile/folded.h"
 #include "profile/speedscope.h"
-#include "render/outbuf.h"
 #include "render/result.h"
 #include "test.h"
 

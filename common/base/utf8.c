@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include "render/utf8.h"
+#include "base/utf8.h"
 
 size_t fg_utf8_next(const unsigned char *s, size_t len, uint32_t *ret_cp)
 {

@@ -9,8 +9,8 @@
 
 #include <stddef.h>
 
+#include "base/emit.h"
 #include "base/macro.h"
-#include "render/emit.h"
 
 struct fg_outbuf {
 	char *data; /* owned */

@@ -3,8 +3,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "base/backoff.h"
 #include "base/macro.h"
+#include "proto/backoff.h"
 #include "proto/when.h"
 
 #define DAY_MS (24 * 3600 * 1000LL)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/outbuf.h"
-#include "render/utf8.h"
+#include "base/outbuf.h"
+#include "base/utf8.h"
 
 void fg_outbuf_reset(struct fg_outbuf *b)
 {
