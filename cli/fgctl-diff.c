@@ -242,9 +242,9 @@ static int fetch_profile(const struct fgctl_diff_args *args, const char *label,
 }
 
 /* "2024-03-10 10:00:00 to 10:05:00.250": the span of the slices a profile came from. */
-static void describe_span(struct json_object *meta, char *buf, size_t size)
+static void describe_span(const struct fg_snapshot_meta *m, char *buf, size_t size)
 {
-	int64_t from = fgctl_get_int(meta, "first_ms"), to = fgctl_get_int(meta, "last_ms");
+	int64_t from = m->first_ms, to = m->last_ms;
 	time_t tf = (time_t)(from / 1000), tt = (time_t)(to / 1000);
 	char a[40], b[40];
 	struct tm ta, tb;
@@ -309,6 +309,7 @@ static int diff_baseline(struct fgctl_diff_args *args)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *before = NULL, *after = NULL;
 	_cleanup_(json_object_putp) struct json_object *meta_before = NULL, *meta_after = NULL;
+	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m_before = {}, m_after = {};
 	struct fg_query_request bq = { .uid = -1, .limit = 20 }, aq = args->after;
 	char span_before[96], span_after[96], period_after[160], subtitle[256], scale[160];
 	char sel_before[DESCRIPTION_MAX], sel_after[DESCRIPTION_MAX];
@@ -346,19 +347,19 @@ static int diff_baseline(struct fgctl_diff_args *args)
 		return r;
 
 	/* What was compared, for the graph's headings and the summary. */
-	describe_span(meta_before, span_before, sizeof(span_before));
-	describe_span(meta_after, span_after, sizeof(span_after));
+	fgctl_snapshot_meta(stderr, meta_before, &m_before);
+	fgctl_snapshot_meta(stderr, meta_after, &m_after);
+	describe_span(&m_before, span_before, sizeof(span_before));
+	describe_span(&m_after, span_after, sizeof(span_after));
 	describe_period(&args->after_period, period_after, sizeof(period_after));
 	describe_selectors(&bq, sel_before, sizeof(sel_before));
 	describe_selectors(&aq, sel_after, sizeof(sel_after));
 	snprintf(info_before, sizeof(info_before),
-		 "baseline (%s): %s, %" PRId64 " samples in %" PRId64 " slices", args->baseline,
-		 span_before, fgctl_get_int(meta_before, "samples"),
-		 fgctl_get_int(meta_before, "slices"));
+		 "baseline (%s): %s, %" PRIu64 " samples in %" PRIu64 " slices", args->baseline,
+		 span_before, m_before.samples, m_before.slices);
 	snprintf(info_after, sizeof(info_after),
-		 "after (%s): %s, %" PRId64 " samples in %" PRId64 " slices", period_after,
-		 span_after, fgctl_get_int(meta_after, "samples"),
-		 fgctl_get_int(meta_after, "slices"));
+		 "after (%s): %s, %" PRIu64 " samples in %" PRIu64 " slices", period_after,
+		 span_after, m_after.samples, m_after.slices);
 	if (strcmp(sel_before, sel_after) == 0)
 		snprintf(info_sel, sizeof(info_sel), "processes: %s", sel_after);
 	else
@@ -384,10 +385,9 @@ static int diff_baseline(struct fgctl_diff_args *args)
 	if (!args->graph.quiet)
 		fprintf(stderr, "fgctl: %s\nfgctl: %s\nfgctl: %s\n", info_before, info_after,
 			scale);
-	fgctl_note_kernel_hidden(stderr, fgctl_get_int(meta_before, "kernel_hidden") ? meta_before :
-										       meta_after);
-	fgctl_note_missing(stderr, "baseline", meta_before);
-	fgctl_note_missing(stderr, "after", meta_after);
+	fgctl_note_kernel_hidden(stderr, m_before.kernel_hidden || m_after.kernel_hidden);
+	fgctl_note_missing(stderr, "baseline", &m_before.missing);
+	fgctl_note_missing(stderr, "after", &m_after.missing);
 	return compare(args, before, after);
 }
 

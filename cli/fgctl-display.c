@@ -451,25 +451,29 @@ static void bad_meta(FILE *f, int r)
 	fprintf(f, "fgctl: warning: fgd's metadata could not be read: %s\n", strerror(-r));
 }
 
-static void note_untimed(FILE *f, const struct fg_snapshot_meta *m)
+int fgctl_snapshot_meta(FILE *f, struct json_object *meta, struct fg_snapshot_meta *ret)
 {
-	if (m->untimed_slices > 0)
+	int r;
+
+	/* None, or none that decodes: all zero (the decoder leaves *ret as it was on failure). */
+	*ret = (struct fg_snapshot_meta){};
+	if (!meta)
+		return 0;
+	r = fg_snapshot_meta_from_json(meta, ret);
+	if (r < 0)
+		bad_meta(f, r);
+	return r;
+}
+
+void fgctl_note_untimed(FILE *f, uint64_t untimed_slices)
+{
+	if (untimed_slices > 0)
 		fprintf(f,
 			"fgctl: note: the period cuts %" PRIu64
 			" slices that kept no times of their samples (history written before fgd "
 			"kept them, or past a slice's room for them): those count whole, so the "
 			"answer spans more than asked\n",
-			m->untimed_slices);
-}
-
-void fgctl_note_untimed(FILE *f, struct json_object *meta)
-{
-	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m = {};
-	int r = meta ? fg_snapshot_meta_from_json(meta, &m) : 0; /* none: all zero */
-
-	if (r < 0)
-		return bad_meta(f, r);
-	note_untimed(f, &m);
+			untimed_slices);
 }
 
 /* "FROM-UNTIL" of a span of the metadata. */
@@ -482,7 +486,7 @@ static void span_text(char *buf, size_t size, const struct fg_meta_span *span)
 	snprintf(buf, size, "%s-%s", a, b);
 }
 
-static void note_missing(FILE *f, const char *label, const struct fg_meta_missing *m)
+void fgctl_note_missing(FILE *f, const char *label, const struct fg_meta_missing *m)
 {
 	const char *l = label ? label : "", *sep = label ? ": " : "";
 	char span[96];
@@ -516,34 +520,13 @@ static void note_missing(FILE *f, const char *label, const struct fg_meta_missin
 			l, sep, m->lost_samples, m->lost_samples > 1 ? "s" : "");
 }
 
-void fgctl_note_missing(FILE *f, const char *label, struct json_object *meta)
-{
-	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m = {};
-	int r = meta ? fg_snapshot_meta_from_json(meta, &m) : 0; /* none: all zero */
-
-	if (r < 0)
-		return bad_meta(f, r);
-	note_missing(f, label, &m.missing);
-}
-
-static void note_kernel_hidden(FILE *f, bool hidden)
+void fgctl_note_kernel_hidden(FILE *f, bool kernel_hidden)
 {
 	/* A warning, which -q keeps: the graph is not what root would get. */
-	if (hidden)
+	if (kernel_hidden)
 		fprintf(f,
 			"fgctl: warning: kernel frames are collapsed into [kernel] for unprivileged "
 			"users (kernel.perf_event_paranoid >= 2)\n");
-}
-
-void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta)
-{
-	/* Of a recording's metadata or an always-on answer's: kernel_hidden is the same in both. */
-	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m = {};
-	int r = meta ? fg_snapshot_meta_from_json(meta, &m) : 0; /* none: all zero */
-
-	if (r < 0)
-		return bad_meta(f, r);
-	note_kernel_hidden(f, m.kernel_hidden);
 }
 
 /* The first line: what was written, how many samples or blocks, and lost. */
@@ -706,7 +689,7 @@ static void show_summary(FILE *f, const char *output, const char *reason,
 		fprintf(f, "fgctl: warning: %" PRIu64 " malformed records were skipped\n",
 			m->malformed);
 	show_unread(f, res);
-	note_kernel_hidden(f, m->kernel_hidden);
+	fgctl_note_kernel_hidden(f, m->kernel_hidden);
 	if (m->degraded > 0)
 		fprintf(f,
 			"fgctl: note: %" PRIu64

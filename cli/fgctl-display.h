@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "proto/meta.h"
 #include "proto/status.h"
 
 /* The status reply, decoded (common/proto/status.h), as an aligned summary. */
@@ -30,24 +31,33 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 			bool quiet);
 
 /*
+ * An always-on answer's metadata (meta, borrowed; NULL: none) decoded into
+ * *ret, once for all that is shown of it; the caller releases *ret with
+ * fg_snapshot_meta_done() and its strings point into meta. No metadata
+ * reads as all zero; metadata that does not decode is said on f and reads
+ * as all zero too. Returns 0, or the decoder's negative errno, already said.
+ */
+int fgctl_snapshot_meta(FILE *f, struct json_object *meta, struct fg_snapshot_meta *ret);
+
+/*
  * The warning (kept by -q) that kernel frames were collapsed into [kernel] for this user,
  * when a reply's metadata says so (kernel_hidden): after a recording, a
  * snapshot, a top list or a diff of snapshots.
  */
-void fgctl_note_kernel_hidden(FILE *f, struct json_object *meta);
+void fgctl_note_kernel_hidden(FILE *f, bool kernel_hidden);
 
 /*
  * The warnings (kept by -q) that an always-on answer lacks part of its
- * period, when its metadata says so: time no slice covers (gaps), slices of
- * the history that could not be read and why, samples fgd lost. label (may
- * be NULL) says which answer ("baseline").
+ * period, when its metadata's missing part says so (m, borrowed): time no
+ * slice covers (gaps), slices of the history that could not be read and
+ * why, samples fgd lost. label (may be NULL) says which answer ("baseline").
  */
-void fgctl_note_missing(FILE *f, const char *label, struct json_object *meta);
+void fgctl_note_missing(FILE *f, const char *label, const struct fg_meta_missing *m);
 /*
  * The note for a query whose range cut slices of always-on data that kept
- * no times: they counted whole (meta's untimed_slices).
+ * no times: they counted whole (the metadata's untimed_slices).
  */
-void fgctl_note_untimed(FILE *f, struct json_object *meta);
+void fgctl_note_untimed(FILE *f, uint64_t untimed_slices);
 
 /*
  * Local time of ms (Unix milliseconds) into buf: "HH:MM:SS", with ".fff"

@@ -392,6 +392,7 @@ static int query_window(const char *socket, struct fg_request *req, struct fg_ti
 {
 	static const struct fgctl_sink sink = { .open = reply_open, .write = reply_data };
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
+	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m = {};
 	struct reply rp = {};
 	int r;
 
@@ -400,14 +401,16 @@ static int query_window(const char *socket, struct fg_request *req, struct fg_ti
 		return r;
 	req->query.format = FG_FORMAT_TIMED;
 	r = reply_done(&rp, fgctl_query_snapshot(socket, req, NULL, &sink, &rp, &meta), ret);
-	if (r == FGCTL_EXIT_OK && fgctl_get_int(meta, "untimed_slices") > 0)
+	if (r != FGCTL_EXIT_OK)
+		return r;
+	fgctl_snapshot_meta(stderr, meta, &m);
+	if (m.untimed_slices > 0)
 		fprintf(stderr,
-			"fgctl: note: %" PRId64
+			"fgctl: note: %" PRIu64
 			" slices of that period kept no times (written before fgd kept them, or "
 			"past the window's room for them): their samples are not on the map\n",
-			fgctl_get_int(meta, "untimed_slices"));
-	if (r == FGCTL_EXIT_OK)
-		fgctl_note_missing(stderr, NULL, meta);
+			m.untimed_slices);
+	fgctl_note_missing(stderr, NULL, &m.missing);
 	return r;
 }
 

@@ -312,13 +312,12 @@ static bool retry_wait(struct push_retry *r, const char *what)
 
 /*
  * The period's profile from fgd, folded, into *ret (the processes' comm at
- * each stack's root) and its sampling rate; what fgd said of the period in
- * *ret_meta (NULL if nothing; caller puts it): with or without samples, the
- * time fgd has no record of. 0; -ENODATA when fgd has no samples for it;
+ * each stack's root); what fgd said of the period in *ret_meta (NULL if
+ * nothing; caller puts it): its sampling rate, and with or without samples,
+ * the time fgd has no record of. 0; -ENODATA when fgd has no samples for it;
  * -EIO when fgd could not be asked (said why).
  */
 static int fetch(struct push *p, int64_t from, int64_t until, struct fg_folded **ret,
-		 uint32_t *ret_rate, char *comment, size_t comment_size,
 		 struct json_object **ret_meta)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *model = fg_folded__new();
@@ -388,21 +387,10 @@ static int fetch(struct push *p, int64_t from, int64_t until, struct fg_folded *
 			break;
 		}
 		if (strcmp(type, "result") == 0) {
-			struct json_object *m = NULL;
+			struct json_object *m;
 
-			*ret_rate = json_object_object_get_ex(msg, "meta", &m) ?
-					    (uint32_t)fgctl_get_int(m, "frequency") :
-					    0;
-			if (m)
+			if (json_object_object_get_ex(msg, "meta", &m))
 				*ret_meta = json_object_get(m);
-			/* What pprof readers show beside the profile (go tool pprof -comments). */
-			snprintf(comment, comment_size,
-				 "fgd always-on: %s at %u Hz, %s stacks; %" PRId64
-				 " samples of the host in %" PRId64 " slices, %" PRId64
-				 " folded into [other] by fgd's memory ceiling",
-				 fgctl_get_str(m, "event"), *ret_rate,
-				 fgctl_get_str(m, "call_graph"), fgctl_get_int(m, "samples"),
-				 fgctl_get_int(m, "slices"), fgctl_get_int(m, "folded_samples"));
 		} else if (strcmp(type, "end") == 0) {
 			r = pending_len == 0 ? 0 : -EIO;
 			if (r < 0)
@@ -707,28 +695,36 @@ static int push_period(struct push *p, int64_t from, int64_t until)
 {
 	_cleanup_(fg_folded__freep) struct fg_folded *all = NULL;
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
+	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m = {};
 	struct apps apps = {};
-	uint32_t rate = 0;
 	size_t sent = 0, refused = 0;
 	char a[16], b[16], comment[256] = "", label[48];
 	bool stopped = false, missing;
 	int r;
 
-	r = fetch(p, from, until, &all, &rate, comment, sizeof(comment), &meta);
+	r = fetch(p, from, until, &all, &meta);
+	fgctl_snapshot_meta(stderr, meta, &m);
+	/* What pprof readers show beside the profile (go tool pprof -comments). */
+	if (meta)
+		snprintf(comment, sizeof(comment),
+			 "fgd always-on: %s at %" PRIu32 " Hz, %s stacks; %" PRIu64
+			 " samples of the host in %" PRIu64 " slices, %" PRIu64
+			 " folded into [other] by fgd's memory ceiling",
+			 m.event ? m.event : "", m.frequency, m.call_graph ? m.call_graph : "",
+			 m.samples, m.slices, m.folded_samples);
 	/*
 	 * Time fgd has no record of (it was not sampling, lost the samples, or a
 	 * slice of the history does not read) is not idle time, and the history
 	 * will not fill it later: the period is reported as lost, said with what
 	 * is missing and counted, and --once fails; never "no samples".
 	 */
-	missing = fgctl_get_int(meta, "gap_count") > 0 ||
-		  fgctl_get_int(meta, "unreadable_slices") > 0;
+	missing = m.missing.gap_count > 0 || m.missing.unreadable_slices > 0;
 	snprintf(label, sizeof(label), "push %s-%s", hms(from, a), hms(until, b));
 	if (r == -ENODATA && missing) {
 		p->st.periods++;
 		p->st.lost_periods++;
 		p->failed = true;
-		fgctl_note_missing(stderr, label, meta);
+		fgctl_note_missing(stderr, label, &m.missing);
 		fprintf(stderr, "fgctl: %s: lost: fgd has no samples of it to send\n", label);
 		fg_ingest_cursor_advance(&p->cursor, until);
 		return cursor_save(p);
@@ -755,7 +751,7 @@ static int push_period(struct push *p, int64_t from, int64_t until)
 			r = -EINTR;
 			break;
 		}
-		r = send_app(p, app, apps.v[i].model, from, until, rate, comment);
+		r = send_app(p, app, apps.v[i].model, from, until, m.frequency, comment);
 		if (r == -EAGAIN) {
 			/*
 			 * The rest would meet the same store, each with its retries: a 429
@@ -794,7 +790,7 @@ static int push_period(struct push *p, int64_t from, int64_t until)
 	if (stopped)
 		return -EAGAIN;
 	/* Sent, but not whole: said (lost samples too), counted, and --once fails. */
-	fgctl_note_missing(stderr, label, meta);
+	fgctl_note_missing(stderr, label, &m.missing);
 	if (missing) {
 		p->st.incomplete_periods++;
 		p->failed = true;

@@ -160,6 +160,7 @@ static int snapshot_run(struct fgctl_snapshot_args *a)
 	static const struct fgctl_sink to_output = { output_open, output_write };
 	_cleanup_(json_object_putp) struct json_object *meta = NULL;
 	_cleanup_(fg_folded__freep) struct fg_folded *model = NULL;
+	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m = {};
 	struct fgctl_fetched fetched;
 	int r;
 
@@ -194,6 +195,7 @@ static int snapshot_run(struct fgctl_snapshot_args *a)
 	if (a->co.json)
 		printf("%s\n",
 		       meta ? json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PRETTY) : "{}");
+	fgctl_snapshot_meta(stderr, meta, &m);
 	if (!a->co.quiet && !a->co.json && meta) {
 		char from[24], to[24];
 		const char *where = strcmp(a->out.path, "-") == 0 ? "stdout" : a->out.path;
@@ -203,40 +205,35 @@ static int snapshot_run(struct fgctl_snapshot_args *a)
 		 * than asked. (The metadata's processes are entries summed over slices,
 		 * not distinct processes: not said here.)
 		 */
-		fgctl_format_time(from, sizeof(from), fgctl_get_int(meta, "first_ms"), false);
-		fgctl_format_time(to, sizeof(to), fgctl_get_int(meta, "last_ms"), false);
+		fgctl_format_time(from, sizeof(from), m.first_ms, false);
+		fgctl_format_time(to, sizeof(to), m.last_ms, false);
 		if (a->req.query.off_cpu)
 			fprintf(stderr,
-				"fgctl: wrote %s: %.3f s blocked in %" PRId64
+				"fgctl: wrote %s: %.3f s blocked in %" PRIu64
 				" slices (%s to %s, %g s); folded into [other] by the memory "
 				"ceiling: %.3f s\n",
-				where, (double)fgctl_get_int(meta, "samples") / 1e6,
-				fgctl_get_int(meta, "slices"), from, to,
-				(double)fgctl_get_int(meta, "duration_ms") / 1000.0,
-				(double)fgctl_get_int(meta, "folded_samples") / 1e6);
+				where, (double)m.samples / 1e6, m.slices, from, to,
+				(double)m.duration_ms / 1000.0, (double)m.folded_samples / 1e6);
 		else
 			fprintf(stderr,
-				"fgctl: wrote %s: %" PRId64 " samples in %" PRId64
+				"fgctl: wrote %s: %" PRIu64 " samples in %" PRIu64
 				" slices (%s to %s, %g s); folded into "
-				"[other] by the memory ceiling: %" PRId64 " samples\n",
-				where, fgctl_get_int(meta, "samples"),
-				fgctl_get_int(meta, "slices"), from, to,
-				(double)fgctl_get_int(meta, "duration_ms") / 1000.0,
-				fgctl_get_int(meta, "folded_samples"));
-		if (fgctl_get_int(meta, "other_rate_samples"))
+				"[other] by the memory ceiling: %" PRIu64 " samples\n",
+				where, m.samples, m.slices, from, to,
+				(double)m.duration_ms / 1000.0, m.folded_samples);
+		if (m.other_rate_samples)
 			fprintf(stderr,
-				"fgctl: note: %" PRId64
+				"fgctl: note: %" PRIu64
 				" of those samples come from history taken at "
-				"another sampling rate than %" PRId64
+				"another sampling rate than %" PRIu32
 				" Hz (or an unknown one); the graph "
 				"adds counts as they are\n",
-				fgctl_get_int(meta, "other_rate_samples"),
-				fgctl_get_int(meta, "frequency"));
+				m.other_rate_samples, m.frequency);
 	}
 	/* As after a recording, whatever -q says: the graph is not what root would get. */
-	fgctl_note_kernel_hidden(stderr, meta);
-	fgctl_note_untimed(stderr, meta);
-	fgctl_note_missing(stderr, NULL, meta);
+	fgctl_note_kernel_hidden(stderr, m.kernel_hidden);
+	fgctl_note_untimed(stderr, m.untimed_slices);
+	fgctl_note_missing(stderr, NULL, &m.missing);
 	return FGCTL_EXIT_OK;
 }
 

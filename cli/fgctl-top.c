@@ -23,6 +23,7 @@
 static int top_once(const char *socket, const struct fg_request *req, bool clear, bool json)
 {
 	_cleanup_(json_object_putp) struct json_object *msg = NULL;
+	_cleanup_(fg_snapshot_meta_done) struct fg_snapshot_meta m = {};
 	struct json_object *list, *meta;
 	struct fgctl_conn conn;
 	enum fgctl_event ev;
@@ -56,21 +57,23 @@ static int top_once(const char *socket, const struct fg_request *req, bool clear
 		fflush(stdout);
 		return FGCTL_EXIT_OK;
 	}
-	if (clear)
+	if (clear) {
+		/* Cleared before a warning that the metadata does not decode, not after. */
 		printf("\033[H\033[2J");
-	printf("always-on, %g s, %" PRId64 " samples at %" PRId64
-	       " Hz; folded into [other]: %" PRId64 " samples\n\n",
-	       (double)fgctl_get_int(meta, "covered_ms") / 1000.0, fgctl_get_int(meta, "samples"),
-	       fgctl_get_int(meta, "frequency"), fgctl_get_int(meta, "folded_samples"));
-	fgctl_note_kernel_hidden(stderr, meta);
-	fgctl_note_untimed(stderr, meta);
-	fgctl_note_missing(stderr, NULL, meta);
-	if (fgctl_get_int(meta, "dropped_samples") || fgctl_get_int(meta, "dropped_leaf_samples"))
+		fflush(stdout);
+	}
+	fgctl_snapshot_meta(stderr, meta, &m);
+	printf("always-on, %g s, %" PRIu64 " samples at %" PRIu32
+	       " Hz; folded into [other]: %" PRIu64 " samples\n\n",
+	       (double)m.covered_ms / 1000.0, m.samples, m.frequency, m.folded_samples);
+	fgctl_note_kernel_hidden(stderr, m.kernel_hidden);
+	fgctl_note_untimed(stderr, m.untimed_slices);
+	fgctl_note_missing(stderr, NULL, &m.missing);
+	if (m.dropped_samples || m.dropped_leaf_samples)
 		fprintf(stderr,
-			"fgctl: too many processes in that period for fgd's top list: %" PRId64
-			" samples left out, %" PRId64 " counted without their leaf\n",
-			fgctl_get_int(meta, "dropped_samples"),
-			fgctl_get_int(meta, "dropped_leaf_samples"));
+			"fgctl: too many processes in that period for fgd's top list: %" PRIu64
+			" samples left out, %" PRIu64 " counted without their leaf\n",
+			m.dropped_samples, m.dropped_leaf_samples);
 	printf("%8s %6s %-16s %7s %8s  %s\n", "PID", "UID", "COMM", "CPU%", "SAMPLES",
 	       "HOTTEST LEAF");
 	for (size_t i = 0; i < json_object_array_length(list); i++) {
