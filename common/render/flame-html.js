@@ -151,16 +151,7 @@ tableEl.addEventListener("click", function (e) {
 		}
 	}
 });
-window.addEventListener("keydown", function (e) {
-	/* Ctrl-F and F3 search the graph instead of the browser's find bar; Ctrl-I toggles case. */
-	if (e.keyCode === 114 || (e.ctrlKey && (e.keyCode === 70 || e.key === "f" || e.key === "F"))) {
-		e.preventDefault();
-		view.searchPrompt();
-	} else if (e.ctrlKey && (e.keyCode === 73 || e.key === "i" || e.key === "I")) {
-		e.preventDefault();
-		view.toggleIgnorecase();
-	}
-});
+window.addEventListener("keydown", view.searchKey);
 
 /* Test hooks (see flame-html.c). */
 window.fgFlame = {

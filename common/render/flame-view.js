@@ -457,6 +457,23 @@ return {
 	},
 	searchPrompt: searchPrompt,
 	toggleIgnorecase: toggleIgnorecase,
+	/*
+	 * A page's keydown: Ctrl-F and F3 search the graph instead of the
+	 * browser's find bar, Ctrl-I toggles case. True if the key was the view's.
+	 */
+	searchKey: function (e) {
+		if (e.keyCode === 114 || (e.ctrlKey && (e.keyCode === 70 || e.key === "f" || e.key === "F"))) {
+			e.preventDefault();
+			searchPrompt();
+			return true;
+		}
+		if (e.ctrlKey && (e.keyCode === 73 || e.key === "i" || e.key === "I")) {
+			e.preventDefault();
+			toggleIgnorecase();
+			return true;
+		}
+		return false;
+	},
 	/* The top of depth d's row, in CSS px within the canvas. */
 	rowTop: frameTop,
 	saveTo: saveTo,

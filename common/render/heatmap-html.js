@@ -498,15 +498,8 @@ clearEl.addEventListener("click", function () {
 	select(null);
 });
 window.addEventListener("keydown", function (e) {
-	if (e.keyCode === 114 || (e.ctrlKey && (e.keyCode === 70 || e.key === "f" || e.key === "F"))) {
-		e.preventDefault();
-		view.searchPrompt();
-	} else if (e.ctrlKey && (e.keyCode === 73 || e.key === "i" || e.key === "I")) {
-		e.preventDefault();
-		view.toggleIgnorecase();
-	} else if (e.key === "Escape" && (sel || pending)) {
+	if (!view.searchKey(e) && e.key === "Escape" && (sel || pending))
 		select(null);
-	}
 });
 
 /* The processes for the isolate menu, most first over the whole period. */
