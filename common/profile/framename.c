@@ -116,3 +116,16 @@ size_t fg_framename_tidy(char *s, size_t len, bool java)
 	}
 	return len;
 }
+
+char fg_framename_annotation(const char *name, size_t len)
+{
+	if (len >= 4 && memcmp(name + len - 4, "_[", 2) == 0 && name[len - 1] == ']' &&
+	    name[len - 2] != '\0' && strchr("kjiw", name[len - 2]))
+		return name[len - 2];
+	return 0;
+}
+
+size_t fg_name_display_len(const char *name, size_t len)
+{
+	return fg_framename_annotation(name, len) ? len - 4 : len;
+}

@@ -39,6 +39,15 @@ bool fg_framename_is_clean(const char *s, size_t len);
 int fg_framename_clean(const char *s, size_t len, char **buf, size_t *cap, size_t *ret_len);
 
 /*
+ * The annotation letter of a frame name's suffix: 'k' for "_[k]" (kernel),
+ * 'j' JIT, 'i' inlined, 'w' waker; 0 for none.
+ */
+char fg_framename_annotation(const char *name, size_t len);
+
+/* The length of name without its annotation suffix, as graphs show it. */
+size_t fg_name_display_len(const char *name, size_t len);
+
+/*
  * Rewrites s[0..len) in place into the form stackcollapse-perf.pl gives a
  * function name (its default "tidy" rules), and returns the new length:
  *   - ';' becomes ':';

@@ -10,7 +10,6 @@
 #include "profile/framename.h"
 #include "profile/transform.h"
 #include "profile/view.h"
-#include "render/palette.h"
 
 /*
  * What is known about one input name, filled in the first time a stack

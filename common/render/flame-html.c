@@ -89,6 +89,7 @@
 #include "base/macro.h"
 #include "base/outbuf.h"
 #include "base/strpool.h"
+#include "profile/framename.h"
 #include "render/flame-html-js.h"
 #include "render/flame-html.h"
 #include "render/flame-view.h"

@@ -52,6 +52,7 @@
 #include "base/macro.h"
 #include "base/outbuf.h"
 #include "base/utf8.h"
+#include "profile/framename.h"
 #include "render/flame-svg-js.h"
 #include "render/flame.h"
 #include "render/flametree.h"

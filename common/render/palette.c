@@ -7,6 +7,7 @@
 #include "base/hash.h"
 #include "base/macro.h"
 #include "base/strpool.h"
+#include "profile/framename.h"
 #include "render/palette.h"
 
 static const char *const palette_names[_FG_PALETTE_MAX] = {
@@ -36,20 +37,6 @@ int fg_palette_from_string(const char *s, enum fg_palette *ret)
 const char *fg_palette_to_string(enum fg_palette p)
 {
 	return (unsigned)p < _FG_PALETTE_MAX ? palette_names[p] : palette_names[FG_PALETTE_HOT];
-}
-
-/* The annotation letter ('k', 'j', 'i', 'w') of name, or 0. */
-static char annotation(const char *name, size_t len)
-{
-	if (len >= 4 && memcmp(name + len - 4, "_[", 2) == 0 && name[len - 1] == ']' &&
-	    name[len - 2] != '\0' && strchr("kjiw", name[len - 2]))
-		return name[len - 2];
-	return 0;
-}
-
-size_t fg_name_display_len(const char *name, size_t len)
-{
-	return annotation(name, len) ? len - 4 : len;
 }
 
 void fg_color_values_hash(const char *name, size_t len, double ret_v[3])
@@ -83,7 +70,7 @@ static bool java_package(const char *s, size_t len)
 /* The single-hue palette a multi-hue one picks for a name. */
 static enum fg_palette pick_hue(enum fg_palette p, const char *name, size_t len)
 {
-	char a = annotation(name, len);
+	char a = fg_framename_annotation(name, len);
 
 	switch (p) {
 	case FG_PALETTE_WAKEUP:
@@ -137,7 +124,7 @@ static uint8_t ch(double base, double span, double v)
 void fg_palette_color(enum fg_palette p, const char *name, size_t len, const double v[3],
 		      struct fg_rgb *ret)
 {
-	char a = annotation(name, len);
+	char a = fg_framename_annotation(name, len);
 
 	if (len == 2 && memcmp(name, "--", 2) == 0) {
 		*ret = (struct fg_rgb){ 160, 160, 160 };

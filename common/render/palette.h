@@ -11,7 +11,7 @@
  * --random, from a generator. The multi-hue palettes (java, js, perl, chain)
  * pick a hue from the name and its annotation suffix first:
  *   "_[k]" kernel, "_[j]" JIT, "_[i]" inlined, "_[w]" waker,
- * and the suffix is not shown (fg_name_display_len()).
+ * and the suffix is not shown (fg_name_display_len(), common/profile/framename.h).
  */
 
 #include <stdbool.h>
@@ -50,9 +50,6 @@ int fg_palette_from_string(const char *s, enum fg_palette *ret);
 const char *fg_palette_to_string(enum fg_palette p);
 /* The palette names, comma-separated, for help texts. */
 extern const char fg_palette_names[];
-
-/* The length of name without its annotation suffix ("_[k]", "_[j]", "_[i]", "_[w]"). */
-size_t fg_name_display_len(const char *name, size_t len);
 
 /* The three colour values of a name, from its hash. */
 void fg_color_values_hash(const char *name, size_t len, double ret_v[3]);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "profile/folded.h"
+#include "profile/framename.h"
 #include "profile/transform.h"
 #include "render/palette.h"
 
