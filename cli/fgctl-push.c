@@ -457,7 +457,7 @@ static size_t n_roots(const struct push *p)
 static size_t stack_roots(const struct fg_folded *m, const struct fg_stack *st, size_t roots)
 {
 	if (st->n_frames < roots || (st->n_frames == 1 && strcmp(fg_folded__name(m, st->frames[0]),
-								 FG_WINDOW_OTHER_PROCESSES) == 0))
+								 FG_PROCFRAME_OTHER) == 0))
 		return 0;
 	return roots;
 }

@@ -10,7 +10,6 @@
 #include "profile/pprof-model.h"
 #include "profile/pprof.h"
 #include "profile/procframe.h"
-#include "storage/window.h"
 
 #define KERNEL_SUFFIX "_[k]"
 #define JIT_SUFFIX "_[j]"
@@ -142,7 +141,7 @@ static int add_stack(struct conv *c, uint32_t sid)
 	/* The window's samples of no process: their one frame says so, and they have no labels. */
 	if (st.n_frames < roots ||
 	    (st.n_frames == 1 &&
-	     strcmp(fg_folded__name(c->model, st.frames[0]), FG_WINDOW_OTHER_PROCESSES) == 0))
+	     strcmp(fg_folded__name(c->model, st.frames[0]), FG_PROCFRAME_OTHER) == 0))
 		roots = 0;
 	if (roots == 2) {
 		snprintf(cgroup, sizeof(cgroup), "%s", fg_folded__name(c->model, st.frames[0]));

@@ -13,6 +13,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/*
+ * The root frame of samples that the window could keep no process for: past
+ * its ceiling, a slice counts the samples of processes it has no room for
+ * under this one frame. Exports treat it as no process.
+ */
+#define FG_PROCFRAME_OTHER "[other processes]"
+
 struct fg_procframe {
 	size_t comm_len;       /* the comm is the frame's first comm_len bytes */
 	const char *pid, *tid; /* borrowed from the frame; NULL: not in it */

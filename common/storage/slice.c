@@ -6,6 +6,7 @@
 #include "base/hash.h"
 #include "base/idxmap.h"
 #include "base/macro.h"
+#include "profile/procframe.h"
 #include "storage/slice.h"
 #include "storage/slicefile.h"
 
@@ -610,8 +611,8 @@ int fg_slice_export(const struct fg_slice *s, int64_t end_ms, struct fg_slicefil
 		other_at[i] = next++;
 	}
 	if (err >= 0 && s->unattributed) {
-		const struct fg_slicefile_process rest = { .comm = FG_WINDOW_OTHER_PROCESSES };
-		const char *rest_frame[] = { FG_WINDOW_OTHER_PROCESSES };
+		const struct fg_slicefile_process rest = { .comm = FG_PROCFRAME_OTHER };
+		const char *rest_frame[] = { FG_PROCFRAME_OTHER };
 		uint32_t idx;
 
 		err = fg_slicefile_writer__add_process(w, &rest, &idx);

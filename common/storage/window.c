@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/macro.h"
+#include "profile/procframe.h"
 #include "profile/timed.h"
 #include "profile/top.h"
 #include "storage/slice.h"
@@ -535,8 +536,8 @@ static int query_slice(void *ctx, const struct fg_slice *s, bool cut)
 	if (q->match_all && q->c.unattributed > 0) {
 		uint32_t id;
 
-		err = fg_folded__intern(q->out, FG_WINDOW_OTHER_PROCESSES,
-					strlen(FG_WINDOW_OTHER_PROCESSES), &id);
+		err = fg_folded__intern(q->out, FG_PROCFRAME_OTHER, strlen(FG_PROCFRAME_OTHER),
+					&id);
 		if (err >= 0)
 			err = fg_folded__add(q->out, &id, 1, (double)q->c.unattributed);
 		if (err < 0)
@@ -592,8 +593,8 @@ static int timed_ref(struct query_ctx *q, const struct fg_slice *s, uint32_t ref
 	if (ref == FG_SLICE_REF_UNATTRIBUTED) {
 		if (!q->match_all)
 			goto out;
-		err = fg_folded__intern(query_model(q), FG_WINDOW_OTHER_PROCESSES,
-					strlen(FG_WINDOW_OTHER_PROCESSES), &q->stack[0]);
+		err = fg_folded__intern(query_model(q), FG_PROCFRAME_OTHER,
+					strlen(FG_PROCFRAME_OTHER), &q->stack[0]);
 		n = 1;
 	} else if (ref & FG_SLICE_REF_OTHER) {
 		if (!q->wanted[ref & ~FG_SLICE_REF_OTHER])

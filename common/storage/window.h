@@ -50,8 +50,8 @@
 #define FG_WINDOW_NO_TIME INT64_MIN
 /* The resolution of the times a slice keeps on disk (fg_slice_export()). */
 #define FG_WINDOW_FILE_TICK_MS 10
+/* The frame of what a slice folded away at its memory ceiling (compaction). */
 #define FG_WINDOW_OTHER "[other]"
-#define FG_WINDOW_OTHER_PROCESSES "[other processes]"
 
 struct fg_window_opts {
 	uint64_t slice_ms;   /* > 0 */

@@ -12,6 +12,7 @@
 #include "consumers/fgd-query.h"
 #include "fgd-clock.h"
 #include "profile/folded.h"
+#include "profile/procframe.h"
 #include "profile/timed.h"
 #include "profile/top.h"
 #include "profile/view.h"
@@ -184,7 +185,7 @@ static int on_unreadable(void *ctx, const struct fg_history_unreadable *u)
 
 static bool is_other_processes(const struct fg_slicefile_process *p)
 {
-	return p->pid == 0 && p->comm && strcmp(p->comm, FG_WINDOW_OTHER_PROCESSES) == 0;
+	return p->pid == 0 && p->comm && strcmp(p->comm, FG_PROCFRAME_OTHER) == 0;
 }
 
 /* A stack of the one frame "[other]": what the memory ceiling folded away. */
