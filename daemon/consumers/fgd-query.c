@@ -259,10 +259,11 @@ static int stored_times(struct disk_query *dq, const struct fg_slicefile *f, boo
 static void stored_extent(const struct fg_slicefile *f, int64_t *ret_lo, int64_t *ret_hi)
 {
 	size_t n = fg_slicefile__n_times(f);
-
 	/* The ms that hold its span: a slice shorter than a ms still holds one. */
-	*ret_lo = (int64_t)(fg_slicefile__start(f) / 1000000);
-	*ret_hi = (int64_t)((fg_slicefile__end(f) + 999999) / 1000000);
+	struct fg_span whole = span_ms(fg_slicefile__start(f), fg_slicefile__end(f));
+
+	*ret_lo = whole.start;
+	*ret_hi = whole.end;
 	if (!fg_slicefile__tick_ms(f) || n == 0)
 		return;
 	*ret_lo = INT64_MAX;

@@ -497,7 +497,7 @@ static int load_file(struct cfi *c, const struct fg_dso_source *src)
 	if (r < 0)
 		return r;
 	id_len = fg_elf_syms__build_id(c->layout, &id);
-	if (!fg_dso_source_is_file(src, id, id_len, &st))
+	if (!fg_binid_is_file(&src->key, id, id_len, &st))
 		return -ESTALE;
 	/* The CFI has been read (or mapped): the file can go. */
 	fg_elf_file_forget_fd(&c->file);

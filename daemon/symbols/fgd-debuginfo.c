@@ -18,22 +18,6 @@
  */
 #define MAX_CRC_BYTES (UINT64_C(512) << 20)
 
-/* Opens path under root for reading if it is a regular file, never blocking (a FIFO planted there). */
-static int open_regular(const struct fg_root *root, const char *path)
-{
-	_cleanup_close_ int fd =
-		fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	return TAKE_FD(fd);
-}
-
 int fg_debuginfo_crc32(int fd, uint32_t *ret)
 {
 	unsigned char buf[65536];
@@ -71,7 +55,7 @@ int fg_debuginfo_crc32(int fd, uint32_t *ret)
 static int try_file(const struct fg_root *root, const char *path, struct fg_elf_syms *s,
 		    bool by_crc)
 {
-	_cleanup_close_ int fd = open_regular(root, path);
+	_cleanup_close_ int fd = fg_root__open_regular(root, path);
 	uint32_t want, crc;
 	int r;
 

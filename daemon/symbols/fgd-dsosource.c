@@ -8,21 +8,6 @@
 #include "symbols/fgd-dsosource.h"
 #include "symbols/fgd-root.h"
 
-int fg_dso_open_regular(const struct fg_root *root, const char *path)
-{
-	_cleanup_close_ int fd =
-		fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0)
-		return negative_errno();
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	return TAKE_FD(fd);
-}
-
 void fg_dso_source_done(struct fg_dso_source *src)
 {
 	free(src->path);
@@ -42,13 +27,7 @@ int fg_dso_source_open(const struct fg_dso_source *src)
 	/* The /proc paths are the daemon's; the mapped path is the process's, under its root. */
 	for (size_t i = 0; i < ELEMENTSOF(tries) && fd < 0; i++)
 		if (tries[i])
-			fd = fg_dso_open_regular(tries[i] == src->path ? src->root : NULL,
-						 tries[i]);
+			fd = fg_root__open_regular(tries[i] == src->path ? src->root : NULL,
+						   tries[i]);
 	return fd;
-}
-
-bool fg_dso_source_is_file(const struct fg_dso_source *src, const uint8_t *id, size_t id_len,
-			   const struct stat *st)
-{
-	return fg_binid_is_file(&src->key, id, id_len, st);
 }

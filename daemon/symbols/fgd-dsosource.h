@@ -43,23 +43,7 @@ void fg_dso_source_done(struct fg_dso_source *src);
  * Opens the file: through the hint if given, else where it was last seen
  * mapped, else its path. Only regular files, never blocking. Returns an fd
  * the caller closes, or a negative errno (-ENOENT for a dso that is not a
- * file). The caller checks that the file is the one mapped. Any thread.
+ * file). The caller checks that the file is the one mapped
+ * (fg_binid_is_file() with the source's key). Any thread.
  */
 int fg_dso_source_open(const struct fg_dso_source *src);
-
-/*
- * True if an opened file (its build-id, which may be empty, and its stat)
- * is the one the dso was mapped from. Never a wrong name: a package upgrade
- * replaces the file at a path under the running process. Any thread.
- */
-bool fg_dso_source_is_file(const struct fg_dso_source *src, const uint8_t *id, size_t id_len,
-			   const struct stat *st);
-
-/*
- * Opens path, as seen from root (NULL: ours; borrowed for the call), for
- * reading if it is a regular file. Never blocks: paths come from other
- * users' processes, and a FIFO or a device there must not stall the
- * daemon. Returns an fd the caller closes, or a negative errno (-EINVAL:
- * not a regular file).
- */
-int fg_dso_open_regular(const struct fg_root *root, const char *path);

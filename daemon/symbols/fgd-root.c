@@ -216,3 +216,18 @@ int fg_root__open(const struct fg_root *root, const char *path, int flags)
 	fd = syscall(SYS_openat2, root->fd, path, &how, sizeof(how));
 	return fd < 0 ? negative_errno() : (int)fd;
 }
+
+int fg_root__open_regular(const struct fg_root *root, const char *path)
+{
+	_cleanup_close_ int fd =
+		fg_root__open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	return TAKE_FD(fd);
+}

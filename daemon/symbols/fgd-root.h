@@ -76,3 +76,12 @@ struct fg_root *fg_root__unref(struct fg_root *r);
  * errno: -ESRCH when root resolves nothing.
  */
 int fg_root__open(const struct fg_root *root, const char *path, int flags);
+
+/*
+ * Opens path, as seen from root (NULL: ours), for reading if it is a
+ * regular file: a binary or a debug file to read. Never blocks: paths come
+ * from other users' processes, and a FIFO or a device there must not stall
+ * the daemon. Returns an fd the caller closes, or fg_root__open()'s
+ * negative errno, or -EINVAL: not a regular file.
+ */
+int fg_root__open_regular(const struct fg_root *root, const char *path);

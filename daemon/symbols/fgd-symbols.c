@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "base/budget.h"
 #include "base/macro.h"
@@ -264,7 +263,7 @@ static struct fg_dso *find(struct fg_symbolizer *s, const struct fg_dso_key *k)
  */
 static int read_build_id(const struct fg_root *root, const char *path, uint8_t *buf, size_t size)
 {
-	_cleanup_close_ int fd = fg_dso_open_regular(root, path);
+	_cleanup_close_ int fd = fg_root__open_regular(root, path);
 
 	if (fd < 0)
 		return fd;
@@ -540,7 +539,7 @@ static int load_file(struct dso_load *job)
 	 * mapped. A package upgrade replaces it under the running process.
 	 */
 	id_len = fg_elf_syms__build_id(job->syms, &id);
-	if (!fg_dso_source_is_file(&job->src, id, id_len, &st)) {
+	if (!fg_binid_is_file(&job->src.key, id, id_len, &st)) {
 		job->syms = fg_elf_syms__free(job->syms);
 		return -ESTALE;
 	}
