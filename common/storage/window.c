@@ -22,9 +22,13 @@ struct fg_window {
 	uint64_t epoch;
 	fg_window_expire_fn expire_fn;
 	void *expire_ctx;
-	uint64_t total_samples, total_folded_samples, total_folded_stacks,
-		total_unattributed_samples;
-	uint64_t compactions, expired_slices;
+	/*
+	 * The figures of the slices expired so far: with those of the slices
+	 * held, the window's totals (fg_window__stats()).
+	 */
+	uint64_t expired_samples, expired_folded_samples, expired_folded_stacks,
+		expired_unattributed_samples, expired_compactions;
+	uint64_t expired_slices;
 	uint64_t last_times; /* the bytes of times the last slice closed held (or would have) */
 };
 
@@ -103,40 +107,19 @@ uint64_t fg_window__epoch(const struct fg_window *w)
 	return w->epoch;
 }
 
-/*
- * Adds to the open slice, whose figures only grow: what they grew by is
- * what the window's totals count.
- */
-static int add(struct fg_window *w, const struct fg_window_proc *proc, const uint32_t *frames,
-	       size_t n, uint64_t count, bool other, int64_t time_ms)
-{
-	struct fg_slice *s = w->open;
-	uint64_t samples = s->samples, folded_samples = s->folded_samples;
-	uint64_t folded_stacks = s->folded_stacks, unattributed = s->unattributed;
-	unsigned compactions = s->compactions;
-	int err = fg_slice__add(s, proc, frames, n, count, other, time_ms);
-
-	w->total_samples += s->samples - samples;
-	w->total_folded_samples += s->folded_samples - folded_samples;
-	w->total_folded_stacks += s->folded_stacks - folded_stacks;
-	w->total_unattributed_samples += s->unattributed - unattributed;
-	w->compactions += s->compactions - compactions;
-	return err;
-}
-
 int fg_window__add(struct fg_window *w, const struct fg_window_proc *proc, const uint32_t *frames,
 		   size_t n, uint64_t count, int64_t time_ms)
 {
 	static const uint32_t none[1];
 
 	/* No frames: an empty stack of its own, and no NULL for memcpy and the hash. */
-	return add(w, proc, n ? frames : none, n, count, false, time_ms);
+	return fg_slice__add(w->open, proc, n ? frames : none, n, count, false, time_ms);
 }
 
 int fg_window__add_other(struct fg_window *w, const struct fg_window_proc *proc, uint64_t count,
 			 int64_t time_ms)
 {
-	return add(w, proc, NULL, 0, count, true, time_ms);
+	return fg_slice__add(w->open, proc, NULL, 0, count, true, time_ms);
 }
 
 void fg_window__add_lost(struct fg_window *w, uint64_t n)
@@ -152,11 +135,19 @@ void fg_window__set_expire_hook(struct fg_window *w, fg_window_expire_fn fn, voi
 
 int fg_window__expire(struct fg_window *w)
 {
+	struct fg_slice *s;
+
 	if (w->n_closed == 0)
 		return 0;
+	s = w->closed[0];
 	if (w->expire_fn)
-		w->expire_fn(w->expire_ctx, w->closed[0]);
-	fg_slice__free(w->closed[0]);
+		w->expire_fn(w->expire_ctx, s);
+	w->expired_samples += s->samples;
+	w->expired_folded_samples += s->folded_samples;
+	w->expired_folded_stacks += s->folded_stacks;
+	w->expired_unattributed_samples += s->unattributed;
+	w->expired_compactions += s->compactions;
+	fg_slice__free(s);
 	memmove(w->closed, w->closed + 1, (w->n_closed - 1) * sizeof(*w->closed));
 	w->n_closed--;
 	w->expired_slices++;
@@ -722,11 +713,11 @@ void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret)
 		.now_ms = w->now_ms,
 		.memory_max = w->opts.memory_max,
 		.slice_budget = w->slice_budget,
-		.total_samples = w->total_samples,
-		.total_folded_samples = w->total_folded_samples,
-		.total_folded_stacks = w->total_folded_stacks,
-		.total_unattributed_samples = w->total_unattributed_samples,
-		.compactions = w->compactions,
+		.total_samples = w->expired_samples,
+		.total_folded_samples = w->expired_folded_samples,
+		.total_folded_stacks = w->expired_folded_stacks,
+		.total_unattributed_samples = w->expired_unattributed_samples,
+		.compactions = w->expired_compactions,
 		.expired_slices = w->expired_slices,
 	};
 	for (size_t i = 0; i <= w->n_closed; i++) {
@@ -742,7 +733,13 @@ void fg_window__stats(const struct fg_window *w, struct fg_window_stats *ret)
 		ret->samples += s->samples;
 		ret->folded_samples += s->folded_samples;
 		ret->unattributed_samples += s->unattributed;
+		ret->total_folded_stacks += s->folded_stacks;
+		ret->compactions += s->compactions;
 	}
+	/* Since the window was made: what expired, and what it holds. */
+	ret->total_samples += ret->samples;
+	ret->total_folded_samples += ret->folded_samples;
+	ret->total_unattributed_samples += ret->unattributed_samples;
 }
 
 int fg_window__coverage(const struct fg_window *w, fg_window_span_fn fn, void *ctx)
