@@ -789,11 +789,12 @@ int fgd_engine__recording_opts(struct fgd_engine *e, const struct fg_record_requ
 	r = check_pids(e, req, uid, ret_why);
 	if (r < 0)
 		return r;
-	if (!req->off_cpu && uid != 0 && o.frequency > USER_MAX_FREQUENCY)
+	/* Off-CPU has no frequency (0 above): these caps are sampling's. */
+	if (uid != 0 && o.frequency > USER_MAX_FREQUENCY)
 		return refuse(ret_why, EINVAL,
 			      "frequency %u Hz is above the %d Hz allowed to non-root users",
 			      o.frequency, USER_MAX_FREQUENCY);
-	if (!req->off_cpu && o.frequency > e->max_frequency)
+	if (o.frequency > e->max_frequency)
 		return refuse(ret_why, EINVAL,
 			      "frequency %u Hz is above the kernel's limit "
 			      "(kernel.perf_event_max_sample_rate = %u)",

@@ -514,9 +514,7 @@ int fg_offcpu__new(const struct fg_offcpu_opts *opts, struct fg_offcpu **ret, co
 		o->skel->rodata->rate_blocks = per_window;
 		o->skel->rodata->rate_window_ns = per_window * 1000000000ULL / opts->max_rate;
 	}
-	ring = opts->ring_bytes ? opts->ring_bytes :
-	       opts->stack_dump ? FG_OFFCPU_DWARF_RING_BYTES :
-				  FG_OFFCPU_RING_BYTES;
+	ring = opts->ring_bytes ?: fg_offcpu_ring_bytes_for(opts->stack_dump != 0, UINT64_MAX);
 	if (ring < (size_t)sysconf(_SC_PAGESIZE) || (ring & (ring - 1))) {
 		*ret_why = "the off-CPU ring's size is not a power of two of a page or more";
 		return -EINVAL;

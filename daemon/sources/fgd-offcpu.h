@@ -63,8 +63,7 @@ struct fg_offcpu_opts {
 	uint64_t max_rate;
 	/*
 	 * The ring's data bytes, a power of two from a page up
-	 * (fg_offcpu_ring_bytes_for()); 0: FG_OFFCPU_RING_BYTES, or
-	 * FG_OFFCPU_DWARF_RING_BYTES with stack_dump.
+	 * (fg_offcpu_ring_bytes_for()); 0: that of no budget.
 	 */
 	size_t ring_bytes;
 };
