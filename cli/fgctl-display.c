@@ -59,7 +59,7 @@ static void format_duration(char *buf, size_t size, uint64_t ms)
 		snprintf(buf, size, "%.1f s", (double)ms / 1000);
 }
 
-/* Counts arrive as int64_t (metadata) or uint64_t (status): as doubles, the same share. */
+/* part of whole, in percent; 0 of nothing. */
 static double pct(double part, double whole)
 {
 	return whole > 0 ? 100.0 * part / whole : 0.0;
@@ -103,14 +103,6 @@ static const char *str(const char *s)
 	return s ? s : "";
 }
 
-static void show_status_stack_quality(FILE *f, const struct fg_status_stack_quality *q)
-{
-	uint64_t n = q->user_stacks;
-
-	fprintf(f, "%" PRIu64 " user stacks: %.1f%% complete, %.1f%% truncated, %.1f%% failed", n,
-		pct(q->complete, n), pct(q->truncated, n), pct(q->failed, n));
-}
-
 static void show_unwinding(FILE *f, const struct fg_status *st)
 {
 	const struct fg_status_unwinding *unw = &st->unwinding;
@@ -127,7 +119,7 @@ static void show_unwinding(FILE *f, const struct fg_status *st)
 		if (modes[i].q->user_stacks == 0)
 			continue;
 		fprintf(f, "    %-5s      ", modes[i].name);
-		show_status_stack_quality(f, modes[i].q);
+		show_stack_quality(f, modes[i].q);
 		fprintf(f, "\n");
 	}
 	fprintf(f,
@@ -670,7 +662,7 @@ static void show_summary(FILE *f, const char *output, const char *reason,
 	fgctl_end_progress(f);
 	if (!quiet)
 		show_wrote(f, output, m);
-	if (!quiet && (strcmp(reason, "exited") == 0 || m->n_exited > 0))
+	if (!quiet)
 		for (size_t i = 0; i < m->n_exited; i++)
 			fprintf(f,
 				"fgctl: note: process %" PRId64

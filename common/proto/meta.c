@@ -11,6 +11,7 @@
 #include "base/macro.h"
 #include "proto/meta.h"
 #include "proto/schema.h"
+#include "proto/status.h"
 
 #define T struct fg_meta_off_cpu
 static const struct fg_schema_member off_cpu_members[] = { M_U32(min_block_us),

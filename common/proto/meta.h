@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto/status.h"
+#include "proto/status-types.h"
 
 /* "off_cpu" of an off-CPU or wall-clock recording: the off-CPU source's figures. */
 struct fg_meta_off_cpu {

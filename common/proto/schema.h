@@ -129,7 +129,3 @@ int fg_schema_decode(struct json_object *o, void *base, const struct fg_schema_m
 
 /* Frees the arrays and owned strings of the struct at base. Accepts a zeroed or half-filled one. */
 void fg_schema_release(void *base, const struct fg_schema_member *t);
-
-/* Tables more than one schema holds: status.c's, which recording metadata (meta.c) shares. */
-extern const struct fg_schema_member fg_status_cpu_members[];
-extern const struct fg_schema_member fg_status_stack_quality_members[];

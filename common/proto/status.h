@@ -12,6 +12,8 @@
 
 #include "proto/status-types.h"
 
+#include "proto/schema.h"
+
 /*
  * The longest array a decoded status may hold: far above any machine's CPUs
  * or fgd's recordings and tiers, and a bound on what a hostile reply costs
@@ -38,3 +40,7 @@ struct json_object *fg_status_to_json(const struct fg_status *s);
  * -ENOMEM. *ret is untouched on failure.
  */
 int fg_status_from_json(struct json_object *obj, struct fg_status *ret);
+
+/* Tables more than one schema holds (proto/schema.h): recording metadata (meta.c) shares them. */
+extern const struct fg_schema_member fg_status_cpu_members[];
+extern const struct fg_schema_member fg_status_stack_quality_members[];

@@ -5,6 +5,7 @@
 #include "base/macro.h"
 #include "proto/meta.h"
 #include "proto/proto.h"
+#include "proto/status.h"
 #include "test.h"
 
 /*
