@@ -654,8 +654,7 @@ static void show_unread(FILE *f, const struct fg_meta_resolve *res)
 	}
 }
 
-static void show_summary(FILE *f, const char *output, const char *reason,
-			 const struct fg_recording_meta *m, bool quiet)
+static void show_summary(FILE *f, const char *output, const struct fg_recording_meta *m, bool quiet)
 {
 	const struct fg_meta_resolve *res = &m->resolve;
 
@@ -710,8 +709,7 @@ static void show_summary(FILE *f, const char *output, const char *reason,
 			res->jit_maps.frames);
 }
 
-void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct json_object *meta,
-			bool quiet)
+void fgctl_show_summary(FILE *f, const char *output, struct json_object *meta, bool quiet)
 {
 	_cleanup_(fg_recording_meta_done) struct fg_recording_meta m = {};
 	int r = meta ? fg_recording_meta_from_json(meta, &m) : 0; /* none: all zero */
@@ -720,5 +718,5 @@ void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct 
 		fgctl_end_progress(f);
 		return bad_meta(f, r);
 	}
-	show_summary(f, output, reason, &m, quiet);
+	show_summary(f, output, &m, quiet);
 }

@@ -27,8 +27,7 @@ void fgctl_end_progress(FILE *f);
  * The summary and warnings after a recording: what was written, how many
  * samples, and anything lost, dropped, unreadable or exited.
  */
-void fgctl_show_summary(FILE *f, const char *output, const char *reason, struct json_object *meta,
-			bool quiet);
+void fgctl_show_summary(FILE *f, const char *output, struct json_object *meta, bool quiet);
 
 /*
  * An always-on answer's metadata (meta, borrowed; NULL: none) decoded into

@@ -442,7 +442,7 @@ static int record_live(const char *socket, struct fg_request *req, bool quiet,
 	r = reply_done(&rp, r, ret);
 	/* What was lost or left out, as after a recording; the heat map says what was written. */
 	if (r == FGCTL_EXIT_OK)
-		fgctl_show_summary(stderr, NULL, reason, meta, true);
+		fgctl_show_summary(stderr, NULL, meta, true);
 	return r;
 }
 

@@ -429,7 +429,7 @@ static int record_session(struct fgctl_conn *conn, struct fg_request *req, struc
 	}
 	if (r != FGCTL_EXIT_OK)
 		return r;
-	fgctl_show_summary(stderr, strcmp(out->path, "-") == 0 ? "stdout" : out->path, reason, meta,
+	fgctl_show_summary(stderr, strcmp(out->path, "-") == 0 ? "stdout" : out->path, meta,
 			   quiet || json);
 	/* The summary for scripts: the recording's metadata (docs/PROTOCOL.md), on stdout. */
 	if (json)
