@@ -520,11 +520,6 @@ static int heatmap_option(void *args, int c, const char *arg, FILE *err)
 	case ARG_SUBTITLE:
 		a->html.heatmap.subtitle = arg;
 		return 1;
-	case 's':
-	case 'o':
-	case 'q':
-	case 'h':
-		return 0;
 	}
 	return fgctl_query_option(c, arg, &a->req.query, &a->period, err);
 }

@@ -43,7 +43,7 @@ int fgctl_output_close(struct fgctl_output *o, bool commit);
 /*
  * Opens an input file to read ("-": stdin, a descriptor of its own), its
  * name for messages in *ret_name ("<stdin>" or path). The descriptor, or a
- * negative errno having said why on err.
+ * negative errno having said why on stderr.
  */
 int fgctl_input_open(const char *path, const char **ret_name);
 
